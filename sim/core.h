@@ -1,0 +1,146 @@
+/* core.h: internal state of the device and its AI cores, shared by the
+ * engine (engine.c) and the instruction semantics (exec_*.c). */
+#ifndef DV_CORE_H
+#define DV_CORE_H
+
+#include <stdarg.h>
+
+#include "sim.h"
+
+enum sim_buf { SIM_BUF_L1, SIM_BUF_L0A, SIM_BUF_L0B, SIM_BUF_L0C, SIM_BUF_UB, SIM_NBUFS };
+extern const char *const sim_buf_names[SIM_NBUFS];
+
+/* One queued instruction: the decoded form plus the register values the
+ * scalar unit read when it issued it (the scalar runs ahead and may change
+ * them before the pipe executes). */
+struct sim_qent {
+	const struct isa_insn *in;
+	uint32_t pc;
+	uint64_t issue; /* cycle the scalar unit issued it */
+	int64_t rd, rs1, rs2, rs3;
+};
+
+struct sim_pipe {
+	struct sim_qent *q; /* ring of core.queue_depth entries */
+	unsigned head, count;
+	uint64_t free_at; /* cycle the pipe can start its next instruction */
+	uint64_t done_at; /* cycle every instruction it started has completed */
+	int scheduled;    /* an event for this pipe is in the event queue */
+	int waiting;      /* blocked in wait_flag on flag index waiting_flag */
+	unsigned waiting_flag;
+	uint64_t wait_since;
+};
+
+/* What an instruction costs: the pipe is occupied for occ cycles, and the
+ * result is visible lat cycles after that. */
+struct sim_cost {
+	uint64_t occ, lat;
+};
+
+struct sim_core {
+	struct sim_device *dev;
+	unsigned id;
+	uint8_t *buf[SIM_NBUFS];
+	uint64_t buf_size[SIM_NBUFS], buf_align[SIM_NBUFS];
+	int64_t x[ISA_NREGS];
+	uint64_t mask[2]; /* vector lane mask: [0] lanes 0..63, [1] lanes 64..127 */
+	struct {
+		int64_t fh, fw, pt, pb, pl, pr;
+		int set;
+	} fmatrix;
+	struct sim_pipe pipe[ISA_NPIPES];
+	uint8_t *flags; /* [src pipe][dst pipe][event id] */
+	/* scalar unit */
+	uint64_t pc, s_time;
+	int s_state; /* enum in engine.c */
+	unsigned s_wait_pipe, s_wait_flag;
+	uint64_t s_wait_since;
+	int64_t block_idx;
+	unsigned block_next; /* next block this core will run */
+	uint64_t first_start;
+	float *fa, *fb; /* cube scratch: one L0A / L0B worth of operands as fp32 */
+	struct sim_core_stats *st;
+	char *err; /* where a hardware-rule violation is reported */
+	size_t errlen;
+	const struct sim_qent *cur; /* instruction being executed, for messages */
+	unsigned cur_pipe;
+};
+
+struct sim_device {
+	struct soc_config cfg;
+	struct sim_options opt;
+	int timing_only;
+	/* GM: allocations with device addresses */
+	struct gm_block {
+		uint64_t addr, size;
+		uint8_t *host;
+	} *gm;
+	size_t ngm, capgm;
+	uint64_t gm_next, gm_limit;
+	/* L2: set-associative, LRU by access stamp */
+	uint64_t *l2_tag; /* line address + 1; 0 = invalid */
+	uint64_t *l2_stamp;
+	uint64_t l2_sets, l2_ways, l2_line, l2_clock;
+	/* shared bandwidth servers, in cycles */
+	double hbm_free, l2_free;
+	double hbm_bpc, l2_bpc; /* bytes per core cycle */
+	uint64_t hbm_lat_cycles;
+	uint64_t now;
+	char *err; /* the current run's error message */
+	size_t errlen;
+	/* current run */
+	struct sim_core *cores;
+	const struct sim_kernel *kernel;
+	const int64_t *args;
+	unsigned nargs, block_dim;
+};
+
+/* Report a hardware-rule violation for the instruction being executed;
+ * always returns -1. */
+int sim_fail(struct sim_core *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Check that [addr, addr+len) lies in buffer b and addr is aligned to the
+ * buffer's rule; returns a host pointer or NULL after sim_fail. */
+uint8_t *sim_buf_at(struct sim_core *c, enum sim_buf b, int64_t addr, uint64_t len,
+		    const char *what);
+/* Same check with an explicit alignment (e.g. 512 for fractals). */
+uint8_t *sim_buf_at_aligned(struct sim_core *c, enum sim_buf b, int64_t addr, uint64_t len,
+			    uint64_t align, const char *what);
+
+/* Timing of a GM transfer of `bytes` starting at `now` touching the bursts
+ * described (address, count, burst length, stride between burst starts):
+ * accounts the L2 and main memory and returns the cost. */
+struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, uint64_t nburst,
+			      uint64_t burst_bytes, uint64_t stride, int is_write);
+
+static inline uint64_t ceil_div_u64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static inline uint64_t cycles_for(double bytes, double bytes_per_cycle)
+{
+	double c = bytes / bytes_per_cycle;
+	uint64_t u = (uint64_t)c;
+	return (double)u < c ? u + 1 : u;
+}
+
+/* Instruction semantics: one function per instruction of isa.def, grouped
+ * by unit in exec_scalar.c, exec_mte.c, exec_cube.c and exec_vec.c.  Sync
+ * instructions are the engine's own.  A handler computes its effect (unless
+ * the device is timing-only), fills *cost and returns 0, or returns -1 after
+ * sim_fail.  Scalar handlers set cost->occ to 0 and may change c->pc. */
+typedef int (*sim_exec_fn)(struct sim_core *c, const struct sim_qent *e, uint64_t now,
+			   struct sim_cost *cost);
+#define EXEC_PROTO(id) \
+	int exec_##id(struct sim_core *c, const struct sim_qent *e, uint64_t now, \
+		      struct sim_cost *cost);
+#define EXEC_DECL_S(id) EXEC_PROTO(id)
+#define EXEC_DECL_MTE1(id) EXEC_PROTO(id)
+#define EXEC_DECL_MTE2(id) EXEC_PROTO(id)
+#define EXEC_DECL_MTE3(id) EXEC_PROTO(id)
+#define EXEC_DECL_M(id) EXEC_PROTO(id)
+#define EXEC_DECL_V(id) EXEC_PROTO(id)
+#define EXEC_DECL_SYNC(id)
+#define ISA_INSN(id, mn, opc, fmt, pipe, flags, syn) EXEC_DECL_##pipe(id)
+#include "isa.def"
+
+extern const sim_exec_fn sim_exec_table[ISA_NOPS];
+
+#endif

@@ -1,0 +1,285 @@
+/* device.c: the device handle, kernel loading, and sim_run. */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sim_engine_run(struct sim_device *dev, unsigned ncores);
+
+/* The dispatch table, generated from isa.def: a missing handler is a link
+ * error; sync instructions belong to the engine. */
+#define EXEC_ENTRY_S(id) exec_##id
+#define EXEC_ENTRY_MTE1(id) exec_##id
+#define EXEC_ENTRY_MTE2(id) exec_##id
+#define EXEC_ENTRY_MTE3(id) exec_##id
+#define EXEC_ENTRY_M(id) exec_##id
+#define EXEC_ENTRY_V(id) exec_##id
+#define EXEC_ENTRY_SYNC(id) NULL
+const sim_exec_fn sim_exec_table[ISA_NOPS] = {
+#define ISA_INSN(id, mn, opc, fmt, pipe, flags, syn) [opc] = EXEC_ENTRY_##pipe(id),
+#include "isa.def"
+};
+
+static void cores_free(struct sim_device *dev)
+{
+	if (!dev->cores)
+		return;
+	for (int64_t i = 0; i < dev->cfg.core_count; i++) {
+		struct sim_core *c = &dev->cores[i];
+		for (int b = 0; b < SIM_NBUFS; b++)
+			free(c->buf[b]);
+		for (int p = 0; p < ISA_NPIPES; p++)
+			free(c->pipe[p].q);
+		free(c->flags);
+		free(c->fa);
+		free(c->fb);
+	}
+	free(dev->cores);
+	dev->cores = NULL;
+}
+
+struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim_options *opt,
+				  char *err, size_t errlen)
+{
+	struct sim_device *dev = calloc(1, sizeof *dev);
+	if (!dev)
+		goto oom;
+	dev->cfg = *cfg;
+	if (opt)
+		dev->opt = *opt;
+	dev->timing_only = dev->opt.mode == SIM_MODE_TIMING;
+	dev->gm_next = 0x100000; /* address 0 is never valid */
+	dev->gm_limit = dev->gm_next + (uint64_t)cfg->hbm_size_mb * 1024 * 1024;
+	dev->hbm_bpc = soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
+	dev->l2_bpc = soc_gbps_to_bpc(cfg, cfg->l2_bandwidth_gbps);
+	dev->hbm_lat_cycles = (uint64_t)(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000.0 + 0.5);
+	uint64_t l2 = (uint64_t)cfg->l2_size_kb * 1024;
+	if (l2) {
+		dev->l2_line = (uint64_t)cfg->l2_line_bytes;
+		dev->l2_ways = (uint64_t)cfg->l2_ways;
+		uint64_t lines = l2 / dev->l2_line;
+		if (lines < dev->l2_ways)
+			dev->l2_ways = lines ? lines : 1;
+		dev->l2_sets = lines / dev->l2_ways ? lines / dev->l2_ways : 1;
+		dev->l2_tag = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_tag);
+		dev->l2_stamp = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_stamp);
+		if (!dev->l2_tag || !dev->l2_stamp)
+			goto oom;
+	}
+	dev->cores = calloc((size_t)cfg->core_count, sizeof *dev->cores);
+	if (!dev->cores)
+		goto oom;
+	const int64_t kb[SIM_NBUFS] = { cfg->l1_size_kb, cfg->l0a_size_kb, cfg->l0b_size_kb,
+					cfg->l0c_size_kb, cfg->ub_size_kb };
+	const int64_t al[SIM_NBUFS] = { cfg->l1_align_bytes, cfg->l0a_align_bytes,
+					cfg->l0b_align_bytes, cfg->l0c_align_bytes,
+					cfg->ub_align_bytes };
+	size_t nflags = ISA_NPIPES * ISA_NPIPES * (size_t)cfg->core_event_ids;
+	for (int64_t i = 0; i < cfg->core_count; i++) {
+		struct sim_core *c = &dev->cores[i];
+		c->dev = dev;
+		c->id = (unsigned)i;
+		for (int b = 0; b < SIM_NBUFS; b++) {
+			c->buf_size[b] = (uint64_t)kb[b] * 1024;
+			c->buf_align[b] = (uint64_t)al[b];
+			c->buf[b] = calloc(1, c->buf_size[b]);
+			if (!c->buf[b])
+				goto oom;
+		}
+		for (int p = 0; p < ISA_NPIPES; p++) {
+			c->pipe[p].q = calloc((size_t)cfg->core_queue_depth, sizeof *c->pipe[p].q);
+			if (!c->pipe[p].q)
+				goto oom;
+		}
+		c->flags = calloc(nflags, 1);
+		c->fa = malloc(c->buf_size[SIM_BUF_L0A] * 2); /* fp16 -> fp32 */
+		c->fb = malloc(c->buf_size[SIM_BUF_L0B] * 2);
+		if (!c->flags || !c->fa || !c->fb)
+			goto oom;
+	}
+	return dev;
+oom:
+	snprintf(err, errlen, "out of memory creating a %s device", cfg->name);
+	sim_device_free(dev);
+	return NULL;
+}
+
+void sim_device_free(struct sim_device *dev)
+{
+	if (!dev)
+		return;
+	cores_free(dev);
+	for (size_t i = 0; i < dev->ngm; i++)
+		free(dev->gm[i].host);
+	free(dev->gm);
+	free(dev->l2_tag);
+	free(dev->l2_stamp);
+	free(dev);
+}
+
+const struct soc_config *sim_device_config(const struct sim_device *dev) { return &dev->cfg; }
+uint64_t sim_device_now(const struct sim_device *dev) { return dev->now; }
+
+int sim_kernel_load(struct sim_kernel *k, const char *name, const uint8_t *code, size_t bytes,
+		    char *err, size_t errlen)
+{
+	memset(k, 0, sizeof *k);
+	snprintf(k->name, sizeof k->name, "%s", name);
+	if (bytes == 0 || bytes % ISA_INSN_BYTES) {
+		snprintf(err, errlen, "kernel '%s': %zu bytes is not a whole number of %d-byte "
+			 "instructions", name, bytes, ISA_INSN_BYTES);
+		return -1;
+	}
+	k->ninsns = bytes / ISA_INSN_BYTES;
+	k->insns = calloc(k->ninsns, sizeof *k->insns);
+	if (!k->insns) {
+		snprintf(err, errlen, "kernel '%s': out of memory", name);
+		return -1;
+	}
+	for (size_t pc = 0; pc < k->ninsns; pc++)
+		if (isa_decode(code + pc * ISA_INSN_BYTES, &k->insns[pc])) {
+			const uint8_t *p = code + pc * ISA_INSN_BYTES;
+			snprintf(err, errlen, "kernel '%s', pc %zu: invalid instruction (opcode 0x%02x%s)",
+				 name, pc, p[0],
+				 isa_info(p[0]) ? ", bits set outside its fields" : ", unknown");
+			sim_kernel_free(k);
+			return -1;
+		}
+	return 0;
+}
+
+void sim_kernel_free(struct sim_kernel *k)
+{
+	free(k->insns);
+	k->insns = NULL;
+	k->ninsns = 0;
+}
+
+int sim_run(struct sim_device *dev, const struct sim_kernel *k, unsigned block_dim,
+	    const int64_t *args, unsigned nargs, struct sim_result *res)
+{
+	memset(res, 0, sizeof *res);
+	res->core = calloc((size_t)dev->cfg.core_count, sizeof *res->core);
+	if (!res->core) {
+		snprintf(res->error, sizeof res->error, "out of memory");
+		return -1;
+	}
+	if (block_dim < 1) {
+		snprintf(res->error, sizeof res->error, "block_dim must be at least 1");
+		return -1;
+	}
+	if (nargs > SIM_MAX_ARGS) {
+		snprintf(res->error, sizeof res->error, "at most %d kernel arguments", SIM_MAX_ARGS);
+		return -1;
+	}
+	unsigned ncores = block_dim < dev->cfg.core_count ? block_dim : (unsigned)dev->cfg.core_count;
+	dev->kernel = k;
+	dev->args = args;
+	dev->nargs = nargs;
+	dev->block_dim = block_dim;
+	dev->err = res->error;
+	dev->errlen = sizeof res->error;
+	size_t nflags = ISA_NPIPES * ISA_NPIPES * (size_t)dev->cfg.core_event_ids;
+	for (int64_t i = 0; i < dev->cfg.core_count; i++) {
+		struct sim_core *c = &dev->cores[i];
+		c->st = &res->core[i];
+		c->err = res->error;
+		c->errlen = sizeof res->error;
+		c->cur = NULL;
+		memset(c->flags, 0, nflags);
+		for (int p = 0; p < ISA_NPIPES; p++) {
+			struct sim_pipe *pp = &c->pipe[p];
+			pp->head = pp->count = 0;
+			pp->scheduled = pp->waiting = 0;
+		}
+	}
+	res->start_cycle = dev->now;
+	res->ncores = ncores;
+	int rc = sim_engine_run(dev, ncores);
+	uint64_t end = dev->now;
+	for (unsigned i = 0; i < ncores; i++) {
+		struct sim_core *c = &dev->cores[i];
+		uint64_t e = c->first_start + res->core[i].cycles;
+		if (e > end)
+			end = e;
+	}
+	res->end_cycle = end;
+	res->cycles = end - res->start_cycle;
+	for (unsigned i = 0; i < ncores; i++) {
+#define STAT_PIPE(name, unit, doc)                     \
+	for (int p = 0; p < ISA_NPIPES; p++)           \
+		res->total.name[p] += res->core[i].name[p];
+#define STAT_CORE(name, unit, doc) res->total.name += res->core[i].name;
+#include "stats.def"
+	}
+	res->total.cycles = res->cycles;
+	dev->now = end;
+	dev->kernel = NULL;
+	dev->err = NULL;
+	for (int64_t i = 0; i < dev->cfg.core_count; i++)
+		dev->cores[i].st = NULL;
+	return rc;
+}
+
+void sim_result_free(struct sim_result *res)
+{
+	free(res->core);
+	res->core = NULL;
+}
+
+int sim_kernel_load_file(struct sim_kernel *k, const char *path, char *err, size_t errlen)
+{
+	const char *dot = strrchr(path, '.');
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (dot && strcmp(dot, ".s") == 0) {
+		struct isa_program prog;
+		if (isa_assemble_file(path, &prog, err, errlen))
+			return -1;
+		int rc = sim_kernel_load(k, base, prog.code, prog.ninsns * ISA_INSN_BYTES, err,
+					 errlen);
+		isa_program_free(&prog);
+		return rc;
+	}
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open", path);
+		return -1;
+	}
+	size_t cap = 1 << 16, n = 0, got;
+	uint8_t *buf = malloc(cap);
+	while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += got;
+		if (n == cap) {
+			uint8_t *b = realloc(buf, cap *= 2);
+			if (!b)
+				free(buf);
+			buf = b;
+		}
+	}
+	fclose(f);
+	if (!buf) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	int rc = sim_kernel_load(k, base, buf, n, err, errlen);
+	free(buf);
+	return rc;
+}
+
+int sim_gm_fill_random_f16(struct sim_device *dev, uint64_t addr, uint64_t bytes, uint64_t seed)
+{
+	uint16_t *p = sim_gm_ptr(dev, addr, bytes);
+	if (!p)
+		return -1;
+	uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+	for (uint64_t i = 0; i < bytes / 2; i++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		/* fp16 in [-1, 1): sign, exponent 0..14, random mantissa */
+		uint16_t m = (uint16_t)(s & 0x3ff), e = (uint16_t)((s >> 10) % 15);
+		p[i] = (uint16_t)((s >> 20 & 1) << 15 | e << 10 | m);
+	}
+	return 0;
+}

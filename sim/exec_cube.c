@@ -1,0 +1,114 @@
+/* exec_cube.c: the cube unit.
+ *
+ * mmad c, a, b, m, k, n: C (m x n) = or += A (m x k) x B (k x n).
+ * Layouts, in 16-row fractals (k0 = 16 for f16, 32 for s8):
+ *   L0A  A as [M1][K1][16][k0]   (fractals row-major, each row-major)
+ *   L0B  B as [K1][N1][k0][16]
+ *   L0C  C as [N1][M1][16][16]   fp32 or s32 (NZ: one column block after another)
+ * Whole fractals are computed; only the first k columns of A / rows of B
+ * take part, so padding in the last K fractal need not be zero.
+ * fp16 products are exact in fp32 and are accumulated in fp32 in k order;
+ * int8 products accumulate in int32 (wrapping).
+ * Cost: ceil(m/cube.m) * ceil(k/k_step) * ceil(n/cube.n) cycles, k_step =
+ * cube.k (f16) or 2*cube.k (s8), plus cube.latency_cycles before the result
+ * is in L0C. */
+#include "core.h"
+#include "fp16.h"
+
+#include <string.h>
+
+#define FR 512
+
+static void mmad_f16(struct sim_core *c, const uint8_t *a, const uint8_t *b, uint8_t *cc,
+		     int64_t M1, int64_t K1, int64_t N1, int64_t k, int init)
+{
+	float *fa = c->fa, *fb = c->fb;
+	dv_f16_to_f32_n((const uint16_t *)(const void *)a, fa, (size_t)(M1 * K1 * 256));
+	dv_f16_to_f32_n((const uint16_t *)(const void *)b, fb, (size_t)(K1 * N1 * 256));
+	for (int64_t n1 = 0; n1 < N1; n1++)
+		for (int64_t m1 = 0; m1 < M1; m1++) {
+			float acc[16][16];
+			float *out = (float *)(void *)(cc + (n1 * M1 + m1) * 1024);
+			if (init)
+				memset(acc, 0, sizeof acc);
+			else
+				memcpy(acc, out, sizeof acc);
+			for (int64_t k1 = 0; k1 < K1; k1++) {
+				const float *af = fa + (m1 * K1 + k1) * 256;
+				const float *bf = fb + (k1 * N1 + n1) * 256;
+				int64_t kn = k - k1 * 16 < 16 ? k - k1 * 16 : 16;
+				for (int m = 0; m < 16; m++)
+					for (int64_t kk = 0; kk < kn; kk++) {
+						float av = af[m * 16 + kk];
+						const float *brow = bf + kk * 16;
+						for (int n = 0; n < 16; n++)
+							acc[m][n] += av * brow[n];
+					}
+			}
+			memcpy(out, acc, sizeof acc);
+		}
+}
+
+static void mmad_s8(const uint8_t *a, const uint8_t *b, uint8_t *cc, int64_t M1, int64_t K1,
+		    int64_t N1, int64_t k, int init)
+{
+	for (int64_t n1 = 0; n1 < N1; n1++)
+		for (int64_t m1 = 0; m1 < M1; m1++) {
+			int32_t acc[16][16];
+			uint8_t *out = cc + (n1 * M1 + m1) * 1024;
+			if (init)
+				memset(acc, 0, sizeof acc);
+			else
+				memcpy(acc, out, sizeof acc);
+			for (int64_t k1 = 0; k1 < K1; k1++) {
+				const int8_t *af = (const int8_t *)a + (m1 * K1 + k1) * FR;
+				const int8_t *bf = (const int8_t *)b + (k1 * N1 + n1) * FR;
+				int64_t kn = k - k1 * 32 < 32 ? k - k1 * 32 : 32;
+				for (int m = 0; m < 16; m++)
+					for (int64_t kk = 0; kk < kn; kk++) {
+						int32_t av = af[m * 32 + kk];
+						const int8_t *brow = bf + kk * 16;
+						for (int n = 0; n < 16; n++) /* wraps like hardware */
+							acc[m][n] = (int32_t)((uint32_t)acc[m][n] +
+									      (uint32_t)(av * brow[n]));
+					}
+			}
+			memcpy(out, acc, sizeof acc);
+		}
+}
+
+int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	const struct isa_insn *in = e->in;
+	const struct soc_config *cfg = &c->dev->cfg;
+	if (in->m < 1 || in->k < 1 || in->n < 1)
+		return sim_fail(c, "m, k and n must be at least 1");
+	if (in->dt != ISA_DT_F16 && in->dt != ISA_DT_S8)
+		return sim_fail(c, "mmad supports dt=f16 (fp32 result) and dt=s8 (s32 result)");
+	int s8 = in->dt == ISA_DT_S8;
+	int64_t k0 = s8 ? 32 : 16;
+	int64_t M1 = (in->m + 15) / 16, K1 = (in->k + k0 - 1) / k0, N1 = (in->n + 15) / 16;
+	uint8_t *a = sim_buf_at(c, SIM_BUF_L0A, e->rs1, (uint64_t)(M1 * K1) * FR, "a");
+	uint8_t *b = a ? sim_buf_at(c, SIM_BUF_L0B, e->rs2, (uint64_t)(K1 * N1) * FR, "b") : NULL;
+	uint8_t *cc = b ? sim_buf_at(c, SIM_BUF_L0C, e->rd, (uint64_t)(N1 * M1) * 1024, "c") : NULL;
+	if (!cc)
+		return -1;
+	if (!c->dev->timing_only) {
+		if (s8)
+			mmad_s8(a, b, cc, M1, K1, N1, in->k, (int)in->init);
+		else
+			mmad_f16(c, a, b, cc, M1, K1, N1, in->k, (int)in->init);
+	}
+	uint64_t kstep = (uint64_t)cfg->cube_k * (s8 ? 2 : 1);
+	uint64_t steps = ceil_div_u64((uint64_t)in->m, (uint64_t)cfg->cube_m) *
+			 ceil_div_u64((uint64_t)in->k, kstep) *
+			 ceil_div_u64((uint64_t)in->n, (uint64_t)cfg->cube_n);
+	cost->occ = steps;
+	cost->lat = (uint64_t)cfg->cube_latency_cycles;
+	if (s8)
+		c->st->cube_s8_steps += steps;
+	else
+		c->st->cube_f16_steps += steps;
+	c->st->cube_flops += 2 * (uint64_t)(in->m * in->k * in->n);
+	return 0;
+}

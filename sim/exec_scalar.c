@@ -1,0 +1,120 @@
+/* exec_scalar.c: scalar-unit semantics (loops and address arithmetic).
+ * They run at issue; the engine has already advanced c->pc to the next
+ * instruction, which branches overwrite. */
+#include "core.h"
+
+#define X(r) c->x[r]
+#define SET(r, v)                          \
+	do {                               \
+		c->x[r] = (int64_t)(v);    \
+		c->x[0] = 0; /* x0 is zero */ \
+	} while (0)
+#define SCALAR(id, expr)                                                                      \
+	int exec_##id(struct sim_core *c, const struct sim_qent *e, uint64_t now,            \
+		      struct sim_cost *cost)                                                  \
+	{                                                                                     \
+		const struct isa_insn *in = e->in;                                            \
+		uint64_t a = (uint64_t)X(in->rs1), b = (uint64_t)X(in->rs2);                   \
+		(void)a;                                                                      \
+		(void)b;                                                                      \
+		SET(in->rd, (expr));                                                          \
+		return 0;                                                                     \
+	}
+
+int exec_NOP(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	return 0;
+}
+
+int exec_END(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	return 0; /* the engine ends the block */
+}
+
+int exec_LI(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	SET(e->in->rd, e->in->imm);
+	return 0;
+}
+
+/* Unsigned arithmetic: wrap-around is defined, and the bits are the same. */
+SCALAR(ADD, a + b)
+SCALAR(SUB, a - b)
+SCALAR(MUL, a * b)
+SCALAR(AND, a & b)
+SCALAR(OR, a | b)
+SCALAR(XOR, a ^ b)
+SCALAR(SHL, a << (b & 63))
+SCALAR(SHR, a >> (b & 63))
+SCALAR(MIN, X(in->rs1) < X(in->rs2) ? X(in->rs1) : X(in->rs2))
+SCALAR(MAX, X(in->rs1) > X(in->rs2) ? X(in->rs1) : X(in->rs2))
+SCALAR(ADDI, a + (uint64_t)in->imm)
+SCALAR(MULI, a * (uint64_t)in->imm)
+SCALAR(ANDI, a & (uint64_t)in->imm)
+SCALAR(SHLI, a << (in->imm & 63))
+SCALAR(SHRI, a >> (in->imm & 63))
+
+int exec_DIVU(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	uint64_t b = (uint64_t)X(e->in->rs2);
+	if (b == 0)
+		return sim_fail(c, "division by zero (x%lld is 0)", (long long)e->in->rs2);
+	SET(e->in->rd, (uint64_t)X(e->in->rs1) / b);
+	return 0;
+}
+
+int exec_REMU(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	uint64_t b = (uint64_t)X(e->in->rs2);
+	if (b == 0)
+		return sim_fail(c, "division by zero (x%lld is 0)", (long long)e->in->rs2);
+	SET(e->in->rd, (uint64_t)X(e->in->rs1) % b);
+	return 0;
+}
+
+#define BRANCH(id, cond)                                                                      \
+	int exec_##id(struct sim_core *c, const struct sim_qent *e, uint64_t now,            \
+		      struct sim_cost *cost)                                                  \
+	{                                                                                     \
+		int64_t a = X(e->in->rs1), b = X(e->in->rs2);                                  \
+		if (cond)                                                                     \
+			c->pc = (uint64_t)((int64_t)e->pc + e->in->imm);                      \
+		return 0;                                                                     \
+	}
+BRANCH(BEQ, a == b)
+BRANCH(BNE, a != b)
+BRANCH(BLT, a < b)
+BRANCH(BGE, a >= b)
+
+int exec_JMP(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	c->pc = (uint64_t)((int64_t)e->pc + e->in->imm);
+	return 0;
+}
+
+int exec_RDSPR(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	int64_t v = 0;
+	switch (e->in->spr) {
+	case ISA_SPR_BLOCK_IDX:
+		v = c->block_idx;
+		break;
+	case ISA_SPR_BLOCK_DIM:
+		v = c->dev->block_dim;
+		break;
+	default:
+		v = c->id;
+		break;
+	}
+	SET(e->in->rd, v);
+	return 0;
+}
+
+int exec_LDARG(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	if (e->in->imm < 0 || e->in->imm >= (int64_t)c->dev->nargs)
+		return sim_fail(c, "kernel argument %lld requested but the launch passed %u",
+				(long long)e->in->imm, c->dev->nargs);
+	SET(e->in->rd, c->dev->args[e->in->imm]);
+	return 0;
+}

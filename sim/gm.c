@@ -1,0 +1,158 @@
+/* gm.c: global memory: allocations, the shared L2 and main memory.
+ *
+ * Timing model of one GM transfer (an MTE2 or MTE3 instruction):
+ *  - the core's own path moves bytes at mte.gm_{read,write}_bytes_per_cycle;
+ *  - every byte passes the L2, a bandwidth server shared by all cores;
+ *  - read misses fill whole L2 lines from main memory, writes go through to
+ *    main memory (write-allocate, write-through); main memory is a second
+ *    shared server at hbm.bandwidth_gbps.
+ * Servers are FIFO in simulated time: requests reach them in global time
+ * order (the engine processes events in time order), so N cores streaming
+ * together share the bandwidth instead of each getting all of it. */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static struct gm_block *gm_find(struct sim_device *dev, uint64_t addr)
+{
+	size_t lo = 0, hi = dev->ngm;
+	while (lo < hi) { /* blocks are sorted by address */
+		size_t mid = (lo + hi) / 2;
+		struct gm_block *b = &dev->gm[mid];
+		if (addr < b->addr)
+			hi = mid;
+		else if (addr >= b->addr + b->size)
+			lo = mid + 1;
+		else
+			return b;
+	}
+	return NULL;
+}
+
+uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes)
+{
+	uint64_t size = (bytes + 511) & ~(uint64_t)511;
+	if (size == 0)
+		size = 512;
+	if (size > dev->gm_limit - dev->gm_next)
+		return 0;
+	if (dev->ngm == dev->capgm) {
+		size_t cap = dev->capgm ? dev->capgm * 2 : 16;
+		struct gm_block *g = realloc(dev->gm, cap * sizeof *g);
+		if (!g)
+			return 0;
+		dev->gm = g;
+		dev->capgm = cap;
+	}
+	uint8_t *host = calloc(1, size);
+	if (!host)
+		return 0;
+	struct gm_block *b = &dev->gm[dev->ngm++];
+	b->addr = dev->gm_next;
+	b->size = size;
+	b->host = host;
+	dev->gm_next += size;
+	return b->addr;
+}
+
+void *sim_gm_ptr(struct sim_device *dev, uint64_t addr, uint64_t n)
+{
+	struct gm_block *b = gm_find(dev, addr);
+	if (!b || n > b->addr + b->size - addr)
+		return NULL;
+	return b->host + (addr - b->addr);
+}
+
+int sim_gm_write(struct sim_device *dev, uint64_t addr, const void *src, size_t n)
+{
+	void *p = sim_gm_ptr(dev, addr, n);
+	if (!p)
+		return -1;
+	memcpy(p, src, n);
+	return 0;
+}
+
+int sim_gm_read(struct sim_device *dev, uint64_t addr, void *dst, size_t n)
+{
+	const void *p = sim_gm_ptr(dev, addr, n);
+	if (!p)
+		return -1;
+	memcpy(dst, p, n);
+	return 0;
+}
+
+/* Look a line up; returns 1 on a hit.  A miss allocates it (LRU victim). */
+static int l2_access(struct sim_device *dev, uint64_t line)
+{
+	uint64_t set = line % dev->l2_sets;
+	uint64_t *tag = dev->l2_tag + set * dev->l2_ways;
+	uint64_t *stamp = dev->l2_stamp + set * dev->l2_ways;
+	uint64_t victim = 0;
+	dev->l2_clock++;
+	for (uint64_t w = 0; w < dev->l2_ways; w++) {
+		if (tag[w] == line + 1) {
+			stamp[w] = dev->l2_clock;
+			return 1;
+		}
+		if (stamp[w] < stamp[victim])
+			victim = w;
+	}
+	tag[victim] = line + 1;
+	stamp[victim] = dev->l2_clock;
+	return 0;
+}
+
+struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, uint64_t nburst,
+			      uint64_t burst_bytes, uint64_t stride, int is_write)
+{
+	struct sim_device *dev = c->dev;
+	const struct soc_config *cfg = &dev->cfg;
+	uint64_t bytes = nburst * burst_bytes, hit = 0, miss = 0, hbm = 0;
+	if (dev->l2_sets) {
+		uint64_t line_sz = dev->l2_line;
+		for (uint64_t i = 0; i < nburst; i++) {
+			uint64_t a = addr + i * stride, end = a + burst_bytes;
+			while (a < end) {
+				uint64_t line = a / line_sz;
+				uint64_t part = (line + 1) * line_sz;
+				part = (part < end ? part : end) - a;
+				if (l2_access(dev, line)) {
+					hit += part;
+				} else {
+					miss += part;
+					if (!is_write)
+						hbm += line_sz; /* line fill */
+				}
+				a += part;
+			}
+		}
+		if (is_write)
+			hbm = bytes; /* write-through */
+	} else {
+		miss = bytes;
+		hbm = bytes;
+	}
+	double t0 = (double)now;
+	double l2_start = dev->l2_free > t0 ? dev->l2_free : t0;
+	dev->l2_free = l2_start + (double)bytes / dev->l2_bpc;
+	double end = t0 + (double)bytes / (is_write ? cfg->mte_gm_write_bytes_per_cycle
+						     : cfg->mte_gm_read_bytes_per_cycle);
+	if (dev->l2_free > end)
+		end = dev->l2_free;
+	if (hbm) {
+		double h_start = dev->hbm_free > t0 ? dev->hbm_free : t0;
+		dev->hbm_free = h_start + (double)hbm / dev->hbm_bpc;
+		if (dev->hbm_free > end)
+			end = dev->hbm_free;
+	}
+	struct sim_cost cost;
+	cost.occ = cycles_for(end - t0, 1.0);
+	if (cost.occ == 0)
+		cost.occ = 1;
+	cost.lat = (uint64_t)cfg->l2_latency_cycles + (miss && !is_write ? dev->hbm_lat_cycles : 0);
+	c->st->l2_hit_bytes += hit;
+	c->st->l2_miss_bytes += miss;
+	c->st->hbm_bytes += hbm;
+	return cost;
+}

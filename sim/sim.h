@@ -1,0 +1,84 @@
+/* sim.h: the public API of the DaVinci device simulator.
+ *
+ * A device is N AI cores sharing global memory (GM) through an L2 and a main
+ * memory of finite bandwidth.  Kernels are programs of the davinci-sim ISA;
+ * sim_run executes one kernel over block_dim blocks on the cores, computing
+ * real results in the cores' buffers and GM (unless timing-only) and the
+ * cycles it takes.  Everything hangs off the sim_device handle. */
+#ifndef DV_SIM_H
+#define DV_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "isa.h"
+#include "soc.h"
+
+struct sim_device;
+
+enum sim_mode { SIM_MODE_FULL, SIM_MODE_TIMING };
+
+struct sim_options {
+	enum sim_mode mode;
+	uint64_t max_cycles; /* watchdog per run; 0 = default (1e11) */
+	FILE *trace;         /* when set: one line per pipe instruction executed */
+};
+
+struct sim_core_stats {
+#define STAT_PIPE(name, unit, doc) uint64_t name[ISA_NPIPES];
+#define STAT_CORE(name, unit, doc) uint64_t name;
+#include "stats.def"
+};
+
+struct sim_kernel {
+	char name[128];
+	struct isa_insn *insns;
+	size_t ninsns;
+};
+
+struct sim_result {
+	uint64_t start_cycle, end_cycle; /* device cycles */
+	uint64_t cycles;                 /* end - start */
+	unsigned ncores;                 /* cores used: min(block_dim, core.count) */
+	struct sim_core_stats *core;     /* [cfg.core_count], owned by the result */
+	struct sim_core_stats total;     /* sum over cores (cycles: the run's cycles) */
+	char error[1024];                /* set when sim_run fails */
+};
+
+struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim_options *opt,
+				  char *err, size_t errlen);
+void sim_device_free(struct sim_device *dev);
+const struct soc_config *sim_device_config(const struct sim_device *dev);
+/* The device clock: runs start here and advance it. */
+uint64_t sim_device_now(const struct sim_device *dev);
+
+/* Device (GM) memory.  Addresses are 512-byte aligned and never 0. */
+uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes);
+int sim_gm_write(struct sim_device *dev, uint64_t addr, const void *src, size_t n);
+int sim_gm_read(struct sim_device *dev, uint64_t addr, void *dst, size_t n);
+/* Host pointer to [addr, addr+n) if it lies inside one allocation, else NULL. */
+void *sim_gm_ptr(struct sim_device *dev, uint64_t addr, uint64_t n);
+
+/* Decode a kernel's code; every instruction must decode (error names the pc). */
+int sim_kernel_load(struct sim_kernel *k, const char *name, const uint8_t *code, size_t bytes,
+		    char *err, size_t errlen);
+void sim_kernel_free(struct sim_kernel *k);
+/* Load a kernel from a file: assembled when it ends in .s, raw code otherwise. */
+int sim_kernel_load_file(struct sim_kernel *k, const char *path, char *err, size_t errlen);
+/* Fill GM with seeded pseudo-random fp16 values in [-1, 1). */
+int sim_gm_fill_random_f16(struct sim_device *dev, uint64_t addr, uint64_t bytes, uint64_t seed);
+
+#define SIM_MAX_ARGS 32
+/* Run k over block_dim blocks, starting at the device clock.  args are what
+ * ldarg reads.  Returns 0, or -1 with res->error naming core, pipe, pc and
+ * the instruction.  Free the result with sim_result_free. */
+int sim_run(struct sim_device *dev, const struct sim_kernel *k, unsigned block_dim,
+	    const int64_t *args, unsigned nargs, struct sim_result *res);
+void sim_result_free(struct sim_result *res);
+
+/* Statistics: gem5-style text ("name value # doc (unit)") and JSON. */
+void sim_stats_print(FILE *f, const struct sim_result *res, unsigned ncores);
+void sim_stats_json(FILE *f, const struct sim_result *res, unsigned ncores);
+
+#endif

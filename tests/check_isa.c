@@ -1,0 +1,227 @@
+/* check_isa: the ISA table checks itself; encode/decode/disassemble/assemble
+ * round trips over every opcode; assembler errors. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa.h"
+
+/* A random value that fits field f. */
+static int64_t random_value(const struct isa_field *f, uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	if (f->kind == ISA_FK_R)
+		return (int64_t)(*s % ISA_NREGS);
+	if (f->kind == ISA_FK_E) {
+		int64_t n = 0;
+		while (f->names[n])
+			n++;
+		return (int64_t)(*s % (uint64_t)n);
+	}
+	if (f->kind == ISA_FK_I) {
+		if (f->width == 64)
+			return (int64_t)*s;
+		int64_t half = INT64_C(1) << (f->width - 1);
+		return (int64_t)(*s % (uint64_t)(2 * half)) - half;
+	}
+	return f->width == 64 ? (int64_t)(*s >> 1)
+			      : (int64_t)(*s & ((UINT64_C(1) << f->width) - 1));
+}
+
+START_TEST(table_fields_fit_and_do_not_overlap)
+{
+	for (int f = 0; f < ISA_NFMTS; f++) {
+		const struct isa_format *fmt = &isa_formats[f];
+		uint8_t used[128] = { 0 };
+		for (int b = 0; b < 8; b++)
+			used[b] = 1; /* opcode */
+		ck_assert_uint_le(fmt->nfields, ISA_MAX_FIELDS);
+		for (unsigned i = 0; i < fmt->nfields; i++) {
+			const struct isa_field *fl = &fmt->fields[i];
+			ck_assert_msg(fl->lsb + fl->width <= 128, "%s.%s past bit 127", fmt->name,
+				      fl->name);
+			ck_assert_msg(fl->width >= 1, "%s.%s empty", fmt->name, fl->name);
+			for (unsigned b = fl->lsb; b < fl->lsb + fl->width; b++) {
+				ck_assert_msg(!used[b], "format %s: field %s overlaps at bit %u",
+					      fmt->name, fl->name, b);
+				used[b] = 1;
+			}
+			if (fl->kind == ISA_FK_R)
+				ck_assert_uint_eq(fl->width, 5);
+			if (fl->kind == ISA_FK_E)
+				ck_assert_ptr_nonnull(fl->names);
+			for (unsigned j = 0; j < i; j++)
+				ck_assert_msg(strcmp(fmt->fields[j].name, fl->name),
+					      "format %s: field %s twice", fmt->name, fl->name);
+		}
+	}
+}
+END_TEST
+
+START_TEST(table_opcodes_and_mnemonics_unique)
+{
+	unsigned n = 0;
+	for (unsigned a = 0; a < ISA_NOPS; a++) {
+		if (!isa_table[a].mnemonic)
+			continue;
+		n++;
+		ck_assert_uint_ne(a, 0); /* zeroed memory never decodes */
+		ck_assert_int_lt(isa_table[a].fmt, ISA_NFMTS);
+		ck_assert_uint_eq(isa_lookup(isa_table[a].mnemonic), a);
+		for (unsigned b = a + 1; b < ISA_NOPS; b++)
+			if (isa_table[b].mnemonic)
+				ck_assert_msg(strcmp(isa_table[a].mnemonic, isa_table[b].mnemonic),
+					      "mnemonic %s twice", isa_table[a].mnemonic);
+	}
+	/* the opcode values in isa.def are the designated-initializer indices,
+	 * so a duplicated opcode would shrink this count */
+	unsigned rows = 0;
+#define ISA_INSN(id, mn, opc, fmt, pipe, flags, syn) rows++;
+#include "isa.def"
+	ck_assert_uint_eq(n, rows);
+}
+END_TEST
+
+/* Encode random operands for every opcode, decode, compare; disassemble and
+ * re-assemble to the same bytes. */
+START_TEST(round_trip_every_opcode)
+{
+	uint64_t s = 0x1234567;
+	for (unsigned op = 0; op < ISA_NOPS; op++) {
+		const struct isa_info *info = isa_info(op);
+		if (!info)
+			continue;
+		const struct isa_format *fmt = &isa_formats[info->fmt];
+		for (int trial = 0; trial < 200; trial++) {
+			struct isa_insn in, out;
+			memset(&in, 0, sizeof in);
+			in.op = op;
+			for (unsigned i = 0; i < fmt->nfields; i++)
+				*isa_field_ptr(&in, &fmt->fields[i]) =
+					trial == 0 ? 0 : random_value(&fmt->fields[i], &s);
+			uint8_t bytes[ISA_INSN_BYTES], again[ISA_INSN_BYTES];
+			char err[256];
+			ck_assert_msg(isa_encode(&in, bytes, err, sizeof err) == 0, "%s", err);
+			ck_assert_int_eq(isa_decode(bytes, &out), 0);
+			ck_assert_msg(memcmp(&in, &out, sizeof in) == 0, "%s decode mismatch",
+				      info->mnemonic);
+			char text[256];
+			isa_disasm(&out, text, sizeof text);
+			struct isa_program prog;
+			ck_assert_msg(isa_assemble(text, "rt.s", &prog, err, sizeof err) == 0,
+				      "'%s': %s", text, err);
+			ck_assert_uint_eq(prog.ninsns, 1);
+			memcpy(again, prog.code, ISA_INSN_BYTES);
+			isa_program_free(&prog);
+			ck_assert_msg(memcmp(bytes, again, ISA_INSN_BYTES) == 0, "'%s' re-assembled",
+				      text);
+		}
+	}
+}
+END_TEST
+
+/* A whole listing (with its pc comments) re-assembles to the same bytes. */
+START_TEST(listing_reassembles)
+{
+	const char *src = ".equ N, 4\n"
+			  "start:  li x1, N*2    # a comment\n"
+			  "        li x2, 1.5\n"
+			  "loop:   addi x1, x1, -1\n"
+			  "        vadd x3, x4, x5, dt=f16, rep=N\n"
+			  "        set_flag src=v, dst=mte3, ev=1\n"
+			  "        bne x1, x0, loop ; another\n"
+			  "        jmp start // and another\n"
+			  "        end\n";
+	struct isa_program a, b;
+	char err[256];
+	ck_assert_msg(isa_assemble(src, "t.s", &a, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(a.ninsns, 8);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	ck_assert_int_eq(isa_disasm_program(f, a.code, a.ninsns * ISA_INSN_BYTES, 1), 0);
+	fclose(f);
+	ck_assert_msg(isa_assemble(text, "listing.s", &b, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(b.ninsns, a.ninsns);
+	ck_assert_int_eq(memcmp(a.code, b.code, a.ninsns * ISA_INSN_BYTES), 0);
+	struct isa_insn in;
+	ck_assert_int_eq(isa_decode(a.code + 1 * ISA_INSN_BYTES, &in), 0);
+	ck_assert_int_eq(in.imm, 0x3fc00000); /* 1.5f */
+	ck_assert_int_eq(isa_decode(a.code + 5 * ISA_INSN_BYTES, &in), 0);
+	ck_assert_int_eq(in.imm, -3); /* bne back to loop */
+	ck_assert_int_eq(isa_decode(a.code + 3 * ISA_INSN_BYTES, &in), 0);
+	ck_assert_int_eq(in.rep, 4);
+	ck_assert_int_eq(in.dr, 8); /* default */
+	free(text);
+	isa_program_free(&a);
+	isa_program_free(&b);
+}
+END_TEST
+
+static void expect_error(const char *src, const char *where, const char *what)
+{
+	struct isa_program p;
+	char err[512];
+	ck_assert_msg(isa_assemble(src, "bad.s", &p, err, sizeof err) == -1, "accepted: %s", src);
+	ck_assert_msg(strstr(err, where) != NULL, "'%s' lacks '%s'", err, where);
+	ck_assert_msg(strstr(err, what) != NULL, "'%s' lacks '%s'", err, what);
+}
+
+START_TEST(assembler_errors_name_file_line_column)
+{
+	expect_error("nop\n  frob x1\n", "bad.s:2:3:", "unknown instruction 'frob'");
+	expect_error("add x1, x2\n", "bad.s:1:", "needs operand rs2");
+	expect_error("add x1, x2, x3, x4\n", "bad.s:1:17:", "too many operands");
+	expect_error("add x1, x2, y3\n", "bad.s:1:13:", "expected a register");
+	expect_error("add x1, x2, x32\n", "bad.s:1:13:", "bad register");
+	expect_error("vadd x1, x2, x3, dt=f64\n", "bad.s:1:", "bad value 'f64' for dt");
+	expect_error("vadd x1, x2, x3, dt=f16, rep=256\n", "bad.s:1:1:", "does not fit");
+	expect_error("vadd x1, x2, x3, dt=f16, bogus=1\n", "bad.s:1:26:", "no operand 'bogus'");
+	expect_error("vadd x1, x2, x3, dt=f16, rep=1, rep=2\n", "bad.s:1:", "given twice");
+	expect_error("jmp nowhere\n", "bad.s:1:5:", "undefined name 'nowhere'");
+	expect_error("a: nop\na: nop\n", "bad.s:2:1:", "already defined");
+	expect_error(".frob 1\n", "bad.s:1:1:", "unknown directive");
+	expect_error("li x1, 5 +\n", "bad.s:1:", "expected a value");
+	expect_error("li x1, (5\n", "bad.s:1:", "expected ')'");
+	expect_error("add x1, x2,\n", "bad.s:1:", "operand expected");
+	expect_error("mov.gm.ub x1, x2\n", "bad.s:1:", "needs operand len");
+}
+END_TEST
+
+START_TEST(decoder_rejects_garbage)
+{
+	uint8_t b[ISA_INSN_BYTES] = { 0 };
+	struct isa_insn in;
+	ck_assert_int_eq(isa_decode(b, &in), -1); /* opcode 0 */
+	b[0] = 0xff;
+	ck_assert_int_eq(isa_decode(b, &in), -1); /* unused opcode */
+	b[0] = ISA_OP_NOP;
+	b[9] = 1; /* a bit outside every field of NONE */
+	ck_assert_int_eq(isa_decode(b, &in), -1);
+	memset(b, 0, sizeof b);
+	b[0] = ISA_OP_VADD;
+	b[3] = 0xf0; /* dt = 15: past the dtype table */
+	ck_assert_int_eq(isa_decode(b, &in), -1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("isa");
+	TCase *tc = tcase_create("Core");
+	tcase_add_test(tc, table_fields_fit_and_do_not_overlap);
+	tcase_add_test(tc, table_opcodes_and_mnemonics_unique);
+	tcase_add_test(tc, round_trip_every_opcode);
+	tcase_add_test(tc, listing_reassembles);
+	tcase_add_test(tc, assembler_errors_name_file_line_column);
+	tcase_add_test(tc, decoder_rejects_garbage);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

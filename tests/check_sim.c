@@ -1,0 +1,390 @@
+/* check_sim: the simulator on the hand-written kernels of tests/kernels,
+ * each against a C reference: numerics, cycles against the bounds the SoC
+ * configuration implies, timing mode, determinism, hardware-rule errors. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp16.h"
+#include "kernel_util.h"
+
+/* Latencies off: what is left is bandwidth and occupancy, so a kernel's
+ * cycles can be compared with the throughput bounds alone. */
+static const char *const no_latency[] = { "hbm.latency_ns=0", "l2.latency_cycles=0",
+					  "mte.local_latency_cycles=0", "cube.latency_cycles=0",
+					  "vector.latency_cycles=0", NULL };
+
+enum { GM = 256, GK = 256, GN = 256 };
+
+struct gemm_run {
+	uint64_t cycles;
+	double bound, cube, mte;
+	double max_err;
+	struct sim_core_stats st;
+};
+
+/* Run tests/kernels/<kernel> (C = A x B, 256^3 fp16) and compare with C. */
+static struct gemm_run run_gemm(const char *soc, const char *const *sets, enum sim_mode mode,
+				const char *kernel)
+{
+	struct ktest t;
+	struct gemm_run r;
+	memset(&r, 0, sizeof r);
+	kt_open(&t, soc, sets, mode, kernel);
+	uint16_t *a = malloc(GM * GK * 2), *b = malloc(GK * GN * 2), *c = malloc(GM * GN * 2);
+	uint64_t s = 42;
+	for (int i = 0; i < GM * GK; i++)
+		a[i] = kt_rand_f16(&s);
+	for (int i = 0; i < GK * GN; i++)
+		b[i] = kt_rand_f16(&s);
+	uint64_t ga = kt_alloc(&t, GM * GK * 2), gb = kt_alloc(&t, GK * GN * 2);
+	uint64_t gc = kt_alloc(&t, GM * GN * 2);
+	sim_gm_write(t.dev, ga, a, GM * GK * 2);
+	sim_gm_write(t.dev, gb, b, GK * GN * 2);
+	ck_assert_msg(kt_run(&t, 1) == 0, "%s", t.res.error);
+	sim_gm_read(t.dev, gc, c, GM * GN * 2);
+	if (mode == SIM_MODE_FULL) {
+		float *fa = malloc(GM * GK * 4), *fb = malloc(GK * GN * 4);
+		dv_f16_to_f32_n(a, fa, GM * GK);
+		dv_f16_to_f32_n(b, fb, GK * GN);
+		for (int m = 0; m < GM; m++)
+			for (int n = 0; n < GN; n++) {
+				double ref = 0;
+				for (int k = 0; k < GK; k++)
+					ref += (double)fa[m * GK + k] * fb[k * GN + n];
+				double got = dv_f16_to_f32(c[m * GN + n]);
+				/* fp16 output: half an ulp of rounding plus fp32 accumulation */
+				double tol = fabs(ref) * 1.0 / 1024 + 1e-3;
+				double err = fabs(got - ref);
+				ck_assert_msg(err <= tol, "C[%d][%d] = %g, reference %g", m, n, got, ref);
+				if (err > r.max_err)
+					r.max_err = err;
+			}
+		free(fa);
+		free(fb);
+	}
+	const struct soc_config *cfg = &t.cfg;
+	r.cycles = t.res.cycles;
+	r.st = t.res.total;
+	r.cube = ceil(GM / (double)cfg->cube_m) * ceil(GK / (double)cfg->cube_k) *
+		 ceil(GN / (double)cfg->cube_n);
+	double mte2 = (GM * GK + GK * GN) * 2.0 / cfg->mte_gm_read_bytes_per_cycle;
+	double mte3 = GM * GN * 2.0 / cfg->mte_gm_write_bytes_per_cycle;
+	double mte1 = r.st.l1_to_l0a_bytes / cfg->mte_l1_to_l0a_bytes_per_cycle +
+		      r.st.l1_to_l0b_bytes / cfg->mte_l1_to_l0b_bytes_per_cycle;
+	double fix = r.st.l0c_to_ub_bytes / cfg->mte_l0c_to_ub_bytes_per_cycle;
+	r.mte = fmax(fmax(mte1, mte2), fmax(mte3, fix));
+	r.bound = fmax(r.cube, r.mte);
+	free(a);
+	free(b);
+	free(c);
+	kt_close(&t);
+	return r;
+}
+
+START_TEST(gemm_double_buffered_near_bound)
+{
+	struct gemm_run r = run_gemm("Ascend910", no_latency, SIM_MODE_FULL, "gemm_db.s");
+	ck_assert_uint_eq(r.st.cube_f16_steps, 4096);
+	ck_assert_uint_eq(r.st.gm_read_bytes, (GM * GK + GK * GN) * 2);
+	ck_assert_uint_eq(r.st.gm_write_bytes, GM * GN * 2);
+	ck_assert_msg(r.cycles >= r.bound, "%llu cycles beat the bound %.0f",
+		      (unsigned long long)r.cycles, r.bound);
+	ck_assert_msg(r.cycles <= 1.25 * r.bound, "%llu cycles, bound %.0f (cube %.0f, MTE %.0f)",
+		      (unsigned long long)r.cycles, r.bound, r.cube, r.mte);
+}
+END_TEST
+
+START_TEST(gemm_single_buffered_is_slower)
+{
+	struct gemm_run db = run_gemm("Ascend910", NULL, SIM_MODE_TIMING, "gemm_db.s");
+	struct gemm_run sb = run_gemm("Ascend910", NULL, SIM_MODE_FULL, "gemm_sb.s");
+	ck_assert_msg(sb.cycles > 1.3 * db.cycles, "single %llu vs double %llu",
+		      (unsigned long long)sb.cycles, (unsigned long long)db.cycles);
+	struct gemm_run db0 = run_gemm("Ascend910", no_latency, SIM_MODE_TIMING, "gemm_db.s");
+	struct gemm_run sb0 = run_gemm("Ascend910", no_latency, SIM_MODE_TIMING, "gemm_sb.s");
+	ck_assert_msg(sb0.cycles > 1.3 * db0.cycles, "single %llu vs double %llu",
+		      (unsigned long long)sb0.cycles, (unsigned long long)db0.cycles);
+}
+END_TEST
+
+/* Run vadd.s over n fp16 elements; returns achieved GM bytes per core cycle. */
+static double run_vadd(const char *soc, unsigned blocks, uint64_t n, enum sim_mode mode,
+		       uint64_t *cycles)
+{
+	struct ktest t;
+	kt_open(&t, soc, NULL, mode, "vadd.s");
+	uint16_t *a = malloc(n * 2), *b = malloc(n * 2), *c = malloc(n * 2);
+	uint64_t s = 7;
+	for (uint64_t i = 0; i < n; i++) {
+		a[i] = kt_rand_f16(&s);
+		b[i] = kt_rand_f16(&s);
+	}
+	uint64_t ga = kt_alloc(&t, n * 2), gb = kt_alloc(&t, n * 2), gc = kt_alloc(&t, n * 2);
+	kt_arg(&t, (int64_t)n);
+	sim_gm_write(t.dev, ga, a, n * 2);
+	sim_gm_write(t.dev, gb, b, n * 2);
+	ck_assert_msg(kt_run(&t, blocks) == 0, "%s", t.res.error);
+	if (mode == SIM_MODE_FULL) {
+		sim_gm_read(t.dev, gc, c, n * 2);
+		for (uint64_t i = 0; i < n; i++) {
+			uint16_t ref = dv_f32_to_f16(dv_f16_to_f32(a[i]) + dv_f16_to_f32(b[i]));
+			ck_assert_msg(c[i] == ref, "c[%llu] = 0x%04x, want 0x%04x",
+				      (unsigned long long)i, c[i], ref);
+		}
+	}
+	ck_assert_uint_eq(t.res.total.gm_read_bytes, 2 * n * 2);
+	ck_assert_uint_eq(t.res.total.gm_write_bytes, n * 2);
+	*cycles = t.res.cycles;
+	double bpc = 3.0 * n * 2 / (double)t.res.cycles;
+	free(a);
+	free(b);
+	free(c);
+	kt_close(&t);
+	return bpc;
+}
+
+START_TEST(vadd_reaches_configured_bandwidth)
+{
+	/* Ascend310: two cores together are limited by LPDDR4X bandwidth. */
+	struct soc_config cfg;
+	char err[512];
+	ck_assert_int_eq(soc_load("Ascend310", &cfg, err, sizeof err), 0);
+	uint64_t cycles;
+	double bpc = run_vadd("Ascend310", 2, 4u << 20, SIM_MODE_FULL, &cycles);
+	double want = soc_gbps_to_bpc(&cfg, cfg.hbm_bandwidth_gbps);
+	ck_assert_msg(fabs(bpc - want) <= 0.05 * want, "achieved %.2f B/cycle, configured %.2f",
+		      bpc, want);
+}
+END_TEST
+
+START_TEST(vadd_all_cores_share_hbm)
+{
+	struct soc_config cfg;
+	char err[512];
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	uint64_t c32, c1;
+	double bpc = run_vadd("Ascend910", 32, 8u << 20, SIM_MODE_FULL, &c32);
+	double hbm = soc_gbps_to_bpc(&cfg, cfg.hbm_bandwidth_gbps);
+	/* 32 cores could move 32 x 128 B/cycle; the shared HBM allows 1200 */
+	ck_assert_msg(bpc <= hbm * 1.0001 && bpc >= 0.95 * hbm,
+		      "achieved %.1f B/cycle, HBM %.1f B/cycle", bpc, hbm);
+	ck_assert_msg(32 * cfg.mte_gm_read_bytes_per_cycle > 2 * hbm, "the test needs HBM-bound");
+	double one = run_vadd("Ascend910", 1, 8u << 20, SIM_MODE_TIMING, &c1);
+	ck_assert_msg(c1 > 5 * c32, "32 cores %llu cycles, 1 core %llu", (unsigned long long)c32,
+		      (unsigned long long)c1);
+	ck_assert_msg(one < bpc, "one core %.1f B/cycle", one);
+}
+END_TEST
+
+START_TEST(conv_img2col_matches_reference)
+{
+	struct ktest t;
+	kt_open(&t, "Ascend310", NULL, SIM_MODE_FULL, "conv.s");
+	enum { H = 8, W = 8, C = 16, O = 16 };
+	uint16_t x[H * W * C], w[9 * C * O], y[H * W * O];
+	uint64_t s = 99;
+	for (int i = 0; i < H * W * C; i++)
+		x[i] = kt_rand_f16(&s);
+	/* FRACTAL_Z: [k1 = (i,j)][cin][cout] */
+	for (int i = 0; i < 9 * C * O; i++)
+		w[i] = kt_rand_f16(&s);
+	uint64_t gx = kt_alloc(&t, sizeof x), gw = kt_alloc(&t, sizeof w), gy = kt_alloc(&t, sizeof y);
+	sim_gm_write(t.dev, gx, x, sizeof x);
+	sim_gm_write(t.dev, gw, w, sizeof w);
+	ck_assert_msg(kt_run(&t, 1) == 0, "%s", t.res.error);
+	sim_gm_read(t.dev, gy, y, sizeof y);
+	for (int oh = 0; oh < H; oh++)
+		for (int ow = 0; ow < W; ow++)
+			for (int o = 0; o < O; o++) {
+				double ref = 0;
+				for (int i = 0; i < 3; i++)
+					for (int j = 0; j < 3; j++) {
+						int ih = oh - 1 + i, iw = ow - 1 + j;
+						if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+							continue;
+						for (int ci = 0; ci < C; ci++)
+							ref += (double)dv_f16_to_f32(x[(ih * W + iw) * C + ci]) *
+							       dv_f16_to_f32(w[((i * 3 + j) * C + ci) * O + o]);
+					}
+				double got = dv_f16_to_f32(y[(oh * W + ow) * O + o]);
+				ck_assert_msg(fabs(got - ref) <= fabs(ref) / 1024 + 1e-3,
+					      "y[%d][%d][%d] = %g, reference %g", oh, ow, o, got, ref);
+			}
+	kt_close(&t);
+}
+END_TEST
+
+START_TEST(int8_cube_accumulates_exactly)
+{
+	struct ktest t;
+	kt_open(&t, "Ascend310P3", NULL, SIM_MODE_FULL, "gemm_s8.s");
+	int8_t a[2 * 2 * 16 * 32], b[2 * 32 * 16];
+	int32_t c[32 * 16];
+	uint64_t s = 5;
+	for (size_t i = 0; i < sizeof a; i++)
+		a[i] = (int8_t)(kt_rand(&s) & 0xff);
+	for (size_t i = 0; i < sizeof b; i++)
+		b[i] = (int8_t)(kt_rand(&s) & 0xff);
+	a[0] = -128; /* extremes */
+	b[0] = -128;
+	uint64_t ga = kt_alloc(&t, sizeof a), gb = kt_alloc(&t, sizeof b), gc = kt_alloc(&t, sizeof c);
+	sim_gm_write(t.dev, ga, a, sizeof a);
+	sim_gm_write(t.dev, gb, b, sizeof b);
+	ck_assert_msg(kt_run(&t, 1) == 0, "%s", t.res.error);
+	sim_gm_read(t.dev, gc, c, sizeof c);
+	for (int m = 0; m < 32; m++)
+		for (int n = 0; n < 16; n++) {
+			int32_t ref = 0;
+			for (int k = 0; k < 64; k++) {
+				int8_t av = a[((m / 16) * 2 + k / 32) * 512 + (m % 16) * 32 + k % 32];
+				int8_t bv = b[(k / 32) * 512 + (k % 32) * 16 + n];
+				ref += av * bv;
+			}
+			ck_assert_int_eq(c[m * 16 + n], 2 * ref);
+		}
+	ck_assert_uint_eq(t.res.total.cube_s8_steps, 2 * 2 * 1 * 2);
+	kt_close(&t);
+}
+END_TEST
+
+/* Every test kernel gives the same cycles with and without arithmetic, and
+ * the same cycles run after run. */
+START_TEST(timing_mode_and_determinism)
+{
+	static const char *const kernels[] = { "gemm_db.s", "gemm_sb.s", "conv.s", "gemm_s8.s",
+					       "vadd.s" };
+	static const char *const socs[] = { "Ascend310", "Ascend910", "Ascend310P3" };
+	for (size_t si = 0; si < 3; si++)
+		for (size_t ki = 0; ki < sizeof kernels / sizeof *kernels; ki++) {
+			uint64_t cyc[3];
+			for (int run = 0; run < 3; run++) {
+				struct ktest t;
+				kt_open(&t, socs[si], NULL, run == 2 ? SIM_MODE_TIMING : SIM_MODE_FULL,
+					kernels[ki]);
+				for (int i = 0; i < 3; i++)
+					kt_alloc(&t, 2u << 20);
+				kt_arg(&t, 1 << 20); /* vadd: elements */
+				unsigned blocks = ki == 4 ? (unsigned)t.cfg.core_count : 1;
+				ck_assert_msg(kt_run(&t, blocks) == 0, "%s", t.res.error);
+				cyc[run] = t.res.cycles;
+				kt_close(&t);
+			}
+			ck_assert_msg(cyc[0] == cyc[1] && cyc[1] == cyc[2],
+				      "%s on %s: full %llu, again %llu, timing %llu", kernels[ki],
+				      socs[si], (unsigned long long)cyc[0],
+				      (unsigned long long)cyc[1], (unsigned long long)cyc[2]);
+		}
+}
+END_TEST
+
+static void expect_failure(const char *kernel, const char *const *needles)
+{
+	struct ktest t;
+	kt_open(&t, "Ascend910", NULL, SIM_MODE_FULL, kernel);
+	ck_assert_int_eq(kt_run(&t, 1), -1);
+	for (; *needles; needles++)
+		ck_assert_msg(strstr(t.res.error, *needles), "'%s' lacks '%s'", t.res.error, *needles);
+	kt_close(&t);
+}
+
+START_TEST(deadlock_is_reported)
+{
+	static const char *const n[] = { "deadlock", "core 0, pipe V, pc 1",
+					 "wait_flag src=mte2, dst=v, ev=0", NULL };
+	expect_failure("deadlock.s", n);
+}
+END_TEST
+
+START_TEST(out_of_bounds_is_reported)
+{
+	static const char *const n[] = { "core 0, pipe V, pc 2", "vadd x2, x1, x1",
+					 "outside the 262144-byte buffer", NULL };
+	expect_failure("oob.s", n);
+}
+END_TEST
+
+/* Small programs assembled here: each breaks one hardware rule. */
+static void expect_rule(const char *src, const char *needle)
+{
+	struct soc_config cfg;
+	char err[1024];
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	struct sim_options opt = { SIM_MODE_FULL, 1000000, NULL }; /* a short watchdog */
+	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	struct isa_program p;
+	ck_assert_msg(isa_assemble(src, "rule.s", &p, err, sizeof err) == 0, "%s", err);
+	struct sim_kernel k;
+	ck_assert_int_eq(sim_kernel_load(&k, "rule", p.code, p.ninsns * ISA_INSN_BYTES, err,
+					 sizeof err), 0);
+	struct sim_result res;
+	ck_assert_int_eq(sim_run(dev, &k, 1, NULL, 0, &res), -1);
+	ck_assert_msg(strstr(res.error, needle), "'%s' lacks '%s'", res.error, needle);
+	ck_assert_msg(strstr(res.error, "core 0, pipe "), "'%s' names no core/pipe", res.error);
+	ck_assert_msg(strstr(res.error, "pc "), "'%s' names no pc", res.error);
+	sim_result_free(&res);
+	sim_kernel_free(&k);
+	isa_program_free(&p);
+	sim_device_free(dev);
+}
+
+START_TEST(hardware_rules_are_enforced)
+{
+	expect_rule("set_flag src=v, dst=mte3, ev=4\nend\n", "event id 4 out of range");
+	expect_rule("set_flag src=v, dst=mte3, ev=0\nset_flag src=v, dst=mte3, ev=0\n"
+		    "wait_flag src=v, dst=mte3, ev=0\nend\n",
+		    "flag already set");
+	expect_rule("set_flag src=v, dst=mte3, ev=1\nend\n", "still set");
+	expect_rule("li x1, 16\nvadd x1, x0, x0, dt=f16\nend\n", "not 32-byte aligned");
+	expect_rule("li x1, 256\nload2d.l0a x1, x0, rep=1\nend\n", "not 512-byte aligned");
+	expect_rule("li x1, 0x100000\nmov.gm.ub x0, x1, len=1\nend\n", "outside every allocation");
+	expect_rule("ldarg x1, 0\nend\n", "kernel argument 0");
+	expect_rule("divu x1, x1, x0\nend\n", "division by zero");
+	expect_rule("nop\n", "past the end");
+	expect_rule("loop: jmp loop\n", "watchdog");
+	expect_rule("vexp x0, x0, dt=s32\nend\n", "s32");
+	expect_rule("mmad x0, x0, x0, m=16, k=16, n=16, dt=f32\nend\n", "mmad supports");
+	expect_rule("load3d x0, x0, x0, x0, kh=1, kw=1, mcnt=16, k1cnt=1\nend\n", "set_fmatrix");
+}
+END_TEST
+
+START_TEST(kernel_load_rejects_bad_code)
+{
+	uint8_t code[2 * ISA_INSN_BYTES] = { ISA_OP_NOP };
+	code[ISA_INSN_BYTES] = 0xee; /* unknown opcode at pc 1 */
+	struct sim_kernel k;
+	char err[256];
+	ck_assert_int_eq(sim_kernel_load(&k, "bad", code, sizeof code, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "pc 1") && strstr(err, "0xee"), "%s", err);
+	ck_assert_int_eq(sim_kernel_load(&k, "bad", code, 7, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "whole number"), "%s", err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc = tcase_create("Kernels");
+	tcase_add_test(tc, gemm_double_buffered_near_bound);
+	tcase_add_test(tc, gemm_single_buffered_is_slower);
+	tcase_add_test(tc, vadd_reaches_configured_bandwidth);
+	tcase_add_test(tc, vadd_all_cores_share_hbm);
+	tcase_add_test(tc, conv_img2col_matches_reference);
+	tcase_add_test(tc, int8_cube_accumulates_exactly);
+	tcase_add_test(tc, timing_mode_and_determinism);
+	tcase_set_timeout(tc, 600);
+	suite_add_tcase(s, tc);
+	TCase *tl = tcase_create("Limits");
+	tcase_add_test(tl, deadlock_is_reported);
+	tcase_add_test(tl, out_of_bounds_is_reported);
+	tcase_add_test(tl, hardware_rules_are_enforced);
+	tcase_add_test(tl, kernel_load_rejects_bad_code);
+	tcase_set_timeout(tl, 120);
+	suite_add_tcase(s, tl);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
