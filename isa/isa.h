@@ -141,6 +141,9 @@ void isa_disasm(const struct isa_insn *in, char *buf, size_t len);
 /* Disassemble a whole program, one line per instruction with its pc. */
 int isa_disasm_program(FILE *f, const uint8_t *code, size_t bytes, int explain);
 
+/* Write the instruction set reference as Markdown (docs/isa.md). */
+int isa_doc_markdown(FILE *f);
+
 /* Assemble a text program.  Errors are written to err as
  * "file:line:column: message" and -1 is returned. */
 struct isa_program {

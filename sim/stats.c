@@ -47,7 +47,8 @@ static void json_one(FILE *f, const struct sim_core_stats *s)
 
 void sim_stats_json(FILE *f, const struct sim_result *res, unsigned ncores)
 {
-	fprintf(f, "{\"cycles\": %llu, \"pipes\": {", (unsigned long long)res->cycles);
+	fprintf(f, "{\"cycles\": %llu, \"insns_issued\": %llu, \"pipes\": {",
+		(unsigned long long)res->cycles, (unsigned long long)res->total.scalar_insns);
 	for (int p = 0; p < ISA_NPIPES; p++)
 		fprintf(f, "%s\"%s\": %llu", p ? ", " : "", isa_pipe_name((enum isa_pipe)p),
 			(unsigned long long)res->total.busy_cycles[p]);

@@ -14,10 +14,13 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--explain") == 0)
 			explain = 1;
+		else if (strcmp(argv[i], "--isa") == 0)
+			return isa_doc_markdown(stdout) ? 1 : 0;
 		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("usage: simdis [--explain] KERNEL.bin\n"
+			printf("usage: simdis [--explain] KERNEL.bin | simdis --isa\n"
 			       "Disassemble davinci-sim kernel code; --explain adds each "
-			       "instruction's synopsis.\n");
+			       "instruction's synopsis.\n"
+			       "--isa prints the instruction set reference (docs/isa.md).\n");
 			return 0;
 		} else if (!in && argv[i][0] != '-')
 			in = argv[i];
