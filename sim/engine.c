@@ -7,7 +7,8 @@
  *  - a pipe starts its head instruction once the pipe is free and the
  *    instruction was issued; the instruction's cost function gives how long
  *    the pipe stays busy (occ) and when the result is visible (lat);
- *  - set_flag executes once everything its pipe started has completed;
+ *  - set_flag raises its flag once everything its pipe started before it
+ *    has completed (the pipe itself goes on: later DMAs keep streaming);
  *    wait_flag blocks its pipe until the flag is set, then clears it;
  *    barrier blocks its pipe (or, for all, the scalar unit) until drained.
  * All cores share one event queue ordered by (time, sequence number), so
@@ -22,11 +23,13 @@
 enum s_state { S_RUN, S_WAIT_QUEUE, S_WAIT_FLAG, S_BARRIER, S_END, S_DONE };
 
 #define EV_SCALAR 0xff
+#define EV_FLAG 0xfe /* a set_flag's flag rises */
 
 struct event {
 	uint64_t t, seq;
 	uint32_t core;
-	uint8_t kind; /* EV_SCALAR or a pipe */
+	uint8_t kind;     /* EV_SCALAR, EV_FLAG or a pipe */
+	uint32_t flag, pc; /* EV_FLAG: which flag, and the set_flag's pc */
 };
 
 struct engine {
@@ -42,7 +45,8 @@ static int ev_less(const struct event *a, const struct event *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static int push(struct engine *g, uint64_t t, unsigned core, unsigned kind)
+static int push_ev(struct engine *g, uint64_t t, unsigned core, unsigned kind, uint32_t flag,
+		   uint32_t pc)
 {
 	if (g->n == g->cap) {
 		size_t cap = g->cap ? 2 * g->cap : 256;
@@ -52,7 +56,7 @@ static int push(struct engine *g, uint64_t t, unsigned core, unsigned kind)
 		g->heap = h;
 		g->cap = cap;
 	}
-	struct event e = { t, g->seq++, core, (uint8_t)kind };
+	struct event e = { t, g->seq++, core, (uint8_t)kind, flag, pc };
 	size_t i = g->n++;
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
@@ -63,6 +67,11 @@ static int push(struct engine *g, uint64_t t, unsigned core, unsigned kind)
 	}
 	g->heap[i] = e;
 	return 0;
+}
+
+static int push(struct engine *g, uint64_t t, unsigned core, unsigned kind)
+{
+	return push_ev(g, t, core, kind, 0, 0);
 }
 
 static struct event pop(struct engine *g)
@@ -99,6 +108,40 @@ static void schedule_pipe(struct engine *g, struct sim_core *c, unsigned p, uint
 	pp->scheduled = 1;
 	if (push(g, t, c->id, p))
 		g->failed = 1;
+}
+
+/* Flag fi of core c rises at time t (set_flag at pc): wake whoever waits. */
+static int raise_flag(struct engine *g, struct sim_core *c, unsigned fi, uint64_t t, uint32_t pc)
+{
+	struct sim_device *dev = c->dev;
+	unsigned ne = (unsigned)dev->cfg.core_event_ids;
+	unsigned src = fi / ne / ISA_NPIPES, dst = fi / ne % ISA_NPIPES;
+	if (c->flags[fi]) {
+		if (dev->err[0] == 0)
+			snprintf(dev->err, dev->errlen,
+				 "core %u, pipe %s, pc %u: set_flag src=%s, dst=%s, ev=%u: flag already "
+				 "set: a second set_flag before its wait_flag",
+				 c->id, isa_pipe_name((enum isa_pipe)src), pc, isa_enum_pipe[src],
+				 isa_enum_pipe[dst], fi % ne);
+		return -1;
+	}
+	c->flags[fi] = 1;
+	if (dst == ISA_PIPE_S) {
+		if (c->s_state == S_WAIT_FLAG && c->s_wait_flag == fi) {
+			c->s_state = S_RUN;
+			c->s_time = c->s_time > t ? c->s_time : t;
+			return push(g, c->s_time, c->id, EV_SCALAR);
+		}
+		return 0;
+	}
+	struct sim_pipe *w = &c->pipe[dst];
+	if (w->waiting && w->waiting_flag == fi) {
+		w->waiting = 0;
+		w->scheduled = 0;
+		c->st->wait_cycles[dst] += t - w->wait_since;
+		schedule_pipe(g, c, dst, t);
+	}
+	return 0;
 }
 
 static int pipes_drained(const struct sim_core *c, uint64_t *done)
@@ -247,17 +290,8 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				c->pc++;
 			} else if (in->op == ISA_OP_SET_FLAG) {
 				unsigned fi = flag_index(dev, in->src, in->dst, in->ev);
-				if (c->flags[fi])
-					return sim_fail(c, "flag already set: a second set_flag "
-							   "before its wait_flag");
-				c->flags[fi] = 1;
-				struct sim_pipe *w = &c->pipe[in->dst];
-				if (in->dst != ISA_PIPE_S && w->waiting && w->waiting_flag == fi) {
-					w->waiting = 0;
-					w->scheduled = 0;
-					c->st->wait_cycles[in->dst] += t - w->wait_since;
-					schedule_pipe(g, c, (unsigned)in->dst, t);
-				}
+				if (raise_flag(g, c, fi, t, (uint32_t)c->pc))
+					return -1;
 				c->pc++;
 			} else if (in->op == ISA_OP_WAIT_FLAG) {
 				unsigned fi = flag_index(dev, in->src, in->dst, in->ev);
@@ -345,8 +379,8 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 		c->cur_pipe = p;
 		if (in->op == ISA_OP_WAIT_FLAG || in->op == ISA_OP_SET_FLAG ||
 		    in->op == ISA_OP_BARRIER) {
-			/* set_flag and barrier wait for completion, not just issue */
-			if (in->op != ISA_OP_WAIT_FLAG && pp->done_at > start)
+			/* barrier waits for completion, not just issue */
+			if (in->op == ISA_OP_BARRIER && pp->done_at > start)
 				start = pp->done_at;
 			if (start > now) {
 				schedule_pipe(g, c, p, start);
@@ -362,25 +396,15 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 				}
 				c->flags[fi] = 0;
 			} else if (in->op == ISA_OP_SET_FLAG) {
+				/* The flag rises once everything this pipe started has
+				 * completed; the pipe itself goes on (a DMA engine keeps
+				 * later transfers streaming while earlier ones land). */
 				unsigned fi = flag_index(dev, in->src, in->dst, in->ev);
-				if (c->flags[fi])
-					return sim_fail(c, "flag already set: a second set_flag "
-							   "before its wait_flag");
-				c->flags[fi] = 1;
-				if (in->dst == ISA_PIPE_S) {
-					if (c->s_state == S_WAIT_FLAG && c->s_wait_flag == fi) {
-						c->s_state = S_RUN;
-						c->s_time = c->s_time > now ? c->s_time : now;
-						if (push(g, c->s_time, c->id, EV_SCALAR))
-							return -1;
-					}
-				} else {
-					struct sim_pipe *w = &c->pipe[in->dst];
-					if (w->waiting && w->waiting_flag == fi) {
-						w->waiting = 0;
-						c->st->wait_cycles[in->dst] += now - w->wait_since;
-						schedule_pipe(g, c, (unsigned)in->dst, now);
-					}
+				if (pp->done_at > now) {
+					if (push_ev(g, pp->done_at, c->id, EV_FLAG, fi, e->pc))
+						return -1;
+				} else if (raise_flag(g, c, fi, now, e->pc)) {
+					return -1;
 				}
 			}
 			pp->free_at = now;
@@ -466,6 +490,8 @@ int sim_engine_run(struct sim_device *dev, unsigned ncores)
 		struct sim_core *c = &dev->cores[ev.core];
 		if (ev.kind == EV_SCALAR)
 			rc = run_scalar(&g, c, ev.t);
+		else if (ev.kind == EV_FLAG)
+			rc = raise_flag(&g, c, ev.flag, ev.t, ev.pc);
 		else
 			rc = run_pipe(&g, c, ev.kind, ev.t);
 		if (g.failed && !rc) {

@@ -8,7 +8,7 @@
         set_flag src=m, dst=mte1, ev=0
         set_flag src=v, dst=m, ev=0
         set_flag src=mte3, dst=v, ev=0
-# ---- tile 0: rows 0.., columns 0.. (L0C buffer 0)
+# ---- tile 0: rows 0..127, columns 0..127 (L0C buffer 0)
         # MTE2: what chunk 0 needs that L1 lacks (load 0)
         wait_flag src=mte1, dst=mte2, ev=0
         addi x10, x1, 0
@@ -83,338 +83,1020 @@
         addi x10, x1, 32
         li x11, 8192
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 64
-        li x11, 16384
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 96
-        li x11, 24576
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         addi x10, x2, 8192
         li x11, 131584
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         addi x10, x2, 8224
         li x11, 139776
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         addi x10, x2, 8256
         li x11, 147968
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         addi x10, x2, 8288
         li x11, 156160
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         addi x10, x2, 8320
         li x11, 164352
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         addi x10, x2, 8352
         li x11, 172544
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         addi x10, x2, 8384
         li x11, 180736
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         addi x10, x2, 8416
         li x11, 188928
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 1 (k 16..63) into L0 buffer 0
+        # MTE1: chunk 1 (k 16..31) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
         li x12, 8192
         li x13, 0
-        load2d.l0a x13, x12, rep=3, sstride=16
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 8704
-        li x13, 1536
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 9216
-        li x13, 3072
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 9728
-        li x13, 4608
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 10240
-        li x13, 6144
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 10752
-        li x13, 7680
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 11264
-        li x13, 9216
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 11776
-        li x13, 10752
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
         li x12, 131584
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 132096
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 132608
-        li x13, 8192
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
         # M: chunk 1
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=48, n=128, init=0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
         # MTE2: what chunk 2 needs that L1 lacks (load 2)
         wait_flag src=mte1, dst=mte2, ev=0
-        addi x10, x1, 128
-        li x11, 32768
+        addi x10, x1, 64
+        li x11, 16384
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 160
-        li x11, 40960
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 192
-        li x11, 49152
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 224
-        li x11, 57344
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x2, 32768
-        li x11, 133120
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 32800
-        li x11, 141312
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 32832
-        li x11, 149504
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 32864
-        li x11, 157696
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 32896
-        li x11, 165888
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 32928
-        li x11, 174080
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 32960
-        li x11, 182272
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 32992
-        li x11, 190464
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
+        addi x10, x2, 16384
+        li x11, 132096
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 16416
+        li x11, 140288
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 16448
+        li x11, 148480
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 16480
+        li x11, 156672
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 16512
+        li x11, 164864
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 16544
+        li x11, 173056
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 16576
+        li x11, 181248
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 16608
+        li x11, 189440
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 2 (k 64..127) into L0 buffer 0
+        # MTE1: chunk 2 (k 32..47) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 32768
+        li x12, 16384
         li x13, 0
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 33280
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 16896
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 17408
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 17920
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 18432
         li x13, 2048
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 33792
-        li x13, 4096
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 34304
-        li x13, 6144
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 34816
-        li x13, 8192
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 35328
-        li x13, 10240
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 35840
-        li x13, 12288
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 36352
-        li x13, 14336
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 133120
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 18944
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 19456
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 19968
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 132096
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 133632
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 134144
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 134656
-        li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
         # M: chunk 2
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
         # MTE2: what chunk 3 needs that L1 lacks (load 3)
         wait_flag src=mte1, dst=mte2, ev=0
-        addi x10, x1, 256
-        li x11, 65536
+        addi x10, x1, 96
+        li x11, 24576
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 288
-        li x11, 73728
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 320
-        li x11, 81920
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 352
-        li x11, 90112
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x2, 65536
-        li x11, 135168
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65568
-        li x11, 143360
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65600
-        li x11, 151552
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65632
-        li x11, 159744
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65664
-        li x11, 167936
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65696
-        li x11, 176128
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65728
-        li x11, 184320
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65760
-        li x11, 192512
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
+        addi x10, x2, 24576
+        li x11, 132608
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 24608
+        li x11, 140800
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 24640
+        li x11, 148992
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 24672
+        li x11, 157184
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 24704
+        li x11, 165376
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 24736
+        li x11, 173568
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 24768
+        li x11, 181760
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 24800
+        li x11, 189952
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 3 (k 128..191) into L0 buffer 0
+        # MTE1: chunk 3 (k 48..63) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 65536
+        li x12, 24576
         li x13, 0
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 66048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 25088
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 25600
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 26112
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 26624
         li x13, 2048
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 66560
-        li x13, 4096
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 67072
-        li x13, 6144
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 67584
-        li x13, 8192
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 68096
-        li x13, 10240
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 68608
-        li x13, 12288
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 69120
-        li x13, 14336
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 135168
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 27136
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 27648
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 28160
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 132608
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 135680
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 136192
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 136704
-        li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
         # M: chunk 3
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
         # MTE2: what chunk 4 needs that L1 lacks (load 4)
         wait_flag src=mte1, dst=mte2, ev=0
-        addi x10, x1, 384
-        li x11, 98304
+        addi x10, x1, 128
+        li x11, 32768
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 416
-        li x11, 106496
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 448
-        li x11, 114688
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 480
-        li x11, 122880
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x2, 98304
-        li x11, 137216
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98336
-        li x11, 145408
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98368
-        li x11, 153600
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98400
-        li x11, 161792
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98432
-        li x11, 169984
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98464
-        li x11, 178176
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98496
-        li x11, 186368
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98528
-        li x11, 194560
-        mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
+        addi x10, x2, 32768
+        li x11, 133120
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 32800
+        li x11, 141312
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 32832
+        li x11, 149504
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 32864
+        li x11, 157696
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 32896
+        li x11, 165888
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 32928
+        li x11, 174080
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 32960
+        li x11, 182272
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 32992
+        li x11, 190464
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 4 (k 192..255) into L0 buffer 0
+        # MTE1: chunk 4 (k 64..79) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 98304
+        li x12, 32768
         li x13, 0
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 98816
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 33280
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 33792
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 34304
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 34816
         li x13, 2048
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 99328
-        li x13, 4096
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 99840
-        li x13, 6144
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 100352
-        li x13, 8192
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 100864
-        li x13, 10240
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 101376
-        li x13, 12288
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 101888
-        li x13, 14336
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 137216
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 35328
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 35840
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 36352
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 133120
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 137728
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 138240
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 138752
-        li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
         # M: chunk 4
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 5 needs that L1 lacks (load 5)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 160
+        li x11, 40960
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 40960
+        li x11, 133632
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 40992
+        li x11, 141824
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 41024
+        li x11, 150016
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 41056
+        li x11, 158208
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 41088
+        li x11, 166400
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 41120
+        li x11, 174592
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 41152
+        li x11, 182784
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 41184
+        li x11, 190976
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 5 (k 80..95) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 40960
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 41472
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 41984
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 42496
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 43008
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 43520
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 44032
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 44544
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 133632
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 5
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 6 needs that L1 lacks (load 6)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 192
+        li x11, 49152
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 49152
+        li x11, 134144
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 49184
+        li x11, 142336
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 49216
+        li x11, 150528
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 49248
+        li x11, 158720
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 49280
+        li x11, 166912
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 49312
+        li x11, 175104
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 49344
+        li x11, 183296
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 49376
+        li x11, 191488
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 6 (k 96..111) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 49152
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 49664
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 50176
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 50688
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 51200
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 51712
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 52224
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 52736
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 134144
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 6
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 7 needs that L1 lacks (load 7)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 224
+        li x11, 57344
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 57344
+        li x11, 134656
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 57376
+        li x11, 142848
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 57408
+        li x11, 151040
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 57440
+        li x11, 159232
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 57472
+        li x11, 167424
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 57504
+        li x11, 175616
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 57536
+        li x11, 183808
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 57568
+        li x11, 192000
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 7 (k 112..127) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 57344
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 57856
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 58368
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 58880
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 59392
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 59904
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 60416
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 60928
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 134656
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 7
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 8 needs that L1 lacks (load 8)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 256
+        li x11, 65536
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 65536
+        li x11, 135168
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 65568
+        li x11, 143360
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 65600
+        li x11, 151552
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 65632
+        li x11, 159744
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 65664
+        li x11, 167936
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 65696
+        li x11, 176128
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 65728
+        li x11, 184320
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 65760
+        li x11, 192512
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 8 (k 128..143) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 65536
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 66048
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 66560
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 67072
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 67584
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 68096
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 68608
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 69120
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 135168
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 8
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 9 needs that L1 lacks (load 9)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 288
+        li x11, 73728
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 73728
+        li x11, 135680
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 73760
+        li x11, 143872
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 73792
+        li x11, 152064
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 73824
+        li x11, 160256
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 73856
+        li x11, 168448
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 73888
+        li x11, 176640
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 73920
+        li x11, 184832
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 73952
+        li x11, 193024
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 9 (k 144..159) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 73728
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 74240
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 74752
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 75264
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 75776
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 76288
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 76800
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 77312
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 135680
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 9
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 10 needs that L1 lacks (load 10)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 320
+        li x11, 81920
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 81920
+        li x11, 136192
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 81952
+        li x11, 144384
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 81984
+        li x11, 152576
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 82016
+        li x11, 160768
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 82048
+        li x11, 168960
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 82080
+        li x11, 177152
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 82112
+        li x11, 185344
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 82144
+        li x11, 193536
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 10 (k 160..175) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 81920
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 82432
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 82944
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 83456
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 83968
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 84480
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 84992
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 85504
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 136192
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 10
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 11 needs that L1 lacks (load 11)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 352
+        li x11, 90112
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 90112
+        li x11, 136704
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 90144
+        li x11, 144896
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 90176
+        li x11, 153088
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 90208
+        li x11, 161280
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 90240
+        li x11, 169472
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 90272
+        li x11, 177664
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 90304
+        li x11, 185856
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 90336
+        li x11, 194048
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 11 (k 176..191) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 90112
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 90624
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 91136
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 91648
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 92160
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 92672
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 93184
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 93696
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 136704
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 11
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 12 needs that L1 lacks (load 12)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 384
+        li x11, 98304
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 98304
+        li x11, 137216
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 98336
+        li x11, 145408
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 98368
+        li x11, 153600
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 98400
+        li x11, 161792
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 98432
+        li x11, 169984
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 98464
+        li x11, 178176
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 98496
+        li x11, 186368
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 98528
+        li x11, 194560
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 12 (k 192..207) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 98304
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 98816
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 99328
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 99840
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 100352
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 100864
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 101376
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 101888
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 137216
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 12
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 13 needs that L1 lacks (load 13)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 416
+        li x11, 106496
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 106496
+        li x11, 137728
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 106528
+        li x11, 145920
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 106560
+        li x11, 154112
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 106592
+        li x11, 162304
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 106624
+        li x11, 170496
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 106656
+        li x11, 178688
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 106688
+        li x11, 186880
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 106720
+        li x11, 195072
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 13 (k 208..223) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 106496
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 107008
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 107520
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 108032
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 108544
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 109056
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 109568
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 110080
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 137728
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 13
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 14 needs that L1 lacks (load 14)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 448
+        li x11, 114688
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 114688
+        li x11, 138240
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 114720
+        li x11, 146432
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 114752
+        li x11, 154624
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 114784
+        li x11, 162816
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 114816
+        li x11, 171008
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 114848
+        li x11, 179200
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 114880
+        li x11, 187392
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 114912
+        li x11, 195584
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 14 (k 224..239) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 114688
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 115200
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 115712
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 116224
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 116736
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 117248
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 117760
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 118272
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 138240
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 14
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 15 needs that L1 lacks (load 15)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 480
+        li x11, 122880
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        addi x10, x2, 122880
+        li x11, 138752
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 122912
+        li x11, 146944
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 122944
+        li x11, 155136
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 122976
+        li x11, 163328
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123008
+        li x11, 171520
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123040
+        li x11, 179712
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123072
+        li x11, 187904
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123104
+        li x11, 196096
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 15 (k 240..255) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 122880
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 123392
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 123904
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 124416
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 124928
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 125440
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 125952
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 126464
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 138752
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 15
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
         set_flag src=m, dst=v, ev=0
         # V + MTE3: tile 0 out, one 16-column piece at a time
@@ -492,8 +1174,8 @@
         addi x18, x3, 224
         mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
-# ---- tile 1: rows 128.., columns 0.. (L0C buffer 0)
-        # MTE2: what chunk 0 needs that L1 lacks (load 5)
+# ---- tile 1: rows 128..255, columns 0..127 (L0C buffer 0)
+        # MTE2: what chunk 0 needs that L1 lacks (load 16)
         wait_flag src=mte1, dst=mte2, ev=0
         addi x10, x1, 65536
         li x11, 4096
@@ -538,7 +1220,7 @@
         li x15, 0
         mmad x14, x15, x15, m=128, k=16, n=128, init=1
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 1 needs that L1 lacks (load 6)
+        # MTE2: what chunk 1 needs that L1 lacks (load 17)
         wait_flag src=mte1, dst=mte2, ev=0
         addi x10, x1, 65568
         li x11, 12288
@@ -546,56 +1228,53 @@
         addi x10, x1, 65600
         li x11, 20480
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 65632
-        li x11, 28672
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 1 (k 16..63) into L0 buffer 0
+        # MTE1: chunk 1 (k 16..47) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
         li x12, 12288
         li x13, 0
-        load2d.l0a x13, x12, rep=3, sstride=16
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 12800
-        li x13, 1536
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 1024
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 13312
-        li x13, 3072
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 2048
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 13824
-        li x13, 4608
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 3072
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 14336
-        li x13, 6144
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 4096
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 14848
-        li x13, 7680
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 5120
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 15360
-        li x13, 9216
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 6144
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 15872
-        li x13, 10752
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 7168
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 131584
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
         li x12, 132096
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 132608
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
         # M: chunk 1
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=48, n=128, init=0
+        mmad x14, x15, x15, m=128, k=32, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 2 needs that L1 lacks (load 7)
+        # MTE2: what chunk 2 needs that L1 lacks (load 18)
         wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 65632
+        li x11, 28672
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         addi x10, x1, 65664
         li x11, 36864
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
@@ -605,48 +1284,45 @@
         addi x10, x1, 65728
         li x11, 53248
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 65760
-        li x11, 61440
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 2 (k 64..127) into L0 buffer 0
+        # MTE1: chunk 2 (k 48..111) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 36864
+        li x12, 28672
         li x13, 0
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 37376
+        li x12, 29184
         li x13, 2048
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 37888
+        li x12, 29696
         li x13, 4096
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 38400
+        li x12, 30208
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 38912
+        li x12, 30720
         li x13, 8192
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 39424
+        li x12, 31232
         li x13, 10240
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 39936
+        li x12, 31744
         li x13, 12288
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 40448
+        li x12, 32256
         li x13, 14336
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 133120
+        li x12, 132608
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 133632
+        li x12, 133120
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 134144
+        li x12, 133632
         li x13, 8192
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 134656
+        li x12, 134144
         li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
@@ -656,8 +1332,11 @@
         li x15, 0
         mmad x14, x15, x15, m=128, k=64, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 3 needs that L1 lacks (load 8)
+        # MTE2: what chunk 3 needs that L1 lacks (load 19)
         wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 65760
+        li x11, 61440
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         addi x10, x1, 65792
         li x11, 69632
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
@@ -667,48 +1346,45 @@
         addi x10, x1, 65856
         li x11, 86016
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 65888
-        li x11, 94208
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 3 (k 128..191) into L0 buffer 0
+        # MTE1: chunk 3 (k 112..175) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 69632
+        li x12, 61440
         li x13, 0
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 70144
+        li x12, 61952
         li x13, 2048
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 70656
+        li x12, 62464
         li x13, 4096
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 71168
+        li x12, 62976
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 71680
+        li x12, 63488
         li x13, 8192
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 72192
+        li x12, 64000
         li x13, 10240
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 72704
+        li x12, 64512
         li x13, 12288
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 73216
+        li x12, 65024
         li x13, 14336
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 135168
+        li x12, 134656
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 135680
+        li x12, 135168
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 136192
+        li x12, 135680
         li x13, 8192
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 136704
+        li x12, 136192
         li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
@@ -718,8 +1394,11 @@
         li x15, 0
         mmad x14, x15, x15, m=128, k=64, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 4 needs that L1 lacks (load 9)
+        # MTE2: what chunk 4 needs that L1 lacks (load 20)
         wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 65888
+        li x11, 94208
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         addi x10, x1, 65920
         li x11, 102400
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
@@ -729,48 +1408,45 @@
         addi x10, x1, 65984
         li x11, 118784
         mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
-        addi x10, x1, 66016
-        li x11, 126976
-        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 4 (k 192..255) into L0 buffer 0
+        # MTE1: chunk 4 (k 176..239) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 102400
+        li x12, 94208
         li x13, 0
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 102912
+        li x12, 94720
         li x13, 2048
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 103424
+        li x12, 95232
         li x13, 4096
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 103936
+        li x12, 95744
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 104448
+        li x12, 96256
         li x13, 8192
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 104960
+        li x12, 96768
         li x13, 10240
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 105472
+        li x12, 97280
         li x13, 12288
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 105984
+        li x12, 97792
         li x13, 14336
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 137216
+        li x12, 136704
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 137728
+        li x12, 137216
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 138240
+        li x12, 137728
         li x13, 8192
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 138752
+        li x12, 138240
         li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
@@ -779,6 +1455,50 @@
         li x14, 0
         li x15, 0
         mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 5 needs that L1 lacks (load 21)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x1, 66016
+        li x11, 126976
+        mov.gm.l1 x11, x10, nburst=128, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 5 (k 240..255) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 126976
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 127488
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 128000
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 128512
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 129024
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 129536
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 130048
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 130560
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 138752
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 5
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
         set_flag src=m, dst=v, ev=0
         # V + MTE3: tile 1 out, one 16-column piece at a time
@@ -856,8 +1576,8 @@
         addi x18, x3, 65760
         mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
-# ---- tile 2: rows 0.., columns 128.. (L0C buffer 0)
-        # MTE2: what chunk 0 needs that L1 lacks (load 10)
+# ---- tile 2: rows 0..127, columns 128..255 (L0C buffer 0)
+        # MTE2: what chunk 0 needs that L1 lacks (load 22)
         wait_flag src=mte1, dst=mte2, ev=0
         addi x10, x2, 256
         li x11, 196608
@@ -923,142 +1643,139 @@
         li x15, 0
         mmad x14, x15, x15, m=128, k=16, n=128, init=1
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 1 needs that L1 lacks (load 11)
+        # MTE2: what chunk 1 needs that L1 lacks (load 23)
         wait_flag src=mte1, dst=mte2, ev=0
         addi x10, x2, 8448
         li x11, 197120
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         addi x10, x2, 8480
         li x11, 205312
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         addi x10, x2, 8512
         li x11, 213504
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         addi x10, x2, 8544
         li x11, 221696
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         addi x10, x2, 8576
         li x11, 229888
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         addi x10, x2, 8608
         li x11, 238080
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         addi x10, x2, 8640
         li x11, 246272
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         addi x10, x2, 8672
         li x11, 254464
-        mov.gm.l1 x11, x10, nburst=48, len=1, sgap=15
+        mov.gm.l1 x11, x10, nburst=32, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 1 (k 16..63) into L0 buffer 0
+        # MTE1: chunk 1 (k 16..47) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
         li x12, 8192
         li x13, 0
-        load2d.l0a x13, x12, rep=3, sstride=16
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 8704
-        li x13, 1536
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 1024
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 9216
-        li x13, 3072
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 2048
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 9728
-        li x13, 4608
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 3072
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 10240
-        li x13, 6144
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 4096
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 10752
-        li x13, 7680
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 5120
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 11264
-        li x13, 9216
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 6144
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 11776
-        li x13, 10752
-        load2d.l0a x13, x12, rep=3, sstride=16
+        li x13, 7168
+        load2d.l0a x13, x12, rep=2, sstride=16
         li x12, 197120
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
         li x12, 197632
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 198144
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
         # M: chunk 1
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=48, n=128, init=0
+        mmad x14, x15, x15, m=128, k=32, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 2 needs that L1 lacks (load 12)
+        # MTE2: what chunk 2 needs that L1 lacks (load 24)
         wait_flag src=mte1, dst=mte2, ev=0
-        addi x10, x2, 33024
-        li x11, 198656
+        addi x10, x2, 24832
+        li x11, 198144
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 33056
-        li x11, 206848
+        addi x10, x2, 24864
+        li x11, 206336
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 33088
-        li x11, 215040
+        addi x10, x2, 24896
+        li x11, 214528
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 33120
-        li x11, 223232
+        addi x10, x2, 24928
+        li x11, 222720
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 33152
-        li x11, 231424
+        addi x10, x2, 24960
+        li x11, 230912
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 33184
-        li x11, 239616
+        addi x10, x2, 24992
+        li x11, 239104
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 33216
-        li x11, 247808
+        addi x10, x2, 25024
+        li x11, 247296
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 33248
-        li x11, 256000
+        addi x10, x2, 25056
+        li x11, 255488
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 2 (k 64..127) into L0 buffer 0
+        # MTE1: chunk 2 (k 48..111) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 32768
+        li x12, 24576
         li x13, 0
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 33280
+        li x12, 25088
         li x13, 2048
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 33792
+        li x12, 25600
         li x13, 4096
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 34304
+        li x12, 26112
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 34816
+        li x12, 26624
         li x13, 8192
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 35328
+        li x12, 27136
         li x13, 10240
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 35840
+        li x12, 27648
         li x13, 12288
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 36352
+        li x12, 28160
         li x13, 14336
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 198656
+        li x12, 198144
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 199168
+        li x12, 198656
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 199680
+        li x12, 199168
         li x13, 8192
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 200192
+        li x12, 199680
         li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
@@ -1068,71 +1785,71 @@
         li x15, 0
         mmad x14, x15, x15, m=128, k=64, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 3 needs that L1 lacks (load 13)
+        # MTE2: what chunk 3 needs that L1 lacks (load 25)
         wait_flag src=mte1, dst=mte2, ev=0
-        addi x10, x2, 65792
-        li x11, 200704
+        addi x10, x2, 57600
+        li x11, 200192
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65824
-        li x11, 208896
+        addi x10, x2, 57632
+        li x11, 208384
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65856
-        li x11, 217088
+        addi x10, x2, 57664
+        li x11, 216576
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65888
-        li x11, 225280
+        addi x10, x2, 57696
+        li x11, 224768
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65920
-        li x11, 233472
+        addi x10, x2, 57728
+        li x11, 232960
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65952
-        li x11, 241664
+        addi x10, x2, 57760
+        li x11, 241152
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 65984
-        li x11, 249856
+        addi x10, x2, 57792
+        li x11, 249344
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 66016
-        li x11, 258048
+        addi x10, x2, 57824
+        li x11, 257536
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 3 (k 128..191) into L0 buffer 0
+        # MTE1: chunk 3 (k 112..175) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 65536
+        li x12, 57344
         li x13, 0
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 66048
+        li x12, 57856
         li x13, 2048
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 66560
+        li x12, 58368
         li x13, 4096
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 67072
+        li x12, 58880
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 67584
+        li x12, 59392
         li x13, 8192
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 68096
+        li x12, 59904
         li x13, 10240
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 68608
+        li x12, 60416
         li x13, 12288
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 69120
+        li x12, 60928
         li x13, 14336
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 200704
+        li x12, 200192
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 201216
+        li x12, 200704
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 201728
+        li x12, 201216
         li x13, 8192
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 202240
+        li x12, 201728
         li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
@@ -1142,71 +1859,71 @@
         li x15, 0
         mmad x14, x15, x15, m=128, k=64, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE2: what chunk 4 needs that L1 lacks (load 14)
+        # MTE2: what chunk 4 needs that L1 lacks (load 26)
         wait_flag src=mte1, dst=mte2, ev=0
-        addi x10, x2, 98560
-        li x11, 202752
+        addi x10, x2, 90368
+        li x11, 202240
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98592
-        li x11, 210944
+        addi x10, x2, 90400
+        li x11, 210432
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98624
-        li x11, 219136
+        addi x10, x2, 90432
+        li x11, 218624
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98656
-        li x11, 227328
+        addi x10, x2, 90464
+        li x11, 226816
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98688
-        li x11, 235520
+        addi x10, x2, 90496
+        li x11, 235008
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98720
-        li x11, 243712
+        addi x10, x2, 90528
+        li x11, 243200
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98752
-        li x11, 251904
+        addi x10, x2, 90560
+        li x11, 251392
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
-        addi x10, x2, 98784
-        li x11, 260096
+        addi x10, x2, 90592
+        li x11, 259584
         mov.gm.l1 x11, x10, nburst=64, len=1, sgap=15
         set_flag src=mte2, dst=mte1, ev=0
         wait_flag src=mte2, dst=mte1, ev=0
         set_flag src=mte1, dst=mte2, ev=0
-        # MTE1: chunk 4 (k 192..255) into L0 buffer 0
+        # MTE1: chunk 4 (k 176..239) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
-        li x12, 98304
+        li x12, 90112
         li x13, 0
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 98816
+        li x12, 90624
         li x13, 2048
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 99328
+        li x12, 91136
         li x13, 4096
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 99840
+        li x12, 91648
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 100352
+        li x12, 92160
         li x13, 8192
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 100864
+        li x12, 92672
         li x13, 10240
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 101376
+        li x12, 93184
         li x13, 12288
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 101888
+        li x12, 93696
         li x13, 14336
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 202752
+        li x12, 202240
         li x13, 0
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 203264
+        li x12, 202752
         li x13, 4096
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 203776
+        li x12, 203264
         li x13, 8192
         load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 204288
+        li x12, 203776
         li x13, 12288
         load2d.l0b x13, x12, rep=8, sstride=16
         set_flag src=mte1, dst=m, ev=0
@@ -1215,6 +1932,71 @@
         li x14, 0
         li x15, 0
         mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE2: what chunk 5 needs that L1 lacks (load 27)
+        wait_flag src=mte1, dst=mte2, ev=0
+        addi x10, x2, 123136
+        li x11, 204288
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123168
+        li x11, 212480
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123200
+        li x11, 220672
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123232
+        li x11, 228864
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123264
+        li x11, 237056
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123296
+        li x11, 245248
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123328
+        li x11, 253440
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        addi x10, x2, 123360
+        li x11, 261632
+        mov.gm.l1 x11, x10, nburst=16, len=1, sgap=15
+        set_flag src=mte2, dst=mte1, ev=0
+        wait_flag src=mte2, dst=mte1, ev=0
+        set_flag src=mte1, dst=mte2, ev=0
+        # MTE1: chunk 5 (k 240..255) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 122880
+        li x13, 0
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 123392
+        li x13, 512
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 123904
+        li x13, 1024
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 124416
+        li x13, 1536
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 124928
+        li x13, 2048
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 125440
+        li x13, 2560
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 125952
+        li x13, 3072
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 126464
+        li x13, 3584
+        load2d.l0a x13, x12, rep=1, sstride=16
+        li x12, 204288
+        li x13, 0
+        load2d.l0b x13, x12, rep=8, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 5
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=128, k=16, n=128, init=0
         set_flag src=m, dst=mte1, ev=0
         set_flag src=m, dst=v, ev=0
         # V + MTE3: tile 2 out, one 16-column piece at a time
@@ -1292,87 +2074,42 @@
         addi x18, x3, 480
         mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
-# ---- tile 3: rows 128.., columns 128.. (L0C buffer 0)
-        # MTE1: chunk 0 (k 0..15) into L0 buffer 0
+# ---- tile 3: rows 128..191, columns 128..191 (L0C buffer 0)
+        # MTE1: chunk 0 (k 0..63) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
         li x12, 4096
         li x13, 0
-        load2d.l0a x13, x12, rep=1, sstride=16
+        load2d.l0a x13, x12, rep=4, sstride=16
         li x12, 4608
-        li x13, 512
-        load2d.l0a x13, x12, rep=1, sstride=16
-        li x12, 5120
-        li x13, 1024
-        load2d.l0a x13, x12, rep=1, sstride=16
-        li x12, 5632
-        li x13, 1536
-        load2d.l0a x13, x12, rep=1, sstride=16
-        li x12, 6144
         li x13, 2048
-        load2d.l0a x13, x12, rep=1, sstride=16
-        li x12, 6656
-        li x13, 2560
-        load2d.l0a x13, x12, rep=1, sstride=16
-        li x12, 7168
-        li x13, 3072
-        load2d.l0a x13, x12, rep=1, sstride=16
-        li x12, 7680
-        li x13, 3584
-        load2d.l0a x13, x12, rep=1, sstride=16
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 5120
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 5632
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
         li x12, 196608
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 197120
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 197632
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 198144
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
         set_flag src=mte1, dst=m, ev=0
         # M: chunk 0
         wait_flag src=mte1, dst=m, ev=0
         wait_flag src=v, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=16, n=128, init=1
+        mmad x14, x15, x15, m=64, k=64, n=64, init=1
         set_flag src=m, dst=mte1, ev=0
-        # MTE1: chunk 1 (k 16..63) into L0 buffer 0
-        wait_flag src=m, dst=mte1, ev=0
-        li x12, 12288
-        li x13, 0
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 12800
-        li x13, 1536
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 13312
-        li x13, 3072
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 13824
-        li x13, 4608
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 14336
-        li x13, 6144
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 14848
-        li x13, 7680
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 15360
-        li x13, 9216
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 15872
-        li x13, 10752
-        load2d.l0a x13, x12, rep=3, sstride=16
-        li x12, 197120
-        li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 197632
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
-        li x12, 198144
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
-        set_flag src=mte1, dst=m, ev=0
-        # M: chunk 1
-        wait_flag src=mte1, dst=m, ev=0
-        li x14, 0
-        li x15, 0
-        mmad x14, x15, x15, m=128, k=48, n=128, init=0
-        set_flag src=m, dst=mte1, ev=0
-        # MTE1: chunk 2 (k 64..127) into L0 buffer 0
+        # MTE1: chunk 1 (k 64..127) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
         li x12, 36864
         li x13, 0
@@ -1386,38 +2123,26 @@
         li x12, 38400
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 38912
-        li x13, 8192
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 39424
-        li x13, 10240
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 39936
-        li x13, 12288
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 40448
-        li x13, 14336
-        load2d.l0a x13, x12, rep=4, sstride=16
         li x12, 198656
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 199168
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 199680
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 200192
-        li x13, 12288
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
         set_flag src=mte1, dst=m, ev=0
-        # M: chunk 2
+        # M: chunk 1
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE1: chunk 3 (k 128..191) into L0 buffer 0
+        # MTE1: chunk 2 (k 128..191) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
         li x12, 69632
         li x13, 0
@@ -1431,38 +2156,26 @@
         li x12, 71168
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 71680
-        li x13, 8192
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 72192
-        li x13, 10240
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 72704
-        li x13, 12288
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 73216
-        li x13, 14336
-        load2d.l0a x13, x12, rep=4, sstride=16
         li x12, 200704
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 201216
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 201728
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 202240
-        li x13, 12288
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
         set_flag src=mte1, dst=m, ev=0
-        # M: chunk 3
+        # M: chunk 2
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
         set_flag src=m, dst=mte1, ev=0
-        # MTE1: chunk 4 (k 192..255) into L0 buffer 0
+        # MTE1: chunk 3 (k 192..255) into L0 buffer 0
         wait_flag src=m, dst=mte1, ev=0
         li x12, 102400
         li x13, 0
@@ -1476,36 +2189,24 @@
         li x12, 103936
         li x13, 6144
         load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 104448
-        li x13, 8192
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 104960
-        li x13, 10240
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 105472
-        li x13, 12288
-        load2d.l0a x13, x12, rep=4, sstride=16
-        li x12, 105984
-        li x13, 14336
-        load2d.l0a x13, x12, rep=4, sstride=16
         li x12, 202752
         li x13, 0
-        load2d.l0b x13, x12, rep=8, sstride=16
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 203264
-        li x13, 4096
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 203776
-        li x13, 8192
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
         li x12, 204288
-        li x13, 12288
-        load2d.l0b x13, x12, rep=8, sstride=16
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
         set_flag src=mte1, dst=m, ev=0
-        # M: chunk 4
+        # M: chunk 3
         wait_flag src=mte1, dst=m, ev=0
         li x14, 0
         li x15, 0
-        mmad x14, x15, x15, m=128, k=64, n=128, init=0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
         set_flag src=m, dst=mte1, ev=0
         set_flag src=m, dst=v, ev=0
         # V + MTE3: tile 3 out, one 16-column piece at a time
@@ -1513,75 +2214,561 @@
         wait_flag src=mte3, dst=v, ev=0
         li x16, 0
         li x17, 0
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
         set_flag src=v, dst=mte3, ev=0
         wait_flag src=v, dst=mte3, ev=0
         addi x18, x3, 65792
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 4096
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 65824
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
         wait_flag src=mte3, dst=v, ev=0
         li x16, 0
         li x17, 8192
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
-        set_flag src=v, dst=mte3, ev=0
-        wait_flag src=v, dst=mte3, ev=0
-        addi x18, x3, 65824
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
-        set_flag src=mte3, dst=v, ev=0
-        wait_flag src=mte3, dst=v, ev=0
-        li x16, 0
-        li x17, 16384
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
         set_flag src=v, dst=mte3, ev=0
         wait_flag src=v, dst=mte3, ev=0
         addi x18, x3, 65856
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
         wait_flag src=mte3, dst=v, ev=0
         li x16, 0
-        li x17, 24576
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
+        li x17, 12288
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=m, ev=0
         set_flag src=v, dst=mte3, ev=0
         wait_flag src=v, dst=mte3, ev=0
         addi x18, x3, 65888
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
+# ---- tile 4: rows 128..191, columns 192..255 (L0C buffer 0)
+        # MTE1: chunk 0 (k 0..63) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 4096
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 4608
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 5120
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 5632
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 229376
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 229888
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 230400
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 230912
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 0
+        wait_flag src=mte1, dst=m, ev=0
+        wait_flag src=v, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=1
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 1 (k 64..127) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 36864
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 37376
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 37888
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 38400
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 231424
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 231936
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 232448
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 232960
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 1
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 2 (k 128..191) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 69632
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 70144
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 70656
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 71168
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 233472
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 233984
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 234496
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 235008
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 2
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 3 (k 192..255) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 102400
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 102912
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 103424
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 103936
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 235520
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 236032
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 236544
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 237056
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 3
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        set_flag src=m, dst=v, ev=0
+        # V + MTE3: tile 4 out, one 16-column piece at a time
+        wait_flag src=m, dst=v, ev=0
         wait_flag src=mte3, dst=v, ev=0
         li x16, 0
-        li x17, 32768
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
+        li x17, 0
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
         set_flag src=v, dst=mte3, ev=0
         wait_flag src=v, dst=mte3, ev=0
         addi x18, x3, 65920
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
         wait_flag src=mte3, dst=v, ev=0
         li x16, 0
-        li x17, 40960
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
+        li x17, 4096
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
         set_flag src=v, dst=mte3, ev=0
         wait_flag src=v, dst=mte3, ev=0
         addi x18, x3, 65952
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
         wait_flag src=mte3, dst=v, ev=0
         li x16, 0
-        li x17, 49152
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
+        li x17, 8192
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
         set_flag src=v, dst=mte3, ev=0
         wait_flag src=v, dst=mte3, ev=0
         addi x18, x3, 65984
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
         wait_flag src=mte3, dst=v, ev=0
         li x16, 0
-        li x17, 57344
-        mov.l0c.ub x16, x17, x0, nfrac=8, cvt=f16
+        li x17, 12288
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
         set_flag src=v, dst=m, ev=0
         set_flag src=v, dst=mte3, ev=0
         wait_flag src=v, dst=mte3, ev=0
         addi x18, x3, 66016
-        mov.ub.gm x18, x16, nburst=128, len=1, dgap=15
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+# ---- tile 5: rows 192..255, columns 128..191 (L0C buffer 0)
+        # MTE1: chunk 0 (k 0..63) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 6144
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 6656
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 7168
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 7680
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 196608
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 197120
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 197632
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 198144
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 0
+        wait_flag src=mte1, dst=m, ev=0
+        wait_flag src=v, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=1
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 1 (k 64..127) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 38912
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 39424
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 39936
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 40448
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 198656
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 199168
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 199680
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 200192
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 1
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 2 (k 128..191) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 71680
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 72192
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 72704
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 73216
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 200704
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 201216
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 201728
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 202240
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 2
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 3 (k 192..255) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 104448
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 104960
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 105472
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 105984
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 202752
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 203264
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 203776
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 204288
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 3
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        set_flag src=m, dst=v, ev=0
+        # V + MTE3: tile 5 out, one 16-column piece at a time
+        wait_flag src=m, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 0
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98560
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 4096
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98592
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 8192
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98624
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 12288
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=m, ev=0
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98656
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+# ---- tile 6: rows 192..255, columns 192..255 (L0C buffer 0)
+        # MTE1: chunk 0 (k 0..63) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 6144
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 6656
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 7168
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 7680
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 229376
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 229888
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 230400
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 230912
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 0
+        wait_flag src=mte1, dst=m, ev=0
+        wait_flag src=v, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=1
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 1 (k 64..127) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 38912
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 39424
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 39936
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 40448
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 231424
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 231936
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 232448
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 232960
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 1
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 2 (k 128..191) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 71680
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 72192
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 72704
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 73216
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 233472
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 233984
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 234496
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 235008
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 2
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        # MTE1: chunk 3 (k 192..255) into L0 buffer 0
+        wait_flag src=m, dst=mte1, ev=0
+        li x12, 104448
+        li x13, 0
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 104960
+        li x13, 2048
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 105472
+        li x13, 4096
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 105984
+        li x13, 6144
+        load2d.l0a x13, x12, rep=4, sstride=16
+        li x12, 235520
+        li x13, 0
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 236032
+        li x13, 2048
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 236544
+        li x13, 4096
+        load2d.l0b x13, x12, rep=4, sstride=16
+        li x12, 237056
+        li x13, 6144
+        load2d.l0b x13, x12, rep=4, sstride=16
+        set_flag src=mte1, dst=m, ev=0
+        # M: chunk 3
+        wait_flag src=mte1, dst=m, ev=0
+        li x14, 0
+        li x15, 0
+        mmad x14, x15, x15, m=64, k=64, n=64, init=0
+        set_flag src=m, dst=mte1, ev=0
+        set_flag src=m, dst=v, ev=0
+        # V + MTE3: tile 6 out, one 16-column piece at a time
+        wait_flag src=m, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 0
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98688
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 4096
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98720
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 8192
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98752
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
+        set_flag src=mte3, dst=v, ev=0
+        wait_flag src=mte3, dst=v, ev=0
+        li x16, 0
+        li x17, 12288
+        mov.l0c.ub x16, x17, x0, nfrac=4, cvt=f16
+        set_flag src=v, dst=m, ev=0
+        set_flag src=v, dst=mte3, ev=0
+        wait_flag src=v, dst=mte3, ev=0
+        addi x18, x3, 98784
+        mov.ub.gm x18, x16, nburst=64, len=1, dgap=15
         set_flag src=mte3, dst=v, ev=0
         # take back every buffer-free flag
         wait_flag src=mte1, dst=mte2, ev=0

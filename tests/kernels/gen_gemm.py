@@ -12,18 +12,39 @@ Data path: GM -MTE2-> L1 (A as [k1][m][16], B as [n1][k][16], loaded once,
 in the order the tiles need them) -MTE1 load2d-> L0A [m1][k1] / L0B [k1][n1]
 fractals -cube mmad-> L0C (fp32, [n1][m1] fractals) -V mov.l0c.ub cast f16->
 UB -MTE3-> GM, one 16-column piece at a time so the last tile drains fast.
-C is cut into 128x128 tiles, K into chunks (a 16-deep one first so the
-cube starts early, then 48 and 64).  Double-buffered: L0A/L0B
-alternate per chunk, L0C per tile, four UB pieces rotate; single-buffered:
+C is cut into 128x128 tiles (the last block into 64x64 ones), K into
+chunks (see chunks_for and tiles).  Double-buffered: L0A/L0B
+alternate per chunk, four L0C buffers rotate per tile, four UB pieces
+rotate; single-buffered:
 one of each, so every stage waits for the next.
 """
 import sys
 
 M = K = N = 256
-TM = TN = 128
-# K chunks: a short first one so the cube starts early, then 64 deep.
-CHUNKS = [(0, 16), (16, 48), (64, 64), (128, 64), (192, 64)]
 L1_A, L1_B = 0, 131072
+
+
+def chunks_for(first, loads):
+    """K chunks of a tile.  The first tile's data arrives from GM at the rate
+    the cube consumes it, so the cube can only trail the loads by one chunk:
+    short (16-deep) chunks keep that lag short.  A tile that loads only one
+    operand can let its chunks grow; the rest use 64-deep chunks."""
+    if first:
+        return [(k, 16) for k in range(0, K, 16)]
+    if loads:  # half the data is new: chunks may grow 2x while the cube works
+        return [(0, 16), (16, 32), (48, 64), (112, 64), (176, 64), (240, 16)]
+    return [(0, 64), (64, 64), (128, 64), (192, 64)]
+
+
+def tiles():
+    """128x128 tiles, but the last 128x128 block as four 64x64 tiles: after
+    the cube's last step only one small tile is left to drain through V and
+    MTE3."""
+    t = [(0, 128, 0, 128), (128, 128, 0, 128), (0, 128, 128, 128)]
+    for r in (128, 192):
+        for c in (128, 192):
+            t.append((r, 64, c, 64))
+    return t
 
 
 def gen(nbuf):
@@ -37,39 +58,47 @@ def gen(nbuf):
     emit("        ldarg x2, 1")
     emit("        ldarg x3, 2")
     npieces = 4 if nbuf == 2 else 1
-    # Every "buffer free" flag starts set; the end of the kernel takes them back.
+    nloads = 4 if nbuf == 2 else 1   # loads MTE2 may run ahead of MTE1
+    ncbuf = 4 if nbuf == 2 else 1    # L0C tiles: 4 x 64 KiB, so a big tile can
+    #                                  drain while small ones compute
     emit("        # every buffer starts free")
-    for p in range(nbuf):
+    for p in range(nloads):
         emit(f"        set_flag src=mte1, dst=mte2, ev={p}")
+    for p in range(nbuf):
         emit(f"        set_flag src=m, dst=mte1, ev={p}")
+    for p in range(ncbuf):
         emit(f"        set_flag src=v, dst=m, ev={p}")
     for q in range(npieces):
         emit(f"        set_flag src=mte3, dst=v, ev={q}")
     loads = 0
     step = 0
-    tiles = [(nt, mt) for nt in range(N // TN) for mt in range(M // TM)]
-    for t, (nt, mt) in enumerate(tiles):
-        c = t % nbuf
-        emit(f"# ---- tile {t}: rows {mt * TM}.., columns {nt * TN}.. (L0C buffer {c})")
-        for kc, (k0, kd) in enumerate(CHUNKS):
+    have_rows, have_cols = set(), set()
+    pending = []  # output pieces of the previous tile, not yet issued
+    for t, (r0, tm, c0, tn) in enumerate(tiles()):
+        c = t % ncbuf
+        m1s = range(r0 // 16, (r0 + tm) // 16)
+        n1s = range(c0 // 16, (c0 + tn) // 16)
+        need_a = [m1 for m1 in m1s if m1 not in have_rows]
+        need_b = [n1 for n1 in n1s if n1 not in have_cols]
+        emit(f"# ---- tile {t}: rows {r0}..{r0 + tm - 1}, columns {c0}..{c0 + tn - 1}"
+             f" (L0C buffer {c})")
+        for kc, (k0, kd) in enumerate(chunks_for(t == 0, bool(need_a or need_b))):
             b = step % nbuf
             k1s = range(k0 // 16, (k0 + kd) // 16)
-            need_a, need_b = nt == 0, mt == 0
             if need_a or need_b:
-                p = loads % nbuf
+                p = loads % nloads
                 emit(f"        # MTE2: what chunk {kc} needs that L1 lacks (load {loads})")
                 emit(f"        wait_flag src=mte1, dst=mte2, ev={p}")
                 if need_a:
+                    rows = len(need_a) * 16
                     for k1 in k1s:
-                        emit(f"        addi x10, x1, {(mt * TM * K + k1 * 16) * 2}")
-                        emit(f"        li x11, {L1_A + k1 * M * 32 + mt * TM * 32}")
-                        emit(f"        mov.gm.l1 x11, x10, nburst={TM}, len=1, sgap={K // 16 - 1}")
-                if need_b:
-                    for j in range(TN // 16):
-                        n1 = nt * (TN // 16) + j
-                        emit(f"        addi x10, x2, {(k0 * N + n1 * 16) * 2}")
-                        emit(f"        li x11, {L1_B + n1 * K * 32 + k0 * 32}")
-                        emit(f"        mov.gm.l1 x11, x10, nburst={kd}, len=1, sgap={N // 16 - 1}")
+                        emit(f"        addi x10, x1, {(need_a[0] * 16 * K + k1 * 16) * 2}")
+                        emit(f"        li x11, {L1_A + k1 * M * 32 + need_a[0] * 16 * 32}")
+                        emit(f"        mov.gm.l1 x11, x10, nburst={rows}, len=1, sgap={K // 16 - 1}")
+                for n1 in need_b:
+                    emit(f"        addi x10, x2, {(k0 * N + n1 * 16) * 2}")
+                    emit(f"        li x11, {L1_B + n1 * K * 32 + k0 * 32}")
+                    emit(f"        mov.gm.l1 x11, x10, nburst={kd}, len=1, sgap={N // 16 - 1}")
                 emit(f"        set_flag src=mte2, dst=mte1, ev={p}")
                 emit(f"        wait_flag src=mte2, dst=mte1, ev={p}")
                 emit(f"        set_flag src=mte1, dst=mte2, ev={p}")
@@ -77,14 +106,14 @@ def gen(nbuf):
             nk1 = kd // 16
             emit(f"        # MTE1: chunk {kc} (k {k0}..{k0 + kd - 1}) into L0 buffer {b}")
             emit(f"        wait_flag src=m, dst=mte1, ev={b}")
-            for i in range(TM // 16):
-                emit(f"        li x12, {L1_A + k1s[0] * M * 32 + (mt * (TM // 16) + i) * 512}")
+            for i, m1 in enumerate(m1s):
+                emit(f"        li x12, {L1_A + k1s[0] * M * 32 + m1 * 512}")
                 emit(f"        li x13, {b * 32768 + i * nk1 * 512}")
                 emit(f"        load2d.l0a x13, x12, rep={nk1}, sstride={M * 32 // 512}")
             for j in range(nk1):
-                emit(f"        li x12, {L1_B + nt * (TN // 16) * K * 32 + (k1s[0] + j) * 512}")
-                emit(f"        li x13, {b * 32768 + j * (TN // 16) * 512}")
-                emit(f"        load2d.l0b x13, x12, rep={TN // 16}, sstride={K * 32 // 512}")
+                emit(f"        li x12, {L1_B + n1s[0] * K * 32 + (k1s[0] + j) * 512}")
+                emit(f"        li x13, {b * 32768 + j * len(n1s) * 512}")
+                emit(f"        load2d.l0b x13, x12, rep={len(n1s)}, sstride={K * 32 // 512}")
             emit(f"        set_flag src=mte1, dst=m, ev={b}")
             emit(f"        # M: chunk {kc}")
             emit(f"        wait_flag src=mte1, dst=m, ev={b}")
@@ -92,29 +121,52 @@ def gen(nbuf):
                 emit(f"        wait_flag src=v, dst=m, ev={c}")
             emit(f"        li x14, {c * 65536}")
             emit(f"        li x15, {b * 32768}")
-            emit(f"        mmad x14, x15, x15, m={TM}, k={kd}, n={TN}, init={1 if kc == 0 else 0}")
+            emit(f"        mmad x14, x15, x15, m={tm}, k={kd}, n={tn}, init={1 if kc == 0 else 0}")
             emit(f"        set_flag src=m, dst=mte1, ev={b}")
             step += 1
+            for _ in range(2):
+                if pending:
+                    out.extend(pending.pop(0))
+        have_rows.update(m1s)
+        have_cols.update(n1s)
         emit(f"        set_flag src=m, dst=v, ev={c}")
-        emit(f"        # V + MTE3: tile {t} out, one 16-column piece at a time")
-        emit(f"        wait_flag src=m, dst=v, ev={c}")
-        for q4 in range(TN // 16):
+        # Tile t leaves through V and MTE3 while tile t+1 computes.  The
+        # scalar unit issues in program order and the V queue is finite, so
+        # the pieces are issued between the next tile's chunks rather than
+        # all at once (which would stall issue until V caught up).
+        for piece in pending:
+            out.extend(piece)
+        pending = []
+        for q4 in range(len(n1s)):
             q = q4 % npieces
-            emit(f"        wait_flag src=mte3, dst=v, ev={q}")
-            emit(f"        li x16, {q * TM * 32}")
-            emit(f"        li x17, {c * 65536 + q4 * (TM // 16) * 1024}")
-            emit(f"        mov.l0c.ub x16, x17, x0, nfrac={TM // 16}, cvt=f16")
-            if q4 == TN // 16 - 1:
-                emit(f"        set_flag src=v, dst=m, ev={c}")
-            emit(f"        set_flag src=v, dst=mte3, ev={q}")
-            emit(f"        wait_flag src=v, dst=mte3, ev={q}")
-            emit(f"        addi x18, x3, {(mt * TM * N + (nt * (TN // 16) + q4) * 16) * 2}")
-            emit(f"        mov.ub.gm x18, x16, nburst={TM}, len=1, dgap={N // 16 - 1}")
-            emit(f"        set_flag src=mte3, dst=v, ev={q}")
+            piece = []
+            if q4 == 0:
+                piece.append(f"        # V + MTE3: tile {t} out, one 16-column piece at a time")
+                piece.append(f"        wait_flag src=m, dst=v, ev={c}")
+            piece.append(f"        wait_flag src=mte3, dst=v, ev={q}")
+            piece.append(f"        li x16, {q * 128 * 32}")
+            piece.append(f"        li x17, {c * 65536 + q4 * (tm // 16) * 1024}")
+            piece.append(f"        mov.l0c.ub x16, x17, x0, nfrac={tm // 16}, cvt=f16")
+            if q4 == len(n1s) - 1:
+                piece.append(f"        set_flag src=v, dst=m, ev={c}")
+            piece.append(f"        set_flag src=v, dst=mte3, ev={q}")
+            piece.append(f"        wait_flag src=v, dst=mte3, ev={q}")
+            piece.append(f"        addi x18, x3, {(r0 * N + c0 + q4 * 16) * 2}")
+            piece.append(f"        mov.ub.gm x18, x16, nburst={tm}, len=1, dgap={N // 16 - 1}")
+            piece.append(f"        set_flag src=mte3, dst=v, ev={q}")
+            pending.append(piece)
+        if nbuf == 1:  # the next tile needs this L0C buffer: drain it now
+            for piece in pending:
+                out.extend(piece)
+            pending = []
+    for piece in pending:
+        out.extend(piece)
     emit("        # take back every buffer-free flag")
-    for p in range(nbuf):
+    for p in range(nloads):
         emit(f"        wait_flag src=mte1, dst=mte2, ev={p}")
+    for p in range(nbuf):
         emit(f"        wait_flag src=m, dst=mte1, ev={p}")
+    for p in range(ncbuf):
         emit(f"        wait_flag src=v, dst=m, ev={p}")
     for q in range(npieces):
         emit(f"        wait_flag src=mte3, dst=v, ev={q}")
