@@ -1,0 +1,68 @@
+#!/bin/sh
+# The command-line tools: assemble -> disassemble -> assemble is byte-identical
+# for every kernel; simrun's JSON has the promised fields; bad input gives a
+# clear message and a non-zero exit.
+set -u
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+k="$srcdir/tests/kernels"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for s in "$k"/*.s; do
+	n=$(basename "$s" .s)
+	if ./simas "$s" -o "$tmp/$n.bin" && ./simdis "$tmp/$n.bin" > "$tmp/$n.dis.s" &&
+		./simas "$tmp/$n.dis.s" -o "$tmp/$n.again.bin" && cmp -s "$tmp/$n.bin" "$tmp/$n.again.bin"; then
+		ok
+	else
+		bad "$n: simas/simdis round trip"
+	fi
+done
+
+# a raw binary runs like its source, with the same cycles
+a=$(./simrun --soc Ascend910 --kernel "$k/conv.s" --alloc 4096:rand --alloc 8192:rand --alloc 4096 --json)
+b=$(./simrun --soc Ascend910 --kernel "$tmp/conv.bin" --alloc 4096:rand --alloc 8192:rand --alloc 4096 --json)
+[ "$a" = "$b" ] && ok || bad "conv.bin and conv.s differ"
+case "$a" in *'"cycles": '[0-9]*'"pipes": {"S": '*'"MTE2": '*'"V": '*) ok ;; *) bad "json: $a" ;; esac
+t=$(./simrun --soc Ascend910 --kernel "$k/conv.s" --alloc 4096:rand --alloc 8192:rand --alloc 4096 --json --mode=timing)
+[ "$a" = "$t" ] && ok || bad "timing mode JSON differs from full mode"
+
+# what-if: more HBM bandwidth makes the bandwidth-bound vector add faster
+n=1048576
+slow=$(./simrun --soc Ascend310 --kernel "$k/vadd.s" --alloc $((2 * n)) --alloc $((2 * n)) --alloc $((2 * n)) --arg $n --block-dim 2 --json | sed 's/{"cycles": \([0-9]*\).*/\1/')
+fast=$(./simrun --soc Ascend310 --set hbm.bandwidth_gbps=102.4 --kernel "$k/vadd.s" --alloc $((2 * n)) --alloc $((2 * n)) --alloc $((2 * n)) --arg $n --block-dim 2 --json | sed 's/{"cycles": \([0-9]*\).*/\1/')
+[ "$fast" -lt "$slow" ] && ok || bad "2x DDR bandwidth: $fast cycles vs $slow"
+
+# --stats prints gem5-style lines
+./simrun --soc Ascend310 --kernel "$k/conv.s" --alloc 4096 --alloc 8192 --alloc 4096 --stats |
+	grep -q '^core0.pipe.M.busy_cycles  *[0-9]* # ' && ok || bad "--stats"
+./simrun --soc Ascend910 --dump-config | grep -q '^count = 32' && ok || bad "--dump-config"
+
+# errors: message on stderr naming the culprit, non-zero exit
+expect_err() { # what needle command...
+	what=$1 needle=$2
+	shift 2
+	if "$@" > "$tmp/out" 2> "$tmp/err"; then
+		bad "$what: exit 0"
+	elif grep -qF -- "$needle" "$tmp/err"; then
+		ok
+	else
+		bad "$what: stderr lacks '$needle': $(cat "$tmp/err")"
+	fi
+}
+printf 'nop\n  frob x1\n' > "$tmp/bad.s"
+expect_err "assembler error" "bad.s:2:3: unknown instruction 'frob'" ./simas "$tmp/bad.s" -o "$tmp/x.bin"
+expect_err "unknown SoC" "unknown SoC 'Ascend999'" ./simrun --soc Ascend999 --kernel "$k/conv.s"
+expect_err "bad --set" "unknown key 'bogus' in [core]" ./simrun --soc Ascend910 --set core.bogus=1 --kernel "$k/conv.s"
+expect_err "out of range --set" "core.count" ./simrun --soc Ascend910 --set core.count=0 --kernel "$k/conv.s"
+expect_err "deadlock" "core 0, pipe V, pc 1: wait_flag" ./simrun --soc Ascend910 --kernel "$k/deadlock.s"
+expect_err "missing kernel file" "nope.s" ./simrun --soc Ascend910 --kernel "$tmp/nope.s"
+head -c 17 "$tmp/conv.bin" > "$tmp/trunc.bin"
+expect_err "truncated binary" "whole number" ./simrun --soc Ascend910 --kernel "$tmp/trunc.bin"
+expect_err "unknown option" "unknown option" ./simrun --soc Ascend910 --frobnicate
+expect_err "bad block dim" "block-dim" ./simrun --soc Ascend910 --kernel "$k/conv.s" --block-dim 0
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
