@@ -7,8 +7,9 @@
  * Layout.  A repeat covers 256 bytes: L = 256 / element size lanes (f16/s16: 128, f32/s32:
  * 64) in 8 blocks of L/8 elements.  vconv uses L = 256 / max(size(dt), size(st)) and each
  * operand's block holds L/8 elements of its own type.  Lane i of repeat r of an operand at
- * X with block stride Xb and repeat stride Xr (both in 32-byte units) is at
- *   X + r*Xr*32 + (i / (L/8))*Xb*32 + (i % (L/8))*size
+ * X with block stride Xb (in the operand's blocks of (L/8)*size bytes: 32 except for the
+ * narrower side of vconv) and repeat stride Xr (in 32-byte units) is at
+ *   X + r*Xr*32 + (i / (L/8))*Xb*(L/8)*size + (i % (L/8))*size
  * dst uses db/dr, src0 s0b/s0r, src1 s1b/s1r.  Repeats run in order, and a repeat reads all
  * its sources before writing, so in-place operation and overlapping repeats are defined.
  *
@@ -197,7 +198,10 @@ static int opnd_at(struct sim_core *c, struct vopnd *o, const char *what, int64_
 		return sim_fail(c, "%s: strides must be 0..%u (block %lld, repeat %lld)", what,
 				MAX_STRIDE, (long long)blk, (long long)rstr);
 	o->es = es;
-	o->bs = (uint64_t)blk * UNIT_BYTES;
+	/* Block strides count the operand's own blocks: 32 bytes except for the
+	 * narrower side of vconv, whose blocks are 16 (or 8) bytes, so that
+	 * stride 1 is contiguous there too. */
+	o->bs = (uint64_t)blk * g->bl * es;
 	o->rs = (uint64_t)rstr * UNIT_BYTES;
 	extent = (g->rep - 1) * o->rs + 7 * o->bs + (uint64_t)g->bl * es;
 	o->p = sim_buf_at(c, SIM_BUF_UB, addr, extent, what);

@@ -224,7 +224,8 @@ static unsigned dtsize(enum isa_dtype dt) { return isa_dtype_size(dt); }
 static uint64_t lane_at(uint64_t base, unsigned lanes, unsigned es, int64_t blk, int64_t rstr,
 			uint64_t r, unsigned i)
 {
-	return base + r * (uint64_t)rstr * 32 + (i / (lanes / 8)) * (uint64_t)blk * 32 +
+	/* block strides count the operand's own blocks of lanes/8 elements */
+	return base + r * (uint64_t)rstr * 32 + (i / (lanes / 8)) * (uint64_t)blk * (lanes / 8) * es +
 	       (i % (lanes / 8)) * es;
 }
 
@@ -1560,13 +1561,13 @@ START_TEST(test_footprint_exact)
 
 	core.buf_size[SIM_BUF_UB] = UB_SIZE - 1;
 	run_fail(exec_VADD, &in, UB_SIZE - 256, 0x0, 0x1000, 0, "outside");
-	/* f16 -> f32: 64 lanes, so a source block is 16 bytes and the last one ends 240 bytes
-	 * after the base */
+	/* f16 -> f32: 64 lanes, so a source block is 16 bytes, block stride 1 is contiguous
+	 * and the last block ends 128 bytes after the base */
 	in = vinsn(ISA_OP_VCONV, ISA_DT_F32, 1);
 	in.st = ISA_DT_F16;
-	core.buf_size[SIM_BUF_UB] = UB_SIZE - 16;
+	core.buf_size[SIM_BUF_UB] = UB_SIZE - 128;
 	run_ok(exec_VCONV, &in, 0x0, UB_SIZE - 256, 0, 0, &cost);
-	core.buf_size[SIM_BUF_UB] = UB_SIZE - 17;
+	core.buf_size[SIM_BUF_UB] = UB_SIZE - 129;
 	run_fail(exec_VCONV, &in, 0x0, UB_SIZE - 256, 0, 0, "outside");
 	/* vcmp: rep * lanes/8 bytes of bits */
 	in = vinsn(ISA_OP_VCMP, ISA_DT_F32, 4); /* 32 bytes */
