@@ -7,13 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
+#include "om.h"
 #include "sim.h"
+#include "tensor_io.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: simrun --soc SOC --kernel FILE [options]\n"
-		"Run a davinci-sim kernel (.s source or simas output) on a simulated Ascend NPU.\n\n"
+		"usage: simrun --soc SOC MODEL.om [--input-dir D] [--output-dir O] [options]\n"
+		"       simrun --soc SOC --kernel FILE [options]\n"
+		"Run a compiled model, or one kernel (.s source or simas output), on a simulated\n"
+		"Ascend NPU.\n\n"
+		"  --input-dir D         read input_N.pb (ONNX TensorProto); default: seeded random\n"
+		"  --output-dir O        write output_N.pb\n"
 		"  --soc NAME|FILE.ini   chip configuration (Ascend310, Ascend910, Ascend310P3)\n"
 		"  --kernel FILE         the kernel\n"
 		"  --block-dim N         blocks to run, spread over the AI cores (default 1)\n"
@@ -41,9 +48,13 @@ static int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
+static int run_model(const char *path, const struct soc_config *cfg,
+		     const struct sim_options *opt, const char *indir, const char *outdir, int json,
+		     uint64_t seed);
+
 int main(int argc, char **argv)
 {
-	const char *soc = NULL, *kernel = NULL;
+	const char *soc = NULL, *kernel = NULL, *model = NULL, *indir = NULL, *outdir = NULL;
 	const char *sets[256];
 	unsigned nsets = 0, block_dim = 1;
 	struct {
@@ -150,12 +161,18 @@ int main(int argc, char **argv)
 				fprintf(stderr, "simrun: --trace-insns %s: cannot write\n", s);
 				return 1;
 			}
+		} else if (!strcmp(key, "--input-dir")) {
+			indir = VALUE();
+		} else if (!strcmp(key, "--output-dir")) {
+			outdir = VALUE();
 		} else if (!strcmp(key, "--json")) {
 			json = 1;
 		} else if (!strcmp(key, "--stats")) {
 			stats = 1;
 		} else if (!strcmp(key, "--dump-config")) {
 			dump = 1;
+		} else if (a[0] != '-' && !model) {
+			model = a;
 		} else {
 			fprintf(stderr, "simrun: unknown option '%s' (try --help)\n", a);
 			return 2;
@@ -180,8 +197,14 @@ int main(int argc, char **argv)
 		soc_dump(&cfg, stdout);
 		return 0;
 	}
+	if (model && kernel) {
+		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
+		return 2;
+	}
+	if (model)
+		return run_model(model, &cfg, &opt, indir, outdir, json, seed);
 	if (!kernel) {
-		fprintf(stderr, "simrun: --kernel is required (try --help)\n");
+		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
 		return 2;
 	}
 	struct sim_kernel k;
@@ -248,4 +271,113 @@ int main(int argc, char **argv)
 	sim_device_free(dev);
 	sim_kernel_free(&k);
 	return rc ? 1 : 0;
+}
+
+static int run_model(const char *path, const struct soc_config *cfg,
+		     const struct sim_options *opt, const char *indir, const char *outdir, int json,
+		     uint64_t seed)
+{
+	char err[4096];
+	struct om_model m;
+	if (om_read(path, &m, cfg->name, err, sizeof err)) {
+		fprintf(stderr, "simrun: %s\n", err);
+		return 1;
+	}
+	struct rt_tensor *in = calloc(m.ninputs + 1, sizeof *in);
+	struct rt_tensor *out = calloc(m.noutputs + 1, sizeof *out);
+	int rc = 1;
+	struct sim_device *dev = NULL;
+	struct rt_run run = { 0, 0, NULL };
+	if (!in || !out) {
+		fprintf(stderr, "simrun: out of memory\n");
+		goto done;
+	}
+	for (unsigned i = 0; i < m.ninputs; i++) {
+		if (indir) {
+			char p[4096];
+			snprintf(p, sizeof p, "%s/input_%u.pb", indir, i);
+			if (rt_tensor_read(p, &in[i], err, sizeof err)) {
+				fprintf(stderr, "simrun: %s\n", err);
+				goto done;
+			}
+			continue;
+		}
+		/* seeded random inputs in [-1, 1) of the model's type and shape */
+		const struct om_tensor_desc *d = &m.inputs[i];
+		snprintf(in[i].name, sizeof in[i].name, "%s", d->name);
+		in[i].dtype = d->dtype;
+		in[i].rank = d->rank;
+		for (int r = 0; r < d->rank; r++)
+			in[i].dims[r] = d->dims[r];
+		in[i].nbytes = d->size;
+		in[i].data = malloc(d->size ? d->size : 1);
+		if (!in[i].data || d->dtype != 1) {
+			fprintf(stderr, "simrun: input '%s': random inputs need float32\n", d->name);
+			goto done;
+		}
+		uint64_t s = (seed + i) * 0x9E3779B97F4A7C15ull + 1;
+		float *f = in[i].data;
+		for (uint64_t e = 0; e < d->size / 4; e++) {
+			s ^= s << 13;
+			s ^= s >> 7;
+			s ^= s << 17;
+			f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+		}
+	}
+	dev = sim_device_new(cfg, opt, err, sizeof err);
+	if (!dev) {
+		fprintf(stderr, "simrun: %s\n", err);
+		goto done;
+	}
+	if (rt_model_run(dev, &m, in, m.ninputs, out, &run, err, sizeof err)) {
+		fprintf(stderr, "simrun: %s: %s\n", path, err);
+		goto done;
+	}
+	double mhz = cfg->core_freq_mhz;
+	if (json) {
+		printf("{\"soc\": \"%s\", \"model\": \"%s\", \"cycles\": %llu, "
+		       "\"latency_us\": %.3f, \"tasks\": [",
+		       cfg->name, m.name, (unsigned long long)run.cycles, (double)run.cycles / mhz);
+		for (unsigned i = 0; i < m.ntasks; i++)
+			printf("%s{\"name\": \"%s\", \"type\": \"%s\", \"start_us\": %.3f, "
+			       "\"duration_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, "
+			       "\"bytes\": %llu}",
+			       i ? ", " : "", m.tasks[i].name, m.tasks[i].op_type,
+			       (double)(run.task[i].start_cycle - run.start_cycle) / mhz,
+			       (double)run.task[i].cycles / mhz, m.tasks[i].block_dim,
+			       (unsigned long long)m.tasks[i].flops,
+			       (unsigned long long)m.tasks[i].bytes);
+		printf("]}\n");
+	} else {
+		printf("model %s on %s: %u tasks, %llu cycles (%.3f us)\n", m.name, cfg->name,
+		       m.ntasks, (unsigned long long)run.cycles, (double)run.cycles / mhz);
+		printf("%-4s %-12s %-32s %9s %12s %5s\n", "task", "type", "name", "start_us",
+		       "duration_us", "block");
+		for (unsigned i = 0; i < m.ntasks; i++)
+			printf("%-4u %-12s %-32.32s %9.3f %12.3f %5u\n", i, m.tasks[i].op_type,
+			       m.tasks[i].name,
+			       (double)(run.task[i].start_cycle - run.start_cycle) / mhz,
+			       (double)run.task[i].cycles / mhz, m.tasks[i].block_dim);
+	}
+	if (outdir)
+		for (unsigned i = 0; i < m.noutputs; i++) {
+			char p[4096];
+			snprintf(p, sizeof p, "%s/output_%u.pb", outdir, i);
+			if (rt_tensor_write(p, &out[i], err, sizeof err)) {
+				fprintf(stderr, "simrun: %s\n", err);
+				goto done;
+			}
+		}
+	rc = 0;
+done:
+	for (unsigned i = 0; in && i < m.ninputs; i++)
+		rt_tensor_free(&in[i]);
+	for (unsigned i = 0; out && i < m.noutputs; i++)
+		rt_tensor_free(&out[i]);
+	free(in);
+	free(out);
+	rt_run_free(&run);
+	sim_device_free(dev);
+	om_free(&m);
+	return rc;
 }

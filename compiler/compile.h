@@ -1,0 +1,24 @@
+/* compile.h: ONNX model -> .om, the whole of simatc as a library call. */
+#ifndef DV_COMPILE_H
+#define DV_COMPILE_H
+
+#include <stdio.h>
+
+#include "om.h"
+#include "soc.h"
+
+struct cc_options {
+	const char *input_shape; /* ATC form "name:1,3,224,224;other:1,10", or NULL */
+	const char *report_json; /* write the compile report as JSON here, or NULL */
+	FILE *report;            /* the text report, or NULL */
+};
+
+/* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
+ * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */
+int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct cc_options *opt,
+	       struct om_model *out, char *err, size_t errlen);
+
+/* The supported operators, comma-separated (from ops.def). */
+const char *cc_supported_ops(void);
+
+#endif

@@ -1,0 +1,169 @@
+/* emit.c: kernel program builder. */
+#include "emit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cc_prog_init(struct cc_prog *p) { memset(p, 0, sizeof *p); }
+
+void cc_prog_free(struct cc_prog *p)
+{
+	free(p->v);
+	free(p->labels);
+	free(p->fix_label);
+	memset(p, 0, sizeof *p);
+}
+
+struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 256;
+		struct isa_insn *v = realloc(p->v, cap * sizeof *v);
+		int *f = realloc(p->fix_label, cap * sizeof *f);
+		if (v)
+			p->v = v;
+		if (f)
+			p->fix_label = f;
+		if (!v || !f) {
+			p->oom = 1;
+			memset(&p->scratch, 0, sizeof p->scratch);
+			return &p->scratch;
+		}
+		p->cap = cap;
+	}
+	struct isa_insn *in = &p->v[p->n];
+	memset(in, 0, sizeof *in);
+	in->op = op;
+	/* defaults of keyword fields, as the assembler applies them */
+	const struct isa_format *fmt = &isa_formats[isa_table[op].fmt];
+	for (unsigned i = 0; i < fmt->nfields; i++)
+		if (fmt->fields[i].dflt != ISA_REQ)
+			*isa_field_ptr(in, &fmt->fields[i]) = fmt->fields[i].dflt;
+	p->fix_label[p->n] = -1;
+	p->n++;
+	return in;
+}
+
+int cc_label_new(struct cc_prog *p)
+{
+	if (p->nlabels == p->caplabels) {
+		size_t cap = p->caplabels ? 2 * p->caplabels : 16;
+		int64_t *l = realloc(p->labels, cap * sizeof *l);
+		if (!l) {
+			p->oom = 1;
+			return 0;
+		}
+		p->labels = l;
+		p->caplabels = cap;
+	}
+	p->labels[p->nlabels] = -1;
+	return (int)p->nlabels++;
+}
+
+void cc_label_bind(struct cc_prog *p, int label)
+{
+	if (!p->oom)
+		p->labels[label] = (int64_t)p->n;
+}
+
+int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, size_t errlen)
+{
+	if (p->oom) {
+		snprintf(err, errlen, "out of memory generating a kernel");
+		return -1;
+	}
+	uint8_t *c = malloc(p->n * ISA_INSN_BYTES + 1);
+	if (!c) {
+		snprintf(err, errlen, "out of memory generating a kernel");
+		return -1;
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		if (p->fix_label[i] >= 0) {
+			int64_t target = p->labels[p->fix_label[i]];
+			if (target < 0) {
+				free(c);
+				snprintf(err, errlen, "kernel generator: unbound label at pc %zu", i);
+				return -1;
+			}
+			p->v[i].imm = target - (int64_t)i;
+		}
+		char msg[200];
+		if (isa_encode(&p->v[i], c + i * ISA_INSN_BYTES, msg, sizeof msg)) {
+			free(c);
+			snprintf(err, errlen, "kernel generator, pc %zu: %s", i, msg);
+			return -1;
+		}
+	}
+	*code = c;
+	*bytes = p->n * ISA_INSN_BYTES;
+	return 0;
+}
+
+void cc_li(struct cc_prog *p, int rd, int64_t imm)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_LI);
+	in->rd = rd;
+	in->imm = imm;
+}
+
+void cc_ldarg(struct cc_prog *p, int rd, int idx)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_LDARG);
+	in->rd = rd;
+	in->imm = idx;
+}
+
+void cc_addi(struct cc_prog *p, int rd, int rs1, int64_t imm)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_ADDI);
+	in->rd = rd;
+	in->rs1 = rs1;
+	in->imm = imm;
+}
+
+void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_BEQ);
+	in->rs1 = rs1;
+	in->rs2 = rs2;
+	if (!p->oom)
+		p->fix_label[p->n - 1] = label;
+}
+
+void cc_jmp_label(struct cc_prog *p, int label)
+{
+	cc_emit(p, ISA_OP_JMP);
+	if (!p->oom)
+		p->fix_label[p->n - 1] = label;
+}
+
+void cc_end(struct cc_prog *p) { cc_emit(p, ISA_OP_END); }
+
+void cc_set_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_SET_FLAG);
+	in->src = src;
+	in->dst = dst;
+	in->ev = ev;
+}
+
+void cc_wait_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_WAIT_FLAG);
+	in->src = src;
+	in->dst = dst;
+	in->ev = ev;
+}
+
+void cc_dma(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t nburst, int64_t len,
+	    int64_t sgap, int64_t dgap)
+{
+	struct isa_insn *in = cc_emit(p, op);
+	in->rd = rd;
+	in->rs1 = rs1;
+	in->nburst = nburst;
+	in->len = len;
+	in->sgap = sgap;
+	in->dgap = dgap;
+}

@@ -1,0 +1,111 @@
+/* graph.h: the compiler's graph IR.
+ *
+ * A graph is arrays of tensors and nodes that refer to each other by index.
+ * Tensors hold their element type, their shape (with the symbolic name of
+ * each dimension ONNX gave, if any) and, for constants (initializers and
+ * Constant nodes), their data as little-endian bytes.  Passes mark nodes
+ * dead rather than removing them, so indices stay valid; cc_graph_compact
+ * rebuilds the arrays when a pass wants them dense. */
+#ifndef DV_GRAPH_H
+#define DV_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CC_MAX_RANK 8
+
+/* Element types; the values are ONNX's TensorProto.DataType numbers. */
+enum cc_dtype {
+	CC_UNDEFINED = 0,
+	CC_F32 = 1,
+	CC_U8 = 2,
+	CC_I8 = 3,
+	CC_U16 = 4,
+	CC_I16 = 5,
+	CC_I32 = 6,
+	CC_I64 = 7,
+	CC_STRING = 8,
+	CC_BOOL = 9,
+	CC_F16 = 10,
+	CC_F64 = 11,
+	CC_U32 = 12,
+	CC_U64 = 13,
+	CC_BF16 = 16,
+};
+
+/* Memory layouts (the values are ACL's aclFormat numbers). */
+enum cc_format { CC_FMT_NCHW = 0, CC_FMT_NHWC = 1, CC_FMT_ND = 2, CC_FMT_NC1HWC0 = 3,
+		 CC_FMT_FRACTAL_Z = 4, CC_FMT_FRACTAL_NZ = 29 };
+
+struct cc_tensor {
+	char *name;
+	enum cc_dtype dtype;
+	int rank; /* -1: unknown (not yet inferred) */
+	int64_t dims[CC_MAX_RANK];
+	char *dim_param[CC_MAX_RANK]; /* symbolic name of a dynamic dimension, else NULL */
+	void *data;                   /* constant contents, NULL otherwise */
+	size_t nbytes;
+	int producer;                 /* node index, or -1 for inputs and constants */
+	int is_input, is_output;
+};
+
+enum cc_attr_type { CC_ATTR_FLOAT = 1, CC_ATTR_INT = 2, CC_ATTR_STRING = 3, CC_ATTR_TENSOR = 4,
+		    CC_ATTR_FLOATS = 6, CC_ATTR_INTS = 7, CC_ATTR_STRINGS = 8 };
+
+struct cc_attr {
+	char *name;
+	enum cc_attr_type type;
+	int64_t i;
+	float f;
+	char *s;           /* STRING */
+	int64_t *ints;     /* INTS */
+	float *floats;     /* FLOATS */
+	size_t n;          /* element count of INTS / FLOATS */
+	int tensor;        /* TENSOR: index into the graph's tensors */
+};
+
+struct cc_node {
+	char *name;
+	char *op;     /* ONNX op_type */
+	char *domain; /* "" for the default domain */
+	int *in;      /* tensor indices; -1 for an omitted optional input */
+	int nin;
+	int *out;
+	int nout;
+	struct cc_attr *attrs;
+	int nattrs;
+	int dead;
+};
+
+struct cc_graph {
+	char *name;
+	int64_t opset; /* of the default domain */
+	struct cc_tensor *t;
+	int nt, capt;
+	struct cc_node *n;
+	int nn, capn;
+	int *inputs; /* graph inputs that are not initializers, in order */
+	int ninputs;
+	int *outputs;
+	int noutputs;
+};
+
+/* Import an ONNX model file.  Initializers and Constant nodes become
+ * constant tensors (Constant nodes are removed); external data is read
+ * relative to the model's directory.  Errors name the file and, where it
+ * applies, the node or tensor; returns 0 or -1. */
+int cc_onnx_load(const char *path, struct cc_graph *g, char *err, size_t errlen);
+void cc_graph_free(struct cc_graph *g);
+
+/* Lookups and construction used by passes. */
+int cc_tensor_find(const struct cc_graph *g, const char *name);
+int cc_tensor_add(struct cc_graph *g, const char *name, enum cc_dtype dt, int rank,
+		  const int64_t *dims);
+const struct cc_attr *cc_attr_find(const struct cc_node *n, const char *name);
+int64_t cc_attr_int(const struct cc_node *n, const char *name, int64_t dflt);
+float cc_attr_float(const struct cc_node *n, const char *name, float dflt);
+size_t cc_dtype_size(enum cc_dtype dt); /* 0 for STRING and UNDEFINED */
+const char *cc_dtype_name(enum cc_dtype dt);
+int64_t cc_tensor_numel(const struct cc_tensor *t); /* -1 if the shape is unknown */
+
+#endif

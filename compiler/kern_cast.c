@@ -1,0 +1,156 @@
+/* kern_cast.c: the transdata at the graph's edges: the host's fp32 ND tensor
+ * to the device's fp16 padded layout and back.
+ *
+ * Rows stream through the UB in tiles, double-buffered like every kernel.
+ * In the UB a tile keeps the device's padded row stride on both sides
+ * (C16 elements per row), so one flat vconv converts the whole tile; only
+ * the host side's rows may be unaligned, which costs one DMA per row.  An
+ * unaligned row written back to the host spills up to 31 bytes into the next
+ * row; rows are written in order by one MTE3 queue, so the next row's write
+ * repairs it, and such a cast runs as one block. */
+#include <stdio.h>
+
+#include "kernels.h"
+
+enum { R_SRC = 1, R_DST = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+
+static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, int to_device,
+		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	if (rows < 1 || cols < 1) {
+		snprintf(err, errlen, "cast: empty tensor");
+		return -1;
+	}
+	int64_t c16 = cc_pad16(cols);
+	int64_t host_row = cols * 4, dev_row = c16 * 2;
+	int host_aligned = host_row % 32 == 0;
+	/* UB per parity: fp32 slot + fp16 slot, each with a repeat of slack */
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
+	int64_t tile = (ub / 2 - 2 * 256) / (c16 * 6);
+	if (tile > 65535)
+		tile = 65535;
+	if (tile < 1) {
+		snprintf(err, errlen, "cast: a row of %lld elements does not fit the UB",
+			 (long long)cols);
+		return -1;
+	}
+	int64_t f32_slot = (tile * c16 * 4 + 256 + 255) / 256 * 256;
+	int64_t f16_slot = (tile * c16 * 2 + 256 + 255) / 256 * 256;
+	int64_t blocks = 1;
+	if (to_device || host_aligned) {
+		blocks = (rows + 7) / 8;
+		if (blocks > cfg->core_count)
+			blocks = cfg->core_count;
+	}
+	int64_t per = (rows + blocks - 1) / blocks;
+	per = (per + 7) / 8 * 8; /* block boundaries on 8-row (32-byte) multiples */
+	blocks = (rows + per - 1) / per;
+	if (blocks > 1024) {
+		snprintf(err, errlen, "cast: too many blocks");
+		return -1;
+	}
+	*block_dim = (unsigned)blocks;
+
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
+	in->rd = R_BIDX;
+	in->spr = ISA_SPR_BLOCK_IDX;
+	int labels[1024];
+	labels[0] = cc_label_new(p);
+	for (int64_t b = 1; b < blocks; b++) {
+		labels[b] = cc_label_new(p);
+		cc_li(p, R_TMP, b);
+		cc_beq_label(p, R_BIDX, R_TMP, labels[b]);
+	}
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		int64_t r0 = b * per, r1 = r0 + per < rows ? r0 + per : rows;
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		int par = 0;
+		for (int64_t r = r0; r < r1; r += tile, par ^= 1) {
+			int64_t n = r1 - r < tile ? r1 - r : tile;
+			int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
+			int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			if (!to_device) {
+				cc_addi(p, R_GM, R_SRC, r * dev_row);
+				cc_li(p, R_UB, ub_in);
+				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, n * dev_row / 32, 0, 0);
+			} else if (host_aligned) {
+				cc_addi(p, R_GM, R_SRC, r * host_row);
+				cc_li(p, R_UB, ub_in);
+				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, n, host_row / 32, 0,
+				       (c16 * 4 - host_row) / 32);
+			} else {
+				for (int64_t i = 0; i < n; i++) {
+					cc_addi(p, R_GM, R_SRC, (r + i) * host_row);
+					cc_li(p, R_UB, ub_in + i * c16 * 4);
+					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1,
+					       (host_row + 31) / 32, 0, 0);
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			/* one flat conversion, 64 lanes per repeat, 255 repeats per insn */
+			int64_t reps = (n * c16 + 63) / 64;
+			for (int64_t done = 0; done < reps; done += 255) {
+				int64_t k = reps - done < 255 ? reps - done : 255;
+				int64_t e0 = done * 64;
+				cc_li(p, R_UB, ub_out + e0 * (to_device ? 2 : 4));
+				cc_li(p, R_UB + 1, ub_in + e0 * (to_device ? 4 : 2));
+				in = cc_emit(p, ISA_OP_VCONV);
+				in->rd = R_UB;
+				in->rs1 = R_UB + 1;
+				in->dt = to_device ? ISA_DT_F16 : ISA_DT_F32;
+				in->st = to_device ? ISA_DT_F32 : ISA_DT_F16;
+				in->rep = k;
+				in->dr = to_device ? 4 : 8;
+				in->s0r = to_device ? 8 : 4;
+			}
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			if (to_device) {
+				cc_addi(p, R_GM, R_DST, r * dev_row);
+				cc_li(p, R_UB, ub_out);
+				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, n * dev_row / 32, 0, 0);
+			} else if (host_aligned) {
+				cc_addi(p, R_GM, R_DST, r * host_row);
+				cc_li(p, R_UB, ub_out);
+				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, host_row / 32,
+				       (c16 * 4 - host_row) / 32, 0);
+			} else {
+				for (int64_t i = 0; i < n; i++) {
+					cc_addi(p, R_GM, R_DST, (r + i) * host_row);
+					cc_li(p, R_UB, ub_out + i * c16 * 4);
+					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1,
+					       (host_row + 31) / 32, 0, 0);
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_end(p);
+	}
+	return 0;
+}
+
+int cc_gen_cast_in(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
+		   unsigned *block_dim, char *err, size_t errlen)
+{
+	return gen_cast(cfg, rows, cols, 1, p, block_dim, err, errlen);
+}
+
+int cc_gen_cast_out(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
+		    unsigned *block_dim, char *err, size_t errlen)
+{
+	return gen_cast(cfg, rows, cols, 0, p, block_dim, err, errlen);
+}

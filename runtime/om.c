@@ -1,0 +1,1065 @@
+/* om.c: write and read .om offline models (the layout is described in om.h).
+ *
+ * The real Ascend .om is a 256-byte "IMOD" header followed by a partition
+ * table; ours is an ordinary ELF64 relocatable object instead, so that
+ * readelf/objdump can inspect it and libelf does the container work.  The
+ * metadata (an om.proto Model) carries its own format_version.
+ *
+ * Both directions run the same model check (check_model), so whatever om_write
+ * accepts om_read accepts too, and a compiler bug is reported when the model
+ * is written rather than when it is run.  om_read additionally checks that the
+ * ELF sections agree with the metadata.  There is no global mutable state:
+ * elf_version() only records the version we speak and may be called at will.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* fsync, O_CLOEXEC */
+#endif
+
+#include "om.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libelf.h>
+
+#include "om.pb-c.h"
+
+/* The metadata layout this code writes and the newest it can read. */
+#define OM_FORMAT_VERSION 1
+/* isa.h's ISA_INSN_BYTES, repeated so that libdvom does not depend on the ISA. */
+#define OM_INSN_BYTES 16
+#define OM_MAX_BLOCK_DIM 65535
+#define OM_TEXT_PREFIX ".text."
+#define OM_META_SECTION ".om.meta"
+#define OM_WEIGHTS_SECTION ".weights"
+/* 512 lets a loader map or DMA the weights straight from the file. */
+#define OM_WEIGHTS_ALIGN 512
+#define OM_CODE_ALIGN 16
+
+#define OM_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) OM_PRINTF(3, 4);
+
+/* Fill err and return -1, so error paths are one statement. */
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/* calloc that never returns NULL for an empty array, so NULL means failure. */
+static void *xcalloc(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The model check, shared by om_write and om_read                          */
+
+/* Bytes per element of an ONNX TensorProto.DataType, 0 where there is no
+ * whole-byte size (UNDEFINED, STRING, the 4-bit types, anything newer). */
+static uint64_t dtype_size(int32_t dt)
+{
+	switch (dt) {
+	case 2:  /* UINT8 */
+	case 3:  /* INT8 */
+	case 9:  /* BOOL */
+	case 17: /* FLOAT8E4M3FN */
+	case 18: /* FLOAT8E4M3FNUZ */
+	case 19: /* FLOAT8E5M2 */
+	case 20: /* FLOAT8E5M2FNUZ */
+		return 1;
+	case 4:  /* UINT16 */
+	case 5:  /* INT16 */
+	case 10: /* FLOAT16 */
+	case 16: /* BFLOAT16 */
+		return 2;
+	case 1:  /* FLOAT */
+	case 6:  /* INT32 */
+	case 12: /* UINT32 */
+		return 4;
+	case 7:  /* INT64 */
+	case 11: /* DOUBLE */
+	case 13: /* UINT64 */
+	case 14: /* COMPLEX64 */
+		return 8;
+	case 15: /* COMPLEX128 */
+		return 16;
+	default:
+		return 0;
+	}
+}
+
+/* A string stored in a fixed array must be terminated inside it. */
+static int str_fits(const char *s, size_t cap)
+{
+	return memchr(s, '\0', cap) != NULL;
+}
+
+/* Kernel names become ELF section names and, in tools, file names: keep them
+ * to characters that need no quoting anywhere. */
+static int kernel_name_ok(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		char c = *s;
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '+' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+static const char *arg_kind_name(enum om_arg_kind k)
+{
+	switch (k) {
+	case OM_ARG_SCALAR:
+		return "SCALAR";
+	case OM_ARG_WEIGHT:
+		return "WEIGHT";
+	case OM_ARG_WORKSPACE:
+		return "WORKSPACE";
+	case OM_ARG_INPUT:
+		return "INPUT";
+	case OM_ARG_OUTPUT:
+		return "OUTPUT";
+	}
+	return "?";
+}
+
+/* what: "input", "output" or "tensor"; planned: a memory-plan tensor, which
+ * must also fit in the workspace. */
+static int check_desc(const struct om_model *m, const struct om_tensor_desc *d, const char *what,
+		      int planned, uint32_t i, const char *path, char *err, size_t errlen)
+{
+	uint64_t esize, numel = 1;
+	int k;
+
+	if (!str_fits(d->name, sizeof d->name))
+		return fail(err, errlen, "%s: %s %" PRIu32 ": name is not terminated", path, what, i);
+	if (d->dtype <= 0)
+		return fail(err, errlen, "%s: %s %" PRIu32 " (%s): dtype %" PRId32 " is not a type",
+			    path, what, i, d->name, d->dtype);
+	/* -1 is ACL_FORMAT_UNDEFINED; larger numbers may be formats we do not know yet. */
+	if (d->format < -1)
+		return fail(err, errlen, "%s: %s %" PRIu32 " (%s): format %" PRId32 " is invalid",
+			    path, what, i, d->name, d->format);
+	if (d->rank < 0 || d->rank > OM_MAX_RANK)
+		return fail(err, errlen, "%s: %s %" PRIu32 " (%s): rank %" PRId32 " not in 0..%d",
+			    path, what, i, d->name, d->rank, OM_MAX_RANK);
+	for (k = 0; k < d->rank; k++) {
+		if (d->dims[k] < 0)
+			return fail(err, errlen,
+				    "%s: %s %" PRIu32 " (%s): dims[%d] is %" PRId64 ", not >= 0",
+				    path, what, i, d->name, k, d->dims[k]);
+		if (numel != 0 && (uint64_t)d->dims[k] > UINT64_MAX / numel)
+			return fail(err, errlen, "%s: %s %" PRIu32 " (%s): shape overflows 64 bits",
+				    path, what, i, d->name);
+		numel *= (uint64_t)d->dims[k];
+	}
+	esize = dtype_size(d->dtype);
+	if (esize != 0) {
+		if (numel > UINT64_MAX / esize)
+			return fail(err, errlen, "%s: %s %" PRIu32 " (%s): size overflows 64 bits",
+				    path, what, i, d->name);
+		if (d->size != numel * esize)
+			return fail(err, errlen,
+				    "%s: %s %" PRIu32 " (%s): size %" PRIu64 " bytes, but its shape "
+				    "and dtype %" PRId32 " make %" PRIu64,
+				    path, what, i, d->name, d->size, d->dtype, numel * esize);
+	}
+	if (planned && (d->size > m->workspace_bytes || d->offset > m->workspace_bytes - d->size))
+		return fail(err, errlen,
+			    "%s: tensor %" PRIu32 " (%s): offset %" PRIu64 " + size %" PRIu64
+			    " beyond the workspace (%" PRIu64 " bytes)",
+			    path, i, d->name, d->offset, d->size, m->workspace_bytes);
+	return 0;
+}
+
+static int check_arg(const struct om_model *m, const struct om_task *t, uint32_t ti, uint32_t ai,
+		     const char *path, char *err, size_t errlen)
+{
+	const struct om_arg *a = &t->args[ai];
+	const struct om_tensor_desc *io;
+	uint64_t limit;
+	uint32_t n;
+	const char *region;
+
+	switch (a->kind) {
+	case OM_ARG_SCALAR:
+		return 0;
+	case OM_ARG_WEIGHT:
+		limit = m->weights_bytes;
+		region = "the weights";
+		break;
+	case OM_ARG_WORKSPACE:
+		limit = m->workspace_bytes;
+		region = "the workspace";
+		break;
+	case OM_ARG_INPUT:
+	case OM_ARG_OUTPUT:
+		io = a->kind == OM_ARG_INPUT ? m->inputs : m->outputs;
+		n = a->kind == OM_ARG_INPUT ? m->ninputs : m->noutputs;
+		region = a->kind == OM_ARG_INPUT ? "inputs" : "outputs";
+		if (a->index >= n)
+			return fail(err, errlen,
+				    "%s: task %" PRIu32 " (%s) arg %" PRIu32 ": %s index %" PRIu32
+				    ", but the model has %" PRIu32 " %s",
+				    path, ti, t->name, ai, arg_kind_name(a->kind), a->index, n, region);
+		limit = io[a->index].size;
+		region = io[a->index].name;
+		break;
+	default:
+		return fail(err, errlen, "%s: task %" PRIu32 " (%s) arg %" PRIu32 ": kind %d invalid",
+			    path, ti, t->name, ai, (int)a->kind);
+	}
+	if (a->value < 0 || (uint64_t)a->value >= limit)
+		return fail(err, errlen,
+			    "%s: task %" PRIu32 " (%s) arg %" PRIu32 ": %s offset %" PRId64
+			    " beyond %s (%" PRIu64 " bytes)",
+			    path, ti, t->name, ai, arg_kind_name(a->kind), a->value, region, limit);
+	return 0;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int check_kernels(const struct om_model *m, const char *path, char *err, size_t errlen)
+{
+	const char **names;
+	uint32_t i;
+
+	for (i = 0; i < m->nkernels; i++) {
+		const struct om_kernel *k = &m->kernels[i];
+
+		if (!str_fits(k->name, sizeof k->name))
+			return fail(err, errlen, "%s: kernel %" PRIu32 ": name is not terminated",
+				    path, i);
+		if (!kernel_name_ok(k->name))
+			return fail(err, errlen,
+				    "%s: kernel %" PRIu32 ": name \"%s\" is empty or has characters "
+				    "other than [A-Za-z0-9_.+-]",
+				    path, i, k->name);
+		if (k->bytes == 0 || k->bytes % OM_INSN_BYTES != 0)
+			return fail(err, errlen,
+				    "%s: kernel %" PRIu32 " (%s): code size %" PRIu64
+				    " is not a positive multiple of %d",
+				    path, i, k->name, k->bytes, OM_INSN_BYTES);
+		if (!k->code)
+			return fail(err, errlen, "%s: kernel %" PRIu32 " (%s): no code", path, i,
+				    k->name);
+	}
+	/* Sorted, duplicates are neighbours: O(n log n) for any kernel count. */
+	names = xcalloc(m->nkernels, sizeof *names);
+	if (!names)
+		return fail(err, errlen, "%s: out of memory", path);
+	for (i = 0; i < m->nkernels; i++)
+		names[i] = m->kernels[i].name;
+	qsort(names, m->nkernels, sizeof *names, cmp_strp);
+	for (i = 1; i < m->nkernels; i++) {
+		if (strcmp(names[i - 1], names[i]) == 0) {
+			fail(err, errlen, "%s: two kernels named %s", path, names[i]);
+			free(names);
+			return -1;
+		}
+	}
+	free(names);
+	return 0;
+}
+
+static int check_model(const struct om_model *m, const char *path, char *err, size_t errlen)
+{
+	uint32_t i, j;
+
+	if (!str_fits(m->name, sizeof m->name))
+		return fail(err, errlen, "%s: model name is not terminated", path);
+	if (!str_fits(m->soc, sizeof m->soc))
+		return fail(err, errlen, "%s: soc is not terminated", path);
+	if (!m->soc[0])
+		return fail(err, errlen, "%s: no SoC recorded (soc is empty)", path);
+	if ((m->nkernels && !m->kernels) || (m->ntasks && !m->tasks) ||
+	    (m->ninputs && !m->inputs) || (m->noutputs && !m->outputs) ||
+	    (m->ntensors && !m->tensors))
+		return fail(err, errlen, "%s: a count is set but its array is NULL", path);
+	if (m->weights_bytes && !m->weights)
+		return fail(err, errlen, "%s: weights_bytes %" PRIu64 " but no weights", path,
+			    m->weights_bytes);
+	if (check_kernels(m, path, err, errlen) < 0)
+		return -1;
+	for (i = 0; i < m->ninputs; i++)
+		if (check_desc(m, &m->inputs[i], "input", 0, i, path, err, errlen) < 0)
+			return -1;
+	for (i = 0; i < m->noutputs; i++)
+		if (check_desc(m, &m->outputs[i], "output", 0, i, path, err, errlen) < 0)
+			return -1;
+	for (i = 0; i < m->ntensors; i++)
+		if (check_desc(m, &m->tensors[i], "tensor", 1, i, path, err, errlen) < 0)
+			return -1;
+	for (i = 0; i < m->ntasks; i++) {
+		const struct om_task *t = &m->tasks[i];
+
+		if (!str_fits(t->name, sizeof t->name))
+			return fail(err, errlen, "%s: task %" PRIu32 ": name is not terminated",
+				    path, i);
+		if (!str_fits(t->op_type, sizeof t->op_type))
+			return fail(err, errlen, "%s: task %" PRIu32 " (%s): op_type is not terminated",
+				    path, i, t->name);
+		if (t->kernel >= m->nkernels)
+			return fail(err, errlen,
+				    "%s: task %" PRIu32 " (%s): kernel index %" PRIu32
+				    ", but the model has %" PRIu32 " kernels",
+				    path, i, t->name, t->kernel, m->nkernels);
+		if (t->block_dim < 1 || t->block_dim > OM_MAX_BLOCK_DIM)
+			return fail(err, errlen,
+				    "%s: task %" PRIu32 " (%s): block_dim %" PRIu32 " not in 1..%d",
+				    path, i, t->name, t->block_dim, OM_MAX_BLOCK_DIM);
+		if (t->nargs && !t->args)
+			return fail(err, errlen, "%s: task %" PRIu32 " (%s): nargs set but no args",
+				    path, i, t->name);
+		for (j = 0; j < t->nargs; j++)
+			if (check_arg(m, t, i, j, path, err, errlen) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+
+/* The Model message for m, packed into a malloc'd buffer.  The message points
+ * into m (protobuf-c's pack only reads, hence the casts dropping const). */
+static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
+{
+	Dvom__Model pm = DVOM__MODEL__INIT;
+	Dvom__Kernel *pk = NULL, **ppk = NULL;
+	Dvom__Task *pt = NULL, **ppt = NULL;
+	Dvom__Arg *pa = NULL, **ppa = NULL;
+	Dvom__TensorDesc *pd = NULL, **ppd = NULL;
+	size_t nargs = 0, ndesc = (size_t)m->ninputs + m->noutputs + m->ntensors, a = 0, d = 0;
+	const struct om_tensor_desc *src;
+	uint32_t i, j;
+	int rc = -1;
+
+	for (i = 0; i < m->ntasks; i++)
+		nargs += m->tasks[i].nargs;
+	pk = xcalloc(m->nkernels, sizeof *pk);
+	ppk = xcalloc(m->nkernels, sizeof *ppk);
+	pt = xcalloc(m->ntasks, sizeof *pt);
+	ppt = xcalloc(m->ntasks, sizeof *ppt);
+	pa = xcalloc(nargs, sizeof *pa);
+	ppa = xcalloc(nargs, sizeof *ppa);
+	pd = xcalloc(ndesc, sizeof *pd);
+	ppd = xcalloc(ndesc, sizeof *ppd);
+	if (!pk || !ppk || !pt || !ppt || !pa || !ppa || !pd || !ppd)
+		goto out;
+
+	pm.format_version = OM_FORMAT_VERSION;
+	pm.name = (char *)m->name;
+	pm.soc = (char *)m->soc;
+	pm.workspace_bytes = m->workspace_bytes;
+	pm.weights_bytes = m->weights_bytes;
+	pm.n_kernels = m->nkernels;
+	pm.kernels = ppk;
+	for (i = 0; i < m->nkernels; i++) {
+		dvom__kernel__init(&pk[i]);
+		pk[i].name = (char *)m->kernels[i].name;
+		pk[i].section = NULL; /* filled below: needs a buffer */
+		pk[i].code_bytes = m->kernels[i].bytes;
+		ppk[i] = &pk[i];
+	}
+	pm.n_tasks = m->ntasks;
+	pm.tasks = ppt;
+	for (i = 0; i < m->ntasks; i++) {
+		const struct om_task *t = &m->tasks[i];
+
+		dvom__task__init(&pt[i]);
+		pt[i].name = (char *)t->name;
+		pt[i].op_type = (char *)t->op_type;
+		pt[i].kernel = t->kernel;
+		pt[i].block_dim = t->block_dim;
+		pt[i].flops = t->flops;
+		pt[i].bytes = t->bytes;
+		pt[i].n_args = t->nargs;
+		pt[i].args = &ppa[a];
+		for (j = 0; j < t->nargs; j++, a++) {
+			dvom__arg__init(&pa[a]);
+			pa[a].kind = (Dvom__ArgKind)t->args[j].kind;
+			pa[a].value = t->args[j].value;
+			pa[a].index = t->args[j].index;
+			ppa[a] = &pa[a];
+		}
+		ppt[i] = &pt[i];
+	}
+	pm.n_inputs = m->ninputs;
+	pm.inputs = &ppd[0];
+	pm.n_outputs = m->noutputs;
+	pm.outputs = &ppd[m->ninputs];
+	pm.n_tensors = m->ntensors;
+	pm.tensors = &ppd[(size_t)m->ninputs + m->noutputs];
+	for (d = 0; d < ndesc; d++) {
+		if (d < m->ninputs)
+			src = &m->inputs[d];
+		else if (d < (size_t)m->ninputs + m->noutputs)
+			src = &m->outputs[d - m->ninputs];
+		else
+			src = &m->tensors[d - m->ninputs - m->noutputs];
+		dvom__tensor_desc__init(&pd[d]);
+		pd[d].name = (char *)src->name;
+		pd[d].dtype = src->dtype;
+		pd[d].format = src->format;
+		pd[d].n_dims = (size_t)src->rank;
+		pd[d].dims = (int64_t *)src->dims;
+		pd[d].offset = src->offset;
+		pd[d].size = src->size;
+		ppd[d] = &pd[d];
+	}
+
+	/* The section names, ".text.<name>", each in its own little buffer. */
+	for (i = 0; i < m->nkernels; i++) {
+		size_t len = strlen(OM_TEXT_PREFIX) + strlen(m->kernels[i].name) + 1;
+
+		pk[i].section = malloc(len);
+		if (!pk[i].section)
+			goto out;
+		snprintf(pk[i].section, len, "%s%s", OM_TEXT_PREFIX, m->kernels[i].name);
+	}
+
+	*outlen = dvom__model__get_packed_size(&pm);
+	*out = malloc(*outlen ? *outlen : 1);
+	if (!*out)
+		goto out;
+	if (dvom__model__pack(&pm, *out) != *outlen) {
+		free(*out);
+		*out = NULL;
+		goto out;
+	}
+	rc = 0;
+out:
+	if (pk)
+		for (i = 0; i < m->nkernels; i++)
+			free(pk[i].section);
+	free(pk);
+	free(ppk);
+	free(pt);
+	free(ppt);
+	free(pa);
+	free(ppa);
+	free(pd);
+	free(ppd);
+	return rc;
+}
+
+/* One SHT_PROGBITS/SHT_STRTAB section whose contents are buf (not copied:
+ * libelf reads it at elf_update time).  Returns the section, NULL on error. */
+static Elf_Scn *add_section(Elf *e, size_t name, uint32_t type, uint64_t flags, uint64_t align,
+			    void *buf, size_t size)
+{
+	Elf_Scn *scn = elf_newscn(e);
+	Elf_Data *d;
+	Elf64_Shdr *sh;
+
+	if (!scn || !(d = elf_newdata(scn)) || !(sh = elf64_getshdr(scn)))
+		return NULL;
+	/* Even an empty section gets a data block: libelf derives sh_addralign
+	 * from the blocks' d_align, and the alignment is part of the format. */
+	d->d_buf = size ? buf : NULL;
+	d->d_size = size;
+	d->d_align = align;
+	d->d_off = 0;
+	d->d_type = ELF_T_BYTE;
+	d->d_version = EV_CURRENT;
+	sh->sh_name = name;
+	sh->sh_type = type;
+	sh->sh_flags = flags;
+	sh->sh_addralign = align;
+	sh->sh_entsize = 0;
+	return scn;
+}
+
+/* Append s and its NUL to the string table; returns its offset. */
+static size_t strtab_add(char *tab, size_t *len, const char *prefix, const char *s)
+{
+	size_t off = *len;
+	size_t lp = strlen(prefix), ls = strlen(s);
+
+	memcpy(tab + off, prefix, lp);
+	memcpy(tab + off + lp, s, ls + 1);
+	*len += lp + ls + 1;
+	return off;
+}
+
+/* Lay out and write the ELF image of m into the open file fd. */
+static int write_elf(int fd, const struct om_model *m, uint8_t *meta, size_t metalen,
+		     const char *path, char *err, size_t errlen)
+{
+	Elf *e;
+	Elf64_Ehdr *eh;
+	char *tab;
+	size_t tablen = 1, cap = 1, off, i;
+	size_t n_weights, n_meta, n_shstrtab;
+	Elf_Scn *strscn;
+	int rc = -1;
+
+	for (i = 0; i < m->nkernels; i++)
+		cap += strlen(OM_TEXT_PREFIX) + strlen(m->kernels[i].name) + 1;
+	cap += sizeof OM_WEIGHTS_SECTION + sizeof OM_META_SECTION + sizeof ".shstrtab";
+	tab = malloc(cap);
+	if (!tab)
+		return fail(err, errlen, "%s: out of memory", path);
+	tab[0] = '\0';
+
+	e = elf_begin(fd, ELF_C_WRITE, NULL);
+	if (!e) {
+		fail(err, errlen, "%s: libelf: %s", path, elf_errmsg(-1));
+		free(tab);
+		return -1;
+	}
+	eh = elf64_newehdr(e);
+	if (!eh)
+		goto elf_error;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
+	eh->e_type = ET_REL;
+	/* EM_NONE: no machine number is registered for the DaVinci ISA, and
+	 * borrowing another one would let real tools mistake the code for theirs. */
+	eh->e_machine = EM_NONE;
+	eh->e_version = EV_CURRENT;
+
+	for (i = 0; i < m->nkernels; i++) {
+		off = strtab_add(tab, &tablen, OM_TEXT_PREFIX, m->kernels[i].name);
+		if (!add_section(e, off, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, OM_CODE_ALIGN,
+				 m->kernels[i].code, m->kernels[i].bytes))
+			goto elf_error;
+	}
+	n_weights = strtab_add(tab, &tablen, "", OM_WEIGHTS_SECTION);
+	n_meta = strtab_add(tab, &tablen, "", OM_META_SECTION);
+	n_shstrtab = strtab_add(tab, &tablen, "", ".shstrtab");
+	/* The metadata is parsed byte by byte: it needs no alignment. */
+	if (!add_section(e, n_weights, SHT_PROGBITS, SHF_ALLOC, OM_WEIGHTS_ALIGN, m->weights,
+			 m->weights_bytes) ||
+	    !add_section(e, n_meta, SHT_PROGBITS, 0, 1, meta, metalen) ||
+	    !(strscn = add_section(e, n_shstrtab, SHT_STRTAB, 0, 1, tab, tablen)))
+		goto elf_error;
+	/* The index fits e_shstrndx: om_write caps the kernel count. */
+	eh->e_shstrndx = (Elf64_Half)elf_ndxscn(strscn);
+	if (elf_update(e, ELF_C_WRITE) < 0)
+		goto elf_error;
+	rc = 0;
+	goto out;
+elf_error:
+	fail(err, errlen, "%s: writing ELF: %s", path, elf_errmsg(-1));
+out:
+	elf_end(e);
+	free(tab);
+	return rc;
+}
+
+int om_write(const char *path, const struct om_model *m, char *err, size_t errlen)
+{
+	uint8_t *meta = NULL;
+	size_t metalen = 0;
+	char *tmp;
+	int fd, rc = -1;
+
+	if (!path || !m)
+		return fail(err, errlen, "om_write: no path or model");
+	if (check_model(m, path, err, errlen) < 0)
+		return -1;
+	/* null + kernels + .weights + .om.meta + .shstrtab must stay below
+	 * SHN_LORESERVE, or the ELF header needs extended numbering. */
+	if (m->nkernels > SHN_LORESERVE - 5)
+		return fail(err, errlen, "%s: %" PRIu32 " kernels, more than the %d an .om holds",
+			    path, m->nkernels, SHN_LORESERVE - 5);
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(err, errlen, "%s: libelf: %s", path, elf_errmsg(-1));
+	if (pack_meta(m, &meta, &metalen) < 0)
+		return fail(err, errlen, "%s: out of memory packing the metadata", path);
+
+	/* Write beside the target and rename over it: readers never see half a file. */
+	tmp = malloc(strlen(path) + sizeof ".tmp");
+	if (!tmp) {
+		free(meta);
+		return fail(err, errlen, "%s: out of memory", path);
+	}
+	sprintf(tmp, "%s.tmp", path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fail(err, errlen, "%s: creating %s: %s", path, tmp, strerror(errno));
+		goto out;
+	}
+	if (write_elf(fd, m, meta, metalen, path, err, errlen) < 0)
+		goto out_unlink;
+	if (fsync(fd) < 0) {
+		fail(err, errlen, "%s: %s", tmp, strerror(errno));
+		goto out_unlink;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		fail(err, errlen, "%s: %s", tmp, strerror(errno));
+		goto out_unlink;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		fail(err, errlen, "%s: rename from %s: %s", path, tmp, strerror(errno));
+		goto out_unlink;
+	}
+	rc = 0;
+	goto out;
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	unlink(tmp);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(tmp);
+	free(meta);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                  */
+
+struct om_sec {
+	const char *name; /* points into libelf's string table */
+	Elf_Scn *scn;
+	Elf64_Shdr sh;
+};
+
+struct om_reader {
+	const char *path;
+	char *err;
+	size_t errlen;
+	int fd;
+	uint64_t fsize;
+	Elf *elf;
+	struct om_sec *secs; /* sorted by name */
+	size_t nsecs;
+	Dvom__Model *pm;
+};
+
+static int cmp_sec(const void *a, const void *b)
+{
+	return strcmp(((const struct om_sec *)a)->name, ((const struct om_sec *)b)->name);
+}
+
+static const struct om_sec *find_sec(const struct om_reader *r, const char *name)
+{
+	struct om_sec key = { .name = name };
+
+	if (!r->nsecs)
+		return NULL;
+	return bsearch(&key, r->secs, r->nsecs, sizeof *r->secs, cmp_sec);
+}
+
+/* Open path as an .om-shaped ELF and index its sections by name. */
+static int open_elf(struct om_reader *r)
+{
+	struct stat st;
+	Elf64_Ehdr *eh;
+	Elf_Scn *scn = NULL;
+	const char *id;
+	size_t idlen, shnum, shstrndx, i;
+
+	r->fd = open(r->path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0)
+		return fail(r->err, r->errlen, "%s: %s", r->path, strerror(errno));
+	if (fstat(r->fd, &st) < 0)
+		return fail(r->err, r->errlen, "%s: %s", r->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return fail(r->err, r->errlen, "%s: not a regular file", r->path);
+	r->fsize = (uint64_t)st.st_size;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(r->err, r->errlen, "%s: libelf: %s", r->path, elf_errmsg(-1));
+	/* Mapping is safe against writers: om_write replaces files by rename and
+	 * never truncates one in place. */
+	r->elf = elf_begin(r->fd, ELF_C_READ_MMAP, NULL);
+	if (!r->elf)
+		return fail(r->err, r->errlen, "%s: not an .om file (%s)", r->path,
+			    elf_errmsg(-1));
+	if (elf_kind(r->elf) != ELF_K_ELF)
+		return fail(r->err, r->errlen, "%s: not an .om file (not ELF)", r->path);
+	id = elf_getident(r->elf, &idlen);
+	if (!id || idlen < EI_NIDENT)
+		return fail(r->err, r->errlen, "%s: not an .om file (truncated ELF header)",
+			    r->path);
+	if (id[EI_CLASS] != ELFCLASS64)
+		return fail(r->err, r->errlen, "%s: not an .om file (ELF class %d, not 64-bit)",
+			    r->path, id[EI_CLASS]);
+	if (id[EI_DATA] != ELFDATA2LSB)
+		return fail(r->err, r->errlen, "%s: not an .om file (not little-endian ELF)",
+			    r->path);
+	eh = elf64_getehdr(r->elf);
+	if (!eh)
+		return fail(r->err, r->errlen, "%s: not an .om file (%s)", r->path,
+			    elf_errmsg(-1));
+	if (eh->e_type != ET_REL)
+		return fail(r->err, r->errlen, "%s: not an .om file (ELF type %u, not ET_REL)",
+			    r->path, (unsigned)eh->e_type);
+	if (eh->e_machine != EM_NONE)
+		return fail(r->err, r->errlen,
+			    "%s: not an .om file (ELF machine %u, not EM_NONE)", r->path,
+			    (unsigned)eh->e_machine);
+	if (elf_getshdrnum(r->elf, &shnum) < 0 || elf_getshdrstrndx(r->elf, &shstrndx) < 0)
+		return fail(r->err, r->errlen, "%s: bad section headers (%s)", r->path,
+			    elf_errmsg(-1));
+	r->secs = xcalloc(shnum, sizeof *r->secs);
+	if (!r->secs)
+		return fail(r->err, r->errlen, "%s: out of memory", r->path);
+	while ((scn = elf_nextscn(r->elf, scn)) != NULL) {
+		struct om_sec *s;
+		Elf64_Shdr *sh = elf64_getshdr(scn);
+
+		if (r->nsecs >= shnum)
+			return fail(r->err, r->errlen, "%s: more sections than e_shnum", r->path);
+		s = &r->secs[r->nsecs];
+		i = elf_ndxscn(scn);
+		if (!sh)
+			return fail(r->err, r->errlen, "%s: section %zu: %s", r->path, i,
+				    elf_errmsg(-1));
+		s->name = elf_strptr(r->elf, shstrndx, sh->sh_name);
+		if (!s->name)
+			return fail(r->err, r->errlen, "%s: section %zu: bad name (%s)", r->path, i,
+				    elf_errmsg(-1));
+		if (sh->sh_type != SHT_NOBITS &&
+		    (sh->sh_offset > r->fsize || sh->sh_size > r->fsize - sh->sh_offset))
+			return fail(r->err, r->errlen,
+				    "%s: section %s extends past the end of the file "
+				    "(truncated?)",
+				    r->path, s->name);
+		s->scn = scn;
+		s->sh = *sh;
+		r->nsecs++;
+	}
+	qsort(r->secs, r->nsecs, sizeof *r->secs, cmp_sec);
+	for (i = 1; i < r->nsecs; i++)
+		if (strcmp(r->secs[i - 1].name, r->secs[i].name) == 0)
+			return fail(r->err, r->errlen, "%s: two sections named %s", r->path,
+				    r->secs[i].name);
+	return 0;
+}
+
+/* The contents of the PROGBITS section name, which must hold exactly want
+ * bytes (when want_set); *buf is NULL for an empty section. */
+static int sec_bytes(struct om_reader *r, const char *name, const char *what, int want_set,
+		     uint64_t want, const uint8_t **buf, uint64_t *size)
+{
+	const struct om_sec *s = find_sec(r, name);
+	Elf_Data *d;
+
+	if (!s)
+		return fail(r->err, r->errlen, "%s: %s: no section %s", r->path, what, name);
+	if (s->sh.sh_type != SHT_PROGBITS)
+		return fail(r->err, r->errlen, "%s: %s: section %s has type %u, not PROGBITS",
+			    r->path, what, name, s->sh.sh_type);
+	if (want_set && s->sh.sh_size != want)
+		return fail(r->err, r->errlen,
+			    "%s: %s: section %s is %" PRIu64 " bytes, the metadata says %" PRIu64,
+			    r->path, what, name, (uint64_t)s->sh.sh_size, want);
+	*size = s->sh.sh_size;
+	*buf = NULL;
+	if (s->sh.sh_size == 0)
+		return 0;
+	d = elf_getdata(s->scn, NULL);
+	if (!d || !d->d_buf || d->d_size != s->sh.sh_size)
+		return fail(r->err, r->errlen, "%s: %s: cannot read section %s (%s)", r->path,
+			    what, name, d ? "short data" : elf_errmsg(-1));
+	*buf = d->d_buf;
+	return 0;
+}
+
+/* Copy a metadata string into a fixed array of om.h, if it fits. */
+static int copy_str(struct om_reader *r, char *dst, size_t cap, const char *src,
+		    const char *field)
+{
+	size_t n;
+
+	if (!src)
+		src = "";
+	n = strlen(src);
+	if (n >= cap)
+		return fail(r->err, r->errlen, "%s: %s is %zu bytes, longer than the %zu allowed",
+			    r->path, field, n, cap - 1);
+	memcpy(dst, src, n + 1);
+	return 0;
+}
+
+static int check_count(struct om_reader *r, size_t n, const char *what)
+{
+	if (n > UINT32_MAX)
+		return fail(r->err, r->errlen, "%s: %zu %s, more than 2^32-1", r->path, n, what);
+	return 0;
+}
+
+static int copy_desc(struct om_reader *r, struct om_tensor_desc *d, const Dvom__TensorDesc *p,
+		     const char *what, size_t i)
+{
+	char field[64];
+	size_t k;
+
+	if (!p)
+		return fail(r->err, r->errlen, "%s: %s %zu missing", r->path, what, i);
+	snprintf(field, sizeof field, "%s %zu name", what, i);
+	if (copy_str(r, d->name, sizeof d->name, p->name, field) < 0)
+		return -1;
+	if (p->n_dims > OM_MAX_RANK)
+		return fail(r->err, r->errlen, "%s: %s %zu (%s): rank %zu not in 0..%d", r->path,
+			    what, i, d->name, p->n_dims, OM_MAX_RANK);
+	d->dtype = p->dtype;
+	d->format = p->format;
+	d->rank = (int32_t)p->n_dims;
+	for (k = 0; k < p->n_dims; k++)
+		d->dims[k] = p->dims[k];
+	d->offset = p->offset;
+	d->size = p->size;
+	return 0;
+}
+
+static int copy_descs(struct om_reader *r, struct om_tensor_desc **out, uint32_t *nout,
+		      Dvom__TensorDesc **p, size_t n, const char *what)
+{
+	size_t i;
+
+	if (check_count(r, n, what) < 0)
+		return -1;
+	*out = xcalloc(n, sizeof **out);
+	if (!*out)
+		return fail(r->err, r->errlen, "%s: out of memory", r->path);
+	*nout = (uint32_t)n;
+	for (i = 0; i < n; i++)
+		if (copy_desc(r, &(*out)[i], p[i], what, i) < 0)
+			return -1;
+	return 0;
+}
+
+static int copy_kernels(struct om_reader *r, struct om_model *m)
+{
+	const Dvom__Model *pm = r->pm;
+	char field[192], want[sizeof OM_TEXT_PREFIX + sizeof m->kernels[0].name];
+	const uint8_t *code;
+	uint64_t size;
+	size_t i;
+
+	if (check_count(r, pm->n_kernels, "kernels") < 0)
+		return -1;
+	m->kernels = xcalloc(pm->n_kernels, sizeof *m->kernels);
+	if (!m->kernels)
+		return fail(r->err, r->errlen, "%s: out of memory", r->path);
+	m->nkernels = (uint32_t)pm->n_kernels;
+	for (i = 0; i < pm->n_kernels; i++) {
+		const Dvom__Kernel *pk = pm->kernels[i];
+		struct om_kernel *k = &m->kernels[i];
+
+		if (!pk)
+			return fail(r->err, r->errlen, "%s: kernel %zu missing", r->path, i);
+		snprintf(field, sizeof field, "kernel %zu name", i);
+		if (copy_str(r, k->name, sizeof k->name, pk->name, field) < 0)
+			return -1;
+		if (!kernel_name_ok(k->name))
+			return fail(r->err, r->errlen,
+				    "%s: kernel %zu: name \"%s\" is empty or has characters "
+				    "other than [A-Za-z0-9_.+-]",
+				    r->path, i, k->name);
+		snprintf(want, sizeof want, "%s%s", OM_TEXT_PREFIX, k->name);
+		if (!pk->section || strcmp(pk->section, want) != 0)
+			return fail(r->err, r->errlen, "%s: kernel %zu (%s): section \"%s\", not %s",
+				    r->path, i, k->name, pk->section ? pk->section : "", want);
+		snprintf(field, sizeof field, "kernel %zu (%s)", i, k->name);
+		if (sec_bytes(r, want, field, 1, pk->code_bytes, &code, &size) < 0)
+			return -1;
+		k->bytes = size;
+		if (size % OM_INSN_BYTES != 0 || size == 0)
+			return fail(r->err, r->errlen,
+				    "%s: kernel %zu (%s): code size %" PRIu64
+				    " is not a positive multiple of %d",
+				    r->path, i, k->name, size, OM_INSN_BYTES);
+		k->code = malloc(size);
+		if (!k->code)
+			return fail(r->err, r->errlen, "%s: out of memory", r->path);
+		memcpy(k->code, code, size);
+	}
+	return 0;
+}
+
+static int copy_tasks(struct om_reader *r, struct om_model *m)
+{
+	const Dvom__Model *pm = r->pm;
+	char field[64];
+	size_t i, j;
+
+	if (check_count(r, pm->n_tasks, "tasks") < 0)
+		return -1;
+	m->tasks = xcalloc(pm->n_tasks, sizeof *m->tasks);
+	if (!m->tasks)
+		return fail(r->err, r->errlen, "%s: out of memory", r->path);
+	m->ntasks = (uint32_t)pm->n_tasks;
+	for (i = 0; i < pm->n_tasks; i++) {
+		const Dvom__Task *pt = pm->tasks[i];
+		struct om_task *t = &m->tasks[i];
+
+		if (!pt)
+			return fail(r->err, r->errlen, "%s: task %zu missing", r->path, i);
+		snprintf(field, sizeof field, "task %zu name", i);
+		if (copy_str(r, t->name, sizeof t->name, pt->name, field) < 0)
+			return -1;
+		snprintf(field, sizeof field, "task %zu op_type", i);
+		if (copy_str(r, t->op_type, sizeof t->op_type, pt->op_type, field) < 0)
+			return -1;
+		t->kernel = pt->kernel;
+		t->block_dim = pt->block_dim;
+		t->flops = pt->flops;
+		t->bytes = pt->bytes;
+		snprintf(field, sizeof field, "task %zu args", i);
+		if (check_count(r, pt->n_args, field) < 0)
+			return -1;
+		t->args = xcalloc(pt->n_args, sizeof *t->args);
+		if (!t->args)
+			return fail(r->err, r->errlen, "%s: out of memory", r->path);
+		t->nargs = (uint32_t)pt->n_args;
+		for (j = 0; j < pt->n_args; j++) {
+			const Dvom__Arg *pa = pt->args[j];
+			int kind;
+
+			if (!pa)
+				return fail(r->err, r->errlen, "%s: task %zu arg %zu missing",
+					    r->path, i, j);
+			/* Range-check before storing into the C enum. */
+			kind = (int)pa->kind;
+			if (kind < OM_ARG_SCALAR || kind > OM_ARG_OUTPUT)
+				return fail(r->err, r->errlen,
+					    "%s: task %zu (%s) arg %zu: kind %d invalid", r->path,
+					    i, t->name, j, kind);
+			t->args[j].kind = (enum om_arg_kind)kind;
+			t->args[j].value = pa->value;
+			t->args[j].index = pa->index;
+		}
+	}
+	return 0;
+}
+
+/* Fill m from the unpacked metadata and the sections it names. */
+static int copy_model(struct om_reader *r, struct om_model *m, const char *expect_soc)
+{
+	const Dvom__Model *pm = r->pm;
+	const uint8_t *w;
+	uint64_t wsize;
+
+	if (pm->format_version == 0)
+		return fail(r->err, r->errlen, "%s: .om.meta: no format_version", r->path);
+	if (pm->format_version > OM_FORMAT_VERSION)
+		return fail(r->err, r->errlen,
+			    "%s: format_version %" PRIu32 " is newer than this reader (%d)",
+			    r->path, pm->format_version, OM_FORMAT_VERSION);
+	if (copy_str(r, m->name, sizeof m->name, pm->name, "model name") < 0 ||
+	    copy_str(r, m->soc, sizeof m->soc, pm->soc, "soc") < 0)
+		return -1;
+	if (!m->soc[0])
+		return fail(r->err, r->errlen, "%s: no SoC recorded (soc is empty)", r->path);
+	/* Checked first: "compiled for another chip" explains everything else. */
+	if (expect_soc && strcmp(m->soc, expect_soc) != 0)
+		return fail(r->err, r->errlen, "%s: compiled for %s, not %s", r->path, m->soc,
+			    expect_soc);
+	m->workspace_bytes = pm->workspace_bytes;
+	if (sec_bytes(r, OM_WEIGHTS_SECTION, "weights_bytes", 1, pm->weights_bytes, &w, &wsize) <
+	    0)
+		return -1;
+	m->weights_bytes = wsize;
+	if (wsize) {
+		m->weights = malloc(wsize);
+		if (!m->weights)
+			return fail(r->err, r->errlen, "%s: out of memory (%" PRIu64 " bytes of "
+				    "weights)", r->path, wsize);
+		memcpy(m->weights, w, wsize);
+	}
+	if (copy_kernels(r, m) < 0 || copy_tasks(r, m) < 0 ||
+	    copy_descs(r, &m->inputs, &m->ninputs, pm->inputs, pm->n_inputs, "input") < 0 ||
+	    copy_descs(r, &m->outputs, &m->noutputs, pm->outputs, pm->n_outputs, "output") < 0 ||
+	    copy_descs(r, &m->tensors, &m->ntensors, pm->tensors, pm->n_tensors, "tensor") < 0)
+		return -1;
+	return check_model(m, r->path, r->err, r->errlen);
+}
+
+int om_read(const char *path, struct om_model *m, const char *expect_soc, char *err,
+	    size_t errlen)
+{
+	struct om_reader r = { .path = path, .err = err, .errlen = errlen, .fd = -1 };
+	struct om_model res;
+	const uint8_t *meta;
+	uint64_t metalen;
+	int rc = -1;
+
+	memset(&res, 0, sizeof res);
+	if (!m)
+		return fail(err, errlen, "om_read: no model");
+	memset(m, 0, sizeof *m);
+	if (!path)
+		return fail(err, errlen, "om_read: no path");
+	if (open_elf(&r) < 0)
+		goto out;
+	if (!find_sec(&r, OM_META_SECTION)) {
+		fail(err, errlen, "%s: not an .om file (no %s section)", path, OM_META_SECTION);
+		goto out;
+	}
+	if (sec_bytes(&r, OM_META_SECTION, "metadata", 0, 0, &meta, &metalen) < 0)
+		goto out;
+	/* An empty section still unpacks (to a message without format_version). */
+	r.pm = dvom__model__unpack(NULL, (size_t)metalen, meta ? meta : (const uint8_t *)"");
+	if (!r.pm) {
+		fail(err, errlen, "%s: .om.meta: corrupt metadata (protobuf unpack failed)", path);
+		goto out;
+	}
+	if (copy_model(&r, &res, expect_soc) < 0)
+		goto out;
+	*m = res;
+	memset(&res, 0, sizeof res);
+	rc = 0;
+out:
+	om_free(&res);
+	if (r.pm)
+		dvom__model__free_unpacked(r.pm, NULL);
+	free(r.secs);
+	if (r.elf)
+		elf_end(r.elf);
+	if (r.fd >= 0)
+		close(r.fd);
+	return rc;
+}
+
+void om_free(struct om_model *m)
+{
+	uint32_t i;
+
+	if (!m)
+		return;
+	if (m->kernels)
+		for (i = 0; i < m->nkernels; i++)
+			free(m->kernels[i].code);
+	if (m->tasks)
+		for (i = 0; i < m->ntasks; i++)
+			free(m->tasks[i].args);
+	free(m->kernels);
+	free(m->tasks);
+	free(m->inputs);
+	free(m->outputs);
+	free(m->tensors);
+	free(m->weights);
+	memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,82 @@
+/* om.h: the .om offline-model container, written by the compiler and read
+ * by the runtime.
+ *
+ * The file is an ELF64 little-endian object (readelf -S lists it):
+ *   .text.<kernel>  one section per kernel: ISA code (SHT_PROGBITS, alloc+exec)
+ *   .weights        every constant in its device layout, one blob
+ *   .om.meta        an om.proto Model message (protobuf-c): the SoC, the
+ *                   tasks, tensor descriptors, the memory plan
+ * Kernel arguments are resolved by the runtime: a task argument is either a
+ * scalar or an offset into the weights, the workspace, an input or an output. */
+#ifndef DV_OM_H
+#define DV_OM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OM_MAX_RANK 8
+
+enum om_arg_kind { OM_ARG_SCALAR = 0, OM_ARG_WEIGHT = 1, OM_ARG_WORKSPACE = 2, OM_ARG_INPUT = 3,
+		   OM_ARG_OUTPUT = 4 };
+
+struct om_arg {
+	enum om_arg_kind kind;
+	int64_t value;  /* SCALAR: the value; otherwise a byte offset into the region */
+	uint32_t index; /* INPUT / OUTPUT: which one */
+};
+
+struct om_task {
+	char name[128];    /* the (fused) node's name */
+	char op_type[64];  /* e.g. "Conv", "Conv+Relu", "TransData" */
+	uint32_t kernel;   /* index into kernels */
+	uint32_t block_dim;
+	struct om_arg *args;
+	uint32_t nargs;
+	uint64_t flops; /* useful floating-point (or int) operations */
+	uint64_t bytes; /* bytes the task must move from and to GM at least */
+};
+
+struct om_tensor_desc {
+	char name[256];
+	int32_t dtype;  /* ONNX TensorProto.DataType */
+	int32_t format; /* enum cc_format values (ACL's aclFormat numbers) */
+	int32_t rank;
+	int64_t dims[OM_MAX_RANK];
+	uint64_t offset; /* memory plan: byte offset in the workspace (activations) */
+	uint64_t size;   /* bytes */
+};
+
+struct om_kernel {
+	char name[128];
+	uint8_t *code;
+	uint64_t bytes;
+};
+
+struct om_model {
+	char name[128];
+	char soc[64]; /* the SoC it was compiled for */
+	struct om_kernel *kernels;
+	uint32_t nkernels;
+	struct om_task *tasks;
+	uint32_t ntasks;
+	struct om_tensor_desc *inputs; /* as the host provides them (ONNX dtype, NCHW/ND) */
+	uint32_t ninputs;
+	struct om_tensor_desc *outputs;
+	uint32_t noutputs;
+	struct om_tensor_desc *tensors; /* the memory plan: every workspace tensor */
+	uint32_t ntensors;
+	uint8_t *weights;
+	uint64_t weights_bytes;
+	uint64_t workspace_bytes;
+};
+
+/* Write m to path; nothing is left behind on failure. */
+int om_write(const char *path, const struct om_model *m, char *err, size_t errlen);
+/* Read and validate every field (kernel indices, argument offsets within
+ * their regions, code sizes, descriptor shapes...).  expect_soc, when not
+ * NULL, must equal the model's SoC.  Errors name the file and the field. */
+int om_read(const char *path, struct om_model *m, const char *expect_soc, char *err,
+	    size_t errlen);
+void om_free(struct om_model *m);
+
+#endif

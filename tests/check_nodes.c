@@ -1,0 +1,203 @@
+/* check_nodes: the ONNX backend node tests (Debian's libonnx-testdata)
+ * through the compiler and the simulated device.
+ *
+ * A test is in scope when every node of its model is an operator the
+ * compiler lists as supported.  In scope, it must either compile and match
+ * the expected outputs within fp16 tolerances, or be refused with a message
+ * that says what is "not supported yet" (a variant the docs list).  Out of
+ * scope, compiling must fail with a message naming the unsupported operator.
+ * Inputs given as graph inputs that must be constants are not frozen here:
+ * such tests are refused like other unsupported variants. */
+/* Messages and paths here are truncated on purpose when they are too long. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "fp16.h"
+#include "graph.h"
+#include "model.h"
+
+static const char *testdata(void)
+{
+	const char *d = getenv("ONNX_TESTDATA");
+	return d && *d ? d : "/usr/share/libonnx-testdata/data";
+}
+
+static int in_scope(const char *model)
+{
+	struct cc_graph g;
+	char err[1024];
+	if (cc_onnx_load(model, &g, err, sizeof err))
+		return 0;
+	const char *ops = cc_supported_ops();
+	int ok = g.nn > 0;
+	for (int i = 0; i < g.nn && ok; i++) {
+		char key[80];
+		snprintf(key, sizeof key, "%s ", g.n[i].op);
+		ok = strstr(ops, key) == ops || (strstr(ops, key) && strstr(ops, key)[-1] == ' ');
+	}
+	cc_graph_free(&g);
+	return ok;
+}
+
+static double to_double(const struct rt_tensor *t, size_t i)
+{
+	if (t->dtype == 1)
+		return ((const float *)t->data)[i];
+	if (t->dtype == 10)
+		return dv_f16_to_f32(((const uint16_t *)t->data)[i]);
+	return NAN;
+}
+
+/* Returns 0 when every output matches; writes a reason otherwise. */
+static int run_one(const char *dir, const char *soc, char *why, size_t len)
+{
+	char path[4096], err[4096];
+	struct soc_config cfg;
+	if (soc_load(soc, &cfg, err, sizeof err)) {
+		snprintf(why, len, "%s", err);
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/model.onnx", dir);
+	struct om_model m;
+	if (cc_compile(path, &cfg, NULL, &m, err, sizeof err)) {
+		snprintf(why, len, "compile: %s", err);
+		return strstr(err, "not supported yet") ? 1 : -1;
+	}
+	struct rt_tensor in[16], out[16], want[16];
+	memset(in, 0, sizeof in);
+	memset(want, 0, sizeof want);
+	int rc = -1;
+	unsigned ni = m.ninputs < 16 ? m.ninputs : 16, no = m.noutputs < 16 ? m.noutputs : 16;
+	for (unsigned i = 0; i < ni; i++) {
+		snprintf(path, sizeof path, "%s/test_data_set_0/input_%u.pb", dir, i);
+		if (rt_tensor_read(path, &in[i], err, sizeof err)) {
+			snprintf(why, len, "%s", err);
+			goto done;
+		}
+	}
+	for (unsigned i = 0; i < no; i++) {
+		snprintf(path, sizeof path, "%s/test_data_set_0/output_%u.pb", dir, i);
+		if (rt_tensor_read(path, &want[i], err, sizeof err)) {
+			snprintf(why, len, "%s", err);
+			goto done;
+		}
+	}
+	struct sim_options opt = { SIM_MODE_FULL, 0, NULL };
+	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	struct rt_run run;
+	if (!dev || rt_model_run(dev, &m, in, ni, out, &run, err, sizeof err)) {
+		snprintf(why, len, "run: %s", err);
+		sim_device_free(dev);
+		goto done;
+	}
+	rc = 0;
+	for (unsigned o = 0; o < no && !rc; o++) {
+		size_t n = want[o].nbytes / (want[o].dtype == 10 ? 2 : 4);
+		double peak = 0;
+		for (size_t i = 0; i < n; i++)
+			peak = fmax(peak, fabs(to_double(&want[o], i)));
+		/* fp16 storage and arithmetic: relative 2^-9, plus an absolute
+		 * floor scaled by the output's magnitude */
+		double atol = 2e-3 * fmax(1.0, peak);
+		for (size_t i = 0; i < n; i++) {
+			double w = to_double(&want[o], i), g = to_double(&out[o], i);
+			int both_nan = isnan(w) && isnan(g);
+			int inf_ok = isinf(w) && w == g;
+			if (!both_nan && !inf_ok && !(fabs(g - w) <= atol + 4e-3 * fabs(w))) {
+				snprintf(why, len, "output %u element %zu: got %g, want %g", o, i, g, w);
+				rc = -1;
+				break;
+			}
+		}
+		rt_tensor_free(&out[o]);
+	}
+	for (unsigned o = 0; o < no; o++)
+		rt_tensor_free(&out[o]);
+	rt_run_free(&run);
+	sim_device_free(dev);
+done:
+	for (unsigned i = 0; i < 16; i++) {
+		rt_tensor_free(&in[i]);
+		rt_tensor_free(&want[i]);
+	}
+	om_free(&m);
+	return rc;
+}
+
+START_TEST(node_tests_in_scope_pass)
+{
+	char root[4096];
+	snprintf(root, sizeof root, "%s/node", testdata());
+	DIR *d = opendir(root);
+	ck_assert_msg(d != NULL, "cannot open %s (install libonnx-testdata)", root);
+	struct dirent *e;
+	int passed = 0, refused = 0, failed = 0, scope = 0;
+	char failures[8192] = "";
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "test_", 5))
+			continue;
+		char dir[4096], model[4200];
+		snprintf(dir, sizeof dir, "%s/%s", root, e->d_name);
+		snprintf(model, sizeof model, "%s/model.onnx", dir);
+		if (!in_scope(model))
+			continue;
+		scope++;
+		char why[1024];
+		int rc = run_one(dir, "Ascend910", why, sizeof why);
+		if (rc == 0) {
+			passed++;
+			printf("PASS %s\n", e->d_name);
+			fflush(stdout);
+		} else if (rc > 0) {
+			refused++;
+			printf("REFUSED %s: %s\n", e->d_name, why);
+			fflush(stdout);
+		} else {
+			failed++;
+			size_t l = strlen(failures);
+			snprintf(failures + l, sizeof failures - l, "\n  %s: %s", e->d_name, why);
+		}
+	}
+	closedir(d);
+	printf("node tests in scope: %d, passed %d, refused (not supported yet) %d, failed %d\n",
+	       scope, passed, refused, failed);
+	fflush(stdout);
+	ck_assert_msg(failed == 0, "%d node tests failed:%s", failed, failures);
+	ck_assert_int_gt(passed, 0);
+}
+END_TEST
+
+START_TEST(unsupported_operator_is_named)
+{
+	char model[4096], err[4096];
+	snprintf(model, sizeof model, "%s/node/test_tanh/model.onnx", testdata());
+	struct soc_config cfg;
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	struct om_model m;
+	ck_assert_int_eq(cc_compile(model, &cfg, NULL, &m, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "(Tanh)") && strstr(err, "not supported") &&
+			      strstr(err, "supported: ") && strstr(err, "Relu"),
+		      "%s", err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("nodes");
+	TCase *tc = tcase_create("Core");
+	tcase_add_test(tc, node_tests_in_scope_pass);
+	tcase_add_test(tc, unsupported_operator_is_named);
+	tcase_set_timeout(tc, 600);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

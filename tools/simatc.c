@@ -1,0 +1,117 @@
+/* simatc: compile an ONNX model to an .om offline model, with ATC's flags. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "om.h"
+#include "soc.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: simatc --model=FILE.onnx --framework=5 --output=NAME --soc_version=SOC [options]\n"
+		"Compile an ONNX model for a simulated Ascend NPU; writes NAME.om.\n\n"
+		"  --model=FILE            the ONNX model\n"
+		"  --framework=5           the source framework (5 = ONNX, the only one supported)\n"
+		"  --output=NAME           write NAME.om\n"
+		"  --soc_version=SOC       Ascend310, Ascend910 (or Ascend910A), Ascend310P3, or an .ini\n"
+		"  --input_shape=\"name:1,3,224,224;name2:...\"  fix dynamic input dimensions\n"
+		"  --precision_mode=force_fp16   compute in fp16 (the default and, so far, the only mode)\n"
+		"  --report=FILE.json      write the compile report as JSON\n"
+		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
+		"Supported operators: %s\n", cc_supported_ops());
+}
+
+int main(int argc, char **argv)
+{
+	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
+	struct cc_options opt = { NULL, NULL, stdout };
+	const char *sets[64];
+	int nsets = 0;
+	for (int i = 1; i < argc; i++) {
+		char *a = argv[i];
+		char *eq = strchr(a, '=');
+		const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+		size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+#define IS(k) (strlen(k) == klen && strncmp(a, k, klen) == 0)
+		int takes = !IS("--help") && !IS("-h");
+		if (takes && !v) {
+			fprintf(stderr, "simatc: %s needs a value\n", a);
+			return 2;
+		}
+		if (IS("--help") || IS("-h")) {
+			usage(stdout);
+			return 0;
+		} else if (IS("--model"))
+			model = v;
+		else if (IS("--output"))
+			output = v;
+		else if (IS("--soc_version"))
+			soc = v;
+		else if (IS("--framework"))
+			framework = v;
+		else if (IS("--input_shape"))
+			opt.input_shape = v;
+		else if (IS("--report"))
+			opt.report_json = v;
+		else if (IS("--precision_mode")) {
+			if (strcmp(v, "force_fp16")) {
+				fprintf(stderr, "simatc: --precision_mode=%s is not supported yet "
+						"(force_fp16 is)\n", v);
+				return 2;
+			}
+		} else if (IS("--set")) {
+			if (nsets == 64) {
+				fprintf(stderr, "simatc: too many --set\n");
+				return 2;
+			}
+			sets[nsets++] = v;
+		} else {
+			fprintf(stderr, "simatc: unknown option '%s' (try --help)\n", a);
+			return 2;
+		}
+		if (!eq)
+			i++;
+	}
+	if (!model || !output || !soc) {
+		fprintf(stderr, "simatc: --model, --output and --soc_version are required "
+				"(try --help)\n");
+		return 2;
+	}
+	if (framework && strcmp(framework, "5")) {
+		fprintf(stderr, "simatc: --framework=%s: only 5 (ONNX) is supported\n", framework);
+		return 2;
+	}
+	if (!strcmp(soc, "Ascend910A"))
+		soc = "Ascend910";
+	char err[4096];
+	struct soc_config cfg;
+	if (soc_load(soc, &cfg, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 1;
+	}
+	for (int i = 0; i < nsets; i++)
+		if (soc_set(&cfg, sets[i], err, sizeof err)) {
+			fprintf(stderr, "simatc: %s\n", err);
+			return 1;
+		}
+	if (opt.report_json) {
+		fprintf(stderr, "simatc: --report is not supported yet\n");
+		return 2;
+	}
+	struct om_model m;
+	if (cc_compile(model, &cfg, &opt, &m, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 1;
+	}
+	char path[4096];
+	snprintf(path, sizeof path, "%s.om", output);
+	int rc = om_write(path, &m, err, sizeof err);
+	if (rc)
+		fprintf(stderr, "simatc: %s\n", err);
+	else
+		printf("wrote %s\n", path);
+	om_free(&m);
+	return rc ? 1 : 0;
+}
