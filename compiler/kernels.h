@@ -52,4 +52,59 @@ int cc_gen_matmul(const struct soc_config *cfg, int64_t M, int64_t K, int64_t N,
  * [N16/16][K16][16] for cc_gen_matmul's b_nz; out holds N16*K16 halves. */
 void cc_layout_b_nz(const float *b, int64_t K, int64_t N, int transposed, uint16_t *out);
 
+/* ---- 4-D activations: NC1HWC0 (C0 = 16, fp16; channels past C zero-padded
+ * or undefined), one image after another: [N][C1][H][W][16]. ---- */
+
+/* Activation fused into a kernel's output path. */
+enum cc_act { CC_ACT_NONE, CC_ACT_RELU, CC_ACT_CLIP };
+
+struct cc_conv {
+	int64_t n, cin, h, w;   /* input, NC1HWC0 with C1 = ceil(cin / 16) */
+	int64_t cout, kh, kw;   /* output channels, kernel size */
+	int64_t sh, sw;         /* strides */
+	int64_t pt, pl, pb, pr; /* padding: top, left, bottom, right */
+	int64_t dh, dw;         /* dilations */
+	int64_t groups;         /* 1, or cin == cout == groups (depthwise) */
+	int has_bias;
+	enum cc_act act;
+	float clip_lo, clip_hi; /* CC_ACT_CLIP */
+};
+static inline int64_t cc_conv_ho(const struct cc_conv *c)
+{
+	return (c->h + c->pt + c->pb - c->dh * (c->kh - 1) - 1) / c->sh + 1;
+}
+static inline int64_t cc_conv_wo(const struct cc_conv *c)
+{
+	return (c->w + c->pl + c->pr - c->dw * (c->kw - 1) - 1) / c->sw + 1;
+}
+/* y = act(conv(x, w) + bias).  Arguments: 0 x (NC1HWC0), 1 the weights as
+ * cc_conv_layout_weights lays them out, 2 y (NC1HWC0), 3 the bias (fp16,
+ * cout padded to 16) when has_bias. */
+int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
+		unsigned *block_dim, char *err, size_t errlen);
+/* Bytes of the device weights of cv (FRACTAL_Z for the cube, or the
+ * depthwise kernel's own layout). */
+uint64_t cc_conv_weight_bytes(const struct cc_conv *cv);
+/* w is ONNX's [cout][cin/groups][kh][kw] fp32; out gets cc_conv_weight_bytes. */
+void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *out);
+
+struct cc_pool {
+	int64_t n, c, h, w;     /* input NC1HWC0 */
+	int64_t kh, kw, sh, sw; /* window and strides (global: kh = h, kw = w) */
+	int64_t pt, pl, pb, pr; /* padding */
+	int64_t ho, wo;         /* output size (the caller applies ceil_mode) */
+	int is_max;
+	int count_include_pad;  /* average pooling: divide by kh*kw even at edges */
+};
+/* Arguments: 0 x (NC1HWC0), 1 y (NC1HWC0). */
+int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *pl, struct cc_prog *p,
+		unsigned *block_dim, char *err, size_t errlen);
+
+/* Edge conversions for 4-D tensors: the host's fp32 NCHW and the device's
+ * fp16 NC1HWC0.  Arguments: 0 source, 1 destination. */
+int cc_gen_nchw_in(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+int cc_gen_nchw_out(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+
 #endif

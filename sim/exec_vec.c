@@ -1068,3 +1068,42 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	}
 	return 0;
 }
+
+/* --- vtranspose -------------------------------------------------------------------- */
+
+/* Each repeat transposes one 16x16 matrix of 2-byte elements: source row i
+ * (16 elements, 32 bytes) at rs1 + r*s0r*32 + i*s0b*32, destination row i at
+ * rd + r*dr*32 + i*db*32.  The mask does not apply (it moves whole rows);
+ * dt must be f16 or s16.  Cost: 512 bytes per repeat at the vector width. */
+int exec_VTRANSPOSE(struct sim_core *c, const struct sim_qent *e, uint64_t now,
+		    struct sim_cost *cost)
+{
+	const struct isa_insn *in = e->in;
+	if (in->dt != ISA_DT_F16 && in->dt != ISA_DT_S16)
+		return sim_fail(c, "vtranspose moves 2-byte elements: dt=f16 or dt=s16");
+	if (in->rep < 1 || in->rep > 255)
+		return sim_fail(c, "rep must be 1..255");
+	uint64_t rep = (uint64_t)in->rep;
+	uint64_t dspan = (rep - 1) * (uint64_t)in->dr * 32 + 15 * (uint64_t)in->db * 32 + 32;
+	uint64_t sspan = (rep - 1) * (uint64_t)in->s0r * 32 + 15 * (uint64_t)in->s0b * 32 + 32;
+	uint8_t *dst = sim_buf_at(c, SIM_BUF_UB, e->rd, dspan, "dst");
+	uint8_t *src = dst ? sim_buf_at(c, SIM_BUF_UB, e->rs1, sspan, "src") : NULL;
+	if (!src)
+		return -1;
+	if (!c->dev->timing_only)
+		for (uint64_t r = 0; r < rep; r++) {
+			uint16_t m[16][16];
+			for (int i = 0; i < 16; i++) /* read all first: in place is defined */
+				memcpy(m[i], src + r * (uint64_t)in->s0r * 32 +
+						     (uint64_t)i * (uint64_t)in->s0b * 32, 32);
+			for (int i = 0; i < 16; i++)
+				for (int j = 0; j < 16; j++)
+					memcpy(dst + r * (uint64_t)in->dr * 32 +
+						       (uint64_t)i * (uint64_t)in->db * 32 + j * 2,
+					       &m[j][i], 2);
+		}
+	cost->occ = rep * ceil_div_u64(512, (uint64_t)c->dev->cfg.vector_bytes_per_cycle);
+	cost->lat = (uint64_t)c->dev->cfg.vector_latency_cycles;
+	c->st->vec_repeats += rep;
+	return 0;
+}
