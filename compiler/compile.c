@@ -15,13 +15,18 @@
 #include "fp16.h"
 #include "graph.h"
 #include "kernels.h"
+#include "passes.h"
 
 enum where { W_NONE, W_WS, W_WEIGHT };
 
 struct dev_tensor {
 	enum where where;
-	uint64_t offset, size;
-	int64_t rows, cols;
+	uint64_t offset, size; /* offset: in the weights; workspace offsets come from the plan */
+	int64_t rows, cols;    /* ND: the leading dimensions' product, the last dimension */
+	int nc1hwc0;           /* 4-D: [n][ceil(c/16)][h][w][16] */
+	int64_t n, c, h, w;
+	int storage;           /* the tensor whose workspace bytes these are (views share) */
+	int first, last;       /* tasks that first and last touch the storage */
 };
 
 #define MAX_TASK_ARGS 8
@@ -30,6 +35,7 @@ struct task {
 	struct cc_prog prog;
 	unsigned block_dim;
 	struct om_arg args[MAX_TASK_ARGS];
+	int argt[MAX_TASK_ARGS]; /* workspace args: the storage tensor, patched by the plan */
 	unsigned nargs;
 	uint64_t flops, bytes;
 };
@@ -43,7 +49,8 @@ struct cc_ctx {
 	unsigned ntasks, captasks;
 	uint8_t *weights;
 	uint64_t wbytes, wcap;
-	uint64_t ws_bytes;
+	uint64_t ws_bytes, ws_no_reuse;
+	struct cc_pass_log log;
 	char *err;
 	size_t errlen;
 };
@@ -171,6 +178,188 @@ static int infer_gemm(struct cc_ctx *c, struct cc_node *n)
 	return set_shape(T(c, n->out[0]), a->dtype, 2, d);
 }
 
+static int ints_attr(const struct cc_node *n, const char *name, int64_t *v, int count,
+		     int64_t dflt)
+{
+	const struct cc_attr *a = cc_attr_find(n, name);
+	for (int i = 0; i < count; i++)
+		v[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i] : dflt;
+	return a && a->type == CC_ATTR_INTS ? (int)a->n : 0;
+}
+
+/* Window geometry shared by Conv and the pools: kernel (from the attribute
+ * or the weights), strides, pads (with auto_pad resolved), dilations. */
+struct window {
+	int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, ho, wo;
+};
+
+static int window_of(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
+		     int64_t kh, int64_t kw, int pool, struct window *wd)
+{
+	int64_t v[4];
+	if (ints_attr(n, "kernel_shape", v, 2, 0) == 2) {
+		kh = v[0];
+		kw = v[1];
+	}
+	if (kh < 1 || kw < 1)
+		return NODE_FAIL(c, n, "kernel_shape is missing or not 2-D");
+	wd->kh = kh;
+	wd->kw = kw;
+	ints_attr(n, "strides", v, 2, 1);
+	wd->sh = v[0];
+	wd->sw = v[1];
+	ints_attr(n, "dilations", v, 2, 1);
+	wd->dh = v[0];
+	wd->dw = v[1];
+	ints_attr(n, "pads", v, 4, 0);
+	wd->pt = v[0];
+	wd->pl = v[1];
+	wd->pb = v[2];
+	wd->pr = v[3];
+	int64_t H = x->dims[2], W = x->dims[3];
+	const struct cc_attr *ap = cc_attr_find(n, "auto_pad");
+	if (ap && ap->s && strcmp(ap->s, "NOTSET")) {
+		if (!strcmp(ap->s, "VALID")) {
+			wd->pt = wd->pl = wd->pb = wd->pr = 0;
+		} else { /* SAME_UPPER / SAME_LOWER: output = ceil(input / stride) */
+			int64_t eh = (wd->kh - 1) * wd->dh + 1, ew = (wd->kw - 1) * wd->dw + 1;
+			int64_t th = ((H + wd->sh - 1) / wd->sh - 1) * wd->sh + eh - H;
+			int64_t tw = ((W + wd->sw - 1) / wd->sw - 1) * wd->sw + ew - W;
+			th = th > 0 ? th : 0;
+			tw = tw > 0 ? tw : 0;
+			int lower = !strcmp(ap->s, "SAME_LOWER");
+			wd->pt = lower ? (th + 1) / 2 : th / 2;
+			wd->pb = th - wd->pt;
+			wd->pl = lower ? (tw + 1) / 2 : tw / 2;
+			wd->pr = tw - wd->pl;
+		}
+	}
+	if (wd->sh < 1 || wd->sw < 1 || wd->dh < 1 || wd->dw < 1 || wd->pt < 0 || wd->pl < 0 ||
+	    wd->pb < 0 || wd->pr < 0)
+		return NODE_FAIL(c, n, "bad strides, dilations or pads");
+	int64_t eh = (wd->kh - 1) * wd->dh + 1, ew = (wd->kw - 1) * wd->dw + 1;
+	int64_t nh = H + wd->pt + wd->pb - eh, nw = W + wd->pl + wd->pr - ew;
+	if (nh < 0 || nw < 0)
+		return NODE_FAIL(c, n, "the window is larger than the padded input");
+	int ceil_mode = pool && cc_attr_int(n, "ceil_mode", 0);
+	wd->ho = (ceil_mode ? (nh + wd->sh - 1) / wd->sh : nh / wd->sh) + 1;
+	wd->wo = (ceil_mode ? (nw + wd->sw - 1) / wd->sw : nw / wd->sw) + 1;
+	/* a last window that would start in the bottom/right padding is dropped */
+	if (ceil_mode && (wd->ho - 1) * wd->sh >= H + wd->pt)
+		wd->ho--;
+	if (ceil_mode && (wd->wo - 1) * wd->sw >= W + wd->pl)
+		wd->wo--;
+	return 0;
+}
+
+static int need4(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	if (T(c, n->in[0])->rank != 4)
+		return NODE_FAIL(c, n, "%s on a rank-%d input is not supported yet (4-D only)",
+				 n->op, T(c, n->in[0])->rank);
+	return 0;
+}
+
+static int infer_conv(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need4(c, n))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	if (n->nin < 2 || n->in[1] < 0 || T(c, n->in[1])->rank != 4)
+		return NODE_FAIL(c, n, "the weights must be a 4-D tensor");
+	struct cc_tensor *w = T(c, n->in[1]);
+	struct window wd;
+	if (window_of(c, n, x, w->dims[2], w->dims[3], 0, &wd))
+		return -1;
+	int64_t d[4] = { x->dims[0], w->dims[0], wd.ho, wd.wo };
+	return set_shape(T(c, n->out[0]), x->dtype, 4, d);
+}
+
+static int infer_pool(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need4(c, n))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	struct window wd;
+	if (window_of(c, n, x, 0, 0, 1, &wd))
+		return -1;
+	int64_t d[4] = { x->dims[0], x->dims[1], wd.ho, wd.wo };
+	return set_shape(T(c, n->out[0]), x->dtype, 4, d);
+}
+
+static int infer_gap(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need4(c, n))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t d[4] = { x->dims[0], x->dims[1], 1, 1 };
+	return set_shape(T(c, n->out[0]), x->dtype, 4, d);
+}
+
+static int infer_flatten(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t axis = cc_attr_int(n, "axis", 1);
+	if (axis < 0)
+		axis += x->rank;
+	int64_t a = 1, b = 1;
+	for (int i = 0; i < x->rank; i++)
+		*(i < axis ? &a : &b) *= x->dims[i];
+	int64_t d[2] = { a, b };
+	return set_shape(T(c, n->out[0]), x->dtype, 2, d);
+}
+
+static int infer_reshape(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	if (n->nin < 2 || n->in[1] < 0 || !T(c, n->in[1])->data ||
+	    T(c, n->in[1])->dtype != CC_I64)
+		return NODE_FAIL(c, n, "a shape that is not a constant is not supported yet");
+	struct cc_tensor *st = T(c, n->in[1]);
+	int rank = (int)cc_tensor_numel(st);
+	if (rank > CC_MAX_RANK)
+		return NODE_FAIL(c, n, "rank %d is not supported yet", rank);
+	const int64_t *sv = st->data;
+	int64_t d[CC_MAX_RANK], known = 1, total = cc_tensor_numel(x);
+	int infer = -1;
+	for (int i = 0; i < rank; i++) {
+		d[i] = sv[i] == 0 && !cc_attr_int(n, "allowzero", 0) ? x->dims[i] : sv[i];
+		if (d[i] == -1)
+			infer = i;
+		else
+			known *= d[i];
+	}
+	if (infer >= 0)
+		d[infer] = known ? total / known : 0;
+	return set_shape(T(c, n->out[0]), x->dtype, rank, d);
+}
+
+static int infer_concat(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t axis = cc_attr_int(n, "axis", 0), d[CC_MAX_RANK];
+	if (axis < 0)
+		axis += x->rank;
+	memcpy(d, x->dims, sizeof d);
+	for (int k = 1; k < n->nin; k++) {
+		if (need_known(c, n, k))
+			return -1;
+		struct cc_tensor *y = T(c, n->in[k]);
+		if (y->rank != x->rank)
+			return NODE_FAIL(c, n, "inputs of different ranks");
+		d[axis] += y->dims[axis];
+	}
+	return set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
+}
+
 /* ---- device tensors, weights, tasks ----------------------------------- */
 
 static void rows_cols(const struct cc_tensor *t, int64_t *rows, int64_t *cols)
@@ -182,20 +371,42 @@ static void rows_cols(const struct cc_tensor *t, int64_t *rows, int64_t *cols)
 	*cols = t->rank ? t->dims[t->rank - 1] : 1;
 }
 
-static uint64_t dev_bytes(int64_t rows, int64_t cols)
+static int64_t dev_elems(const struct dev_tensor *d)
 {
-	uint64_t b = (uint64_t)rows * (uint64_t)cc_pad16(cols) * 2;
-	return (b + 511) / 512 * 512 + 512; /* whole repeats and DMA slack */
+	if (d->nc1hwc0)
+		return d->n * ((d->c + 15) / 16) * d->h * d->w * 16;
+	return d->rows * cc_pad16(d->cols);
+}
+
+/* Whole 256-byte repeats plus DMA slack past the last element. */
+static uint64_t dev_bytes(const struct dev_tensor *d)
+{
+	uint64_t b = (uint64_t)dev_elems(d) * 2;
+	return (b + 511) / 512 * 512 + 512;
+}
+
+static void dev_shape(struct cc_ctx *c, int ti)
+{
+	struct dev_tensor *d = &c->dev[ti];
+	struct cc_tensor *t = T(c, ti);
+	rows_cols(t, &d->rows, &d->cols);
+	d->nc1hwc0 = t->rank == 4;
+	if (d->nc1hwc0) {
+		d->n = t->dims[0];
+		d->c = t->dims[1];
+		d->h = t->dims[2];
+		d->w = t->dims[3];
+	}
 }
 
 static int ws_place(struct cc_ctx *c, int ti)
 {
 	struct dev_tensor *d = &c->dev[ti];
-	rows_cols(T(c, ti), &d->rows, &d->cols);
+	dev_shape(c, ti);
 	d->where = W_WS;
-	d->size = dev_bytes(d->rows, d->cols);
-	d->offset = c->ws_bytes;
-	c->ws_bytes += d->size;
+	d->size = dev_bytes(d);
+	d->storage = ti;
+	d->first = d->last = -1;
 	return 0;
 }
 
@@ -249,7 +460,10 @@ static int weight_place_act(struct cc_ctx *c, const struct cc_node *n, int ti)
 	float *f = const_floats(c, n, ti);
 	if (!f)
 		return -1;
-	rows_cols(T(c, ti), &d->rows, &d->cols);
+	if (T(c, ti)->rank == 4)
+		return NODE_FAIL(c, n, "a 4-D constant operand ('%s') is not supported yet",
+				 T(c, ti)->name);
+	dev_shape(c, ti);
 	int64_t c16 = cc_pad16(d->cols);
 	uint16_t *h = calloc((size_t)(d->rows * c16), 2);
 	if (!h) {
@@ -265,7 +479,8 @@ static int weight_place_act(struct cc_ctx *c, const struct cc_node *n, int ti)
 		return NODE_FAIL(c, n, "out of memory");
 	d->where = W_WEIGHT;
 	d->offset = (uint64_t)off;
-	d->size = dev_bytes(d->rows, d->cols);
+	d->size = dev_bytes(d);
+	d->storage = -1;
 	return 0;
 }
 
@@ -281,6 +496,8 @@ static struct task *task_new(struct cc_ctx *c, const char *name, const char *op)
 	}
 	struct task *t = &c->tasks[c->ntasks++];
 	memset(t, 0, sizeof *t);
+	for (int i = 0; i < MAX_TASK_ARGS; i++)
+		t->argt[i] = -1;
 	snprintf(t->name, sizeof t->name, "%s", name);
 	snprintf(t->op_type, sizeof t->op_type, "%s", op);
 	cc_prog_init(&t->prog);
@@ -290,11 +507,12 @@ static struct task *task_new(struct cc_ctx *c, const char *name, const char *op)
 static void arg_tensor(struct cc_ctx *c, struct task *t, int ti)
 {
 	struct dev_tensor *d = &c->dev[ti];
+	t->argt[t->nargs] = d->where == W_WS ? d->storage : -1;
 	struct om_arg *a = &t->args[t->nargs++];
 	a->kind = d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-	a->value = (int64_t)d->offset;
+	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : 0;
 	a->index = 0;
-	t->bytes += (uint64_t)(d->rows * d->cols * 2);
+	t->bytes += (uint64_t)dev_elems(d) * 2;
 }
 
 /* ---- lowering ------------------------------------------------------------ */
@@ -308,24 +526,322 @@ static int run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain
 	struct task *t = task_new(c, n->name, n->op);
 	if (!t)
 		return NODE_FAIL(c, n, "out of memory");
-	int64_t elems = c->dev[out].rows * cc_pad16(c->dev[out].cols);
+	int64_t elems = dev_elems(&c->dev[out]);
 	char msg[256];
 	if (cc_gen_vchain(c->cfg, ch, elems, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	for (int i = 0; i < ch->nin; i++)
 		arg_tensor(c, t, ins[i]);
 	arg_tensor(c, t, out);
-	t->flops = (uint64_t)(c->dev[out].rows * c->dev[out].cols) * (uint64_t)ch->nsteps;
+	t->flops = (uint64_t)dev_elems(&c->dev[out]) * (uint64_t)ch->nsteps;
 	return 0;
 }
 
 static int lower_identity(struct cc_ctx *c, struct cc_node *n)
 {
 	int in = n->in[0];
+	if (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]))
+		return NODE_FAIL(c, n, "the mask output is not supported yet");
 	if (c->dev[in].where == W_NONE && weight_place_act(c, n, in))
 		return -1;
-	c->dev[n->out[0]] = c->dev[in]; /* an alias: same bytes */
+	c->dev[n->out[0]] = c->dev[in]; /* an alias: same bytes, same storage */
 	return 0;
+}
+
+/* Flatten / Reshape as views: the device bytes stay where they are when the
+ * layouts agree: ND to ND with the same last dimension, or NC1HWC0 with
+ * H = W = 1 (which is [N][C16], the ND layout) to [N, C]. */
+static int lower_view(struct cc_ctx *c, struct cc_node *n)
+{
+	int in = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, in), *y = T(c, out);
+	struct dev_tensor *d = &c->dev[in];
+	if (d->where == W_NONE)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	int ok = 0;
+	if (d->nc1hwc0)
+		ok = y->rank == 2 && d->h == 1 && d->w == 1 && y->dims[1] == d->c;
+	else
+		ok = y->rank != 4 && y->rank >= 1 && x->rank >= 1 &&
+		     y->dims[y->rank - 1] == x->dims[x->rank - 1];
+	if (!ok) {
+		char s1[96], s2[96];
+		shape_str(x, s1, sizeof s1);
+		shape_str(y, s2, sizeof s2);
+		return NODE_FAIL(c, n, "reshaping %s to %s moves data, which is not supported yet",
+				 s1, s2);
+	}
+	struct dev_tensor v = *d;
+	v.nc1hwc0 = 0;
+	rows_cols(y, &v.rows, &v.cols);
+	c->dev[out] = v;
+	return 0;
+}
+
+static int lower_conv(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], wi = n->in[1], out = n->out[0];
+	int bi = n->nin > 2 ? n->in[2] : -1;
+	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
+	if (!w->data)
+		return NODE_FAIL(c, n, "weights that are not constants are not supported yet");
+	struct window wd;
+	if (window_of(c, n, x, w->dims[2], w->dims[3], 0, &wd))
+		return -1;
+	struct cc_conv cv = { 0 };
+	cv.n = x->dims[0];
+	cv.cin = x->dims[1];
+	cv.h = x->dims[2];
+	cv.w = x->dims[3];
+	cv.cout = w->dims[0];
+	cv.kh = wd.kh;
+	cv.kw = wd.kw;
+	cv.sh = wd.sh;
+	cv.sw = wd.sw;
+	cv.pt = wd.pt;
+	cv.pl = wd.pl;
+	cv.pb = wd.pb;
+	cv.pr = wd.pr;
+	cv.dh = wd.dh;
+	cv.dw = wd.dw;
+	cv.groups = cc_attr_int(n, "group", 1);
+	cv.has_bias = bi >= 0;
+	cv.act = (enum cc_act)n->act;
+	cv.clip_lo = n->act_lo;
+	cv.clip_hi = n->act_hi;
+	if (c->dev[xi].where == W_NONE)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	float *f = const_floats(c, n, wi);
+	if (!f)
+		return -1;
+	uint64_t wb = cc_conv_weight_bytes(&cv);
+	uint16_t *h = calloc(1, wb ? wb : 1);
+	if (!h) {
+		free(f);
+		return NODE_FAIL(c, n, "out of memory");
+	}
+	cc_conv_layout_weights(&cv, f, h);
+	int64_t woff = weight_add(c, h, wb);
+	free(f);
+	free(h);
+	int64_t boff = -1;
+	if (bi >= 0) {
+		float *bf = const_floats(c, n, bi);
+		if (!bf)
+			return -1;
+		uint16_t *bh = calloc((size_t)cc_pad16(cv.cout), 2);
+		if (!bh) {
+			free(bf);
+			return NODE_FAIL(c, n, "out of memory");
+		}
+		dv_f32_to_f16_n(bf, bh, (size_t)cv.cout);
+		boff = weight_add(c, bh, (uint64_t)cc_pad16(cv.cout) * 2);
+		free(bf);
+		free(bh);
+	}
+	if (woff < 0 || (bi >= 0 && boff < 0))
+		return NODE_FAIL(c, n, "out of memory");
+	if (ws_place(c, out))
+		return -1;
+	char op[64] = "Conv"; /* the fused ops, as far as they fit */
+	if (n->fused[0]) {
+		strncat(op, "+", sizeof op - strlen(op) - 1);
+		strncat(op, n->fused, sizeof op - strlen(op) - 1);
+	}
+	struct task *t = task_new(c, n->name, op);
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	char msg[256];
+	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	arg_tensor(c, t, xi);
+	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
+	arg_tensor(c, t, out);
+	if (bi >= 0)
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
+	t->flops = 2 * (uint64_t)(cv.n * cv.cout * wd.ho * wd.wo) *
+		   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
+	t->bytes += wb;
+	return 0;
+}
+
+static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, int is_max)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi);
+	if (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]))
+		return NODE_FAIL(c, n, "the Indices output is not supported yet");
+	struct cc_pool pl = { 0 };
+	pl.n = x->dims[0];
+	pl.c = x->dims[1];
+	pl.h = x->dims[2];
+	pl.w = x->dims[3];
+	pl.is_max = is_max;
+	if (global) {
+		pl.kh = pl.h;
+		pl.kw = pl.w;
+		pl.sh = pl.sw = 1;
+		pl.ho = pl.wo = 1;
+	} else {
+		struct window wd;
+		if (window_of(c, n, x, 0, 0, 1, &wd))
+			return -1;
+		if (wd.dh != 1 || wd.dw != 1)
+			return NODE_FAIL(c, n, "dilated pooling is not supported yet");
+		pl.kh = wd.kh;
+		pl.kw = wd.kw;
+		pl.sh = wd.sh;
+		pl.sw = wd.sw;
+		pl.pt = wd.pt;
+		pl.pl = wd.pl;
+		pl.pb = wd.pb;
+		pl.pr = wd.pr;
+		pl.ho = wd.ho;
+		pl.wo = wd.wo;
+		pl.count_include_pad = (int)cc_attr_int(n, "count_include_pad", 0);
+	}
+	if (c->dev[xi].where == W_NONE)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	if (ws_place(c, out))
+		return -1;
+	struct task *t = task_new(c, n->name, n->op);
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	char msg[256];
+	if (cc_gen_pool(c->cfg, &pl, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	arg_tensor(c, t, xi);
+	arg_tensor(c, t, out);
+	t->flops = (uint64_t)(pl.n * pl.c * pl.ho * pl.wo * pl.kh * pl.kw);
+	return 0;
+}
+
+static int lower_maxpool(struct cc_ctx *c, struct cc_node *n)
+{
+	return lower_pool_common(c, n, 0, 1);
+}
+
+static int lower_avgpool(struct cc_ctx *c, struct cc_node *n)
+{
+	return lower_pool_common(c, n, 0, 0);
+}
+
+static int lower_gap(struct cc_ctx *c, struct cc_node *n)
+{
+	return lower_pool_common(c, n, 1, 0);
+}
+
+/* Concat of NC1HWC0 tensors along channels, every input's channels a
+ * multiple of 16: per input, a strided copy of whole C1 blocks. */
+static int lower_concat(struct cc_ctx *c, struct cc_node *n)
+{
+	int out = n->out[0];
+	struct cc_tensor *y = T(c, out);
+	int64_t axis = cc_attr_int(n, "axis", 0);
+	if (axis < 0)
+		axis += y->rank;
+	if (y->rank != 4 || axis != 1)
+		return NODE_FAIL(c, n, "Concat other than along channels of 4-D tensors is not "
+				       "supported yet");
+	for (int k = 0; k < n->nin; k++)
+		if (T(c, n->in[k])->dims[1] % 16 || c->dev[n->in[k]].where != W_WS)
+			return NODE_FAIL(c, n, "Concat of inputs whose channels are not a multiple "
+					       "of 16 (or constants) is not supported yet");
+	if (ws_place(c, out))
+		return -1;
+	int64_t hw = y->dims[2] * y->dims[3], c1_out = (y->dims[1] + 15) / 16, c1_at = 0;
+	for (int k = 0; k < n->nin; k++) {
+		int xi = n->in[k];
+		int64_t c1 = T(c, xi)->dims[1] / 16;
+		struct task *t = task_new(c, n->name, "Concat");
+		if (!t)
+			return NODE_FAIL(c, n, "out of memory");
+		char msg[256];
+		if (cc_gen_copy(c->cfg, y->dims[0], c1 * hw * 32, c1 * hw * 32, c1_out * hw * 32,
+				&t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		arg_tensor(c, t, xi);
+		arg_tensor(c, t, out);
+		t->args[1].value = c1_at * hw * 32; /* added to the planned offset */
+		c1_at += c1;
+	}
+	return 0;
+}
+
+/* BatchNormalization not folded into a Conv: a per-channel affine map. */
+static int lower_bn(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi);
+	if (x->rank != 4 || c->dev[xi].where != W_WS)
+		return NODE_FAIL(c, n, "BatchNormalization other than on a 4-D activation is not "
+				       "supported yet");
+	int64_t C = x->dims[1], c16 = cc_pad16(C);
+	float *v[4];
+	for (int k = 0; k < 4; k++) {
+		v[k] = n->nin > k + 1 ? const_floats(c, n, n->in[k + 1]) : NULL;
+		if (!v[k] || cc_tensor_numel(T(c, n->in[k + 1])) != C) {
+			for (int j = 0; j <= k; j++)
+				free(v[j]);
+			return NODE_FAIL(c, n, "scale, bias, mean and var that are not constants of "
+					       "%lld values are not supported yet", (long long)C);
+		}
+	}
+	float eps = cc_attr_float(n, "epsilon", 1e-5f);
+	uint16_t *h = calloc((size_t)(2 * c16), 2);
+	if (!h) {
+		for (int k = 0; k < 4; k++)
+			free(v[k]);
+		return NODE_FAIL(c, n, "out of memory");
+	}
+	for (int64_t i = 0; i < C; i++) {
+		double k = v[0][i] / sqrt((double)v[3][i] + eps);
+		h[i] = dv_f32_to_f16((float)k);
+		h[c16 + i] = dv_f32_to_f16((float)(v[1][i] - v[2][i] * k));
+	}
+	int64_t off = weight_add(c, h, (uint64_t)(2 * c16 * 2));
+	free(h);
+	for (int k = 0; k < 4; k++)
+		free(v[k]);
+	if (off < 0 || ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	char op[64] = "BatchNormalization";
+	if (n->fused[0]) {
+		strncat(op, "+", sizeof op - strlen(op) - 1);
+		strncat(op, n->fused, sizeof op - strlen(op) - 1);
+	}
+	struct task *t = task_new(c, n->name, op);
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	char msg[256];
+	if (cc_gen_affine(c->cfg, x->dims[0], C, x->dims[2], x->dims[3], (enum cc_act)n->act,
+			  n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	arg_tensor(c, t, xi);
+	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
+	arg_tensor(c, t, out);
+	t->flops = 2 * (uint64_t)cc_tensor_numel(x);
+	return 0;
+}
+
+static int lower_clip(struct cc_ctx *c, struct cc_node *n)
+{
+	float lo = cc_attr_float(n, "min", -65504.0f), hi = cc_attr_float(n, "max", 65504.0f);
+	for (int k = 1; k < 3 && k < n->nin; k++) {
+		if (n->in[k] < 0)
+			continue;
+		float *f = const_floats(c, n, n->in[k]);
+		if (!f)
+			return NODE_FAIL(c, n, "bounds that are not constants are not supported yet");
+		*(k == 1 ? &lo : &hi) = f[0];
+		free(f);
+	}
+	struct cc_vchain ch = { .nin = 1 };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MAXS, 0, 0, lo };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MINS, 1, 0, hi };
+	if (c->dev[n->in[0]].where == W_NONE && weight_place_act(c, n, n->in[0]))
+		return -1;
+	return run_chain(c, n, &ch, &n->in[0]);
 }
 
 static int lower_unary(struct cc_ctx *c, struct cc_node *n)
@@ -493,9 +1009,10 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alph
 			  sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	arg_tensor(c, t, ai);
+	t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
 	struct om_arg *ba = &t->args[t->nargs++];
 	ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-	ba->value = (int64_t)bdev.offset;
+	ba->value = bdev.where == W_WEIGHT ? (int64_t)bdev.offset : 0;
 	arg_tensor(c, t, out);
 	if (bias_off >= 0) {
 		struct om_arg *bb = &t->args[t->nargs++];
@@ -609,7 +1126,216 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 	return rc;
 }
 
+/* ---- --fusion_switch_file ------------------------------------------------------- */
+
+enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_N };
+static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
+						"ConvBatchNormFusionPass",
+						"ConvActivationFusionPass" };
+
+/* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
+ * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
+ * it is nested; ALL sets the default, named passes override it. */
+static int read_switches(struct cc_ctx *c, const char *path, int on[SW_N])
+{
+	for (int i = 0; i < SW_N; i++)
+		on[i] = 1;
+	if (!path)
+		return 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return fail(c, "--fusion_switch_file %s: cannot open", path);
+	char text[65536];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	int all = -1, named[SW_N];
+	for (int i = 0; i < SW_N; i++)
+		named[i] = -1;
+	char *p = text;
+	while (*p) {
+		while (*p && (isspace((unsigned char)*p) || strchr("{},", *p)))
+			p++;
+		if (!*p)
+			break;
+		char key[128], val[16];
+		size_t k = 0;
+		int quoted = *p == '"';
+		if (quoted)
+			p++;
+		while (*p && (quoted ? *p != '"' : (isalnum((unsigned char)*p) || *p == '_'))) {
+			if (k + 1 < sizeof key)
+				key[k++] = *p;
+			p++;
+		}
+		key[k] = 0;
+		if (quoted && *p == '"')
+			p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != ':') {
+			if (!k && *p)
+				p++; /* an unexpected character */
+			continue;
+		}
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '{')
+			continue; /* a section such as "Switch" or "GraphFusion" */
+		int vq = *p == '"';
+		if (vq)
+			p++;
+		size_t v = 0;
+		while (*p && (vq ? *p != '"' : !isspace((unsigned char)*p) && *p != ',' && *p != '}')) {
+			if (v + 1 < sizeof val)
+				val[v++] = *p;
+			p++;
+		}
+		val[v] = 0;
+		if (vq && *p == '"')
+			p++;
+		int state = !strcmp(val, "on") ? 1 : !strcmp(val, "off") ? 0 : -1;
+		if (state < 0)
+			return fail(c, "--fusion_switch_file %s: '%s' must be on or off, not '%s'", path,
+				    key, val);
+		if (!strcmp(key, "ALL")) {
+			all = state;
+			continue;
+		}
+		int found = 0;
+		for (int i = 0; i < SW_N; i++)
+			if (!strcmp(key, switch_names[i])) {
+				named[i] = state;
+				found = 1;
+			}
+		if (!found)
+			return fail(c, "--fusion_switch_file %s: unknown pass '%s' (passes: %s)", path,
+				    key, CC_PASS_NAMES);
+	}
+	for (int i = 0; i < SW_N; i++)
+		on[i] = named[i] >= 0 ? named[i] : all >= 0 ? all : 1;
+	return 0;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int write_report_json(struct cc_ctx *c, const char *path, int nodes_in, int nodes_out,
+			     const int changes[SW_N], const int on[SW_N])
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return fail(c, "--report %s: cannot write", path);
+	fprintf(f, "{\"model\": ");
+	json_str(f, c->path);
+	fprintf(f, ", \"soc\": ");
+	json_str(f, c->cfg->name);
+	fprintf(f, ", \"nodes_before\": %d, \"nodes_after\": %d, \"tasks\": %u, "
+		   "\"weights_bytes\": %llu, \"workspace_bytes\": %llu, "
+		   "\"workspace_bytes_without_reuse\": %llu, \"passes\": [",
+		nodes_in, nodes_out, c->ntasks, (unsigned long long)c->wbytes,
+		(unsigned long long)c->ws_bytes, (unsigned long long)c->ws_no_reuse);
+	for (int i = 0; i < SW_N; i++)
+		fprintf(f, "%s{\"name\": \"%s\", \"enabled\": %s, \"changes\": %d}", i ? ", " : "",
+			switch_names[i], on[i] ? "true" : "false", changes[i]);
+	fprintf(f, "], \"task_list\": [");
+	for (unsigned i = 0; i < c->ntasks; i++) {
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		json_str(f, c->tasks[i].name);
+		fprintf(f, ", \"type\": ");
+		json_str(f, c->tasks[i].op_type);
+		fprintf(f, ", \"block_dim\": %u, \"instructions\": %zu, \"flops\": %llu}",
+			c->tasks[i].block_dim, c->tasks[i].prog.n,
+			(unsigned long long)c->tasks[i].flops);
+	}
+	fprintf(f, "]}\n");
+	if (fclose(f))
+		return fail(c, "--report %s: cannot write", path);
+	return 0;
+}
+
 /* ---- the driver ---------------------------------------------------------------- */
+
+/* The memory plan: each workspace storage tensor lives from the first to
+ * the last task that touches it; tensors whose lifetimes do not overlap may
+ * share bytes.  Greedy in order of first use, lowest offset that fits. */
+static int plan_memory(struct cc_ctx *c)
+{
+	int nt = c->g.nt;
+	for (int i = 0; i < nt; i++)
+		if (c->dev[i].where == W_WS && c->dev[i].storage == i)
+			c->dev[i].first = c->dev[i].last = -1;
+	for (unsigned k = 0; k < c->ntasks; k++)
+		for (unsigned a = 0; a < c->tasks[k].nargs; a++) {
+			int s = c->tasks[k].argt[a];
+			if (s < 0)
+				continue;
+			struct dev_tensor *d = &c->dev[s];
+			if (d->first < 0)
+				d->first = (int)k;
+			d->last = (int)k;
+		}
+	int *order = malloc((size_t)(nt + 1) * sizeof *order), n = 0;
+	if (!order)
+		return fail(c, "out of memory");
+	for (int i = 0; i < nt; i++)
+		if (c->dev[i].where == W_WS && c->dev[i].storage == i && c->dev[i].first >= 0)
+			order[n++] = i;
+	/* insertion sort by first use: n is the number of tensors, small */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && c->dev[order[j]].first < c->dev[order[j - 1]].first; j--) {
+			int t = order[j];
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	uint64_t peak = 0, sum = 0;
+	for (int i = 0; i < n; i++) {
+		struct dev_tensor *d = &c->dev[order[i]];
+		sum += d->size;
+		uint64_t off = 0;
+		for (int moved = 1; moved;) { /* lowest offset clear of every live tensor */
+			moved = 0;
+			for (int j = 0; j < i; j++) {
+				struct dev_tensor *e = &c->dev[order[j]];
+				if (e->last < d->first)
+					continue;
+				if (off < e->offset + e->size && e->offset < off + d->size) {
+					off = e->offset + e->size;
+					moved = 1;
+				}
+			}
+		}
+		d->offset = off;
+		if (off + d->size > peak)
+			peak = off + d->size;
+	}
+	free(order);
+	for (int i = 0; i < nt; i++) /* views share their storage's offset */
+		if (c->dev[i].where == W_WS && c->dev[i].storage != i && c->dev[i].storage >= 0)
+			c->dev[i].offset = c->dev[c->dev[i].storage].offset;
+	for (unsigned k = 0; k < c->ntasks; k++)
+		for (unsigned a = 0; a < c->tasks[k].nargs; a++)
+			if (c->tasks[k].argt[a] >= 0)
+				c->tasks[k].args[a].value +=
+					(int64_t)c->dev[c->tasks[k].argt[a]].offset;
+	c->ws_bytes = peak;
+	c->ws_no_reuse = sum;
+	cc_log(&c->log, "  memplan: %d workspace tensors, %llu bytes without reuse, %llu with",
+	       n, (unsigned long long)sum, (unsigned long long)peak);
+	return 0;
+}
 
 static void ctx_free(struct cc_ctx *c)
 {
@@ -618,6 +1344,7 @@ static void ctx_free(struct cc_ctx *c)
 	free(c->tasks);
 	free(c->dev);
 	free(c->weights);
+	free(c->log.buf);
 	cc_graph_free(&c->g);
 }
 
@@ -680,18 +1407,28 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		desc_from(&m->outputs[i], T(c, c->g.outputs[i]));
 	for (int i = 0; i < c->g.nt; i++) {
 		struct dev_tensor *d = &c->dev[i];
-		if (d->where != W_WS)
+		if (d->where != W_WS || d->storage != i || d->first < 0)
 			continue;
 		struct om_tensor_desc *td = &m->tensors[m->ntensors++];
 		memset(td, 0, sizeof *td);
 		snprintf(td->name, sizeof td->name, "%s", T(c, i)->name);
 		td->dtype = CC_F16;
 		td->format = CC_FMT_ND;
-		td->rank = 2;
-		td->dims[0] = d->rows;
-		td->dims[1] = cc_pad16(d->cols);
+		if (d->nc1hwc0) {
+			td->format = CC_FMT_NC1HWC0;
+			td->rank = 5;
+			td->dims[0] = d->n;
+			td->dims[1] = (d->c + 15) / 16;
+			td->dims[2] = d->h;
+			td->dims[3] = d->w;
+			td->dims[4] = 16;
+		} else {
+			td->rank = 2;
+			td->dims[0] = d->rows;
+			td->dims[1] = cc_pad16(d->cols);
+		}
 		td->offset = d->offset;
-		td->size = (uint64_t)(d->rows * cc_pad16(d->cols) * 2); /* allocated: d->size */
+		td->size = (uint64_t)dev_elems(d) * 2; /* allocated: d->size */
 	}
 	m->weights_bytes = c->wbytes;
 	m->weights = calloc(1, c->wbytes ? c->wbytes : 1);
@@ -744,12 +1481,26 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			goto done;
 		}
 	}
+	int on[SW_N], changes[SW_N] = { 0 };
+	if (read_switches(&c, opt ? opt->fusion_switch_file : NULL, on))
+		goto done;
+	for (int i = 0; i < c.g.nn; i++)
+		nodes_in += !c.g.n[i].dead;
+	cc_log(&c.log, "passes:");
+	if (on[SW_IDENTITY] && (changes[SW_IDENTITY] = cc_pass_dce(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
+	if (on[SW_BNFOLD] && (changes[SW_BNFOLD] = cc_pass_bnfold(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
+	if (on[SW_ACT] && (changes[SW_ACT] = cc_pass_fuse_act(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
+	for (int i = 0; i < SW_N; i++)
+		if (!on[i])
+			cc_log(&c.log, "  %s: off (fusion switch file)", switch_names[i]);
 	/* shape inference, in the graph's (topological) order */
 	for (int i = 0; i < c.g.nn; i++) {
 		struct cc_node *n = &c.g.n[i];
 		if (n->dead)
 			continue;
-		nodes_in++;
 		const struct op_entry *e = op_find(n->op);
 		if (!e || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))) {
 			node_fail(&c, n, "operator %s%s%s is not supported (supported: %s)",
@@ -775,17 +1526,25 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
 		ws_place(&c, ti);
+		struct dev_tensor *d = &c.dev[ti];
 		struct task *t = task_new(&c, T(&c, ti)->name, "TransData");
 		char msg[256];
-		if (!t || cc_gen_cast_in(cfg, c.dev[ti].rows, c.dev[ti].cols, &t->prog,
-					 &t->block_dim, msg, sizeof msg)) {
+		int bad = !t;
+		if (t && d->nc1hwc0)
+			bad = cc_gen_nchw_in(cfg, d->n, d->c, d->h, d->w, &t->prog, &t->block_dim,
+					     msg, sizeof msg);
+		else if (t)
+			bad = cc_gen_cast_in(cfg, d->rows, d->cols, &t->prog, &t->block_dim, msg,
+					     sizeof msg);
+		if (bad) {
 			fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
 		t->args[0] = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)i };
-		t->args[1] = (struct om_arg){ OM_ARG_WORKSPACE, (int64_t)c.dev[ti].offset, 0 };
+		t->args[1] = (struct om_arg){ OM_ARG_WORKSPACE, 0, 0 };
+		t->argt[1] = ti;
 		t->nargs = 2;
-		t->bytes = (uint64_t)(c.dev[ti].rows * c.dev[ti].cols * 6);
+		t->bytes = (uint64_t)cc_tensor_numel(T(&c, ti)) * 6;
 	}
 	for (int i = 0; i < c.g.nn; i++) {
 		struct cc_node *n = &c.g.n[i];
@@ -801,17 +1560,32 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		struct task *t = task_new(&c, T(&c, ti)->name, "TransData");
 		char msg[256];
-		if (!t || cc_gen_cast_out(cfg, d->rows, d->cols, &t->prog, &t->block_dim, msg,
-					  sizeof msg)) {
+		int bad = !t;
+		if (t && d->nc1hwc0)
+			bad = cc_gen_nchw_out(cfg, d->n, d->c, d->h, d->w, &t->prog, &t->block_dim,
+					      msg, sizeof msg);
+		else if (t)
+			bad = cc_gen_cast_out(cfg, d->rows, d->cols, &t->prog, &t->block_dim, msg,
+					      sizeof msg);
+		if (bad) {
 			fail(&c, "output '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
 		t->args[0] = (struct om_arg){ d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE,
-					      (int64_t)d->offset, 0 };
+					      d->where == W_WEIGHT ? (int64_t)d->offset : 0, 0 };
+		t->argt[0] = d->where == W_WS ? d->storage : -1;
 		t->args[1] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
 		t->nargs = 2;
-		t->bytes = (uint64_t)(d->rows * d->cols * 6);
+		t->bytes = (uint64_t)cc_tensor_numel(T(&c, ti)) * 6;
 	}
+	if (plan_memory(&c))
+		goto done;
+	int nodes_out = 0;
+	for (int i = 0; i < c.g.nn; i++)
+		nodes_out += !c.g.n[i].dead;
+	if (opt && opt->report_json &&
+	    write_report_json(&c, opt->report_json, nodes_in, nodes_out, changes, on))
+		goto done;
 	const char *base = strrchr(onnx_path, '/');
 	base = base ? base + 1 : onnx_path;
 	if (build_model(&c, out, base))
@@ -819,10 +1593,14 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	if (opt && opt->report) {
 		FILE *f = opt->report;
 		fprintf(f, "simatc: %s for %s\n", onnx_path, cfg->name);
-		fprintf(f, "  nodes in: %d, tasks out: %u (%d input and %d output TransData)\n",
-			nodes_in, c.ntasks, c.g.ninputs, c.g.noutputs);
-		fprintf(f, "  weights: %llu bytes, workspace: %llu bytes\n",
-			(unsigned long long)c.wbytes, (unsigned long long)c.ws_bytes);
+		fprintf(f, "  nodes: %d in the model, %d after the passes; %u tasks (%d input and "
+			   "%d output TransData)\n",
+			nodes_in, nodes_out, c.ntasks, c.g.ninputs, c.g.noutputs);
+		fprintf(f, "  weights: %llu bytes, workspace: %llu bytes (%llu without reuse)\n",
+			(unsigned long long)c.wbytes, (unsigned long long)c.ws_bytes,
+			(unsigned long long)c.ws_no_reuse);
+		if (c.log.buf)
+			fputs(c.log.buf, f);
 		for (unsigned i = 0; i < c.ntasks; i++)
 			fprintf(f, "  task %3u %-12s %-32s block_dim %2u, %6zu insns\n", i,
 				c.tasks[i].op_type, c.tasks[i].name, c.tasks[i].block_dim,

@@ -11,7 +11,11 @@ struct cc_options {
 	const char *input_shape; /* ATC form "name:1,3,224,224;other:1,10", or NULL */
 	const char *report_json; /* write the compile report as JSON here, or NULL */
 	FILE *report;            /* the text report, or NULL */
+	const char *fusion_switch_file; /* ATC's JSON (or "Name:off" lines), or NULL */
 };
+
+/* The passes a fusion switch file can turn off, by these names. */
+#define CC_PASS_NAMES "IdentityEliminationPass, ConvBatchNormFusionPass, ConvActivationFusionPass"
 
 /* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
  * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */

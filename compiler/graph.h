@@ -75,6 +75,11 @@ struct cc_node {
 	struct cc_attr *attrs;
 	int nattrs;
 	int dead;
+	/* set by fusion passes: an activation applied to this node's output,
+	 * and the ops folded into it (for the report) */
+	int act; /* enum cc_act of kernels.h */
+	float act_lo, act_hi;
+	char fused[128];
 };
 
 struct cc_graph {

@@ -52,6 +52,11 @@ int cc_gen_matmul(const struct soc_config *cfg, int64_t M, int64_t K, int64_t N,
  * [N16/16][K16][16] for cc_gen_matmul's b_nz; out holds N16*K16 halves. */
 void cc_layout_b_nz(const float *b, int64_t K, int64_t N, int transposed, uint16_t *out);
 
+/* Strided GM copy through the UB (see kern_copy.c).  Arguments: 0 src, 1 dst. */
+int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,
+		int64_t src_stride, int64_t dst_stride, struct cc_prog *p, unsigned *block_dim,
+		char *err, size_t errlen);
+
 /* ---- 4-D activations: NC1HWC0 (C0 = 16, fp16; channels past C zero-padded
  * or undefined), one image after another: [N][C1][H][W][16]. ---- */
 
@@ -99,6 +104,12 @@ struct cc_pool {
 /* Arguments: 0 x (NC1HWC0), 1 y (NC1HWC0). */
 int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *pl, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
+
+/* y = act(x * scale[c] + shift[c]) on NC1HWC0 (BatchNormalization).
+ * Arguments: 0 x, 1 params (fp16 scale [C16] then shift [C16]), 2 y. */
+int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		  enum cc_act act, float lo, float hi, struct cc_prog *p, unsigned *block_dim,
+		  char *err, size_t errlen);
 
 /* Edge conversions for 4-D tensors: the host's fp32 NCHW and the device's
  * fp16 NC1HWC0.  Arguments: 0 source, 1 destination. */

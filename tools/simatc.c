@@ -19,6 +19,7 @@ static void usage(FILE *f)
 		"  --input_shape=\"name:1,3,224,224;name2:...\"  fix dynamic input dimensions\n"
 		"  --precision_mode=force_fp16   compute in fp16 (the default and, so far, the only mode)\n"
 		"  --report=FILE.json      write the compile report as JSON\n"
+		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): " CC_PASS_NAMES "\n"
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
 		"Supported operators: %s\n", cc_supported_ops());
 }
@@ -26,7 +27,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
-	struct cc_options opt = { NULL, NULL, stdout };
+	struct cc_options opt = { NULL, NULL, stdout, NULL };
 	const char *sets[64];
 	int nsets = 0;
 	for (int i = 1; i < argc; i++) {
@@ -55,6 +56,8 @@ int main(int argc, char **argv)
 			opt.input_shape = v;
 		else if (IS("--report"))
 			opt.report_json = v;
+		else if (IS("--fusion_switch_file"))
+			opt.fusion_switch_file = v;
 		else if (IS("--precision_mode")) {
 			if (strcmp(v, "force_fp16")) {
 				fprintf(stderr, "simatc: --precision_mode=%s is not supported yet "
@@ -96,10 +99,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "simatc: %s\n", err);
 			return 1;
 		}
-	if (opt.report_json) {
-		fprintf(stderr, "simatc: --report is not supported yet\n");
-		return 2;
-	}
 	struct om_model m;
 	if (cc_compile(model, &cfg, &opt, &m, err, sizeof err)) {
 		fprintf(stderr, "simatc: %s\n", err);

@@ -1,0 +1,1549 @@
+/* kern_conv.c: 2-D convolution, y = act(conv(x, w) + bias), NC1HWC0 fp16 in and out.
+ *
+ * groups == 1 runs on the cube as an implicit GEMM per image:
+ *   Y[Ho*Wo][Cout16] = img2col(X)[Ho*Wo][C1*kh*kw*16] x W[C1*kh*kw*16][Cout16].
+ * The output is cut into tiles (image, a range of output pixels, a range of
+ * output-channel blocks) and K into chunks of whole C1 planes.  Per (tile,
+ * chunk) MTE2 brings to L1 the slab of input rows the tile's pixels need (the
+ * halo included, [c1][rows][W][16]) and the chunk's FRACTAL_Z weights; MTE1
+ * expands the slab with load3d (set_fmatrix describes the slab: its height,
+ * and top/bottom padding only where the slab touches the image border) into
+ * L0A and copies the weights with load2d into L0B, kf K fractals at a time;
+ * the cube accumulates the tile in L0C, [n1][m][16]: NC1HWC0 rows already.
+ * Per output-channel block of a finished tile V moves L0C to the UB as fp16
+ * (relu fused when there is no bias), adds the bias (broadcast with block and
+ * repeat stride 0) and clips; MTE3 writes the rows out in one burst.
+ *
+ * A 1x1 stride-1 unpadded conv is flat: a tile's slab is exactly its own
+ * pixels, seen by set_fmatrix as one row.
+ *
+ * Every GM transfer, and the flag that follows it, waits out the L2 latency,
+ * so the kernel keeps as many transfers in flight as it has event ids.  L1
+ * has one slot per event id at most: slot i has a slab region (i < es) and a
+ * weight region (i < ew), and one flag covers whatever a stage loads into it.
+ * L1 contents are tracked at compile time: a slab or weight piece already in
+ * L1 is not loaded again (weights stay resident while every stage uses them,
+ * the channel tiles of a pixel range share a slab); otherwise the least
+ * recently used slot is reloaded once MTE1 has released it after its last
+ * use.  L0A/L0B are split in halves by K step, L0C in halves by tile; the
+ * drain goes through nq UB buffers of upc channel blocks each, one flag and
+ * one write per buffer.  Tiles are dealt to the blocks in contiguous runs
+ * (block_dim <= core.count).
+ *
+ * The tiling (pixel tiles, channel tiles, K chunks, tile order, slots, UB
+ * buffers) is chosen by timing candidates on a model of the core: the
+ * generator replays a block's program, the very program it emits, through
+ * per-pipe queues with the SoC's rates, latencies and queue depth.  Candidates
+ * go in order of a lower bound, which prunes the search; the likely slowest
+ * blocks are timed first, every block for the best few.
+ *
+ * Events (per pipe pair): MTE2<->MTE1 0..slots-1 the L1 slots; MTE1<->M 0,1
+ * the L0 halves; M<->V 0,1 the L0C halves; V<->MTE3 0..nq-1 the UB buffers;
+ * MTE2->V 0 the bias.
+ *
+ * Depthwise (groups == cin == cout) runs on the vector unit: one C0 lane is
+ * one channel, so a pixel (32 bytes) is one vector block and a tap is one
+ * vmla over many pixels with the tap's 16 weights broadcast (s1b = s1r = 0).
+ * A unit of work is (image, C1 block, band of output rows).  MTE2 puts the
+ * band's input rows into a zero-padded UB slab of Wp pixels per row; the
+ * output is computed on a grid of P = sh*Wp/sw pixels per row, which makes
+ * the input index of every tap affine in the flattened output index q
+ * (sw*q + i*dh*Wp + j*dw), so a tap is one instruction per 255 repeats; the
+ * P - Wo junk columns per row are computed and not stored.  Slabs (events
+ * MTE2<->V 0..) and accumulators (V<->MTE3 0..) rotate through as many
+ * buffers as event ids allow; the weights and bias come once per block
+ * (MTE2->V, the id after the slabs').  Band height and buffer counts are
+ * chosen with the same timing model.
+ *
+ * Device weight layouts (cc_conv_layout_weights):
+ *   cube       FRACTAL_Z as L0B wants it: [K1][N1][16 k][16 n] fp16, K1 =
+ *              C1*kh*kw fractal rows ordered (c1, i, j), k = the channel
+ *              within the C1 block, n = the output channel within its block:
+ *              element (ci = c1*16+k, co = n1*16+n, i, j); zero where ci >=
+ *              cin or co >= cout.  load2d copies it without a transpose.
+ *   depthwise  [C1][kh][kw][16] fp16: for each tap one 32-byte row of the 16
+ *              channels' weights; zero for channels >= cin.
+ *
+ * The compiler guarantees: input channels >= cin (the C1 padding) hold finite
+ * values.  load3d and the vector unit read whole 32-byte pixels, so those
+ * lanes do enter the arithmetic, multiplied by zero weights: finite * 0 = 0,
+ * but inf or NaN would poison the sums.  Output channels >= cout are written
+ * as act(0 + 0) = 0 (relu, none, clip with lo <= 0 <= hi), or, for a clip
+ * range that excludes 0, left at 0 by masking them out of the clip. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fp16.h"
+#include "kernels.h"
+
+/* Registers: x1..x4 the arguments, x10.. addresses and operands, x20/x21 dispatch. */
+enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_GM = 10, R_A = 11, R_B = 12, R_C = 13,
+       R_D = 14, R_S = 15, R_BIDX = 20, R_TMP = 21 };
+
+#define FRAC 512      /* bytes of one 16x16 fp16 fractal */
+#define PIX 32        /* bytes of one NC1HWC0 pixel: 16 fp16 channels, one DMA/vector block */
+#define MAX_REP 255
+#define MAX_BLOCKS 1024
+#define MAX_EV 8      /* event ids per pipe pair the generator uses, at most */
+#define MAX_UBQ 4     /* UB output buffers, at most */
+#define QCAP 64       /* pipe queue depth the timing model follows, at most */
+#define MAX_TIMED 2000 /* candidates timed in detail, at most */
+#define MAX_WALK 3000000 /* stages walked by the timing, at most (once one fits) */
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
+/* Start of part i when total is split into parts as evenly as possible. */
+static int64_t part_lo(int64_t total, int64_t parts, int64_t i) { return i * total / parts; }
+
+static int64_t f32_bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return (int64_t)u;
+}
+
+/* ---- timing model ---------------------------------------------------------- */
+
+/* One block on one core, as sim/engine.c runs it: the scalar unit issues in
+ * order (stalling on a full queue), each pipe starts its head when free, a
+ * set_flag rises once everything its pipe started has completed, a wait_flag
+ * holds its pipe until then.  Every wait's set_flag comes earlier in program
+ * order, so one pass in program order gives the times.  Shared L2 bandwidth
+ * is folded into the GM rates; main memory is bounded separately. */
+struct model {
+	const struct soc_config *cfg;
+	double rd, wr; /* GM bytes per cycle one block gets */
+	double s;      /* scalar unit clock */
+	double free[ISA_NPIPES], done[ISA_NPIPES];
+	double flag[ISA_NPIPES][ISA_NPIPES][MAX_EV];
+	double start[ISA_NPIPES][QCAP]; /* start times of the last qd instructions */
+	int64_t n[ISA_NPIPES];
+	int qd;
+};
+
+static void model_init(struct model *m, const struct soc_config *cfg, int64_t blocks)
+{
+	memset(m, 0, sizeof *m);
+	m->cfg = cfg;
+	/* the blocks run the same program, so they move data at the same time:
+	 * each gets its share of the L2, and writes (write-through) of main memory */
+	double l2 = soc_gbps_to_bpc(cfg, cfg->l2_bandwidth_gbps) / (double)blocks;
+	double hbm = soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps) / (double)blocks;
+	m->rd = fmin(cfg->mte_gm_read_bytes_per_cycle, l2);
+	m->wr = fmin(fmin(cfg->mte_gm_write_bytes_per_cycle, l2), hbm);
+	m->qd = (int)min64(cfg->core_queue_depth, QCAP);
+	/* the arguments and the dispatch: a binary search on block_idx */
+	int depth = 0;
+	while ((INT64_C(1) << depth) < blocks)
+		depth++;
+	m->s = (double)(7 + 2 * depth) * (double)cfg->core_scalar_cycles;
+}
+
+static double occ_of(double bytes, double bpc) { return ceil(bytes / bpc); }
+
+static void model_cost(const struct model *m, const struct isa_insn *in, double *occ,
+		       double *lat)
+{
+	const struct soc_config *cfg = m->cfg;
+	double local = (double)cfg->mte_local_latency_cycles;
+	double bytes = (double)(in->nburst * in->len * PIX);
+	*lat = local;
+	switch (in->op) {
+	case ISA_OP_MOV_GM_L1:
+	case ISA_OP_MOV_GM_UB:
+		*occ = occ_of(bytes, m->rd);
+		*lat = (double)cfg->l2_latency_cycles;
+		break;
+	case ISA_OP_MOV_UB_GM:
+		*occ = occ_of(bytes, m->wr);
+		*lat = (double)cfg->l2_latency_cycles;
+		break;
+	case ISA_OP_LOAD3D:
+		*occ = occ_of((double)(in->mcnt / 16 * in->k1cnt * FRAC),
+			      cfg->mte_l1_to_l0a_bytes_per_cycle);
+		break;
+	case ISA_OP_LOAD2D_L0B:
+		*occ = occ_of((double)(in->rep * FRAC), cfg->mte_l1_to_l0b_bytes_per_cycle);
+		break;
+	case ISA_OP_MMAD:
+		*occ = (double)(cdiv(in->m, cfg->cube_m) * cdiv(in->k, cfg->cube_k) *
+				cdiv(in->n, cfg->cube_n));
+		*lat = (double)cfg->cube_latency_cycles;
+		break;
+	case ISA_OP_MOV_L0C_UB:
+		*occ = occ_of((double)(in->nfrac * 1024), cfg->mte_l0c_to_ub_bytes_per_cycle);
+		break;
+	case ISA_OP_SET_FMATRIX:
+	case ISA_OP_VMASK:
+	case ISA_OP_VMASKN:
+		*occ = 1;
+		*lat = 0;
+		break;
+	default: /* the plain vector ops this file uses */
+		*occ = (double)in->rep * ceil(256.0 / (double)cfg->vector_bytes_per_cycle);
+		*lat = (double)cfg->vector_latency_cycles;
+		break;
+	}
+}
+
+static void model_step(struct model *m, const struct isa_insn *in)
+{
+	const struct isa_info *info = &isa_table[in->op];
+	double sc = (double)m->cfg->core_scalar_cycles;
+	unsigned p = info->pipe;
+	if (p == ISA_PIPE_SYNC)
+		p = (unsigned)(in->op == ISA_OP_SET_FLAG ? in->src : in->dst);
+	if (p == ISA_PIPE_S || p >= ISA_NPIPES) {
+		m->s += sc;
+		return;
+	}
+	double issue = m->s;
+	int64_t k = m->n[p]++;
+	if (k >= m->qd) /* the queue is full until the instruction qd back starts */
+		issue = fmax(issue, m->start[p][k % m->qd]);
+	m->s = issue + sc;
+	double start = fmax(issue, m->free[p]);
+	if (in->op == ISA_OP_WAIT_FLAG) {
+		start = fmax(start, m->flag[in->src][in->dst][in->ev]);
+		m->free[p] = start;
+	} else if (in->op == ISA_OP_SET_FLAG) {
+		m->flag[in->src][in->dst][in->ev] = fmax(start, m->done[p]);
+		m->free[p] = start;
+	} else {
+		double occ, lat;
+		model_cost(m, in, &occ, &lat);
+		m->free[p] = start + occ;
+		m->done[p] = fmax(m->done[p], start + occ + lat);
+	}
+	m->start[p][k % m->qd] = start;
+}
+
+static double model_time(const struct model *m)
+{
+	double t = m->s;
+	for (unsigned p = 0; p < ISA_NPIPES; p++)
+		t = fmax(t, fmax(m->free[p], m->done[p]));
+	return t;
+}
+
+/* ---- instruction builder that can also time ------------------------------ */
+
+/* With p == NULL the instructions go through the model instead of into a
+ * program: the estimate times exactly what would be emitted.  An instruction
+ * is modelled when the next one is started (its fields are filled in between). */
+struct gen {
+	struct cc_prog *p;
+	struct model *m;
+	struct isa_insn cur;
+	int pending;
+};
+
+static void gen_flush(struct gen *g)
+{
+	if (!g->p && g->pending)
+		model_step(g->m, &g->cur);
+	g->pending = 0;
+}
+
+static struct isa_insn *emit(struct gen *g, enum isa_op op)
+{
+	if (g->p)
+		return cc_emit(g->p, op);
+	gen_flush(g);
+	memset(&g->cur, 0, sizeof g->cur);
+	g->cur.op = op;
+	g->pending = 1;
+	return &g->cur;
+}
+
+static void li(struct gen *g, int rd, int64_t imm)
+{
+	struct isa_insn *in = emit(g, ISA_OP_LI);
+	in->rd = rd;
+	in->imm = imm;
+}
+
+static void addi(struct gen *g, int rd, int rs1, int64_t imm)
+{
+	struct isa_insn *in = emit(g, ISA_OP_ADDI);
+	in->rd = rd;
+	in->rs1 = rs1;
+	in->imm = imm;
+}
+
+static void flag_op(struct gen *g, int set, enum isa_pipe src, enum isa_pipe dst, int ev)
+{
+	struct isa_insn *in = emit(g, set ? ISA_OP_SET_FLAG : ISA_OP_WAIT_FLAG);
+	in->src = src;
+	in->dst = dst;
+	in->ev = ev;
+}
+
+static void set_flag(struct gen *g, enum isa_pipe src, enum isa_pipe dst, int ev)
+{
+	flag_op(g, 1, src, dst, ev);
+}
+
+static void wait_flag(struct gen *g, enum isa_pipe src, enum isa_pipe dst, int ev)
+{
+	flag_op(g, 0, src, dst, ev);
+}
+
+/* nburst bursts of len blocks; contiguous bursts become one. */
+static void dma(struct gen *g, enum isa_op op, int rd, int rs1, int64_t nburst, int64_t len,
+		int64_t sgap, int64_t dgap)
+{
+	if (nburst > 1 && sgap == 0 && dgap == 0 && nburst * len <= 0xffff) {
+		len *= nburst;
+		nburst = 1;
+	}
+	struct isa_insn *in = emit(g, op);
+	in->rd = rd;
+	in->rs1 = rs1;
+	in->nburst = nburst;
+	in->len = len;
+	in->sgap = sgap;
+	in->dgap = dgap;
+}
+
+/* f16 vector op on UB addresses; s1 is a scalar's register for VSCAL/VDUP. */
+static void vop(struct gen *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1, int64_t rep,
+		int64_t s0b, int64_t s0r, int64_t s1b, int64_t s1r)
+{
+	enum isa_fmt fmt = isa_table[op].fmt;
+	li(g, R_A, dst);
+	if (fmt != ISA_FMT_VDUP)
+		li(g, R_B, s0);
+	if (fmt == ISA_FMT_VBIN)
+		li(g, R_C, s1);
+	struct isa_insn *in = emit(g, op);
+	in->rd = R_A;
+	in->rs1 = R_B;
+	in->rs2 = fmt == ISA_FMT_VBIN ? R_C : (int)s1;
+	in->dt = ISA_DT_F16;
+	in->rep = rep;
+	in->db = 1;
+	in->dr = 8;
+	in->s0b = s0b;
+	in->s0r = s0r;
+	in->s1b = s1b;
+	in->s1r = s1r;
+}
+
+/* An element-wise op (VUN/VSCAL/VDUP, contiguous) over npix pixels at ub, in
+ * instructions of at most 255 repeats; npix is rounded up to whole repeats. */
+static void vrun(struct gen *g, enum isa_op op, int64_t ub, int64_t npix, int sreg)
+{
+	int64_t reps = cdiv(npix, 8);
+	for (int64_t r = 0; r < reps; r += MAX_REP)
+		vop(g, op, ub + r * 256, ub + r * 256, sreg, min64(MAX_REP, reps - r), 1, 8, 1, 8);
+}
+
+/* Lane mask: the first cv channels of every pixel (8 pixels of 16 lanes). */
+static void mask_channels(struct gen *g, int64_t cv)
+{
+	uint64_t w = ((UINT64_C(1) << cv) - 1) * UINT64_C(0x0001000100010001);
+	li(g, R_S, (int64_t)w);
+	struct isa_insn *in = emit(g, ISA_OP_VMASK);
+	in->rs1 = R_S;
+	in->rs2 = R_S;
+}
+
+static void mask_all(struct gen *g)
+{
+	struct isa_insn *in = emit(g, ISA_OP_VMASKN);
+	in->rs1 = 0;
+}
+
+/* Whether clipping must skip the padding channels: only a clip range that
+ * excludes 0 would turn their zeros into something else. */
+static int clip_needs_mask(const struct cc_conv *cv)
+{
+	return cv->act == CC_ACT_CLIP && cv->cout % 16 &&
+	       (cv->clip_lo > 0.0f || cv->clip_hi < 0.0f);
+}
+
+/* The activation over npix pixels at ub (fused_relu: already done in
+ * mov.l0c.ub); masked: the pixels belong to the last, partial channel block. */
+static void emit_act(struct gen *g, const struct cc_conv *cv, int64_t ub, int64_t npix,
+		     int fused_relu, int masked)
+{
+	if (cv->act == CC_ACT_RELU && !fused_relu)
+		vrun(g, ISA_OP_VRELU, ub, npix, 0);
+	if (cv->act != CC_ACT_CLIP)
+		return;
+	if (masked)
+		mask_channels(g, cv->cout % 16);
+	li(g, R_D, f32_bits(cv->clip_lo));
+	vrun(g, ISA_OP_VMAXS, ub, npix, R_D);
+	li(g, R_D, f32_bits(cv->clip_hi));
+	vrun(g, ISA_OP_VMINS, ub, npix, R_D);
+	if (masked)
+		mask_all(g);
+}
+
+/* Jump to labels[block_idx] for block_idx in [lo, hi): a binary search, so
+ * that no block spends more than a few cycles finding its code (emit.h has no
+ * helper for bge to a label: the fix-up is set the way cc_beq_label does). */
+static void dispatch(struct cc_prog *p, const int *labels, int64_t lo, int64_t hi)
+{
+	if (hi - lo == 1) {
+		cc_jmp_label(p, labels[lo]);
+		return;
+	}
+	int64_t mid = (lo + hi) / 2;
+	int upper = cc_label_new(p);
+	cc_li(p, R_TMP, mid);
+	struct isa_insn *in = cc_emit(p, ISA_OP_BGE);
+	in->rs1 = R_BIDX;
+	in->rs2 = R_TMP;
+	if (!p->oom)
+		p->fix_label[p->n - 1] = upper;
+	dispatch(p, labels, lo, mid);
+	cc_label_bind(p, upper);
+	dispatch(p, labels, mid, hi);
+}
+
+/* Argument registers and the dispatch on block_idx; labels[b] starts block b. */
+static int prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks, int *labels)
+{
+	cc_ldarg(p, R_X, 0);
+	cc_ldarg(p, R_W, 1);
+	cc_ldarg(p, R_Y, 2);
+	if (cv->has_bias)
+		cc_ldarg(p, R_BIAS, 3);
+	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
+	in->rd = R_BIDX;
+	in->spr = ISA_SPR_BLOCK_IDX;
+	for (int64_t b = 0; b < blocks; b++)
+		labels[b] = cc_label_new(p);
+	if (p->oom)
+		return -1;
+	dispatch(p, labels, 0, blocks);
+	return p->oom ? -1 : 0;
+}
+
+/* ---- geometry shared by both paths --------------------------------------- */
+
+struct geo {
+	const struct soc_config *cfg;
+	const struct cc_conv *cv;
+	int64_t C1, N1, Ho, Wo, M, M1, kk;
+	int ev;   /* event ids per pipe pair the kernel may use */
+	int flat; /* 1x1, stride 1, no padding: slabs are runs of pixels, not rows */
+};
+
+static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
+{
+	g->cfg = cfg;
+	g->cv = cv;
+	g->C1 = cdiv(cv->cin, 16);
+	g->N1 = cdiv(cv->cout, 16);
+	g->Ho = cc_conv_ho(cv);
+	g->Wo = cc_conv_wo(cv);
+	g->M = g->Ho * g->Wo;
+	g->M1 = cdiv(g->M, 16);
+	g->kk = cv->kh * cv->kw;
+	g->ev = (int)min64(cfg->core_event_ids, MAX_EV);
+	g->flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt && !cv->pl &&
+		  !cv->pb && !cv->pr;
+}
+
+/* Main memory sees every byte of x, w and y at least once. */
+static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
+{
+	const struct soc_config *cfg = g->cfg;
+	const struct cc_conv *cv = g->cv;
+	double once = (double)cv->n * (double)(g->C1 * cv->h * cv->w + ych1 * g->M) * PIX +
+		      wbytes;
+	return once / soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
+}
+
+/* ---- cube path ----------------------------------------------------------- */
+
+struct cube_tiling {
+	int64_t mt, nt, nch; /* pieces: of an image's M1 pixel fractals, of N1, of C1 */
+	int order;           /* tile order: 0 channel tiles innermost, 1 pixel tiles innermost */
+	int es, ew, nq;      /* L1 slots with a slab / weight region, UB output buffers */
+	int64_t upc;         /* channel blocks per UB output buffer */
+	int64_t mf, nf, c1f; /* the largest tile and chunk: M fractals, N fractals, C1 planes */
+	int64_t kf;          /* K fractals per L0 step */
+	int64_t tiles, blocks;
+	int64_t slab_bytes, w_bytes; /* one L1 slot of each kind */
+	double lb, est;
+};
+
+struct tile {
+	int64_t img, m0, mrows, n1a, n1c;
+};
+
+/* The input a tile reads and the set_fmatrix/load3d view of it: fh rows of
+ * fw pixels from pixel x0 of each input plane (whole rows, or for a flat
+ * conv just the tile's own pixels, seen as one row). */
+struct slab {
+	int64_t x0, fh, fw;
+	int64_t ptp, pbp; /* set_fmatrix top/bottom padding */
+	int64_t mstart;   /* load3d m_start of the tile's first pixel */
+};
+
+struct stage { /* one (tile, K chunk) */
+	struct tile t;
+	struct slab s;
+	int64_t c1a, c1c;
+	int first, last;     /* first / last chunk of its tile */
+	int sslot, wslot;    /* the L1 slots holding its slab and its weights */
+	int lslot;           /* the slot loaded for it, -1 when it finds both in L1 */
+	int sload, wload;    /* which of the two that load brings */
+	unsigned rel;        /* slots released after it (their last use before a reload) */
+};
+
+static void tile_of(const struct geo *g, const struct cube_tiling *t, int64_t idx, struct tile *o)
+{
+	int64_t img, mi, ni;
+	if (t->order == 0) {
+		img = idx / (t->mt * t->nt);
+		mi = idx / t->nt % t->mt;
+		ni = idx % t->nt;
+	} else {
+		ni = idx / (g->cv->n * t->mt);
+		img = idx / t->mt % g->cv->n;
+		mi = idx % t->mt;
+	}
+	int64_t f0 = part_lo(g->M1, t->mt, mi), f1 = part_lo(g->M1, t->mt, mi + 1);
+	o->img = img;
+	o->m0 = f0 * 16;
+	o->mrows = min64(f1 * 16, g->M) - o->m0;
+	o->n1a = part_lo(g->N1, t->nt, ni);
+	o->n1c = part_lo(g->N1, t->nt, ni + 1) - o->n1a;
+}
+
+/* The slab for output pixels [m0, m0 + mrows).  The view's first output row
+ * ob is the tile's first row unless that would need a negative top padding
+ * (a tile whose windows start below the image's last row). */
+static void slab_of(const struct geo *g, int64_t m0, int64_t mrows, struct slab *s)
+{
+	const struct cc_conv *cv = g->cv;
+	if (g->flat) {
+		s->x0 = m0;
+		s->fh = 1;
+		s->fw = mrows;
+		s->ptp = s->pbp = s->mstart = 0;
+		return;
+	}
+	int64_t ohs = m0 / g->Wo, ohe = (m0 + mrows - 1) / g->Wo;
+	int64_t a = ohs * cv->sh - cv->pt, b = ohe * cv->sh - cv->pt + cv->dh * (cv->kh - 1);
+	int64_t ih0 = min64(max64(a, 0), cv->h - 1);
+	int64_t ih1 = min64(max64(b + 1, ih0 + 1), cv->h);
+	int64_t ob = min64(ohs, (cv->pt + ih0) / cv->sh);
+	s->x0 = ih0 * cv->w;
+	s->fh = ih1 - ih0;
+	s->fw = cv->w;
+	s->ptp = cv->pt + ih0 - ob * cv->sh;
+	s->pbp = max64(0, (ohe - ob) * cv->sh + cv->dh * (cv->kh - 1) + 1 - s->fh - s->ptp);
+	s->mstart = m0 - ob * g->Wo;
+}
+
+/* The L1 slots: slot i has a slab region if i < es and a weight region if
+ * i < ew; one event per slot covers whatever one stage loads into it. */
+struct pool {
+	int es, ew;
+	int sval[MAX_EV], wval[MAX_EV];
+	int64_t skey[MAX_EV][5], wkey[MAX_EV][5];
+	int64_t used[MAX_EV]; /* last stage that used the slot, -1: never */
+};
+
+static int pool_find(const int *valid, int64_t (*keys)[5], int n, const int64_t key[5])
+{
+	for (int i = 0; i < n; i++)
+		if (valid[i] && !memcmp(keys[i], key, sizeof keys[i]))
+			return i;
+	return -1;
+}
+
+/* Least recently used slot with the regions a load needs, other than keep
+ * (the slot holding the stage's other piece) when there is a choice. */
+static int pool_victim(const struct pool *p, int need_s, int need_w, int keep)
+{
+	int v = -1;
+	for (int pass = 0; pass < 2 && v < 0; pass++)
+		for (int i = 0; i < MAX_EV; i++) {
+			if ((need_s && i >= p->es) || (need_w && i >= p->ew) ||
+			    (i >= p->es && i >= p->ew) || (pass == 0 && i == keep))
+				continue;
+			if (v < 0 || p->used[i] < p->used[v])
+				v = i;
+		}
+	return v;
+}
+
+/* Find or place stage n's slab and weights. */
+static void pool_use(struct pool *p, struct stage *s, int64_t n)
+{
+	int64_t sk[5] = { s->t.img, s->s.x0, s->s.fh * s->s.fw, s->c1a, s->c1c };
+	int64_t wk[5] = { s->c1a, s->c1c, s->t.n1a, s->t.n1c, 0 };
+	int hs = pool_find(p->sval, p->skey, p->es, sk);
+	int hw = pool_find(p->wval, p->wkey, p->ew, wk);
+	s->lslot = -1;
+	s->sload = hs < 0;
+	s->wload = hw < 0;
+	if (s->sload || s->wload) {
+		/* slot 0 has both regions, so there always is one; it may be the
+		 * slot of the piece found, whose region the load leaves alone */
+		int v = pool_victim(p, s->sload, s->wload, s->sload ? hw : hs);
+		if (s->sload) {
+			memcpy(p->skey[v], sk, sizeof sk);
+			p->sval[v] = 1;
+			hs = v;
+		}
+		if (s->wload) {
+			memcpy(p->wkey[v], wk, sizeof wk);
+			p->wval[v] = 1;
+			hw = v;
+		}
+		s->lslot = v;
+	}
+	s->sslot = hs;
+	s->wslot = hw;
+	p->used[hs] = p->used[hw] = n;
+}
+
+/* Block b's stages, with the L1 slot decisions; returns their number. */
+static int64_t plan_stages(const struct geo *g, const struct cube_tiling *t, int64_t b,
+			   struct stage *st)
+{
+	int64_t t0 = part_lo(t->tiles, t->blocks, b), t1 = part_lo(t->tiles, t->blocks, b + 1);
+	int64_t n = 0;
+	struct pool pl = { .es = t->es, .ew = t->ew };
+	for (int i = 0; i < MAX_EV; i++)
+		pl.used[i] = -1 - (MAX_EV - i); /* unused slots first, in order */
+	for (int64_t ti = t0; ti < t1; ti++) {
+		struct tile tl;
+		struct slab sl;
+		tile_of(g, t, ti, &tl);
+		slab_of(g, tl.m0, tl.mrows, &sl);
+		for (int64_t j = 0; j < t->nch; j++, n++) {
+			struct stage *s = &st[n];
+			s->t = tl;
+			s->s = sl;
+			s->c1a = part_lo(g->C1, t->nch, j);
+			s->c1c = part_lo(g->C1, t->nch, j + 1) - s->c1a;
+			s->first = j == 0;
+			s->last = j == t->nch - 1;
+			pool_use(&pl, s, n);
+		}
+	}
+	/* a slot is released after its last use before its next load (or the end):
+	 * walking backwards, the first use seen after a load (or the end) is it */
+	unsigned open = ~0u;
+	for (int64_t i = n - 1; i >= 0; i--) {
+		unsigned use = 1u << st[i].sslot | 1u << st[i].wslot;
+		st[i].rel = use & open;
+		open &= ~use;
+		if (st[i].lslot >= 0)
+			open |= 1u << st[i].lslot;
+	}
+	return n;
+}
+
+struct cube_mem {
+	int64_t l1_slab[MAX_EV], l1_w[MAX_EV];
+	int64_t l0a_half, l0b_half, l0c_half;
+	int64_t ub_bias, ub_q[MAX_UBQ];
+};
+
+static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct cube_mem *m)
+{
+	const struct soc_config *cfg = g->cfg;
+	for (int i = 0; i < t->es; i++)
+		m->l1_slab[i] = i * t->slab_bytes;
+	for (int i = 0; i < t->ew; i++)
+		m->l1_w[i] = t->es * t->slab_bytes + i * t->w_bytes;
+	m->l0a_half = cfg->l0a_size_kb * 512;
+	m->l0b_half = cfg->l0b_size_kb * 512;
+	m->l0c_half = cfg->l0c_size_kb * 512;
+	m->ub_bias = 0;
+	for (int q = 0; q < t->nq; q++)
+		m->ub_q[q] = up(g->N1 * PIX, 512) + q * t->mf * t->upc * FRAC;
+}
+
+/* V and MTE3 for a finished tile in L0C half c, upc channel blocks at a time
+ * through the UB buffers (*groups counts them over the block): the buffer's
+ * flag covers one write of all its rows. */
+static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+		       const struct cube_mem *mem, const struct tile *tl, int c, int64_t *groups)
+{
+	const struct cc_conv *cv = g->cv;
+	int64_t mf = cdiv(tl->mrows, 16);
+	int fused = cv->act == CC_ACT_RELU && !cv->has_bias;
+	set_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
+	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
+	for (int64_t n0 = 0; n0 < tl->n1c; n0 += t->upc) {
+		int64_t nn = min64(t->upc, tl->n1c - n0);
+		int q = (int)(*groups % t->nq);
+		int64_t ub = mem->ub_q[q];
+		(*groups)++;
+		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+		li(gn, R_A, ub);
+		li(gn, R_B, c * mem->l0c_half + n0 * mf * 1024);
+		struct isa_insn *in = emit(gn, ISA_OP_MOV_L0C_UB);
+		in->rd = R_A;
+		in->rs1 = R_B;
+		in->rs2 = 0;
+		in->nfrac = nn * mf;
+		in->cvt = ISA_CVT_F16;
+		in->relu = fused;
+		if (n0 + nn == tl->n1c)
+			set_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
+		if (cv->has_bias)
+			for (int64_t n1 = 0; n1 < nn; n1++)
+				vop(gn, ISA_OP_VADD, ub + n1 * mf * FRAC, ub + n1 * mf * FRAC,
+				    mem->ub_bias + (tl->n1a + n0 + n1) * PIX, mf * 2, 1, 8, 0, 0);
+		/* the layer's last channel block may need its padding lanes masked */
+		int masked = clip_needs_mask(cv) && tl->n1a + n0 + nn == g->N1;
+		if (nn - masked > 0)
+			emit_act(gn, cv, ub, (nn - masked) * mf * 16, fused, 0);
+		if (masked)
+			emit_act(gn, cv, ub + (nn - 1) * mf * FRAC, mf * 16, fused, 1);
+		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
+		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
+		addi(gn, R_GM, R_Y, ((tl->img * g->N1 + tl->n1a + n0) * g->M + tl->m0) * PIX);
+		li(gn, R_A, ub);
+		dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, nn, tl->mrows, mf * 16 - tl->mrows,
+		    g->M - tl->mrows);
+		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+	}
+}
+
+/* MTE2 for a stage: the slab and weights it does not find in L1, into one
+ * slot, announced with one flag. */
+static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_mem *mem,
+		       const struct stage *s)
+{
+	const struct cc_conv *cv = g->cv;
+	const struct tile *tl = &s->t;
+	if (s->lslot < 0)
+		return;
+	wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, s->lslot);
+	if (s->sload) {
+		int64_t plane = cv->h * cv->w, px = s->s.fh * s->s.fw;
+		addi(gn, R_GM, R_X, ((tl->img * g->C1 + s->c1a) * plane + s->s.x0) * PIX);
+		li(gn, R_A, mem->l1_slab[s->sslot]);
+		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px, plane - px, 0);
+	}
+	if (s->wload) {
+		addi(gn, R_GM, R_W, (s->c1a * g->kk * g->N1 + tl->n1a) * FRAC);
+		li(gn, R_A, mem->l1_w[s->wslot]);
+		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c * g->kk, tl->n1c * 16,
+		    (g->N1 - tl->n1c) * 16, 0);
+	}
+	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
+}
+
+/* Progress through a block's program. */
+struct cube_state {
+	int64_t fm[4];        /* the fmatrix in effect: fh, fw, pt, pb */
+	int64_t l0b_key[2][4]; /* what each L0B half holds */
+	int64_t step, tiles, groups;
+};
+
+/* MTE1 and M for a stage: its K steps into L0C half c. */
+static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+		       const struct cube_mem *mem, const struct stage *s, struct cube_state *cs)
+{
+	const struct cc_conv *cv = g->cv;
+	const struct tile *tl = &s->t;
+	int64_t sl1 = mem->l1_slab[s->sslot], wl1 = mem->l1_w[s->wslot];
+	if (s->lslot >= 0)
+		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
+	int64_t fm[4] = { s->s.fh, s->s.fw, s->s.ptp, s->s.pbp };
+	if (memcmp(cs->fm, fm, sizeof fm)) {
+		struct isa_insn *in = emit(gn, ISA_OP_SET_FMATRIX);
+		in->fh = s->s.fh;
+		in->fw = s->s.fw;
+		in->pt = s->s.ptp;
+		in->pb = s->s.pbp;
+		in->pl = cv->pl;
+		in->pr = cv->pr;
+		memcpy(cs->fm, fm, sizeof fm);
+	}
+	int64_t mf = cdiv(tl->mrows, 16), k1n = s->c1c * g->kk;
+	int c = (int)(cs->tiles & 1);
+	for (int64_t kp = 0; kp < k1n; kp += t->kf, cs->step++) {
+		int64_t kn = min64(t->kf, k1n - kp);
+		int pb = (int)(cs->step & 1);
+		int first = s->first && kp == 0;
+		wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+		li(gn, R_A, pb * mem->l0a_half);
+		li(gn, R_B, sl1);
+		li(gn, R_C, s->s.mstart);
+		li(gn, R_D, kp);
+		struct isa_insn *in = emit(gn, ISA_OP_LOAD3D);
+		in->rd = R_A;
+		in->rs1 = R_B;
+		in->rs2 = R_C;
+		in->rs3 = R_D;
+		in->kh = cv->kh;
+		in->kw = cv->kw;
+		in->sh = cv->sh;
+		in->sw = cv->sw;
+		in->dh = cv->dh;
+		in->dw = cv->dw;
+		in->mcnt = mf * 16;
+		in->k1cnt = kn;
+		in->dt = ISA_DT_F16;
+		int64_t key[4] = { s->c1a * g->kk + kp, kn, tl->n1a, tl->n1c };
+		if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
+			li(gn, R_A, pb * mem->l0b_half);
+			li(gn, R_B, wl1 + kp * tl->n1c * FRAC);
+			in = emit(gn, ISA_OP_LOAD2D_L0B);
+			in->rd = R_A;
+			in->rs1 = R_B;
+			in->rep = kn * tl->n1c;
+			in->sstride = 1;
+			in->dstride = 1;
+			memcpy(cs->l0b_key[pb], key, sizeof key);
+		}
+		set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+		wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+		if (first)
+			wait_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
+		li(gn, R_A, c * mem->l0c_half);
+		li(gn, R_B, pb * mem->l0a_half);
+		li(gn, R_C, pb * mem->l0b_half);
+		in = emit(gn, ISA_OP_MMAD);
+		in->rd = R_A;
+		in->rs1 = R_B;
+		in->rs2 = R_C;
+		in->m = tl->mrows;
+		in->k = kn * 16;
+		in->n = tl->n1c * 16;
+		in->init = first;
+		in->dt = ISA_DT_F16;
+		set_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+	}
+	for (int i = 0; i < MAX_EV; i++)
+		if (s->rel >> i & 1)
+			set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, i);
+}
+
+/* One block's program after the dispatch. */
+static void cube_block(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+		       const struct stage *st, int64_t ns)
+{
+	const struct cc_conv *cv = g->cv;
+	struct cube_mem mem;
+	cube_mem_of(g, t, &mem);
+	int slots = t->es > t->ew ? t->es : t->ew;
+	for (int ev = 0; ev < slots; ev++)
+		set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
+	for (int ev = 0; ev < 2; ev++) {
+		set_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
+		set_flag(gn, ISA_PIPE_V, ISA_PIPE_M, ev);
+	}
+	for (int q = 0; q < t->nq; q++)
+		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+	if (cv->has_bias) {
+		li(gn, R_A, mem.ub_bias);
+		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_BIAS, 1, g->N1, 0, 0);
+		set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	}
+	struct cube_state cs;
+	memset(&cs, 0, sizeof cs);
+	memset(cs.fm, 0xff, sizeof cs.fm);
+	memset(cs.l0b_key, 0xff, sizeof cs.l0b_key);
+	for (int64_t i = 0; i < ns; i++) {
+		cube_loads(gn, g, &mem, &st[i]);
+		cube_steps(gn, g, t, &mem, &st[i], &cs);
+		if (st[i].last) {
+			cube_drain(gn, g, t, &mem, &st[i].t, (int)(cs.tiles & 1), &cs.groups);
+			cs.tiles++;
+		}
+	}
+	for (int ev = 0; ev < slots; ev++)
+		wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
+	for (int ev = 0; ev < 2; ev++) {
+		wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
+		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_M, ev);
+	}
+	for (int q = 0; q < t->nq; q++)
+		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+	emit(gn, ISA_OP_END);
+	gen_flush(gn);
+}
+
+/* Largest and smallest slab (pixels per plane) over an image's pixel tiles;
+ * -1 when a slab's padding does not fit set_fmatrix. */
+static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *fmin)
+{
+	*fmax = 0;
+	*fmin = INT64_MAX;
+	for (int64_t mi = 0; mi < mt; mi++) {
+		struct slab s;
+		int64_t m0 = part_lo(g->M1, mt, mi) * 16;
+		int64_t m1 = min64(part_lo(g->M1, mt, mi + 1) * 16, g->M);
+		slab_of(g, m0, m1 - m0, &s);
+		if (s.ptp > 255 || s.pbp > 255 || s.fh > 0xffff || s.fh * s.fw > 0xffff)
+			return -1; /* set_fmatrix and the DMA's burst length */
+		*fmax = max64(*fmax, s.fh * s.fw);
+		*fmin = min64(*fmin, s.fh * s.fw);
+	}
+	return 0;
+}
+
+/* A lower bound of the busiest block's time: the first load's and the last
+ * store's latency plus the larger of its cube steps and the bytes it must
+ * bring in at least once, and of the first tile's steps and the bytes it
+ * must write out (writes only start once a tile is done). */
+static double cube_lb(const struct geo *g, const struct cube_tiling *t, int64_t px_min)
+{
+	const struct soc_config *cfg = g->cfg;
+	const struct cc_conv *cv = g->cv;
+	struct model m;
+	model_init(&m, cfg, t->blocks);
+	int64_t t0 = part_lo(t->tiles, t->blocks, t->blocks - 1), t1 = t->tiles, nb = t1 - t0;
+	int64_t dpix, dn;
+	if (t->order == 0) {
+		dpix = (t1 - 1) / t->nt - t0 / t->nt + 1;
+		dn = min64(t->nt, nb);
+	} else {
+		int64_t per = cv->n * t->mt;
+		dn = (t1 - 1) / per - t0 / per + 1;
+		dpix = min64(per, nb);
+	}
+	int64_t mf = max64(1, g->M1 / t->mt), nf = max64(1, g->N1 / t->nt), K1 = g->C1 * g->kk;
+	double tile = (double)(cdiv(mf * 16, cfg->cube_m) * cdiv(K1 * 16, cfg->cube_k) *
+			       cdiv(nf * 16, cfg->cube_n));
+	double bytes = (double)dpix * (double)(g->C1 * px_min * PIX) +
+		       (double)dn * (double)(K1 * nf * FRAC);
+	double out = (double)(nb * ((mf - 1) * 16 + 1) * nf * PIX); /* a last tile may be short */
+	double lat = 2.0 * (double)cfg->l2_latency_cycles + m.s;
+	return lat + fmax(fmax((double)nb * tile, bytes / m.rd), tile + out / m.wr);
+}
+
+/* Time one block of a tiling on the model. */
+static double cube_time_block(const struct geo *g, const struct cube_tiling *t, struct stage *st,
+			      int64_t b, int64_t *walked)
+{
+	int64_t ns = plan_stages(g, t, b, st);
+	struct model m;
+	model_init(&m, g->cfg, t->blocks);
+	struct gen gn = { .m = &m };
+	cube_block(&gn, g, t, st, ns);
+	*walked += 8 * ns; /* timing costs about that many plans */
+	return model_time(&m);
+}
+
+/* Time a tiling on the model: every block (all), or the blocks that load the
+ * most, compute the most and both (where a block's run of tiles starts
+ * decides how many slabs and weights it loads); st has room for a block's
+ * stages.  Returns the number of stages walked. */
+static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stage *st, int all)
+{
+	const struct soc_config *cfg = g->cfg;
+	double most[3] = { -1, -1, -1 };
+	int64_t pick[3] = { 0, 0, 0 }, walked = 0;
+	t->est = hbm_bound(g, (double)(g->C1 * g->kk * g->N1 * FRAC), g->N1);
+	if (all) {
+		for (int64_t b = 0; b < t->blocks; b++)
+			t->est = fmax(t->est, cube_time_block(g, t, st, b, &walked));
+		return walked;
+	}
+	for (int64_t b = 0; b < t->blocks; b++) {
+		int64_t ns = plan_stages(g, t, b, st);
+		double bytes = 0, cube = 0;
+		for (int64_t i = 0; i < ns; i++) {
+			const struct stage *s = &st[i];
+			if (s->sload)
+				bytes += (double)(s->c1c * s->s.fh * s->s.fw * PIX);
+			if (s->wload)
+				bytes += (double)(s->c1c * g->kk * s->t.n1c * FRAC);
+			cube += (double)(cdiv(s->t.mrows, cfg->cube_m) * s->c1c * g->kk *
+					 s->t.n1c);
+		}
+		double v[3] = { bytes, cube, bytes / cfg->mte_gm_read_bytes_per_cycle + cube };
+		for (int k = 0; k < 3; k++)
+			if (v[k] > most[k]) {
+				most[k] = v[k];
+				pick[k] = b;
+			}
+		walked += ns;
+	}
+	for (int k = 0; k < 3; k++)
+		if (!(k > 0 && pick[k] == pick[0]) && !(k > 1 && pick[k] == pick[1]))
+			t->est = fmax(t->est, cube_time_block(g, t, st, pick[k], &walked));
+	return walked;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cube_tiling *x = a, *y = b;
+	return x->lb < y->lb ? -1 : x->lb > y->lb;
+}
+
+/* Distinct values of ceil(total / f) for f = 1..fmax, into out (sorted
+ * descending); returns how many. */
+static int64_t splits(int64_t total, int64_t fmax, int64_t *out)
+{
+	int64_t n = 0;
+	for (int64_t f = 1; f <= min64(total, fmax); f++) {
+		int64_t parts = cdiv(total, f);
+		if (!n || out[n - 1] != parts)
+			out[n++] = parts;
+	}
+	return n;
+}
+
+/* Every candidate that fits, with its lower bound; returns how many or -1. */
+static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
+{
+	const struct soc_config *cfg = g->cfg;
+	const struct cc_conv *cv = g->cv;
+	int64_t l0a = cfg->l0a_size_kb * 512 / FRAC, l0b = cfg->l0b_size_kb * 512 / FRAC;
+	int64_t l1 = cfg->l1_size_kb * 1024, ub = cfg->ub_size_kb * 1024;
+	int64_t nmt_max = l0a + 2 * cfg->core_count + 1;
+	int64_t *mts = malloc((size_t)nmt_max * sizeof *mts);
+	int64_t *nts = malloc((size_t)(l0b + 1) * sizeof *nts);
+	int64_t *nchs = malloc((size_t)(g->C1 + 1) * sizeof *nchs);
+	struct cube_tiling *c = NULL;
+	int64_t n = -1;
+	if (!mts || !nts || !nchs)
+		goto done;
+	/* pixel tiles: every tile size the L0A allows, and every count up to a
+	 * few per core, so that the tiles can be dealt out evenly */
+	int64_t nmt = splits(g->M1, l0a, mts);
+	for (int64_t mt = 1; mt <= min64(g->M1, 2 * cfg->core_count); mt++)
+		if (cdiv(g->M1, mt) <= l0a)
+			mts[nmt++] = mt;
+	int64_t nnt = splits(g->N1, l0b, nts), nnch = splits(g->C1, g->C1, nchs), cap = 0;
+	n = 0;
+	for (int64_t i = 0; i < nmt; i++) {
+		int64_t mt = mts[i], mf = cdiv(g->M1, mt), px_max, px_min;
+		int dup = 0;
+		for (int64_t j = 0; j < i; j++)
+			dup |= mts[j] == mt;
+		if (dup || slab_sizes(g, mt, &px_max, &px_min))
+			continue;
+		for (int64_t a = 0; a < nnt; a++) {
+			int64_t nt = nts[a], nf = cdiv(g->N1, nt);
+			if (mf * nf * 1024 > cfg->l0c_size_kb * 512 ||
+			    up(g->N1 * PIX, 512) + mf * FRAC > ub)
+				continue;
+			for (int64_t b = 0; b < nnch; b++) {
+				struct cube_tiling t = { .mt = mt, .nt = nt, .nch = nchs[b] };
+				t.mf = mf;
+				t.nf = nf;
+				t.c1f = cdiv(g->C1, t.nch);
+				t.kf = min64(min64(l0a / mf, l0b / nf), t.c1f * g->kk);
+				t.slab_bytes = up(t.c1f * px_max * PIX, 512);
+				t.w_bytes = up(t.c1f * g->kk * nf * FRAC, 512);
+				if (t.kf < 1 || t.slab_bytes + t.w_bytes > l1 ||
+				    t.c1f * g->kk > 0xffff)
+					continue;
+				t.tiles = cv->n * mt * nt;
+				t.blocks = min64(t.tiles, cfg->core_count);
+				for (int order = 0; order < 2; order++) {
+					if (order == 1 && (nt == 1 || cv->n * mt == 1))
+						continue;
+					t.order = order;
+					t.lb = cube_lb(g, &t, px_min);
+					if (n == cap) {
+						cap = cap ? 2 * cap : 256;
+						struct cube_tiling *nc =
+							realloc(c, (size_t)cap * sizeof *nc);
+						if (!nc) {
+							n = -1;
+							goto done;
+						}
+						c = nc;
+					}
+					c[n++] = t;
+				}
+			}
+		}
+	}
+	if (n > 1) /* qsort wants a valid pointer even for nothing */
+		qsort(c, (size_t)n, sizeof *c, cand_cmp);
+done:
+	free(mts);
+	free(nts);
+	free(nchs);
+	if (n < 0) {
+		free(c);
+		c = NULL;
+	}
+	*out = c;
+	return n;
+}
+
+#define TOP 8 /* candidates timed on every block in the end */
+
+/* Keep the TOP fastest tilings, sorted. */
+static void top_add(struct cube_tiling *top, int *ntop, const struct cube_tiling *t)
+{
+	int i = TOP - 1;
+	if (*ntop < TOP)
+		i = (*ntop)++;
+	else if (top[i].est <= t->est)
+		return;
+	for (; i > 0 && top[i - 1].est > t->est; i--)
+		top[i] = top[i - 1];
+	top[i] = *t;
+}
+
+/* Time the candidates in order of their lower bound, each with the L1 slots
+ * and UB buffers sized every way that fits, on the blocks likely to be the
+ * slowest, until no remaining one can win; then time the best few on every
+ * block and keep the fastest. */
+static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err, size_t errlen)
+{
+	const struct soc_config *cfg = g->cfg;
+	const struct cc_conv *cv = g->cv;
+	int64_t l1 = cfg->l1_size_kb * 1024, ub = cfg->ub_size_kb * 1024;
+	struct cube_tiling *c, top[TOP];
+	int ntop = 0;
+	int64_t n = cube_candidates(g, &c), cap = 0, walked = 0;
+	struct stage *st = NULL;
+	for (int64_t i = 0; i < n && i < MAX_TIMED; i++) {
+		if ((ntop == TOP && c[i].lb >= top[TOP - 1].est) || (walked > MAX_WALK && ntop))
+			break; /* none left can win, or enough compile time spent */
+		struct cube_tiling t = c[i];
+		int64_t need = cdiv(t.tiles, t.blocks) * t.nch;
+		if (need > cap) {
+			struct stage *s = realloc(st, (size_t)need * sizeof *s);
+			if (!s) {
+				n = -1;
+				break;
+			}
+			st = s;
+			cap = need;
+		}
+		int64_t slabs = cv->n * t.mt * t.nch, ws = t.nt * t.nch;
+		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
+		for (int u = 0; u < 3; u++) {
+			if (u > 0 && upcs[u] == upcs[u - 1])
+				continue;
+			t.upc = upcs[u];
+			t.nq = (int)min64(min64(MAX_UBQ, g->ev),
+					  (ub - up(g->N1 * PIX, 512)) / (t.mf * t.upc * FRAC));
+			for (int s = 1; t.nq >= 1 && s <= g->ev && s <= slabs; s++) {
+				int w = (int)min64(g->ev, ws);
+				while (w > 0 && s * t.slab_bytes + w * t.w_bytes > l1)
+					w--;
+				if (w < 1)
+					break;
+				t.es = s;
+				t.ew = w;
+				walked += cube_time(g, &t, st, 0);
+				top_add(top, &ntop, &t);
+			}
+		}
+	}
+	best->est = INFINITY;
+	for (int i = 0; i < ntop && n >= 0; i++) {
+		cube_time(g, &top[i], st, 1);
+		if (top[i].est < best->est)
+			*best = top[i];
+	}
+	free(st);
+	free(c);
+	if (n < 0) {
+		snprintf(err, errlen, "conv: out of memory");
+		return -1;
+	}
+	if (!isfinite(best->est)) {
+		snprintf(err, errlen,
+			 "conv %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld: no tiling fits "
+			 "this SoC's L1/L0/UB buffers",
+			 (long long)cv->n, (long long)cv->cin, (long long)cv->h, (long long)cv->w,
+			 (long long)cv->cout, (long long)cv->kh, (long long)cv->kw);
+		return -1;
+	}
+	return 0;
+}
+
+static int gen_cube(const struct geo *g, struct cc_prog *p, unsigned *block_dim, char *err,
+		    size_t errlen)
+{
+	if (g->ev < 2) {
+		snprintf(err, errlen, "conv: needs 2 event ids per pipe pair (%s has %lld)",
+			 g->cfg->name, (long long)g->cfg->core_event_ids);
+		return -1;
+	}
+	struct cube_tiling t = { 0 };
+	if (cube_choose(g, &t, err, errlen))
+		return -1;
+	struct stage *st = malloc((size_t)(cdiv(t.tiles, t.blocks) * t.nch) * sizeof *st);
+	int labels[MAX_BLOCKS];
+	if (!st || prologue(p, g->cv, t.blocks, labels)) {
+		free(st);
+		snprintf(err, errlen, "conv: out of memory");
+		return -1;
+	}
+	struct gen gn = { .p = p };
+	for (int64_t b = 0; b < t.blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		cube_block(&gn, g, &t, st, plan_stages(g, &t, b, st));
+	}
+	free(st);
+	*block_dim = (unsigned)t.blocks;
+	return 0;
+}
+
+/* ---- depthwise path ------------------------------------------------------ */
+
+struct dw_tiling {
+	int64_t R;      /* output rows per unit */
+	int64_t nb;     /* bands per image */
+	int64_t units, blocks;
+	int64_t Wp, P;  /* padded input row and output grid row, in pixels */
+	int nsb, nab;   /* slab and accumulator buffers */
+	int64_t slab_px, acc_px;
+	int64_t ub_w, ub_bias, ub_slab[MAX_EV], ub_acc[MAX_UBQ];
+	double est;
+};
+
+static int64_t dw_rows_in(const struct cc_conv *cv, int64_t R)
+{
+	return (R - 1) * cv->sh + (cv->kh - 1) * cv->dh + 1;
+}
+
+/* The UB layout; 0 when it fits. */
+static int dw_fit(const struct geo *g, struct dw_tiling *t)
+{
+	const struct cc_conv *cv = g->cv;
+	int64_t acc = up(t->R * t->P, 8);
+	/* the last lane of the last repeat of the last tap, junk columns included */
+	int64_t reach = cv->sw * (acc - 1) + (cv->kh - 1) * cv->dh * t->Wp + (cv->kw - 1) * cv->dw;
+	/* + 8: zeroing whole repeats of padding rows may run past the last row */
+	t->slab_px = up(max64(dw_rows_in(cv, t->R) * t->Wp, reach + 1), 8) + 8;
+	t->acc_px = acc;
+	t->ub_w = 0;
+	t->ub_bias = up(g->C1 * g->kk * PIX, 512);
+	int64_t a = t->ub_bias + up(cv->has_bias ? g->C1 * PIX : 0, 512);
+	for (int s = 0; s < t->nsb; s++, a += t->slab_px * PIX)
+		t->ub_slab[s] = a;
+	for (int s = 0; s < t->nab; s++, a += t->acc_px * PIX)
+		t->ub_acc[s] = a;
+	return a > g->cfg->ub_size_kb * 1024 ? -1 : 0;
+}
+
+struct band {
+	int64_t img, c1, oh0, rows;
+	int64_t rows_in, ih_a, nreal, top; /* real input rows [ih_a, +nreal) at slab row top */
+};
+
+static void band_of(const struct geo *g, const struct dw_tiling *t, int64_t u, struct band *b)
+{
+	const struct cc_conv *cv = g->cv;
+	b->img = u / (g->C1 * t->nb);
+	b->c1 = u / t->nb % g->C1;
+	b->oh0 = u % t->nb * t->R;
+	b->rows = min64(t->R, g->Ho - b->oh0);
+	b->rows_in = dw_rows_in(cv, b->rows);
+	int64_t p0 = b->oh0 * cv->sh; /* first slab row, in padded coordinates */
+	int64_t a = max64(p0 - cv->pt, 0), e = min64(p0 + b->rows_in - cv->pt, cv->h);
+	b->ih_a = a;
+	b->nreal = max64(e - a, 0);
+	b->top = b->nreal ? a + cv->pt - p0 : b->rows_in;
+}
+
+/* Zero the padding rows of band b in slab s, before its input arrives: the
+ * whole repeats may spill into its first real row, which MTE2 then writes. */
+static void dw_zero_pad_rows(struct gen *gn, const struct dw_tiling *t, const struct band *b,
+			     int s)
+{
+	int64_t base = t->ub_slab[s];
+	if (b->top > 0)
+		vrun(gn, ISA_OP_VDUP, base, b->top * t->Wp, 0);
+	int64_t bot = b->top + b->nreal;
+	if (b->nreal && bot < b->rows_in)
+		vrun(gn, ISA_OP_VDUP, base + bot * t->Wp * PIX, (b->rows_in - bot) * t->Wp, 0);
+}
+
+/* V for one band: the taps over the output grid, bias first, then the act. */
+static void dw_taps(struct gen *gn, const struct geo *g, const struct dw_tiling *t,
+		    const struct band *b, int64_t slab, int64_t acc)
+{
+	const struct cc_conv *cv = g->cv;
+	int masked = clip_needs_mask(cv) && b->c1 == g->C1 - 1;
+	int64_t reps = cdiv(b->rows * t->P, 8);
+	for (int64_t r0 = 0; r0 < reps; r0 += MAX_REP) {
+		int64_t rep = min64(MAX_REP, reps - r0), q0 = r0 * 8, d = acc + q0 * PIX;
+		if (cv->has_bias)
+			vop(gn, ISA_OP_VMOV, d, t->ub_bias + b->c1 * PIX, 0, rep, 0, 0, 1, 8);
+		for (int64_t i = 0; i < cv->kh; i++)
+			for (int64_t j = 0; j < cv->kw; j++) {
+				int64_t tap = i * cv->kw + j;
+				int mul = tap == 0 && !cv->has_bias;
+				int64_t src = cv->sw * q0 + i * cv->dh * t->Wp + j * cv->dw;
+				vop(gn, mul ? ISA_OP_VMUL : ISA_OP_VMLA, d, slab + src * PIX,
+				    t->ub_w + (b->c1 * g->kk + tap) * PIX, rep, cv->sw,
+				    8 * cv->sw, 0, 0);
+			}
+		emit_act(gn, cv, d, rep * 8, 0, masked);
+	}
+}
+
+static void dw_block(struct gen *gn, const struct geo *g, const struct dw_tiling *t, int64_t blk)
+{
+	const struct cc_conv *cv = g->cv;
+	int64_t u0 = part_lo(t->units, t->blocks, blk), u1 = part_lo(t->units, t->blocks, blk + 1);
+	int wev = t->nsb; /* weights and bias */
+	/* zero every slab whole: the padding columns stay zero for good */
+	for (int s = 0; s < t->nsb; s++) {
+		vrun(gn, ISA_OP_VDUP, t->ub_slab[s], t->slab_px, 0);
+		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
+	}
+	for (int a = 0; a < t->nab; a++)
+		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
+	li(gn, R_A, t->ub_w);
+	dma(gn, ISA_OP_MOV_GM_UB, R_A, R_W, 1, g->C1 * g->kk, 0, 0);
+	if (cv->has_bias) {
+		li(gn, R_A, t->ub_bias);
+		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_BIAS, 1, g->C1, 0, 0);
+	}
+	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, wev);
+	wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, wev);
+	for (int64_t u = u0; u < u1; u++) {
+		int s = (int)((u - u0) % t->nsb), a = (int)((u - u0) % t->nab);
+		struct band b;
+		band_of(g, t, u, &b);
+		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
+		if (b.nreal) {
+			int64_t row = (b.img * g->C1 + b.c1) * cv->h + b.ih_a;
+			addi(gn, R_GM, R_X, row * cv->w * PIX);
+			li(gn, R_A, t->ub_slab[s] + (b.top * t->Wp + cv->pl) * PIX);
+			dma(gn, ISA_OP_MOV_GM_UB, R_A, R_GM, b.nreal, cv->w, 0, t->Wp - cv->w);
+		}
+		set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, s);
+		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, s);
+		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
+		dw_taps(gn, g, t, &b, t->ub_slab[s], t->ub_acc[a]);
+		/* the band nsb later reuses this slab: clear its padding rows now */
+		if (u + t->nsb < u1) {
+			struct band nb;
+			band_of(g, t, u + t->nsb, &nb);
+			dw_zero_pad_rows(gn, t, &nb, s);
+		}
+		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
+		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, a);
+		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, a);
+		addi(gn, R_GM, R_Y, ((b.img * g->C1 + b.c1) * g->Ho + b.oh0) * g->Wo * PIX);
+		li(gn, R_A, t->ub_acc[a]);
+		dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, b.rows, g->Wo, t->P - g->Wo, 0);
+		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
+	}
+	for (int s = 0; s < t->nsb; s++)
+		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
+	for (int a = 0; a < t->nab; a++)
+		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
+	emit(gn, ISA_OP_END);
+	gen_flush(gn);
+}
+
+/* Time a tiling on the model: the block with the most output rows (the
+ * last band of an image may be short), and the last block. */
+static void dw_time(const struct geo *g, struct dw_tiling *t)
+{
+	int64_t busiest = 0, most = -1;
+	for (int64_t b = 0; b < t->blocks; b++) {
+		int64_t rows = 0;
+		for (int64_t u = part_lo(t->units, t->blocks, b);
+		     u < part_lo(t->units, t->blocks, b + 1); u++)
+			rows += min64(t->R, g->Ho - u % t->nb * t->R);
+		if (rows > most) {
+			most = rows;
+			busiest = b;
+		}
+	}
+	t->est = hbm_bound(g, (double)(g->C1 * g->kk * PIX), g->C1);
+	for (int i = 0; i < 2; i++) {
+		if (i == 1 && busiest == t->blocks - 1)
+			break;
+		struct model m;
+		model_init(&m, g->cfg, t->blocks);
+		struct gen gn = { .m = &m };
+		dw_block(&gn, g, t, i == 0 ? busiest : t->blocks - 1);
+		t->est = fmax(t->est, model_time(&m));
+	}
+}
+
+/* Band heights: one per distinct band count; buffer counts: every split of
+ * the event ids that fits the UB. */
+static int dw_choose(const struct geo *g, struct dw_tiling *best, char *err, size_t errlen)
+{
+	const struct cc_conv *cv = g->cv;
+	int64_t Wp = cv->w + cv->pl + cv->pr;
+	/* the output grid row must be a whole number of pixels and hold a whole output row */
+	while ((cv->sh * Wp) % cv->sw || cv->sh * Wp / cv->sw < g->Wo)
+		Wp++;
+	best->est = INFINITY;
+	int64_t last_r = -1;
+	for (int64_t nb = g->Ho; nb >= 1; nb--) {
+		int64_t R = cdiv(g->Ho, nb);
+		if (R == last_r)
+			continue;
+		last_r = R;
+		int fits = 0;
+		for (int nsb = 1; nsb < g->ev && nsb <= MAX_UBQ; nsb++)
+			for (int nab = 1; nab <= g->ev && nab <= MAX_UBQ; nab++) {
+				struct dw_tiling t = { .R = R, .nb = cdiv(g->Ho, R), .Wp = Wp,
+						       .nsb = nsb, .nab = nab };
+				t.P = cv->sh * Wp / cv->sw;
+				if (dw_fit(g, &t))
+					continue;
+				fits = 1;
+				t.units = cv->n * g->C1 * t.nb;
+				t.blocks = min64(t.units, g->cfg->core_count);
+				dw_time(g, &t);
+				if (t.est < best->est)
+					*best = t;
+			}
+		if (!fits)
+			break; /* taller bands need more */
+	}
+	if (!isfinite(best->est)) {
+		snprintf(err, errlen,
+			 "conv: depthwise %lldx%lld kernel on rows of %lld pixels does not fit "
+			 "the %lld KiB UB",
+			 (long long)cv->kh, (long long)cv->kw, (long long)cv->w,
+			 (long long)g->cfg->ub_size_kb);
+		return -1;
+	}
+	return 0;
+}
+
+static int gen_depthwise(const struct geo *g, struct cc_prog *p, unsigned *block_dim, char *err,
+			 size_t errlen)
+{
+	const struct cc_conv *cv = g->cv;
+	if (g->ev < 2) {
+		snprintf(err, errlen, "conv: needs 2 event ids per pipe pair (%s has %lld)",
+			 g->cfg->name, (long long)g->cfg->core_event_ids);
+		return -1;
+	}
+	if (g->C1 * g->kk > 0xffff || g->Wo > 0xffff) { /* DMA burst lengths */
+		snprintf(err, errlen, "conv: depthwise with %lld channels, a %lldx%lld kernel and "
+			 "%lld output columns is not supported yet", (long long)cv->cin,
+			 (long long)cv->kh, (long long)cv->kw, (long long)g->Wo);
+		return -1;
+	}
+	struct dw_tiling t = { 0 };
+	if (dw_choose(g, &t, err, errlen))
+		return -1;
+	int labels[MAX_BLOCKS];
+	if (prologue(p, cv, t.blocks, labels)) {
+		snprintf(err, errlen, "conv: out of memory");
+		return -1;
+	}
+	struct gen gn = { .p = p };
+	for (int64_t b = 0; b < t.blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		dw_block(&gn, g, &t, b);
+	}
+	*block_dim = (unsigned)t.blocks;
+	return 0;
+}
+
+/* ---- interface ----------------------------------------------------------- */
+
+static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
+{
+	if (cv->n < 1 || cv->cin < 1 || cv->h < 1 || cv->w < 1 || cv->cout < 1 || cv->kh < 1 ||
+	    cv->kw < 1 || cv->sh < 1 || cv->sw < 1 || cv->dh < 1 || cv->dw < 1 || cv->pt < 0 ||
+	    cv->pl < 0 || cv->pb < 0 || cv->pr < 0 || cv->groups < 1) {
+		snprintf(err, errlen, "conv: bad shape (n %lld, cin %lld, %lldx%lld, cout %lld, "
+			 "kernel %lldx%lld, groups %lld)",
+			 (long long)cv->n, (long long)cv->cin, (long long)cv->h, (long long)cv->w,
+			 (long long)cv->cout, (long long)cv->kh, (long long)cv->kw,
+			 (long long)cv->groups);
+		return -1;
+	}
+	if (cc_conv_ho(cv) < 1 || cc_conv_wo(cv) < 1) {
+		snprintf(err, errlen,
+			 "conv: the %lldx%lld kernel does not fit the padded %lldx%lld input",
+			 (long long)cv->kh, (long long)cv->kw, (long long)cv->h, (long long)cv->w);
+		return -1;
+	}
+	/* load3d and set_fmatrix encode these in 8 bits, widths in 16 */
+	if (cv->kh > 255 || cv->kw > 255 || cv->sh > 255 || cv->sw > 255 || cv->dh > 255 ||
+	    cv->dw > 255 || cv->pt > 255 || cv->pb > 255 || cv->pl > 255 || cv->pr > 255 ||
+	    cv->w > 0xffff) {
+		snprintf(err, errlen, "conv: kernel, stride, dilation or padding above 255 (or a "
+			 "row wider than 65535) is not supported yet");
+		return -1;
+	}
+	if (cv->act == CC_ACT_CLIP && !(cv->clip_lo <= cv->clip_hi)) {
+		snprintf(err, errlen, "conv: clip range [%g, %g] is empty", (double)cv->clip_lo,
+			 (double)cv->clip_hi);
+		return -1;
+	}
+	return 0;
+}
+
+static int is_depthwise(const struct cc_conv *cv)
+{
+	return cv->groups > 1 && cv->groups == cv->cin && cv->groups == cv->cout;
+}
+
+int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
+		unsigned *block_dim, char *err, size_t errlen)
+{
+	if (check_conv(cv, err, errlen))
+		return -1;
+	struct geo g;
+	geo_init(&g, cfg, cv);
+	if (cv->groups == 1)
+		return gen_cube(&g, p, block_dim, err, errlen);
+	if (is_depthwise(cv))
+		return gen_depthwise(&g, p, block_dim, err, errlen);
+	snprintf(err, errlen,
+		 "conv: groups=%lld with %lld input and %lld output channels: grouped convolution "
+		 "other than depthwise is not supported yet",
+		 (long long)cv->groups, (long long)cv->cin, (long long)cv->cout);
+	return -1;
+}
+
+uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
+{
+	uint64_t c1 = (uint64_t)cdiv(cv->cin, 16), kk = (uint64_t)(cv->kh * cv->kw);
+	if (cv->groups == 1)
+		return c1 * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
+	if (is_depthwise(cv))
+		return c1 * kk * PIX;
+	return 0;
+}
+
+void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *out)
+{
+	int64_t C1 = cdiv(cv->cin, 16), N1 = cdiv(cv->cout, 16), kk = cv->kh * cv->kw;
+	if (cv->groups == 1) {
+		/* fractal row k1 = (c1*kh + i)*kw + j, so the tap (i, j) is k1 % kk */
+		for (int64_t k1 = 0; k1 < C1 * kk; k1++)
+			for (int64_t n1 = 0; n1 < N1; n1++)
+				for (int64_t k = 0; k < 16; k++)
+					for (int64_t n = 0; n < 16; n++) {
+						int64_t ci = k1 / kk * 16 + k, co = n1 * 16 + n;
+						float v = 0;
+						if (ci < cv->cin && co < cv->cout)
+							v = w[(co * cv->cin + ci) * kk + k1 % kk];
+						out[((k1 * N1 + n1) * 16 + k) * 16 + n] =
+							dv_f32_to_f16(v);
+					}
+		return;
+	}
+	if (!is_depthwise(cv))
+		return;
+	for (int64_t c1 = 0; c1 < C1; c1++)
+		for (int64_t t = 0; t < kk; t++)
+			for (int64_t c0 = 0; c0 < 16; c0++) {
+				int64_t c = c1 * 16 + c0;
+				out[(c1 * kk + t) * 16 + c0] =
+					dv_f32_to_f16(c < cv->cin ? w[c * kk + t] : 0.0f);
+			}
+}

@@ -1,0 +1,595 @@
+/* kern_transdata.c: the transdata at the graph's edges for 4-D tensors: the
+ * host's fp32 NCHW and the device's fp16 NC1HWC0, both ways.
+ *
+ * A plane is one (image, c1): up to 16 channel rows of H*W pixels on the
+ * host, H*W pixels of 32 bytes on the device.  A tile is G whole planes or
+ * one pixel chunk of one plane; in the UB it is G*16 channel rows of npad
+ * pixels (npad = the chunk rounded up to 16), so the 16x16 vtranspose turns
+ * [16 channels][16 pixels] into [16 pixels][16 channels] and back, and a flat
+ * vconv converts a run of rows in one go.  H*W = 1 skips the transpose: the
+ * device layout is then the host's channel order already.
+ *
+ * Tiles stream through the UB double-buffered: the load of tile t+1 is issued
+ * before the vector work of tile t, so the scalar unit never waits for the
+ * vector queue with the next load still unissued.
+ *
+ * Host rows whose byte length is not a multiple of 32 (H*W % 8 != 0) are read
+ * a little past their end (the runtime's 1 KiB slack covers the tensor's end)
+ * and, on the way out, written with a spill of up to 31 bytes into the next
+ * row.  Rows are then written in increasing address order by one MTE3 queue,
+ * so the next row's write repairs the spill; a block's last row, whose next
+ * row may belong to another block, ends with an exact 32-byte write of its
+ * last 8 pixels, taken from a transpose of the plane's last pixels.  Planes
+ * of 2 to 7 pixels have no such 8 pixels: those tensors run as one block, as
+ * do those of 1 pixel unless C is a multiple of 8 (no spill then).  Chunks of
+ * a split plane are multiples of 8 pixels (the last one is moved back to end
+ * at the plane's end), so their writes never spill. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+
+enum { R_SRC = 1, R_DST = 2, R_GM = 3, R_BIDX = 4, R_TMP = 5, R_C0 = 8, R_CN = 24 };
+
+#define SLACK 512
+#define MAX_BLOCKS 1024
+
+/* ---- emission helpers: a cache of constants in registers, the lane mask ---- */
+
+struct gen {
+	struct cc_prog *p;
+	int64_t rval[32];
+	unsigned rage[32], clock;
+	int rvalid[32];
+	uint64_t mhi, mlo; /* the lane mask the vector unit holds */
+	int bad;
+};
+
+static void gen_reset(struct gen *g)
+{
+	memset(g->rvalid, 0, sizeof g->rvalid);
+	g->mhi = g->mlo = ~UINT64_C(0); /* every block starts with all lanes */
+}
+
+/* A register holding v; the least recently used one is reloaded. */
+static int reg(struct gen *g, int64_t v)
+{
+	int lru = R_C0;
+	for (int r = R_C0; r < R_CN; r++) {
+		if (g->rvalid[r] && g->rval[r] == v) {
+			g->rage[r] = ++g->clock;
+			return r;
+		}
+		if (!g->rvalid[r] || (g->rvalid[lru] && g->rage[r] < g->rage[lru]))
+			lru = r;
+	}
+	cc_li(g->p, lru, v);
+	g->rval[lru] = v;
+	g->rvalid[lru] = 1;
+	g->rage[lru] = ++g->clock;
+	return lru;
+}
+
+static void mask(struct gen *g, uint64_t hi, uint64_t lo)
+{
+	if (g->mhi == hi && g->mlo == lo)
+		return;
+	int rh = reg(g, (int64_t)hi), rl = reg(g, (int64_t)lo);
+	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASK);
+	in->rs1 = rh;
+	in->rs2 = rl;
+	g->mhi = hi;
+	g->mlo = lo;
+}
+
+static void mask_all(struct gen *g) { mask(g, ~UINT64_C(0), ~UINT64_C(0)); }
+
+static struct isa_insn *vinsn(struct gen *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			      int64_t src, int64_t rep)
+{
+	if (rep < 1 || rep > 255)
+		g->bad = 1;
+	int rd = reg(g, dst), rs = reg(g, src);
+	struct isa_insn *in = cc_emit(g->p, op);
+	in->rd = rd;
+	in->rs1 = rs;
+	in->dt = dt;
+	in->rep = rep;
+	return in;
+}
+
+/* dst(dt) = src(st), n elements contiguous on both sides. */
+static void flat_conv(struct gen *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
+		      int64_t src, int64_t n)
+{
+	int64_t reps = (n + 63) / 64;
+	int64_t dsz = dt == ISA_DT_F32 ? 4 : 2, ssz = st == ISA_DT_F32 ? 4 : 2;
+	mask_all(g);
+	for (int64_t done = 0; done < reps; done += 255) {
+		int64_t k = reps - done < 255 ? reps - done : 255;
+		struct isa_insn *in = vinsn(g, ISA_OP_VCONV, dt, dst + done * 64 * dsz,
+					    src + done * 64 * ssz, k);
+		in->st = st;
+		in->dr = 64 * dsz / 32;
+		in->s0r = 64 * ssz / 32;
+	}
+}
+
+/* rep 16x16 transposes: source row i of repeat r at src + r*s0r*32 + i*s0b*32. */
+static void transpose(struct gen *g, int64_t dst, int64_t src, int64_t rep, int64_t db,
+		      int64_t s0b, int64_t dr, int64_t s0r)
+{
+	struct isa_insn *in = vinsn(g, ISA_OP_VTRANSPOSE, ISA_DT_F16, dst, src, rep);
+	in->db = db;
+	in->s0b = s0b;
+	in->dr = dr;
+	in->s0r = s0r;
+}
+
+static void dma(struct gen *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
+		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
+{
+	int ru = reg(g, ub);
+	cc_addi(g->p, R_GM, gm_base, gm_off);
+	if (nburst < 1 || nburst > 65535 || len < 1 || len > 65535)
+		g->bad = 1;
+	if (op == ISA_OP_MOV_GM_UB)
+		cc_dma(g->p, op, ru, R_GM, nburst, len, sgap, dgap);
+	else
+		cc_dma(g->p, op, R_GM, ru, nburst, len, sgap, dgap);
+}
+
+/* ---- the plan ---------------------------------------------------------------- */
+
+struct tile {
+	int64_t q0, G; /* planes q0 .. q0+G-1 (q = image * C1 + c1) */
+	int64_t a, m;  /* pixels [a, a+m) of each plane */
+};
+
+struct plan {
+	int64_t n, c, hw, c1n, q;
+	int to_dev, flat, aligned;
+	int chunked;
+	int64_t cap;  /* pixels (channel-row length x planes) per tile */
+	int64_t npad; /* row length of a whole-plane tile */
+	int64_t gmax; /* planes per whole-plane tile */
+	int64_t tchunk, nchunk;
+	int64_t nb, per; /* blocks, and planes (or chunks) per block */
+	int tailfix;
+	int64_t slot[2][3]; /* per parity: the three buffers of the stages */
+	int64_t tail16, tail32;
+};
+
+static int64_t nch_of(const struct plan *pl, int64_t q)
+{
+	int64_t c1 = q % pl->c1n, left = pl->c - c1 * 16;
+	return left < 16 ? left : 16;
+}
+
+/* The host channel index of plane q's first channel. */
+static int64_t hc_of(const struct plan *pl, int64_t q)
+{
+	return q / pl->c1n * pl->c + q % pl->c1n * 16;
+}
+
+static int64_t tile_npad(const struct plan *pl, const struct tile *t)
+{
+	return pl->flat ? 1 : cc_pad16(t->m);
+}
+
+/* A run of the tile's planes from g0 whose channel rows follow each other on
+ * the host (a plane with padding channels ends one); returns its end and
+ * counts its rows. */
+static int64_t run_end(const struct plan *pl, const struct tile *t, int64_t g0, int64_t *rows)
+{
+	int64_t g1 = g0;
+	*rows = 0;
+	while (g1 < t->G) {
+		int64_t k = nch_of(pl, t->q0 + g1++);
+		*rows += k;
+		if (k < 16)
+			break;
+	}
+	return g1;
+}
+
+/* ---- nchw_in: fp32 rows -> fp16 pixels ---------------------------------------- */
+
+static void in_load(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+{
+	int64_t np = tile_npad(pl, t), row32 = pl->slot[par][0];
+	for (int64_t g0 = 0; g0 < t->G;) {
+		int64_t rows, g1 = run_end(pl, t, g0, &rows);
+		int64_t hc = hc_of(pl, t->q0 + g0);
+		if (pl->flat) {
+			dma(g, ISA_OP_MOV_GM_UB, R_SRC, hc * 4, row32 + g0 * 64, 1,
+			    (rows * 4 + 31) / 32, 0, 0);
+		} else if (pl->aligned) {
+			dma(g, ISA_OP_MOV_GM_UB, R_SRC, (hc * pl->hw + t->a) * 4,
+			    row32 + g0 * 16 * np * 4, rows, t->m / 8, (pl->hw - t->m) / 8,
+			    (np - t->m) / 8);
+		} else {
+			for (int64_t i = 0; i < rows; i++) {
+				int64_t r = g0 * 16 + i;
+				dma(g, ISA_OP_MOV_GM_UB, R_SRC, ((hc + i) * pl->hw + t->a) * 4,
+				    row32 + r * np * 4, 1, (t->m + 7) / 8, 0, 0);
+			}
+		}
+		g0 = g1;
+	}
+}
+
+/* Channels past c read as 0: lanes nch..15 of every pixel. */
+static void zero_pad_channels(struct gen *g, int64_t at, int64_t npix, int64_t nch)
+{
+	uint64_t pat = 0xffffu & ~((UINT64_C(1) << nch) - 1);
+	uint64_t all = pat | pat << 16 | pat << 32 | pat << 48;
+	for (int64_t done = 0; done < npix;) {
+		int64_t left = npix - done, rep = left / 8 < 255 ? left / 8 : 255;
+		if (rep == 0) {
+			/* fewer than 8 pixels: only their blocks' lanes */
+			uint64_t lo = 0, hi = 0;
+			for (int64_t b = 0; b < left; b++) {
+				if (b < 4)
+					lo |= pat << (16 * b);
+				else
+					hi |= pat << (16 * (b - 4));
+			}
+			mask(g, hi, lo);
+			rep = 1;
+		} else {
+			mask(g, all, all);
+		}
+		int rd = reg(g, at + done * 32);
+		int rz = reg(g, 0);
+		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
+		in->rd = rd;
+		in->rs2 = rz;
+		in->dt = ISA_DT_F16;
+		in->rep = rep;
+		done += rep * 8 < left ? rep * 8 : left;
+	}
+}
+
+static void in_compute(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+{
+	int64_t np = tile_npad(pl, t);
+	int64_t row32 = pl->slot[par][0], row16 = pl->slot[par][1], out = pl->slot[par][2];
+	if (pl->flat) {
+		flat_conv(g, ISA_DT_F16, ISA_DT_F32, out, row32, t->G * 16);
+	} else {
+		/* convert the loaded rows; the padding rows are left alone (their
+		 * lanes are zeroed after the transpose), a repeat's overrun into
+		 * the next run is rewritten by that run's own conversion */
+		for (int64_t g0 = 0; g0 < t->G;) {
+			int64_t rows, g1 = run_end(pl, t, g0, &rows);
+			flat_conv(g, ISA_DT_F16, ISA_DT_F32, row16 + g0 * 16 * np * 2,
+				  row32 + g0 * 16 * np * 4, rows * np);
+			g0 = g1;
+		}
+		/* [16 channels][np] per plane -> [np][16] */
+		int64_t groups = np / 16;
+		if (t->G <= groups) {
+			for (int64_t gg = 0; gg < t->G; gg++)
+				transpose(g, out + gg * np * 32, row16 + gg * 16 * np * 2, groups,
+					  1, np / 16, 16, 1);
+		} else {
+			for (int64_t j = 0; j < groups; j++)
+				transpose(g, out + j * 512, row16 + j * 32, t->G, 1, np / 16, np,
+					  np);
+		}
+	}
+	for (int64_t gg = 0; gg < t->G; gg++) {
+		int64_t k = nch_of(pl, t->q0 + gg);
+		if (k < 16)
+			zero_pad_channels(g, out + gg * np * 32, np, k);
+	}
+}
+
+static void in_store(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+{
+	int64_t np = tile_npad(pl, t), out = pl->slot[par][2];
+	int64_t off = (t->q0 * pl->hw + t->a) * 32;
+	if (t->G > 1 && np != t->m)
+		dma(g, ISA_OP_MOV_UB_GM, R_DST, off, out, t->G, t->m, np - t->m, 0);
+	else
+		dma(g, ISA_OP_MOV_UB_GM, R_DST, off, out, 1, t->G * t->m, 0, 0);
+}
+
+/* ---- nchw_out: fp16 pixels -> fp32 rows --------------------------------------- */
+
+static void out_load(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+{
+	int64_t np = tile_npad(pl, t), in16 = pl->slot[par][0];
+	int64_t off = (t->q0 * pl->hw + t->a) * 32;
+	if (t->G > 1 && np != t->m)
+		dma(g, ISA_OP_MOV_GM_UB, R_SRC, off, in16, t->G, t->m, 0, np - t->m);
+	else
+		dma(g, ISA_OP_MOV_GM_UB, R_SRC, off, in16, 1, t->G * t->m, 0, 0);
+}
+
+static void out_compute(struct gen *g, const struct plan *pl, const struct tile *t, int par,
+			int last)
+{
+	int64_t np = tile_npad(pl, t);
+	int64_t in16 = pl->slot[par][0], row16 = pl->slot[par][1], row32 = pl->slot[par][2];
+	if (pl->flat) {
+		flat_conv(g, ISA_DT_F32, ISA_DT_F16, row32, in16, t->G * 16);
+		return;
+	}
+	int64_t groups = np / 16;
+	if (t->G <= groups) {
+		for (int64_t gg = 0; gg < t->G; gg++)
+			transpose(g, row16 + gg * 16 * np * 2, in16 + gg * np * 32, groups,
+				  np / 16, 1, 1, 16);
+	} else {
+		for (int64_t j = 0; j < groups; j++)
+			transpose(g, row16 + j * 32, in16 + j * 512, t->G, np / 16, 1, np, np);
+	}
+	for (int64_t g0 = 0; g0 < t->G;) {
+		int64_t rows, g1 = run_end(pl, t, g0, &rows);
+		flat_conv(g, ISA_DT_F32, ISA_DT_F16, row32 + g0 * 16 * np * 4,
+			  row16 + g0 * 16 * np * 2, rows * np);
+		g0 = g1;
+	}
+	if (last && pl->tailfix) {
+		/* pixels hw-8 .. hw+7 of the last plane: row i's first 8 are the
+		 * last 8 pixels of channel i, 32-byte aligned in tail32 */
+		transpose(g, pl->tail16, in16 + ((t->G - 1) * np + pl->hw - 8) * 32, 1, 1, 1, 16,
+			  16);
+		flat_conv(g, ISA_DT_F32, ISA_DT_F16, pl->tail32, pl->tail16, 256);
+	}
+}
+
+static void out_store(struct gen *g, const struct plan *pl, const struct tile *t, int par,
+		      int last)
+{
+	int64_t np = tile_npad(pl, t), row32 = pl->slot[par][2];
+	for (int64_t g0 = 0; g0 < t->G;) {
+		int64_t rows, g1 = run_end(pl, t, g0, &rows);
+		int64_t hc = hc_of(pl, t->q0 + g0);
+		int fin = last && g1 == t->G;
+		if (pl->flat) {
+			dma(g, ISA_OP_MOV_UB_GM, R_DST, hc * 4, row32 + g0 * 64, 1,
+			    (rows * 4 + 31) / 32, 0, 0);
+		} else if (pl->aligned) {
+			dma(g, ISA_OP_MOV_UB_GM, R_DST, (hc * pl->hw + t->a) * 4,
+			    row32 + g0 * 16 * np * 4, rows, t->m / 8, (np - t->m) / 8,
+			    (pl->hw - t->m) / 8);
+		} else {
+			for (int64_t i = 0; i < rows; i++) {
+				int64_t r = g0 * 16 + i, goff = ((hc + i) * pl->hw + t->a) * 4;
+				if (fin && i == rows - 1 && pl->tailfix) {
+					if (t->m >= 8)
+						dma(g, ISA_OP_MOV_UB_GM, R_DST, goff,
+						    row32 + r * np * 4, 1, t->m / 8, 0, 0);
+					dma(g, ISA_OP_MOV_UB_GM, R_DST,
+					    ((hc + i) * pl->hw + pl->hw - 8) * 4,
+					    pl->tail32 + i % 16 * 64, 1, 1, 0, 0);
+				} else {
+					dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, row32 + r * np * 4,
+					    1, (t->m + 7) / 8, 0, 0);
+				}
+			}
+		}
+		g0 = g1;
+	}
+}
+
+/* ---- planning and the per-block programs --------------------------------------- */
+
+static int make_plan(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		     int to_dev, struct plan *pl, char *err, size_t errlen)
+{
+	memset(pl, 0, sizeof *pl);
+	if (n < 1 || c < 1 || h < 1 || w < 1) {
+		snprintf(err, errlen, "transdata: empty tensor %lldx%lldx%lldx%lld", (long long)n,
+			 (long long)c, (long long)h, (long long)w);
+		return -1;
+	}
+	pl->n = n;
+	pl->c = c;
+	pl->hw = h * w;
+	pl->c1n = (c + 15) / 16;
+	pl->q = n * pl->c1n;
+	pl->to_dev = to_dev;
+	pl->flat = pl->hw == 1;
+	pl->aligned = pl->hw % 8 == 0;
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
+	int64_t half = (ub - 2048) / 2; /* the tail buffers: 512 + 1024 bytes */
+	/* per pixel of 16 channels: 64 bytes fp32 + 32 fp16 + 32 for the
+	 * transposed copy; the vtranspose row stride field caps a row at 4080 */
+	pl->cap = (half - 3 * SLACK) / 128;
+	if (!pl->flat)
+		pl->cap = pl->cap / 16 * 16 < 4080 ? pl->cap / 16 * 16 : 4080;
+	if (pl->cap < 16) {
+		snprintf(err, errlen, "transdata: the %lld KiB UB is too small",
+			 (long long)cfg->ub_size_kb);
+		return -1;
+	}
+	pl->npad = pl->flat ? 1 : cc_pad16(pl->hw);
+	pl->chunked = pl->npad > pl->cap;
+	pl->gmax = pl->chunked ? 1 : pl->cap / pl->npad;
+	if (pl->gmax > 255)
+		pl->gmax = 255; /* transposes repeat over planes */
+
+	/* blocks: at least ~4 KiB of device data each */
+	int64_t work = pl->q * pl->hw;
+	int64_t nb = (work + 127) / 128;
+	if (nb > cfg->core_count)
+		nb = cfg->core_count;
+	if (nb > MAX_BLOCKS)
+		nb = MAX_BLOCKS;
+	if (nb < 1)
+		nb = 1;
+	if (!to_dev && !pl->aligned && (pl->flat ? c % 8 != 0 : pl->hw < 8))
+		nb = 1; /* rows spill into the next row: one ordered writer */
+	if (pl->chunked) {
+		/* chunks of a multiple of 16 pixels; 2 per block or more */
+		int64_t k = (pl->hw + pl->cap - 1) / pl->cap;
+		int64_t want = (2 * nb + pl->q - 1) / pl->q;
+		if (k < want)
+			k = want;
+		pl->tchunk = cc_pad16((pl->hw + k - 1) / k);
+		if (pl->tchunk > pl->cap)
+			pl->tchunk = pl->cap;
+		pl->nchunk = (pl->hw + pl->tchunk - 1) / pl->tchunk;
+		int64_t items = pl->q * pl->nchunk;
+		pl->per = (items + nb - 1) / nb;
+		pl->nb = (items + pl->per - 1) / pl->per;
+	} else {
+		pl->per = (pl->q + nb - 1) / nb;
+		pl->nb = (pl->q + pl->per - 1) / pl->per;
+	}
+	pl->tailfix = !to_dev && !pl->aligned && !pl->flat && !pl->chunked && pl->nb > 1;
+
+	int64_t s32 = pl->cap * 64 + SLACK, s16 = pl->cap * 32 + SLACK;
+	int64_t at = 0;
+	for (int par = 0; par < 2; par++) {
+		if (to_dev) {
+			pl->slot[par][0] = at;
+			pl->slot[par][1] = at + s32;
+			pl->slot[par][2] = at + s32 + s16;
+			at += s32 + 2 * s16;
+		} else {
+			pl->slot[par][0] = at;
+			pl->slot[par][1] = at + s16;
+			pl->slot[par][2] = at + 2 * s16;
+			at += s32 + 2 * s16;
+		}
+	}
+	pl->tail16 = at;
+	pl->tail32 = at + 512;
+	if (at + 512 + 1024 > ub) {
+		snprintf(err, errlen, "transdata: UB plan overflows (internal error)");
+		return -1;
+	}
+	return 0;
+}
+
+/* The tiles of block b, in increasing address order. */
+static size_t block_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t cap)
+{
+	size_t nt = 0;
+	if (pl->chunked) {
+		int64_t items = pl->q * pl->nchunk;
+		int64_t i0 = b * pl->per, i1 = i0 + pl->per < items ? i0 + pl->per : items;
+		for (int64_t i = i0; i < i1 && nt < cap; i++) {
+			struct tile t = { i / pl->nchunk, 1, i % pl->nchunk * pl->tchunk, 0 };
+			t.m = pl->hw - t.a < pl->tchunk ? pl->hw - t.a : pl->tchunk;
+			if (t.m % 8) {
+				/* end exactly at the plane's end with whole 32-byte rows */
+				int64_t m8 = (t.m + 7) / 8 * 8;
+				t.a = pl->hw - m8;
+				t.m = m8;
+			}
+			v[nt++] = t;
+		}
+		return nt;
+	}
+	int64_t q0 = b * pl->per, q1 = q0 + pl->per < pl->q ? q0 + pl->per : pl->q;
+	int64_t p = q1 - q0;
+	int64_t nt_want = (p + pl->gmax - 1) / pl->gmax;
+	if (nt_want < (p < 2 ? p : 2))
+		nt_want = p < 2 ? p : 2; /* both buffers' loads in flight at once */
+	int64_t gsz = (p + nt_want - 1) / nt_want;
+	for (int64_t q = q0; q < q1 && nt < cap; q += gsz) {
+		struct tile t = { q, q1 - q < gsz ? q1 - q : gsz, 0, pl->hw };
+		v[nt++] = t;
+	}
+	return nt;
+}
+
+static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+			 int to_dev, struct cc_prog *p, unsigned *block_dim, char *err,
+			 size_t errlen)
+{
+	struct plan pl;
+	if (make_plan(cfg, n, c, h, w, to_dev, &pl, err, errlen))
+		return -1;
+	size_t cap = (size_t)pl.per + 8;
+	struct tile *tiles = malloc(cap * sizeof *tiles);
+	if (!tiles) {
+		snprintf(err, errlen, "transdata: out of memory");
+		return -1;
+	}
+	*block_dim = (unsigned)pl.nb;
+	struct gen g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
+	in->rd = R_BIDX;
+	in->spr = ISA_SPR_BLOCK_IDX;
+	int labels[MAX_BLOCKS];
+	labels[0] = cc_label_new(p);
+	for (int64_t b = 1; b < pl.nb; b++) {
+		labels[b] = cc_label_new(p);
+		cc_li(p, R_TMP, b);
+		cc_beq_label(p, R_BIDX, R_TMP, labels[b]);
+	}
+	for (int64_t b = 0; b < pl.nb; b++) {
+		cc_label_bind(p, labels[b]);
+		gen_reset(&g);
+		size_t nt = block_tiles(&pl, b, tiles, cap);
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		for (size_t t = 0; t <= nt; t++) {
+			/* load t (issued one tile ahead), then compute and store t-1 */
+			if (t < nt) {
+				int par = (int)(t % 2);
+				cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+				if (to_dev)
+					in_load(&g, &pl, &tiles[t], par);
+				else
+					out_load(&g, &pl, &tiles[t], par);
+				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			}
+			if (t == 0)
+				continue;
+			size_t u = t - 1;
+			int par = (int)(u % 2), last = u + 1 == nt;
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			if (to_dev)
+				in_compute(&g, &pl, &tiles[u], par);
+			else
+				out_compute(&g, &pl, &tiles[u], par, last);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			if (to_dev)
+				in_store(&g, &pl, &tiles[u], par);
+			else
+				out_store(&g, &pl, &tiles[u], par, last);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_end(p);
+	}
+	free(tiles);
+	if (g.bad) {
+		snprintf(err, errlen, "transdata %lldx%lldx%lldx%lld: a field overflows "
+			 "(internal error)", (long long)n, (long long)c, (long long)h,
+			 (long long)w);
+		return -1;
+	}
+	return 0;
+}
+
+int cc_gen_nchw_in(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	return gen_transdata(cfg, n, c, h, w, 1, p, block_dim, err, errlen);
+}
+
+int cc_gen_nchw_out(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	return gen_transdata(cfg, n, c, h, w, 0, p, block_dim, err, errlen);
+}

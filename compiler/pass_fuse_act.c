@@ -1,0 +1,61 @@
+/* pass_fuse_act.c: Relu and Clip (ReLU6 and friends) after a Conv (or an
+ * unfolded BatchNormalization) become part of its output path (applied as the result leaves L0C), saving
+ * a whole pass over the tensor through global memory. */
+#include <float.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "passes.h"
+
+/* Clip's bounds: attributes before opset 11, optional constant inputs after. */
+static int clip_bounds(const struct cc_graph *g, const struct cc_node *n, float *lo, float *hi)
+{
+	*lo = cc_attr_float(n, "min", -FLT_MAX);
+	*hi = cc_attr_float(n, "max", FLT_MAX);
+	for (int k = 1; k < 3 && k < n->nin; k++) {
+		int t = n->in[k];
+		if (t < 0)
+			continue;
+		const struct cc_tensor *c = &g->t[t];
+		if (!c->data || c->dtype != CC_F32 || cc_tensor_numel(c) != 1)
+			return -1;
+		*(k == 1 ? lo : hi) = *(const float *)c->data;
+	}
+	return 0;
+}
+
+int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen)
+{
+	int fused = 0;
+	for (int i = 0; i < g->nn; i++) {
+		struct cc_node *a = &g->n[i];
+		if (a->dead || (strcmp(a->op, "Relu") && strcmp(a->op, "Clip")))
+			continue;
+		int x = a->in[0], pi = g->t[x].producer;
+		if (pi < 0 || g->n[pi].dead ||
+		    (strcmp(g->n[pi].op, "Conv") && strcmp(g->n[pi].op, "BatchNormalization")) ||
+		    g->n[pi].act != CC_ACT_NONE || cc_sole_consumer(g, x) != i)
+			continue;
+		struct cc_node *conv = &g->n[pi];
+		if (!strcmp(a->op, "Relu")) {
+			conv->act = CC_ACT_RELU;
+		} else {
+			float lo, hi;
+			if (clip_bounds(g, a, &lo, &hi))
+				continue;
+			conv->act = CC_ACT_CLIP;
+			conv->act_lo = lo;
+			conv->act_hi = hi;
+		}
+		conv->out[0] = a->out[0];
+		g->t[a->out[0]].producer = pi;
+		a->dead = 1;
+		size_t l = strlen(conv->fused);
+		snprintf(conv->fused + l, sizeof conv->fused - l, "%s%s", l ? "+" : "", a->op);
+		fused++;
+	}
+	cc_log(log, "  fuse_act: %d Relu/Clip fused into the Conv or BatchNormalization before",
+	       fused);
+	return fused;
+}

@@ -1,0 +1,63 @@
+/* pass_util.c: helpers shared by the graph passes. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "passes.h"
+
+void cc_log(struct cc_pass_log *log, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof line)
+		n = sizeof line - 1;
+	if (log->len + (size_t)n + 2 > log->cap) {
+		size_t cap = log->cap ? log->cap * 2 : 4096;
+		while (cap < log->len + (size_t)n + 2)
+			cap *= 2;
+		char *b = realloc(log->buf, cap);
+		if (!b)
+			return;
+		log->buf = b;
+		log->cap = cap;
+	}
+	for (int i = 0; i < n; i++)
+		log->buf[log->len++] = line[i];
+	log->buf[log->len++] = '\n';
+	log->buf[log->len] = 0;
+}
+
+int cc_tensor_uses(const struct cc_graph *g, int t)
+{
+	int uses = g->t[t].is_output;
+	for (int i = 0; i < g->nn; i++) {
+		if (g->n[i].dead)
+			continue;
+		for (int k = 0; k < g->n[i].nin; k++)
+			uses += g->n[i].in[k] == t;
+	}
+	return uses;
+}
+
+int cc_sole_consumer(const struct cc_graph *g, int t)
+{
+	if (g->t[t].is_output)
+		return -1;
+	int who = -1;
+	for (int i = 0; i < g->nn; i++) {
+		if (g->n[i].dead)
+			continue;
+		for (int k = 0; k < g->n[i].nin; k++)
+			if (g->n[i].in[k] == t) {
+				if (who >= 0 && who != i)
+					return -1;
+				who = i;
+			}
+	}
+	return who;
+}

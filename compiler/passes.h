@@ -1,0 +1,30 @@
+/* passes.h: graph passes, one file each.  Each returns the number of
+ * changes it made (>= 0) or -1 with a message in err, and appends a line
+ * describing what it did to the report buffer. */
+#ifndef DV_PASSES_H
+#define DV_PASSES_H
+
+#include <stddef.h>
+
+#include "graph.h"
+
+struct cc_pass_log {
+	char *buf; /* the report text, grown as passes append to it */
+	size_t len, cap;
+};
+void cc_log(struct cc_pass_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Uses of tensor t by live nodes (+1 if it is a graph output). */
+int cc_tensor_uses(const struct cc_graph *g, int t);
+/* The single live node reading tensor t, or -1 (none, several, or a graph output). */
+int cc_sole_consumer(const struct cc_graph *g, int t);
+
+/* Identity nodes removed (their consumers read the input) and nodes whose
+ * outputs nobody uses marked dead. */
+int cc_pass_dce(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+/* BatchNormalization after a Conv with constant weights folded into them. */
+int cc_pass_bnfold(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+/* Relu, Clip (ReLU6) after a Conv fused into its output path. */
+int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,142 @@
+/* check_models: torchvision architectures end to end.
+ *
+ * tests/export_models.py exports each model with random weights (and random
+ * BatchNorm statistics) and writes PyTorch's output for a seeded input; the
+ * test compiles the model for a SoC, runs it on the simulated device and
+ * requires, for every image of the batch, cosine similarity >= 0.999 with
+ * PyTorch's output and the same top-1 class.  The models are generated at
+ * test time (nothing is downloaded).  DAVINCI_MODELS limits the set, e.g.
+ * "resnet50:1" (the sanitizer pass uses that to stay fast). */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "model.h"
+
+#define DEFAULT_MODELS "resnet50:1,4 mobilenet_v2:1,4 squeezenet1_1:1,4 densenet121:1,4"
+
+static char workdir[4096];
+
+static const char *models(void)
+{
+	const char *m = getenv("DAVINCI_MODELS");
+	return m && *m ? m : DEFAULT_MODELS;
+}
+
+static void export_all(void)
+{
+	if (workdir[0])
+		return;
+	const char *tmp = getenv("TMPDIR");
+	snprintf(workdir, sizeof workdir, "%s/davinci-models-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	ck_assert_msg(mkdtemp(workdir) != NULL, "mkdtemp failed");
+	const char *src = getenv("srcdir");
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/export_models.py %s %s > %s/export.log 2>&1",
+		 src && *src ? src : ".", workdir, models(), workdir);
+	int rc = system(cmd);
+	ck_assert_msg(rc == 0, "exporting the models failed (needs python3-torch, "
+			       "python3-torchvision, python3-onnx): see %s/export.log", workdir);
+}
+
+static void check_model(const char *name, int batch, const char *soc)
+{
+	char dir[4096], path[4200], err[8192];
+	snprintf(dir, sizeof dir, "%s/%s_b%d", workdir, name, batch);
+	struct soc_config cfg;
+	ck_assert_msg(soc_load(soc, &cfg, err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/model.onnx", dir);
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s", err);
+	struct rt_tensor in, want, out;
+	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
+	ck_assert_msg(rt_tensor_read(path, &in, err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", dir);
+	ck_assert_msg(rt_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
+	struct sim_options opt = { SIM_MODE_FULL, 0, NULL };
+	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	ck_assert_ptr_nonnull(dev);
+	struct rt_run run;
+	ck_assert_msg(rt_model_run(dev, &m, &in, 1, &out, &run, err, sizeof err) == 0, "%s: %s",
+		      name, err);
+	ck_assert_uint_eq(out.nbytes, want.nbytes);
+	const float *g = out.data, *w = want.data;
+	int64_t classes = want.dims[1];
+	for (int b = 0; b < batch; b++) {
+		double dot = 0, ng = 0, nw = 0;
+		int64_t ag = 0, aw = 0;
+		for (int64_t k = 0; k < classes; k++) {
+			double x = g[b * classes + k], y = w[b * classes + k];
+			dot += x * y;
+			ng += x * x;
+			nw += y * y;
+			if (x > g[b * classes + ag])
+				ag = k;
+			if (y > w[b * classes + aw])
+				aw = k;
+		}
+		double cosine = dot / (sqrt(ng) * sqrt(nw) + 1e-30);
+		printf("%s batch %d image %d on %s: cosine %.6f, top-1 %lld (PyTorch %lld), "
+		       "%llu cycles (%.1f us)\n",
+		       name, batch, b, soc, cosine, (long long)ag, (long long)aw,
+		       (unsigned long long)run.cycles, (double)run.cycles / cfg.core_freq_mhz);
+		fflush(stdout);
+		ck_assert_msg(cosine >= 0.999, "%s b%d image %d: cosine %.6f", name, batch, b, cosine);
+		ck_assert_msg(ag == aw, "%s b%d image %d: top-1 %lld, PyTorch %lld", name, batch, b,
+			      (long long)ag, (long long)aw);
+	}
+	rt_run_free(&run);
+	rt_tensor_free(&out);
+	rt_tensor_free(&in);
+	rt_tensor_free(&want);
+	sim_device_free(dev);
+	om_free(&m);
+}
+
+START_TEST(torchvision_models)
+{
+	export_all();
+	char spec[1024];
+	snprintf(spec, sizeof spec, "%s", models());
+	char *save = NULL;
+	for (char *item = strtok_r(spec, " ", &save); item; item = strtok_r(NULL, " ", &save)) {
+		char *colon = strchr(item, ':');
+		const char *batches = "1";
+		if (colon) {
+			*colon = 0;
+			batches = colon + 1;
+		}
+		char bcopy[64];
+		snprintf(bcopy, sizeof bcopy, "%s", batches);
+		char *s2 = NULL;
+		for (char *b = strtok_r(bcopy, ",", &s2); b; b = strtok_r(NULL, ",", &s2))
+			check_model(item, atoi(b), "Ascend910");
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("models");
+	TCase *tc = tcase_create("Core");
+	tcase_add_test(tc, torchvision_models);
+	tcase_set_timeout(tc, 3000);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK); /* one export for the whole run */
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (workdir[0]) {
+		char cmd[8192];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", workdir);
+	}
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,194 @@
+/* check_passes: the graph passes, each on a small graph made for it
+ * (tests/pass_models.py): what they change, and that folded weights are
+ * the arithmetic the pass claims. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "kernels.h"
+#include "passes.h"
+
+static char dir[4096];
+
+static void make_models(void)
+{
+	if (dir[0])
+		return;
+	snprintf(dir, sizeof dir, "/tmp/davinci-passes-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	const char *src = getenv("srcdir");
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/pass_models.py %s",
+		 src && *src ? src : ".", dir);
+	ck_assert_msg(system(cmd) == 0, "tests/pass_models.py failed (needs python3-onnx)");
+}
+
+static void load(const char *name, struct cc_graph *g)
+{
+	char path[8192], err[1024];
+	make_models();
+	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
+	ck_assert_msg(cc_onnx_load(path, g, err, sizeof err) == 0, "%s", err);
+}
+
+static int live(const struct cc_graph *g, const char *op)
+{
+	int n = 0;
+	for (int i = 0; i < g->nn; i++)
+		n += !g->n[i].dead && !strcmp(g->n[i].op, op);
+	return n;
+}
+
+static int node(const struct cc_graph *g, const char *name)
+{
+	for (int i = 0; i < g->nn; i++)
+		if (!strcmp(g->n[i].name, name))
+			return i;
+	return -1;
+}
+
+START_TEST(bnfold_folds_and_keeps_arithmetic)
+{
+	struct cc_graph g;
+	struct cc_pass_log log = { 0 };
+	char err[256];
+	load("conv_bn_relu", &g);
+	int ci = node(&g, "conv");
+	const float *w0 = g.t[g.n[ci].in[1]].data, *b0 = g.t[g.n[ci].in[2]].data;
+	float w[108], b[4];
+	memcpy(w, w0, sizeof w);
+	memcpy(b, b0, sizeof b);
+	const float *s = g.t[cc_tensor_find(&g, "s")].data, *B = g.t[cc_tensor_find(&g, "B")].data;
+	const float *m = g.t[cc_tensor_find(&g, "mean")].data;
+	const float *v = g.t[cc_tensor_find(&g, "var")].data;
+	ck_assert_int_eq(cc_pass_bnfold(&g, &log, err, sizeof err), 1);
+	ck_assert_int_eq(live(&g, "BatchNormalization"), 0);
+	const struct cc_node *conv = &g.n[ci];
+	ck_assert_int_eq(conv->out[0], cc_tensor_find(&g, "n"));
+	const float *w1 = g.t[conv->in[1]].data, *b1 = g.t[conv->in[2]].data;
+	for (int o = 0; o < 4; o++) {
+		double k = s[o] / sqrt(v[o] + 1e-3);
+		ck_assert_double_eq_tol(b1[o], (b[o] - m[o]) * k + B[o], 1e-5);
+		for (int j = 0; j < 27; j++)
+			ck_assert_double_eq_tol(w1[o * 27 + j], w[o * 27 + j] * k, 1e-5);
+	}
+	ck_assert_ptr_nonnull(strstr(log.buf, "bnfold: 1"));
+	ck_assert_int_eq(cc_pass_fuse_act(&g, &log, err, sizeof err), 1);
+	ck_assert_int_eq(live(&g, "Relu"), 0);
+	ck_assert_int_eq(g.n[ci].act, CC_ACT_RELU);
+	ck_assert_str_eq(g.n[ci].fused, "BatchNormalization+Relu");
+	ck_assert_int_eq(g.n[ci].out[0], cc_tensor_find(&g, "y"));
+	free(log.buf);
+	cc_graph_free(&g);
+}
+END_TEST
+
+START_TEST(fuse_act_reads_clip_bounds_and_respects_sharing)
+{
+	struct cc_graph g;
+	struct cc_pass_log log = { 0 };
+	char err[256];
+	load("conv_clip", &g);
+	ck_assert_int_eq(cc_pass_fuse_act(&g, &log, err, sizeof err), 1);
+	int ci = node(&g, "conv");
+	ck_assert_int_eq(g.n[ci].act, CC_ACT_CLIP);
+	ck_assert_double_eq(g.n[ci].act_lo, 0);
+	ck_assert_double_eq(g.n[ci].act_hi, 6);
+	cc_graph_free(&g);
+	/* the Conv's output feeds two nodes: nothing may be fused */
+	load("conv_clip_shared", &g);
+	ck_assert_int_eq(cc_pass_fuse_act(&g, &log, err, sizeof err), 0);
+	ck_assert_int_eq(live(&g, "Clip"), 1);
+	free(log.buf);
+	cc_graph_free(&g);
+}
+END_TEST
+
+START_TEST(dce_removes_identity_zero_pad_and_dead_nodes)
+{
+	struct cc_graph g;
+	struct cc_pass_log log = { 0 };
+	char err[256];
+	load("identity_dead", &g);
+	ck_assert_int_eq(cc_pass_dce(&g, &log, err, sizeof err), 3);
+	ck_assert_int_eq(live(&g, "Identity"), 0);
+	ck_assert_int_eq(live(&g, "Pad"), 0);
+	ck_assert_int_eq(live(&g, "Exp"), 0);
+	int r = node(&g, "relu");
+	ck_assert_int_eq(g.n[r].in[0], cc_tensor_find(&g, "x"));
+	ck_assert_ptr_nonnull(strstr(log.buf, "2 Identity or zero Pad removed"));
+	free(log.buf);
+	cc_graph_free(&g);
+}
+END_TEST
+
+/* The memory plan reuses dead intermediates; the JSON report says so, and a
+ * fusion switch file turns passes off by name. */
+START_TEST(memplan_reuse_report_and_switches)
+{
+	char path[8192], rep[8192], sw[8192], err[2048];
+	make_models();
+	snprintf(path, sizeof path, "%s/chain.onnx", dir);
+	snprintf(rep, sizeof rep, "%s/report.json", dir);
+	snprintf(sw, sizeof sw, "%s/switch.json", dir);
+	FILE *f = fopen(sw, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("{\"Switch\": {\"GraphFusion\": {\"ALL\": \"off\", "
+	      "\"ConvActivationFusionPass\": \"on\"}, \"UBFusion\": {}}}\n", f);
+	fclose(f);
+	struct soc_config cfg;
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	struct cc_options opt = { NULL, rep, NULL, sw };
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_lt(m.workspace_bytes, 4 * 64 * 64 * 2); /* 7 tensors live 2 at a time */
+	om_free(&m);
+	char json[65536];
+	f = fopen(rep, "r");
+	ck_assert_ptr_nonnull(f);
+	size_t n = fread(json, 1, sizeof json - 1, f);
+	fclose(f);
+	json[n] = 0;
+	ck_assert_ptr_nonnull(strstr(json, "\"workspace_bytes_without_reuse\""));
+	ck_assert_ptr_nonnull(strstr(json, "{\"name\": \"IdentityEliminationPass\", "
+					  "\"enabled\": false"));
+	ck_assert_ptr_nonnull(strstr(json, "{\"name\": \"ConvActivationFusionPass\", "
+					  "\"enabled\": true"));
+	ck_assert_ptr_nonnull(strstr(json, "\"nodes_before\": 6"));
+	/* an unknown pass name is an error that lists the known ones */
+	f = fopen(sw, "w");
+	fputs("NoSuchPass:off\n", f);
+	fclose(f);
+	ck_assert_int_eq(cc_compile(path, &cfg, &opt, &m, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "unknown pass 'NoSuchPass'") && strstr(err, "ConvBatchNorm"),
+		      "%s", err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("passes");
+	TCase *tc = tcase_create("Core");
+	tcase_add_test(tc, bnfold_folds_and_keeps_arithmetic);
+	tcase_add_test(tc, fuse_act_reads_clip_bounds_and_respects_sharing);
+	tcase_add_test(tc, dce_removes_identity_zero_pad_and_dead_nodes);
+	tcase_add_test(tc, memplan_reuse_report_and_switches);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	if (dir[0]) {
+		char cmd[8192];
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

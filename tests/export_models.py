@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Export torchvision architectures to ONNX with random weights, plus a
+seeded input and PyTorch's own output in the ONNX backend-test layout:
+
+    OUT/<name>_b<batch>/model.onnx
+    OUT/<name>_b<batch>/test_data_set_0/input_0.pb, output_0.pb
+
+usage: export_models.py OUT NAME[:BATCH,...] ...
+       e.g. export_models.py /tmp/m resnet50:1,4 mobilenet_v2:1
+
+Random weights are fine for checking arithmetic, but BatchNorm's default
+running statistics (mean 0, var 1) would make the folding trivially exact,
+so they are randomised too.  Deterministic: fixed seeds.
+"""
+import os
+import sys
+
+import onnx
+import onnx.numpy_helper
+import torch
+import torchvision
+
+
+def build(name):
+    torch.manual_seed(0)
+    ctor = getattr(torchvision.models, name)
+    model = ctor(weights=None) if "weights" in ctor.__code__.co_varnames else ctor()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.2, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.2, 0.2)
+    model.eval()
+    return model
+
+
+def export(out, name, batch):
+    model = build(name)
+    d = os.path.join(out, f"{name}_b{batch}")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    g = torch.Generator().manual_seed(1234 + batch)
+    x = torch.randn(batch, 3, 224, 224, generator=g)
+    with torch.no_grad():
+        y = model(x)
+    torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=13,
+                      input_names=["input"], output_names=["output"],
+                      do_constant_folding=True)
+    for fname, t in (("input_0.pb", x), ("output_0.pb", y)):
+        tp = onnx.numpy_helper.from_array(t.numpy(), "input" if "input" in fname else "output")
+        with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
+            f.write(tp.SerializeToString())
+    print(d)
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = sys.argv[1]
+    for spec in sys.argv[2:]:
+        name, _, batches = spec.partition(":")
+        for b in (batches or "1").split(","):
+            export(out, name, int(b))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Small ONNX graphs for the pass unit tests (tests/check_passes.c).
+usage: pass_models.py OUTDIR"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(out, name, nodes, inputs, outputs, inits, opset=13):
+    g = helper.make_graph(nodes, name, inputs, outputs, inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.save(m, os.path.join(out, name + ".onnx"))
+
+
+def main():
+    out = sys.argv[1]
+    rng = np.random.default_rng(7)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b")
+    bn = [numpy_helper.from_array(v.astype(np.float32), n) for v, n in (
+        (rng.uniform(0.5, 1.5, 4), "s"), (rng.uniform(-1, 1, 4), "B"),
+        (rng.uniform(-1, 1, 4), "mean"), (rng.uniform(0.5, 1.5, 4), "var"))]
+    # Conv -> BN -> Relu: everything folds into the Conv
+    save(out, "conv_bn_relu", [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "s", "B", "mean", "var"], ["n"],
+                         name="bn", epsilon=1e-3),
+        helper.make_node("Relu", ["n"], ["y"], name="relu")], [x], [y], [w, b] + bn)
+    # Conv -> Clip(0, 6) via constant inputs; the Conv output is also used elsewhere
+    lo = numpy_helper.from_array(np.array(0, np.float32), "lo")
+    hi = numpy_helper.from_array(np.array(6, np.float32), "hi")
+    y2 = helper.make_tensor_value_info("y2", TensorProto.FLOAT, None)
+    save(out, "conv_clip_shared", [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+        helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip"),
+        helper.make_node("Relu", ["c"], ["y2"], name="relu")], [x], [y, y2], [w, lo, hi])
+    save(out, "conv_clip", [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+        helper.make_node("Clip", ["c", "lo", "hi"], ["y"], name="clip")], [x], [y],
+        [w, lo, hi])
+    # Identity chain, a zero Pad and a dead branch
+    pads = numpy_helper.from_array(np.zeros(8, np.int64), "pads")
+    save(out, "identity_dead", [
+        helper.make_node("Identity", ["x"], ["i1"], name="id1"),
+        helper.make_node("Pad", ["i1", "pads"], ["p"], name="pad", mode="constant"),
+        helper.make_node("Relu", ["p"], ["y"], name="relu"),
+        helper.make_node("Exp", ["x"], ["unused"], name="dead")], [x], [y], [pads])
+    # a chain of element-wise ops on a 2-D tensor: each intermediate dies as
+    # soon as the next op has read it, so the memory plan can reuse it
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [64, 64])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [64, 64])
+    ops = ["Relu", "Exp", "Abs", "Sqrt", "Neg", "Abs"]
+    nodes, prev = [], "a"
+    for i, op in enumerate(ops):
+        nxt = "z" if i == len(ops) - 1 else f"t{i}"
+        nodes.append(helper.make_node(op, [prev], [nxt], name=f"{op.lower()}{i}"))
+        prev = nxt
+    save(out, "chain", nodes, [a], [z], [])
+
+
+if __name__ == "__main__":
+    main()
