@@ -410,6 +410,30 @@ static int ws_place(struct cc_ctx *c, int ti)
 	return 0;
 }
 
+/* A workspace buffer no graph tensor names (e.g. the fp32 staging of a
+ * relayout); grows the device-tensor table with the graph. */
+static int scratch_new(struct cc_ctx *c, const char *base, uint64_t bytes)
+{
+	char name[600];
+	snprintf(name, sizeof name, "%s#scratch%d", base, c->g.nt);
+	int64_t d1[1] = { (int64_t)(bytes / 2) };
+	int ti = cc_tensor_add(&c->g, name, CC_F16, 1, d1);
+	if (ti < 0)
+		return -1;
+	struct dev_tensor *dev = realloc(c->dev, (size_t)(c->g.nt + 1) * sizeof *dev);
+	if (!dev)
+		return -1;
+	c->dev = dev;
+	memset(&dev[ti], 0, sizeof dev[ti]);
+	dev[ti].where = W_WS;
+	dev[ti].rows = 1;
+	dev[ti].cols = (int64_t)(bytes / 2);
+	dev[ti].size = (bytes + 511) / 512 * 512 + 1024;
+	dev[ti].storage = ti;
+	dev[ti].first = dev[ti].last = -1;
+	return ti;
+}
+
 static int64_t weight_add(struct cc_ctx *c, const void *data, uint64_t bytes)
 {
 	uint64_t off = (c->wbytes + 511) / 512 * 512;
@@ -548,9 +572,51 @@ static int lower_identity(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+/* A reshape that changes the padded layout: through the host's plain fp32
+ * layout in a scratch buffer (the edge kernels, exact for fp16 values). */
+static int relayout(struct cc_ctx *c, struct cc_node *n, int in, int out)
+{
+	int64_t numel = cc_tensor_numel(T(c, in));
+	int sc = scratch_new(c, n->name, (uint64_t)numel * 4);
+	if (sc < 0 || ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct dev_tensor *d = &c->dev[in], *e = &c->dev[out];
+	char msg[256];
+	for (int k = 0; k < 2; k++) {
+		struct task *t = task_new(c, n->name, "TransData");
+		if (!t)
+			return NODE_FAIL(c, n, "out of memory");
+		struct dev_tensor *v = k ? e : d;
+		int bad;
+		if (k == 0)
+			bad = v->nc1hwc0 ? cc_gen_nchw_out(c->cfg, v->n, v->c, v->h, v->w, &t->prog,
+							   &t->block_dim, msg, sizeof msg)
+					 : cc_gen_cast_out(c->cfg, v->rows, v->cols, &t->prog,
+							   &t->block_dim, msg, sizeof msg);
+		else
+			bad = v->nc1hwc0 ? cc_gen_nchw_in(c->cfg, v->n, v->c, v->h, v->w, &t->prog,
+							  &t->block_dim, msg, sizeof msg)
+					 : cc_gen_cast_in(c->cfg, v->rows, v->cols, &t->prog,
+							  &t->block_dim, msg, sizeof msg);
+		if (bad)
+			return NODE_FAIL(c, n, "%s", msg);
+		if (k == 0) {
+			arg_tensor(c, t, in);
+			arg_tensor(c, t, sc);
+		} else {
+			arg_tensor(c, t, sc);
+			arg_tensor(c, t, out);
+		}
+		d = &c->dev[in]; /* arg_tensor does not move c->dev, scratch_new did */
+		e = &c->dev[out];
+	}
+	return 0;
+}
+
 /* Flatten / Reshape as views: the device bytes stay where they are when the
  * layouts agree: ND to ND with the same last dimension, or NC1HWC0 with
- * H = W = 1 (which is [N][C16], the ND layout) to [N, C]. */
+ * H = W = 1 (which is [N][C16], the ND layout) to [N, C].  Otherwise the
+ * data is laid out anew (relayout). */
 static int lower_view(struct cc_ctx *c, struct cc_node *n)
 {
 	int in = n->in[0], out = n->out[0];
@@ -564,13 +630,8 @@ static int lower_view(struct cc_ctx *c, struct cc_node *n)
 	else
 		ok = y->rank != 4 && y->rank >= 1 && x->rank >= 1 &&
 		     y->dims[y->rank - 1] == x->dims[x->rank - 1];
-	if (!ok) {
-		char s1[96], s2[96];
-		shape_str(x, s1, sizeof s1);
-		shape_str(y, s2, sizeof s2);
-		return NODE_FAIL(c, n, "reshaping %s to %s moves data, which is not supported yet",
-				 s1, s2);
-	}
+	if (!ok)
+		return relayout(c, n, in, out);
 	struct dev_tensor v = *d;
 	v.nc1hwc0 = 0;
 	rows_cols(y, &v.rows, &v.cols);
@@ -884,6 +945,78 @@ static int same_shape(const struct cc_tensor *a, const struct cc_tensor *b)
 	return 1;
 }
 
+/* The broadcasts CNNs and MLPs use: a row vector over an ND tensor's rows,
+ * and a constant per-channel vector over an NC1HWC0 tensor.  Returns 0 when
+ * lowered, 1 when the shapes are not one of these, -1 on error. */
+static int bcast_binary(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
+{
+	int out = n->out[0];
+	struct cc_tensor *y = T(c, out);
+	for (int k = 0; k < 2; k++) {
+		int xi = n->in[k], vi = n->in[1 - k];
+		struct cc_tensor *x = T(c, xi), *v = T(c, vi);
+		if (!same_shape(x, y) || c->dev[xi].where != W_WS)
+			continue;
+		int64_t vn = cc_tensor_numel(v);
+		/* per channel: v is [C, 1, 1] or [1, C, 1, 1], constant */
+		if (y->rank == 4 && v->data && vn == y->dims[1] && (vop == CC_V_ADD ||
+		    vop == CC_V_MUL || (k == 0 && (vop == CC_V_SUB || vop == CC_V_DIV))) &&
+		    (v->rank < 2 || v->dims[v->rank - 1] == 1)) {
+			float *f = const_floats(c, n, vi);
+			if (!f)
+				return -1;
+			int64_t C = y->dims[1], c16 = cc_pad16(C);
+			uint16_t *h = calloc((size_t)(2 * c16), 2);
+			if (!h) {
+				free(f);
+				return NODE_FAIL(c, n, "out of memory");
+			}
+			for (int64_t i = 0; i < C; i++) {
+				float sc = vop == CC_V_MUL ? f[i] : vop == CC_V_DIV ? 1.0f / f[i] : 1.0f;
+				float sh = vop == CC_V_ADD ? f[i] : vop == CC_V_SUB ? -f[i] : 0.0f;
+				h[i] = dv_f32_to_f16(sc);
+				h[c16 + i] = dv_f32_to_f16(sh);
+			}
+			int64_t off = weight_add(c, h, (uint64_t)(2 * c16 * 2));
+			free(f);
+			free(h);
+			if (off < 0 || ws_place(c, out))
+				return NODE_FAIL(c, n, "out of memory");
+			struct task *t = task_new(c, n->name, n->op);
+			char msg[256];
+			if (!t || cc_gen_affine(c->cfg, y->dims[0], C, y->dims[2], y->dims[3],
+						CC_ACT_NONE, 0, 0, &t->prog, &t->block_dim, msg,
+						sizeof msg))
+				return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+			arg_tensor(c, t, xi);
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
+			arg_tensor(c, t, out);
+			return 0;
+		}
+		/* a row vector: every dimension of v but the last is 1 */
+		int row = y->rank >= 1 && v->rank >= 1 && !c->dev[xi].nc1hwc0 &&
+			  v->dims[v->rank - 1] == y->dims[y->rank - 1] &&
+			  vn == y->dims[y->rank - 1];
+		if (!row)
+			continue;
+		if (c->dev[vi].where == W_NONE && weight_place_act(c, n, vi))
+			return -1;
+		if (ws_place(c, out))
+			return NODE_FAIL(c, n, "out of memory");
+		struct task *t = task_new(c, n->name, n->op);
+		char msg[256];
+		if (!t || cc_gen_rowbcast(c->cfg, vop, c->dev[xi].rows, c->dev[xi].cols, k == 1,
+					  &t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+		arg_tensor(c, t, xi);
+		arg_tensor(c, t, vi);
+		arg_tensor(c, t, out);
+		t->flops = (uint64_t)cc_tensor_numel(y);
+		return 0;
+	}
+	return 1;
+}
+
 static int lower_binary(struct cc_ctx *c, struct cc_node *n)
 {
 	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
@@ -923,6 +1056,9 @@ static int lower_binary(struct cc_ctx *c, struct cc_node *n)
 		return run_chain(c, n, &ch, &xi);
 	}
 	if (!same_shape(a, b)) {
+		int r = bcast_binary(c, n, vop);
+		if (r <= 0)
+			return r;
 		char s1[96], s2[96];
 		shape_str(a, s1, sizeof s1);
 		shape_str(b, s2, sizeof s2);
@@ -1456,6 +1592,32 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	int nodes_in = 0;
 	if (apply_input_shape(&c, opt ? opt->input_shape : NULL))
 		goto done;
+	for (unsigned f = 0; opt && f < opt->nfrozen; f++) {
+		int ti = cc_tensor_find(&c.g, opt->frozen_names[f]);
+		if (ti < 0 || !T(&c, ti)->is_input) {
+			fail(&c, "'%s' is not an input of the model", opt->frozen_names[f]);
+			goto done;
+		}
+		struct cc_tensor *t = T(&c, ti);
+		const struct rt_tensor *v = &opt->frozen[f];
+		t->data = malloc(v->nbytes ? v->nbytes : 1);
+		if (!t->data) {
+			fail(&c, "out of memory");
+			goto done;
+		}
+		memcpy(t->data, v->data, v->nbytes);
+		t->nbytes = v->nbytes;
+		t->dtype = (enum cc_dtype)v->dtype;
+		t->rank = v->rank;
+		for (int d = 0; d < v->rank; d++)
+			t->dims[d] = v->dims[d];
+		t->is_input = 0;
+		int k = 0;
+		for (int i = 0; i < c.g.ninputs; i++)
+			if (c.g.inputs[i] != ti)
+				c.g.inputs[k++] = c.g.inputs[i];
+		c.g.ninputs = k;
+	}
 	for (int i = 0; i < c.g.ninputs; i++) {
 		struct cc_tensor *t = T(&c, c.g.inputs[i]);
 		char dyn[256] = "";

@@ -6,12 +6,18 @@
 
 #include "om.h"
 #include "soc.h"
+#include "tensor_io.h"
 
 struct cc_options {
 	const char *input_shape; /* ATC form "name:1,3,224,224;other:1,10", or NULL */
 	const char *report_json; /* write the compile report as JSON here, or NULL */
 	FILE *report;            /* the text report, or NULL */
 	const char *fusion_switch_file; /* ATC's JSON (or "Name:off" lines), or NULL */
+	/* graph inputs to treat as constants (an ahead-of-time compiler needs
+	 * shapes, axes and bounds at compile time): names and their values */
+	const char *const *frozen_names;
+	const struct rt_tensor *frozen;
+	unsigned nfrozen;
 };
 
 /* The passes a fusion switch file can turn off, by these names. */

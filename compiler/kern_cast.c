@@ -18,7 +18,7 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
 	if (rows < 1 || cols < 1) {
-		snprintf(err, errlen, "cast: empty tensor");
+		snprintf(err, errlen, "empty tensors are not supported yet");
 		return -1;
 	}
 	int64_t c16 = cc_pad16(cols);

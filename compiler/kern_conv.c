@@ -33,9 +33,10 @@
  * The tiling (pixel tiles, channel tiles, K chunks, tile order, slots, UB
  * buffers) is chosen by timing candidates on a model of the core: the
  * generator replays a block's program, the very program it emits, through
- * per-pipe queues with the SoC's rates, latencies and queue depth.  Candidates
- * go in order of a lower bound, which prunes the search; the likely slowest
- * blocks are timed first, every block for the best few.
+ * per-pipe queues with the SoC's rates, latencies and queue depth (a long
+ * block by its first stages, scaled).  Candidates go in order of a lower
+ * bound, which prunes the search; the likely slowest blocks are timed first,
+ * every block for the best few.
  *
  * Events (per pipe pair): MTE2<->MTE1 0..slots-1 the L1 slots; MTE1<->M 0,1
  * the L0 halves; M<->V 0,1 the L0C halves; V<->MTE3 0..nq-1 the UB buffers;
@@ -78,9 +79,11 @@
 #include "fp16.h"
 #include "kernels.h"
 
-/* Registers: x1..x4 the arguments, x10.. addresses and operands, x20/x21 dispatch. */
+/* Registers: x1..x4 the arguments, x10.. addresses and operands, x20/x21
+ * dispatch.  Weights are read through R_WGM, so that the timing model can
+ * tell their loads from the activations'. */
 enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_GM = 10, R_A = 11, R_B = 12, R_C = 13,
-       R_D = 14, R_S = 15, R_BIDX = 20, R_TMP = 21 };
+       R_D = 14, R_S = 15, R_WGM = 16, R_BIDX = 20, R_TMP = 21 };
 
 #define FRAC 512      /* bytes of one 16x16 fp16 fractal */
 #define PIX 32        /* bytes of one NC1HWC0 pixel: 16 fp16 channels, one DMA/vector block */
@@ -91,6 +94,7 @@ enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_GM = 10, R_A = 11, R_B = 12, R_C
 #define QCAP 64       /* pipe queue depth the timing model follows, at most */
 #define MAX_TIMED 2000 /* candidates timed in detail, at most */
 #define MAX_WALK 3000000 /* stages walked by the timing, at most (once one fits) */
+#define PREFIX 256 /* stages of a block timed, at most */
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -112,11 +116,14 @@ static int64_t f32_bits(float f)
  * order (stalling on a full queue), each pipe starts its head when free, a
  * set_flag rises once everything its pipe started has completed, a wait_flag
  * holds its pipe until then.  Every wait's set_flag comes earlier in program
- * order, so one pass in program order gives the times.  Shared L2 bandwidth
- * is folded into the GM rates; main memory is bounded separately. */
+ * order, so one pass in program order gives the times.  Shared bandwidth is
+ * folded into the GM rates.  Activations are taken to be in the L2 (the
+ * layer before just wrote them); weights that no other block reads come from
+ * main memory, at its latency and this block's share of its bandwidth. */
 struct model {
 	const struct soc_config *cfg;
-	double rd, wr; /* GM bytes per cycle one block gets */
+	double rd, wr, wrd; /* GM bytes per cycle one block gets: L2 reads, writes, cold weights */
+	int wcold;          /* weights come from main memory */
 	double s;      /* scalar unit clock */
 	double free[ISA_NPIPES], done[ISA_NPIPES];
 	double flag[ISA_NPIPES][ISA_NPIPES][MAX_EV];
@@ -125,7 +132,7 @@ struct model {
 	int qd;
 };
 
-static void model_init(struct model *m, const struct soc_config *cfg, int64_t blocks)
+static void model_init(struct model *m, const struct soc_config *cfg, int64_t blocks, int wcold)
 {
 	memset(m, 0, sizeof *m);
 	m->cfg = cfg;
@@ -135,6 +142,8 @@ static void model_init(struct model *m, const struct soc_config *cfg, int64_t bl
 	double hbm = soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps) / (double)blocks;
 	m->rd = fmin(cfg->mte_gm_read_bytes_per_cycle, l2);
 	m->wr = fmin(fmin(cfg->mte_gm_write_bytes_per_cycle, l2), hbm);
+	m->wrd = fmin(m->rd, hbm);
+	m->wcold = wcold;
 	m->qd = (int)min64(cfg->core_queue_depth, QCAP);
 	/* the arguments and the dispatch: a binary search on block_idx */
 	int depth = 0;
@@ -157,6 +166,10 @@ static void model_cost(const struct model *m, const struct isa_insn *in, double 
 	case ISA_OP_MOV_GM_UB:
 		*occ = occ_of(bytes, m->rd);
 		*lat = (double)cfg->l2_latency_cycles;
+		if (in->rs1 == R_WGM && m->wcold) {
+			*occ = occ_of(bytes, m->wrd);
+			*lat += ceil(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000.0);
+		}
 		break;
 	case ISA_OP_MOV_UB_GM:
 		*occ = occ_of(bytes, m->wr);
@@ -735,9 +748,9 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px, plane - px, 0);
 	}
 	if (s->wload) {
-		addi(gn, R_GM, R_W, (s->c1a * g->kk * g->N1 + tl->n1a) * FRAC);
+		addi(gn, R_WGM, R_W, (s->c1a * g->kk * g->N1 + tl->n1a) * FRAC);
 		li(gn, R_A, mem->l1_w[s->wslot]);
-		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c * g->kk, tl->n1c * 16,
+		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_WGM, s->c1c * g->kk, tl->n1c * 16,
 		    (g->N1 - tl->n1c) * 16, 0);
 	}
 	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
@@ -896,15 +909,16 @@ static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *f
 }
 
 /* A lower bound of the busiest block's time: the first load's and the last
- * store's latency plus the larger of its cube steps and the bytes it must
- * bring in at least once, and of the first tile's steps and the bytes it
- * must write out (writes only start once a tile is done). */
+ * store's latency plus the largest of its cube steps, the bytes it must bring
+ * in at least once, the first tile's steps and the bytes it must write out
+ * (writes only start once a tile is done), and the instructions the scalar
+ * unit issues (at least 13 per K step, 10 per tile drained). */
 static double cube_lb(const struct geo *g, const struct cube_tiling *t, int64_t px_min)
 {
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	struct model m;
-	model_init(&m, cfg, t->blocks);
+	model_init(&m, cfg, t->blocks, 0);
 	int64_t t0 = part_lo(t->tiles, t->blocks, t->blocks - 1), t1 = t->tiles, nb = t1 - t0;
 	int64_t dpix, dn;
 	if (t->order == 0) {
@@ -920,22 +934,30 @@ static double cube_lb(const struct geo *g, const struct cube_tiling *t, int64_t 
 			       cdiv(nf * 16, cfg->cube_n));
 	double bytes = (double)dpix * (double)(g->C1 * px_min * PIX) +
 		       (double)dn * (double)(K1 * nf * FRAC);
+	/* with more K chunks than L1 slots, least-recently-used replacement has
+	 * evicted a tile's first chunks by the time the next tile wants them */
+	if (t->nch > g->ev)
+		bytes = (double)nb * (double)(g->C1 * px_min * PIX + K1 * nf * FRAC);
 	double out = (double)(nb * ((mf - 1) * 16 + 1) * nf * PIX); /* a last tile may be short */
 	double lat = 2.0 * (double)cfg->l2_latency_cycles + m.s;
-	return lat + fmax(fmax((double)nb * tile, bytes / m.rd), tile + out / m.wr);
+	int64_t c1 = max64(1, g->C1 / t->nch), steps = nb * t->nch * cdiv(c1 * g->kk, t->kf);
+	double scalar = (double)(13 * steps + 10 * nb) * (double)cfg->core_scalar_cycles;
+	return lat + fmax(fmax((double)nb * tile, bytes / m.rd), fmax(tile + out / m.wr, scalar));
 }
 
-/* Time one block of a tiling on the model. */
+/* Time one block of a tiling on the model.  A long block repeats itself:
+ * its first PREFIX stages are timed and the time scaled up. */
 static double cube_time_block(const struct geo *g, const struct cube_tiling *t, struct stage *st,
 			      int64_t b, int64_t *walked)
 {
-	int64_t ns = plan_stages(g, t, b, st);
+	int64_t ns = plan_stages(g, t, b, st), timed = min64(ns, PREFIX);
 	struct model m;
-	model_init(&m, g->cfg, t->blocks);
+	/* weights no other block shares come from main memory */
+	model_init(&m, g->cfg, t->blocks, t->nt >= t->blocks);
 	struct gen gn = { .m = &m };
-	cube_block(&gn, g, t, st, ns);
-	*walked += 8 * ns; /* timing costs about that many plans */
-	return model_time(&m);
+	cube_block(&gn, g, t, st, timed);
+	*walked += ns + 8 * timed; /* timing costs about 8 plans per stage */
+	return model_time(&m) * (double)ns / (double)timed;
 }
 
 /* Time a tiling on the model: every block (all), or the blocks that load the
@@ -1366,7 +1388,7 @@ static void dw_time(const struct geo *g, struct dw_tiling *t)
 		if (i == 1 && busiest == t->blocks - 1)
 			break;
 		struct model m;
-		model_init(&m, g->cfg, t->blocks);
+		model_init(&m, g->cfg, t->blocks, 0);
 		struct gen gn = { .m = &m };
 		dw_block(&gn, g, t, i == 0 ? busiest : t->blocks - 1);
 		t->est = fmax(t->est, model_time(&m));

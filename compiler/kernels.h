@@ -52,6 +52,12 @@ int cc_gen_matmul(const struct soc_config *cfg, int64_t M, int64_t K, int64_t N,
  * [N16/16][K16][16] for cc_gen_matmul's b_nz; out holds N16*K16 halves. */
 void cc_layout_b_nz(const float *b, int64_t K, int64_t N, int transposed, uint16_t *out);
 
+/* y = x op v with the row vector v broadcast over x's rows (or v op x).
+ * Arguments: 0 x (padded ND [rows, cols]), 1 v (fp16 [C16]), 2 y. */
+int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, int64_t cols,
+		    int vec_first, struct cc_prog *p, unsigned *block_dim, char *err,
+		    size_t errlen);
+
 /* Strided GM copy through the UB (see kern_copy.c).  Arguments: 0 src, 1 dst. */
 int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,
 		int64_t src_stride, int64_t dst_stride, struct cc_prog *p, unsigned *block_dim,

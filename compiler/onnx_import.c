@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#define OPSET_MIN 7
+#define OPSET_MIN 6
 #define OPSET_MAX 18
 
 #if defined(__GNUC__)

@@ -390,6 +390,12 @@ START_TEST(conv_depthwise)
 	cv.pb = 0;
 	cv.pr = 2;
 	check_both(&cv, 16);
+	/* a clip range without 0: the padding channels must still come out 0 */
+	cv.act = CC_ACT_CLIP;
+	cv.clip_lo = 0.25f;
+	cv.clip_hi = 2;
+	cv.has_bias = 1;
+	check_both(&cv, 17);
 }
 END_TEST
 

@@ -143,7 +143,7 @@ START_TEST(memplan_reuse_report_and_switches)
 	fclose(f);
 	struct soc_config cfg;
 	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
-	struct cc_options opt = { NULL, rep, NULL, sw };
+	struct cc_options opt = { NULL, rep, NULL, sw, NULL, NULL, 0 };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
 	ck_assert_uint_lt(m.workspace_bytes, 4 * 64 * 64 * 2); /* 7 tensors live 2 at a time */

@@ -27,7 +27,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
-	struct cc_options opt = { NULL, NULL, stdout, NULL };
+	struct cc_options opt = { NULL, NULL, stdout, NULL, NULL, NULL, 0 };
 	const char *sets[64];
 	int nsets = 0;
 	for (int i = 1; i < argc; i++) {
