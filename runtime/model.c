@@ -103,6 +103,8 @@ int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct 
 		}
 		run->task[i].start_cycle = res.start_cycle;
 		run->task[i].cycles = res.cycles;
+		run->task[i].cores = res.ncores;
+		run->task[i].st = res.total;
 		sim_result_free(&res);
 	}
 	run->cycles = sim_device_now(dev) - run->start_cycle;

@@ -8,6 +8,8 @@
 
 struct rt_task_time {
 	uint64_t start_cycle, cycles; /* device cycles */
+	unsigned cores;               /* cores the task used */
+	struct sim_core_stats st;     /* summed over its cores */
 };
 
 struct rt_run {

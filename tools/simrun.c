@@ -334,10 +334,23 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		goto done;
 	}
 	double mhz = cfg->core_freq_mhz;
+	/* The roofline of each task: the time its useful work needs at the chip's
+	 * peak cube rate or its bytes need at main-memory bandwidth, whichever is
+	 * longer; efficiency is the sum of those over the simulated time. */
+	double peak_flops = (double)cfg->core_count * (double)(cfg->cube_m * cfg->cube_k *
+							       cfg->cube_n) * 2.0 * mhz * 1e6;
+	double bw = cfg->hbm_bandwidth_gbps * 1e9, roof_total = 0;
+	for (unsigned i = 0; i < m.ntasks; i++) {
+		double r = (double)m.tasks[i].flops / peak_flops;
+		double b = (double)m.tasks[i].bytes / bw;
+		roof_total += r > b ? r : b;
+	}
+	double seconds = (double)run.cycles / (mhz * 1e6);
 	if (json) {
 		printf("{\"soc\": \"%s\", \"model\": \"%s\", \"cycles\": %llu, "
-		       "\"latency_us\": %.3f, \"tasks\": [",
-		       cfg->name, m.name, (unsigned long long)run.cycles, (double)run.cycles / mhz);
+		       "\"latency_us\": %.3f, \"roofline_efficiency\": %.4f, \"tasks\": [",
+		       cfg->name, m.name, (unsigned long long)run.cycles, (double)run.cycles / mhz,
+		       seconds > 0 ? roof_total / seconds : 0);
 		for (unsigned i = 0; i < m.ntasks; i++)
 			printf("%s{\"name\": \"%s\", \"type\": \"%s\", \"start_us\": %.3f, "
 			       "\"duration_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, "
@@ -351,13 +364,24 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	} else {
 		printf("model %s on %s: %u tasks, %llu cycles (%.3f us)\n", m.name, cfg->name,
 		       m.ntasks, (unsigned long long)run.cycles, (double)run.cycles / mhz);
-		printf("%-4s %-12s %-32s %9s %12s %5s\n", "task", "type", "name", "start_us",
-		       "duration_us", "block");
-		for (unsigned i = 0; i < m.ntasks; i++)
-			printf("%-4u %-12s %-32.32s %9.3f %12.3f %5u\n", i, m.tasks[i].op_type,
-			       m.tasks[i].name,
-			       (double)(run.task[i].start_cycle - run.start_cycle) / mhz,
-			       (double)run.task[i].cycles / mhz, m.tasks[i].block_dim);
+		printf("%-4s %-20s %-32s %9s %11s %5s %8s %6s\n", "task", "type", "name", "start_us",
+		       "duration_us", "block", "roof_us", "cube%");
+		for (unsigned i = 0; i < m.ntasks; i++) {
+			const struct rt_task_time *tt = &run.task[i];
+			double r = (double)m.tasks[i].flops / peak_flops;
+			double b = (double)m.tasks[i].bytes / bw;
+			double cube = tt->cycles && tt->cores
+					      ? 100.0 * (double)(tt->st.cube_f16_steps + tt->st.cube_s8_steps) /
+							((double)tt->cycles * tt->cores)
+					      : 0;
+			printf("%-4u %-20.20s %-32.32s %9.3f %11.3f %5u %8.3f %6.1f\n", i,
+			       m.tasks[i].op_type, m.tasks[i].name,
+			       (double)(tt->start_cycle - run.start_cycle) / mhz,
+			       (double)tt->cycles / mhz, m.tasks[i].block_dim,
+			       (r > b ? r : b) * 1e6, cube);
+		}
+		printf("roofline efficiency %.3f (sum over tasks of max(flops/peak, bytes/bandwidth) "
+		       "/ simulated time)\n", seconds > 0 ? roof_total / seconds : 0);
 	}
 	if (outdir)
 		for (unsigned i = 0; i < m.noutputs; i++) {
