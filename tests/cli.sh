@@ -64,5 +64,52 @@ expect_err "truncated binary" "whole number" ./simrun --soc Ascend910 --kernel "
 expect_err "unknown option" "unknown option" ./simrun --soc Ascend910 --frobnicate
 expect_err "bad block dim" "block-dim" ./simrun --soc Ascend910 --kernel "$k/conv.s" --block-dim 0
 
+# --- simatc and models -------------------------------------------------------
+node=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}/node
+if ./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/relu" \
+	--soc_version=Ascend910 --report="$tmp/relu.json" > "$tmp/out" &&
+	grep -q '"tasks": 3' "$tmp/relu.json"; then ok; else bad "simatc test_relu"; fi
+if ./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$node/test_relu/test_data_set_0" \
+	--output-dir "$tmp" --json > "$tmp/run.json" && [ -s "$tmp/output_0.pb" ] &&
+	grep -q '"latency_us"' "$tmp/run.json" && grep -q '"tasks": \[{"name"' "$tmp/run.json"
+then ok; else bad "simrun relu.om"; fi
+# simdis names each kernel's task; readelf sees the sections
+./simdis "$tmp/relu.om" | grep -q "run by task 1 'Relu_0' (Relu" && ok || bad "simdis .om"
+if command -v readelf > /dev/null; then
+	readelf -S "$tmp/relu.om" | grep -q '\.om\.meta' && ok || bad "readelf -S"
+fi
+expect_err "wrong SoC" "compiled for Ascend910, not Ascend310" \
+	./simrun --soc Ascend310 "$tmp/relu.om"
+head -c 300 "$tmp/relu.om" > "$tmp/trunc.om"
+expect_err "truncated .om" "trunc.om" ./simrun --soc Ascend910 "$tmp/trunc.om"
+# bad models: a clear error and nothing written
+printf 'garbage' > "$tmp/bad.onnx"
+expect_err "malformed ONNX" "not a valid ONNX model" ./simatc --model="$tmp/bad.onnx" \
+	--framework=5 --output="$tmp/bad" --soc_version=Ascend910
+[ ! -e "$tmp/bad.om" ] && ok || bad "a failed compile left bad.om"
+expect_err "contradicting --input_shape" "fixes it at" ./simatc \
+	--model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/x" \
+	--soc_version=Ascend910 --input_shape="x:3,4,6"
+expect_err "unknown input in --input_shape" "not an input of the model" ./simatc \
+	--model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/x" \
+	--soc_version=Ascend910 --input_shape="nope:1"
+expect_err "unsupported operator" "(Tanh): operator Tanh is not supported" ./simatc \
+	--model="$node/test_tanh/model.onnx" --framework=5 --output="$tmp/x" \
+	--soc_version=Ascend910
+[ ! -e "$tmp/x.om" ] && ok || bad "a failed compile left x.om"
+if /usr/bin/python3 "$srcdir/tests/onnx_models.py" "$tmp/m" > /dev/null 2>&1; then
+	expect_err "missing external data" "missing.bin" ./simatc \
+		--model="$tmp/m/external_missing.onnx" --framework=5 --output="$tmp/y" \
+		--soc_version=Ascend910
+	expect_err "dynamic input without --input_shape" "input_shape" ./simatc \
+		--model="$tmp/m/dynamic.onnx" --framework=5 --output="$tmp/y" \
+		--soc_version=Ascend910
+	./simatc --model="$tmp/m/dynamic.onnx" --framework=5 --output="$tmp/y" \
+		--soc_version=Ascend910 --input_shape="X:2,3,224,224" > /dev/null && ok ||
+		bad "dynamic input with --input_shape"
+else
+	bad "tests/onnx_models.py failed"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

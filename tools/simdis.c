@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "isa.h"
+#include "om.h"
 
 int main(int argc, char **argv)
 {
@@ -17,7 +18,7 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--isa") == 0)
 			return isa_doc_markdown(stdout) ? 1 : 0;
 		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			printf("usage: simdis [--explain] KERNEL.bin | simdis --isa\n"
+			printf("usage: simdis [--explain] KERNEL.bin|MODEL.om | simdis --isa\n"
 			       "Disassemble davinci-sim kernel code; --explain adds each "
 			       "instruction's synopsis.\n"
 			       "--isa prints the instruction set reference (docs/isa.md).\n");
@@ -32,6 +33,38 @@ int main(int argc, char **argv)
 	if (!in) {
 		fprintf(stderr, "usage: simdis [--explain] KERNEL.bin\n");
 		return 2;
+	}
+	/* an .om model: every kernel, named by the tasks that run it */
+	FILE *probe = fopen(in, "rb");
+	unsigned char magic[4] = { 0 };
+	if (probe) {
+		if (fread(magic, 1, 4, probe) != 4)
+			magic[0] = 0;
+		fclose(probe);
+	}
+	if (magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F') {
+		struct om_model m;
+		char err[4096];
+		if (om_read(in, &m, NULL, err, sizeof err)) {
+			fprintf(stderr, "simdis: %s\n", err);
+			return 1;
+		}
+		printf("# %s: model '%s' for %s, %u tasks, %u kernels\n", in, m.name, m.soc,
+		       m.ntasks, m.nkernels);
+		int rc = 0;
+		for (unsigned k = 0; k < m.nkernels; k++) {
+			printf("\n# kernel %s (%llu instructions), run by task", m.kernels[k].name,
+			       (unsigned long long)(m.kernels[k].bytes / ISA_INSN_BYTES));
+			for (unsigned t = 0; t < m.ntasks; t++)
+				if (m.tasks[t].kernel == k)
+					printf(" %u '%s' (%s, block_dim %u)", t, m.tasks[t].name,
+					       m.tasks[t].op_type, m.tasks[t].block_dim);
+			printf("\n");
+			rc |= isa_disasm_program(stdout, m.kernels[k].code, m.kernels[k].bytes,
+						 explain);
+		}
+		om_free(&m);
+		return rc ? 1 : 0;
 	}
 	FILE *f = fopen(in, "rb");
 	if (!f) {
