@@ -547,7 +547,13 @@ static int run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain
 	int out = n->out[0];
 	if (ws_place(c, out))
 		return -1;
-	struct task *t = task_new(c, n->name, n->op);
+	char op[64] = ""; /* a fused chain: its ops in the order they run */
+	if (n->fused[0] && n->chain_prev) {
+		cc_strlcat(op, sizeof op, n->fused);
+		cc_strlcat(op, sizeof op, "+");
+	}
+	cc_strlcat(op, sizeof op, n->op);
+	struct task *t = task_new(c, n->name, op);
 	if (!t)
 		return NODE_FAIL(c, n, "out of memory");
 	int64_t elems = dev_elems(&c->dev[out]);
@@ -905,34 +911,119 @@ static int lower_clip(struct cc_ctx *c, struct cc_node *n)
 	return run_chain(c, n, &ch, &n->in[0]);
 }
 
+/* The vector steps of one element-wise node, in its own slot numbering:
+ * slot 0 is its input, step i writes slot i + 1.  Returns the number of
+ * steps, 0 for a node that is not element-wise in this sense, -1 on error.
+ * *xi receives the input that is not a constant scalar. */
+static int eltwise_steps(struct cc_ctx *c, const struct cc_node *n, struct cc_vstep *s, int *xi)
+{
+	int ns = 0;
+	const char *op = n->op;
+	*xi = n->in[0];
+	if (!strcmp(op, "Relu"))
+		s[ns++] = (struct cc_vstep){ CC_V_RELU, 0, 0, 0 };
+	else if (!strcmp(op, "Abs"))
+		s[ns++] = (struct cc_vstep){ CC_V_ABS, 0, 0, 0 };
+	else if (!strcmp(op, "Exp"))
+		s[ns++] = (struct cc_vstep){ CC_V_EXP, 0, 0, 0 };
+	else if (!strcmp(op, "Log"))
+		s[ns++] = (struct cc_vstep){ CC_V_LN, 0, 0, 0 };
+	else if (!strcmp(op, "Sqrt"))
+		s[ns++] = (struct cc_vstep){ CC_V_SQRT, 0, 0, 0 };
+	else if (!strcmp(op, "Reciprocal"))
+		s[ns++] = (struct cc_vstep){ CC_V_REC, 0, 0, 0 };
+	else if (!strcmp(op, "Neg"))
+		s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, -1.0f };
+	else if (!strcmp(op, "HardSigmoid") || !strcmp(op, "HardSwish")) {
+		/* max(0, min(1, alpha x + beta)), times x for HardSwish */
+		int sw = !strcmp(op, "HardSwish");
+		float alpha = sw ? 1.0f / 6 : cc_attr_float(n, "alpha", 0.2f);
+		float beta = sw ? 0.5f : cc_attr_float(n, "beta", 0.5f);
+		s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, alpha };
+		s[ns++] = (struct cc_vstep){ CC_V_ADDS, 1, 0, beta };
+		s[ns++] = (struct cc_vstep){ CC_V_MAXS, 2, 0, 0.0f };
+		s[ns++] = (struct cc_vstep){ CC_V_MINS, 3, 0, 1.0f };
+		if (sw)
+			s[ns++] = (struct cc_vstep){ CC_V_MUL, 0, 4, 0 };
+	} else if (!strcmp(op, "LeakyRelu")) { /* relu(x) + alpha min(x, 0) */
+		s[ns++] = (struct cc_vstep){ CC_V_MINS, 0, 0, 0.0f };
+		s[ns++] = (struct cc_vstep){ CC_V_MULS, 1, 0, cc_attr_float(n, "alpha", 0.01f) };
+		s[ns++] = (struct cc_vstep){ CC_V_RELU, 0, 0, 0 };
+		s[ns++] = (struct cc_vstep){ CC_V_ADD, 3, 2, 0 };
+	} else if (!strcmp(op, "Sigmoid")) { /* 1 / (1 + exp(-x)) */
+		s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, -1.0f };
+		s[ns++] = (struct cc_vstep){ CC_V_EXP, 1, 0, 0 };
+		s[ns++] = (struct cc_vstep){ CC_V_ADDS, 2, 0, 1.0f };
+		s[ns++] = (struct cc_vstep){ CC_V_REC, 3, 0, 0 };
+	} else if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
+		   !strcmp(op, "Div")) {
+		/* with one constant scalar operand: an immediate of a scalar-form op */
+		const struct cc_tensor *a = &c->g.t[n->in[0]], *b = &c->g.t[n->in[1]];
+		int sa = a->data && cc_tensor_numel(a) == 1, sb = b->data && cc_tensor_numel(b) == 1;
+		if (sa == sb)
+			return 0;
+		*xi = sb ? n->in[0] : n->in[1];
+		float *f = const_floats(c, n, sb ? n->in[1] : n->in[0]);
+		if (!f)
+			return -1;
+		float v = f[0];
+		free(f);
+		if (!strcmp(op, "Add"))
+			s[ns++] = (struct cc_vstep){ CC_V_ADDS, 0, 0, v };
+		else if (!strcmp(op, "Mul"))
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, v };
+		else if (!strcmp(op, "Sub") && sb)
+			s[ns++] = (struct cc_vstep){ CC_V_ADDS, 0, 0, -v };
+		else if (!strcmp(op, "Sub")) { /* v - x */
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, -1.0f };
+			s[ns++] = (struct cc_vstep){ CC_V_ADDS, 1, 0, v };
+		} else if (sb) { /* x / v, as the hardware would: a multiply by 1/v */
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, 1.0f / v };
+		} else { /* v / x */
+			s[ns++] = (struct cc_vstep){ CC_V_REC, 0, 0, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 1, 0, v };
+		}
+	}
+	return ns;
+}
+
+/* Lower node n and the element-wise nodes fused into it (chain_prev links,
+ * set by the element-wise fusion pass) as one vector chain. */
+static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
+{
+	int chain[16], len = 0;
+	for (int i = (int)(n - c->g.n); i >= 0 && len < 16;
+	     i = c->g.n[i].chain_prev ? c->g.n[i].chain_prev - 1 : -1)
+		chain[len++] = i;
+	struct cc_vchain ch = { .nin = 1 };
+	int src = 0, first_in = -1;
+	for (int k = len - 1; k >= 0; k--) {
+		struct cc_node *m = &c->g.n[chain[k]];
+		struct cc_vstep local[8];
+		int xi, ns = eltwise_steps(c, m, local, &xi);
+		if (ns < 0)
+			return -1;
+		if (ns == 0 || ch.nsteps + ns > CC_MAX_VSTEPS)
+			return NODE_FAIL(c, m, "cannot be lowered as an element-wise chain");
+		if (k == len - 1)
+			first_in = xi;
+		int base = ch.nsteps; /* local slot j >= 1 is global slot base + j */
+		for (int j = 0; j < ns; j++) {
+			struct cc_vstep st = local[j];
+			st.a = st.a == 0 ? src : base + st.a;
+			st.b = st.b == 0 ? src : base + st.b;
+			ch.step[ch.nsteps++] = st;
+		}
+		src = ch.nin + ch.nsteps - 1;
+	}
+	if (c->dev[first_in].where == W_NONE && weight_place_act(c, n, first_in))
+		return -1;
+	return run_chain(c, n, &ch, &first_in);
+}
+
 static int lower_unary(struct cc_ctx *c, struct cc_node *n)
 {
-	struct cc_vchain ch = { .nin = 1 };
-	struct cc_vstep *s = ch.step;
-	const char *op = n->op;
-	if (!strcmp(op, "Relu"))
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_RELU, 0, 0, 0 };
-	else if (!strcmp(op, "Abs"))
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_ABS, 0, 0, 0 };
-	else if (!strcmp(op, "Exp"))
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_EXP, 0, 0, 0 };
-	else if (!strcmp(op, "Log"))
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_LN, 0, 0, 0 };
-	else if (!strcmp(op, "Sqrt"))
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_SQRT, 0, 0, 0 };
-	else if (!strcmp(op, "Reciprocal"))
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_REC, 0, 0, 0 };
-	else if (!strcmp(op, "Neg"))
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, -1.0f };
-	else { /* Sigmoid: 1 / (1 + exp(-x)) */
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, -1.0f };
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_EXP, 1, 0, 0 };
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_ADDS, 2, 0, 1.0f };
-		s[ch.nsteps++] = (struct cc_vstep){ CC_V_REC, 3, 0, 0 };
-	}
-	if (c->dev[n->in[0]].where == W_NONE && weight_place_act(c, n, n->in[0]))
-		return -1;
-	return run_chain(c, n, &ch, &n->in[0]);
+	return lower_eltwise(c, n);
 }
 
 static int same_shape(const struct cc_tensor *a, const struct cc_tensor *b)
@@ -1028,33 +1119,8 @@ static int lower_binary(struct cc_ctx *c, struct cc_node *n)
 	struct cc_vchain ch = { .nin = 1 };
 	/* a constant scalar operand becomes an immediate of a scalar-form op */
 	int sa = a->data && cc_tensor_numel(a) == 1, sb = b->data && cc_tensor_numel(b) == 1;
-	if (sa != sb) {
-		int xi = sb ? n->in[0] : n->in[1];
-		float *f = const_floats(c, n, sb ? n->in[1] : n->in[0]);
-		if (!f)
-			return -1;
-		float s = f[0];
-		free(f);
-		struct cc_vstep *st = ch.step;
-		if (vop == CC_V_ADD)
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_ADDS, 0, 0, s };
-		else if (vop == CC_V_MUL)
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, s };
-		else if (vop == CC_V_SUB && sb)
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_ADDS, 0, 0, -s };
-		else if (vop == CC_V_SUB) { /* s - x */
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, -1.0f };
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_ADDS, 1, 0, s };
-		} else if (sb) { /* x / s, as the hardware would: a multiply by 1/s */
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, 1.0f / s };
-		} else { /* s / x */
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_REC, 0, 0, 0 };
-			st[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 1, 0, s };
-		}
-		if (c->dev[xi].where == W_NONE && weight_place_act(c, n, xi))
-			return -1;
-		return run_chain(c, n, &ch, &xi);
-	}
+	if (sa != sb)
+		return lower_eltwise(c, n);
 	if (!same_shape(a, b)) {
 		int r = bcast_binary(c, n, vop);
 		if (r <= 0)
@@ -1264,10 +1330,10 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
-enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_N };
+enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
-						"ConvActivationFusionPass" };
+						"ConvActivationFusionPass", "ElementwiseFusionPass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -1679,6 +1745,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (e->infer(&c, n))
 			goto done;
 	}
+	if (on[SW_ELTWISE] &&
+	    (changes[SW_ELTWISE] = cc_pass_fuse_eltwise(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
 	c.dev = calloc((size_t)c.g.nt + 1, sizeof *c.dev);
 	if (!c.dev) {
 		fail(&c, "out of memory");

@@ -80,6 +80,7 @@ struct cc_node {
 	int act; /* enum cc_act of kernels.h */
 	float act_lo, act_hi;
 	char fused[128];
+	int chain_prev; /* element-wise fusion: 1 + the node computed just before, or 0 */
 };
 
 struct cc_graph {

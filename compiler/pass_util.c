@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "passes.h"
 
@@ -60,4 +61,13 @@ int cc_sole_consumer(const struct cc_graph *g, int t)
 			}
 	}
 	return who;
+}
+
+void cc_strlcat(char *dst, size_t size, const char *src)
+{
+	size_t l = strlen(dst);
+	while (*src && l + 1 < size)
+		dst[l++] = *src++;
+	if (l < size)
+		dst[l] = 0;
 }

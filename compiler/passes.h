@@ -14,6 +14,9 @@ struct cc_pass_log {
 };
 void cc_log(struct cc_pass_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Append src to the NUL-terminated dst of size bytes, truncating. */
+void cc_strlcat(char *dst, size_t size, const char *src);
+
 /* Uses of tensor t by live nodes (+1 if it is a graph output). */
 int cc_tensor_uses(const struct cc_graph *g, int t);
 /* The single live node reading tensor t, or -1 (none, several, or a graph output). */
@@ -26,5 +29,9 @@ int cc_pass_dce(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t e
 int cc_pass_bnfold(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
 /* Relu, Clip (ReLU6) after a Conv fused into its output path. */
 int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+
+/* Chains of element-wise nodes into one vector kernel (after shape inference). */
+int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			 size_t errlen);
 
 #endif

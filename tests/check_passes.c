@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "model.h"
 #include "kernels.h"
 #include "passes.h"
 
@@ -170,6 +171,55 @@ START_TEST(memplan_reuse_report_and_switches)
 }
 END_TEST
 
+/* Fusing a chain of element-wise nodes changes where intermediates live
+ * (UB instead of GM), not their fp16 values: bit-identical outputs. */
+static void run_chain_model(int fuse, struct rt_tensor *out, unsigned *ntasks)
+{
+	char path[8192], sw[8192], err[2048];
+	snprintf(path, sizeof path, "%s/chain.onnx", dir);
+	snprintf(sw, sizeof sw, "%s/switch_%d.json", dir, fuse);
+	FILE *f = fopen(sw, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"Switch\": {\"GraphFusion\": {\"ElementwiseFusionPass\": \"%s\"}}}\n",
+		fuse ? "on" : "off");
+	fclose(f);
+	struct soc_config cfg;
+	ck_assert_int_eq(soc_load("Ascend310", &cfg, err, sizeof err), 0);
+	struct cc_options opt = { NULL, NULL, NULL, sw, NULL, NULL, 0 };
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
+	*ntasks = m.ntasks;
+	struct rt_tensor in = { .dtype = 1, .rank = 2, .dims = { 64, 64 }, .nbytes = 64 * 64 * 4 };
+	snprintf(in.name, sizeof in.name, "a");
+	float *x = malloc(in.nbytes);
+	for (int i = 0; i < 64 * 64; i++)
+		x[i] = (float)((i * 37) % 101 - 50) / 25.0f;
+	in.data = x;
+	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
+	struct rt_run run;
+	ck_assert_msg(rt_model_run(dev, &m, &in, 1, out, &run, err, sizeof err) == 0, "%s", err);
+	rt_run_free(&run);
+	sim_device_free(dev);
+	free(x);
+	om_free(&m);
+}
+
+START_TEST(eltwise_fusion_is_exact)
+{
+	make_models();
+	struct rt_tensor a, b;
+	unsigned ta, tb;
+	run_chain_model(1, &a, &ta);
+	run_chain_model(0, &b, &tb);
+	ck_assert_uint_eq(ta, 3); /* TransData, the chain, TransData */
+	ck_assert_uint_eq(tb, 8);
+	ck_assert_uint_eq(a.nbytes, b.nbytes);
+	ck_assert_int_eq(memcmp(a.data, b.data, a.nbytes), 0);
+	rt_tensor_free(&a);
+	rt_tensor_free(&b);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("passes");
@@ -178,6 +228,7 @@ int main(void)
 	tcase_add_test(tc, fuse_act_reads_clip_bounds_and_respects_sharing);
 	tcase_add_test(tc, dce_removes_identity_zero_pad_and_dead_nodes);
 	tcase_add_test(tc, memplan_reuse_report_and_switches);
+	tcase_add_test(tc, eltwise_fusion_is_exact);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

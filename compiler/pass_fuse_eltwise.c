@@ -1,0 +1,71 @@
+/* pass_fuse_eltwise.c: chains of element-wise nodes become one vector
+ * kernel.  A node joins the node that produced its input when that input
+ * has no other reader and is not a graph output: the intermediate tensor
+ * then never leaves the UB.  Element-wise here: the unary activations and
+ * Add/Sub/Mul/Div with one constant scalar operand.  Runs after shape
+ * inference (the fused nodes' shapes are no longer computed). */
+#include <stdio.h>
+#include <string.h>
+
+#include "passes.h"
+
+#define MAX_CHAIN 6 /* nodes per kernel: keeps the chain's UB slots few */
+
+static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
+{
+	static const char *const unary[] = { "Relu", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
+					     "Neg", "HardSigmoid", "HardSwish", "LeakyRelu",
+					     "Sigmoid" };
+	for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
+		if (!strcmp(n->op, unary[i])) {
+			*x = n->in[0];
+			return 1;
+		}
+	if (strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
+	    strcmp(n->op, "Div"))
+		return 0;
+	if (n->nin != 2 || n->in[0] < 0 || n->in[1] < 0)
+		return 0;
+	const struct cc_tensor *a = &g->t[n->in[0]], *b = &g->t[n->in[1]];
+	int sa = a->data && cc_tensor_numel(a) == 1, sb = b->data && cc_tensor_numel(b) == 1;
+	if (sa == sb)
+		return 0;
+	*x = sb ? n->in[0] : n->in[1];
+	return 1;
+}
+
+int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			 size_t errlen)
+{
+	int fused = 0, kernels = 0;
+	for (int i = 0; i < g->nn; i++) {
+		struct cc_node *n = &g->n[i];
+		int x;
+		if (n->dead || !chainable(g, n, &x) || x < 0)
+			continue;
+		int p = g->t[x].producer, px;
+		if (p < 0 || g->n[p].dead || !chainable(g, &g->n[p], &px) ||
+		    cc_sole_consumer(g, x) != i || g->t[x].is_output)
+			continue;
+		int len = 1;
+		for (int k = p; g->n[k].chain_prev; k = g->n[k].chain_prev - 1)
+			len++;
+		if (len + 1 > MAX_CHAIN)
+			continue;
+		if (!g->n[p].chain_prev)
+			kernels++;
+		n->chain_prev = p + 1;
+		g->n[p].dead = 1;
+		/* the chain's ops in the order they run, for the report */
+		char names[sizeof n->fused] = "";
+		cc_strlcat(names, sizeof names, g->n[p].fused);
+		if (names[0])
+			cc_strlcat(names, sizeof names, "+");
+		cc_strlcat(names, sizeof names, g->n[p].op);
+		memcpy(n->fused, names, sizeof names);
+		fused++;
+	}
+	cc_log(log, "  fuse_eltwise: %d element-wise nodes fused into the next (%d chains)",
+	       fused, kernels);
+	return fused;
+}
