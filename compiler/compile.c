@@ -1330,10 +1330,11 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
-enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_N };
+enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
-						"ConvActivationFusionPass", "ElementwiseFusionPass" };
+						"ConvActivationFusionPass", "ElementwiseFusionPass",
+						"ConstantFoldingPass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -1729,6 +1730,17 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		struct cc_node *n = &c.g.n[i];
 		if (n->dead)
 			continue;
+		if (on[SW_CONSTFOLD]) {
+			int f = cc_fold_node(&c.g, i);
+			if (f < 0) {
+				fail(&c, "out of memory folding constants");
+				goto done;
+			}
+			if (f) {
+				changes[SW_CONSTFOLD]++;
+				continue;
+			}
+		}
 		const struct op_entry *e = op_find(n->op);
 		if (!e || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))) {
 			node_fail(&c, n, "operator %s%s%s is not supported (supported: %s)",
@@ -1745,6 +1757,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (e->infer(&c, n))
 			goto done;
 	}
+	cc_log(&c.log, "  constfold: %d nodes folded into constants", changes[SW_CONSTFOLD]);
 	if (on[SW_ELTWISE] &&
 	    (changes[SW_ELTWISE] = cc_pass_fuse_eltwise(&c.g, &c.log, err, errlen)) < 0)
 		goto done;

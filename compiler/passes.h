@@ -30,6 +30,10 @@ int cc_pass_bnfold(struct cc_graph *g, struct cc_pass_log *log, char *err, size_
 /* Relu, Clip (ReLU6) after a Conv fused into its output path. */
 int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
 
+/* Constant folding of one node (see pass_constfold.c): 1 folded, 0 not
+ * foldable, -1 out of memory.  Called in order during shape inference. */
+int cc_fold_node(struct cc_graph *g, int node);
+
 /* Chains of element-wise nodes into one vector kernel (after shape inference). */
 int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			 size_t errlen);

@@ -220,6 +220,50 @@ START_TEST(eltwise_fusion_is_exact)
 }
 END_TEST
 
+/* The shape subgraph of x.view(x.size(0), -1) folds to a constant shape,
+ * and the model then runs: y = relu(x) as [2, 48]. */
+START_TEST(constfold_shape_subgraph)
+{
+	char path[8192], err[2048];
+	make_models();
+	snprintf(path, sizeof path, "%s/view_flatten.onnx", dir);
+	struct soc_config cfg;
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	struct cc_options opt = { NULL, NULL, NULL, NULL, NULL, NULL, 0 };
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(m.outputs[0].rank, 2);
+	ck_assert_int_eq(m.outputs[0].dims[0], 2);
+	ck_assert_int_eq(m.outputs[0].dims[1], 48);
+	struct rt_tensor in = { .dtype = 1, .rank = 4, .dims = { 2, 3, 4, 4 }, .nbytes = 96 * 4 };
+	float x[96];
+	for (int i = 0; i < 96; i++)
+		x[i] = (float)(i % 13) - 6.0f;
+	in.data = x;
+	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
+	struct rt_tensor out;
+	struct rt_run run;
+	ck_assert_msg(rt_model_run(dev, &m, &in, 1, &out, &run, err, sizeof err) == 0, "%s", err);
+	const float *y = out.data;
+	for (int i = 0; i < 96; i++)
+		ck_assert_float_eq(y[i], x[i] > 0 ? x[i] : 0);
+	rt_tensor_free(&out);
+	rt_run_free(&run);
+	sim_device_free(dev);
+	om_free(&m);
+	/* with folding off, Shape is an operator the compiler does not have */
+	char sw[8192];
+	snprintf(sw, sizeof sw, "%s/nofold.json", dir);
+	FILE *f = fopen(sw, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("ConstantFoldingPass:off\n", f);
+	fclose(f);
+	opt.fusion_switch_file = sw;
+	ck_assert_int_eq(cc_compile(path, &cfg, &opt, &m, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "(Shape)") != NULL, "%s", err);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("passes");
@@ -229,6 +273,7 @@ int main(void)
 	tcase_add_test(tc, dce_removes_identity_zero_pad_and_dead_nodes);
 	tcase_add_test(tc, memplan_reuse_report_and_switches);
 	tcase_add_test(tc, eltwise_fusion_is_exact);
+	tcase_add_test(tc, constfold_shape_subgraph);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

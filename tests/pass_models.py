@@ -61,6 +61,20 @@ def main():
         nodes.append(helper.make_node(op, [prev], [nxt], name=f"{op.lower()}{i}"))
         prev = nxt
     save(out, "chain", nodes, [a], [z], [])
+    # x.view(x.size(0), -1) as exporters write it: a shape subgraph to fold
+    xv = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 4])
+    yv = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
+    axes = numpy_helper.from_array(np.array([0], np.int64), "axes")
+    minus1 = numpy_helper.from_array(np.array([-1], np.int64), "minus1")
+    save(out, "view_flatten", [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="gather", axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+        helper.make_node("Concat", ["n1", "minus1"], ["shp"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "shp"], ["r"], name="reshape"),
+        helper.make_node("Relu", ["r"], ["y"], name="relu")], [xv], [yv],
+        [zero, axes, minus1])
 
 
 if __name__ == "__main__":

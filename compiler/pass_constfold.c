@@ -1,0 +1,216 @@
+/* pass_constfold.c: constant folding, above all of the shape subgraphs
+ * exporters emit (x.view(x.size(0), -1) becomes Shape -> Gather ->
+ * Unsqueeze -> Concat -> Reshape).  A node folds when all its inputs are
+ * constants, or it is a Shape of a tensor whose shape is known; its outputs
+ * become constants and it dies.  It runs node by node inside shape
+ * inference, since Shape needs the shapes inferred so far.
+ *
+ * Folded: Shape, Gather (axis 0), Unsqueeze, Squeeze, Concat, Cast, Slice
+ * (1-D), Identity, and Add/Sub/Mul/Div on int64 or float32 tensors of one
+ * element or equal shapes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* int64 values of a constant: data as int64 or int32. */
+static int64_t *as_i64(const struct cc_tensor *t, int64_t *n)
+{
+	*n = cc_tensor_numel(t);
+	if (*n < 0 || !t->data || (t->dtype != CC_I64 && t->dtype != CC_I32))
+		return NULL;
+	int64_t *v = malloc((size_t)(*n ? *n : 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	for (int64_t i = 0; i < *n; i++)
+		v[i] = t->dtype == CC_I64 ? ((const int64_t *)t->data)[i]
+					  : ((const int32_t *)t->data)[i];
+	return v;
+}
+
+static int set_const(struct cc_tensor *t, enum cc_dtype dt, int rank, const int64_t *dims,
+		     void *data, size_t nbytes)
+{
+	free(t->data);
+	t->dtype = dt;
+	t->rank = rank;
+	for (int i = 0; i < rank; i++)
+		t->dims[i] = dims[i];
+	t->data = data;
+	t->nbytes = nbytes;
+	return 1;
+}
+
+static int set_i64(struct cc_tensor *t, int rank, const int64_t *dims, const int64_t *v,
+		   int64_t n)
+{
+	int64_t *d = malloc((size_t)(n ? n : 1) * sizeof *d);
+	if (!d)
+		return -1;
+	memcpy(d, v, (size_t)n * sizeof *d);
+	return set_const(t, CC_I64, rank, dims, d, (size_t)n * sizeof *d);
+}
+
+static int is_const(const struct cc_graph *g, int t) { return t < 0 || g->t[t].data != NULL; }
+
+int cc_fold_node(struct cc_graph *g, int ni)
+{
+	struct cc_node *n = &g->n[ni];
+	if (n->nout != 1 || n->out[0] < 0)
+		return 0;
+	struct cc_tensor *y = &g->t[n->out[0]];
+	if (y->is_output)
+		return 0; /* keep graph outputs computed on the device */
+	const char *op = n->op;
+	if (!strcmp(op, "Shape")) {
+		const struct cc_tensor *x = &g->t[n->in[0]];
+		if (x->rank < 0)
+			return 0;
+		for (int i = 0; i < x->rank; i++)
+			if (x->dims[i] < 0)
+				return 0;
+		int64_t d1[1] = { x->rank };
+		int rc = set_i64(y, 1, d1, x->dims, x->rank);
+		if (rc > 0)
+			n->dead = 1;
+		return rc;
+	}
+	for (int k = 0; k < n->nin; k++)
+		if (!is_const(g, n->in[k]))
+			return 0;
+	if (n->nin < 1 || n->in[0] < 0)
+		return 0;
+	const struct cc_tensor *x = &g->t[n->in[0]];
+	int64_t cnt, *v = NULL;
+	int rc = 0;
+	if (!strcmp(op, "Identity")) {
+		void *d = malloc(x->nbytes ? x->nbytes : 1);
+		if (!d)
+			return -1;
+		memcpy(d, x->data, x->nbytes);
+		rc = set_const(y, x->dtype, x->rank, x->dims, d, x->nbytes);
+	} else if (!strcmp(op, "Cast")) {
+		int64_t to = cc_attr_int(n, "to", 0);
+		int64_t m = cc_tensor_numel(x);
+		if ((v = as_i64(x, &cnt)) && to == CC_I64) {
+			rc = set_i64(y, x->rank, x->dims, v, cnt);
+		} else if (v && to == CC_F32) {
+			float *f = malloc((size_t)(m ? m : 1) * sizeof *f);
+			if (!f) {
+				free(v);
+				return -1;
+			}
+			for (int64_t i = 0; i < m; i++)
+				f[i] = (float)v[i];
+			rc = set_const(y, CC_F32, x->rank, x->dims, f, (size_t)m * 4);
+		}
+	} else if (!strcmp(op, "Gather") && cc_attr_int(n, "axis", 0) == 0 && x->rank == 1 &&
+		   (v = as_i64(x, &cnt))) {
+		int64_t ni2, *idx = as_i64(&g->t[n->in[1]], &ni2);
+		if (idx) {
+			int64_t *o = malloc((size_t)(ni2 ? ni2 : 1) * sizeof *o);
+			int ok = o != NULL;
+			for (int64_t i = 0; ok && i < ni2; i++) {
+				int64_t j = idx[i] < 0 ? idx[i] + cnt : idx[i];
+				ok = j >= 0 && j < cnt;
+				if (ok)
+					o[i] = v[j];
+			}
+			if (ok)
+				rc = set_i64(y, g->t[n->in[1]].rank, g->t[n->in[1]].dims, o, ni2);
+			free(o);
+			free(idx);
+		}
+	} else if ((!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze")) && x->rank >= 0 &&
+		   (v = as_i64(x, &cnt))) {
+		/* axes: an attribute before opset 13, an input after */
+		int64_t axes[CC_MAX_RANK], na = 0;
+		const struct cc_attr *a = cc_attr_find(n, "axes");
+		if (a && a->type == CC_ATTR_INTS)
+			for (size_t i = 0; i < a->n && na < CC_MAX_RANK; i++)
+				axes[na++] = a->ints[i];
+		else if (n->nin > 1 && n->in[1] >= 0) {
+			int64_t m, *ax = as_i64(&g->t[n->in[1]], &m);
+			for (int64_t i = 0; ax && i < m && na < CC_MAX_RANK; i++)
+				axes[na++] = ax[i];
+			free(ax);
+		}
+		int64_t dims[CC_MAX_RANK];
+		int rank = 0;
+		if (!strcmp(op, "Unsqueeze")) {
+			int out_rank = x->rank + (int)na, src = 0;
+			for (int i = 0; i < out_rank && i < CC_MAX_RANK; i++) {
+				int hit = 0;
+				for (int k = 0; k < na; k++)
+					hit |= (axes[k] < 0 ? axes[k] + out_rank : axes[k]) == i;
+				dims[rank++] = hit ? 1 : x->dims[src++];
+			}
+		} else {
+			for (int i = 0; i < x->rank; i++) {
+				int hit = na == 0 && x->dims[i] == 1;
+				for (int k = 0; k < na; k++)
+					hit |= (axes[k] < 0 ? axes[k] + x->rank : axes[k]) == i;
+				if (!hit)
+					dims[rank++] = x->dims[i];
+			}
+		}
+		rc = set_i64(y, rank, dims, v, cnt);
+	} else if (!strcmp(op, "Concat") && x->rank == 1) {
+		int64_t all[64], total = 0;
+		int ok = 1;
+		for (int k = 0; k < n->nin && ok; k++) {
+			int64_t m, *p = as_i64(&g->t[n->in[k]], &m);
+			ok = p && total + m <= 64;
+			for (int64_t i = 0; ok && i < m; i++)
+				all[total++] = p[i];
+			free(p);
+		}
+		int64_t d1[1] = { total };
+		if (ok)
+			rc = set_i64(y, 1, d1, all, total);
+	} else if (!strcmp(op, "Slice") && x->rank == 1 && (v = as_i64(x, &cnt)) && n->nin >= 3) {
+		int64_t m, *st = as_i64(&g->t[n->in[1]], &m), *en = as_i64(&g->t[n->in[2]], &m);
+		int64_t step = 1;
+		if (n->nin > 4 && n->in[4] >= 0) {
+			int64_t *sp = as_i64(&g->t[n->in[4]], &m);
+			step = sp ? sp[0] : 1;
+			free(sp);
+		}
+		if (st && en && step > 0) {
+			int64_t b = st[0] < 0 ? st[0] + cnt : st[0], e = en[0] < 0 ? en[0] + cnt : en[0];
+			b = b < 0 ? 0 : b > cnt ? cnt : b;
+			e = e < 0 ? 0 : e > cnt ? cnt : e;
+			int64_t o[64], k = 0;
+			for (int64_t i = b; i < e && k < 64; i += step)
+				o[k++] = v[i];
+			int64_t d1[1] = { k };
+			rc = set_i64(y, 1, d1, o, k);
+		}
+		free(st);
+		free(en);
+	} else if ((!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
+		    !strcmp(op, "Div")) && (v = as_i64(x, &cnt))) {
+		int64_t m, *w = as_i64(&g->t[n->in[1]], &m);
+		if (w && (m == cnt || m == 1 || cnt == 1)) {
+			int64_t len = cnt > m ? cnt : m, o[64];
+			int ok = len <= 64;
+			for (int64_t i = 0; ok && i < len; i++) {
+				int64_t p = v[cnt == 1 ? 0 : i], q = w[m == 1 ? 0 : i];
+				ok = op[0] != 'D' || q != 0;
+				if (ok)
+					o[i] = op[0] == 'A' ? p + q : op[0] == 'S' ? p - q
+						   : op[0] == 'M' ? p * q : p / q;
+			}
+			const struct cc_tensor *big = cnt >= m ? x : &g->t[n->in[1]];
+			if (ok)
+				rc = set_i64(y, big->rank, big->dims, o, len);
+		}
+		free(w);
+	}
+	free(v);
+	if (rc > 0) {
+		n->dead = 1;
+		y->producer = -1;
+	}
+	return rc;
+}
