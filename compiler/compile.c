@@ -891,6 +891,31 @@ static int lower_bn(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi);
+	int64_t axis = cc_attr_int(n, "axis", c->g.opset >= 13 ? -1 : 1);
+	if (axis < 0)
+		axis += x->rank;
+	/* before opset 13 the input is coerced to 2-D at axis: the last axis
+	 * only when axis is the last dimension */
+	if (axis != x->rank - 1 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0)
+		return NODE_FAIL(c, n, "Softmax other than over the last axis of a non-4-D "
+				       "activation is not supported yet");
+	if (ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t || cc_gen_softmax(c->cfg, c->dev[xi].rows, c->dev[xi].cols, &t->prog,
+				 &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+	arg_tensor(c, t, xi);
+	arg_tensor(c, t, out);
+	t->flops = 4 * (uint64_t)cc_tensor_numel(x);
+	return 0;
+}
+
 static int lower_clip(struct cc_ctx *c, struct cc_node *n)
 {
 	float lo = cc_attr_float(n, "min", -65504.0f), hi = cc_attr_float(n, "max", 65504.0f);

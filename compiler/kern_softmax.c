@@ -1,0 +1,145 @@
+/* kern_softmax.c: softmax over the last axis of a padded ND tensor whose
+ * rows fit one vector repeat (at most 128 elements).
+ *
+ * Per tile of rows: vcmax with the lane mask set to the row length gives one
+ * maximum per row; the maxima are broadcast back along their rows by copying
+ * each group of 16 into a 16x16 block (block stride 0) and transposing it,
+ * which turns "16 maxima side by side" into "16 rows of one maximum each";
+ * then x - max, exp, vcadd (fp32 accumulation) for the sums, their
+ * reciprocals broadcast the same way, and a multiply.  Padding columns are
+ * excluded by the mask from both reductions.
+ * Arguments: 0 x, 1 y. */
+#include <stdio.h>
+
+#include "kernels.h"
+
+enum { R_X = 1, R_Y = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_N = 24 };
+
+static struct isa_insn *vec(struct cc_prog *p, enum isa_op op, int64_t dst, int64_t src0,
+			    int64_t src1, int64_t rep)
+{
+	cc_li(p, R_UB, dst);
+	cc_li(p, R_UB + 1, src0);
+	if (src1 >= 0)
+		cc_li(p, R_UB + 2, src1);
+	struct isa_insn *in = cc_emit(p, op);
+	in->rd = R_UB;
+	in->rs1 = R_UB + 1;
+	in->rs2 = R_UB + 2;
+	in->dt = ISA_DT_F16;
+	in->rep = rep;
+	return in;
+}
+
+static void mask_lanes(struct cc_prog *p, int64_t lanes)
+{
+	cc_li(p, R_N, lanes);
+	struct isa_insn *in = cc_emit(p, ISA_OP_VMASKN);
+	in->rs1 = R_N;
+}
+
+/* One value per row at red (n16 of them) -> one 32-byte block per row at bc. */
+static void broadcast_rows(struct cc_prog *p, int64_t red, int64_t tmp, int64_t bc, int64_t n16)
+{
+	for (int64_t g = 0; g < n16 / 16; g++) {
+		struct isa_insn *in = vec(p, ISA_OP_VMOV, tmp + g * 512, red + g * 32, -1, 2);
+		in->s0b = 0;
+		in->s0r = 0;
+	}
+	struct isa_insn *in = vec(p, ISA_OP_VTRANSPOSE, bc, tmp, -1, n16 / 16);
+	in->dr = 16;
+	in->s0r = 16;
+}
+
+/* x (in place) op= the row's broadcast block, one instruction per column block. */
+static void rows_op(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, int64_t nb,
+		    int64_t n16)
+{
+	for (int64_t j = 0; j < nb; j++) {
+		struct isa_insn *in = vec(p, op, x + j * 32, x + j * 32, bc, n16 / 8);
+		in->db = nb;
+		in->s0b = nb;
+		in->dr = 8 * nb;
+		in->s0r = 8 * nb;
+		in->s1b = 1;
+		in->s1r = 8;
+	}
+}
+
+int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
+		   unsigned *block_dim, char *err, size_t errlen)
+{
+	int64_t c16 = cc_pad16(cols), nb = c16 / 16;
+	if (cols < 1 || cols > 128) {
+		snprintf(err, errlen, "Softmax over %lld elements is not supported yet (at most "
+				      "128)", (long long)cols);
+		return -1;
+	}
+	/* rows per tile: a multiple of 16; repeats of every instruction <= 255 */
+	int64_t tile = 32640 / c16 / 16 * 16;
+	if (tile > 240)
+		tile = 240;
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
+	while (tile > 16 && tile * (c16 * 2 + 2 + 32 + 32) + 512 > ub)
+		tile -= 16;
+	int64_t tiles = (rows + tile - 1) / tile;
+	int64_t blocks = tiles < cfg->core_count ? tiles : cfg->core_count;
+	if (blocks > 1024)
+		blocks = 1024;
+	int64_t per = (tiles + blocks - 1) / blocks;
+	blocks = (tiles + per - 1) / per;
+	*block_dim = (unsigned)blocks;
+	int64_t ux = 0, red = tile * c16 * 2, tmp = red + (tile * 2 + 31) / 32 * 32;
+	int64_t bc = tmp + tile * 32;
+	cc_ldarg(p, R_X, 0);
+	cc_ldarg(p, R_Y, 1);
+	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
+	in->rd = R_BIDX;
+	in->spr = ISA_SPR_BLOCK_IDX;
+	int labels[1024];
+	labels[0] = cc_label_new(p);
+	for (int64_t b = 1; b < blocks; b++) {
+		labels[b] = cc_label_new(p);
+		cc_li(p, R_TMP, b);
+		cc_beq_label(p, R_BIDX, R_TMP, labels[b]);
+	}
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+			int64_t r0 = t * tile, n = rows - r0 < tile ? rows - r0 : tile;
+			int64_t n16 = (n + 15) / 16 * 16, off = r0 * c16 * 2;
+			int64_t reps = (n16 * c16 + 127) / 128;
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+			cc_addi(p, R_GM, R_X, off);
+			cc_li(p, R_UB, ux);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, n * nb, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			/* max per row, over the row's own lanes */
+			mask_lanes(p, cols);
+			in = vec(p, ISA_OP_VCMAX, red, ux, -1, n16);
+			in->s0r = nb;
+			mask_lanes(p, 0);
+			broadcast_rows(p, red, tmp, bc, n16);
+			rows_op(p, ISA_OP_VSUB, ux, bc, nb, n16);
+			vec(p, ISA_OP_VEXP, ux, ux, -1, reps);
+			mask_lanes(p, cols);
+			in = vec(p, ISA_OP_VCADD, red, ux, -1, n16);
+			in->s0r = nb;
+			mask_lanes(p, 0);
+			vec(p, ISA_OP_VREC, red, red, -1, (n16 + 127) / 128);
+			broadcast_rows(p, red, tmp, bc, n16);
+			rows_op(p, ISA_OP_VMUL, ux, bc, nb, n16);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			cc_addi(p, R_GM, R_Y, off);
+			cc_li(p, R_UB, ux);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, n * nb, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		}
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		cc_end(p);
+	}
+	return 0;
+}
