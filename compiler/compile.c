@@ -151,14 +151,24 @@ static int infer_matmul(struct cc_ctx *c, struct cc_node *n)
 	if (need_known(c, n, 0) || need_known(c, n, 1))
 		return -1;
 	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
-	if (a->rank != 2 || b->rank != 2)
-		return NODE_FAIL(c, n, "MatMul of ranks %d and %d is not supported yet (2-D only)",
-				 a->rank, b->rank);
-	if (a->dims[1] != b->dims[0])
-		return NODE_FAIL(c, n, "inner dimensions differ (%lld and %lld)",
-				 (long long)a->dims[1], (long long)b->dims[0]);
-	int64_t d[2] = { a->dims[0], b->dims[1] };
-	return set_shape(T(c, n->out[0]), a->dtype, 2, d);
+	/* 2-D, or a stack of 2-D products: A [..., M, K] x B [K, N] or B with
+	 * A's batch dimensions (rank 3: rank 4 lives in NC1HWC0 on the device) */
+	int ok = a->rank == 2 || a->rank == 3;
+	ok = ok && (b->rank == 2 || b->rank == a->rank);
+	if (ok && b->rank == 3)
+		ok = b->dims[0] == a->dims[0];
+	if (!ok)
+		return NODE_FAIL(c, n, "MatMul of ranks %d and %d is not supported yet (2-D, or "
+				       "3-D with 2-D or equal batches)", a->rank, b->rank);
+	int64_t K = a->dims[a->rank - 1], Kb = b->dims[b->rank - 2];
+	if (K != Kb)
+		return NODE_FAIL(c, n, "inner dimensions differ (%lld and %lld)", (long long)K,
+				 (long long)Kb);
+	int64_t d[3];
+	for (int i = 0; i < a->rank - 1; i++)
+		d[i] = a->dims[i];
+	d[a->rank - 1] = b->dims[b->rank - 1];
+	return set_shape(T(c, n->out[0]), a->dtype, a->rank, d);
 }
 
 static int infer_gemm(struct cc_ctx *c, struct cc_node *n)
@@ -1171,7 +1181,12 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alph
 {
 	int ai = n->in[0], bi = n->in[1], out = n->out[0];
 	struct cc_tensor *a = T(c, ai), *b = T(c, bi);
-	int64_t M = a->dims[0], K = a->dims[1], N = tb ? b->dims[0] : b->dims[1];
+	int64_t batch = a->rank == 3 ? a->dims[0] : 1;
+	int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1];
+	int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
+	int b_batched = b->rank == 3;
+	if (b->data && b_batched)
+		return NODE_FAIL(c, n, "a batched constant B is not supported yet");
 	if (c->dev[ai].where == W_NONE && weight_place_act(c, n, ai))
 		return -1;
 	int b_nz = b->data != NULL;
@@ -1204,12 +1219,21 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alph
 			return NODE_FAIL(c, n, "input '%s' has no device placement", b->name);
 	}
 	int64_t bias_off = -1;
+	int add_c = -1; /* a C added by a second kernel: an activation or an M x N constant */
 	if (bias_ti >= 0) {
 		struct cc_tensor *bt = T(c, bias_ti);
 		int64_t cnt = cc_tensor_numel(bt);
-		if (!bt->data || (cnt != N && cnt != 1))
-			return NODE_FAIL(c, n, "a C that is not a constant of N (%lld) values or a "
-					       "scalar is not supported yet", (long long)N);
+		if (!bt->data || (cnt != N && cnt != 1)) {
+			if (beta != 1.0f || batch != 1 || (cnt != N && cnt != M * N) ||
+			    (c->dev[bias_ti].where == W_NONE && weight_place_act(c, n, bias_ti)))
+				return NODE_FAIL(c, n, "this C (%lld values, beta %g) is not supported "
+						       "yet", (long long)cnt, (double)beta);
+			add_c = bias_ti;
+		}
+	}
+	if (bias_ti >= 0 && add_c < 0) {
+		struct cc_tensor *bt = T(c, bias_ti);
+		int64_t cnt = cc_tensor_numel(bt);
 		float *f = const_floats(c, n, bias_ti);
 		if (!f)
 			return -1;
@@ -1228,26 +1252,88 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alph
 	}
 	if (ws_place(c, out))
 		return -1;
-	struct task *t = task_new(c, n->name, n->op);
+	int prod = out; /* where the products go: out, or a scratch when C is added after */
+	if (add_c >= 0) {
+		prod = scratch_new(c, n->name, (uint64_t)(M * cc_pad16(N) * 2));
+		if (prod < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		c->dev[prod].rows = M;
+		c->dev[prod].cols = N;
+		bdev = b_nz ? bdev : c->dev[bi];
+	}
+	/* one kernel; a batch of products runs it once per matrix */
+	struct cc_prog proto;
+	unsigned bd;
+	char msg[256];
+	cc_prog_init(&proto);
+	if (cc_gen_matmul(c->cfg, M, K, N, b_nz, bias_off >= 0, &proto, &bd, msg, sizeof msg)) {
+		cc_prog_free(&proto);
+		return NODE_FAIL(c, n, "%s", msg);
+	}
+	for (int64_t bi2 = 0; bi2 < batch; bi2++) {
+		struct task *t = task_new(c, n->name, n->op);
+		if (!t) {
+			cc_prog_free(&proto);
+			return NODE_FAIL(c, n, "out of memory");
+		}
+		if (bi2 + 1 == batch) { /* the last task takes the program itself */
+			t->prog = proto;
+		} else {
+			t->prog = proto;
+			t->prog.v = malloc(proto.cap * sizeof *proto.v);
+			t->prog.fix_label = malloc(proto.cap * sizeof *proto.fix_label);
+			t->prog.labels = malloc((proto.caplabels ? proto.caplabels : 1) *
+						sizeof *proto.labels);
+			if (!t->prog.v || !t->prog.fix_label || !t->prog.labels) {
+				cc_prog_free(&proto);
+				return NODE_FAIL(c, n, "out of memory");
+			}
+			memcpy(t->prog.v, proto.v, proto.n * sizeof *proto.v);
+			memcpy(t->prog.fix_label, proto.fix_label, proto.n * sizeof *proto.fix_label);
+			memcpy(t->prog.labels, proto.labels, proto.nlabels * sizeof *proto.labels);
+		}
+		t->block_dim = bd;
+		arg_tensor(c, t, ai);
+		t->args[t->nargs - 1].value += bi2 * M * cc_pad16(K) * 2;
+		t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
+		struct om_arg *ba = &t->args[t->nargs++];
+		ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
+		ba->value = bdev.where == W_WEIGHT ? (int64_t)bdev.offset : 0;
+		if (b_batched)
+			ba->value += bi2 * K * cc_pad16(N) * 2;
+		arg_tensor(c, t, prod);
+		t->args[t->nargs - 1].value += bi2 * M * cc_pad16(N) * 2;
+		if (bias_off >= 0) {
+			struct om_arg *bb = &t->args[t->nargs++];
+			bb->kind = OM_ARG_WEIGHT;
+			bb->value = bias_off;
+		}
+		t->flops = 2 * (uint64_t)(M * K * N);
+		t->bytes += (uint64_t)(K * N * 2);
+	}
+	if (add_c < 0)
+		return 0;
+	/* C added after the products: a row vector, or a matrix of the same shape */
+	struct task *t = task_new(c, n->name, "Add");
 	if (!t)
 		return NODE_FAIL(c, n, "out of memory");
-	char msg[256];
-	if (cc_gen_matmul(c->cfg, M, K, N, b_nz, bias_off >= 0, &t->prog, &t->block_dim, msg,
-			  sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	arg_tensor(c, t, ai);
-	t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
-	struct om_arg *ba = &t->args[t->nargs++];
-	ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-	ba->value = bdev.where == W_WEIGHT ? (int64_t)bdev.offset : 0;
-	arg_tensor(c, t, out);
-	if (bias_off >= 0) {
-		struct om_arg *bb = &t->args[t->nargs++];
-		bb->kind = OM_ARG_WEIGHT;
-		bb->value = bias_off;
+	int bad;
+	if (cc_tensor_numel(T(c, add_c)) == N) {
+		bad = cc_gen_rowbcast(c->cfg, CC_V_ADD, M, N, 0, &t->prog, &t->block_dim, msg,
+				      sizeof msg);
+		arg_tensor(c, t, prod);
+		arg_tensor(c, t, add_c);
+	} else {
+		struct cc_vchain ch = { .nin = 2 };
+		ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_ADD, 0, 1, 0 };
+		bad = cc_gen_vchain(c->cfg, &ch, M * cc_pad16(N), &t->prog, &t->block_dim, msg,
+				    sizeof msg);
+		arg_tensor(c, t, prod);
+		arg_tensor(c, t, add_c);
 	}
-	t->flops = 2 * (uint64_t)(M * K * N);
-	t->bytes += (uint64_t)(K * N * 2);
+	if (bad)
+		return NODE_FAIL(c, n, "%s", msg);
+	arg_tensor(c, t, out);
 	return 0;
 }
 
