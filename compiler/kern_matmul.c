@@ -37,7 +37,10 @@ static double estimate(const struct soc_config *cfg, int64_t M, int64_t K, int64
 	double mte1 = (double)tm * K16 * 2 / cfg->mte_l1_to_l0a_bytes_per_cycle +
 		      (double)tn * K16 * 2 / cfg->mte_l1_to_l0b_bytes_per_cycle;
 	double v = (double)tm * tn * 4 / cfg->mte_l0c_to_ub_bytes_per_cycle;
-	double per_tile = fmax(fmax(cube, mte2), fmax(mte1, v)) + 8.0 * (double)chunks;
+	/* each chunk waits for its data from GM; with two L1 slots, half the
+	 * memory latency per chunk cannot be hidden behind the other slot */
+	double lat = (double)cfg->l2_latency_cycles + cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000;
+	double per_tile = fmax(fmax(cube, mte2), fmax(mte1, v)) + (8.0 + lat / 2) * (double)chunks;
 	/* all blocks share main memory */
 	double hbm = (double)tiles * (tm + tn) * K16 * 2 /
 		     (cfg->hbm_bandwidth_gbps * 1000.0 / cfg->core_freq_mhz);
