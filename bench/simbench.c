@@ -39,7 +39,7 @@ static double run(const struct bench *b, enum sim_mode mode, int reps, const cha
 		fprintf(stderr, "simbench: %s\n", err);
 		exit(1);
 	}
-	struct sim_options opt = { mode, 0, NULL };
+	struct sim_options opt = { .mode = mode, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	struct sim_kernel k;
 	snprintf(path, sizeof path, "%s/%s", dir, b->kernel);

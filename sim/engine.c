@@ -426,6 +426,8 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 				(unsigned long long)(now + cost.occ + cost.lat), c->id,
 				isa_pipe_name((enum isa_pipe)p), e->pc, text);
 		}
+		if (dev->opt.on_span && cost.occ)
+			dev->opt.on_span(dev->opt.span_ctx, c->id, p, now, now + cost.occ);
 		pp->free_at = now + cost.occ;
 		if (pp->free_at + cost.lat > pp->done_at)
 			pp->done_at = pp->free_at + cost.lat;

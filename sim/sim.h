@@ -23,6 +23,10 @@ struct sim_options {
 	enum sim_mode mode;
 	uint64_t max_cycles; /* watchdog per run; 0 = default (1e11) */
 	FILE *trace;         /* when set: one line per pipe instruction executed */
+	/* when set: called for every instruction that occupies a pipe, with the
+	 * cycles it occupies it (for timelines) */
+	void (*on_span)(void *ctx, unsigned core, unsigned pipe, uint64_t start, uint64_t end);
+	void *span_ctx;
 };
 
 struct sim_core_stats {

@@ -155,7 +155,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	char err[1024];
 	struct soc_config cfg;
 	ck_assert_msg(soc_load(soc, &cfg, err, sizeof err) == 0, "%s", err);
-	struct sim_options opt = { mode, 0, NULL };
+	struct sim_options opt = { .mode = mode, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	ck_assert_msg(dev != NULL, "%s", err);
 

@@ -58,7 +58,7 @@ static void check_model(const char *name, int batch, const char *soc)
 	ck_assert_msg(rt_tensor_read(path, &in, err, sizeof err) == 0, "%s", err);
 	snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", dir);
 	ck_assert_msg(rt_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
-	struct sim_options opt = { SIM_MODE_FULL, 0, NULL };
+	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	ck_assert_ptr_nonnull(dev);
 	struct rt_run run;

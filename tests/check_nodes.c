@@ -131,7 +131,7 @@ static int run_one(const char *dir, const char *soc, char *why, size_t len)
 			goto done;
 		}
 	}
-	struct sim_options sopt = { SIM_MODE_FULL, 0, NULL };
+	struct sim_options sopt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &sopt, err, sizeof err);
 	struct rt_run run;
 	if (!dev || rt_model_run(dev, &m, in, ni, out, &run, err, sizeof err)) {

@@ -26,7 +26,7 @@ static void rig_open(struct rig *r, const char *soc, enum sim_mode mode)
 {
 	char err[1024];
 	ck_assert_msg(soc_load(soc, &r->cfg, err, sizeof err) == 0, "%s", err);
-	struct sim_options opt = { mode, 0, NULL };
+	struct sim_options opt = { .mode = mode, .max_cycles = 0 };
 	r->dev = sim_device_new(&r->cfg, &opt, err, sizeof err);
 	ck_assert_msg(r->dev != NULL, "%s", err);
 }

@@ -311,7 +311,7 @@ static void expect_rule(const char *src, const char *needle)
 	struct soc_config cfg;
 	char err[1024];
 	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
-	struct sim_options opt = { SIM_MODE_FULL, 1000000, NULL }; /* a short watchdog */
+	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 1000000 }; /* a short watchdog */
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	struct isa_program p;
 	ck_assert_msg(isa_assemble(src, "rule.s", &p, err, sizeof err) == 0, "%s", err);

@@ -73,6 +73,10 @@ if ./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$node/test_relu/test_dat
 	--output-dir "$tmp" --json > "$tmp/run.json" && [ -s "$tmp/output_0.pb" ] &&
 	grep -q '"latency_us"' "$tmp/run.json" && grep -q '"tasks": \[{"name"' "$tmp/run.json"
 then ok; else bad "simrun relu.om"; fi
+./simrun --soc Ascend910 "$tmp/relu.om" --trace "$tmp/prof" > /dev/null &&
+	[ -s "$tmp/prof/op_summary.csv" ] && [ -s "$tmp/prof/task_time.csv" ] &&
+	[ -s "$tmp/prof/timeline.json" ] && [ -s "$tmp/prof/summary.json" ] && ok ||
+	bad "simrun --trace DIR"
 # simdis names each kernel's task; readelf sees the sections
 ./simdis "$tmp/relu.om" | grep -q "run by task 1 'Relu_0' (Relu" && ok || bad "simdis .om"
 if command -v readelf > /dev/null; then

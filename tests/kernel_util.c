@@ -14,7 +14,7 @@ void kt_open(struct ktest *t, const char *soc, const char *const *sets, enum sim
 	ck_assert_msg(soc_load(soc, &t->cfg, err, sizeof err) == 0, "%s", err);
 	for (; sets && *sets; sets++)
 		ck_assert_msg(soc_set(&t->cfg, *sets, err, sizeof err) == 0, "%s", err);
-	struct sim_options opt = { mode, 0, NULL };
+	struct sim_options opt = { .mode = mode, .max_cycles = 0 };
 	t->dev = sim_device_new(&t->cfg, &opt, err, sizeof err);
 	ck_assert_msg(t->dev != NULL, "%s", err);
 	const char *dir = getenv("DAVINCI_KERNEL_DIR");

@@ -11,6 +11,8 @@
 #include "om.h"
 #include "sim.h"
 #include "tensor_io.h"
+#include "trace.h"
+#include <time.h>
 
 static void usage(FILE *f)
 {
@@ -21,6 +23,8 @@ static void usage(FILE *f)
 		"Ascend NPU.\n\n"
 		"  --input-dir D         read input_N.pb (ONNX TensorProto); default: seeded random\n"
 		"  --output-dir O        write output_N.pb\n"
+		"  --trace [DIR]         write op_summary.csv, task_time.csv, timeline.json and\n"
+		"                        summary.json (default DIR ./simprof_<model>_<time>)\n"
 		"  --soc NAME|FILE.ini   chip configuration (Ascend310, Ascend910, Ascend310P3)\n"
 		"  --kernel FILE         the kernel\n"
 		"  --block-dim N         blocks to run, spread over the AI cores (default 1)\n"
@@ -50,11 +54,13 @@ static int parse_u64(const char *s, uint64_t *v)
 
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const char *indir, const char *outdir, int json,
-		     uint64_t seed);
+		     uint64_t seed, const char *trace);
 
 int main(int argc, char **argv)
 {
 	const char *soc = NULL, *kernel = NULL, *model = NULL, *indir = NULL, *outdir = NULL;
+	const char *trace = NULL;
+	char trace_default[512] = "";
 	const char *sets[256];
 	unsigned nsets = 0, block_dim = 1;
 	struct {
@@ -64,7 +70,7 @@ int main(int argc, char **argv)
 	unsigned nargs = 0;
 	int json = 0, stats = 0, dump = 0;
 	uint64_t seed = 1;
-	struct sim_options opt = { SIM_MODE_FULL, 0, NULL };
+	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -161,6 +167,17 @@ int main(int argc, char **argv)
 				fprintf(stderr, "simrun: --trace-insns %s: cannot write\n", s);
 				return 1;
 			}
+		} else if (!strcmp(key, "--trace")) {
+			/* an optional value: --trace=DIR, or a next word that is not an
+			 * option or the model */
+			const char *nx = i + 1 < argc ? argv[i + 1] : NULL;
+			size_t nl = nx ? strlen(nx) : 0;
+			if (val)
+				trace = val;
+			else if (nx && nx[0] != '-' && !(nl > 3 && !strcmp(nx + nl - 3, ".om")))
+				trace = argv[++i];
+			else
+				trace = trace_default;
 		} else if (!strcmp(key, "--input-dir")) {
 			indir = VALUE();
 		} else if (!strcmp(key, "--output-dir")) {
@@ -201,8 +218,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
 		return 2;
 	}
+	if (model && trace == trace_default) { /* ./simprof_<model>_<time>, as msprof names runs */
+		const char *b = strrchr(model, '/');
+		b = b ? b + 1 : model;
+		size_t bl = strlen(b) > 3 && !strcmp(b + strlen(b) - 3, ".om") ? strlen(b) - 3
+									 : strlen(b);
+		time_t now = time(NULL);
+		struct tm tmv;
+		char stamp[32] = "0";
+		if (localtime_r(&now, &tmv))
+			strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
+		snprintf(trace_default, sizeof trace_default, "./simprof_%.*s_%s", (int)(bl > 200 ? 200 : bl), b,
+			 stamp);
+	}
 	if (model)
-		return run_model(model, &cfg, &opt, indir, outdir, json, seed);
+		return run_model(model, &cfg, &opt, indir, outdir, json, seed, trace);
 	if (!kernel) {
 		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
 		return 2;
@@ -275,9 +305,11 @@ int main(int argc, char **argv)
 
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const char *indir, const char *outdir, int json,
-		     uint64_t seed)
+		     uint64_t seed, const char *trace)
 {
 	char err[4096];
+	struct trc_spans spans = { 0 };
+	struct sim_options dopt = *opt;
 	struct om_model m;
 	if (om_read(path, &m, cfg->name, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
@@ -324,7 +356,15 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 		}
 	}
-	dev = sim_device_new(cfg, opt, err, sizeof err);
+	if (trace) {
+		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
+			fprintf(stderr, "simrun: out of memory\n");
+			goto done;
+		}
+		dopt.on_span = trc_span_record;
+		dopt.span_ctx = &spans;
+	}
+	dev = sim_device_new(cfg, &dopt, err, sizeof err);
 	if (!dev) {
 		fprintf(stderr, "simrun: %s\n", err);
 		goto done;
@@ -383,6 +423,15 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		printf("roofline efficiency %.3f (sum over tasks of max(flops/peak, bytes/bandwidth) "
 		       "/ simulated time)\n", seconds > 0 ? roof_total / seconds : 0);
 	}
+	if (trace) {
+		if (trc_write(trace, cfg, &m, &run, &spans, err, sizeof err)) {
+			fprintf(stderr, "simrun: --trace: %s\n", err);
+			goto done;
+		}
+		if (!json)
+			printf("trace written to %s (op_summary.csv, task_time.csv, timeline.json, "
+			       "summary.json)\n", trace);
+	}
 	if (outdir)
 		for (unsigned i = 0; i < m.noutputs; i++) {
 			char p[4096];
@@ -402,6 +451,7 @@ done:
 	free(out);
 	rt_run_free(&run);
 	sim_device_free(dev);
+	trc_spans_free(&spans);
 	om_free(&m);
 	return rc;
 }
