@@ -167,3 +167,16 @@ void cc_dma(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t nburst, 
 	in->sgap = sgap;
 	in->dgap = dgap;
 }
+
+void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
+	in->rd = r_idx;
+	in->spr = ISA_SPR_BLOCK_IDX;
+	labels[0] = cc_label_new(p);
+	for (int64_t b = 1; b < blocks; b++) {
+		labels[b] = cc_label_new(p);
+		cc_li(p, r_tmp, b);
+		cc_beq_label(p, r_idx, r_tmp, labels[b]);
+	}
+}

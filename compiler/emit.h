@@ -31,6 +31,11 @@ void cc_label_bind(struct cc_prog *p, int label);
 /* Encode; returns 0 or -1 with a message (a field that does not fit). */
 int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, size_t errlen);
 
+/* Per-block code: "rdspr r_idx, block_idx" and a branch to labels[b] for
+ * every block b > 0 (block 0 falls through to labels[0]); the caller binds
+ * labels[b] where block b's straight-line code starts. */
+void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp);
+
 /* Shorthands. */
 void cc_li(struct cc_prog *p, int rd, int64_t imm);
 void cc_ldarg(struct cc_prog *p, int rd, int idx);

@@ -49,16 +49,9 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_V, 1);
 	cc_ldarg(p, R_Y, 2);
-	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
-	in->rd = R_BIDX;
-	in->spr = ISA_SPR_BLOCK_IDX;
+	struct isa_insn *in;
 	int labels[1024];
-	labels[0] = cc_label_new(p);
-	for (int64_t b = 1; b < blocks; b++) {
-		labels[b] = cc_label_new(p);
-		cc_li(p, R_TMP, b);
-		cc_beq_label(p, R_BIDX, R_TMP, labels[b]);
-	}
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
 		cc_li(p, R_UB, 0);

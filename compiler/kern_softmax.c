@@ -93,16 +93,9 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, str
 	int64_t bc = tmp + tile * 32;
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_Y, 1);
-	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
-	in->rd = R_BIDX;
-	in->spr = ISA_SPR_BLOCK_IDX;
+	struct isa_insn *in;
 	int labels[1024];
-	labels[0] = cc_label_new(p);
-	for (int64_t b = 1; b < blocks; b++) {
-		labels[b] = cc_label_new(p);
-		cc_li(p, R_TMP, b);
-		cc_beq_label(p, R_BIDX, R_TMP, labels[b]);
-	}
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);

@@ -78,21 +78,12 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 
 	for (int i = 0; i <= ch->nin; i++)
 		cc_ldarg(p, 1 + i, i);
-	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
-	in->rd = R_BIDX;
-	in->spr = ISA_SPR_BLOCK_IDX;
-	int first = cc_label_new(p);
 	int labels[1024];
 	if (blocks > 1024) {
 		snprintf(err, errlen, "element-wise chain: too many blocks");
 		return -1;
 	}
-	for (int64_t b = 1; b < blocks; b++) {
-		labels[b] = cc_label_new(p);
-		cc_li(p, R_TMP, b);
-		cc_beq_label(p, R_BIDX, R_TMP, labels[b]);
-	}
-	labels[0] = first;
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
 		int64_t u0 = b * per, u1 = u0 + per < units ? u0 + per : units;
