@@ -350,6 +350,24 @@ static int infer_reshape(struct cc_ctx *c, struct cc_node *n)
 	return set_shape(T(c, n->out[0]), x->dtype, rank, d);
 }
 
+static int infer_transpose(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t perm[CC_MAX_RANK], d[CC_MAX_RANK];
+	const struct cc_attr *a = cc_attr_find(n, "perm");
+	for (int i = 0; i < x->rank; i++)
+		perm[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i]
+									    : x->rank - 1 - i;
+	for (int i = 0; i < x->rank; i++) {
+		if (perm[i] < 0 || perm[i] >= x->rank)
+			return NODE_FAIL(c, n, "perm has an axis out of range");
+		d[i] = x->dims[perm[i]];
+	}
+	return set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
+}
+
 static int infer_concat(struct cc_ctx *c, struct cc_node *n)
 {
 	if (need_known(c, n, 0))
@@ -923,6 +941,42 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, out);
 	t->flops = 4 * (uint64_t)cc_tensor_numel(x);
+	return 0;
+}
+
+/* Transpose: the identity is a view; swapping the last two axes of a 2-D or
+ * 3-D tensor is the vtranspose kernel; other permutations are not yet. */
+static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi);
+	const struct cc_attr *a = cc_attr_find(n, "perm");
+	int64_t perm[CC_MAX_RANK];
+	int ident = 1, swap_last = x->rank >= 2;
+	for (int i = 0; i < x->rank; i++) {
+		perm[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i]
+									    : x->rank - 1 - i;
+		ident &= perm[i] == i;
+		if (i < x->rank - 2)
+			swap_last &= perm[i] == i;
+	}
+	if (ident)
+		return lower_identity(c, n);
+	swap_last &= x->rank >= 2 && perm[x->rank - 2] == x->rank - 1 &&
+		     perm[x->rank - 1] == x->rank - 2;
+	if (!swap_last || x->rank > 3 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0)
+		return NODE_FAIL(c, n, "this permutation is not supported yet (only swapping the "
+				       "last two axes of a 2-D or 3-D activation)");
+	if (ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	int64_t batch = x->rank == 3 ? x->dims[0] : 1;
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t || cc_gen_transpose(c->cfg, batch, x->dims[x->rank - 2], x->dims[x->rank - 1],
+				   &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+	arg_tensor(c, t, xi);
+	arg_tensor(c, t, out);
 	return 0;
 }
 

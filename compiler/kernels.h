@@ -63,6 +63,10 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
 		   unsigned *block_dim, char *err, size_t errlen);
 
+/* y[b][c][r] = x[b][r][c] on padded ND tensors.  Arguments: 0 x, 1 y. */
+int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, int64_t cols,
+		     struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+
 /* Strided GM copy through the UB (see kern_copy.c).  Arguments: 0 src, 1 dst. */
 int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,
 		int64_t src_stride, int64_t dst_stride, struct cc_prog *p, unsigned *block_dim,

@@ -6,7 +6,7 @@
  * inference, since Shape needs the shapes inferred so far.
  *
  * Folded: Shape, Gather (axis 0), Unsqueeze, Squeeze, Concat, Cast, Slice
- * (1-D), Identity, and Add/Sub/Mul/Div on int64 or float32 tensors of one
+ * (1-D), Identity, Transpose, and Add/Sub/Mul/Div on int64 or float32 tensors of one
  * element or equal shapes. */
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +89,37 @@ int cc_fold_node(struct cc_graph *g, int ni)
 			return -1;
 		memcpy(d, x->data, x->nbytes);
 		rc = set_const(y, x->dtype, x->rank, x->dims, d, x->nbytes);
+	} else if (!strcmp(op, "Transpose") && x->rank >= 1 && cc_dtype_size(x->dtype)) {
+		/* constants get transposed here, e.g. a Linear layer's weight */
+		int r = x->rank;
+		int64_t perm[CC_MAX_RANK], dims[CC_MAX_RANK], xstride[CC_MAX_RANK];
+		const struct cc_attr *a = cc_attr_find(n, "perm");
+		for (int i = 0; i < r; i++)
+			perm[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i]
+										    : r - 1 - i;
+		xstride[r - 1] = 1;
+		for (int i = r - 2; i >= 0; i--)
+			xstride[i] = xstride[i + 1] * x->dims[i + 1];
+		for (int i = 0; i < r; i++) {
+			if (perm[i] < 0 || perm[i] >= r)
+				return 0;
+			dims[i] = x->dims[perm[i]];
+		}
+		size_t es = cc_dtype_size(x->dtype);
+		int64_t total = cc_tensor_numel(x);
+		char *d = malloc((size_t)(total ? total : 1) * es);
+		if (!d)
+			return -1;
+		int64_t idx[CC_MAX_RANK] = { 0 };
+		for (int64_t o = 0; o < total; o++) { /* o walks the output in order */
+			int64_t src = 0;
+			for (int i = 0; i < r; i++)
+				src += idx[i] * xstride[perm[i]];
+			memcpy(d + o * (int64_t)es, (const char *)x->data + src * (int64_t)es, es);
+			for (int i = r - 1; i >= 0 && ++idx[i] == dims[i]; i--)
+				idx[i] = 0;
+		}
+		rc = set_const(y, x->dtype, r, dims, d, (size_t)total * es);
 	} else if (!strcmp(op, "Cast")) {
 		int64_t to = cc_attr_int(n, "to", 0);
 		int64_t m = cc_tensor_numel(x);
