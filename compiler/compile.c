@@ -1230,10 +1230,72 @@ static int lower_binary(struct cc_ctx *c, struct cc_node *n)
 
 /* C = A x B (+ bias), B either a constant (laid out NZ, scaled by alpha) or
  * an activation. */
-static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alpha, int bias_ti,
-			 float beta)
+/* A workspace tensor of the given shape that no graph node names, for an
+ * intermediate a lowering introduces (a transposed or scaled operand). */
+static int temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims)
 {
-	int ai = n->in[0], bi = n->in[1], out = n->out[0];
+	char name[600];
+	snprintf(name, sizeof name, "%s#tmp%d", n->name, c->g.nt);
+	int ti = cc_tensor_add(&c->g, name, CC_F16, rank, dims);
+	if (ti < 0)
+		return -1;
+	struct dev_tensor *dev = realloc(c->dev, (size_t)(c->g.nt + 1) * sizeof *dev);
+	if (!dev)
+		return -1;
+	c->dev = dev;
+	memset(&dev[ti], 0, sizeof dev[ti]);
+	ws_place(c, ti);
+	return ti;
+}
+
+/* A 2-D activation transposed into a new workspace tensor. */
+static int transposed(struct cc_ctx *c, struct cc_node *n, int xi)
+{
+	struct cc_tensor *x = T(c, xi);
+	if (x->rank != 2 || c->dev[xi].where != W_WS)
+		return NODE_FAIL(c, n, "transposing '%s' is not supported yet", x->name);
+	int64_t d[2] = { x->dims[1], x->dims[0] };
+	int64_t rows = x->dims[0], cols = x->dims[1];
+	int ti = temp_new(c, n, 2, d);
+	struct task *t = ti >= 0 ? task_new(c, n->name, "Transpose") : NULL;
+	char msg[256];
+	if (!t || cc_gen_transpose(c->cfg, 1, rows, cols, &t->prog, &t->block_dim, msg,
+				   sizeof msg))
+		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+	arg_tensor(c, t, xi);
+	arg_tensor(c, t, ti);
+	return ti;
+}
+
+/* An activation times a constant, into a new workspace tensor. */
+static int scaled(struct cc_ctx *c, struct cc_node *n, int xi, float k)
+{
+	struct cc_tensor *x = T(c, xi);
+	int64_t d[CC_MAX_RANK];
+	int rank = x->rank;
+	for (int i = 0; i < rank; i++)
+		d[i] = x->dims[i];
+	if (c->dev[xi].where == W_NONE && weight_place_act(c, n, xi))
+		return -1;
+	int ti = temp_new(c, n, rank, d);
+	struct task *t = ti >= 0 ? task_new(c, n->name, "Muls") : NULL;
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	struct cc_vchain ch = { .nin = 1 };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, k };
+	char msg[256];
+	if (cc_gen_vchain(c->cfg, &ch, dev_elems(&c->dev[xi]), &t->prog, &t->block_dim, msg,
+			  sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	arg_tensor(c, t, xi);
+	arg_tensor(c, t, ti);
+	return ti;
+}
+
+static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, int tb,
+			 float alpha, int bias_ti, float beta)
+{
+	int out = n->out[0];
 	struct cc_tensor *a = T(c, ai), *b = T(c, bi);
 	int64_t batch = a->rank == 3 ? a->dims[0] : 1;
 	int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1];
@@ -1267,8 +1329,9 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alph
 		bdev.rows = K;
 		bdev.cols = N;
 	} else {
-		if (tb || alpha != 1.0f)
-			return NODE_FAIL(c, n, "a transposed or scaled B that is not a constant is not supported yet");
+		if (tb || alpha != 1.0f) /* lower_gemm handles these before */
+			return NODE_FAIL(c, n, "a transposed or scaled B that is not a constant is "
+					       "not supported yet");
 		if (bdev.where == W_NONE)
 			return NODE_FAIL(c, n, "input '%s' has no device placement", b->name);
 	}
@@ -1278,11 +1341,13 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alph
 		struct cc_tensor *bt = T(c, bias_ti);
 		int64_t cnt = cc_tensor_numel(bt);
 		if (!bt->data || (cnt != N && cnt != 1)) {
-			if (beta != 1.0f || batch != 1 || (cnt != N && cnt != M * N) ||
+			if (batch != 1 || (cnt != N && cnt != M * N) ||
 			    (c->dev[bias_ti].where == W_NONE && weight_place_act(c, n, bias_ti)))
 				return NODE_FAIL(c, n, "this C (%lld values, beta %g) is not supported "
 						       "yet", (long long)cnt, (double)beta);
-			add_c = bias_ti;
+			add_c = beta == 1.0f ? bias_ti : scaled(c, n, bias_ti, beta);
+			if (add_c < 0)
+				return -1;
 		}
 	}
 	if (bias_ti >= 0 && add_c < 0) {
@@ -1393,16 +1458,31 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int tb, float alph
 
 static int lower_matmul(struct cc_ctx *c, struct cc_node *n)
 {
-	return matmul_common(c, n, 0, 1.0f, -1, 0);
+	return matmul_common(c, n, n->in[0], n->in[1], 0, 1.0f, -1, 0);
 }
 
+/* Gemm: Y = alpha * A' x B' + beta * C.  A constant B takes transB and alpha
+ * in its layout; otherwise a transposed operand is transposed by a kernel
+ * first and alpha scales A. */
 static int lower_gemm(struct cc_ctx *c, struct cc_node *n)
 {
-	if (cc_attr_int(n, "transA", 0))
-		return NODE_FAIL(c, n, "transA=1 is not supported yet");
+	int ai = n->in[0], bi = n->in[1];
+	int tb = (int)cc_attr_int(n, "transB", 0);
+	float alpha = cc_attr_float(n, "alpha", 1);
+	if (c->dev[ai].where == W_NONE && weight_place_act(c, n, ai))
+		return -1;
+	if (cc_attr_int(n, "transA", 0) && (ai = transposed(c, n, ai)) < 0)
+		return -1;
+	if (!T(c, bi)->data) {
+		if (tb && (bi = transposed(c, n, bi)) < 0)
+			return -1;
+		tb = 0;
+		if (alpha != 1.0f && (ai = scaled(c, n, ai, alpha)) < 0)
+			return -1;
+		alpha = 1.0f;
+	}
 	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
-	return matmul_common(c, n, (int)cc_attr_int(n, "transB", 0), cc_attr_float(n, "alpha", 1),
-			     bias, cc_attr_float(n, "beta", 1));
+	return matmul_common(c, n, ai, bi, tb, alpha, bias, cc_attr_float(n, "beta", 1));
 }
 
 struct op_entry {
