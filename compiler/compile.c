@@ -606,6 +606,22 @@ static int lower_identity(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+/* The TransData kernel between the host's plain fp32 layout and a device
+ * tensor's (NC1HWC0 for 4-D, padded ND otherwise), in either direction. */
+static int gen_edge(struct cc_ctx *c, const struct dev_tensor *d, int to_device,
+		    struct task *t, char *msg, size_t len)
+{
+	if (d->nc1hwc0)
+		return to_device ? cc_gen_nchw_in(c->cfg, d->n, d->c, d->h, d->w, &t->prog,
+						  &t->block_dim, msg, len)
+				 : cc_gen_nchw_out(c->cfg, d->n, d->c, d->h, d->w, &t->prog,
+						   &t->block_dim, msg, len);
+	return to_device ? cc_gen_cast_in(c->cfg, d->rows, d->cols, &t->prog, &t->block_dim, msg,
+					  len)
+			 : cc_gen_cast_out(c->cfg, d->rows, d->cols, &t->prog, &t->block_dim, msg,
+					   len);
+}
+
 /* A reshape that changes the padded layout: through the host's plain fp32
  * layout in a scratch buffer (the edge kernels, exact for fp16 values). */
 static int relayout(struct cc_ctx *c, struct cc_node *n, int in, int out)
@@ -620,19 +636,7 @@ static int relayout(struct cc_ctx *c, struct cc_node *n, int in, int out)
 		struct task *t = task_new(c, n->name, "TransData");
 		if (!t)
 			return NODE_FAIL(c, n, "out of memory");
-		struct dev_tensor *v = k ? e : d;
-		int bad;
-		if (k == 0)
-			bad = v->nc1hwc0 ? cc_gen_nchw_out(c->cfg, v->n, v->c, v->h, v->w, &t->prog,
-							   &t->block_dim, msg, sizeof msg)
-					 : cc_gen_cast_out(c->cfg, v->rows, v->cols, &t->prog,
-							   &t->block_dim, msg, sizeof msg);
-		else
-			bad = v->nc1hwc0 ? cc_gen_nchw_in(c->cfg, v->n, v->c, v->h, v->w, &t->prog,
-							  &t->block_dim, msg, sizeof msg)
-					 : cc_gen_cast_in(c->cfg, v->rows, v->cols, &t->prog,
-							  &t->block_dim, msg, sizeof msg);
-		if (bad)
+		if (gen_edge(c, k ? e : d, k, t, msg, sizeof msg))
 			return NODE_FAIL(c, n, "%s", msg);
 		if (k == 0) {
 			arg_tensor(c, t, in);
@@ -2018,14 +2022,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		struct dev_tensor *d = &c.dev[ti];
 		struct task *t = task_new(&c, T(&c, ti)->name, "TransData");
 		char msg[256];
-		int bad = !t;
-		if (t && d->nc1hwc0)
-			bad = cc_gen_nchw_in(cfg, d->n, d->c, d->h, d->w, &t->prog, &t->block_dim,
-					     msg, sizeof msg);
-		else if (t)
-			bad = cc_gen_cast_in(cfg, d->rows, d->cols, &t->prog, &t->block_dim, msg,
-					     sizeof msg);
-		if (bad) {
+		if (!t || gen_edge(&c, d, 1, t, msg, sizeof msg)) {
 			fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
@@ -2049,14 +2046,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		struct task *t = task_new(&c, T(&c, ti)->name, "TransData");
 		char msg[256];
-		int bad = !t;
-		if (t && d->nc1hwc0)
-			bad = cc_gen_nchw_out(cfg, d->n, d->c, d->h, d->w, &t->prog, &t->block_dim,
-					      msg, sizeof msg);
-		else if (t)
-			bad = cc_gen_cast_out(cfg, d->rows, d->cols, &t->prog, &t->block_dim, msg,
-					      sizeof msg);
-		if (bad) {
+		if (!t || gen_edge(&c, d, 0, t, msg, sizeof msg)) {
 			fail(&c, "output '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}

@@ -36,102 +36,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
 
-enum { R_SRC = 1, R_DST = 2, R_GM = 3, R_BIDX = 4, R_TMP = 5, R_C0 = 8, R_CN = 24 };
 
 #define MAX_BLOCKS 1024
 
-/* ---- emission helpers: a cache of constants in registers, the lane mask ---- */
-
-struct gen {
-	struct cc_prog *p;
-	int64_t rval[32];
-	unsigned rage[32], clock;
-	int rvalid[32];
-	uint64_t mhi, mlo; /* the lane mask the vector unit holds */
-	int bad;
-};
-
-static void gen_reset(struct gen *g)
-{
-	memset(g->rvalid, 0, sizeof g->rvalid);
-	g->mhi = g->mlo = ~UINT64_C(0); /* every block starts with all lanes */
-}
-
-/* A register holding v; the least recently used one is reloaded. */
-static int reg(struct gen *g, int64_t v)
-{
-	int lru = R_C0;
-	for (int r = R_C0; r < R_CN; r++) {
-		if (g->rvalid[r] && g->rval[r] == v) {
-			g->rage[r] = ++g->clock;
-			return r;
-		}
-		if (!g->rvalid[r] || (g->rvalid[lru] && g->rage[r] < g->rage[lru]))
-			lru = r;
-	}
-	cc_li(g->p, lru, v);
-	g->rval[lru] = v;
-	g->rvalid[lru] = 1;
-	g->rage[lru] = ++g->clock;
-	return lru;
-}
-
-static int64_t fbits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static void mask(struct gen *g, uint64_t hi, uint64_t lo)
-{
-	if (g->mhi == hi && g->mlo == lo)
-		return;
-	int rh = reg(g, (int64_t)hi), rl = reg(g, (int64_t)lo);
-	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASK);
-	in->rs1 = rh;
-	in->rs2 = rl;
-	g->mhi = hi;
-	g->mlo = lo;
-}
-
-/* The first n lanes (n >= 128: all). */
-static void mask_lanes(struct gen *g, int64_t n)
-{
-	uint64_t all = ~UINT64_C(0);
-	if (n >= 128)
-		mask(g, all, all);
-	else if (n >= 64)
-		mask(g, n == 64 ? 0 : (UINT64_C(1) << (n - 64)) - 1, all);
-	else
-		mask(g, 0, (UINT64_C(1) << n) - 1);
-}
-
-static void mask_all(struct gen *g) { mask_lanes(g, 128); }
-
-/* A vector instruction with dst and src registers; the caller sets the rest. */
-static struct isa_insn *vinsn(struct gen *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			      int64_t src, int64_t rep)
-{
-	if (rep < 1 || rep > 255)
-		g->bad = 1;
-	int rd = reg(g, dst), rs = reg(g, src);
-	struct isa_insn *in = cc_emit(g->p, op);
-	in->rd = rd;
-	in->rs1 = rs;
-	in->dt = dt;
-	in->rep = rep;
-	return in;
-}
-
-static void vbin(struct gen *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t s0,
+static void vbin(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t s0,
 		 int64_t s1, int64_t rep, int64_t db, int64_t s0b, int64_t s1b, int64_t dr,
 		 int64_t s0r, int64_t s1r)
 {
-	int r1 = reg(g, s1);
-	struct isa_insn *in = vinsn(g, op, dt, dst, s0, rep);
+	int r1 = kg_reg(g, s1);
+	struct isa_insn *in = kg_vinsn(g, op, dt, dst, s0, rep);
 	in->rs2 = r1;
 	in->db = db;
 	in->s0b = s0b;
@@ -140,59 +55,39 @@ static void vbin(struct gen *g, enum isa_op op, enum isa_dtype dt, int64_t dst, 
 	in->s0r = s0r;
 	in->s1r = s1r;
 }
-
-static void vscal(struct gen *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t src,
+static void vscal(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t src,
 		  float scalar, int64_t rep, int64_t db, int64_t dr)
 {
-	int rsc = reg(g, fbits(scalar));
-	struct isa_insn *in = vinsn(g, op, dt, dst, src, rep);
+	int rsc = kg_reg(g, kg_fbits(scalar));
+	struct isa_insn *in = kg_vinsn(g, op, dt, dst, src, rep);
 	in->rs2 = rsc;
 	in->db = db;
 	in->s0b = db;
 	in->dr = dr;
 	in->s0r = dr;
 }
-
 /* dst = src * scalar over n contiguous elements (in place is fine). */
-static void flat_muls(struct gen *g, enum isa_dtype dt, int64_t at, int64_t n, float scalar)
+static void flat_muls(struct kg *g, enum isa_dtype dt, int64_t at, int64_t n, float scalar)
 {
 	int64_t lanes = dt == ISA_DT_F32 ? 64 : 128, reps = (n + lanes - 1) / lanes;
-	mask_all(g);
+	kg_mask_all(g);
 	for (int64_t done = 0; done < reps; done += 255) {
 		int64_t k = reps - done < 255 ? reps - done : 255;
 		vscal(g, ISA_OP_VMULS, dt, at + done * 256, at + done * 256, scalar, k, 1, 8);
 	}
 }
-
-/* dst(dt) = src(st), n elements contiguous on both sides. */
-static void flat_conv(struct gen *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
-		      int64_t src, int64_t n)
-{
-	int64_t reps = (n + 63) / 64;
-	int64_t dsz = dt == ISA_DT_F32 ? 4 : 2, ssz = st == ISA_DT_F32 ? 4 : 2;
-	mask_all(g);
-	for (int64_t done = 0; done < reps; done += 255) {
-		int64_t k = reps - done < 255 ? reps - done : 255;
-		struct isa_insn *in = vinsn(g, ISA_OP_VCONV, dt, dst + done * 64 * dsz,
-					    src + done * 64 * ssz, k);
-		in->st = st;
-		in->dr = 64 * dsz / 32;
-		in->s0r = 64 * ssz / 32;
-	}
-}
-
 /* npix pixels (32-byte blocks, fp16) from at on = v; a partial repeat masked. */
-static void fill(struct gen *g, int64_t at, int64_t npix, float v)
+static void fill(struct kg *g, int64_t at, int64_t npix, float v)
 {
 	for (int64_t done = 0; done < npix;) {
 		int64_t left = npix - done, rep = left / 8 < 255 ? left / 8 : 255;
 		if (rep == 0) {
-			mask_lanes(g, left * 16);
+			kg_mask_lanes(g, left * 16);
 			rep = 1;
 		} else {
-			mask_all(g);
+			kg_mask_all(g);
 		}
-		int rd = reg(g, at + done * 32), rv = reg(g, fbits(v));
+		int rd = kg_reg(g, at + done * 32), rv = kg_reg(g, kg_fbits(v));
 		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
 		in->rd = rd;
 		in->rs2 = rv;
@@ -200,30 +95,6 @@ static void fill(struct gen *g, int64_t at, int64_t npix, float v)
 		in->rep = rep;
 		done += rep * 8 < left ? rep * 8 : left;
 	}
-}
-
-/* rep 16x16 transposes: source row i of repeat r at src + r*s0r*32 + i*s0b*32. */
-static void transpose(struct gen *g, int64_t dst, int64_t src, int64_t rep, int64_t db,
-		      int64_t s0b, int64_t dr, int64_t s0r)
-{
-	struct isa_insn *in = vinsn(g, ISA_OP_VTRANSPOSE, ISA_DT_F16, dst, src, rep);
-	in->db = db;
-	in->s0b = s0b;
-	in->dr = dr;
-	in->s0r = s0r;
-}
-
-static void dma(struct gen *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
-		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
-{
-	int ru = reg(g, ub);
-	cc_addi(g->p, R_GM, gm_base, gm_off);
-	if (nburst < 1 || nburst > 65535 || len < 1 || len > 65535)
-		g->bad = 1;
-	if (op == ISA_OP_MOV_GM_UB)
-		cc_dma(g->p, op, ru, R_GM, nburst, len, sgap, dgap);
-	else
-		cc_dma(g->p, op, R_GM, ru, nburst, len, sgap, dgap);
 }
 
 /* ---- plans ---------------------------------------------------------------------- */
@@ -426,7 +297,7 @@ static void interior(const struct plan *pl, const struct tile *t, int64_t *r0, i
 		*r1 = *r0;
 }
 
-static void win_load(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void win_load(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	const struct cc_pool *d = pl->d;
 	int64_t rin = tile_rin(pl, t), r0, r1;
@@ -437,18 +308,18 @@ static void win_load(struct gen *g, const struct plan *pl, const struct tile *t,
 	int64_t dgap = pl->wp - d->w;
 	if (t->G > 1 && nr == d->h && rin == d->h) {
 		/* stacked planes follow each other as in GM */
-		dma(g, ISA_OP_MOV_GM_UB, R_SRC, t->q0 * d->h * d->w * 32,
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, t->q0 * d->h * d->w * 32,
 		    pl->in16[par] + d->pl * 32, t->G * nr, d->w, 0, dgap);
 		return;
 	}
 	for (int64_t gg = 0; gg < t->G; gg++)
-		dma(g, ISA_OP_MOV_GM_UB, R_SRC, ((t->q0 + gg) * d->h + ih0) * d->w * 32,
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, ((t->q0 + gg) * d->h + ih0) * d->w * 32,
 		    pl->in16[par] + ((gg * rin + r0) * pl->wp + d->pl) * 32, nr, d->w, 0, dgap);
 }
 
 /* The padding columns of every row of both parities' input slots: the loads
  * never write them, so once per block is enough. */
-static void win_pad_columns(struct gen *g, const struct plan *pl)
+static void win_pad_columns(struct kg *g, const struct plan *pl)
 {
 	const struct cc_pool *d = pl->d;
 	int64_t cols[2][2] = { { 0, d->pl }, { d->pl + d->w, pl->wp } };
@@ -456,11 +327,11 @@ static void win_pad_columns(struct gen *g, const struct plan *pl)
 		for (int s = 0; s < 2; s++)
 			for (int64_t c0 = cols[s][0]; c0 < cols[s][1]; c0 += 8) {
 				int64_t nc = min64(8, cols[s][1] - c0);
-				mask_lanes(g, nc * 16);
+				kg_mask_lanes(g, nc * 16);
 				for (int64_t r = 0; r < pl->in_rows; r += 255) {
 					int64_t rep = min64(255, pl->in_rows - r);
-					int rd = reg(g, pl->in16[par] + (r * pl->wp + c0) * 32);
-					int rv = reg(g, fbits(pl->pad));
+					int rd = kg_reg(g, pl->in16[par] + (r * pl->wp + c0) * 32);
+					int rv = kg_reg(g, kg_fbits(pl->pad));
 					struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
 					in->rd = rd;
 					in->rs2 = rv;
@@ -474,7 +345,7 @@ static void win_pad_columns(struct gen *g, const struct plan *pl)
 /* dst rows [0, nrows) of wo8 pixels, pixel x of row R reducing the taps
  * src + (R*srow + x*spx + off[t]) pixels: one instruction per tap, column
  * group of 8 and (fp32) half pixel, repeating over up to 255 rows. */
-static void taps(struct gen *g, const struct plan *pl, int64_t dst, int64_t src, int64_t nrows,
+static void taps(struct kg *g, const struct plan *pl, int64_t dst, int64_t src, int64_t nrows,
 		 int64_t srow, int64_t spx, const int64_t *off, int64_t ntap)
 {
 	const struct cc_pool *d = pl->d;
@@ -482,7 +353,7 @@ static void taps(struct gen *g, const struct plan *pl, int64_t dst, int64_t src,
 	enum isa_op op = d->is_max ? ISA_OP_VMAX : ISA_OP_VADD;
 	enum isa_dtype dt = pl->f32 ? ISA_DT_F32 : ISA_DT_F16;
 	int64_t db = es, dr = pl->wo8 * es, sb = spx * es, sr = srow * es;
-	mask_all(g);
+	kg_mask_all(g);
 	for (int64_t c = 0; c < pl->ngrp; c++)
 		for (int64_t R0 = 0; R0 < nrows; R0 += 255)
 			for (int64_t h = 0; h < es; h++) {
@@ -490,7 +361,7 @@ static void taps(struct gen *g, const struct plan *pl, int64_t dst, int64_t src,
 				int64_t da = dst + (R0 * pl->wo8 + c * 8) * es * 32 + h * 32;
 				int64_t sa = src + (R0 * srow + c * 8 * spx) * es * 32 + h * 32;
 				if (ntap == 1) {
-					struct isa_insn *in = vinsn(g, ISA_OP_VMOV, dt, da,
+					struct isa_insn *in = kg_vinsn(g, ISA_OP_VMOV, dt, da,
 								    sa + off[0] * es * 32, n);
 					in->db = db;
 					in->s0b = sb;
@@ -506,7 +377,7 @@ static void taps(struct gen *g, const struct plan *pl, int64_t dst, int64_t src,
 			}
 }
 
-static void win_compute(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void win_compute(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	const struct cc_pool *d = pl->d;
 	int64_t rin = tile_rin(pl, t), rout = tile_rout(pl, t), r0, r1;
@@ -523,7 +394,7 @@ static void win_compute(struct gen *g, const struct plan *pl, const struct tile 
 	/* (rows past the planes, read only for the discarded output rows
 	 * between stacked planes, need no conversion) */
 	if (pl->f32)
-		flat_conv(g, ISA_DT_F32, ISA_DT_F16, pl->in32[par], pl->in16[par],
+		kg_flat_conv(g, ISA_DT_F32, ISA_DT_F16, pl->in32[par], pl->in16[par],
 			  t->G * rin * pl->wp * 16);
 	int64_t src = pl->f32 ? pl->in32[par] : pl->in16[par];
 	int64_t dst = pl->f32 ? pl->acc[par] : pl->out16[par];
@@ -559,7 +430,7 @@ static void win_compute(struct gen *g, const struct plan *pl, const struct tile 
 			int64_t k = inside(ow, d->sw, d->pl, d->kw, d->w);
 			if (k == d->kw || k == 0)
 				continue;
-			mask_lanes(g, 16); /* the pixel's two blocks */
+			kg_mask_lanes(g, 16); /* the pixel's two blocks */
 			for (int64_t R0 = 0; R0 < rt; R0 += 255) {
 				int64_t at = acc + (R0 * pl->wo8 + ow) * 64;
 				vscal(g, ISA_OP_VMULS, ISA_DT_F32, at, at, (float)d->kw / (float)k,
@@ -567,21 +438,21 @@ static void win_compute(struct gen *g, const struct plan *pl, const struct tile 
 			}
 		}
 	}
-	flat_conv(g, ISA_DT_F16, ISA_DT_F32, pl->out16[par], acc, rt * pl->wo8 * 16);
+	kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, pl->out16[par], acc, rt * pl->wo8 * 16);
 }
 
-static void win_store(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void win_store(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	const struct cc_pool *d = pl->d;
 	int64_t rout = tile_rout(pl, t), rows = t->oh1 - t->oh0;
 	int64_t sgap = pl->wo8 - d->wo;
 	if (t->G == 1 || rout == rows) {
-		dma(g, ISA_OP_MOV_UB_GM, R_DST, (t->q0 * d->ho + t->oh0) * d->wo * 32,
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (t->q0 * d->ho + t->oh0) * d->wo * 32,
 		    pl->out16[par], t->G * rows, d->wo, sgap, 0);
 		return;
 	}
 	for (int64_t gg = 0; gg < t->G; gg++)
-		dma(g, ISA_OP_MOV_UB_GM, R_DST, (t->q0 + gg) * d->ho * d->wo * 32,
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (t->q0 + gg) * d->ho * d->wo * 32,
 		    pl->out16[par] + gg * rout * pl->wo8 * 32, rows, d->wo, sgap, 0);
 }
 
@@ -591,27 +462,27 @@ static void win_store(struct gen *g, const struct plan *pl, const struct tile *t
 
 /* Reduce n rows of 16 lanes at src ([n][16] fp16) to ceil(n/128) partial rows at
  * dst, 128 rows per partial; sums are scaled by scale first.  tr: 4 KiB + slack. */
-static void partials(struct gen *g, int is_max, int64_t src, int64_t n, int64_t dst,
+static void partials(struct kg *g, int is_max, int64_t src, int64_t n, int64_t dst,
 		     float scale, int64_t tr)
 {
 	if (!is_max && scale != 1.0f)
 		flat_muls(g, ISA_DT_F16, src, n * 16, scale);
 	for (int64_t k = 0; k * 128 < n; k++) {
 		int64_t m = min64(128, n - k * 128), groups = (m + 15) / 16;
-		mask_all(g);
-		transpose(g, tr, src + k * 128 * 32, groups, 8, 1, 1, 16);
-		mask_lanes(g, m);
-		struct isa_insn *in = vinsn(g, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16,
+		kg_mask_all(g);
+		kg_transpose(g, tr, src + k * 128 * 32, groups, 8, 1, 1, 16);
+		kg_mask_lanes(g, m);
+		struct isa_insn *in = kg_vinsn(g, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16,
 					    dst + k * 32, tr, 16);
 		in->s0b = 1;
 		in->s0r = 8;
 	}
-	mask_all(g);
+	kg_mask_all(g);
 }
 
 /* Reduce [n][16] at src to one row at dst; the sums' remaining factor is scale.
  * Scratch at tmp: the transposes, then each level's partial rows. */
-static void reduce(struct gen *g, int is_max, int64_t src, int64_t n, int64_t dst, float scale,
+static void reduce(struct kg *g, int is_max, int64_t src, int64_t n, int64_t dst, float scale,
 		   int64_t tmp)
 {
 	while (n > 128) {
@@ -714,13 +585,13 @@ static size_t gbl_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t
 	return nt;
 }
 
-static void gbl_load(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void gbl_load(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
-	dma(g, ISA_OP_MOV_GM_UB, R_SRC, (t->q0 * pl->P + t->a) * 32, pl->in16[par], 1,
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (t->q0 * pl->P + t->a) * 32, pl->in16[par], 1,
 	    t->G * t->m, 0, 0);
 }
 
-static void gbl_compute(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void gbl_compute(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	int is_max = pl->d->is_max;
 	int64_t in = pl->in16[par], tr = pl->acc[par], out = pl->out16[par];
@@ -739,29 +610,29 @@ static void gbl_compute(struct gen *g, const struct plan *pl, const struct tile 
 	int64_t P = pl->P, ppad = cc_pad16(P), groups = ppad / 16;
 	if (!is_max)
 		flat_muls(g, ISA_DT_F16, in, t->G * P * 16, 1.0f / (float)P);
-	mask_all(g);
+	kg_mask_all(g);
 	if (t->G <= groups)
 		for (int64_t gg = 0; gg < t->G; gg++)
-			transpose(g, tr + gg * 16 * ppad * 2, in + gg * P * 32, groups,
+			kg_transpose(g, tr + gg * 16 * ppad * 2, in + gg * P * 32, groups,
 				  ppad / 16, 1, 1, 16);
 	else
 		for (int64_t j = 0; j < groups; j++)
-			transpose(g, tr + j * 32, in + j * 512, t->G, ppad / 16, 1, ppad, P);
-	mask_lanes(g, P);
+			kg_transpose(g, tr + j * 32, in + j * 512, t->G, ppad / 16, 1, ppad, P);
+	kg_mask_lanes(g, P);
 	for (int64_t r0 = 0; r0 < t->G * 16; r0 += 240) {
 		int64_t rep = min64(240, t->G * 16 - r0);
-		struct isa_insn *in2 = vinsn(g, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16,
+		struct isa_insn *in2 = kg_vinsn(g, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16,
 					     out + r0 * 2, tr + r0 * ppad * 2, rep);
 		in2->s0b = 1;
 		in2->s0r = ppad / 16;
 	}
-	mask_all(g);
+	kg_mask_all(g);
 }
 
-static void gbl_store(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void gbl_store(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	if (t->store)
-		dma(g, ISA_OP_MOV_UB_GM, R_DST, t->q0 * 32, pl->out16[par], 1, t->G, 0, 0);
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, t->q0 * 32, pl->out16[par], 1, t->G, 0, 0);
 }
 
 /* ---- the program ----------------------------------------------------------------- */
@@ -806,7 +677,7 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 		return -1;
 	}
 	*block_dim = (unsigned)pl.nb;
-	struct gen g = { .p = p };
+	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
@@ -821,7 +692,7 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 	}
 	for (int64_t b = 0; b < pl.nb; b++) {
 		cc_label_bind(p, labels[b]);
-		gen_reset(&g);
+		kg_reset(&g);
 		size_t nt = pl.global ? gbl_tiles(&pl, b, tiles, cap)
 				      : win_tiles(&pl, b, tiles, cap);
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);

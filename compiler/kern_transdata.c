@@ -28,117 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
 
-enum { R_SRC = 1, R_DST = 2, R_GM = 3, R_BIDX = 4, R_TMP = 5, R_C0 = 8, R_CN = 24 };
 
 #define SLACK 512
 #define MAX_BLOCKS 1024
-
-/* ---- emission helpers: a cache of constants in registers, the lane mask ---- */
-
-struct gen {
-	struct cc_prog *p;
-	int64_t rval[32];
-	unsigned rage[32], clock;
-	int rvalid[32];
-	uint64_t mhi, mlo; /* the lane mask the vector unit holds */
-	int bad;
-};
-
-static void gen_reset(struct gen *g)
-{
-	memset(g->rvalid, 0, sizeof g->rvalid);
-	g->mhi = g->mlo = ~UINT64_C(0); /* every block starts with all lanes */
-}
-
-/* A register holding v; the least recently used one is reloaded. */
-static int reg(struct gen *g, int64_t v)
-{
-	int lru = R_C0;
-	for (int r = R_C0; r < R_CN; r++) {
-		if (g->rvalid[r] && g->rval[r] == v) {
-			g->rage[r] = ++g->clock;
-			return r;
-		}
-		if (!g->rvalid[r] || (g->rvalid[lru] && g->rage[r] < g->rage[lru]))
-			lru = r;
-	}
-	cc_li(g->p, lru, v);
-	g->rval[lru] = v;
-	g->rvalid[lru] = 1;
-	g->rage[lru] = ++g->clock;
-	return lru;
-}
-
-static void mask(struct gen *g, uint64_t hi, uint64_t lo)
-{
-	if (g->mhi == hi && g->mlo == lo)
-		return;
-	int rh = reg(g, (int64_t)hi), rl = reg(g, (int64_t)lo);
-	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASK);
-	in->rs1 = rh;
-	in->rs2 = rl;
-	g->mhi = hi;
-	g->mlo = lo;
-}
-
-static void mask_all(struct gen *g) { mask(g, ~UINT64_C(0), ~UINT64_C(0)); }
-
-static struct isa_insn *vinsn(struct gen *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			      int64_t src, int64_t rep)
-{
-	if (rep < 1 || rep > 255)
-		g->bad = 1;
-	int rd = reg(g, dst), rs = reg(g, src);
-	struct isa_insn *in = cc_emit(g->p, op);
-	in->rd = rd;
-	in->rs1 = rs;
-	in->dt = dt;
-	in->rep = rep;
-	return in;
-}
-
-/* dst(dt) = src(st), n elements contiguous on both sides. */
-static void flat_conv(struct gen *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
-		      int64_t src, int64_t n)
-{
-	int64_t reps = (n + 63) / 64;
-	int64_t dsz = dt == ISA_DT_F32 ? 4 : 2, ssz = st == ISA_DT_F32 ? 4 : 2;
-	mask_all(g);
-	for (int64_t done = 0; done < reps; done += 255) {
-		int64_t k = reps - done < 255 ? reps - done : 255;
-		struct isa_insn *in = vinsn(g, ISA_OP_VCONV, dt, dst + done * 64 * dsz,
-					    src + done * 64 * ssz, k);
-		in->st = st;
-		in->dr = 64 * dsz / 32;
-		in->s0r = 64 * ssz / 32;
-	}
-}
-
-/* rep 16x16 transposes: source row i of repeat r at src + r*s0r*32 + i*s0b*32. */
-static void transpose(struct gen *g, int64_t dst, int64_t src, int64_t rep, int64_t db,
-		      int64_t s0b, int64_t dr, int64_t s0r)
-{
-	struct isa_insn *in = vinsn(g, ISA_OP_VTRANSPOSE, ISA_DT_F16, dst, src, rep);
-	in->db = db;
-	in->s0b = s0b;
-	in->dr = dr;
-	in->s0r = s0r;
-}
-
-static void dma(struct gen *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
-		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
-{
-	int ru = reg(g, ub);
-	cc_addi(g->p, R_GM, gm_base, gm_off);
-	if (nburst < 1 || nburst > 65535 || len < 1 || len > 65535)
-		g->bad = 1;
-	if (op == ISA_OP_MOV_GM_UB)
-		cc_dma(g->p, op, ru, R_GM, nburst, len, sgap, dgap);
-	else
-		cc_dma(g->p, op, R_GM, ru, nburst, len, sgap, dgap);
-}
 
 /* ---- the plan ---------------------------------------------------------------- */
 
@@ -196,23 +90,23 @@ static int64_t run_end(const struct plan *pl, const struct tile *t, int64_t g0, 
 
 /* ---- nchw_in: fp32 rows -> fp16 pixels ---------------------------------------- */
 
-static void in_load(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void in_load(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	int64_t np = tile_npad(pl, t), row32 = pl->slot[par][0];
 	for (int64_t g0 = 0; g0 < t->G;) {
 		int64_t rows, g1 = run_end(pl, t, g0, &rows);
 		int64_t hc = hc_of(pl, t->q0 + g0);
 		if (pl->flat) {
-			dma(g, ISA_OP_MOV_GM_UB, R_SRC, hc * 4, row32 + g0 * 64, 1,
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, hc * 4, row32 + g0 * 64, 1,
 			    (rows * 4 + 31) / 32, 0, 0);
 		} else if (pl->aligned) {
-			dma(g, ISA_OP_MOV_GM_UB, R_SRC, (hc * pl->hw + t->a) * 4,
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (hc * pl->hw + t->a) * 4,
 			    row32 + g0 * 16 * np * 4, rows, t->m / 8, (pl->hw - t->m) / 8,
 			    (np - t->m) / 8);
 		} else {
 			for (int64_t i = 0; i < rows; i++) {
 				int64_t r = g0 * 16 + i;
-				dma(g, ISA_OP_MOV_GM_UB, R_SRC, ((hc + i) * pl->hw + t->a) * 4,
+				kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, ((hc + i) * pl->hw + t->a) * 4,
 				    row32 + r * np * 4, 1, (t->m + 7) / 8, 0, 0);
 			}
 		}
@@ -221,7 +115,7 @@ static void in_load(struct gen *g, const struct plan *pl, const struct tile *t, 
 }
 
 /* Channels past c read as 0: lanes nch..15 of every pixel. */
-static void zero_pad_channels(struct gen *g, int64_t at, int64_t npix, int64_t nch)
+static void zero_pad_channels(struct kg *g, int64_t at, int64_t npix, int64_t nch)
 {
 	uint64_t pat = 0xffffu & ~((UINT64_C(1) << nch) - 1);
 	uint64_t all = pat | pat << 16 | pat << 32 | pat << 48;
@@ -236,13 +130,13 @@ static void zero_pad_channels(struct gen *g, int64_t at, int64_t npix, int64_t n
 				else
 					hi |= pat << (16 * (b - 4));
 			}
-			mask(g, hi, lo);
+			kg_mask(g, hi, lo);
 			rep = 1;
 		} else {
-			mask(g, all, all);
+			kg_mask(g, all, all);
 		}
-		int rd = reg(g, at + done * 32);
-		int rz = reg(g, 0);
+		int rd = kg_reg(g, at + done * 32);
+		int rz = kg_reg(g, 0);
 		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
 		in->rd = rd;
 		in->rs2 = rz;
@@ -252,19 +146,19 @@ static void zero_pad_channels(struct gen *g, int64_t at, int64_t npix, int64_t n
 	}
 }
 
-static void in_compute(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void in_compute(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	int64_t np = tile_npad(pl, t);
 	int64_t row32 = pl->slot[par][0], row16 = pl->slot[par][1], out = pl->slot[par][2];
 	if (pl->flat) {
-		flat_conv(g, ISA_DT_F16, ISA_DT_F32, out, row32, t->G * 16);
+		kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, out, row32, t->G * 16);
 	} else {
 		/* convert the loaded rows; the padding rows are left alone (their
 		 * lanes are zeroed after the transpose), a repeat's overrun into
 		 * the next run is rewritten by that run's own conversion */
 		for (int64_t g0 = 0; g0 < t->G;) {
 			int64_t rows, g1 = run_end(pl, t, g0, &rows);
-			flat_conv(g, ISA_DT_F16, ISA_DT_F32, row16 + g0 * 16 * np * 2,
+			kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, row16 + g0 * 16 * np * 2,
 				  row32 + g0 * 16 * np * 4, rows * np);
 			g0 = g1;
 		}
@@ -272,11 +166,11 @@ static void in_compute(struct gen *g, const struct plan *pl, const struct tile *
 		int64_t groups = np / 16;
 		if (t->G <= groups) {
 			for (int64_t gg = 0; gg < t->G; gg++)
-				transpose(g, out + gg * np * 32, row16 + gg * 16 * np * 2, groups,
+				kg_transpose(g, out + gg * np * 32, row16 + gg * 16 * np * 2, groups,
 					  1, np / 16, 16, 1);
 		} else {
 			for (int64_t j = 0; j < groups; j++)
-				transpose(g, out + j * 512, row16 + j * 32, t->G, 1, np / 16, np,
+				kg_transpose(g, out + j * 512, row16 + j * 32, t->G, 1, np / 16, np,
 					  np);
 		}
 	}
@@ -287,62 +181,62 @@ static void in_compute(struct gen *g, const struct plan *pl, const struct tile *
 	}
 }
 
-static void in_store(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void in_store(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	int64_t np = tile_npad(pl, t), out = pl->slot[par][2];
 	int64_t off = (t->q0 * pl->hw + t->a) * 32;
 	if (t->G > 1 && np != t->m)
-		dma(g, ISA_OP_MOV_UB_GM, R_DST, off, out, t->G, t->m, np - t->m, 0);
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, off, out, t->G, t->m, np - t->m, 0);
 	else
-		dma(g, ISA_OP_MOV_UB_GM, R_DST, off, out, 1, t->G * t->m, 0, 0);
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, off, out, 1, t->G * t->m, 0, 0);
 }
 
 /* ---- nchw_out: fp16 pixels -> fp32 rows --------------------------------------- */
 
-static void out_load(struct gen *g, const struct plan *pl, const struct tile *t, int par)
+static void out_load(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	int64_t np = tile_npad(pl, t), in16 = pl->slot[par][0];
 	int64_t off = (t->q0 * pl->hw + t->a) * 32;
 	if (t->G > 1 && np != t->m)
-		dma(g, ISA_OP_MOV_GM_UB, R_SRC, off, in16, t->G, t->m, 0, np - t->m);
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, off, in16, t->G, t->m, 0, np - t->m);
 	else
-		dma(g, ISA_OP_MOV_GM_UB, R_SRC, off, in16, 1, t->G * t->m, 0, 0);
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, off, in16, 1, t->G * t->m, 0, 0);
 }
 
-static void out_compute(struct gen *g, const struct plan *pl, const struct tile *t, int par,
+static void out_compute(struct kg *g, const struct plan *pl, const struct tile *t, int par,
 			int last)
 {
 	int64_t np = tile_npad(pl, t);
 	int64_t in16 = pl->slot[par][0], row16 = pl->slot[par][1], row32 = pl->slot[par][2];
 	if (pl->flat) {
-		flat_conv(g, ISA_DT_F32, ISA_DT_F16, row32, in16, t->G * 16);
+		kg_flat_conv(g, ISA_DT_F32, ISA_DT_F16, row32, in16, t->G * 16);
 		return;
 	}
 	int64_t groups = np / 16;
 	if (t->G <= groups) {
 		for (int64_t gg = 0; gg < t->G; gg++)
-			transpose(g, row16 + gg * 16 * np * 2, in16 + gg * np * 32, groups,
+			kg_transpose(g, row16 + gg * 16 * np * 2, in16 + gg * np * 32, groups,
 				  np / 16, 1, 1, 16);
 	} else {
 		for (int64_t j = 0; j < groups; j++)
-			transpose(g, row16 + j * 32, in16 + j * 512, t->G, np / 16, 1, np, np);
+			kg_transpose(g, row16 + j * 32, in16 + j * 512, t->G, np / 16, 1, np, np);
 	}
 	for (int64_t g0 = 0; g0 < t->G;) {
 		int64_t rows, g1 = run_end(pl, t, g0, &rows);
-		flat_conv(g, ISA_DT_F32, ISA_DT_F16, row32 + g0 * 16 * np * 4,
+		kg_flat_conv(g, ISA_DT_F32, ISA_DT_F16, row32 + g0 * 16 * np * 4,
 			  row16 + g0 * 16 * np * 2, rows * np);
 		g0 = g1;
 	}
 	if (last && pl->tailfix) {
 		/* pixels hw-8 .. hw+7 of the last plane: row i's first 8 are the
 		 * last 8 pixels of channel i, 32-byte aligned in tail32 */
-		transpose(g, pl->tail16, in16 + ((t->G - 1) * np + pl->hw - 8) * 32, 1, 1, 1, 16,
+		kg_transpose(g, pl->tail16, in16 + ((t->G - 1) * np + pl->hw - 8) * 32, 1, 1, 1, 16,
 			  16);
-		flat_conv(g, ISA_DT_F32, ISA_DT_F16, pl->tail32, pl->tail16, 256);
+		kg_flat_conv(g, ISA_DT_F32, ISA_DT_F16, pl->tail32, pl->tail16, 256);
 	}
 }
 
-static void out_store(struct gen *g, const struct plan *pl, const struct tile *t, int par,
+static void out_store(struct kg *g, const struct plan *pl, const struct tile *t, int par,
 		      int last)
 {
 	int64_t np = tile_npad(pl, t), row32 = pl->slot[par][2];
@@ -351,10 +245,10 @@ static void out_store(struct gen *g, const struct plan *pl, const struct tile *t
 		int64_t hc = hc_of(pl, t->q0 + g0);
 		int fin = last && g1 == t->G;
 		if (pl->flat) {
-			dma(g, ISA_OP_MOV_UB_GM, R_DST, hc * 4, row32 + g0 * 64, 1,
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, hc * 4, row32 + g0 * 64, 1,
 			    (rows * 4 + 31) / 32, 0, 0);
 		} else if (pl->aligned) {
-			dma(g, ISA_OP_MOV_UB_GM, R_DST, (hc * pl->hw + t->a) * 4,
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (hc * pl->hw + t->a) * 4,
 			    row32 + g0 * 16 * np * 4, rows, t->m / 8, (np - t->m) / 8,
 			    (pl->hw - t->m) / 8);
 		} else {
@@ -362,13 +256,13 @@ static void out_store(struct gen *g, const struct plan *pl, const struct tile *t
 				int64_t r = g0 * 16 + i, goff = ((hc + i) * pl->hw + t->a) * 4;
 				if (fin && i == rows - 1 && pl->tailfix) {
 					if (t->m >= 8)
-						dma(g, ISA_OP_MOV_UB_GM, R_DST, goff,
+						kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, goff,
 						    row32 + r * np * 4, 1, t->m / 8, 0, 0);
-					dma(g, ISA_OP_MOV_UB_GM, R_DST,
+					kg_dma(g, ISA_OP_MOV_UB_GM, R_DST,
 					    ((hc + i) * pl->hw + pl->hw - 8) * 4,
 					    pl->tail32 + i % 16 * 64, 1, 1, 0, 0);
 				} else {
-					dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, row32 + r * np * 4,
+					kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, row32 + r * np * 4,
 					    1, (t->m + 7) / 8, 0, 0);
 				}
 			}
@@ -515,7 +409,7 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 		return -1;
 	}
 	*block_dim = (unsigned)pl.nb;
-	struct gen g = { .p = p };
+	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
@@ -530,7 +424,7 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 	}
 	for (int64_t b = 0; b < pl.nb; b++) {
 		cc_label_bind(p, labels[b]);
-		gen_reset(&g);
+		kg_reset(&g);
 		size_t nt = block_tiles(&pl, b, tiles, cap);
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
