@@ -30,6 +30,15 @@ struct dev_tensor {
 };
 
 #define MAX_TASK_ARGS 8
+
+/* A tensor a task consumes or produces (see io_add), described at build time. */
+struct task_io {
+	int ti;              /* the graph tensor: its name */
+	int shape;           /* the graph tensor with its logical dims (ti but for scratches) */
+	enum cc_dtype dtype; /* as the task moves it */
+	enum cc_format fmt;
+};
+
 struct task {
 	char name[128], op_type[64];
 	struct cc_prog prog;
@@ -38,6 +47,8 @@ struct task {
 	int argt[MAX_TASK_ARGS]; /* workspace args: the storage tensor, patched by the plan */
 	unsigned nargs;
 	uint64_t flops, bytes;
+	struct task_io in[MAX_TASK_ARGS], out[MAX_TASK_ARGS];
+	unsigned nin, nout;
 };
 
 struct cc_ctx {
@@ -567,6 +578,41 @@ static void arg_tensor(struct cc_ctx *c, struct task *t, int ti)
 	t->bytes += (uint64_t)dev_elems(d) * 2;
 }
 
+/* The tensors a task lists as its inputs and outputs (the .om's per-task
+ * descriptors: msprof's Input/Output Shapes, Data Types and Formats): the
+ * operands the kernel reads and the results it writes, with their logical
+ * (ONNX) dims, the dtype the task moves them in (fp16 on the device) and the
+ * format of their bytes.  A fused task lists its group's external tensors.
+ * Constants count when the kernel reads them as tensors of their own shape
+ * (Conv's weights and bias, MatMul/Gemm's B and C, a broadcast row vector,
+ * a constant operand laid out as an activation); constants that become
+ * immediates (scalar operands, Clip's bounds) or are merged into a derived
+ * table (BatchNormalization's four vectors, a per-channel scale) do not.
+ * Every listed tensor is also an argument of the task, so the lists never
+ * outgrow MAX_TASK_ARGS. */
+static void io_add(struct task *t, int output, int ti, int shape, enum cc_dtype dt,
+		   enum cc_format fmt)
+{
+	struct task_io *v = output ? t->out : t->in;
+	unsigned *n = output ? &t->nout : &t->nin;
+	if (*n < MAX_TASK_ARGS)
+		v[(*n)++] = (struct task_io){ ti, shape, dt, fmt };
+}
+
+/* A tensor in its device layout: fp16, NC1HWC0 for 4-D activations, else ND. */
+static void io_dev(struct cc_ctx *c, struct task *t, int output, int ti)
+{
+	io_add(t, output, ti, ti, CC_F16, c->dev[ti].nc1hwc0 ? CC_FMT_NC1HWC0 : CC_FMT_ND);
+}
+
+/* A tensor in the host's plain layout (the edge kernels' other side): NCHW
+ * when shape is 4-D, else ND. */
+static void io_host(struct cc_ctx *c, struct task *t, int output, int ti, int shape,
+		    enum cc_dtype dt)
+{
+	io_add(t, output, ti, shape, dt, T(c, shape)->rank == 4 ? CC_FMT_NCHW : CC_FMT_ND);
+}
+
 /* ---- lowering ------------------------------------------------------------ */
 
 static int run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain *ch,
@@ -588,9 +634,12 @@ static int run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain
 	char msg[256];
 	if (cc_gen_vchain(c->cfg, ch, elems, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
-	for (int i = 0; i < ch->nin; i++)
+	for (int i = 0; i < ch->nin; i++) {
 		arg_tensor(c, t, ins[i]);
+		io_dev(c, t, 0, ins[i]);
+	}
 	arg_tensor(c, t, out);
+	io_dev(c, t, 1, out);
 	t->flops = (uint64_t)dev_elems(&c->dev[out]) * (uint64_t)ch->nsteps;
 	return 0;
 }
@@ -638,12 +687,17 @@ static int relayout(struct cc_ctx *c, struct cc_node *n, int in, int out)
 			return NODE_FAIL(c, n, "out of memory");
 		if (gen_edge(c, k ? e : d, k, t, msg, sizeof msg))
 			return NODE_FAIL(c, n, "%s", msg);
+		/* the scratch holds fp32 in the plain layout of in, which is out's too */
 		if (k == 0) {
 			arg_tensor(c, t, in);
 			arg_tensor(c, t, sc);
+			io_dev(c, t, 0, in);
+			io_host(c, t, 1, sc, in, CC_F32);
 		} else {
 			arg_tensor(c, t, sc);
 			arg_tensor(c, t, out);
+			io_host(c, t, 0, sc, out, CC_F32);
+			io_dev(c, t, 1, out);
 		}
 		d = &c->dev[in]; /* arg_tensor does not move c->dev, scratch_new did */
 		e = &c->dev[out];
@@ -758,6 +812,12 @@ static int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	arg_tensor(c, t, out);
 	if (bi >= 0)
 		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
+	/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
+	io_dev(c, t, 0, xi);
+	io_add(t, 0, wi, wi, CC_F16, cv.groups == 1 ? CC_FMT_FRACTAL_Z : CC_FMT_NC1HWC0);
+	if (bi >= 0)
+		io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
+	io_dev(c, t, 1, out);
 	t->flops = 2 * (uint64_t)(cv.n * cv.cout * wd.ho * wd.wo) *
 		   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
 	t->bytes += wb;
@@ -811,6 +871,8 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 		return NODE_FAIL(c, n, "%s", msg);
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, out);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, out);
 	t->flops = (uint64_t)(pl.n * pl.c * pl.ho * pl.wo * pl.kh * pl.kw);
 	return 0;
 }
@@ -862,6 +924,8 @@ static int lower_concat(struct cc_ctx *c, struct cc_node *n)
 		arg_tensor(c, t, xi);
 		arg_tensor(c, t, out);
 		t->args[1].value = c1_at * hw * 32; /* added to the planned offset */
+		io_dev(c, t, 0, xi);
+		io_dev(c, t, 1, out);
 		c1_at += c1;
 	}
 	return 0;
@@ -919,6 +983,8 @@ static int lower_bn(struct cc_ctx *c, struct cc_node *n)
 	arg_tensor(c, t, xi);
 	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
 	arg_tensor(c, t, out);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, out);
 	t->flops = 2 * (uint64_t)cc_tensor_numel(x);
 	return 0;
 }
@@ -944,6 +1010,8 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, out);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, out);
 	t->flops = 4 * (uint64_t)cc_tensor_numel(x);
 	return 0;
 }
@@ -981,6 +1049,8 @@ static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, out);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, out);
 	return 0;
 }
 
@@ -1089,7 +1159,22 @@ static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
 	     i = c->g.n[i].chain_prev ? c->g.n[i].chain_prev - 1 : -1)
 		chain[len++] = i;
 	struct cc_vchain ch = { .nin = 1 };
-	int src = 0, first_in = -1;
+	int src = 0, ins[2] = { -1, -1 };
+	struct cc_node *head = &c->g.n[chain[len - 1]];
+	if (len > 1 && head->nin == 2 && !T(c, head->in[0])->data && !T(c, head->in[1])->data) {
+		/* a binary op of two activations starts the chain (see
+		 * pass_fuse_eltwise.c): two inputs, its result in slot 2 */
+		ch.nin = 2;
+		ins[0] = head->in[0];
+		ins[1] = head->in[1];
+		enum cc_vop vop = !strcmp(head->op, "Add")   ? CC_V_ADD
+				  : !strcmp(head->op, "Sub") ? CC_V_SUB
+				  : !strcmp(head->op, "Mul") ? CC_V_MUL
+							     : CC_V_DIV;
+		ch.step[ch.nsteps++] = (struct cc_vstep){ vop, 0, 1, 0 };
+		src = 2;
+		len--;
+	}
 	for (int k = len - 1; k >= 0; k--) {
 		struct cc_node *m = &c->g.n[chain[k]];
 		struct cc_vstep local[8];
@@ -1098,9 +1183,11 @@ static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
 			return -1;
 		if (ns == 0 || ch.nsteps + ns > CC_MAX_VSTEPS)
 			return NODE_FAIL(c, m, "cannot be lowered as an element-wise chain");
-		if (k == len - 1)
-			first_in = xi;
-		int base = ch.nsteps; /* local slot j >= 1 is global slot base + j */
+		if (k == len - 1 && ch.nin == 1)
+			ins[0] = xi;
+		/* local slot 0 is the chain so far, local j >= 1 the result of
+		 * this node's step j - 1 */
+		int base = ch.nin + ch.nsteps - 1;
 		for (int j = 0; j < ns; j++) {
 			struct cc_vstep st = local[j];
 			st.a = st.a == 0 ? src : base + st.a;
@@ -1109,9 +1196,10 @@ static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
 		}
 		src = ch.nin + ch.nsteps - 1;
 	}
-	if (c->dev[first_in].where == W_NONE && weight_place_act(c, n, first_in))
-		return -1;
-	return run_chain(c, n, &ch, &first_in);
+	for (int k = 0; k < ch.nin; k++)
+		if (c->dev[ins[k]].where == W_NONE && weight_place_act(c, n, ins[k]))
+			return -1;
+	return run_chain(c, n, &ch, ins);
 }
 
 static int lower_unary(struct cc_ctx *c, struct cc_node *n)
@@ -1175,6 +1263,8 @@ static int bcast_binary(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 			arg_tensor(c, t, xi);
 			t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
 			arg_tensor(c, t, out);
+			io_dev(c, t, 0, xi);
+			io_dev(c, t, 1, out);
 			return 0;
 		}
 		/* a row vector: every dimension of v but the last is 1 */
@@ -1195,6 +1285,9 @@ static int bcast_binary(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 		arg_tensor(c, t, xi);
 		arg_tensor(c, t, vi);
 		arg_tensor(c, t, out);
+		io_dev(c, t, 0, xi);
+		io_dev(c, t, 0, vi);
+		io_dev(c, t, 1, out);
 		t->flops = (uint64_t)cc_tensor_numel(y);
 		return 0;
 	}
@@ -1268,6 +1361,8 @@ static int transposed(struct cc_ctx *c, struct cc_node *n, int xi)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, ti);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, ti);
 	return ti;
 }
 
@@ -1293,6 +1388,8 @@ static int scaled(struct cc_ctx *c, struct cc_node *n, int xi, float k)
 		return NODE_FAIL(c, n, "%s", msg);
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, ti);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, ti);
 	return ti;
 }
 
@@ -1431,6 +1528,15 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 			bb->kind = OM_ARG_WEIGHT;
 			bb->value = bias_off;
 		}
+		/* a batch's tasks each list the whole tensors their matrices come from */
+		io_dev(c, t, 0, ai);
+		if (b_nz)
+			io_add(t, 0, bi, bi, CC_F16, CC_FMT_FRACTAL_NZ);
+		else
+			io_dev(c, t, 0, bi);
+		if (bias_off >= 0)
+			io_add(t, 0, bias_ti, bias_ti, CC_F16, CC_FMT_ND);
+		io_add(t, 1, prod, out, CC_F16, CC_FMT_ND);
 		t->flops = 2 * (uint64_t)(M * K * N);
 		t->bytes += (uint64_t)(K * N * 2);
 	}
@@ -1457,6 +1563,9 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	if (bad)
 		return NODE_FAIL(c, n, "%s", msg);
 	arg_tensor(c, t, out);
+	io_add(t, 0, prod, out, CC_F16, CC_FMT_ND);
+	io_dev(c, t, 0, add_c);
+	io_dev(c, t, 1, out);
 	return 0;
 }
 
@@ -1812,6 +1921,18 @@ static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
 	d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(t->dtype);
 }
 
+/* A task's tensor: its logical dims, at the dtype and in the format the task
+ * moves it; size is the logical bytes at that dtype (om_read checks it). */
+static void desc_io(struct cc_ctx *c, struct om_tensor_desc *d, const struct task_io *io)
+{
+	const struct cc_tensor *s = T(c, io->shape);
+	desc_from(d, s);
+	snprintf(d->name, sizeof d->name, "%s", T(c, io->ti)->name);
+	d->dtype = io->dtype;
+	d->format = io->fmt;
+	d->size = (uint64_t)cc_tensor_numel(s) * cc_dtype_size(io->dtype);
+}
+
 static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 {
 	memset(m, 0, sizeof *m);
@@ -1850,6 +1971,16 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		memcpy(ot->args, t->args, t->nargs * sizeof *ot->args);
 		ot->flops = t->flops;
 		ot->bytes = t->bytes;
+		ot->inputs = calloc(t->nin ? t->nin : 1, sizeof *ot->inputs);
+		ot->outputs = calloc(t->nout ? t->nout : 1, sizeof *ot->outputs);
+		if (!ot->inputs || !ot->outputs)
+			return fail(c, "out of memory");
+		ot->ninputs = t->nin;
+		for (unsigned j = 0; j < t->nin; j++)
+			desc_io(c, &ot->inputs[j], &t->in[j]);
+		ot->noutputs = t->nout;
+		for (unsigned j = 0; j < t->nout; j++)
+			desc_io(c, &ot->outputs[j], &t->out[j]);
 	}
 	m->ninputs = (uint32_t)c->g.ninputs;
 	for (int i = 0; i < c->g.ninputs; i++)
@@ -2030,6 +2161,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		t->args[1] = (struct om_arg){ OM_ARG_WORKSPACE, 0, 0 };
 		t->argt[1] = ti;
 		t->nargs = 2;
+		io_host(&c, t, 0, ti, ti, T(&c, ti)->dtype);
+		io_dev(&c, t, 1, ti);
 		t->bytes = (uint64_t)cc_tensor_numel(T(&c, ti)) * 6;
 	}
 	for (int i = 0; i < c.g.nn; i++) {
@@ -2055,6 +2188,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		t->argt[0] = d->where == W_WS ? d->storage : -1;
 		t->args[1] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
 		t->nargs = 2;
+		io_dev(&c, t, 0, ti);
+		io_host(&c, t, 1, ti, ti, T(&c, ti)->dtype);
 		t->bytes = (uint64_t)cc_tensor_numel(T(&c, ti)) * 6;
 	}
 	if (plan_memory(&c))

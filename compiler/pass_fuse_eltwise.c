@@ -2,8 +2,10 @@
  * kernel.  A node joins the node that produced its input when that input
  * has no other reader and is not a graph output: the intermediate tensor
  * then never leaves the UB.  Element-wise here: the unary activations and
- * Add/Sub/Mul/Div with one constant scalar operand.  Runs after shape
- * inference (the fused nodes' shapes are no longer computed). */
+ * Add/Sub/Mul/Div with one constant scalar operand; a chain may also start
+ * with Add/Sub/Mul/Div of two activations of the same shape (a residual
+ * Add followed by its Relu is one kernel, one pass over memory).  Runs
+ * after shape inference (the fused nodes' shapes are no longer computed). */
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +36,26 @@ static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
 	return 1;
 }
 
+/* Add/Sub/Mul/Div of two non-constant tensors of the output's shape: it
+ * can only start a chain (the chain kernel has two inputs then). */
+static int binary_head(const struct cc_graph *g, const struct cc_node *n)
+{
+	if ((strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
+	     strcmp(n->op, "Div")) || n->nin != 2 || n->nout < 1 || n->chain_prev)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		if (n->in[k] < 0 || g->t[n->in[k]].data)
+			return 0;
+		const struct cc_tensor *a = &g->t[n->in[k]], *y = &g->t[n->out[0]];
+		if (a->rank != y->rank)
+			return 0;
+		for (int d = 0; d < a->rank; d++)
+			if (a->dims[d] != y->dims[d])
+				return 0;
+	}
+	return 1;
+}
+
 int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			 size_t errlen)
 {
@@ -44,7 +66,8 @@ int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
 		if (n->dead || !chainable(g, n, &x) || x < 0)
 			continue;
 		int p = g->t[x].producer, px;
-		if (p < 0 || g->n[p].dead || !chainable(g, &g->n[p], &px) ||
+		if (p < 0 || g->n[p].dead ||
+		    !(chainable(g, &g->n[p], &px) || binary_head(g, &g->n[p])) ||
 		    cc_sole_consumer(g, x) != i || g->t[x].is_output)
 			continue;
 		int len = 1;

@@ -1,15 +1,11 @@
-/* model.c: one inference of an .om model on the simulated device.
- * Tasks run one after another (one stream); the device clock carries on
- * from task to task, so the L2 keeps what earlier tasks left in it. */
+/* model.c: one inference of an .om model on the simulated device, for
+ * callers that want it in one call (tests, tools): load, copy the inputs
+ * in, execute on the default stream, copy the outputs out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
-
-/* GM buffers get slack: kernels move whole 32-byte blocks and 256-byte
- * vector repeats past a tensor's last element. */
-#define SLACK 1024
 
 int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct rt_tensor *inputs,
 		 unsigned ninputs, struct rt_tensor *outputs, struct rt_run *run, char *err,
@@ -43,71 +39,17 @@ int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct 
 			return -1;
 		}
 	}
-	uint64_t wa = sim_gm_alloc(dev, m->weights_bytes + SLACK);
-	uint64_t ws = sim_gm_alloc(dev, m->workspace_bytes + SLACK);
+	struct rt_device *rt = rt_device_wrap(dev, err, errlen);
+	if (!rt)
+		return -1;
+	struct rt_model rm;
 	uint64_t *ia = calloc(m->ninputs + 1, sizeof *ia), *oa = calloc(m->noutputs + 1, sizeof *oa);
-	struct sim_kernel *k = calloc(m->nkernels + 1, sizeof *k);
 	run->task = calloc(m->ntasks + 1, sizeof *run->task);
-	int rc = -1;
-	if (!wa || !ws || !ia || !oa || !k || !run->task) {
-		snprintf(err, errlen, "model '%s' does not fit the device memory", m->name);
+	int rc = -1, loaded = 0;
+	if (!ia || !oa || !run->task) {
+		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
-	if (m->weights_bytes)
-		sim_gm_write(dev, wa, m->weights, m->weights_bytes);
-	for (unsigned i = 0; i < m->ninputs; i++) {
-		ia[i] = sim_gm_alloc(dev, m->inputs[i].size + SLACK);
-		if (!ia[i]) {
-			snprintf(err, errlen, "input '%s' does not fit the device memory",
-				 m->inputs[i].name);
-			goto done;
-		}
-		sim_gm_write(dev, ia[i], inputs[i].data, inputs[i].nbytes);
-	}
-	for (unsigned i = 0; i < m->noutputs; i++) {
-		oa[i] = sim_gm_alloc(dev, m->outputs[i].size + SLACK);
-		if (!oa[i]) {
-			snprintf(err, errlen, "output '%s' does not fit the device memory",
-				 m->outputs[i].name);
-			goto done;
-		}
-	}
-	for (unsigned i = 0; i < m->nkernels; i++)
-		if (sim_kernel_load(&k[i], m->kernels[i].name, m->kernels[i].code,
-				    m->kernels[i].bytes, err, errlen))
-			goto done;
-	run->start_cycle = sim_device_now(dev);
-	for (unsigned i = 0; i < m->ntasks; i++) {
-		const struct om_task *t = &m->tasks[i];
-		int64_t args[SIM_MAX_ARGS];
-		if (t->nargs > SIM_MAX_ARGS) {
-			snprintf(err, errlen, "task %u ('%s'): too many arguments", i, t->name);
-			goto done;
-		}
-		for (unsigned a = 0; a < t->nargs; a++) {
-			const struct om_arg *g = &t->args[a];
-			switch (g->kind) {
-			case OM_ARG_SCALAR: args[a] = g->value; break;
-			case OM_ARG_WEIGHT: args[a] = (int64_t)wa + g->value; break;
-			case OM_ARG_WORKSPACE: args[a] = (int64_t)ws + g->value; break;
-			case OM_ARG_INPUT: args[a] = (int64_t)ia[g->index] + g->value; break;
-			default: args[a] = (int64_t)oa[g->index] + g->value; break;
-			}
-		}
-		struct sim_result res;
-		if (sim_run(dev, &k[t->kernel], t->block_dim, args, t->nargs, &res)) {
-			snprintf(err, errlen, "task %u ('%s', %s): %s", i, t->name, t->op_type,
-				 res.error);
-			sim_result_free(&res);
-			goto done;
-		}
-		run->task[i].start_cycle = res.start_cycle;
-		run->task[i].cycles = res.cycles;
-		run->task[i].cores = res.ncores;
-		run->task[i].st = res.total;
-		sim_result_free(&res);
-	}
-	run->cycles = sim_device_now(dev) - run->start_cycle;
 	for (unsigned i = 0; i < m->noutputs; i++) {
 		const struct om_tensor_desc *d = &m->outputs[i];
 		struct rt_tensor *o = &outputs[i];
@@ -122,17 +64,67 @@ int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct 
 			snprintf(err, errlen, "out of memory");
 			goto done;
 		}
-		sim_gm_read(dev, oa[i], o->data, d->size);
+	}
+	if (rt_model_load(rt, m, &rm, err, errlen))
+		goto done;
+	loaded = 1;
+	struct rt_stream *s = rt_default_stream(rt);
+	for (unsigned i = 0; i < m->ninputs; i++) {
+		ia[i] = sim_gm_alloc(dev, m->inputs[i].size + RT_BUFFER_SLACK);
+		if (!ia[i]) {
+			snprintf(err, errlen, "input '%s' does not fit the device memory",
+				 m->inputs[i].name);
+			goto done;
+		}
+		if (rt_memcpy_async(s, SIM_COPY_H2D, inputs[i].data, ia[i], 0, inputs[i].nbytes,
+				    err, errlen))
+			goto done;
+	}
+	for (unsigned i = 0; i < m->noutputs; i++) {
+		oa[i] = sim_gm_alloc(dev, m->outputs[i].size + RT_BUFFER_SLACK);
+		if (!oa[i]) {
+			snprintf(err, errlen, "output '%s' does not fit the device memory",
+				 m->outputs[i].name);
+			goto done;
+		}
+	}
+	int exec = rt_model_execute_async(&rm, s, ia, oa, err, errlen);
+	if (exec < 0)
+		goto done;
+	for (unsigned i = 0; i < m->noutputs; i++)
+		if (rt_memcpy_async(s, SIM_COPY_D2H, outputs[i].data, oa[i], 0, m->outputs[i].size,
+				    err, errlen))
+			goto done;
+	if (rt_synchronize(rt, err, errlen))
+		goto done;
+	size_t nt, ne;
+	const struct rt_task_record *tr = rt_tasks(rt, &nt);
+	const struct rt_exec_record *er = rt_execs(rt, &ne);
+	run->start_cycle = er[exec].start;
+	run->cycles = er[exec].end - er[exec].start;
+	for (size_t i = 0; i < nt; i++) {
+		if (tr[i].exec_id != exec || tr[i].model_task < 0)
+			continue;
+		struct rt_task_time *tt = &run->task[tr[i].model_task];
+		tt->start_cycle = tr[i].start;
+		tt->cycles = tr[i].end - tr[i].start;
+		tt->cores = tr[i].cores;
+		tt->st = tr[i].st;
 	}
 	rc = 0;
 done:
-	if (rc) {
+	if (rc)
 		for (unsigned i = 0; i < m->noutputs; i++)
 			rt_tensor_free(&outputs[i]);
-	}
-	for (unsigned i = 0; k && i < m->nkernels; i++)
-		sim_kernel_free(&k[i]);
-	free(k);
+	for (unsigned i = 0; ia && i < m->ninputs; i++)
+		if (ia[i])
+			sim_gm_free(dev, ia[i]);
+	for (unsigned i = 0; oa && i < m->noutputs; i++)
+		if (oa[i])
+			sim_gm_free(dev, oa[i]);
+	if (loaded)
+		rt_model_unload(&rm);
+	rt_device_free(rt);
 	free(ia);
 	free(oa);
 	return rc;

@@ -3,6 +3,7 @@
 #define DV_MODEL_H
 
 #include "om.h"
+#include "runtime.h"
 #include "sim.h"
 #include "tensor_io.h"
 

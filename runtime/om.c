@@ -191,6 +191,24 @@ static int check_desc(const struct om_model *m, const struct om_tensor_desc *d, 
 	return 0;
 }
 
+static int check_descs(const struct om_model *m, const struct om_tensor_desc *d, uint32_t n,
+		       const char *what, int planned, const char *path, char *err, size_t errlen)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (check_desc(m, &d[i], what, planned, i, path, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+/* The "what" of a task's tensor descriptors, so that their errors name the
+ * task as well: "task 3 (conv1) input". */
+static void task_desc_what(char *buf, size_t len, uint32_t ti, const char *name, int output)
+{
+	snprintf(buf, len, "task %" PRIu32 " (%s) %s", ti, name, output ? "output" : "input");
+}
+
 static int check_arg(const struct om_model *m, const struct om_task *t, uint32_t ti, uint32_t ai,
 		     const char *path, char *err, size_t errlen)
 {
@@ -303,17 +321,13 @@ static int check_model(const struct om_model *m, const char *path, char *err, si
 			    m->weights_bytes);
 	if (check_kernels(m, path, err, errlen) < 0)
 		return -1;
-	for (i = 0; i < m->ninputs; i++)
-		if (check_desc(m, &m->inputs[i], "input", 0, i, path, err, errlen) < 0)
-			return -1;
-	for (i = 0; i < m->noutputs; i++)
-		if (check_desc(m, &m->outputs[i], "output", 0, i, path, err, errlen) < 0)
-			return -1;
-	for (i = 0; i < m->ntensors; i++)
-		if (check_desc(m, &m->tensors[i], "tensor", 1, i, path, err, errlen) < 0)
-			return -1;
+	if (check_descs(m, m->inputs, m->ninputs, "input", 0, path, err, errlen) < 0 ||
+	    check_descs(m, m->outputs, m->noutputs, "output", 0, path, err, errlen) < 0 ||
+	    check_descs(m, m->tensors, m->ntensors, "tensor", 1, path, err, errlen) < 0)
+		return -1;
 	for (i = 0; i < m->ntasks; i++) {
 		const struct om_task *t = &m->tasks[i];
+		char what[sizeof t->name + 48];
 
 		if (!str_fits(t->name, sizeof t->name))
 			return fail(err, errlen, "%s: task %" PRIu32 ": name is not terminated",
@@ -336,12 +350,47 @@ static int check_model(const struct om_model *m, const char *path, char *err, si
 		for (j = 0; j < t->nargs; j++)
 			if (check_arg(m, t, i, j, path, err, errlen) < 0)
 				return -1;
+		if ((t->ninputs && !t->inputs) || (t->noutputs && !t->outputs))
+			return fail(err, errlen,
+				    "%s: task %" PRIu32 " (%s): a tensor count is set but its "
+				    "array is NULL",
+				    path, i, t->name);
+		task_desc_what(what, sizeof what, i, t->name, 0);
+		if (check_descs(m, t->inputs, t->ninputs, what, 0, path, err, errlen) < 0)
+			return -1;
+		task_desc_what(what, sizeof what, i, t->name, 1);
+		if (check_descs(m, t->outputs, t->noutputs, what, 0, path, err, errlen) < 0)
+			return -1;
 	}
 	return 0;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                  */
+
+/* Fill n TensorDesc messages from pd[*next] on, pointing into src, and
+ * return where their pointers start in ppd. */
+static Dvom__TensorDesc **pack_descs(Dvom__TensorDesc *pd, Dvom__TensorDesc **ppd, size_t *next,
+				     const struct om_tensor_desc *src, uint32_t n)
+{
+	Dvom__TensorDesc **first = &ppd[*next];
+	uint32_t k;
+
+	for (k = 0; k < n; k++, (*next)++) {
+		Dvom__TensorDesc *p = &pd[*next];
+
+		dvom__tensor_desc__init(p);
+		p->name = (char *)src[k].name;
+		p->dtype = src[k].dtype;
+		p->format = src[k].format;
+		p->n_dims = (size_t)src[k].rank;
+		p->dims = (int64_t *)src[k].dims;
+		p->offset = src[k].offset;
+		p->size = src[k].size;
+		ppd[*next] = p;
+	}
+	return first;
+}
 
 /* The Model message for m, packed into a malloc'd buffer.  The message points
  * into m (protobuf-c's pack only reads, hence the casts dropping const). */
@@ -353,12 +402,13 @@ static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
 	Dvom__Arg *pa = NULL, **ppa = NULL;
 	Dvom__TensorDesc *pd = NULL, **ppd = NULL;
 	size_t nargs = 0, ndesc = (size_t)m->ninputs + m->noutputs + m->ntensors, a = 0, d = 0;
-	const struct om_tensor_desc *src;
 	uint32_t i, j;
 	int rc = -1;
 
-	for (i = 0; i < m->ntasks; i++)
+	for (i = 0; i < m->ntasks; i++) {
 		nargs += m->tasks[i].nargs;
+		ndesc += (size_t)m->tasks[i].ninputs + m->tasks[i].noutputs;
+	}
 	pk = xcalloc(m->nkernels, sizeof *pk);
 	ppk = xcalloc(m->nkernels, sizeof *ppk);
 	pt = xcalloc(m->ntasks, sizeof *pt);
@@ -405,31 +455,18 @@ static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
 			pa[a].index = t->args[j].index;
 			ppa[a] = &pa[a];
 		}
+		pt[i].n_inputs = t->ninputs;
+		pt[i].inputs = pack_descs(pd, ppd, &d, t->inputs, t->ninputs);
+		pt[i].n_outputs = t->noutputs;
+		pt[i].outputs = pack_descs(pd, ppd, &d, t->outputs, t->noutputs);
 		ppt[i] = &pt[i];
 	}
 	pm.n_inputs = m->ninputs;
-	pm.inputs = &ppd[0];
+	pm.inputs = pack_descs(pd, ppd, &d, m->inputs, m->ninputs);
 	pm.n_outputs = m->noutputs;
-	pm.outputs = &ppd[m->ninputs];
+	pm.outputs = pack_descs(pd, ppd, &d, m->outputs, m->noutputs);
 	pm.n_tensors = m->ntensors;
-	pm.tensors = &ppd[(size_t)m->ninputs + m->noutputs];
-	for (d = 0; d < ndesc; d++) {
-		if (d < m->ninputs)
-			src = &m->inputs[d];
-		else if (d < (size_t)m->ninputs + m->noutputs)
-			src = &m->outputs[d - m->ninputs];
-		else
-			src = &m->tensors[d - m->ninputs - m->noutputs];
-		dvom__tensor_desc__init(&pd[d]);
-		pd[d].name = (char *)src->name;
-		pd[d].dtype = src->dtype;
-		pd[d].format = src->format;
-		pd[d].n_dims = (size_t)src->rank;
-		pd[d].dims = (int64_t *)src->dims;
-		pd[d].offset = src->offset;
-		pd[d].size = src->size;
-		ppd[d] = &pd[d];
-	}
+	pm.tensors = pack_descs(pd, ppd, &d, m->tensors, m->ntensors);
 
 	/* The section names, ".text.<name>", each in its own little buffer. */
 	for (i = 0; i < m->nkernels; i++) {
@@ -812,7 +849,7 @@ static int check_count(struct om_reader *r, size_t n, const char *what)
 static int copy_desc(struct om_reader *r, struct om_tensor_desc *d, const Dvom__TensorDesc *p,
 		     const char *what, size_t i)
 {
-	char field[64];
+	char field[256]; /* what can name a task: "task 3 (<name>) input" */
 	size_t k;
 
 	if (!p)
@@ -902,7 +939,7 @@ static int copy_kernels(struct om_reader *r, struct om_model *m)
 static int copy_tasks(struct om_reader *r, struct om_model *m)
 {
 	const Dvom__Model *pm = r->pm;
-	char field[64];
+	char field[64], what[sizeof m->tasks[0].name + 48];
 	size_t i, j;
 
 	if (check_count(r, pm->n_tasks, "tasks") < 0)
@@ -951,6 +988,13 @@ static int copy_tasks(struct om_reader *r, struct om_model *m)
 			t->args[j].value = pa->value;
 			t->args[j].index = pa->index;
 		}
+		/* i fits 32 bits: check_count above */
+		task_desc_what(what, sizeof what, (uint32_t)i, t->name, 0);
+		if (copy_descs(r, &t->inputs, &t->ninputs, pt->inputs, pt->n_inputs, what) < 0)
+			return -1;
+		task_desc_what(what, sizeof what, (uint32_t)i, t->name, 1);
+		if (copy_descs(r, &t->outputs, &t->noutputs, pt->outputs, pt->n_outputs, what) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -1053,8 +1097,11 @@ void om_free(struct om_model *m)
 		for (i = 0; i < m->nkernels; i++)
 			free(m->kernels[i].code);
 	if (m->tasks)
-		for (i = 0; i < m->ntasks; i++)
+		for (i = 0; i < m->ntasks; i++) {
 			free(m->tasks[i].args);
+			free(m->tasks[i].inputs);
+			free(m->tasks[i].outputs);
+		}
 	free(m->kernels);
 	free(m->tasks);
 	free(m->inputs);
@@ -1062,4 +1109,66 @@ void om_free(struct om_model *m)
 	free(m->tensors);
 	free(m->weights);
 	memset(m, 0, sizeof *m);
+}
+
+const char *om_dtype_name(int32_t dtype)
+{
+	/* msprof prints GE's DT_* names without the prefix */
+	switch (dtype) {
+	case 1:
+		return "FLOAT";
+	case 2:
+		return "UINT8";
+	case 3:
+		return "INT8";
+	case 4:
+		return "UINT16";
+	case 5:
+		return "INT16";
+	case 6:
+		return "INT32";
+	case 7:
+		return "INT64";
+	case 8:
+		return "STRING";
+	case 9:
+		return "BOOL";
+	case 10:
+		return "FLOAT16";
+	case 11:
+		return "DOUBLE";
+	case 12:
+		return "UINT32";
+	case 13:
+		return "UINT64";
+	case 14:
+		return "COMPLEX64";
+	case 15:
+		return "COMPLEX128";
+	case 16:
+		return "BF16";
+	default:
+		return "UNDEFINED";
+	}
+}
+
+const char *om_format_name(int32_t format)
+{
+	/* the aclFormat values the compiler uses (enum cc_format) */
+	switch (format) {
+	case 0:
+		return "NCHW";
+	case 1:
+		return "NHWC";
+	case 2:
+		return "ND";
+	case 3:
+		return "NC1HWC0";
+	case 4:
+		return "FRACTAL_Z";
+	case 29:
+		return "FRACTAL_NZ";
+	default:
+		return "UNDEFINED";
+	}
 }

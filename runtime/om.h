@@ -34,6 +34,11 @@ struct om_task {
 	uint32_t nargs;
 	uint64_t flops; /* useful floating-point (or int) operations */
 	uint64_t bytes; /* bytes the task must move from and to GM at least */
+	/* What the task consumes and produces, for profiles: logical dims, the
+	 * dtype and format the task moves them in, size = their bytes at that
+	 * dtype, offset 0.  Older files have none (counts 0, arrays NULL). */
+	struct om_tensor_desc *inputs, *outputs;
+	uint32_t ninputs, noutputs;
 };
 
 struct om_tensor_desc {
@@ -78,5 +83,11 @@ int om_write(const char *path, const struct om_model *m, char *err, size_t errle
 int om_read(const char *path, struct om_model *m, const char *expect_soc, char *err,
 	    size_t errlen);
 void om_free(struct om_model *m);
+
+/* msprof's names for an ONNX TensorProto.DataType ("FLOAT16", "FLOAT", "INT32")
+ * and an ACL aclFormat ("NCHW", "NC1HWC0", "FRACTAL_Z"): "UNDEFINED" for any
+ * value without one, so the result can always be printed. */
+const char *om_dtype_name(int32_t dtype);
+const char *om_format_name(int32_t format);
 
 #endif

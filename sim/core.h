@@ -56,8 +56,8 @@ struct sim_core {
 	unsigned s_wait_pipe, s_wait_flag;
 	uint64_t s_wait_since;
 	int64_t block_idx;
-	unsigned block_next; /* next block this core will run */
-	uint64_t first_start;
+	struct sim_launch *launch; /* the launch whose block runs here; NULL when idle */
+	uint64_t block_start;
 	float *fa, *fb; /* cube scratch: one L0A / L0B worth of operands as fp32 */
 	struct sim_core_stats *st;
 	char *err; /* where a hardware-rule violation is reported */
@@ -85,14 +85,34 @@ struct sim_device {
 	double hbm_free, l2_free;
 	double hbm_bpc, l2_bpc; /* bytes per core cycle */
 	uint64_t hbm_lat_cycles;
-	uint64_t now;
-	char *err; /* the current run's error message */
+	/* PCIe links, host -> device and device -> host, in cycles */
+	double pcie_free[2];
+	double pcie_bpc;
+	uint64_t pcie_lat_cycles;
+	uint64_t gm_used;
+	uint64_t now; /* the device clock: the time of the latest event */
+	char *err;    /* where the current drain's error goes (errbuf) */
 	size_t errlen;
-	/* current run */
+	char errbuf[1024];
 	struct sim_core *cores;
-	const struct sim_kernel *kernel;
-	const int64_t *args;
-	unsigned nargs, block_dim;
+	/* the scheduler (engine.c): pending events and the kernel launches
+	 * that have started and still have blocks to hand out */
+	struct sim_event *heap;
+	size_t nheap, capheap;
+	uint64_t seq, drain_start, limit;
+	int failed;
+	struct sim_launch **active;
+	size_t nactive, capactive;
+	void (*done)(void *ctx, struct sim_launch *l);
+	void *done_ctx;
+};
+
+struct sim_event {
+	uint64_t t, seq;
+	uint32_t core;
+	uint8_t kind;      /* EV_* in engine.c, or a pipe */
+	uint32_t flag, pc; /* EV_FLAG: which flag, and the set_flag's pc */
+	struct sim_launch *l; /* EV_LAUNCH, EV_COPY_DONE */
 };
 
 /* Report a hardware-rule violation for the instruction being executed;
@@ -112,6 +132,9 @@ uint8_t *sim_buf_at_aligned(struct sim_core *c, enum sim_buf b, int64_t addr, ui
  * accounts the L2 and main memory and returns the cost. */
 struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, uint64_t nburst,
 			      uint64_t burst_bytes, uint64_t stride, int is_write);
+
+/* Forget the L2 lines of [addr, addr+bytes) (written behind the L2's back). */
+void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes);
 
 static inline uint64_t ceil_div_u64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static inline uint64_t cycles_for(double bytes, double bytes_per_cycle)

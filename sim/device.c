@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sim_engine_run(struct sim_device *dev, unsigned ncores);
-
 /* The dispatch table, generated from isa.def: a missing handler is a link
  * error; sync instructions belong to the engine. */
 #define EXEC_ENTRY_S(id) exec_##id
@@ -49,7 +47,11 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		dev->opt = *opt;
 	dev->timing_only = dev->opt.mode == SIM_MODE_TIMING;
 	dev->gm_next = 0x100000; /* address 0 is never valid */
-	dev->gm_limit = dev->gm_next + (uint64_t)cfg->hbm_size_mb * 1024 * 1024;
+	dev->gm_limit = (uint64_t)cfg->hbm_size_mb * 1024 * 1024;
+	dev->err = dev->errbuf;
+	dev->errlen = sizeof dev->errbuf;
+	dev->pcie_bpc = soc_gbps_to_bpc(cfg, cfg->pcie_bandwidth_gbps);
+	dev->pcie_lat_cycles = (uint64_t)(cfg->pcie_latency_us * cfg->core_freq_mhz + 0.5);
 	dev->hbm_bpc = soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
 	dev->l2_bpc = soc_gbps_to_bpc(cfg, cfg->l2_bandwidth_gbps);
 	dev->hbm_lat_cycles = (uint64_t)(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000.0 + 0.5);
@@ -79,6 +81,8 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		struct sim_core *c = &dev->cores[i];
 		c->dev = dev;
 		c->id = (unsigned)i;
+		c->err = dev->errbuf;
+		c->errlen = sizeof dev->errbuf;
 		for (int b = 0; b < SIM_NBUFS; b++) {
 			c->buf_size[b] = (uint64_t)kb[b] * 1024;
 			c->buf_align[b] = (uint64_t)al[b];
@@ -114,11 +118,18 @@ void sim_device_free(struct sim_device *dev)
 	free(dev->gm);
 	free(dev->l2_tag);
 	free(dev->l2_stamp);
+	free(dev->heap);
+	free(dev->active);
 	free(dev);
 }
 
 const struct soc_config *sim_device_config(const struct sim_device *dev) { return &dev->cfg; }
 uint64_t sim_device_now(const struct sim_device *dev) { return dev->now; }
+void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode)
+{
+	dev->opt.mode = mode;
+	dev->timing_only = mode == SIM_MODE_TIMING;
+}
 
 int sim_kernel_load(struct sim_kernel *k, const char *name, const uint8_t *code, size_t bytes,
 		    char *err, size_t errlen)
@@ -159,66 +170,22 @@ int sim_run(struct sim_device *dev, const struct sim_kernel *k, unsigned block_d
 	    const int64_t *args, unsigned nargs, struct sim_result *res)
 {
 	memset(res, 0, sizeof *res);
-	res->core = calloc((size_t)dev->cfg.core_count, sizeof *res->core);
-	if (!res->core) {
-		snprintf(res->error, sizeof res->error, "out of memory");
+	struct sim_launch l = { .kind = SIM_LAUNCH_KERNEL, .ready = dev->now, .kernel = k,
+				.block_dim = block_dim, .nargs = nargs };
+	if (nargs <= SIM_MAX_ARGS && nargs)
+		memcpy(l.args, args, nargs * sizeof *args);
+	if (sim_submit(dev, &l, res->error, sizeof res->error) ||
+	    sim_drain(dev, NULL, NULL, NULL, res->error, sizeof res->error)) {
+		res->core = l.core ? l.core : calloc((size_t)dev->cfg.core_count, sizeof *res->core);
 		return -1;
 	}
-	if (block_dim < 1) {
-		snprintf(res->error, sizeof res->error, "block_dim must be at least 1");
-		return -1;
-	}
-	if (nargs > SIM_MAX_ARGS) {
-		snprintf(res->error, sizeof res->error, "at most %d kernel arguments", SIM_MAX_ARGS);
-		return -1;
-	}
-	unsigned ncores = block_dim < dev->cfg.core_count ? block_dim : (unsigned)dev->cfg.core_count;
-	dev->kernel = k;
-	dev->args = args;
-	dev->nargs = nargs;
-	dev->block_dim = block_dim;
-	dev->err = res->error;
-	dev->errlen = sizeof res->error;
-	size_t nflags = ISA_NPIPES * ISA_NPIPES * (size_t)dev->cfg.core_event_ids;
-	for (int64_t i = 0; i < dev->cfg.core_count; i++) {
-		struct sim_core *c = &dev->cores[i];
-		c->st = &res->core[i];
-		c->err = res->error;
-		c->errlen = sizeof res->error;
-		c->cur = NULL;
-		memset(c->flags, 0, nflags);
-		for (int p = 0; p < ISA_NPIPES; p++) {
-			struct sim_pipe *pp = &c->pipe[p];
-			pp->head = pp->count = 0;
-			pp->scheduled = pp->waiting = 0;
-		}
-	}
-	res->start_cycle = dev->now;
-	res->ncores = ncores;
-	int rc = sim_engine_run(dev, ncores);
-	uint64_t end = dev->now;
-	for (unsigned i = 0; i < ncores; i++) {
-		struct sim_core *c = &dev->cores[i];
-		uint64_t e = c->first_start + res->core[i].cycles;
-		if (e > end)
-			end = e;
-	}
-	res->end_cycle = end;
-	res->cycles = end - res->start_cycle;
-	for (unsigned i = 0; i < ncores; i++) {
-#define STAT_PIPE(name, unit, doc)                     \
-	for (int p = 0; p < ISA_NPIPES; p++)           \
-		res->total.name[p] += res->core[i].name[p];
-#define STAT_CORE(name, unit, doc) res->total.name += res->core[i].name;
-#include "stats.def"
-	}
-	res->total.cycles = res->cycles;
-	dev->now = end;
-	dev->kernel = NULL;
-	dev->err = NULL;
-	for (int64_t i = 0; i < dev->cfg.core_count; i++)
-		dev->cores[i].st = NULL;
-	return rc;
+	res->start_cycle = l.start_cycle;
+	res->end_cycle = l.end_cycle;
+	res->cycles = l.end_cycle - l.start_cycle;
+	res->ncores = l.ncores;
+	res->core = l.core;
+	res->total = l.total;
+	return 0;
 }
 
 void sim_result_free(struct sim_result *res)

@@ -11,6 +11,12 @@
  *    has completed (the pipe itself goes on: later DMAs keep streaming);
  *    wait_flag blocks its pipe until the flag is set, then clears it;
  *    barrier blocks its pipe (or, for all, the scalar unit) until drained.
+ * Kernel launches are queued by sim_submit: a launch starts at its ready
+ * time and hands its blocks to idle cores (lowest core id first); a core
+ * that finishes a block takes the next block of the same launch, else of the
+ * oldest started launch that has blocks left, else goes idle.  So launches of
+ * different streams run side by side when cores are free.  Copies occupy
+ * the PCIe link of their direction (or main memory, device to device).
  * All cores share one event queue ordered by (time, sequence number), so
  * shared resources (the L2 and main memory servers in gm.c) see requests in
  * time order.  Functional effects happen when an instruction starts; with
@@ -20,44 +26,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum s_state { S_RUN, S_WAIT_QUEUE, S_WAIT_FLAG, S_BARRIER, S_END, S_DONE };
+enum s_state { S_IDLE, S_RUN, S_WAIT_QUEUE, S_WAIT_FLAG, S_BARRIER, S_END };
 
 #define EV_SCALAR 0xff
-#define EV_FLAG 0xfe /* a set_flag's flag rises */
+#define EV_FLAG 0xfe      /* a set_flag's flag rises */
+#define EV_LAUNCH 0xfd    /* a launch reaches its ready time */
+#define EV_COPY_DONE 0xfc /* a copy completes */
 
-struct event {
-	uint64_t t, seq;
-	uint32_t core;
-	uint8_t kind;     /* EV_SCALAR, EV_FLAG or a pipe */
-	uint32_t flag, pc; /* EV_FLAG: which flag, and the set_flag's pc */
-};
+/* The engine is the device's scheduler state (struct sim_device). */
+#define engine sim_device
 
-struct engine {
-	struct sim_device *dev;
-	struct event *heap;
-	size_t n, cap;
-	uint64_t seq, limit;
-	int failed;
-};
-
-static int ev_less(const struct event *a, const struct event *b)
+static int ev_less(const struct sim_event *a, const struct sim_event *b)
 {
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
 static int push_ev(struct engine *g, uint64_t t, unsigned core, unsigned kind, uint32_t flag,
-		   uint32_t pc)
+		   uint32_t pc, struct sim_launch *l)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 256;
-		struct event *h = realloc(g->heap, cap * sizeof *h);
+	if (g->nheap == g->capheap) {
+		size_t cap = g->capheap ? 2 * g->capheap : 256;
+		struct sim_event *h = realloc(g->heap, cap * sizeof *h);
 		if (!h)
 			return -1;
 		g->heap = h;
-		g->cap = cap;
+		g->capheap = cap;
 	}
-	struct event e = { t, g->seq++, core, (uint8_t)kind, flag, pc };
-	size_t i = g->n++;
+	struct sim_event e = { t, g->seq++, core, (uint8_t)kind, flag, pc, l };
+	size_t i = g->nheap++;
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
 		if (!ev_less(&e, &g->heap[p]))
@@ -71,26 +67,26 @@ static int push_ev(struct engine *g, uint64_t t, unsigned core, unsigned kind, u
 
 static int push(struct engine *g, uint64_t t, unsigned core, unsigned kind)
 {
-	return push_ev(g, t, core, kind, 0, 0);
+	return push_ev(g, t, core, kind, 0, 0, NULL);
 }
 
-static struct event pop(struct engine *g)
+static struct sim_event pop(struct engine *g)
 {
-	struct event top = g->heap[0], last = g->heap[--g->n];
+	struct sim_event top = g->heap[0], last = g->heap[--g->nheap];
 	size_t i = 0;
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct event *best = &last;
-		if (l < g->n && ev_less(&g->heap[l], best))
+		const struct sim_event *best = &last;
+		if (l < g->nheap && ev_less(&g->heap[l], best))
 			m = l, best = &g->heap[l];
-		if (r < g->n && ev_less(&g->heap[r], best))
+		if (r < g->nheap && ev_less(&g->heap[r], best))
 			m = r;
 		if (m == i)
 			break;
 		g->heap[i] = g->heap[m];
 		i = m;
 	}
-	if (g->n)
+	if (g->nheap)
 		g->heap[i] = last;
 	return top;
 }
@@ -114,6 +110,7 @@ static void schedule_pipe(struct engine *g, struct sim_core *c, unsigned p, uint
 static int raise_flag(struct engine *g, struct sim_core *c, unsigned fi, uint64_t t, uint32_t pc)
 {
 	struct sim_device *dev = c->dev;
+	(void)g;
 	unsigned ne = (unsigned)dev->cfg.core_event_ids;
 	unsigned src = fi / ne / ISA_NPIPES, dst = fi / ne % ISA_NPIPES;
 	if (c->flags[fi]) {
@@ -172,19 +169,81 @@ static void maybe_wake_drain(struct engine *g, struct sim_core *c, uint64_t now)
 	}
 }
 
-static void start_block(struct sim_core *c, int64_t block)
+/* Start the next block of launch l on idle core c at time t. */
+static int start_block(struct engine *g, struct sim_core *c, struct sim_launch *l, uint64_t t)
 {
 	memset(c->x, 0, sizeof c->x);
+	memset(c->flags, 0, ISA_NPIPES * ISA_NPIPES * (size_t)c->dev->cfg.core_event_ids);
 	c->pc = 0;
 	c->mask[0] = c->mask[1] = ~UINT64_C(0);
 	c->fmatrix.set = 0;
-	c->block_idx = block;
+	c->launch = l;
+	c->st = &l->core[c->id];
+	c->block_idx = l->next_block++;
+	c->block_start = t;
 	c->s_state = S_RUN;
+	c->s_time = t;
+	c->cur = NULL;
+	for (unsigned p = 0; p < ISA_NPIPES; p++) {
+		struct sim_pipe *pp = &c->pipe[p];
+		pp->head = pp->count = 0;
+		pp->scheduled = pp->waiting = 0;
+		pp->free_at = pp->done_at = t;
+	}
 	c->st->blocks++;
+	if (!l->started) {
+		l->started = 1;
+		l->start_cycle = t;
+	}
+	return push(g, t, c->id, EV_SCALAR);
 }
 
-/* End of a block once every pipe has drained at time t: start the next
- * block of this core or finish. */
+/* Hand blocks of started launches, oldest first, to idle cores. */
+static int dispatch(struct engine *g, uint64_t t)
+{
+	size_t k = 0;
+	for (int64_t i = 0; i < g->cfg.core_count && k < g->nactive; i++) {
+		struct sim_core *c = &g->cores[i];
+		if (c->s_state != S_IDLE)
+			continue;
+		while (k < g->nactive && g->active[k]->next_block >= g->active[k]->block_dim)
+			k++;
+		if (k < g->nactive && start_block(g, c, g->active[k], t))
+			return -1;
+	}
+	return 0;
+}
+
+static void complete(struct engine *g, struct sim_launch *l, uint64_t t)
+{
+	l->end_cycle = t;
+	if (l->kind == SIM_LAUNCH_KERNEL) {
+		memset(&l->total, 0, sizeof l->total);
+		l->ncores = 0;
+		for (int64_t i = 0; i < g->cfg.core_count; i++) {
+			const struct sim_core_stats *s = &l->core[i];
+			l->ncores += s->blocks > 0;
+#define STAT_PIPE(name, unit, doc)             \
+	for (int p = 0; p < ISA_NPIPES; p++)   \
+		l->total.name[p] += s->name[p];
+#define STAT_CORE(name, unit, doc) l->total.name += s->name;
+#include "stats.def"
+		}
+		l->total.cycles = t - l->start_cycle;
+		for (size_t i = 0; i < g->nactive; i++)
+			if (g->active[i] == l) {
+				memmove(&g->active[i], &g->active[i + 1],
+					(g->nactive - i - 1) * sizeof *g->active);
+				g->nactive--;
+				break;
+			}
+	}
+	if (g->done)
+		g->done(g->done_ctx, l);
+}
+
+/* End of a block once every pipe has drained at time t: the core takes
+ * the next block of its launch, or of another, or goes idle. */
 static int end_block(struct engine *g, struct sim_core *c, uint64_t t)
 {
 	struct sim_device *dev = c->dev;
@@ -206,23 +265,24 @@ static int end_block(struct engine *g, struct sim_core *c, uint64_t t)
 					 (unsigned long long)c->pc, msg);
 			return -1;
 		}
-	c->st->cycles = t - c->first_start;
-	if (c->block_next < dev->block_dim) {
-		start_block(c, c->block_next);
-		c->block_next += dev->cfg.core_count < dev->block_dim ? (unsigned)dev->cfg.core_count
-								     : dev->block_dim;
-		c->s_time = t;
-		return push(g, t, c->id, EV_SCALAR);
-	}
-	c->s_state = S_DONE;
-	return 0;
+	struct sim_launch *l = c->launch;
+	c->st->cycles += t - c->block_start;
+	l->blocks_done++;
+	if (l->next_block < l->block_dim)
+		return start_block(g, c, l, t);
+	c->s_state = S_IDLE;
+	c->launch = NULL;
+	c->st = NULL;
+	if (l->blocks_done == l->block_dim)
+		complete(g, l, t);
+	return dispatch(g, t);
 }
 
 /* Run the scalar unit of core c from time `now` until it blocks or yields. */
 static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 {
 	struct sim_device *dev = c->dev;
-	const struct sim_kernel *k = dev->kernel;
+	const struct sim_kernel *k = c->launch->kernel;
 	uint64_t t = c->s_time > now ? c->s_time : now;
 	uint64_t sc = (uint64_t)dev->cfg.core_scalar_cycles;
 	if (c->s_state == S_END) {
@@ -233,7 +293,7 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 	}
 	c->s_state = S_RUN;
 	for (;;) {
-		if (t - dev->now > g->limit) {
+		if (t - g->drain_start > g->limit) {
 			c->cur = NULL;
 			snprintf(dev->err, dev->errlen,
 				 "core %u, pipe S, pc %llu: watchdog: the kernel ran past %llu cycles "
@@ -401,7 +461,7 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 				 * later transfers streaming while earlier ones land). */
 				unsigned fi = flag_index(dev, in->src, in->dst, in->ev);
 				if (pp->done_at > now) {
-					if (push_ev(g, pp->done_at, c->id, EV_FLAG, fi, e->pc))
+					if (push_ev(g, pp->done_at, c->id, EV_FLAG, fi, e->pc, NULL))
 						return -1;
 				} else if (raise_flag(g, c, fi, now, e->pc)) {
 					return -1;
@@ -438,20 +498,22 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 	return 0;
 }
 
-/* Every core that has not finished is blocked and nothing can wake it. */
-static void report_deadlock(struct sim_device *dev, unsigned ncores)
+/* Every busy core is blocked and nothing can wake it. */
+static struct sim_launch *report_deadlock(struct sim_device *dev)
 {
+	struct sim_launch *first = NULL;
 	size_t n = (size_t)snprintf(dev->err, dev->errlen, "deadlock: nothing can make progress.");
-	for (unsigned i = 0; i < ncores && n < dev->errlen; i++) {
+	for (int64_t i = 0; i < dev->cfg.core_count && n < dev->errlen; i++) {
 		struct sim_core *c = &dev->cores[i];
-		if (c->s_state == S_DONE)
+		if (c->s_state == S_IDLE)
 			continue;
-		static const char *const st[] = { "running", "stalled on a full queue",
-						  "in wait_flag", "in barrier all", "at end",
-						  "done" };
+		if (!first)
+			first = c->launch;
+		static const char *const st[] = { "idle", "running", "stalled on a full queue",
+						  "in wait_flag", "in barrier all", "at end" };
 		char text[256] = "end reached";
-		if (c->pc < dev->kernel->ninsns)
-			isa_disasm(&dev->kernel->insns[c->pc], text, sizeof text);
+		if (c->pc < c->launch->kernel->ninsns)
+			isa_disasm(&c->launch->kernel->insns[c->pc], text, sizeof text);
 		n += (size_t)snprintf(dev->err + n, dev->errlen - n,
 				      "\n  core %u, pipe S, pc %llu: %s (scalar unit %s)", c->id,
 				      (unsigned long long)c->pc, text, st[c->s_state]);
@@ -468,46 +530,182 @@ static void report_deadlock(struct sim_device *dev, unsigned ncores)
 							  : "");
 		}
 	}
+	return first;
 }
 
-int sim_engine_run(struct sim_device *dev, unsigned ncores);
-
-int sim_engine_run(struct sim_device *dev, unsigned ncores)
+/* A launch reaches its ready time: kernels join the active list and take
+ * idle cores; copies occupy their link and complete later. */
+static int start_launch(struct engine *g, struct sim_launch *l, uint64_t t)
 {
-	struct engine g = { .dev = dev };
-	g.limit = dev->opt.max_cycles ? dev->opt.max_cycles : UINT64_C(100000000000);
-	int rc = 0;
-	for (unsigned i = 0; i < ncores && !rc; i++) {
-		struct sim_core *c = &dev->cores[i];
-		start_block(c, i);
-		c->block_next = i + ncores;
-		c->s_time = dev->now;
-		c->first_start = dev->now;
-		for (unsigned p = 0; p < ISA_NPIPES; p++)
-			c->pipe[p].free_at = c->pipe[p].done_at = dev->now;
-		rc = push(&g, dev->now, i, EV_SCALAR);
+	if (l->kind == SIM_LAUNCH_KERNEL) {
+		if (g->nactive == g->capactive) {
+			size_t cap = g->capactive ? 2 * g->capactive : 16;
+			struct sim_launch **a = realloc(g->active, cap * sizeof *a);
+			if (!a)
+				return -1;
+			g->active = a;
+			g->capactive = cap;
+		}
+		g->active[g->nactive++] = l;
+		return dispatch(g, t);
 	}
-	while (!rc && g.n) {
-		struct event ev = pop(&g);
-		struct sim_core *c = &dev->cores[ev.core];
-		if (ev.kind == EV_SCALAR)
-			rc = run_scalar(&g, c, ev.t);
-		else if (ev.kind == EV_FLAG)
-			rc = raise_flag(&g, c, ev.flag, ev.t, ev.pc);
+	double start, end;
+	if (l->dir == SIM_COPY_D2D) { /* read and write through main memory */
+		start = g->hbm_free > (double)t ? g->hbm_free : (double)t;
+		g->hbm_free = start + 2.0 * (double)l->bytes / g->hbm_bpc;
+		end = g->hbm_free + (double)g->hbm_lat_cycles;
+	} else { /* PCIe: transfers of one direction queue; latency overlaps */
+		double *link = &g->pcie_free[l->dir == SIM_COPY_D2H];
+		start = *link > (double)t ? *link : (double)t;
+		*link = start + (double)l->bytes / g->pcie_bpc;
+		end = *link + (double)g->pcie_lat_cycles;
+	}
+	l->started = 1;
+	l->start_cycle = (uint64_t)start;
+	uint64_t e = (uint64_t)end;
+	return push_ev(g, (double)e < end ? e + 1 : e, 0, EV_COPY_DONE, 0, 0, l);
+}
+
+/* The copy's data moves when it completes, so earlier work of its stream
+ * has finished; a host write to device memory drops the L2 lines it
+ * overwrites (the link writes main memory directly). */
+static void finish_copy(struct engine *g, struct sim_launch *l, uint64_t t)
+{
+	if (l->bytes) {
+		if (l->dir == SIM_COPY_H2D)
+			sim_gm_write(g, l->dev, l->host, l->bytes);
+		else if (l->dir == SIM_COPY_D2H)
+			sim_gm_read(g, l->dev, l->host, l->bytes);
 		else
-			rc = run_pipe(&g, c, ev.kind, ev.t);
-		if (g.failed && !rc) {
+			memmove(sim_gm_ptr(g, l->dev, l->bytes), sim_gm_ptr(g, l->src, l->bytes),
+				l->bytes);
+	}
+	if (l->dir != SIM_COPY_D2H)
+		sim_l2_invalidate(g, l->dev, l->bytes);
+	complete(g, l, t);
+}
+
+int sim_submit(struct sim_device *dev, struct sim_launch *l, char *err, size_t errlen)
+{
+	l->started = 0;
+	l->next_block = l->blocks_done = 0;
+	l->start_cycle = l->end_cycle = 0;
+	l->ncores = 0;
+	memset(&l->total, 0, sizeof l->total);
+	if (l->kind == SIM_LAUNCH_KERNEL) {
+		if (!l->kernel || l->kernel->ninsns == 0) {
+			snprintf(err, errlen, "launch without a kernel");
+			return -1;
+		}
+		if (l->block_dim < 1) {
+			snprintf(err, errlen, "kernel '%s': block_dim must be at least 1",
+				 l->kernel->name);
+			return -1;
+		}
+		if (l->nargs > SIM_MAX_ARGS) {
+			snprintf(err, errlen, "kernel '%s': at most %d kernel arguments",
+				 l->kernel->name, SIM_MAX_ARGS);
+			return -1;
+		}
+		free(l->core);
+		l->core = calloc((size_t)dev->cfg.core_count, sizeof *l->core);
+		if (!l->core) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	} else {
+		static const char *const dirs[] = { "host to device", "device to host",
+						    "device to device" };
+		if (l->dir > SIM_COPY_D2D || (l->dir != SIM_COPY_D2D && !l->host && l->bytes) ||
+		    (l->bytes && !sim_gm_ptr(dev, l->dev, l->bytes)) ||
+		    (l->dir == SIM_COPY_D2D && l->bytes && !sim_gm_ptr(dev, l->src, l->bytes))) {
+			snprintf(err, errlen,
+				 "copy of %llu bytes %s: device address 0x%llx%s is not inside one "
+				 "allocation", (unsigned long long)l->bytes,
+				 dirs[l->dir <= SIM_COPY_D2D ? l->dir : 0],
+				 (unsigned long long)l->dev, l->dir == SIM_COPY_D2D ? " or its source" : "");
+			return -1;
+		}
+	}
+	uint64_t t = l->ready > dev->now ? l->ready : dev->now;
+	if (push_ev(dev, t, 0, EV_LAUNCH, 0, 0, l)) {
+		snprintf(err, errlen, "out of memory in the event queue");
+		return -1;
+	}
+	return 0;
+}
+
+void sim_launch_release(struct sim_launch *l)
+{
+	free(l->core);
+	l->core = NULL;
+}
+
+/* After an error: drop every pending event and leave the cores idle. */
+static void reset(struct engine *g)
+{
+	g->nheap = 0;
+	g->nactive = 0;
+	for (int64_t i = 0; i < g->cfg.core_count; i++) {
+		struct sim_core *c = &g->cores[i];
+		c->s_state = S_IDLE;
+		c->launch = NULL;
+		c->st = NULL;
+		c->cur = NULL;
+	}
+}
+
+int sim_drain(struct sim_device *dev, void (*done)(void *ctx, struct sim_launch *l), void *ctx,
+	      struct sim_launch **failed, char *err, size_t errlen)
+{
+	struct engine *g = dev;
+	g->limit = dev->opt.max_cycles ? dev->opt.max_cycles : UINT64_C(100000000000);
+	g->drain_start = dev->now;
+	g->done = done;
+	g->done_ctx = ctx;
+	g->failed = 0;
+	dev->errbuf[0] = 0;
+	struct sim_launch *bad = NULL;
+	int rc = 0;
+	while (!rc && g->nheap) {
+		struct sim_event ev = pop(g);
+		struct sim_core *c = &dev->cores[ev.core];
+		dev->now = ev.t > dev->now ? ev.t : dev->now;
+		if (ev.kind == EV_LAUNCH) {
+			rc = start_launch(g, ev.l, ev.t);
+			bad = ev.l;
+		} else if (ev.kind == EV_COPY_DONE) {
+			finish_copy(g, ev.l, ev.t);
+		} else if (ev.kind == EV_SCALAR) {
+			rc = run_scalar(g, c, ev.t);
+			bad = c->launch;
+		} else if (ev.kind == EV_FLAG) {
+			rc = raise_flag(g, c, ev.flag, ev.t, ev.pc);
+			bad = c->launch;
+		} else {
+			rc = run_pipe(g, c, ev.kind, ev.t);
+			bad = c->launch;
+		}
+		if (g->failed && !rc) {
 			snprintf(dev->err, dev->errlen, "out of memory in the event queue");
 			rc = -1;
 		}
 	}
 	if (!rc)
-		for (unsigned i = 0; i < ncores; i++)
-			if (dev->cores[i].s_state != S_DONE) {
-				report_deadlock(dev, ncores);
+		for (int64_t i = 0; i < dev->cfg.core_count; i++)
+			if (dev->cores[i].s_state != S_IDLE) {
+				bad = report_deadlock(dev);
 				rc = -1;
 				break;
 			}
-	free(g.heap);
+	g->done = NULL;
+	if (rc) {
+		if (dev->errbuf[0] == 0)
+			snprintf(dev->errbuf, sizeof dev->errbuf, "out of memory");
+		snprintf(err, errlen, "%s", dev->errbuf);
+		if (failed)
+			*failed = bad;
+		reset(g);
+	}
 	return rc;
 }

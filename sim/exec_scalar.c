@@ -100,7 +100,7 @@ int exec_RDSPR(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 		v = c->block_idx;
 		break;
 	case ISA_SPR_BLOCK_DIM:
-		v = c->dev->block_dim;
+		v = c->launch->block_dim;
 		break;
 	default:
 		v = c->id;
@@ -112,9 +112,10 @@ int exec_RDSPR(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 
 int exec_LDARG(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
-	if (e->in->imm < 0 || e->in->imm >= (int64_t)c->dev->nargs)
+	const struct sim_launch *l = c->launch;
+	if (e->in->imm < 0 || e->in->imm >= (int64_t)l->nargs)
 		return sim_fail(c, "kernel argument %lld requested but the launch passed %u",
-				(long long)e->in->imm, c->dev->nargs);
-	SET(e->in->rd, c->dev->args[e->in->imm]);
+				(long long)e->in->imm, l->nargs);
+	SET(e->in->rd, l->args[e->in->imm]);
 	return 0;
 }

@@ -35,7 +35,7 @@ uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes)
 	uint64_t size = (bytes + 511) & ~(uint64_t)511;
 	if (size == 0)
 		size = 512;
-	if (size > dev->gm_limit - dev->gm_next)
+	if (size > dev->gm_limit - dev->gm_used)
 		return 0;
 	if (dev->ngm == dev->capgm) {
 		size_t cap = dev->capgm ? dev->capgm * 2 : 16;
@@ -53,7 +53,42 @@ uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes)
 	b->size = size;
 	b->host = host;
 	dev->gm_next += size;
+	dev->gm_used += size;
 	return b->addr;
+}
+
+int sim_gm_free(struct sim_device *dev, uint64_t addr)
+{
+	struct gm_block *b = gm_find(dev, addr);
+	if (!b || b->addr != addr)
+		return -1;
+	free(b->host);
+	dev->gm_used -= b->size;
+	size_t i = (size_t)(b - dev->gm);
+	memmove(b, b + 1, (dev->ngm - i - 1) * sizeof *b);
+	dev->ngm--;
+	return 0;
+}
+
+uint64_t sim_gm_used(const struct sim_device *dev) { return dev->gm_used; }
+
+void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes)
+{
+	if (!dev->l2_sets || !bytes)
+		return;
+	uint64_t first = addr / dev->l2_line, last = (addr + bytes - 1) / dev->l2_line;
+	if (last - first >= dev->l2_sets * dev->l2_ways) { /* cheaper to scan the tags */
+		for (uint64_t i = 0; i < dev->l2_sets * dev->l2_ways; i++)
+			if (dev->l2_tag[i] && dev->l2_tag[i] - 1 >= first && dev->l2_tag[i] - 1 <= last)
+				dev->l2_tag[i] = dev->l2_stamp[i] = 0;
+		return;
+	}
+	for (uint64_t line = first; line <= last; line++) {
+		uint64_t *tag = dev->l2_tag + (line % dev->l2_sets) * dev->l2_ways;
+		for (uint64_t w = 0; w < dev->l2_ways; w++)
+			if (tag[w] == line + 1)
+				tag[w] = dev->l2_stamp[(line % dev->l2_sets) * dev->l2_ways + w] = 0;
+	}
 }
 
 void *sim_gm_ptr(struct sim_device *dev, uint64_t addr, uint64_t n)

@@ -54,6 +54,8 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 				  char *err, size_t errlen);
 void sim_device_free(struct sim_device *dev);
 const struct soc_config *sim_device_config(const struct sim_device *dev);
+/* Full or timing-only simulation from now on (cycles are the same). */
+void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode);
 /* The device clock: runs start here and advance it. */
 uint64_t sim_device_now(const struct sim_device *dev);
 
@@ -74,6 +76,53 @@ int sim_kernel_load_file(struct sim_kernel *k, const char *path, char *err, size
 int sim_gm_fill_random_f16(struct sim_device *dev, uint64_t addr, uint64_t bytes, uint64_t seed);
 
 #define SIM_MAX_ARGS 32
+
+/* Asynchronous work for the device: a kernel launch (block_dim blocks of a
+ * kernel, handed to idle AI cores one block at a time, so launches from
+ * different streams share the cores) or a copy over PCIe (host <-> device)
+ * or within device memory.  The caller owns the struct and keeps it alive
+ * until it completes; sim_drain runs the device and reports completions. */
+enum sim_launch_kind { SIM_LAUNCH_KERNEL, SIM_LAUNCH_COPY };
+enum sim_copy_dir { SIM_COPY_H2D, SIM_COPY_D2H, SIM_COPY_D2D };
+
+struct sim_launch {
+	/* set by the caller */
+	enum sim_launch_kind kind;
+	uint64_t ready; /* device cycle it may start; never before the device clock */
+	void *user;
+	const struct sim_kernel *kernel; /* kernels */
+	unsigned block_dim;
+	int64_t args[SIM_MAX_ARGS];
+	unsigned nargs;
+	enum sim_copy_dir dir; /* copies: host <-> dev, or src -> dev for D2D */
+	void *host;
+	uint64_t dev, src, bytes;
+	/* filled by the simulator */
+	uint64_t start_cycle, end_cycle; /* first block started, last block ended */
+	unsigned ncores;                 /* distinct cores that ran its blocks */
+	struct sim_core_stats total;     /* summed over cores; cycles = end - start */
+	struct sim_core_stats *core;     /* [core.count]; freed by sim_launch_release */
+	/* the scheduler's own */
+	unsigned next_block, blocks_done;
+	int started;
+};
+
+/* Queue l; it starts at l->ready (clamped to the device clock) once cores
+ * (or the PCIe link) are free.  Checks the launch; -1 with err on a bad one. */
+int sim_submit(struct sim_device *dev, struct sim_launch *l, char *err, size_t errlen);
+/* Run the device until every queued launch has completed.  done(ctx, l) is
+ * called as each completes (the device clock is then its end) and may
+ * submit more.  On a simulation error returns -1 with err (naming core,
+ * pipe, pc and instruction), *failed set to the launch at fault, and the
+ * device reset to idle with nothing queued. */
+int sim_drain(struct sim_device *dev, void (*done)(void *ctx, struct sim_launch *l), void *ctx,
+	      struct sim_launch **failed, char *err, size_t errlen);
+void sim_launch_release(struct sim_launch *l);
+/* Free device memory from sim_gm_alloc (addresses are not reused). */
+int sim_gm_free(struct sim_device *dev, uint64_t addr);
+/* Bytes of device memory allocated now. */
+uint64_t sim_gm_used(const struct sim_device *dev);
+
 /* Run k over block_dim blocks, starting at the device clock.  args are what
  * ldarg reads.  Returns 0, or -1 with res->error naming core, pipe, pc and
  * the instruction.  Free the result with sim_result_free. */

@@ -1,8 +1,8 @@
 /* check_om.c: tests for runtime/om.c (writing and reading .om offline models).
  *
- * One sample model (two kernels, three tasks using every argument kind, an
- * input, an output, a memory plan, 1 KiB of weights) is written, read back and
- * compared field by field.  Broken files are made two ways: by breaking the
+ * One sample model (two kernels, three tasks using every argument kind, two
+ * of them with their input and output tensors, an input, an output, a memory
+ * plan, 1 KiB of weights) is written, read back and compared field by field.  Broken files are made two ways: by breaking the
  * in-memory model (om_write must refuse it and leave nothing behind), and by
  * editing the .om.meta message of a good file with libelf and protobuf-c, so
  * that om_read's own checks are tested and not only om_write's.  Truncated and
@@ -147,6 +147,20 @@ static void set_task(struct om_task *t, const char *name, const char *op, uint32
 	t->bytes = (uint64_t)1 << (40 + kernel);
 }
 
+/* A task's tensors, malloc'd like om_read's. */
+static void set_task_io(struct om_task *t, const struct om_tensor_desc *in, uint32_t nin,
+			const struct om_tensor_desc *out, uint32_t nout)
+{
+	t->inputs = calloc(nin + 1, sizeof *in);
+	t->outputs = calloc(nout + 1, sizeof *out);
+	ck_assert_ptr_nonnull(t->inputs);
+	ck_assert_ptr_nonnull(t->outputs);
+	memcpy(t->inputs, in, nin * sizeof *in);
+	memcpy(t->outputs, out, nout * sizeof *out);
+	t->ninputs = nin;
+	t->noutputs = nout;
+}
+
 static void set_kernel(struct om_kernel *k, const char *name, uint64_t words, uint8_t seed)
 {
 	uint64_t i;
@@ -163,7 +177,10 @@ static void set_kernel(struct om_kernel *k, const char *name, uint64_t words, ui
 static void sample_model(struct om_model *m)
 {
 	static const int64_t in_dims[] = { 1, 3, 8, 8 }, out_dims[] = { 1, 10 },
-			     x5hd[] = { 1, 1, 8, 8, 16 }, conv[] = { 1, 1, 4, 4, 16 };
+			     x5hd[] = { 1, 1, 8, 8, 16 }, conv[] = { 1, 1, 4, 4, 16 },
+			     w_dims[] = { 16, 3, 3, 3 }, conv_dims[] = { 1, 16, 4, 4 },
+			     flat[] = { 1, 256 }, fc_w[] = { 256, 10 };
+	struct om_tensor_desc io[4];
 	static const struct om_arg conv_args[] = {
 		{ OM_ARG_INPUT, 0, 0 },	      { OM_ARG_WEIGHT, 0, 0 },    { OM_ARG_WEIGHT, 512, 0 },
 		{ OM_ARG_WORKSPACE, 2048, 0 }, { OM_ARG_SCALAR, -5, 0 },
@@ -219,6 +236,18 @@ static void sample_model(struct om_model *m)
 	set_task(&m->tasks[0], "conv1", "Conv+Relu", 0, 2, conv_args, 5);
 	set_task(&m->tasks[1], "fc", "Gemm", 1, 1, fc_args, 4);
 	set_task(&m->tasks[2], "out", "TransData", 1, 65535, out_args, 3);
+	/* conv1: fp16 NC1HWC0 activations, FRACTAL_Z weights */
+	set_desc(&io[0], "x", 10, 3, 4, in_dims, 0, 384);
+	set_desc(&io[1], "w", 10, 4, 4, w_dims, 0, 864);
+	set_desc(&io[2], "conv_out", 10, 3, 4, conv_dims, 0, 512);
+	set_task_io(&m->tasks[0], io, 2, &io[2], 1);
+	/* fc: ND, FRACTAL_NZ, a rank-0 scalar */
+	set_desc(&io[0], "conv_out", 10, 2, 2, flat, 0, 512);
+	set_desc(&io[1], "fc.w", 10, 29, 2, fc_w, 0, 5120);
+	set_desc(&io[2], "scale", 1, 2, 0, NULL, 0, 4);
+	set_desc(&io[3], "y_fp16", 10, 2, 2, out_dims, 0, 20);
+	set_task_io(&m->tasks[1], io, 3, &io[3], 1);
+	/* out: none, as in files written before tasks had tensors */
 }
 
 static void assert_same_desc(const struct om_tensor_desc *a, const struct om_tensor_desc *b)
@@ -267,6 +296,12 @@ static void assert_same_model(const struct om_model *a, const struct om_model *b
 			ck_assert_int_eq(ta->args[j].value, tb->args[j].value);
 			ck_assert_uint_eq(ta->args[j].index, tb->args[j].index);
 		}
+		ck_assert_uint_eq(ta->ninputs, tb->ninputs);
+		for (j = 0; j < ta->ninputs; j++)
+			assert_same_desc(&ta->inputs[j], &tb->inputs[j]);
+		ck_assert_uint_eq(ta->noutputs, tb->noutputs);
+		for (j = 0; j < ta->noutputs; j++)
+			assert_same_desc(&ta->outputs[j], &tb->outputs[j]);
 	}
 	ck_assert_uint_eq(a->ninputs, b->ninputs);
 	for (i = 0; i < a->ninputs; i++)
@@ -575,6 +610,62 @@ static void ed_bad_dtype(Dvom__Model *pm)
 	pm->tensors[0]->dtype = 0;
 }
 
+static void ed_task_rank9(Dvom__Model *pm)
+{
+	Dvom__TensorDesc *d = pm->tasks[0]->inputs[1];
+	int64_t *dims = realloc(d->dims, 9 * sizeof *dims);
+	size_t k;
+
+	ck_assert_ptr_nonnull(dims);
+	for (k = d->n_dims; k < 9; k++)
+		dims[k] = 1;
+	d->dims = dims;
+	d->n_dims = 9;
+}
+
+static void ed_task_negative_dim(Dvom__Model *pm)
+{
+	pm->tasks[0]->outputs[0]->dims[1] = -16;
+}
+
+static void ed_task_bad_dtype(Dvom__Model *pm)
+{
+	pm->tasks[1]->inputs[2]->dtype = -3;
+}
+
+static void ed_task_size(Dvom__Model *pm)
+{
+	pm->tasks[1]->outputs[0]->size = 40;
+}
+
+static void ed_task_long_name(Dvom__Model *pm)
+{
+	char name[300];
+
+	memset(name, 'n', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	set_str(&pm->tasks[1]->inputs[0]->name, name);
+}
+
+/* What a file written before tasks had tensors holds: none at all. */
+static void ed_strip_task_tensors(Dvom__Model *pm)
+{
+	size_t i, k;
+
+	for (i = 0; i < pm->n_tasks; i++) {
+		Dvom__Task *t = pm->tasks[i];
+
+		for (k = 0; k < t->n_inputs; k++)
+			dvom__tensor_desc__free_unpacked(t->inputs[k], NULL);
+		for (k = 0; k < t->n_outputs; k++)
+			dvom__tensor_desc__free_unpacked(t->outputs[k], NULL);
+		free(t->inputs);
+		free(t->outputs);
+		t->inputs = t->outputs = NULL;
+		t->n_inputs = t->n_outputs = 0;
+	}
+}
+
 /* ------------------------------------------------------------------------ */
 /* Tests                                                                    */
 
@@ -622,8 +713,11 @@ START_TEST(test_roundtrip_minimal)
 	free(m.tensors);
 	m.tensors = NULL;
 	m.ntensors = 0;
-	for (uint32_t i = 0; i < m.ntasks; i++)
+	for (uint32_t i = 0; i < m.ntasks; i++) {
 		free(m.tasks[i].args);
+		free(m.tasks[i].inputs);
+		free(m.tasks[i].outputs);
+	}
 	free(m.tasks);
 	m.tasks = NULL;
 	m.ntasks = 0;
@@ -917,6 +1011,89 @@ START_TEST(test_model_checks)
 }
 END_TEST
 
+/* Per-task tensors are checked like the model's, and their errors name the
+ * task as well as the tensor. */
+START_TEST(test_task_tensors)
+{
+	struct om_model m;
+	struct om_tensor_desc *keep;
+
+	sample_model(&m);
+	m.tasks[0].inputs[1].rank = 9;
+	expect_write_error(&m, "task 0 (conv1) input 1 (w): rank 9 not in 0..8");
+	m.tasks[0].inputs[1].rank = 4;
+	m.tasks[0].outputs[0].dims[2] = -4;
+	expect_write_error(&m, "task 0 (conv1) output 0 (conv_out): dims[2] is -4, not >= 0");
+	m.tasks[0].outputs[0].dims[2] = 4;
+	m.tasks[1].inputs[2].dtype = 0;
+	expect_write_error(&m, "task 1 (fc) input 2 (scale): dtype 0 is not a type");
+	m.tasks[1].inputs[2].dtype = 1;
+	m.tasks[1].inputs[1].format = -2;
+	expect_write_error(&m, "task 1 (fc) input 1 (fc.w): format -2 is invalid");
+	m.tasks[1].inputs[1].format = 29;
+	m.tasks[1].outputs[0].size = 40;
+	expect_write_error(&m, "task 1 (fc) output 0 (y_fp16): size 40 bytes");
+	m.tasks[1].outputs[0].size = 20;
+	keep = m.tasks[1].outputs;
+	m.tasks[1].outputs = NULL;
+	expect_write_error(&m, "task 1 (fc): a tensor count is set but its array is NULL");
+	m.tasks[1].outputs = keep;
+	om_free(&m);
+
+	expect_meta_error(ed_task_rank9, "task 0 (conv1) input 1 (w): rank 9 not in 0..8");
+	expect_meta_error(ed_task_negative_dim, "task 0 (conv1) output 0 (conv_out): dims[1] is -16");
+	expect_meta_error(ed_task_bad_dtype, "task 1 (fc) input 2 (scale): dtype -3 is not a type");
+	expect_meta_error(ed_task_size, "task 1 (fc) output 0 (y_fp16): size 40 bytes");
+	expect_meta_error(ed_task_long_name, "task 1 (fc) input 0 name is 299 bytes");
+}
+END_TEST
+
+/* A file without per-task tensors (written before they existed) still reads,
+ * with none. */
+START_TEST(test_no_task_tensors)
+{
+	struct om_model m, r;
+	char path[512], err[ERRLEN] = "";
+	uint32_t i;
+
+	write_sample(path, sizeof path, "old.om");
+	edit_meta(path, ed_strip_task_tensors);
+	if (om_read(path, &r, "Ascend910", err, sizeof err) != 0)
+		ck_abort_msg("om_read: %s", err);
+	sample_model(&m);
+	for (i = 0; i < m.ntasks; i++) {
+		free(m.tasks[i].inputs);
+		free(m.tasks[i].outputs);
+		m.tasks[i].inputs = m.tasks[i].outputs = NULL;
+		m.tasks[i].ninputs = m.tasks[i].noutputs = 0;
+	}
+	assert_same_model(&m, &r);
+	om_free(&m);
+	om_free(&r);
+}
+END_TEST
+
+START_TEST(test_type_names)
+{
+	ck_assert_str_eq(om_dtype_name(1), "FLOAT");
+	ck_assert_str_eq(om_dtype_name(10), "FLOAT16");
+	ck_assert_str_eq(om_dtype_name(6), "INT32");
+	ck_assert_str_eq(om_dtype_name(7), "INT64");
+	ck_assert_str_eq(om_dtype_name(3), "INT8");
+	ck_assert_str_eq(om_dtype_name(2), "UINT8");
+	ck_assert_str_eq(om_dtype_name(0), "UNDEFINED");
+	ck_assert_str_eq(om_dtype_name(-7), "UNDEFINED");
+	ck_assert_str_eq(om_format_name(0), "NCHW");
+	ck_assert_str_eq(om_format_name(1), "NHWC");
+	ck_assert_str_eq(om_format_name(2), "ND");
+	ck_assert_str_eq(om_format_name(3), "NC1HWC0");
+	ck_assert_str_eq(om_format_name(4), "FRACTAL_Z");
+	ck_assert_str_eq(om_format_name(29), "FRACTAL_NZ");
+	ck_assert_str_eq(om_format_name(-1), "UNDEFINED");
+	ck_assert_str_eq(om_format_name(1000), "UNDEFINED");
+}
+END_TEST
+
 /* edit_meta itself must not break a file, or the tests above prove nothing. */
 START_TEST(test_edit_meta_identity)
 {
@@ -1036,6 +1213,8 @@ static Suite *om_suite(void)
 	tcase_add_test(core, test_readelf);
 	tcase_add_test(core, test_edit_meta_identity);
 	tcase_add_test(core, test_free_empty);
+	tcase_add_test(core, test_no_task_tensors);
+	tcase_add_test(core, test_type_names);
 	tcase_add_test(errors, test_wrong_soc);
 	tcase_add_test(errors, test_truncated);
 	tcase_add_test(errors, test_corrupt_meta);
@@ -1044,6 +1223,7 @@ static Suite *om_suite(void)
 	tcase_add_test(errors, test_input_bad_index);
 	tcase_add_test(errors, test_kernel_name_slash);
 	tcase_add_test(errors, test_model_checks);
+	tcase_add_test(errors, test_task_tensors);
 	tcase_add_test(errors, test_not_om);
 	tcase_add_test(errors, test_missing_file);
 	tcase_add_test(errors, test_write_failures_leave_nothing);

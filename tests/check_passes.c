@@ -173,10 +173,11 @@ END_TEST
 
 /* Fusing a chain of element-wise nodes changes where intermediates live
  * (UB instead of GM), not their fp16 values: bit-identical outputs. */
-static void run_chain_model(int fuse, struct rt_tensor *out, unsigned *ntasks)
+static void run_chain_model(const char *name, int fuse, struct rt_tensor *out,
+			    unsigned *ntasks)
 {
 	char path[8192], sw[8192], err[2048];
-	snprintf(path, sizeof path, "%s/chain.onnx", dir);
+	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
 	snprintf(sw, sizeof sw, "%s/switch_%d.json", dir, fuse);
 	FILE *f = fopen(sw, "w");
 	ck_assert_ptr_nonnull(f);
@@ -189,18 +190,26 @@ static void run_chain_model(int fuse, struct rt_tensor *out, unsigned *ntasks)
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
 	*ntasks = m.ntasks;
-	struct rt_tensor in = { .dtype = 1, .rank = 2, .dims = { 64, 64 }, .nbytes = 64 * 64 * 4 };
-	snprintf(in.name, sizeof in.name, "a");
-	float *x = malloc(in.nbytes);
-	for (int i = 0; i < 64 * 64; i++)
-		x[i] = (float)((i * 37) % 101 - 50) / 25.0f;
-	in.data = x;
+	struct rt_tensor in[2];
+	for (unsigned k = 0; k < m.ninputs; k++) {
+		memset(&in[k], 0, sizeof in[k]);
+		in[k].dtype = 1;
+		in[k].rank = m.inputs[k].rank;
+		memcpy(in[k].dims, m.inputs[k].dims, sizeof in[k].dims);
+		in[k].nbytes = m.inputs[k].size;
+		float *x = malloc(in[k].nbytes);
+		for (size_t i = 0; i < in[k].nbytes / 4; i++)
+			x[i] = (float)((int)((i + 13 * k) * 37 % 101) - 50) / 25.0f;
+		in[k].data = x;
+	}
 	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
 	struct rt_run run;
-	ck_assert_msg(rt_model_run(dev, &m, &in, 1, out, &run, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(rt_model_run(dev, &m, in, m.ninputs, out, &run, err, sizeof err) == 0, "%s",
+		      err);
 	rt_run_free(&run);
 	sim_device_free(dev);
-	free(x);
+	for (unsigned k = 0; k < m.ninputs; k++)
+		free(in[k].data);
 	om_free(&m);
 }
 
@@ -209,12 +218,23 @@ START_TEST(eltwise_fusion_is_exact)
 	make_models();
 	struct rt_tensor a, b;
 	unsigned ta, tb;
-	run_chain_model(1, &a, &ta);
-	run_chain_model(0, &b, &tb);
+	run_chain_model("chain", 1, &a, &ta);
+	run_chain_model("chain", 0, &b, &tb);
 	ck_assert_uint_eq(ta, 3); /* TransData, the chain, TransData */
 	ck_assert_uint_eq(tb, 8);
 	ck_assert_uint_eq(a.nbytes, b.nbytes);
 	ck_assert_int_eq(memcmp(a.data, b.data, a.nbytes), 0);
+	rt_tensor_free(&a);
+	rt_tensor_free(&b);
+	/* a residual Add of two activations heads a chain: Add+Relu+Mul */
+	run_chain_model("residual", 1, &a, &ta);
+	run_chain_model("residual", 0, &b, &tb);
+	ck_assert_uint_eq(ta, 4); /* two input TransData, the chain, TransData */
+	ck_assert_uint_eq(tb, 6);
+	ck_assert_uint_eq(a.nbytes, b.nbytes);
+	ck_assert_int_eq(memcmp(a.data, b.data, a.nbytes), 0);
+	const float *y = a.data;
+	ck_assert_float_eq_tol(y[0], 0.5f * fmaxf(0.0f, -50 / 25.0f + (float)(13 * 37 % 101 - 50) / 25.0f), 2e-3);
 	rt_tensor_free(&a);
 	rt_tensor_free(&b);
 }

@@ -77,6 +77,32 @@ then ok; else bad "simrun relu.om"; fi
 	[ -s "$tmp/prof/op_summary.csv" ] && [ -s "$tmp/prof/task_time.csv" ] &&
 	[ -s "$tmp/prof/timeline.json" ] && [ -s "$tmp/prof/summary.json" ] && ok ||
 	bad "simrun --trace DIR"
+# --loop / --streams: first and warm latency, throughput; one execution per
+# stream and loop
+if ./simrun --soc Ascend910 "$tmp/relu.om" --json --loop 3 --streams 2 > "$tmp/loop.json" &&
+	grep -q '"first_latency_us": [0-9]' "$tmp/loop.json" &&
+	grep -q '"warm_latency_us": [0-9]' "$tmp/loop.json" &&
+	grep -q '"throughput_fps": [0-9]' "$tmp/loop.json" &&
+	grep -q '"executions": 6, "streams": 2' "$tmp/loop.json"
+then ok; else bad "simrun --loop 3 --streams 2"; fi
+# the text summary names first and warm inference and the top ops
+./simrun --soc Ascend910 "$tmp/relu.om" > "$tmp/sum.txt" &&
+	grep -q '^first inference' "$tmp/sum.txt" && grep -q '^warm inference' "$tmp/sum.txt" &&
+	grep -q '^throughput' "$tmp/sum.txt" && grep -q 'top 3 ops by time' "$tmp/sum.txt" &&
+	ok || bad "simrun text summary"
+# --batch-inputs: every subdirectory is an input set; outputs per set
+mkdir -p "$tmp/sets/a" "$tmp/sets/b"
+cp "$node/test_relu/test_data_set_0/input_0.pb" "$tmp/sets/a/"
+cp "$node/test_relu/test_data_set_0/input_0.pb" "$tmp/sets/b/"
+if ./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$tmp/sets" --batch-inputs \
+	--streams 2 --output-dir "$tmp/setout" --json > "$tmp/sets.json" &&
+	cmp -s "$tmp/setout/a/output_0.pb" "$tmp/setout/b/output_0.pb" &&
+	cmp -s "$tmp/setout/a/output_0.pb" "$tmp/output_0.pb" &&
+	grep -q '"executions": 2' "$tmp/sets.json"
+then ok; else bad "simrun --batch-inputs"; fi
+expect_err "--batch-inputs without sets" "needs subdirectories" \
+	./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$tmp/sets/a" --batch-inputs
+expect_err "--loop 0" "--loop '0': need 1..100000" ./simrun --soc Ascend910 "$tmp/relu.om" --loop 0
 # simdis names each kernel's task; readelf sees the sections
 ./simdis "$tmp/relu.om" | grep -q "run by task 1 'Relu_0' (Relu" && ok || bad "simdis .om"
 if command -v readelf > /dev/null; then

@@ -61,6 +61,16 @@ def main():
         nodes.append(helper.make_node(op, [prev], [nxt], name=f"{op.lower()}{i}"))
         prev = nxt
     save(out, "chain", nodes, [a], [z], [])
+    # a residual Add of two activations, its Relu and a scale: one chain
+    # kernel with two inputs
+    r1 = helper.make_tensor_value_info("r1", TensorProto.FLOAT, [2, 20, 6, 6])
+    r2 = helper.make_tensor_value_info("r2", TensorProto.FLOAT, [2, 20, 6, 6])
+    rz = helper.make_tensor_value_info("rz", TensorProto.FLOAT, [2, 20, 6, 6])
+    half = numpy_helper.from_array(np.array(0.5, np.float32), "half")
+    save(out, "residual", [
+        helper.make_node("Add", ["r1", "r2"], ["s"], name="add"),
+        helper.make_node("Relu", ["s"], ["r"], name="relu"),
+        helper.make_node("Mul", ["r", "half"], ["rz"], name="scale")], [r1, r2], [rz], [half])
     # x.view(x.size(0), -1) as exporters write it: a shape subgraph to fold
     xv = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 4])
     yv = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)

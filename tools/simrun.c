@@ -1,4 +1,5 @@
-/* simrun: run a kernel on a simulated Ascend device.
+/* simrun: run a model or a kernel on a simulated Ascend device.
+ *   simrun --soc Ascend310 model.om [--loop N] [--streams N] [--trace [DIR]] [--json]
  *   simrun --soc Ascend910 --kernel k.s --block-dim 4 [--mode=timing] [--json]
  * Kernel arguments are given in order with --alloc (a GM buffer; its address
  * is the argument) and --arg (a scalar). */
@@ -11,8 +12,13 @@
 #include "om.h"
 #include "sim.h"
 #include "tensor_io.h"
+#include "runtime.h"
+#include "summary.h"
 #include "trace.h"
+#include <dirent.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -23,6 +29,12 @@ static void usage(FILE *f)
 		"Ascend NPU.\n\n"
 		"  --input-dir D         read input_N.pb (ONNX TensorProto); default: seeded random\n"
 		"  --output-dir O        write output_N.pb\n"
+		"  --loop N              executions per stream (default 2: first and warm); the\n"
+		"                        later ones are simulated in timing mode (same cycles)\n"
+		"  --streams N           run N model instances concurrently, one per stream\n"
+		"  --batch-inputs        every subdirectory of --input-dir is an input set, run\n"
+		"                        once each (round robin over the streams); outputs go to\n"
+		"                        --output-dir/<subdirectory>/\n"
 		"  --trace [DIR]         write op_summary.csv, task_time.csv, timeline.json and\n"
 		"                        summary.json (default DIR ./simprof_<model>_<time>)\n"
 		"  --soc NAME|FILE.ini   chip configuration (Ascend310, Ascend910, Ascend310P3)\n"
@@ -52,9 +64,15 @@ static int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
+struct model_opts {
+	const char *indir, *outdir, *trace;
+	int json, batch_inputs;
+	unsigned loop, streams;
+	uint64_t seed;
+};
+
 static int run_model(const char *path, const struct soc_config *cfg,
-		     const struct sim_options *opt, const char *indir, const char *outdir, int json,
-		     uint64_t seed, const char *trace);
+		     const struct sim_options *opt, const struct model_opts *mo);
 
 int main(int argc, char **argv)
 {
@@ -68,7 +86,8 @@ int main(int argc, char **argv)
 		uint64_t v;
 	} args[SIM_MAX_ARGS];
 	unsigned nargs = 0;
-	int json = 0, stats = 0, dump = 0;
+	int json = 0, stats = 0, dump = 0, batch_inputs = 0;
+	unsigned loop = 2, streams = 1;
 	uint64_t seed = 1;
 	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 
@@ -182,6 +201,19 @@ int main(int argc, char **argv)
 			indir = VALUE();
 		} else if (!strcmp(key, "--output-dir")) {
 			outdir = VALUE();
+		} else if (!strcmp(key, "--loop") || !strcmp(key, "--streams")) {
+			uint64_t v;
+			const char *s = VALUE();
+			if (parse_u64(s, &v) || v < 1 || v > 100000) {
+				fprintf(stderr, "simrun: %s '%s': need 1..100000\n", key, s);
+				return 2;
+			}
+			if (key[2] == 'l')
+				loop = (unsigned)v;
+			else
+				streams = (unsigned)v;
+		} else if (!strcmp(key, "--batch-inputs")) {
+			batch_inputs = 1;
 		} else if (!strcmp(key, "--json")) {
 			json = 1;
 		} else if (!strcmp(key, "--stats")) {
@@ -231,8 +263,10 @@ int main(int argc, char **argv)
 		snprintf(trace_default, sizeof trace_default, "./simprof_%.*s_%s", (int)(bl > 200 ? 200 : bl), b,
 			 stamp);
 	}
-	if (model)
-		return run_model(model, &cfg, &opt, indir, outdir, json, seed, trace);
+	if (model) {
+		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed };
+		return run_model(model, &cfg, &opt, &mo);
+	}
 	if (!kernel) {
 		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
 		return 2;
@@ -303,39 +337,24 @@ int main(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
-static int run_model(const char *path, const struct soc_config *cfg,
-		     const struct sim_options *opt, const char *indir, const char *outdir, int json,
-		     uint64_t seed, const char *trace)
+/* Input sets: --input-dir D reads D/input_N.pb; with --batch-inputs every
+ * subdirectory of D (sorted by name) is one set; without --input-dir one
+ * seeded random set. */
+static int read_set(const struct om_model *m, const char *dir, struct rt_tensor *in,
+		    uint64_t seed, char *err, size_t errlen)
 {
-	char err[4096];
-	struct trc_spans spans = { 0 };
-	struct sim_options dopt = *opt;
-	struct om_model m;
-	if (om_read(path, &m, cfg->name, err, sizeof err)) {
-		fprintf(stderr, "simrun: %s\n", err);
-		return 1;
-	}
-	struct rt_tensor *in = calloc(m.ninputs + 1, sizeof *in);
-	struct rt_tensor *out = calloc(m.noutputs + 1, sizeof *out);
-	int rc = 1;
-	struct sim_device *dev = NULL;
-	struct rt_run run = { 0, 0, NULL };
-	if (!in || !out) {
-		fprintf(stderr, "simrun: out of memory\n");
-		goto done;
-	}
-	for (unsigned i = 0; i < m.ninputs; i++) {
-		if (indir) {
-			char p[4096];
-			snprintf(p, sizeof p, "%s/input_%u.pb", indir, i);
-			if (rt_tensor_read(p, &in[i], err, sizeof err)) {
-				fprintf(stderr, "simrun: %s\n", err);
-				goto done;
+	for (unsigned i = 0; i < m->ninputs; i++) {
+		if (dir) {
+			char p[4200];
+			if (snprintf(p, sizeof p, "%s/input_%u.pb", dir, i) >= (int)sizeof p) {
+				snprintf(err, errlen, "%.256s...: path too long", dir);
+				return -1;
 			}
+			if (rt_tensor_read(p, &in[i], err, errlen))
+				return -1;
 			continue;
 		}
-		/* seeded random inputs in [-1, 1) of the model's type and shape */
-		const struct om_tensor_desc *d = &m.inputs[i];
+		const struct om_tensor_desc *d = &m->inputs[i];
 		snprintf(in[i].name, sizeof in[i].name, "%s", d->name);
 		in[i].dtype = d->dtype;
 		in[i].rank = d->rank;
@@ -344,8 +363,9 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		in[i].nbytes = d->size;
 		in[i].data = malloc(d->size ? d->size : 1);
 		if (!in[i].data || d->dtype != 1) {
-			fprintf(stderr, "simrun: input '%s': random inputs need float32\n", d->name);
-			goto done;
+			snprintf(err, errlen, "input '%s': random inputs need float32 (give "
+				 "--input-dir)", d->name);
+			return -1;
 		}
 		uint64_t s = (seed + i) * 0x9E3779B97F4A7C15ull + 1;
 		float *f = in[i].data;
@@ -356,7 +376,136 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 		}
 	}
-	if (trace) {
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The subdirectories of dir, sorted. */
+static char **list_sets(const char *dir, unsigned *n, char *err, size_t errlen)
+{
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		snprintf(err, errlen, "--input-dir %s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	char **v = NULL;
+	size_t cnt = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(dp))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[4096];
+		struct stat st;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (stat(p, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 16;
+			char **nv = realloc(v, cap * sizeof *v);
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[cnt] = strdup(e->d_name);
+		if (v[cnt])
+			cnt++;
+	}
+	closedir(dp);
+	if (!cnt) {
+		free(v);
+		snprintf(err, errlen, "--input-dir %s: --batch-inputs needs subdirectories holding "
+			 "input_N.pb (one per input set)", dir);
+		return NULL;
+	}
+	qsort(v, cnt, sizeof *v, name_cmp);
+	*n = (unsigned)cnt;
+	return v;
+}
+
+struct progress {
+	int on;
+	size_t done, total;
+	struct timespec last;
+	double mhz;
+};
+
+/* A progress line on stderr, at most five times a second. */
+static void on_task(void *ctx, const struct rt_task_record *r)
+{
+	struct progress *p = ctx;
+	p->done++;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	double dt = (double)(now.tv_sec - p->last.tv_sec) + (now.tv_nsec - p->last.tv_nsec) * 1e-9;
+	if (dt < 0.2 && p->done < p->total)
+		return;
+	p->last = now;
+	fprintf(stderr, "\rsimrun: task %zu/%zu, %.3f ms simulated ", p->done, p->total,
+		(double)r->end / p->mhz / 1000.0);
+	fflush(stderr);
+}
+
+static void json_escape(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int run_model(const char *path, const struct soc_config *cfg,
+		     const struct sim_options *opt, const struct model_opts *mo)
+{
+	char err[4096];
+	struct trc_spans spans = { 0 };
+	struct sim_options dopt = *opt;
+	struct om_model m;
+	if (om_read(path, &m, cfg->name, err, sizeof err)) {
+		fprintf(stderr, "simrun: %s\n", err);
+		return 1;
+	}
+	unsigned nsets = 1;
+	char **sets = NULL;
+	struct rt_tensor *in = NULL, *out = NULL;
+	struct rt_device *d = NULL;
+	int rc = 1;
+	if (mo->batch_inputs) {
+		if (!mo->indir) {
+			fprintf(stderr, "simrun: --batch-inputs needs --input-dir\n");
+			goto done;
+		}
+		if (!(sets = list_sets(mo->indir, &nsets, err, sizeof err))) {
+			fprintf(stderr, "simrun: %s\n", err);
+			goto done;
+		}
+	}
+	in = calloc((size_t)nsets * m.ninputs + 1, sizeof *in);
+	out = calloc((size_t)nsets * m.noutputs + 1, sizeof *out);
+	if (!in || !out) {
+		fprintf(stderr, "simrun: out of memory\n");
+		goto done;
+	}
+	for (unsigned k = 0; k < nsets; k++) {
+		char dir[4096];
+		if (sets)
+			snprintf(dir, sizeof dir, "%s/%s", mo->indir, sets[k]);
+		if (read_set(&m, sets ? dir : mo->indir, in + (size_t)k * m.ninputs, mo->seed, err,
+			     sizeof err)) {
+			fprintf(stderr, "simrun: %s\n", err);
+			goto done;
+		}
+	}
+	if (mo->trace) {
 		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
 			fprintf(stderr, "simrun: out of memory\n");
 			goto done;
@@ -364,93 +513,153 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		dopt.on_span = trc_span_record;
 		dopt.span_ctx = &spans;
 	}
-	dev = sim_device_new(cfg, &dopt, err, sizeof err);
-	if (!dev) {
+	d = rt_device_new(cfg, &dopt, err, sizeof err);
+	if (!d) {
 		fprintf(stderr, "simrun: %s\n", err);
 		goto done;
 	}
-	if (rt_model_run(dev, &m, in, m.ninputs, out, &run, err, sizeof err)) {
+	struct progress prog = { .on = isatty(2), .mhz = cfg->core_freq_mhz };
+	unsigned S = mo->streams;
+	prog.total = 1 + (size_t)m.ntasks * (sets ? nsets : (size_t)S * mo->loop) +
+		     (size_t)(m.ninputs + m.noutputs) * (sets ? nsets : S);
+	clock_gettime(CLOCK_MONOTONIC, &prog.last);
+	if (prog.on)
+		rt_device_on_task(d, on_task, &prog);
+	struct rt_session so = { .loop = mo->loop, .streams = S, .sets_each = sets != NULL,
+				 .timing_warm = 1 };
+	double load_us = 0;
+	int srun = rt_session_run(d, &m, &so, in, nsets, out, &load_us, err, sizeof err);
+	if (prog.on)
+		fprintf(stderr, "\r\033[K");
+	if (srun) {
 		fprintf(stderr, "simrun: %s: %s\n", path, err);
 		goto done;
 	}
-	double mhz = cfg->core_freq_mhz;
-	/* The roofline of each task: the time its useful work needs at the chip's
-	 * peak cube rate or its bytes need at main-memory bandwidth, whichever is
-	 * longer; efficiency is the sum of those over the simulated time. */
-	double peak_flops = (double)cfg->core_count * (double)(cfg->cube_m * cfg->cube_k *
-							       cfg->cube_n) * 2.0 * mhz * 1e6;
-	double bw = cfg->hbm_bandwidth_gbps * 1e9, roof_total = 0;
-	for (unsigned i = 0; i < m.ntasks; i++) {
-		double r = (double)m.tasks[i].flops / peak_flops;
-		double b = (double)m.tasks[i].bytes / bw;
-		roof_total += r > b ? r : b;
+	size_t nt, ne;
+	const struct rt_task_record *tr = rt_tasks(d, &nt);
+	const struct rt_exec_record *er = rt_execs(d, &ne);
+	struct trc_summary sum;
+	if (trc_summarize(cfg, &m, tr, nt, er, ne, load_us, &sum, err, sizeof err)) {
+		fprintf(stderr, "simrun: %s\n", err);
+		goto done;
 	}
-	double seconds = (double)run.cycles / (mhz * 1e6);
-	if (json) {
-		printf("{\"soc\": \"%s\", \"model\": \"%s\", \"cycles\": %llu, "
-		       "\"latency_us\": %.3f, \"roofline_efficiency\": %.4f, \"tasks\": [",
-		       cfg->name, m.name, (unsigned long long)run.cycles, (double)run.cycles / mhz,
-		       seconds > 0 ? roof_total / seconds : 0);
-		for (unsigned i = 0; i < m.ntasks; i++)
-			printf("%s{\"name\": \"%s\", \"type\": \"%s\", \"start_us\": %.3f, "
-			       "\"duration_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, "
-			       "\"bytes\": %llu}",
-			       i ? ", " : "", m.tasks[i].name, m.tasks[i].op_type,
-			       (double)(run.task[i].start_cycle - run.start_cycle) / mhz,
-			       (double)run.task[i].cycles / mhz, m.tasks[i].block_dim,
-			       (unsigned long long)m.tasks[i].flops,
-			       (unsigned long long)m.tasks[i].bytes);
+	double mhz = cfg->core_freq_mhz;
+	const struct rt_exec_record *e0 = &er[0];
+	if (mo->json) {
+		printf("{\"soc\": ");
+		json_escape(stdout, cfg->name);
+		printf(", \"model\": ");
+		json_escape(stdout, m.name);
+		printf(", \"cycles\": %llu, \"latency_us\": %.3f, \"first_latency_us\": %.3f, "
+		       "\"warm_latency_us\": %.3f, \"throughput_fps\": %.2f, \"batch\": %u, "
+		       "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, \"h2d_us\": %.3f, "
+		       "\"d2h_us\": %.3f, \"roofline_efficiency\": %.4f, \"pipe_utilization\": {",
+		       (unsigned long long)(e0->end - e0->start), sum.first_latency_us,
+		       sum.first_latency_us, sum.warm_latency_us, sum.throughput_fps, sum.batch,
+		       sum.execs, sum.streams, sum.load_us, sum.h2d_us, sum.d2h_us,
+		       sum.roofline_efficiency);
+		for (int p = 0; p < ISA_NPIPES; p++)
+			printf("%s\"%s\": %.4f", p ? ", " : "", isa_pipe_name((enum isa_pipe)p),
+			       sum.pipe_util[p]);
+		printf("}, \"tasks\": [");
+		uint64_t prev_end = e0->start;
+		int first = 1;
+		for (size_t i = 0; i < nt; i++) {
+			const struct rt_task_record *t = &tr[i];
+			if (t->exec_id != 0 || t->model_task < 0)
+				continue;
+			const struct om_task *ot = &m.tasks[t->model_task];
+			printf("%s{\"name\": ", first ? "" : ", ");
+			json_escape(stdout, ot->name);
+			printf(", \"type\": ");
+			json_escape(stdout, ot->op_type);
+			uint64_t cyc = t->end - t->start;
+			printf(", \"stream_id\": %u, \"start_us\": %.3f, \"duration_us\": %.3f, "
+			       "\"wait_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, \"bytes\": %llu, "
+			       "\"roofline_us\": %.3f, \"mac_ratio\": %.4f}",
+			       t->stream_id, (double)(t->start - e0->start) / mhz, (double)cyc / mhz,
+			       (double)(t->start - prev_end) / mhz, ot->block_dim,
+			       (unsigned long long)ot->flops, (unsigned long long)ot->bytes,
+			       trc_roofline_seconds(cfg, ot) * 1e6,
+			       cyc && t->cores ? (double)t->st.busy_cycles[ISA_PIPE_M] /
+							 ((double)cyc * t->cores)
+					       : 0.0);
+			prev_end = t->end;
+			first = 0;
+		}
 		printf("]}\n");
 	} else {
-		printf("model %s on %s: %u tasks, %llu cycles (%.3f us)\n", m.name, cfg->name,
-		       m.ntasks, (unsigned long long)run.cycles, (double)run.cycles / mhz);
-		printf("%-4s %-20s %-32s %9s %11s %5s %8s %6s\n", "task", "type", "name", "start_us",
-		       "duration_us", "block", "roof_us", "cube%");
-		for (unsigned i = 0; i < m.ntasks; i++) {
-			const struct rt_task_time *tt = &run.task[i];
-			double r = (double)m.tasks[i].flops / peak_flops;
-			double b = (double)m.tasks[i].bytes / bw;
-			double cube = tt->cycles && tt->cores
-					      ? 100.0 * (double)(tt->st.cube_f16_steps + tt->st.cube_s8_steps) /
-							((double)tt->cycles * tt->cores)
-					      : 0;
-			printf("%-4u %-20.20s %-32.32s %9.3f %11.3f %5u %8.3f %6.1f\n", i,
-			       m.tasks[i].op_type, m.tasks[i].name,
-			       (double)(tt->start_cycle - run.start_cycle) / mhz,
-			       (double)tt->cycles / mhz, m.tasks[i].block_dim,
-			       (r > b ? r : b) * 1e6, cube);
+		printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", m.name,
+		       cfg->name, (long long)cfg->core_count, mhz, m.ntasks, sum.batch);
+		printf("load (weights over PCIe)   %10.3f us  (%.2f MB)\n", sum.load_us,
+		       (double)m.weights_bytes / 1e6);
+		printf("first inference            %10.3f us  (%llu cycles)\n", sum.first_latency_us,
+		       (unsigned long long)(e0->end - e0->start));
+		printf("warm inference             %10.3f us  (mean of %u)\n", sum.warm_latency_us,
+		       sum.warm_execs);
+		printf("throughput                 %10.1f images/s  (%u stream%s)\n",
+		       sum.throughput_fps, sum.streams, sum.streams > 1 ? "s" : "");
+		printf("input / output copies      %10.3f / %.3f us  (%.2f / %.2f MB)\n", sum.h2d_us,
+		       sum.d2h_us, (double)sum.h2d_bytes / 1e6, (double)sum.d2h_bytes / 1e6);
+		printf("roofline efficiency        %10.3f  (sum over tasks of max(flops/peak, "
+		       "bytes/bandwidth) / first inference)\n", sum.roofline_efficiency);
+		printf("pipe utilization          ");
+		for (int p = 0; p < ISA_NPIPES; p++)
+			printf(" %s %.1f%%", isa_pipe_name((enum isa_pipe)p), 100 * sum.pipe_util[p]);
+		printf("\ntop %u ops by time (warm):\n", sum.ntop);
+		printf("  %-4s %-20s %-32s %11s %6s %5s %8s\n", "task", "type", "name", "duration_us",
+		       "share", "block", "roof_us");
+		for (unsigned i = 0; i < sum.ntop; i++) {
+			const struct om_task *ot = &m.tasks[sum.top[i].model_task];
+			printf("  %-4d %-20.20s %-32.32s %11.3f %5.1f%% %5u %8.3f\n",
+			       sum.top[i].model_task, ot->op_type, ot->name, sum.top[i].mean_us,
+			       100 * sum.top[i].share, ot->block_dim,
+			       trc_roofline_seconds(cfg, ot) * 1e6);
 		}
-		printf("roofline efficiency %.3f (sum over tasks of max(flops/peak, bytes/bandwidth) "
-		       "/ simulated time)\n", seconds > 0 ? roof_total / seconds : 0);
 	}
-	if (trace) {
-		if (trc_write(trace, cfg, &m, &run, &spans, err, sizeof err)) {
+	if (mo->trace) {
+		struct trc_input ti = { cfg, &m, tr, nt, er, ne, &spans, &sum };
+		if (trc_write(mo->trace, &ti, err, sizeof err)) {
 			fprintf(stderr, "simrun: --trace: %s\n", err);
 			goto done;
 		}
-		if (!json)
+		if (!mo->json)
 			printf("trace written to %s (op_summary.csv, task_time.csv, timeline.json, "
-			       "summary.json)\n", trace);
+			       "summary.json)\n", mo->trace);
 	}
-	if (outdir)
-		for (unsigned i = 0; i < m.noutputs; i++) {
-			char p[4096];
-			snprintf(p, sizeof p, "%s/output_%u.pb", outdir, i);
-			if (rt_tensor_write(p, &out[i], err, sizeof err)) {
-				fprintf(stderr, "simrun: %s\n", err);
-				goto done;
+	if (mo->outdir && mkdir(mo->outdir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "simrun: --output-dir %s: %s\n", mo->outdir, strerror(errno));
+		goto done;
+	}
+	if (mo->outdir)
+		for (unsigned k = 0; k < nsets; k++)
+			for (unsigned i = 0; i < m.noutputs; i++) {
+				char p[4096];
+				if (sets) {
+					snprintf(p, sizeof p, "%s/%s", mo->outdir, sets[k]);
+					mkdir(p, 0777);
+					snprintf(p, sizeof p, "%s/%s/output_%u.pb", mo->outdir, sets[k], i);
+				} else {
+					snprintf(p, sizeof p, "%s/output_%u.pb", mo->outdir, i);
+				}
+				if (rt_tensor_write(p, &out[(size_t)k * m.noutputs + i], err,
+						    sizeof err)) {
+					fprintf(stderr, "simrun: %s\n", err);
+					goto done;
+				}
 			}
-		}
 	rc = 0;
 done:
-	for (unsigned i = 0; in && i < m.ninputs; i++)
+	for (size_t i = 0; in && i < (size_t)nsets * m.ninputs; i++)
 		rt_tensor_free(&in[i]);
-	for (unsigned i = 0; out && i < m.noutputs; i++)
+	for (size_t i = 0; out && i < (size_t)nsets * m.noutputs; i++)
 		rt_tensor_free(&out[i]);
+	for (unsigned k = 0; sets && k < nsets; k++)
+		free(sets[k]);
+	free(sets);
 	free(in);
 	free(out);
-	rt_run_free(&run);
-	sim_device_free(dev);
+	rt_device_free(d);
 	trc_spans_free(&spans);
 	om_free(&m);
 	return rc;

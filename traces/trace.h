@@ -3,11 +3,13 @@
  * trc_spans collects, while the device runs, every pipe's busy intervals
  * (instruction spans merged when they touch); trc_write turns a run into
  * the trace directory msprof users know:
- *   op_summary.csv  one row per task: times, block dim, cycles, per-pipe
- *                   busy time and ratios, FLOPs
+ *   op_summary.csv  one row per task: times, block dim, the input and output
+ *                   shapes, data types and formats, cycles, per-pipe busy
+ *                   time and ratios, FLOPs
  *   task_time.csv   kernel_name, task_id, stream_id, task_time/start/stop
  *   timeline.json   Chrome trace events (opens in Perfetto): a process per
- *                   AI core with a thread per pipe, and one for the stream
+ *                   AI core with a thread per pipe, one for the streams
+ *                   (a thread per stream) and one for host <-> device copies
  *   summary.json    latency, throughput, per-pipe utilization, top ops */
 #ifndef DV_TRACE_H
 #define DV_TRACE_H
@@ -15,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "runtime.h"
 
 struct trc_span {
 	uint64_t start, end; /* device cycles */
@@ -35,9 +37,23 @@ void trc_spans_free(struct trc_spans *s);
 /* The sim_options.on_span callback (ctx is the struct trc_spans). */
 void trc_span_record(void *ctx, unsigned core, unsigned pipe, uint64_t start, uint64_t end);
 
+struct trc_summary;
+
+/* What a trace directory describes: the runtime's log of a run of model om
+ * (tasks of other models are written without tensor columns), the pipe
+ * spans collected meanwhile, and the run's summary. */
+struct trc_input {
+	const struct soc_config *cfg;
+	const struct om_model *om;
+	const struct rt_task_record *tasks;
+	size_t ntasks;
+	const struct rt_exec_record *execs;
+	size_t nexecs;
+	const struct trc_spans *spans;
+	const struct trc_summary *sum;
+};
+
 /* Write the trace directory (created if missing).  Returns 0 or -1. */
-int trc_write(const char *dir, const struct soc_config *cfg, const struct om_model *m,
-	      const struct rt_run *run, const struct trc_spans *spans, char *err,
-	      size_t errlen);
+int trc_write(const char *dir, const struct trc_input *in, char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,308 @@
+/* acl.h: an AscendCL-shaped C API over the simulated device, so that a
+ * program written for ACL (aclInit, aclrtSetDevice, aclmdlLoadFromFile,
+ * aclmdlExecute...) runs on davinci-sim with few edits.
+ *
+ * The names, signatures, enum values and error numbers are ACL's for the
+ * subset declared here; docs/runtime.md lists it and says how to port a
+ * sample.  What differs because the device is simulated:
+ *
+ *  - Which chip.  aclInit(configPath) takes NULL, "" or a small ini file
+ *        [device]
+ *        soc = Ascend310                  ; a chip name or an .ini path
+ *        set = hbm.bandwidth_gbps=102.4   ; any number of SoC overrides
+ *    A file whose first character is '{' is an ACL JSON configuration (dump,
+ *    profiling); it is accepted and ignored.  Without soc =, the chip is
+ *    $DAVINCI_SOC if set, else "Ascend310".  aclsimSetSoc() overrides all
+ *    of these between aclInit and the first aclrtSetDevice.
+ *  - One device, id 0, run mode ACL_HOST (the host program is not on the
+ *    device: model buffers must be device memory from aclrtMalloc).
+ *  - Device pointers from aclrtMalloc are simulated device addresses cast to
+ *    void *: never dereference them; pass them to aclrtMemcpy and to data
+ *    buffers.  Host pointers (aclrtMallocHost, malloc, the stack) are real
+ *    host memory.
+ *  - Time.  Asynchronous calls only queue work.  The simulation runs at a
+ *    synchronization point: aclrtSynchronizeStream/Device/Event,
+ *    aclrtQueryEvent on a pending event, the synchronous aclrtMemcpy and
+ *    aclmdlExecute, aclmdlLoadFromFile (it copies the weights), and the
+ *    frees (aclrtFree, aclrtFreeHost, aclmdlUnload) when work is queued.
+ *    Each runs ALL queued work of every stream to completion, so
+ *    synchronizing one stream also completes the others' (a real device
+ *    would have let them run on meanwhile; results are the same, and the
+ *    device clock ends at the last task).  The host takes no simulated
+ *    time: work queued after a synchronization starts at the device clock
+ *    of its end.  aclsimGetDeviceTimeUs() reads that clock.
+ *  - A host buffer given to aclrtMemcpyAsync must stay valid until the
+ *    next synchronization (ACL asks the same: until the copy completes).
+ *  - Executions of one model id are serialized in queue order, also
+ *    across streams (they share the model's workspace); load the model
+ *    twice to run two executions at once.
+ *  - Not thread-safe: ACL is, this is not; call it from one thread.
+ *
+ * Every failing call returns its code and records a message for
+ * aclGetRecentErrMsg() (the simulator's "core 0, pipe V, pc 12: ..." text,
+ * naming the stream and task, when the simulation fails).  Misuse (NULL or
+ * stale handles, unknown model ids, copies outside an allocation, calls
+ * before aclInit or aclrtSetDevice) returns an error, never crashes.
+ */
+#ifndef DV_ACL_H
+#define DV_ACL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int aclError;
+
+/* Error codes (ACL's numbers). */
+#define ACL_SUCCESS 0
+#define ACL_ERROR_NONE 0 /* older ACL name of ACL_SUCCESS */
+#define ACL_ERROR_INVALID_PARAM 100000       /* NULL or out-of-range argument */
+#define ACL_ERROR_UNINITIALIZE 100001        /* called before aclInit */
+#define ACL_ERROR_REPEAT_INITIALIZE 100002   /* aclInit twice; aclsimSetSoc too late */
+#define ACL_ERROR_INVALID_FILE 100003        /* configuration file not readable */
+#define ACL_ERROR_PARSE_FILE 100006          /* configuration file malformed */
+#define ACL_ERROR_FILE_ATTR_INVALID 100008   /* a value in it is bad (unknown SoC...) */
+#define ACL_ERROR_INVALID_MODEL_ID 100011    /* no model loaded with this id */
+#define ACL_ERROR_PARSE_MODEL 100013         /* not a valid .om */
+#define ACL_ERROR_READ_MODEL_FAILURE 100014  /* .om file not readable */
+#define ACL_ERROR_MODEL_INPUT_NOT_MATCH 100017  /* input dataset vs the model */
+#define ACL_ERROR_MODEL_OUTPUT_NOT_MATCH 100018 /* output dataset vs the model */
+#define ACL_ERROR_REPEAT_FINALIZE 100037     /* aclFinalize twice */
+#define ACL_ERROR_RT_INVALID_DEVICEID 107001 /* device id other than 0 */
+#define ACL_ERROR_RT_CONTEXT_NULL 107002     /* called before aclrtSetDevice */
+#define ACL_ERROR_BAD_ALLOC 200000           /* host memory exhausted */
+#define ACL_ERROR_API_NOT_SUPPORT 200001
+#define ACL_ERROR_INVALID_RESOURCE_HANDLE 200005 /* unknown stream/event/desc/dataset/buffer */
+#define ACL_ERROR_FEATURE_UNSUPPORTED 200006
+#define ACL_ERROR_RT_MEMORY_ALLOCATION 207001 /* device memory exhausted */
+#define ACL_ERROR_INTERNAL_ERROR 500000
+#define ACL_ERROR_FAILURE 500001
+#define ACL_ERROR_RT_FAILURE 500003          /* the simulation failed (see the message) */
+#define ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006 /* elapsed time of an event not yet fired */
+#define ACL_ERROR_RT_SOC_VERSION 507008      /* .om compiled for another SoC */
+
+/* Opaque handles.  Streams, events and contexts are pointers, as in ACL;
+ * NULL as a stream means the default stream. */
+typedef void *aclrtStream;
+typedef void *aclrtEvent;
+typedef void *aclrtContext;
+typedef struct aclmdlDesc aclmdlDesc;
+typedef struct aclmdlDataset aclmdlDataset;
+typedef struct aclDataBuffer aclDataBuffer;
+
+typedef enum {
+	ACL_DT_UNDEFINED = -1,
+	ACL_FLOAT = 0,
+	ACL_FLOAT16 = 1,
+	ACL_INT8 = 2,
+	ACL_INT32 = 3,
+	ACL_UINT8 = 4,
+	ACL_INT16 = 6,
+	ACL_UINT16 = 7,
+	ACL_UINT32 = 8,
+	ACL_INT64 = 9,
+	ACL_UINT64 = 10,
+	ACL_DOUBLE = 11,
+	ACL_BOOL = 12,
+	ACL_STRING = 13,
+	ACL_COMPLEX64 = 16,
+	ACL_COMPLEX128 = 17,
+	ACL_BF16 = 27
+} aclDataType;
+
+typedef enum {
+	ACL_FORMAT_UNDEFINED = -1,
+	ACL_FORMAT_NCHW = 0,
+	ACL_FORMAT_NHWC = 1,
+	ACL_FORMAT_ND = 2,
+	ACL_FORMAT_NC1HWC0 = 3,
+	ACL_FORMAT_FRACTAL_Z = 4,
+	ACL_FORMAT_FRACTAL_NZ = 29
+} aclFormat;
+
+typedef enum { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
+
+/* Accepted and ignored: simulated device memory has no page sizes. */
+typedef enum {
+	ACL_MEM_MALLOC_HUGE_FIRST = 0,
+	ACL_MEM_MALLOC_HUGE_ONLY = 1,
+	ACL_MEM_MALLOC_NORMAL_ONLY = 2
+} aclrtMemMallocPolicy;
+
+typedef enum {
+	ACL_MEMCPY_HOST_TO_HOST = 0,
+	ACL_MEMCPY_HOST_TO_DEVICE = 1,
+	ACL_MEMCPY_DEVICE_TO_HOST = 2,
+	ACL_MEMCPY_DEVICE_TO_DEVICE = 3
+} aclrtMemcpyKind;
+
+typedef enum {
+	ACL_EVENT_STATUS_COMPLETE = 0,
+	ACL_EVENT_STATUS_NOT_READY = 1,
+	ACL_EVENT_STATUS_RESERVED = 2
+} aclrtEventStatus;
+
+#define ACL_MAX_DIM_CNT 128
+#define ACL_MAX_TENSOR_NAME_LEN 128
+
+typedef struct aclmdlIODims {
+	char name[ACL_MAX_TENSOR_NAME_LEN]; /* truncated to fit, NUL-terminated */
+	size_t dimCount;
+	int64_t dims[ACL_MAX_DIM_CNT];
+} aclmdlIODims;
+
+/* --- process and device --------------------------------------------------- */
+
+/* configPath: NULL, "", an ACL JSON file (ignored) or the ini file above.
+ * The SoC is loaded here, so a bad chip name fails here.  aclInit after
+ * aclFinalize starts afresh. */
+aclError aclInit(const char *configPath);
+/* Resets the device if still set and releases everything left. */
+aclError aclFinalize(void);
+
+/* Reference counted, as in ACL: the device (and every stream, event,
+ * allocation and model on it) goes when aclrtResetDevice has been called
+ * as often as aclrtSetDevice. */
+aclError aclrtSetDevice(int32_t deviceId);
+aclError aclrtResetDevice(int32_t deviceId);
+aclError aclrtGetDevice(int32_t *deviceId);
+aclError aclrtGetDeviceCount(uint32_t *count); /* always 1 */
+aclError aclrtGetRunMode(aclrtRunMode *runMode); /* always ACL_HOST */
+
+/* One implicit context per device: creating one takes a device reference
+ * (like aclrtSetDevice), destroying it drops it. */
+aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId);
+aclError aclrtDestroyContext(aclrtContext context);
+aclError aclrtSetCurrentContext(aclrtContext context);
+aclError aclrtGetCurrentContext(aclrtContext *context);
+
+/* --- streams and events --------------------------------------------------- */
+
+aclError aclrtCreateStream(aclrtStream *stream);
+/* Work still queued on it runs at the next synchronization. */
+aclError aclrtDestroyStream(aclrtStream stream);
+/* Runs all queued work (of every stream; see above). */
+aclError aclrtSynchronizeStream(aclrtStream stream);
+aclError aclrtSynchronizeDevice(void);
+
+aclError aclrtCreateEvent(aclrtEvent *event);
+aclError aclrtDestroyEvent(aclrtEvent event);
+/* The event fires when the work queued on stream before it has completed. */
+aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+/* Work queued on stream from now on waits for the event's latest record
+ * (none yet: no wait). */
+aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+aclError aclrtSynchronizeEvent(aclrtEvent event);
+/* A pending event runs the simulation (a host polling in a loop would
+ * otherwise wait forever: the device only moves when simulated), so the
+ * answer is COMPLETE unless the work failed. */
+aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
+/* Simulated milliseconds between two fired events (SoC clock). */
+aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+
+/* --- memory --------------------------------------------------------------- */
+
+/* Device memory: *devPtr is a simulated address (never dereference it).
+ * Copies are checked against size, not the allocation's rounding. */
+aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
+aclError aclrtFree(void *devPtr);
+/* Host memory (plain malloc'd memory here). */
+aclError aclrtMallocHost(void **hostPtr, size_t size);
+aclError aclrtFreeHost(void *hostPtr);
+/* Synchronous: queued on the default stream and simulated (PCIe time for
+ * host <-> device).  count must not exceed destMax; device ranges must lie
+ * inside one aclrtMalloc allocation. */
+aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
+		     aclrtMemcpyKind kind);
+/* Queued on stream (NULL: the default stream); host <-> device and device
+ * <-> device only. */
+aclError aclrtMemcpyAsync(void *dst, size_t destMax, const void *src, size_t count,
+			  aclrtMemcpyKind kind, aclrtStream stream);
+/* Device memory: after the queued work, and taking no simulated time. */
+aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count);
+
+/* --- models --------------------------------------------------------------- */
+
+/* Reads and validates the .om (it must be compiled for the device's SoC)
+ * and copies its weights to the device (simulated, so this synchronizes). */
+aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId);
+aclError aclmdlUnload(uint32_t modelId);
+
+aclmdlDesc *aclmdlCreateDesc(void);
+aclError aclmdlDestroyDesc(aclmdlDesc *modelDesc);
+/* Fills the desc with a copy of the model's I/O descriptors (it stays
+ * valid after aclmdlUnload). */
+aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId);
+/* On a bad desc or index these return 0, "", ACL_DT_UNDEFINED or
+ * ACL_FORMAT_UNDEFINED and record the reason for aclGetRecentErrMsg. */
+size_t aclmdlGetNumInputs(aclmdlDesc *modelDesc);
+size_t aclmdlGetNumOutputs(aclmdlDesc *modelDesc);
+size_t aclmdlGetInputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
+size_t aclmdlGetOutputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
+aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+const char *aclmdlGetInputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
+const char *aclmdlGetOutputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
+aclError aclmdlGetInputIndexByName(const aclmdlDesc *modelDesc, const char *name,
+				   size_t *index);
+aclError aclmdlGetOutputIndexByName(const aclmdlDesc *modelDesc, const char *name,
+				    size_t *index);
+/* The host-side type and layout (e.g. ACL_FLOAT, ACL_FORMAT_NCHW). */
+aclDataType aclmdlGetInputDataType(const aclmdlDesc *modelDesc, size_t index);
+aclDataType aclmdlGetOutputDataType(const aclmdlDesc *modelDesc, size_t index);
+aclFormat aclmdlGetInputFormat(const aclmdlDesc *modelDesc, size_t index);
+aclFormat aclmdlGetOutputFormat(const aclmdlDesc *modelDesc, size_t index);
+
+/* A dataset holds data buffers in input (or output) order; destroying it
+ * leaves its buffers alone (destroy them yourself, as in ACL). */
+aclmdlDataset *aclmdlCreateDataset(void);
+aclError aclmdlDestroyDataset(const aclmdlDataset *dataset);
+aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclDataBuffer *dataBuffer);
+size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset *dataset);
+aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *dataset, size_t index);
+
+/* A (pointer, size) pair; the memory is the caller's. */
+aclDataBuffer *aclCreateDataBuffer(void *data, size_t size);
+aclError aclDestroyDataBuffer(const aclDataBuffer *dataBuffer);
+aclError aclUpdateDataBuffer(aclDataBuffer *dataBuffer, void *data, size_t size);
+void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer);
+size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer);
+uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer); /* older, 32-bit */
+/* Bytes per element; 0 for ACL_DT_UNDEFINED and ACL_STRING. */
+size_t aclDataTypeSize(aclDataType dataType);
+
+/* Every buffer must be device memory (aclrtMalloc) holding at least the
+ * model's size for that input or output.  aclmdlExecute queues on the
+ * default stream and synchronizes; aclmdlExecuteAsync only queues. */
+aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
+aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *input,
+			    aclmdlDataset *output, aclrtStream stream);
+
+/* --- errors --------------------------------------------------------------- */
+
+/* The message of the latest failed call (ACL's API), or NULL if none has
+ * failed.  Kept until the next failure. */
+const char *aclGetRecentErrMsg(void);
+/* Not ACL: the code's name and meaning, e.g. "ACL_ERROR_INVALID_PARAM
+ * (invalid parameter)"; never NULL. */
+const char *aclGetErrorString(aclError error);
+
+/* --- simulator extensions (not ACL) ----------------------------------------- */
+
+/* Choose the SoC: a chip name ("Ascend310", "Ascend910", "Ascend310P3") or
+ * an .ini path.  After aclInit, before the first aclrtSetDevice (else
+ * ACL_ERROR_REPEAT_INITIALIZE).  The config file's set = overrides still
+ * apply on top. */
+aclError aclsimSetSoc(const char *socNameOrIni);
+/* The simulated device clock in microseconds: where the last completed
+ * work ended (it moves only at synchronization points). */
+aclError aclsimGetDeviceTimeUs(double *us);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,662 @@
+/* runtime.c: streams, events and copies over the simulator's launches.
+ *
+ * Each stream is a FIFO of items.  A stream runs one device task at a time:
+ * when the simulator reports a task complete (sim_drain's callback), the
+ * stream moves on through its items at that cycle: events fire, waits
+ * resolve, and the next kernel or copy is submitted.  So all of the
+ * scheduling happens in simulated time order, inside sim_drain. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+enum item_kind { IT_KERNEL, IT_COPY, IT_RECORD, IT_WAIT, IT_EXEC_BEGIN, IT_EXEC_END };
+
+struct item {
+	struct item *next;
+	enum item_kind kind;
+	struct rt_stream *s;
+	struct sim_launch l;
+	struct rt_event *ev;
+	uint64_t gen; /* IT_WAIT: the record it waits for */
+	int exec_id, model_task;
+	const struct om_model *model;
+	char name[128], op_type[64];
+	uint64_t queued;
+};
+
+struct rt_stream {
+	struct rt_device *d;
+	unsigned id;
+	struct item *head, *tail;
+	struct item *running; /* submitted to the device */
+	struct rt_event *blocked; /* waiting for this event */
+	uint64_t last_end;
+	int freed;
+};
+
+struct rt_event {
+	struct rt_device *d;
+	uint64_t records, fired; /* records queued, records done */
+	uint64_t dropped;        /* the latest record a failed synchronize dropped */
+	uint64_t cycle;          /* when the latest record fired */
+};
+
+struct rt_device {
+	struct sim_device *sim;
+	int owns_sim;
+	struct rt_stream **streams;
+	size_t nstreams, capstreams;
+	unsigned next_stream_id;
+	struct rt_task_record *tasks;
+	size_t ntasks, captasks;
+	struct rt_exec_record *execs;
+	size_t nexecs, capexecs;
+	uint64_t gap_cycles;
+	int oom;
+	char fail[256]; /* why a submit failed inside the scheduler */
+	void (*on_task)(void *ctx, const struct rt_task_record *r);
+	void *on_task_ctx;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? 2 * *cap : 16;
+	void *p = realloc(*v, c * size);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = c;
+	return 0;
+}
+
+static struct rt_device *init(struct sim_device *sim, int owns, char *err, size_t errlen)
+{
+	struct rt_device *d = calloc(1, sizeof *d);
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	d->sim = sim;
+	d->owns_sim = owns;
+	const struct soc_config *cfg = sim_device_config(sim);
+	d->gap_cycles = (uint64_t)(cfg->runtime_task_gap_us * cfg->core_freq_mhz + 0.5);
+	if (!rt_stream_new(d)) {
+		snprintf(err, errlen, "out of memory");
+		rt_device_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+struct rt_device *rt_device_new(const struct soc_config *cfg, const struct sim_options *opt,
+				char *err, size_t errlen)
+{
+	struct sim_device *sim = sim_device_new(cfg, opt, err, errlen);
+	if (!sim)
+		return NULL;
+	struct rt_device *d = init(sim, 1, err, errlen);
+	if (!d)
+		sim_device_free(sim);
+	return d;
+}
+
+struct rt_device *rt_device_wrap(struct sim_device *sim, char *err, size_t errlen)
+{
+	return init(sim, 0, err, errlen);
+}
+
+static void drop_queues(struct rt_device *d)
+{
+	for (size_t i = 0; i < d->nstreams; i++) {
+		struct rt_stream *s = d->streams[i];
+		struct item *it = s->head, *nx;
+		if (s->running) {
+			sim_launch_release(&s->running->l);
+			free(s->running);
+			s->running = NULL;
+		}
+		for (; it; it = nx) {
+			nx = it->next;
+			if (it->kind == IT_RECORD && it->gen > it->ev->fired) {
+				it->ev->fired = it->gen; /* waits on it must not hang */
+				it->ev->dropped = it->gen;
+				it->ev->cycle = sim_device_now(d->sim);
+			}
+			sim_launch_release(&it->l);
+			free(it);
+		}
+		s->head = s->tail = NULL;
+		s->blocked = NULL;
+	}
+}
+
+/* Streams marked freed and now empty go away. */
+static void reap_streams(struct rt_device *d)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < d->nstreams; i++) {
+		struct rt_stream *s = d->streams[i];
+		if (s->freed && !s->head && !s->running)
+			free(s);
+		else
+			d->streams[k++] = s;
+	}
+	d->nstreams = k;
+}
+
+void rt_device_free(struct rt_device *d)
+{
+	if (!d)
+		return;
+	drop_queues(d);
+	for (size_t i = 0; i < d->nstreams; i++)
+		free(d->streams[i]);
+	free(d->streams);
+	free(d->tasks);
+	free(d->execs);
+	if (d->owns_sim)
+		sim_device_free(d->sim);
+	free(d);
+}
+
+struct sim_device *rt_device_sim(struct rt_device *d) { return d->sim; }
+const struct soc_config *rt_device_config(const struct rt_device *d)
+{
+	return sim_device_config(d->sim);
+}
+void rt_device_set_mode(struct rt_device *d, enum sim_mode mode) { sim_device_set_mode(d->sim, mode); }
+uint64_t rt_now(const struct rt_device *d) { return sim_device_now(d->sim); }
+
+struct rt_stream *rt_default_stream(struct rt_device *d) { return d->streams[0]; }
+
+struct rt_stream *rt_stream_new(struct rt_device *d)
+{
+	if (grow((void **)&d->streams, &d->capstreams, d->nstreams, sizeof *d->streams))
+		return NULL;
+	struct rt_stream *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->d = d;
+	s->id = d->next_stream_id++;
+	d->streams[d->nstreams++] = s;
+	return s;
+}
+
+void rt_stream_free(struct rt_stream *s)
+{
+	if (s && s != s->d->streams[0]) {
+		s->freed = 1;
+		reap_streams(s->d);
+	}
+}
+
+unsigned rt_stream_id(const struct rt_stream *s) { return s->id; }
+
+struct rt_event *rt_event_new(struct rt_device *d)
+{
+	struct rt_event *e = calloc(1, sizeof *e);
+	if (e)
+		e->d = d;
+	return e;
+}
+
+void rt_event_free(struct rt_event *e) { free(e); }
+
+int rt_event_query(const struct rt_event *e, uint64_t *cycle)
+{
+	if (!e->records || e->fired < e->records)
+		return 0;
+	if (e->dropped == e->records)
+		return -1;
+	if (cycle)
+		*cycle = e->cycle;
+	return 1;
+}
+
+static struct item *enqueue(struct rt_stream *s, enum item_kind kind)
+{
+	struct item *it = calloc(1, sizeof *it);
+	if (!it)
+		return NULL;
+	it->kind = kind;
+	it->s = s;
+	it->exec_id = -1;
+	it->model_task = -1;
+	if (s->tail)
+		s->tail->next = it;
+	else
+		s->head = it;
+	s->tail = it;
+	return it;
+}
+
+int rt_event_record(struct rt_event *e, struct rt_stream *s)
+{
+	struct item *it = enqueue(s, IT_RECORD);
+	if (!it)
+		return -1;
+	it->ev = e;
+	it->gen = ++e->records;
+	return 0;
+}
+
+int rt_stream_wait_event(struct rt_stream *s, struct rt_event *e)
+{
+	if (!e->records) /* never recorded: nothing to wait for */
+		return 0;
+	struct item *it = enqueue(s, IT_WAIT);
+	if (!it)
+		return -1;
+	it->ev = e;
+	it->gen = e->records;
+	return 0;
+}
+
+int rt_memcpy_async(struct rt_stream *s, enum sim_copy_dir dir, void *host, uint64_t dev,
+		    uint64_t src, uint64_t bytes, char *err, size_t errlen)
+{
+	static const char *const names[] = { "MEMCPY_HOST_TO_DEVICE", "MEMCPY_DEVICE_TO_HOST",
+					     "MEMCPY_DEVICE_TO_DEVICE" };
+	if (dir > SIM_COPY_D2D) {
+		snprintf(err, errlen, "memcpy: unknown direction %d", (int)dir);
+		return -1;
+	}
+	if (bytes && dir != SIM_COPY_D2D && !host) {
+		snprintf(err, errlen, "memcpy of %llu bytes: no host buffer",
+			 (unsigned long long)bytes);
+		return -1;
+	}
+	if (bytes && (!sim_gm_ptr(s->d->sim, dev, bytes) ||
+		      (dir == SIM_COPY_D2D && !sim_gm_ptr(s->d->sim, src, bytes)) ||
+		      (dir != SIM_COPY_D2D && !host))) {
+		snprintf(err, errlen,
+			 "memcpy of %llu bytes: device address 0x%llx is not inside one device "
+			 "allocation of that size", (unsigned long long)bytes,
+			 (unsigned long long)(dir == SIM_COPY_D2D && sim_gm_ptr(s->d->sim, dev, bytes)
+						      ? src : dev));
+		return -1;
+	}
+	struct item *it = enqueue(s, IT_COPY);
+	if (!it) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	it->l = (struct sim_launch){ .kind = SIM_LAUNCH_COPY, .user = it, .dir = dir,
+				     .host = host, .dev = dev, .src = src, .bytes = bytes };
+	snprintf(it->name, sizeof it->name, "%s", names[dir]);
+	snprintf(it->op_type, sizeof it->op_type, "MEMCPY_ASYNC");
+	return 0;
+}
+
+static struct item *kernel_item(struct rt_stream *s, const struct sim_kernel *k,
+				unsigned block_dim, const int64_t *args, unsigned nargs,
+				const char *name, const char *op_type, char *err, size_t errlen)
+{
+	if (!k || !k->ninsns || block_dim < 1 || nargs > SIM_MAX_ARGS) {
+		snprintf(err, errlen, "launch of '%s': %s", name ? name : "?",
+			 !k || !k->ninsns ? "no kernel"
+			 : block_dim < 1  ? "block_dim must be at least 1"
+					  : "too many kernel arguments");
+		return NULL;
+	}
+	struct item *it = enqueue(s, IT_KERNEL);
+	if (!it) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	it->l = (struct sim_launch){ .kind = SIM_LAUNCH_KERNEL, .user = it, .kernel = k,
+				     .block_dim = block_dim, .nargs = nargs };
+	if (nargs)
+		memcpy(it->l.args, args, nargs * sizeof *args);
+	snprintf(it->name, sizeof it->name, "%s", name ? name : k->name);
+	snprintf(it->op_type, sizeof it->op_type, "%s", op_type ? op_type : "kernel");
+	return it;
+}
+
+int rt_launch_async(struct rt_stream *s, const struct sim_kernel *k, unsigned block_dim,
+		    const int64_t *args, unsigned nargs, const char *name, const char *op_type,
+		    char *err, size_t errlen)
+{
+	return kernel_item(s, k, block_dim, args, nargs, name, op_type, err, errlen) ? 0 : -1;
+}
+
+static void advance(struct rt_stream *s, uint64_t t);
+
+/* Streams blocked on e move on once it has fired. */
+static void wake_waiters(struct rt_device *d, struct rt_event *e, uint64_t t)
+{
+	for (size_t i = 0; i < d->nstreams; i++) {
+		struct rt_stream *w = d->streams[i];
+		if (w->blocked == e && w->head && w->head->gen <= e->fired) {
+			w->blocked = NULL;
+			advance(w, t > w->last_end ? t : w->last_end);
+		}
+	}
+}
+
+/* Stream s is idle at cycle t: go through its items up to the next device
+ * task, which is submitted. */
+static void advance(struct rt_stream *s, uint64_t t)
+{
+	struct rt_device *d = s->d;
+	char err[256];
+	while (!s->running && !s->blocked && s->head) {
+		struct item *it = s->head;
+		if (it->kind == IT_KERNEL || it->kind == IT_COPY) {
+			it->queued = t;
+			it->l.ready = t + (it->kind == IT_KERNEL ? d->gap_cycles : 0);
+			/* checked when queued; a buffer freed since, or memory */
+			if (sim_submit(d->sim, &it->l, err, sizeof err)) {
+				if (!d->fail[0])
+					snprintf(d->fail, sizeof d->fail, "stream %u, task '%.100s': %.120s",
+						 s->id, it->name, err);
+				return;
+			}
+			s->head = it->next;
+			if (!s->head)
+				s->tail = NULL;
+			s->running = it;
+			return;
+		}
+		if (it->kind == IT_WAIT) {
+			if (it->ev->fired < it->gen) {
+				s->blocked = it->ev;
+				return;
+			}
+			if (it->ev->cycle > t)
+				t = it->ev->cycle;
+		}
+		s->head = it->next;
+		if (!s->head)
+			s->tail = NULL;
+		if (it->kind == IT_EXEC_BEGIN)
+			d->execs[it->exec_id].start = t;
+		else if (it->kind == IT_EXEC_END)
+			d->execs[it->exec_id].end = t;
+		s->last_end = t;
+		if (it->kind == IT_RECORD) {
+			struct rt_event *e = it->ev;
+			if (it->gen > e->fired) {
+				e->fired = it->gen;
+				e->cycle = t;
+			}
+			free(it);
+			wake_waiters(d, e, t);
+			continue;
+		}
+		free(it);
+	}
+}
+
+static void on_done(void *ctx, struct sim_launch *l)
+{
+	struct rt_device *d = ctx;
+	struct item *it = l->user;
+	struct rt_stream *s = it->s;
+	if (grow((void **)&d->tasks, &d->captasks, d->ntasks, sizeof *d->tasks)) {
+		d->oom = 1;
+	} else {
+		struct rt_task_record *r = &d->tasks[d->ntasks];
+		memset(r, 0, sizeof *r);
+		r->kind = it->kind == IT_KERNEL ? RT_TASK_KERNEL : RT_TASK_MEMCPY;
+		r->task_id = (unsigned)d->ntasks++;
+		r->stream_id = s->id;
+		r->exec_id = it->exec_id;
+		r->model_task = it->model_task;
+		r->model = it->model;
+		snprintf(r->name, sizeof r->name, "%s", it->name);
+		snprintf(r->op_type, sizeof r->op_type, "%s", it->op_type);
+		r->queued = it->queued;
+		r->start = l->start_cycle;
+		r->end = l->end_cycle;
+		r->block_dim = l->kind == SIM_LAUNCH_KERNEL ? l->block_dim : 0;
+		r->cores = l->ncores;
+		r->dir = l->dir;
+		r->bytes = l->bytes;
+		r->st = l->total;
+		const struct soc_config *cfg = sim_device_config(d->sim);
+		for (int64_t c = 0; l->core && c < cfg->core_count && c < RT_MAX_CORES; c++)
+			if (l->core[c].blocks)
+				r->core_mask[c / 64] |= UINT64_C(1) << (c % 64);
+		if (d->on_task)
+			d->on_task(d->on_task_ctx, r);
+	}
+	s->running = NULL;
+	s->last_end = l->end_cycle;
+	sim_launch_release(l);
+	free(it);
+	advance(s, s->last_end);
+}
+
+int rt_synchronize(struct rt_device *d, char *err, size_t errlen)
+{
+	uint64_t now = sim_device_now(d->sim);
+	for (size_t i = 0; i < d->nstreams; i++) {
+		struct rt_stream *s = d->streams[i];
+		if (!s->running)
+			advance(s, s->last_end > now ? s->last_end : now);
+	}
+	struct sim_launch *bad = NULL;
+	char msg[2048];
+	int rc = sim_drain(d->sim, on_done, d, &bad, msg, sizeof msg);
+	if (rc) {
+		struct item *it = bad ? bad->user : NULL;
+		if (it)
+			snprintf(err, errlen, "stream %u, task '%s' (%s): %s", it->s->id, it->name,
+				 it->op_type, msg);
+		else
+			snprintf(err, errlen, "%s", msg);
+	} else if (d->fail[0] || d->oom) {
+		snprintf(err, errlen, "%s", d->fail[0] ? d->fail : "out of memory");
+		rc = -1;
+	} else {
+		for (size_t i = 0; i < d->nstreams; i++)
+			if (d->streams[i]->head) {
+				snprintf(err, errlen,
+					 "stream %u waits for an event that no queued work records",
+					 d->streams[i]->id);
+				rc = -1;
+				break;
+			}
+	}
+	if (rc)
+		drop_queues(d);
+	d->oom = 0;
+	d->fail[0] = 0;
+	reap_streams(d);
+	return rc;
+}
+
+void rt_device_on_task(struct rt_device *d,
+		       void (*fn)(void *ctx, const struct rt_task_record *r), void *ctx)
+{
+	d->on_task = fn;
+	d->on_task_ctx = ctx;
+}
+
+const struct rt_task_record *rt_tasks(const struct rt_device *d, size_t *n)
+{
+	*n = d->ntasks;
+	return d->tasks;
+}
+
+const struct rt_exec_record *rt_execs(const struct rt_device *d, size_t *n)
+{
+	*n = d->nexecs;
+	return d->execs;
+}
+
+void rt_log_clear(struct rt_device *d)
+{
+	d->ntasks = 0;
+	d->nexecs = 0;
+}
+
+
+int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_model *m, char *err,
+		  size_t errlen)
+{
+	memset(m, 0, sizeof *m);
+	m->om = om;
+	m->dev = d;
+	m->owns_weights = 1;
+	m->weights = sim_gm_alloc(d->sim, om->weights_bytes + RT_BUFFER_SLACK);
+	m->workspace = sim_gm_alloc(d->sim, om->workspace_bytes + RT_BUFFER_SLACK);
+	m->kernels = calloc(om->nkernels + 1, sizeof *m->kernels);
+	if (!m->weights || !m->workspace || !m->kernels) {
+		snprintf(err, errlen, "model '%s' (%llu bytes of weights, %llu of workspace) does "
+			 "not fit the device memory", om->name,
+			 (unsigned long long)om->weights_bytes,
+			 (unsigned long long)om->workspace_bytes);
+		rt_model_unload(m);
+		return -1;
+	}
+	for (unsigned i = 0; i < om->nkernels; i++)
+		if (sim_kernel_load(&m->kernels[i], om->kernels[i].name, om->kernels[i].code,
+				    om->kernels[i].bytes, err, errlen)) {
+			rt_model_unload(m);
+			return -1;
+		}
+	size_t before;
+	rt_tasks(d, &before);
+	if (rt_memcpy_async(rt_default_stream(d), SIM_COPY_H2D, om->weights, m->weights, 0,
+			    om->weights_bytes, err, errlen)) {
+		rt_model_unload(m);
+		return -1;
+	}
+	struct rt_stream *s0 = rt_default_stream(d);
+	snprintf(s0->tail->name, sizeof s0->tail->name, "%.100s weights", om->name);
+	snprintf(s0->tail->op_type, sizeof s0->tail->op_type, "%s", RT_MODEL_LOAD_TYPE);
+	if (rt_synchronize(d, err, errlen)) {
+		rt_model_unload(m);
+		return -1;
+	}
+	if (d->ntasks > before) {
+		m->load_start = d->tasks[d->ntasks - 1].start;
+		m->load_end = d->tasks[d->ntasks - 1].end;
+	}
+	return 0;
+}
+
+int rt_model_clone(const struct rt_model *src, struct rt_model *m, char *err, size_t errlen)
+{
+	*m = *src;
+	m->owns_weights = 0;
+	m->workspace = sim_gm_alloc(src->dev->sim, src->om->workspace_bytes + RT_BUFFER_SLACK);
+	if (!m->workspace) {
+		snprintf(err, errlen, "another instance of model '%s' (%llu bytes of workspace) "
+			 "does not fit the device memory", src->om->name,
+			 (unsigned long long)src->om->workspace_bytes);
+		return -1;
+	}
+	return 0;
+}
+
+void rt_model_unload(struct rt_model *m)
+{
+	if (!m->dev)
+		return;
+	if (m->workspace)
+		sim_gm_free(m->dev->sim, m->workspace);
+	if (m->owns_weights) {
+		if (m->weights)
+			sim_gm_free(m->dev->sim, m->weights);
+		for (unsigned i = 0; m->kernels && i < m->om->nkernels; i++)
+			sim_kernel_free(&m->kernels[i]);
+		free(m->kernels);
+	}
+	memset(m, 0, sizeof *m);
+}
+
+/* Drop the items queued after mark (NULL: all), undoing a partial enqueue. */
+static void unqueue_after(struct rt_stream *s, struct item *mark)
+{
+	struct item *it = mark ? mark->next : s->head, *nx;
+	for (; it; it = nx) {
+		nx = it->next;
+		free(it);
+	}
+	if (mark)
+		mark->next = NULL;
+	else
+		s->head = NULL;
+	s->tail = mark;
+}
+
+int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64_t *inputs,
+			   const uint64_t *outputs, char *err, size_t errlen)
+{
+	struct rt_device *d = s->d;
+	const struct om_model *om = m->om;
+	for (unsigned i = 0; i < om->ninputs; i++)
+		if (!sim_gm_ptr(d->sim, inputs[i], om->inputs[i].size)) {
+			snprintf(err, errlen, "input %u ('%s'): device address 0x%llx does not hold "
+				 "%llu bytes", i, om->inputs[i].name, (unsigned long long)inputs[i],
+				 (unsigned long long)om->inputs[i].size);
+			return -1;
+		}
+	for (unsigned i = 0; i < om->noutputs; i++)
+		if (!sim_gm_ptr(d->sim, outputs[i], om->outputs[i].size)) {
+			snprintf(err, errlen, "output %u ('%s'): device address 0x%llx does not hold "
+				 "%llu bytes", i, om->outputs[i].name, (unsigned long long)outputs[i],
+				 (unsigned long long)om->outputs[i].size);
+			return -1;
+		}
+	if (grow((void **)&d->execs, &d->capexecs, d->nexecs, sizeof *d->execs)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int id = (int)d->nexecs;
+	struct item *mark = s->tail;
+	struct item *b = enqueue(s, IT_EXEC_BEGIN);
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	b->exec_id = id;
+	d->execs[d->nexecs++] = (struct rt_exec_record){ .exec_id = id, .stream_id = s->id,
+							 .model = om };
+	for (unsigned i = 0; i < om->ntasks; i++) {
+		const struct om_task *t = &om->tasks[i];
+		int64_t args[SIM_MAX_ARGS];
+		if (t->nargs > SIM_MAX_ARGS) {
+			unqueue_after(s, mark);
+			d->nexecs--;
+			snprintf(err, errlen, "task %u ('%s'): too many arguments", i, t->name);
+			return -1;
+		}
+		for (unsigned a = 0; a < t->nargs; a++) {
+			const struct om_arg *g = &t->args[a];
+			switch (g->kind) {
+			case OM_ARG_SCALAR: args[a] = g->value; break;
+			case OM_ARG_WEIGHT: args[a] = (int64_t)m->weights + g->value; break;
+			case OM_ARG_WORKSPACE: args[a] = (int64_t)m->workspace + g->value; break;
+			case OM_ARG_INPUT: args[a] = (int64_t)inputs[g->index] + g->value; break;
+			default: args[a] = (int64_t)outputs[g->index] + g->value; break;
+			}
+		}
+		struct item *it = kernel_item(s, &m->kernels[t->kernel], t->block_dim, args,
+					      t->nargs, t->name, t->op_type, err, errlen);
+		if (!it) {
+			unqueue_after(s, mark);
+			d->nexecs--;
+			return -1;
+		}
+		it->exec_id = id;
+		it->model_task = (int)i;
+		it->model = om;
+	}
+	struct item *e = enqueue(s, IT_EXEC_END);
+	if (!e) {
+		unqueue_after(s, mark);
+		d->nexecs--;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	e->exec_id = id;
+	return id;
+}

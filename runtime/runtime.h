@@ -1,0 +1,164 @@
+/* runtime.h: the device runtime: streams, events, copies, model load and
+ * execution on a simulated device, and the log of every task it ran.
+ *
+ * What it models (each parameter a SoC config key with its source):
+ *  - streams are in-order queues of tasks; tasks of different streams run
+ *    concurrently on free AI cores (the simulator hands out blocks);
+ *  - a kernel task starts runtime.task_gap_us after its predecessor in the
+ *    stream ended (the device task scheduler's dispatch cost);
+ *  - host <-> device copies take the PCIe link of their direction
+ *    (pcie.bandwidth_gbps, pcie.latency_us) and overlap with compute of
+ *    other streams;
+ *  - model load copies the weights to device memory over PCIe.
+ * Work is queued by the *_async calls and simulated by rt_synchronize; the
+ * host takes no simulated time, so the device clock at a synchronize is the
+ * host's "now" for the work queued after it. */
+#ifndef DV_RUNTIME_H
+#define DV_RUNTIME_H
+
+#include "om.h"
+#include "sim.h"
+
+/* Device buffers a model reads or writes need this many bytes beyond the
+ * tensor: kernels move whole 32-byte blocks and 256-byte vector repeats past
+ * a tensor's last element. */
+#define RT_BUFFER_SLACK 1024
+
+struct rt_device;
+struct rt_stream;
+struct rt_event;
+
+enum rt_task_kind { RT_TASK_KERNEL, RT_TASK_MEMCPY };
+
+#define RT_MAX_CORES 1024 /* soc.def's limit on core.count */
+
+/* One completed device task, as msprof would record it. */
+struct rt_task_record {
+	enum rt_task_kind kind;
+	unsigned task_id;   /* in completion order over the device's life */
+	unsigned stream_id;
+	int exec_id;        /* the model execution it belongs to, or -1 */
+	int model_task;     /* index into the model's tasks, or -1 */
+	const struct om_model *model;
+	char name[128];
+	char op_type[64];
+	uint64_t queued;     /* cycle its predecessor in the stream ended */
+	uint64_t start, end; /* cycles */
+	unsigned block_dim, cores;
+	enum sim_copy_dir dir; /* copies */
+	uint64_t bytes;
+	struct sim_core_stats st; /* kernels: summed over cores */
+	uint64_t core_mask[RT_MAX_CORES / 64]; /* kernels: the cores that ran its blocks */
+};
+
+static inline int rt_task_on_core(const struct rt_task_record *r, unsigned core)
+{
+	return core < RT_MAX_CORES && (r->core_mask[core / 64] >> (core % 64) & 1);
+}
+
+/* One model execution: when the stream released its first task and when
+ * its last task ended. */
+struct rt_exec_record {
+	int exec_id;
+	unsigned stream_id;
+	const struct om_model *model;
+	uint64_t start, end;
+	unsigned first_task, ntasks; /* task_ids of its tasks are recorded in the log */
+};
+
+struct rt_device *rt_device_new(const struct soc_config *cfg, const struct sim_options *opt,
+				char *err, size_t errlen);
+/* A runtime on a device the caller owns (kept; not freed by rt_device_free). */
+struct rt_device *rt_device_wrap(struct sim_device *sim, char *err, size_t errlen);
+void rt_device_free(struct rt_device *d);
+struct sim_device *rt_device_sim(struct rt_device *d);
+const struct soc_config *rt_device_config(const struct rt_device *d);
+/* Switch full/timing mode for work queued from now on (cycles are equal). */
+void rt_device_set_mode(struct rt_device *d, enum sim_mode mode);
+
+/* Stream 0 exists from the start (the default stream). */
+struct rt_stream *rt_default_stream(struct rt_device *d);
+struct rt_stream *rt_stream_new(struct rt_device *d);
+/* Destroys the stream once its queued work has run (at the next synchronize). */
+void rt_stream_free(struct rt_stream *s);
+unsigned rt_stream_id(const struct rt_stream *s);
+
+struct rt_event *rt_event_new(struct rt_device *d);
+/* Only once no queued work names e (after a synchronize). */
+void rt_event_free(struct rt_event *e);
+/* The event fires when the work queued on s before it has completed. */
+int rt_event_record(struct rt_event *e, struct rt_stream *s);
+/* Work queued on s after this waits until e has fired (e recorded first). */
+int rt_stream_wait_event(struct rt_stream *s, struct rt_event *e);
+/* 1 and the cycle it fired, once it has; 0 otherwise; -1 when a failed
+ * synchronize dropped its latest record (it counts as fired for waits). */
+int rt_event_query(const struct rt_event *e, uint64_t *cycle);
+
+/* Queue a copy on s.  host must stay valid until it has completed. */
+int rt_memcpy_async(struct rt_stream *s, enum sim_copy_dir dir, void *host, uint64_t dev,
+		    uint64_t src, uint64_t bytes, char *err, size_t errlen);
+/* Queue one kernel launch on s; name and op_type label it in the log. */
+int rt_launch_async(struct rt_stream *s, const struct sim_kernel *k, unsigned block_dim,
+		    const int64_t *args, unsigned nargs, const char *name, const char *op_type,
+		    char *err, size_t errlen);
+/* Run everything queued.  Errors name the task (stream, name, type) and
+ * carry the simulator's core/pipe/pc message; the queues are then empty and
+ * the events whose records were dropped count as fired (at the failure). */
+int rt_synchronize(struct rt_device *d, char *err, size_t errlen);
+uint64_t rt_now(const struct rt_device *d);
+
+/* fn(ctx, r) is called as each task completes (progress displays). */
+void rt_device_on_task(struct rt_device *d,
+		       void (*fn)(void *ctx, const struct rt_task_record *r), void *ctx);
+
+/* The log, in completion order. */
+const struct rt_task_record *rt_tasks(const struct rt_device *d, size_t *n);
+const struct rt_exec_record *rt_execs(const struct rt_device *d, size_t *n);
+void rt_log_clear(struct rt_device *d);
+
+/* A model in device memory: weights (shared between clones) and a private
+ * workspace, so clones may execute at once on different streams. */
+struct rt_model {
+	const struct om_model *om;
+	struct rt_device *dev;
+	struct sim_kernel *kernels;
+	uint64_t weights, workspace;
+	int owns_weights;
+	uint64_t load_start, load_end; /* the weights' copy, cycles */
+};
+
+/* The op_type of the task that copies a model's weights in. */
+#define RT_MODEL_LOAD_TYPE "MODEL_LOAD"
+
+/* Allocate and copy the weights (queued on the default stream and
+ * synchronized: the load time is load_end - load_start). */
+int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_model *m, char *err,
+		  size_t errlen);
+/* Another instance of src sharing its weights, with its own workspace. */
+int rt_model_clone(const struct rt_model *src, struct rt_model *m, char *err, size_t errlen);
+/* Only once no queued work executes m (after a synchronize). */
+void rt_model_unload(struct rt_model *m);
+/* Queue every task of the model on s with inputs and outputs at the given
+ * device addresses (sizes as the model's descriptors say).  Returns the
+ * execution id (>= 0) or -1. */
+int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64_t *inputs,
+			   const uint64_t *outputs, char *err, size_t errlen);
+
+/* A benchmark run of one model, as simrun does it.
+ * Without per-set inputs (sets_each == 0): every stream gets its own model
+ * instance and buffers, copies inputs[0] in, executes, copies the outputs
+ * out, then executes loop - 1 more times back to back; outputs receive
+ * stream 0's results.  With sets_each: set k (inputs[k * ninputs...]) runs
+ * once on stream k % streams with its own copies in and out into
+ * outputs[k * noutputs...].  timing_warm switches to timing-only
+ * simulation after the first executions (the cycles are the same). */
+struct rt_session {
+	unsigned loop, streams;
+	int sets_each, timing_warm;
+};
+struct rt_tensor;
+int rt_session_run(struct rt_device *d, const struct om_model *om, const struct rt_session *o,
+		   const struct rt_tensor *inputs, unsigned nsets, struct rt_tensor *outputs,
+		   double *load_us, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,796 @@
+/* check_acl.c: tests for the AscendCL-shaped API (runtime/acl.c).
+ *
+ * Misuse first: every call before aclInit or aclrtSetDevice, with a made-up
+ * or destroyed handle, an unknown model id, a copy larger than destMax or
+ * outside its allocation must return ACL's code and leave a message, never
+ * crash.  Then what works: a host -> device -> device -> host round trip
+ * keeps the bytes; a stream waiting for an event recorded on another stream
+ * after a large copy sees the copied data, and the events' elapsed time is
+ * the copy's PCIe time from the SoC's figures; a real model (the ONNX
+ * backend test Relu, compiled here) runs through datasets, on one stream
+ * and on two at once; a kernel that deadlocks in the simulator gives the
+ * simulator's message naming the task.  Check forks each test, so each
+ * starts with the library's process-wide state fresh. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "acl.h"
+#include "compile.h"
+#include "isa.h"
+#include "soc.h"
+#include "tensor_io.h"
+
+#define ck_acl(call) ck_assert_msg((call) == ACL_SUCCESS, "%s: %s", #call, \
+				   aclGetRecentErrMsg() ? aclGetRecentErrMsg() : "")
+
+/* call returns code and the recent message contains needle. */
+#define ck_acl_err(call, code, needle)                                                     \
+	do {                                                                               \
+		aclError r_ = (call);                                                      \
+		const char *m_ = aclGetRecentErrMsg();                                     \
+		ck_assert_msg(r_ == (code), "%s returned %d (%s), not %s", #call, (int)r_, \
+			      m_ ? m_ : "", #code);                                        \
+		ck_assert_ptr_nonnull(m_);                                                 \
+		ck_assert_msg(strstr(m_, needle) != NULL, "%s: message '%s' lacks '%s'",    \
+			      #call, m_, needle);                                          \
+	} while (0)
+
+static char tmpdir[256];
+
+static void tmp_setup(void)
+{
+	snprintf(tmpdir, sizeof tmpdir, "%s/check_acl.XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	unsetenv("DAVINCI_SOC"); /* the tests choose the SoC themselves */
+}
+
+static void tmp_teardown(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+}
+
+static const char *node_dir(void)
+{
+	static char dir[512];
+	const char *td = getenv("ONNX_TESTDATA");
+	snprintf(dir, sizeof dir, "%s/node/test_relu",
+		 td && *td ? td : "/usr/share/libonnx-testdata/data");
+	return dir;
+}
+
+/* Compile the ONNX backend test Relu (x: float 3x4x5) for soc into
+ * tmpdir/name; with deadlock, its Relu kernel is replaced by
+ * tests/kernels/deadlock.s, which the simulator must stop. */
+static void compile_relu(const char *soc, const char *name, int deadlock, char *path,
+			 size_t pathlen)
+{
+	char err[2048], onnx[600];
+	struct soc_config cfg;
+	struct om_model m;
+	ck_assert_msg(soc_load(soc, &cfg, err, sizeof err) == 0, "%s", err);
+	snprintf(onnx, sizeof onnx, "%s/model.onnx", node_dir());
+	ck_assert_msg(cc_compile(onnx, &cfg, NULL, &m, err, sizeof err) == 0, "%s", err);
+	if (deadlock) {
+		char k[600];
+		const char *kd = getenv("DAVINCI_KERNEL_DIR");
+		struct isa_program p;
+		snprintf(k, sizeof k, "%s/deadlock.s", kd ? kd : "tests/kernels");
+		ck_assert_msg(isa_assemble_file(k, &p, err, sizeof err) == 0, "%s", err);
+		uint32_t t;
+		for (t = 0; t < m.ntasks && strcmp(m.tasks[t].op_type, "Relu") != 0; t++)
+			;
+		ck_assert_uint_lt(t, m.ntasks);
+		struct om_kernel *ok = &m.kernels[m.tasks[t].kernel];
+		free(ok->code);
+		ok->code = p.code;
+		ok->bytes = p.ninsns * ISA_INSN_BYTES;
+	}
+	snprintf(path, pathlen, "%s/%s", tmpdir, name);
+	ck_assert_msg(om_write(path, &m, err, sizeof err) == 0, "%s", err);
+	om_free(&m);
+}
+
+static void start(void)
+{
+	ck_acl(aclInit(NULL));
+	ck_acl(aclrtSetDevice(0));
+}
+
+static void stop(void)
+{
+	ck_acl(aclrtResetDevice(0));
+	ck_acl(aclFinalize());
+}
+
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_before_init)
+{
+	void *p = NULL;
+	uint32_t id;
+	aclrtStream s;
+	double us;
+
+	ck_assert_ptr_null(aclGetRecentErrMsg()); /* nothing has failed yet */
+	ck_acl_err(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, "aclrtSetDevice: aclInit");
+	ck_acl_err(aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_UNINITIALIZE,
+		   "aclrtMalloc");
+	ck_acl_err(aclrtCreateStream(&s), ACL_ERROR_UNINITIALIZE, "aclInit");
+	ck_acl_err(aclmdlLoadFromFile("x.om", &id), ACL_ERROR_UNINITIALIZE, "aclInit");
+	ck_acl_err(aclsimSetSoc("Ascend910"), ACL_ERROR_UNINITIALIZE, "aclInit");
+	ck_acl_err(aclsimGetDeviceTimeUs(&us), ACL_ERROR_UNINITIALIZE, "aclInit");
+	ck_acl_err(aclFinalize(), ACL_ERROR_UNINITIALIZE, "aclFinalize");
+	ck_assert_ptr_null(p);
+}
+END_TEST
+
+START_TEST(test_init_and_device)
+{
+	aclrtStream s;
+	void *p;
+	uint32_t n = 0;
+	int32_t dev = -1;
+	aclrtRunMode mode = ACL_DEVICE;
+	double us = -1;
+
+	ck_acl(aclInit(NULL));
+	ck_acl_err(aclInit(NULL), ACL_ERROR_REPEAT_INITIALIZE, "already");
+	ck_acl_err(aclrtCreateStream(&s), ACL_ERROR_RT_CONTEXT_NULL, "aclrtSetDevice");
+	ck_acl_err(aclrtMalloc(&p, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_CONTEXT_NULL,
+		   "aclrtSetDevice");
+	ck_acl_err(aclsimGetDeviceTimeUs(&us), ACL_ERROR_RT_CONTEXT_NULL, "aclrtSetDevice");
+	ck_acl(aclrtGetDeviceCount(&n));
+	ck_assert_uint_eq(n, 1);
+	ck_acl_err(aclrtSetDevice(1), ACL_ERROR_RT_INVALID_DEVICEID, "device 1 does not exist");
+	ck_acl_err(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID, "device -1");
+	ck_acl_err(aclsimSetSoc("Ascend999"), ACL_ERROR_INVALID_PARAM, "Ascend999");
+
+	/* reference counted: the device lives until the second reset */
+	ck_acl(aclrtSetDevice(0));
+	ck_acl(aclrtSetDevice(0));
+	ck_acl(aclrtGetDevice(&dev));
+	ck_assert_int_eq(dev, 0);
+	ck_acl(aclrtGetRunMode(&mode));
+	ck_assert_int_eq(mode, ACL_HOST);
+	ck_acl_err(aclsimSetSoc("Ascend910"), ACL_ERROR_REPEAT_INITIALIZE, "before aclrtSetDevice");
+	ck_acl(aclrtResetDevice(0));
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl(aclrtResetDevice(0));
+	ck_acl_err(aclrtSynchronizeDevice(), ACL_ERROR_RT_CONTEXT_NULL, "aclrtSetDevice");
+	ck_acl_err(aclrtResetDevice(0), ACL_ERROR_RT_CONTEXT_NULL, "not set");
+
+	/* another chip once no device is set; its clock starts at 0 */
+	ck_acl(aclsimSetSoc("Ascend910"));
+	ck_acl(aclrtSetDevice(0));
+	ck_acl(aclsimGetDeviceTimeUs(&us));
+	ck_assert(us == 0.0);
+
+	/* contexts hold a device reference */
+	aclrtContext c, cur;
+	ck_acl(aclrtCreateContext(&c, 0));
+	ck_acl(aclrtGetCurrentContext(&cur));
+	ck_assert_ptr_eq(cur, c);
+	ck_acl(aclrtSetCurrentContext(c));
+	ck_acl(aclrtDestroyContext(c));
+	ck_acl_err(aclrtDestroyContext(c), ACL_ERROR_INVALID_RESOURCE_HANDLE, "context");
+	ck_acl_err(aclrtCreateContext(&c, 3), ACL_ERROR_RT_INVALID_DEVICEID, "device 3");
+	ck_acl(aclrtGetCurrentContext(&cur)); /* the implicit one */
+	ck_acl(aclrtSetCurrentContext(cur));
+
+	ck_acl(aclFinalize());
+	ck_acl_err(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "already");
+	ck_acl_err(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, "since aclFinalize");
+	start(); /* and again */
+	stop();
+}
+END_TEST
+
+/* DAVINCI_SOC picks the chip; a config file's soc = beats it; set = applies. */
+START_TEST(test_config)
+{
+	char relu[600], ini[600];
+	uint32_t id;
+	compile_relu("Ascend310", "relu.om", 0, relu, sizeof relu);
+
+	setenv("DAVINCI_SOC", "Ascend310P3", 1);
+	start();
+	ck_acl_err(aclmdlLoadFromFile(relu, &id), ACL_ERROR_RT_SOC_VERSION,
+		   "compiled for Ascend310, but the device is Ascend310P3 (SoC from $DAVINCI_SOC)");
+	stop();
+
+	/* 12 MB over a 24 GB/s link: 500 us plus the link's latency */
+	snprintf(ini, sizeof ini, "%s/acl.ini", tmpdir);
+	FILE *f = fopen(ini, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "# chosen here\n[device]\nsoc = Ascend310\nset = pcie.bandwidth_gbps=24\n"
+		   "set = pcie.latency_us=10\n");
+	fclose(f);
+	ck_acl(aclInit(ini));
+	ck_acl(aclrtSetDevice(0));
+	ck_acl(aclmdlLoadFromFile(relu, &id));
+	size_t n = 12000000;
+	void *dev, *host = calloc(1, n);
+	double t0, t1;
+	ck_acl(aclrtMalloc(&dev, n, ACL_MEM_MALLOC_NORMAL_ONLY));
+	ck_acl(aclsimGetDeviceTimeUs(&t0));
+	ck_acl(aclrtMemcpy(dev, n, host, n, ACL_MEMCPY_HOST_TO_DEVICE));
+	ck_acl(aclsimGetDeviceTimeUs(&t1));
+	ck_assert_msg(fabs(t1 - t0 - 510.0) < 1.0, "the copy took %f us", t1 - t0);
+	free(host);
+	stop();
+}
+END_TEST
+
+START_TEST(test_config_errors)
+{
+	char ini[600];
+	snprintf(ini, sizeof ini, "%s/bad.ini", tmpdir);
+	FILE *f = fopen(ini, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "[device]\nsoc = Ascend910\n[host]\nx = 1\n");
+	fclose(f);
+	ck_acl_err(aclInit(ini), ACL_ERROR_PARSE_FILE, "bad.ini:4: key 'x' is in unknown section [host]");
+	f = fopen(ini, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "[device]\nsoc = Ascend999\n");
+	fclose(f);
+	ck_acl_err(aclInit(ini), ACL_ERROR_FILE_ATTR_INVALID, "(from line 2 of");
+	f = fopen(ini, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "[device]\nset = hbm.nonsense=3\n");
+	fclose(f);
+	ck_acl_err(aclInit(ini), ACL_ERROR_FILE_ATTR_INVALID, "bad.ini:2: set = hbm.nonsense=3");
+	ck_acl_err(aclInit("/nonexistent/acl.ini"), ACL_ERROR_INVALID_FILE, "/nonexistent/acl.ini");
+	setenv("DAVINCI_SOC", "Ascend999", 1);
+	ck_acl_err(aclInit(NULL), ACL_ERROR_INVALID_PARAM, "(from $DAVINCI_SOC)");
+	unsetenv("DAVINCI_SOC");
+	/* none of these initialized anything */
+	ck_acl_err(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, "aclInit");
+	/* ACL's JSON configuration is accepted */
+	f = fopen(ini, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "  {\"dump\": {}}\n");
+	fclose(f);
+	ck_acl(aclInit(ini));
+	ck_acl(aclFinalize());
+}
+END_TEST
+
+START_TEST(test_bad_handles)
+{
+	int junk[4] = { 0 };
+	char host[64] = { 0 };
+	void *dev;
+	aclrtStream s, bogus = junk;
+	aclrtEvent e, bogus_ev = junk + 1;
+	float ms;
+
+	start();
+	ck_acl(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl_err(aclrtSynchronizeStream(bogus), ACL_ERROR_INVALID_RESOURCE_HANDLE, "stream");
+	ck_acl_err(aclrtMemcpyAsync(dev, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE, bogus),
+		   ACL_ERROR_INVALID_RESOURCE_HANDLE, "aclrtMemcpyAsync: stream");
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl(aclrtMemcpyAsync(dev, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE, s));
+	ck_acl(aclrtDestroyStream(s)); /* with work queued: it still runs */
+	ck_acl_err(aclrtSynchronizeStream(s), ACL_ERROR_INVALID_RESOURCE_HANDLE, "stream");
+	ck_acl_err(aclrtDestroyStream(s), ACL_ERROR_INVALID_RESOURCE_HANDLE, "stream");
+	ck_acl_err(aclrtDestroyStream(NULL), ACL_ERROR_INVALID_PARAM, "default stream");
+	ck_acl(aclrtSynchronizeStream(NULL));
+
+	ck_acl_err(aclrtRecordEvent(bogus_ev, NULL), ACL_ERROR_INVALID_RESOURCE_HANDLE, "event");
+	ck_acl_err(aclrtRecordEvent(NULL, NULL), ACL_ERROR_INVALID_PARAM, "event is NULL");
+	ck_acl(aclrtCreateEvent(&e));
+	ck_acl_err(aclrtStreamWaitEvent(bogus, e), ACL_ERROR_INVALID_RESOURCE_HANDLE, "stream");
+	ck_acl_err(aclrtEventElapsedTime(&ms, e, e), ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+		   "never been recorded");
+	ck_acl(aclrtRecordEvent(e, NULL));
+	ck_acl_err(aclrtEventElapsedTime(&ms, e, e), ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+		   "not fired yet");
+	ck_acl(aclrtDestroyEvent(e)); /* its record is still queued */
+	ck_acl_err(aclrtDestroyEvent(e), ACL_ERROR_INVALID_RESOURCE_HANDLE, "event");
+	ck_acl_err(aclrtSynchronizeEvent(e), ACL_ERROR_INVALID_RESOURCE_HANDLE, "event");
+	ck_acl(aclrtSynchronizeDevice());
+
+	/* models, descs, datasets, buffers */
+	aclmdlDataset *ds = aclmdlCreateDataset();
+	aclmdlDesc *desc = aclmdlCreateDesc();
+	aclDataBuffer *b = aclCreateDataBuffer(dev, 64);
+	ck_assert_ptr_nonnull(ds);
+	ck_assert_ptr_nonnull(desc);
+	ck_assert_ptr_nonnull(b);
+	ck_acl_err(aclmdlUnload(42), ACL_ERROR_INVALID_MODEL_ID, "no model is loaded with id 42");
+	ck_acl_err(aclmdlExecute(0, ds, ds), ACL_ERROR_INVALID_MODEL_ID, "id 0");
+	ck_acl_err(aclmdlExecuteAsync(1, ds, ds, NULL), ACL_ERROR_INVALID_MODEL_ID, "id 1");
+	ck_acl_err(aclmdlExecuteAsync(1, ds, ds, bogus), ACL_ERROR_INVALID_RESOURCE_HANDLE,
+		   "stream");
+	ck_acl_err(aclmdlGetDesc(desc, 7), ACL_ERROR_INVALID_MODEL_ID, "id 7");
+	ck_assert_uint_eq(aclmdlGetNumInputs(NULL), 0);
+	ck_assert_uint_eq(aclmdlGetInputSizeByIndex(desc, 0), 0);
+	ck_assert_str_eq(aclmdlGetInputNameByIndex(desc, 0), "");
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "aclmdlGetDesc has not filled it"));
+	ck_assert_int_eq(aclmdlGetOutputDataType(desc, 0), ACL_DT_UNDEFINED);
+	ck_assert_int_eq(aclmdlGetInputFormat((aclmdlDesc *)junk, 0), ACL_FORMAT_UNDEFINED);
+	ck_acl(aclmdlDestroyDesc(desc));
+	ck_acl_err(aclmdlDestroyDesc(desc), ACL_ERROR_INVALID_RESOURCE_HANDLE, "desc");
+	ck_acl_err(aclmdlAddDatasetBuffer(NULL, b), ACL_ERROR_INVALID_PARAM, "dataset is NULL");
+	ck_acl_err(aclmdlAddDatasetBuffer(ds, (aclDataBuffer *)junk),
+		   ACL_ERROR_INVALID_RESOURCE_HANDLE, "data buffer");
+	ck_acl(aclmdlAddDatasetBuffer(ds, b));
+	ck_assert_uint_eq(aclmdlGetDatasetNumBuffers(ds), 1);
+	ck_assert_ptr_eq(aclmdlGetDatasetBuffer(ds, 0), b);
+	ck_assert_ptr_null(aclmdlGetDatasetBuffer(ds, 1));
+	ck_assert_ptr_eq(aclGetDataBufferAddr(b), dev);
+	ck_assert_uint_eq(aclGetDataBufferSizeV2(b), 64);
+	ck_assert_uint_eq(aclGetDataBufferSize(b), 64);
+	ck_acl(aclDestroyDataBuffer(b));
+	ck_assert_ptr_null(aclGetDataBufferAddr(b));
+	ck_acl_err(aclDestroyDataBuffer(b), ACL_ERROR_INVALID_RESOURCE_HANDLE, "data buffer");
+	ck_acl(aclmdlDestroyDataset(ds));
+	ck_assert_uint_eq(aclmdlGetDatasetNumBuffers(ds), 0);
+	ck_acl_err(aclmdlDestroyDataset(ds), ACL_ERROR_INVALID_RESOURCE_HANDLE, "dataset");
+	ck_acl(aclrtFree(dev));
+	stop();
+}
+END_TEST
+
+START_TEST(test_memcpy_errors)
+{
+	static char host[8192];
+	void *dev, *dev2, *p = NULL;
+
+	start();
+	ck_acl(aclrtMalloc(&dev, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMalloc(&dev2, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl_err(aclrtMemcpy(dev, 100, host, 200, ACL_MEMCPY_HOST_TO_DEVICE),
+		   ACL_ERROR_INVALID_PARAM, "count 200 exceeds destMax 100");
+	ck_acl_err(aclrtMemcpyAsync(dev, 100, host, 200, ACL_MEMCPY_HOST_TO_DEVICE, NULL),
+		   ACL_ERROR_INVALID_PARAM, "exceeds destMax");
+	ck_acl_err(aclrtMemcpy((char *)dev + 4000, 200, host, 200, ACL_MEMCPY_HOST_TO_DEVICE),
+		   ACL_ERROR_INVALID_PARAM, "runs past its end");
+	ck_acl_err(aclrtMemcpy(host, 8192, dev, 8192, ACL_MEMCPY_DEVICE_TO_HOST),
+		   ACL_ERROR_INVALID_PARAM, "src");
+	ck_acl_err(aclrtMemcpy(dev, 16, dev2, 16, ACL_MEMCPY_HOST_TO_DEVICE),
+		   ACL_ERROR_INVALID_PARAM, "src");
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "not host memory"));
+	ck_acl_err(aclrtMemcpy(host, 16, host + 16, 16, ACL_MEMCPY_DEVICE_TO_DEVICE),
+		   ACL_ERROR_INVALID_PARAM, "not inside one aclrtMalloc allocation");
+	ck_acl_err(aclrtMemcpy(dev, 16, host, 16, (aclrtMemcpyKind)7), ACL_ERROR_INVALID_PARAM,
+		   "unknown aclrtMemcpyKind 7");
+	ck_acl_err(aclrtMemcpy(NULL, 16, host, 16, ACL_MEMCPY_HOST_TO_DEVICE),
+		   ACL_ERROR_INVALID_PARAM, "dst is NULL");
+	ck_acl_err(aclrtMemcpyAsync(host, 16, host + 16, 16, ACL_MEMCPY_HOST_TO_HOST, NULL),
+		   ACL_ERROR_FEATURE_UNSUPPORTED, "host-to-host");
+	host[16] = 7;
+	ck_acl(aclrtMemcpy(host, 16, host + 16, 16, ACL_MEMCPY_HOST_TO_HOST));
+	ck_assert_int_eq(host[0], 7);
+	ck_acl_err(aclrtMemset(dev, 10, 0, 20), ACL_ERROR_INVALID_PARAM, "exceeds maxCount");
+	ck_acl_err(aclrtMemset(host, 10, 0, 10), ACL_ERROR_INVALID_PARAM, "not inside");
+
+	ck_acl_err(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "size is 0");
+	ck_acl_err(aclrtMalloc(NULL, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "NULL");
+	ck_acl_err(aclrtMalloc(&p, (size_t)1 << 50, ACL_MEM_MALLOC_HUGE_FIRST),
+		   ACL_ERROR_RT_MEMORY_ALLOCATION, "exhausted");
+	ck_assert_ptr_null(p);
+	ck_acl_err(aclrtFree((char *)dev + 16), ACL_ERROR_INVALID_PARAM, "not an address");
+	ck_acl(aclrtFree(dev));
+	ck_acl_err(aclrtFree(dev), ACL_ERROR_INVALID_PARAM, "not an address");
+	ck_acl_err(aclrtMemcpy(dev, 16, host, 16, ACL_MEMCPY_HOST_TO_DEVICE),
+		   ACL_ERROR_INVALID_PARAM, "not inside");
+	ck_acl_err(aclrtFreeHost(host), ACL_ERROR_INVALID_PARAM, "aclrtMallocHost");
+	ck_acl(aclrtFree(dev2));
+	stop();
+}
+END_TEST
+
+START_TEST(test_roundtrip)
+{
+	const size_t n = (1 << 20) + 3;
+	unsigned char *a, *b;
+	void *d1, *d2;
+	double t0, t1;
+
+	start();
+	ck_acl(aclrtMallocHost((void **)&a, n));
+	ck_acl(aclrtMallocHost((void **)&b, n));
+	for (size_t i = 0; i < n; i++)
+		a[i] = (unsigned char)(i * 131 + (i >> 9));
+	memset(b, 0, n);
+	ck_acl(aclrtMalloc(&d1, n, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMalloc(&d2, n, ACL_MEM_MALLOC_HUGE_ONLY));
+	ck_acl(aclsimGetDeviceTimeUs(&t0));
+	ck_acl(aclrtMemcpy(d1, n, a, n, ACL_MEMCPY_HOST_TO_DEVICE));
+	ck_acl(aclsimGetDeviceTimeUs(&t1));
+	ck_assert(t1 > t0); /* the copy took simulated time */
+	ck_acl(aclrtMemcpy(d2, n, d1, n, ACL_MEMCPY_DEVICE_TO_DEVICE));
+	ck_acl(aclrtMemcpy(b, n, d2, n, ACL_MEMCPY_DEVICE_TO_HOST));
+	ck_assert(memcmp(a, b, n) == 0);
+	/* a part of a buffer, at an offset */
+	ck_acl(aclrtMemcpy((char *)d2 + 100, n - 100, a + 7, 1000, ACL_MEMCPY_HOST_TO_DEVICE));
+	ck_acl(aclrtMemset(d2, n, 0x5a, 50));
+	ck_acl(aclrtMemcpy(b, n, d2, n, ACL_MEMCPY_DEVICE_TO_HOST));
+	for (size_t i = 0; i < 50; i++)
+		ck_assert_uint_eq(b[i], 0x5a);
+	ck_assert(memcmp(b + 50, a + 50, 50) == 0);
+	ck_assert(memcmp(b + 100, a + 7, 1000) == 0);
+	ck_assert(memcmp(b + 1100, a + 1100, n - 1100) == 0);
+	ck_acl(aclrtFree(d1));
+	ck_acl(aclrtFree(d2));
+	ck_acl(aclrtFreeHost(a));
+	ck_acl(aclrtFreeHost(b));
+	stop();
+}
+END_TEST
+
+/* Stream B waits for an event recorded on stream A after a big H2D copy: B's
+ * D2H then reads the copied bytes, and the events time the copy at the
+ * SoC's PCIe bandwidth plus its latency. */
+START_TEST(test_streams_and_events)
+{
+	const size_t n = 16u << 20;
+	char err[1024];
+	struct soc_config cfg;
+	unsigned char *a = malloc(n), *b = calloc(1, n);
+	void *dev;
+	aclrtStream sa, sb;
+	aclrtEvent start_ev, copied, read_back;
+	aclrtEventStatus st = ACL_EVENT_STATUS_NOT_READY;
+	float ms, ms_back;
+
+	ck_assert(soc_load("Ascend310", &cfg, err, sizeof err) == 0);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	for (size_t i = 0; i < n; i++)
+		a[i] = (unsigned char)(i ^ (i >> 11));
+	start();
+	ck_acl(aclrtMalloc(&dev, n, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtCreateStream(&sa));
+	ck_acl(aclrtCreateStream(&sb));
+	ck_acl(aclrtCreateEvent(&start_ev));
+	ck_acl(aclrtCreateEvent(&copied));
+	ck_acl(aclrtCreateEvent(&read_back));
+	ck_acl(aclrtRecordEvent(start_ev, sa));
+	ck_acl(aclrtMemcpyAsync(dev, n, a, n, ACL_MEMCPY_HOST_TO_DEVICE, sa));
+	ck_acl(aclrtRecordEvent(copied, sa));
+	ck_acl(aclrtStreamWaitEvent(sb, copied));
+	ck_acl(aclrtMemcpyAsync(b, n, dev, n, ACL_MEMCPY_DEVICE_TO_HOST, sb));
+	ck_acl(aclrtRecordEvent(read_back, sb));
+	ck_acl_err(aclrtEventElapsedTime(&ms, start_ev, copied), ACL_ERROR_RT_EVENT_NOT_COMPLETE,
+		   "synchronize first");
+	ck_assert_uint_eq(b[1], 0); /* nothing has run yet */
+	ck_acl(aclrtSynchronizeStream(sb));
+	ck_assert(memcmp(a, b, n) == 0);
+
+	double link_us = (double)n / (cfg.pcie_bandwidth_gbps * 1e3);
+	ck_acl(aclrtEventElapsedTime(&ms, start_ev, copied));
+	ck_assert_msg(ms > 0, "elapsed %f ms", (double)ms);
+	ck_assert_msg(ms * 1e3 >= 0.8 * link_us + cfg.pcie_latency_us &&
+			      ms * 1e3 <= 1.2 * link_us + cfg.pcie_latency_us,
+		      "a %zu-byte copy took %f us; the link says %f us plus %f us", n,
+		      (double)ms * 1e3, link_us, cfg.pcie_latency_us);
+	/* B's copy back started after A's had ended */
+	ck_acl(aclrtEventElapsedTime(&ms_back, copied, read_back));
+	ck_assert_msg(ms_back * 1e3 >= 0.8 * link_us, "the copy back took %f us",
+		      (double)ms_back * 1e3);
+	ck_acl(aclrtQueryEvent(read_back, &st));
+	ck_assert_int_eq(st, ACL_EVENT_STATUS_COMPLETE);
+	ck_acl(aclrtSynchronizeEvent(copied));
+
+	/* a query of a pending event runs the simulation */
+	ck_acl(aclrtMemcpyAsync(dev, n, a, n, ACL_MEMCPY_HOST_TO_DEVICE, sa));
+	ck_acl(aclrtRecordEvent(copied, sa));
+	st = ACL_EVENT_STATUS_RESERVED;
+	ck_acl(aclrtQueryEvent(copied, &st));
+	ck_assert_int_eq(st, ACL_EVENT_STATUS_COMPLETE);
+	ck_acl(aclrtEventElapsedTime(&ms, read_back, copied));
+	ck_assert(ms > 0);
+
+	ck_acl(aclrtDestroyEvent(start_ev));
+	ck_acl(aclrtDestroyEvent(copied));
+	ck_acl(aclrtDestroyEvent(read_back));
+	ck_acl(aclrtDestroyStream(sa));
+	ck_acl(aclrtDestroyStream(sb));
+	ck_acl(aclrtFree(dev));
+	stop();
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_error_strings)
+{
+	static const aclError codes[] = {
+		ACL_SUCCESS, ACL_ERROR_INVALID_PARAM, ACL_ERROR_UNINITIALIZE,
+		ACL_ERROR_REPEAT_INITIALIZE, ACL_ERROR_INVALID_FILE, ACL_ERROR_PARSE_FILE,
+		ACL_ERROR_FILE_ATTR_INVALID, ACL_ERROR_INVALID_MODEL_ID, ACL_ERROR_PARSE_MODEL,
+		ACL_ERROR_READ_MODEL_FAILURE, ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+		ACL_ERROR_MODEL_OUTPUT_NOT_MATCH, ACL_ERROR_REPEAT_FINALIZE,
+		ACL_ERROR_RT_INVALID_DEVICEID, ACL_ERROR_RT_CONTEXT_NULL, ACL_ERROR_BAD_ALLOC,
+		ACL_ERROR_API_NOT_SUPPORT, ACL_ERROR_INVALID_RESOURCE_HANDLE,
+		ACL_ERROR_FEATURE_UNSUPPORTED, ACL_ERROR_RT_MEMORY_ALLOCATION,
+		ACL_ERROR_INTERNAL_ERROR, ACL_ERROR_FAILURE, ACL_ERROR_RT_FAILURE,
+		ACL_ERROR_RT_EVENT_NOT_COMPLETE, ACL_ERROR_RT_SOC_VERSION,
+	};
+	for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+		const char *s = aclGetErrorString(codes[i]);
+		ck_assert_msg(s && strncmp(s, "ACL_", 4) == 0 && strlen(s) > 12, "code %d: '%s'",
+			      (int)codes[i], s ? s : "(null)");
+	}
+	ck_assert_str_eq(aclGetErrorString(ACL_ERROR_INVALID_MODEL_ID),
+			 "ACL_ERROR_INVALID_MODEL_ID (no such model loaded)");
+	ck_assert_str_eq(aclGetErrorString(123), "unknown ACL error code");
+	/* numbers are ACL's */
+	ck_assert_int_eq(ACL_ERROR_INVALID_PARAM, 100000);
+	ck_assert_int_eq(ACL_ERROR_INVALID_MODEL_ID, 100011);
+	ck_assert_int_eq(ACL_ERROR_BAD_ALLOC, 200000);
+	ck_assert_int_eq(ACL_ERROR_RT_FAILURE, 500003);
+	ck_assert_int_eq(ACL_FLOAT16, 1);
+	ck_assert_int_eq(ACL_BOOL, 12);
+	ck_assert_uint_eq(aclDataTypeSize(ACL_FLOAT16), 2);
+	ck_assert_uint_eq(aclDataTypeSize(ACL_INT64), 8);
+	ck_assert_uint_eq(aclDataTypeSize(ACL_DT_UNDEFINED), 0);
+
+	ck_assert_ptr_null(aclGetRecentErrMsg());
+	ck_assert_int_eq(aclrtSynchronizeDevice(), ACL_ERROR_UNINITIALIZE);
+	ck_assert_ptr_nonnull(aclGetRecentErrMsg());
+	ck_assert_str_eq(aclGetRecentErrMsg(), "aclrtSynchronizeDevice: aclInit has not been called");
+	start();
+	ck_acl(aclrtSynchronizeDevice()); /* success keeps the last failure's message */
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "aclrtSynchronizeDevice"));
+	stop();
+}
+END_TEST
+
+/* A device buffer holding n bytes from host, in a new one-buffer dataset. */
+static aclmdlDataset *dataset_of(void *dev, size_t n)
+{
+	aclmdlDataset *ds = aclmdlCreateDataset();
+	aclDataBuffer *b = aclCreateDataBuffer(dev, n);
+	ck_assert_ptr_nonnull(ds);
+	ck_assert_ptr_nonnull(b);
+	ck_acl(aclmdlAddDatasetBuffer(ds, b));
+	return ds;
+}
+
+static void destroy_dataset(aclmdlDataset *ds)
+{
+	for (size_t i = 0; i < aclmdlGetDatasetNumBuffers(ds); i++)
+		ck_acl(aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i)));
+	ck_acl(aclmdlDestroyDataset(ds));
+}
+
+static void check_relu(const float *x, const float *y, size_t n, float sign)
+{
+	for (size_t i = 0; i < n; i++) {
+		float want = sign * x[i] > 0 ? sign * x[i] : 0;
+		ck_assert_msg(fabsf(y[i] - want) <= 2e-3f * fabsf(want) + 1e-6f,
+			      "y[%zu] = %g, want %g", i, (double)y[i], (double)want);
+	}
+}
+
+START_TEST(test_model)
+{
+	char relu[600], path[700], err[1024];
+	struct rt_tensor x;
+	uint32_t id;
+	aclmdlIODims dims;
+	size_t idx = 9;
+
+	compile_relu("Ascend310", "relu.om", 0, relu, sizeof relu);
+	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", node_dir());
+	ck_assert_msg(rt_tensor_read(path, &x, err, sizeof err) == 0, "%s", err);
+	const size_t n = x.nbytes / sizeof(float);
+	ck_assert_uint_eq(x.nbytes, 240);
+
+	start();
+	ck_acl(aclmdlLoadFromFile(relu, &id));
+	aclmdlDesc *desc = aclmdlCreateDesc();
+	ck_assert_ptr_nonnull(desc);
+	ck_acl(aclmdlGetDesc(desc, id));
+	ck_assert_uint_eq(aclmdlGetNumInputs(desc), 1);
+	ck_assert_uint_eq(aclmdlGetNumOutputs(desc), 1);
+	ck_assert_uint_eq(aclmdlGetInputSizeByIndex(desc, 0), 240);
+	ck_assert_uint_eq(aclmdlGetOutputSizeByIndex(desc, 0), 240);
+	ck_assert_uint_eq(aclmdlGetInputSizeByIndex(desc, 1), 0);
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "input 1 does not exist"));
+	ck_acl(aclmdlGetInputDims(desc, 0, &dims));
+	ck_assert_str_eq(dims.name, "x");
+	ck_assert_uint_eq(dims.dimCount, 3);
+	ck_assert(dims.dims[0] == 3 && dims.dims[1] == 4 && dims.dims[2] == 5);
+	ck_acl(aclmdlGetOutputDims(desc, 0, &dims));
+	ck_assert_str_eq(dims.name, "y");
+	ck_acl_err(aclmdlGetOutputDims(desc, 1, &dims), ACL_ERROR_INVALID_PARAM, "output 1");
+	ck_assert_str_eq(aclmdlGetInputNameByIndex(desc, 0), "x");
+	ck_assert_str_eq(aclmdlGetOutputNameByIndex(desc, 0), "y");
+	ck_acl(aclmdlGetOutputIndexByName(desc, "y", &idx));
+	ck_assert_uint_eq(idx, 0);
+	ck_acl_err(aclmdlGetInputIndexByName(desc, "nope", &idx), ACL_ERROR_INVALID_PARAM,
+		   "no input named 'nope'");
+	ck_assert_int_eq(aclmdlGetInputDataType(desc, 0), ACL_FLOAT);
+	ck_assert_int_eq(aclmdlGetOutputDataType(desc, 0), ACL_FLOAT);
+	ck_assert_int_ge(aclmdlGetInputFormat(desc, 0), ACL_FORMAT_NCHW);
+
+	/* one execution */
+	void *din, *dout, *din2, *dout2;
+	float y[60], y2[60], negx[60];
+	ck_acl(aclrtMalloc(&din, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMalloc(&dout, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMemcpy(din, 240, x.data, 240, ACL_MEMCPY_HOST_TO_DEVICE));
+	aclmdlDataset *in = dataset_of(din, 240), *out = dataset_of(dout, 240);
+	ck_acl(aclmdlExecute(id, in, out));
+	ck_acl(aclrtMemcpy(y, sizeof y, dout, 240, ACL_MEMCPY_DEVICE_TO_HOST));
+	check_relu(x.data, y, n, 1);
+
+	/* two at once on two streams, -x on the second: the executions share the
+	 * model's workspace, so they must not overlap */
+	aclrtStream s1, s2;
+	for (size_t i = 0; i < n; i++)
+		negx[i] = -((const float *)x.data)[i];
+	ck_acl(aclrtMalloc(&din2, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMalloc(&dout2, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	aclmdlDataset *in2 = dataset_of(din2, 240), *out2 = dataset_of(dout2, 240);
+	ck_acl(aclrtCreateStream(&s1));
+	ck_acl(aclrtCreateStream(&s2));
+	memset(y, 0, sizeof y);
+	ck_acl(aclrtMemcpyAsync(din2, 240, negx, 240, ACL_MEMCPY_HOST_TO_DEVICE, s2));
+	ck_acl(aclmdlExecuteAsync(id, in, out, s1));
+	ck_acl(aclmdlExecuteAsync(id, in2, out2, s2));
+	ck_acl(aclrtMemcpyAsync(y, sizeof y, dout, 240, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+	ck_acl(aclrtMemcpyAsync(y2, sizeof y2, dout2, 240, ACL_MEMCPY_DEVICE_TO_HOST, s2));
+	ck_acl(aclrtSynchronizeStream(s2));
+	check_relu(x.data, y, n, 1);
+	check_relu(x.data, y2, n, -1);
+
+	/* datasets that do not fit the model */
+	aclmdlDataset *empty = aclmdlCreateDataset();
+	ck_acl_err(aclmdlExecute(id, empty, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+		   "the model has 1 inputs, the input dataset holds 0 buffers");
+	ck_acl_err(aclmdlExecute(id, in, empty), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH, "holds 0");
+	ck_acl_err(aclmdlExecute(id, NULL, out), ACL_ERROR_INVALID_PARAM, "dataset is NULL");
+	aclmdlDataset *small = dataset_of(din, 100), *hostbuf = dataset_of(negx, 240);
+	ck_acl_err(aclmdlExecute(id, small, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+		   "input 0 ('x'): the buffer holds 100 bytes, the model needs 240");
+	ck_acl_err(aclmdlExecuteAsync(id, in, hostbuf, s1), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH,
+		   "is not device memory");
+	ck_acl(aclDestroyDataBuffer(aclmdlGetDatasetBuffer(small, 0)));
+	ck_acl_err(aclmdlExecute(id, small, out), ACL_ERROR_INVALID_RESOURCE_HANDLE,
+		   "has been destroyed");
+	ck_acl(aclmdlDestroyDataset(small));
+
+	/* unloading: the id goes, the desc stays */
+	ck_acl(aclmdlExecuteAsync(id, in, out, s1)); /* still queued at the unload */
+	ck_acl(aclmdlUnload(id));
+	ck_acl_err(aclmdlExecute(id, in, out), ACL_ERROR_INVALID_MODEL_ID, "id 1");
+	ck_acl_err(aclmdlUnload(id), ACL_ERROR_INVALID_MODEL_ID, "id 1");
+	ck_assert_uint_eq(aclmdlGetNumInputs(desc), 1);
+	uint32_t id2;
+	ck_acl(aclmdlLoadFromFile(relu, &id2));
+	ck_assert_uint_ne(id2, id); /* ids are not reused */
+
+	destroy_dataset(in);
+	destroy_dataset(out);
+	destroy_dataset(in2);
+	destroy_dataset(out2);
+	destroy_dataset(hostbuf);
+	ck_acl(aclmdlDestroyDataset(empty));
+	ck_acl(aclmdlDestroyDesc(desc));
+	ck_acl(aclrtDestroyStream(s1));
+	ck_acl(aclrtDestroyStream(s2));
+	/* the rest (buffers, model id2) goes with the device */
+	stop();
+	rt_tensor_free(&x);
+}
+END_TEST
+
+START_TEST(test_model_files)
+{
+	char m910[600], bad[600];
+	uint32_t id;
+
+	compile_relu("Ascend910", "relu910.om", 0, m910, sizeof m910);
+	start();
+	ck_acl_err(aclmdlLoadFromFile(m910, &id), ACL_ERROR_RT_SOC_VERSION,
+		   "compiled for Ascend910, but the device is Ascend310 (SoC from the default)");
+	ck_acl_err(aclmdlLoadFromFile("/nonexistent.om", &id), ACL_ERROR_READ_MODEL_FAILURE,
+		   "/nonexistent.om");
+	snprintf(bad, sizeof bad, "%s/bad.om", tmpdir);
+	FILE *f = fopen(bad, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("not an ELF file", f);
+	fclose(f);
+	ck_acl_err(aclmdlLoadFromFile(bad, &id), ACL_ERROR_PARSE_MODEL, "bad.om");
+	ck_acl_err(aclmdlLoadFromFile(NULL, &id), ACL_ERROR_INVALID_PARAM, "modelPath");
+	ck_acl(aclrtResetDevice(0));
+	ck_acl(aclsimSetSoc("Ascend910"));
+	ck_acl(aclrtSetDevice(0));
+	ck_acl(aclmdlLoadFromFile(m910, &id));
+	stop();
+}
+END_TEST
+
+/* A model whose Relu kernel deadlocks: the simulator's message, naming the
+ * task, comes back through aclGetRecentErrMsg, and the device works on. */
+START_TEST(test_simulation_failure)
+{
+	char path[600];
+	uint32_t id;
+	float x[60] = { 1 }, y[60];
+	void *din, *dout;
+	aclrtStream s;
+	aclrtEvent ev;
+	aclrtEventStatus st;
+
+	compile_relu("Ascend310", "deadlock.om", 1, path, sizeof path);
+	start();
+	ck_acl(aclmdlLoadFromFile(path, &id));
+	ck_acl(aclrtMalloc(&din, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMalloc(&dout, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	aclmdlDataset *in = dataset_of(din, 240), *out = dataset_of(dout, 240);
+	ck_acl_err(aclmdlExecute(id, in, out), ACL_ERROR_RT_FAILURE, "aclmdlExecute: ");
+	const char *m = aclGetRecentErrMsg();
+	ck_assert_msg(strstr(m, "(Relu)") && strstr(m, "pipe V, pc 1: wait_flag"), "%s", m);
+
+	/* asynchronously: the failure shows at the synchronization */
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl(aclrtCreateEvent(&ev));
+	ck_acl(aclmdlExecuteAsync(id, in, out, s));
+	ck_acl(aclrtRecordEvent(ev, s));
+	ck_acl_err(aclrtSynchronizeEvent(ev), ACL_ERROR_RT_FAILURE, "wait_flag");
+	ck_acl_err(aclrtQueryEvent(ev, &st), ACL_ERROR_RT_FAILURE, "will never fire");
+	ck_assert_int_eq(st, ACL_EVENT_STATUS_NOT_READY);
+
+	/* the device works on */
+	ck_acl(aclrtMemcpy(din, 240, x, 240, ACL_MEMCPY_HOST_TO_DEVICE));
+	ck_acl(aclrtMemcpy(y, 240, din, 240, ACL_MEMCPY_DEVICE_TO_HOST));
+	ck_assert(y[0] == 1.0f);
+	ck_acl(aclrtRecordEvent(ev, s));
+	ck_acl(aclrtSynchronizeEvent(ev));
+	destroy_dataset(in);
+	destroy_dataset(out);
+	stop();
+}
+END_TEST
+
+static Suite *acl_suite(void)
+{
+	Suite *s = suite_create("acl");
+	TCase *misuse = tcase_create("misuse");
+	TCase *work = tcase_create("work");
+
+	tcase_add_checked_fixture(misuse, tmp_setup, tmp_teardown);
+	tcase_add_checked_fixture(work, tmp_setup, tmp_teardown);
+	tcase_set_timeout(misuse, 60);
+	tcase_set_timeout(work, 120);
+	tcase_add_test(misuse, test_before_init);
+	tcase_add_test(misuse, test_init_and_device);
+	tcase_add_test(misuse, test_config_errors);
+	tcase_add_test(misuse, test_bad_handles);
+	tcase_add_test(misuse, test_memcpy_errors);
+	tcase_add_test(misuse, test_error_strings);
+	tcase_add_test(misuse, test_model_files);
+	tcase_add_test(work, test_config);
+	tcase_add_test(work, test_roundtrip);
+	tcase_add_test(work, test_streams_and_events);
+	tcase_add_test(work, test_model);
+	tcase_add_test(work, test_simulation_failure);
+	suite_add_tcase(s, misuse);
+	suite_add_tcase(s, work);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(acl_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

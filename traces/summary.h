@@ -1,0 +1,52 @@
+/* summary.h: the numbers a performance engineer reads first, computed once
+ * from the runtime's log so the text summary, --json and summary.json agree.
+ *
+ *   first_latency  the first model execution: from its stream releasing its
+ *                  first task to its last task's end (cold L2, and the task
+ *                  scheduler's gap before every task included)
+ *   warm_latency   the mean of the later executions (L2 as the previous one
+ *                  left it); equals first_latency when there is only one
+ *   throughput     images per second over the warm executions of every
+ *                  stream: batch x executions / their span; with one
+ *                  execution, over that one
+ *   pipe_util      busy cycles of each pipe over (span x AI cores), in the
+ *                  span of the executions counted for throughput
+ *   top            the model's tasks by mean duration in those executions */
+#ifndef DV_SUMMARY_H
+#define DV_SUMMARY_H
+
+#include "runtime.h"
+
+#define TRC_TOP 10
+
+struct trc_op_time {
+	int model_task; /* index into the model's tasks */
+	double mean_us; /* mean duration per execution */
+	double share;   /* of the summed task time */
+};
+
+struct trc_summary {
+	unsigned execs, warm_execs, streams, batch;
+	double first_latency_us, warm_latency_us, throughput_fps;
+	double span_us;            /* of the executions counted for throughput */
+	double load_us;            /* weights host -> device */
+	double h2d_us, d2h_us;     /* summed input and output copies */
+	uint64_t h2d_bytes, d2h_bytes;
+	double pipe_util[ISA_NPIPES];
+	double roofline_efficiency; /* of the first execution */
+	struct trc_op_time top[TRC_TOP];
+	unsigned ntop;
+};
+
+/* Summarise the executions of model om in the log.  load_us is passed
+ * through (the caller measured it); batch is the model's first input's
+ * leading dimension. */
+int trc_summarize(const struct soc_config *cfg, const struct om_model *om,
+		  const struct rt_task_record *tasks, size_t ntasks,
+		  const struct rt_exec_record *execs, size_t nexecs, double load_us,
+		  struct trc_summary *s, char *err, size_t errlen);
+/* Each task's roofline time in seconds: its FLOPs at the chip's peak cube
+ * rate or its bytes at main-memory bandwidth, whichever is longer. */
+double trc_roofline_seconds(const struct soc_config *cfg, const struct om_task *t);
+
+#endif
