@@ -1,18 +1,26 @@
 /* kern_conv.c: 2-D convolution, y = act(conv(x, w) + bias), NC1HWC0 fp16 in and out.
  *
- * groups == 1 runs on the cube as an implicit GEMM per image:
- *   Y[Ho*Wo][Cout16] = img2col(X)[Ho*Wo][C1*kh*kw*16] x W[C1*kh*kw*16][Cout16].
- * The output is cut into tiles (image, a range of output pixels, a range of
- * output-channel blocks) and K into chunks of whole C1 planes.  Per (tile,
- * chunk) MTE2 brings to L1 the slab of input rows the tile's pixels need (the
- * halo included, [c1][rows][W][16]) and the chunk's FRACTAL_Z weights; MTE1
- * expands the slab with load3d (set_fmatrix describes the slab: its height,
- * and top/bottom padding only where the slab touches the image border) into
- * L0A and copies the weights with load2d into L0B, kf K fractals at a time;
- * the cube accumulates the tile in L0C, [n1][m][16]: NC1HWC0 rows already.
- * Per output-channel block of a finished tile V moves L0C to the UB as fp16
- * (relu fused when there is no bias), adds the bias (broadcast with block and
- * repeat stride 0) and clips; MTE3 writes the rows out in one burst.
+ * groups == 1 runs on the cube as an implicit GEMM:
+ *   Y[Ho*Wo][Cout16] = img2col(X)[Ho*Wo][C1*kh*kw*16] x W[C1*kh*kw*16][Cout16]
+ * per image.  The output is cut into tiles (a group of consecutive images, a
+ * range of output pixels, a range of output-channel blocks) and K into chunks
+ * of whole C1 planes.  A tile takes the same pixel range of each image of its
+ * group, stacked along M: each image's rows start on a fractal row, so a
+ * tile's M is images x the pixel range rounded up to 16.  Per (tile, chunk)
+ * MTE2 brings to L1 the slab of input rows the pixels need (the halo
+ * included, [img][c1][rows][W][16]: the images' slabs back to back) and the
+ * chunk's FRACTAL_Z weights; MTE1 expands each image's slab with load3d
+ * (set_fmatrix describes one image's slab, the same for all: its height, and
+ * top/bottom padding only where it touches the image border) into that
+ * image's fractal rows of L0A, and copies the weights with load2d into L0B,
+ * kf K fractals at a time; one mmad applies them to all the images, so that
+ * at a large batch a layer with small images reads its weights once per
+ * group, not once per image.  The cube accumulates the tile in L0C,
+ * [n1][m][16]: NC1HWC0 rows already.  Per output-channel block of a finished
+ * tile V moves L0C to the UB as fp16 (relu fused when there is no bias), adds
+ * the bias (broadcast with block and repeat stride 0) and clips; MTE3 writes
+ * each image's rows to its own place in GM: one write per image or one per
+ * channel block, whichever are fewer.
  *
  * A 1x1 stride-1 unpadded conv is flat: a tile's slab is exactly its own
  * pixels, seen by set_fmatrix as one row.
@@ -30,12 +38,13 @@
  * one write per buffer.  Tiles are dealt to the blocks in contiguous runs
  * (block_dim <= core.count).
  *
- * The tiling (pixel tiles, channel tiles, K chunks, tile order, slots, UB
- * buffers) is chosen by timing candidates on a model of the core: the
+ * The tiling (image groups, pixel tiles, channel tiles, K chunks, tile order,
+ * slots, UB buffers) is chosen by timing candidates on a model of the core: the
  * generator replays a block's program, the very program it emits, through
  * per-pipe queues with the SoC's rates, latencies and queue depth (a long
- * block by its first stages, scaled).  Candidates go in order of a lower
- * bound, which prunes the search; the likely slowest blocks are timed first,
+ * block by its first stages, scaled).  Candidates go in order of a rough
+ * estimate and are skipped when a lower bound shows they cannot win, until a
+ * compile-time budget is spent; the likely slowest blocks are timed first,
  * every block for the best few.
  *
  * Events (per pipe pair): MTE2<->MTE1 0..slots-1 the L1 slots; MTE1<->M 0,1
@@ -118,17 +127,20 @@ static int64_t f32_bits(float f)
  * holds its pipe until then.  Every wait's set_flag comes earlier in program
  * order, so one pass in program order gives the times.  Shared bandwidth is
  * folded into the GM rates.  Activations are taken to be in the L2 (the
- * layer before just wrote them); weights that no other block reads come from
- * main memory, at its latency and this block's share of its bandwidth. */
+ * layer before just wrote them) unless the layer's input and output overflow
+ * it (a large batch); weights that no other block reads come from main
+ * memory.  What comes from main memory comes at its latency and this block's
+ * share of its bandwidth. */
 struct model {
 	const struct soc_config *cfg;
 	double rd, wr, wrd; /* GM bytes per cycle one block gets: L2 reads, writes, cold weights */
-	int wcold;          /* weights come from main memory */
+	int wcold, acold;   /* weights, activations come from main memory */
 	double s;      /* scalar unit clock */
 	double free[ISA_NPIPES], done[ISA_NPIPES];
 	double flag[ISA_NPIPES][ISA_NPIPES][MAX_EV];
 	double start[ISA_NPIPES][QCAP]; /* start times of the last qd instructions */
 	int64_t n[ISA_NPIPES];
+	int64_t insns; /* instructions modelled: what timing costs the compiler */
 	int qd;
 };
 
@@ -166,7 +178,7 @@ static void model_cost(const struct model *m, const struct isa_insn *in, double 
 	case ISA_OP_MOV_GM_UB:
 		*occ = occ_of(bytes, m->rd);
 		*lat = (double)cfg->l2_latency_cycles;
-		if (in->rs1 == R_WGM && m->wcold) {
+		if ((in->rs1 == R_WGM && m->wcold) || (in->rs1 == R_GM && m->acold)) {
 			*occ = occ_of(bytes, m->wrd);
 			*lat += ceil(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000.0);
 		}
@@ -208,6 +220,7 @@ static void model_step(struct model *m, const struct isa_insn *in)
 	const struct isa_info *info = &isa_table[in->op];
 	double sc = (double)m->cfg->core_scalar_cycles;
 	unsigned p = info->pipe;
+	m->insns++;
 	if (p == ISA_PIPE_SYNC)
 		p = (unsigned)(in->op == ISA_OP_SET_FLAG ? in->src : in->dst);
 	if (p == ISA_PIPE_S || p >= ISA_NPIPES) {
@@ -448,6 +461,7 @@ struct geo {
 	int64_t C1, N1, Ho, Wo, M, M1, kk;
 	int ev;   /* event ids per pipe pair the kernel may use */
 	int flat; /* 1x1, stride 1, no padding: slabs are runs of pixels, not rows */
+	int acold; /* the input and output overflow the L2: reads of x miss it */
 };
 
 static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
@@ -464,6 +478,8 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->ev = (int)min64(cfg->core_event_ids, MAX_EV);
 	g->flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt && !cv->pl &&
 		  !cv->pb && !cv->pr;
+	int64_t xy = cv->n * (g->C1 * cv->h * cv->w + g->N1 * g->M) * PIX;
+	g->acold = xy > cfg->l2_size_kb * 1024;
 }
 
 /* Main memory sees every byte of x, w and y at least once. */
@@ -479,20 +495,36 @@ static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
 /* ---- cube path ----------------------------------------------------------- */
 
 struct cube_tiling {
+	int64_t ng;          /* image groups: pieces of the batch */
 	int64_t mt, nt, nch; /* pieces: of an image's M1 pixel fractals, of N1, of C1 */
 	int order;           /* tile order: 0 channel tiles innermost, 1 pixel tiles innermost */
 	int es, ew, nq;      /* L1 slots with a slab / weight region, UB output buffers */
 	int64_t upc;         /* channel blocks per UB output buffer */
-	int64_t mf, nf, c1f; /* the largest tile and chunk: M fractals, N fractals, C1 planes */
+	int64_t gi, mfi;     /* the largest group: images; pixel tile: M fractals */
+	int64_t mf, nf, c1f; /* the largest tile and chunk: M fractals (gi x mfi),
+			      * N fractals, C1 planes */
 	int64_t kf;          /* K fractals per L0 step */
 	int64_t tiles, blocks;
 	int64_t slab_bytes, w_bytes; /* one L1 slot of each kind */
-	double lb, est;
+	double lb, rank, est; /* lower bound, search order, modelled time */
+	double core;          /* the modelled time of the slowest block alone */
 };
 
+/* Images [img, img + nimg), output pixels [m0, m0 + mrows) of each, output
+ * channel blocks [n1a, n1a + n1c). */
 struct tile {
-	int64_t img, m0, mrows, n1a, n1c;
+	int64_t img, nimg, m0, mrows, n1a, n1c;
 };
+
+/* M fractal rows a tile's image takes (its rows rounded up to 16), and the
+ * tile's: the images are stacked along M, each from a fractal row. */
+static int64_t tile_mfi(const struct tile *t) { return cdiv(t->mrows, 16); }
+static int64_t tile_mf(const struct tile *t) { return t->nimg * tile_mfi(t); }
+/* mmad's m: the last image's padding rows need not be computed. */
+static int64_t tile_m(const struct tile *t)
+{
+	return (t->nimg - 1) * tile_mfi(t) * 16 + t->mrows;
+}
 
 /* The input a tile reads and the set_fmatrix/load3d view of it: fh rows of
  * fw pixels from pixel x0 of each input plane (whole rows, or for a flat
@@ -516,18 +548,20 @@ struct stage { /* one (tile, K chunk) */
 
 static void tile_of(const struct geo *g, const struct cube_tiling *t, int64_t idx, struct tile *o)
 {
-	int64_t img, mi, ni;
+	int64_t gr, mi, ni;
 	if (t->order == 0) {
-		img = idx / (t->mt * t->nt);
+		gr = idx / (t->mt * t->nt);
 		mi = idx / t->nt % t->mt;
 		ni = idx % t->nt;
 	} else {
-		ni = idx / (g->cv->n * t->mt);
-		img = idx / t->mt % g->cv->n;
+		ni = idx / (t->ng * t->mt);
+		gr = idx / t->mt % t->ng;
 		mi = idx % t->mt;
 	}
 	int64_t f0 = part_lo(g->M1, t->mt, mi), f1 = part_lo(g->M1, t->mt, mi + 1);
-	o->img = img;
+	/* groups as even as possible: a group's size is gi or gi - 1 */
+	o->img = part_lo(g->cv->n, t->ng, gr);
+	o->nimg = part_lo(g->cv->n, t->ng, gr + 1) - o->img;
 	o->m0 = f0 * 16;
 	o->mrows = min64(f1 * 16, g->M) - o->m0;
 	o->n1a = part_lo(g->N1, t->nt, ni);
@@ -596,6 +630,7 @@ static int pool_victim(const struct pool *p, int need_s, int need_w, int keep)
 /* Find or place stage n's slab and weights. */
 static void pool_use(struct pool *p, struct stage *s, int64_t n)
 {
+	/* an image group is known by its first image */
 	int64_t sk[5] = { s->t.img, s->s.x0, s->s.fh * s->s.fw, s->c1a, s->c1c };
 	int64_t wk[5] = { s->c1a, s->c1c, s->t.n1a, s->t.n1c, 0 };
 	int hs = pool_find(p->sval, p->skey, p->es, sk);
@@ -683,14 +718,39 @@ static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct
 		m->ub_q[q] = up(g->N1 * PIX, 512) + q * t->mf * t->upc * FRAC;
 }
 
+/* MTE3 for nn channel blocks of a tile, from n0 on, at ub ([nn][mf*16][16]
+ * pixels; image i's rows from row i*mfi*16): bursts of mrows pixels, each
+ * image's to its own place in GM.  One write per image, its bursts going over
+ * the channel blocks, or one per channel block, over the images: whichever
+ * takes fewer writes. */
+static void cube_write(struct gen *gn, const struct geo *g, const struct tile *tl, int64_t ub,
+		       int64_t n0, int64_t nn)
+{
+	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows;
+	int per_img = tl->nimg <= nn;
+	int64_t nw = per_img ? tl->nimg : nn;
+	for (int64_t i = 0; i < nw; i++) {
+		int64_t img = per_img ? i : 0, n = per_img ? 0 : i;
+		addi(gn, R_GM, R_Y,
+		     (((tl->img + img) * g->N1 + tl->n1a + n0 + n) * g->M + tl->m0) * PIX);
+		li(gn, R_A, ub + (n * mf + img * mfi) * FRAC);
+		if (per_img)
+			dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, nn, rows, mf * 16 - rows,
+			    g->M - rows);
+		else
+			dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, tl->nimg, rows, mfi * 16 - rows,
+			    g->N1 * g->M - rows);
+	}
+}
+
 /* V and MTE3 for a finished tile in L0C half c, upc channel blocks at a time
  * through the UB buffers (*groups counts them over the block): the buffer's
- * flag covers one write of all its rows. */
+ * flag covers the writes of all its rows. */
 static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
 		       const struct cube_mem *mem, const struct tile *tl, int c, int64_t *groups)
 {
 	const struct cc_conv *cv = g->cv;
-	int64_t mf = cdiv(tl->mrows, 16);
+	int64_t mf = tile_mf(tl);
 	int fused = cv->act == CC_ACT_RELU && !cv->has_bias;
 	set_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
 	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
@@ -723,16 +783,15 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 			emit_act(gn, cv, ub + (nn - 1) * mf * FRAC, mf * 16, fused, 1);
 		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
 		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
-		addi(gn, R_GM, R_Y, ((tl->img * g->N1 + tl->n1a + n0) * g->M + tl->m0) * PIX);
-		li(gn, R_A, ub);
-		dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, nn, tl->mrows, mf * 16 - tl->mrows,
-		    g->M - tl->mrows);
+		cube_write(gn, g, tl, ub, n0, nn);
 		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 	}
 }
 
 /* MTE2 for a stage: the slab and weights it does not find in L1, into one
- * slot, announced with one flag. */
+ * slot, announced with one flag.  The images' slabs go back to back, each
+ * [c1c][rows][W][16]: in one write when a burst per image can carry one's
+ * (its planes are whole or there is one), else in one write per image. */
 static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_mem *mem,
 		       const struct stage *s)
 {
@@ -742,10 +801,20 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 		return;
 	wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, s->lslot);
 	if (s->sload) {
-		int64_t plane = cv->h * cv->w, px = s->s.fh * s->s.fw;
-		addi(gn, R_GM, R_X, ((tl->img * g->C1 + s->c1a) * plane + s->s.x0) * PIX);
-		li(gn, R_A, mem->l1_slab[s->sslot]);
-		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px, plane - px, 0);
+		int64_t plane = cv->h * cv->w, px = s->s.fh * s->s.fw, one = s->c1c * px;
+		int64_t base = (tl->img * g->C1 + s->c1a) * plane + s->s.x0;
+		if ((px == plane || s->c1c == 1) && one <= 0xffff) {
+			addi(gn, R_GM, R_X, base * PIX);
+			li(gn, R_A, mem->l1_slab[s->sslot]);
+			dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, tl->nimg, one,
+			    g->C1 * plane - one, 0);
+		} else {
+			for (int64_t i = 0; i < tl->nimg; i++) {
+				addi(gn, R_GM, R_X, (base + i * g->C1 * plane) * PIX);
+				li(gn, R_A, mem->l1_slab[s->sslot] + i * one * PIX);
+				dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px, plane - px, 0);
+			}
+		}
 	}
 	if (s->wload) {
 		addi(gn, R_WGM, R_W, (s->c1a * g->kk * g->N1 + tl->n1a) * FRAC);
@@ -783,31 +852,38 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		in->pr = cv->pr;
 		memcpy(cs->fm, fm, sizeof fm);
 	}
-	int64_t mf = cdiv(tl->mrows, 16), k1n = s->c1c * g->kk;
+	int64_t mfi = tile_mfi(tl), k1n = s->c1c * g->kk;
+	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * PIX; /* one image's slab */
 	int c = (int)(cs->tiles & 1);
 	for (int64_t kp = 0; kp < k1n; kp += t->kf, cs->step++) {
 		int64_t kn = min64(t->kf, k1n - kp);
 		int pb = (int)(cs->step & 1);
 		int first = s->first && kp == 0;
 		wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-		li(gn, R_A, pb * mem->l0a_half);
-		li(gn, R_B, sl1);
-		li(gn, R_C, s->s.mstart);
-		li(gn, R_D, kp);
-		struct isa_insn *in = emit(gn, ISA_OP_LOAD3D);
-		in->rd = R_A;
-		in->rs1 = R_B;
-		in->rs2 = R_C;
-		in->rs3 = R_D;
-		in->kh = cv->kh;
-		in->kw = cv->kw;
-		in->sh = cv->sh;
-		in->sw = cv->sw;
-		in->dh = cv->dh;
-		in->dw = cv->dw;
-		in->mcnt = mf * 16;
-		in->k1cnt = kn;
-		in->dt = ISA_DT_F16;
+		/* image i's slab into its fractal rows, [mfi][kn] fractals each */
+		struct isa_insn *in;
+		for (int64_t i = 0; i < tl->nimg; i++) {
+			li(gn, R_A, pb * mem->l0a_half + i * mfi * kn * FRAC);
+			li(gn, R_B, sl1 + i * img_bytes);
+			if (i == 0) { /* the registers hold them for the other images */
+				li(gn, R_C, s->s.mstart);
+				li(gn, R_D, kp);
+			}
+			in = emit(gn, ISA_OP_LOAD3D);
+			in->rd = R_A;
+			in->rs1 = R_B;
+			in->rs2 = R_C;
+			in->rs3 = R_D;
+			in->kh = cv->kh;
+			in->kw = cv->kw;
+			in->sh = cv->sh;
+			in->sw = cv->sw;
+			in->dh = cv->dh;
+			in->dw = cv->dw;
+			in->mcnt = mfi * 16;
+			in->k1cnt = kn;
+			in->dt = ISA_DT_F16;
+		}
 		int64_t key[4] = { s->c1a * g->kk + kp, kn, tl->n1a, tl->n1c };
 		if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
 			li(gn, R_A, pb * mem->l0b_half);
@@ -831,7 +907,7 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		in->rd = R_A;
 		in->rs1 = R_B;
 		in->rs2 = R_C;
-		in->m = tl->mrows;
+		in->m = tile_m(tl);
 		in->k = kn * 16;
 		in->n = tl->n1c * 16;
 		in->init = first;
@@ -912,37 +988,82 @@ static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *f
  * store's latency plus the largest of its cube steps, the bytes it must bring
  * in at least once, the first tile's steps and the bytes it must write out
  * (writes only start once a tile is done), and the instructions the scalar
- * unit issues (at least 13 per K step, 10 per tile drained). */
-static double cube_lb(const struct geo *g, const struct cube_tiling *t, int64_t px_min)
+ * unit issues (at least 13 per K step and 5 more per image past a tile's
+ * first, 10 per tile drained).  Each is counted on the last block, whose
+ * tiles have at least the smallest group's images, or on the average block,
+ * which computes its share of every image's pixels and loads its share of
+ * the input and weights: with uneven groups the last block alone would be
+ * far below the busiest, and the search would start with such tilings. */
+static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min)
 {
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	struct model m;
-	model_init(&m, cfg, t->blocks, 0);
+	model_init(&m, cfg, t->blocks, t->nt >= t->blocks);
+	m.acold = g->acold;
 	int64_t t0 = part_lo(t->tiles, t->blocks, t->blocks - 1), t1 = t->tiles, nb = t1 - t0;
-	int64_t dpix, dn;
+	int64_t dpix, dn, sset, wset; /* slab and weight pieces cycled through */
 	if (t->order == 0) {
 		dpix = (t1 - 1) / t->nt - t0 / t->nt + 1;
 		dn = min64(t->nt, nb);
+		sset = t->nch;
+		wset = dn * t->nch;
 	} else {
-		int64_t per = cv->n * t->mt;
+		int64_t per = t->ng * t->mt;
 		dn = (t1 - 1) / per - t0 / per + 1;
 		dpix = min64(per, nb);
+		sset = dpix * t->nch;
+		wset = t->nch;
 	}
-	int64_t mf = max64(1, g->M1 / t->mt), nf = max64(1, g->N1 / t->nt), K1 = g->C1 * g->kk;
-	double tile = (double)(cdiv(mf * 16, cfg->cube_m) * cdiv(K1 * 16, cfg->cube_k) *
-			       cdiv(nf * 16, cfg->cube_n));
-	double bytes = (double)dpix * (double)(g->C1 * px_min * PIX) +
-		       (double)dn * (double)(K1 * nf * FRAC);
-	/* with more K chunks than L1 slots, least-recently-used replacement has
-	 * evicted a tile's first chunks by the time the next tile wants them */
-	if (t->nch > g->ev)
-		bytes = (double)nb * (double)(g->C1 * px_min * PIX + K1 * nf * FRAC);
-	double out = (double)(nb * ((mf - 1) * 16 + 1) * nf * PIX); /* a last tile may be short */
+	/* images per tile: the smallest group's for the first tile, the average
+	 * over a run of tiles (with uneven groups the smallest is far off) */
+	int64_t gmin = max64(1, cv->n / t->ng), mfi = max64(1, g->M1 / t->mt), mf = gmin * mfi;
+	double ga = (double)cv->n / (double)t->ng;
+	int64_t nf = max64(1, g->N1 / t->nt), K1 = g->C1 * g->kk;
+	double kn = (double)(cdiv(K1 * 16, cfg->cube_k) * cdiv(nf * 16, cfg->cube_n));
+	double tile = (double)cdiv(mf * 16, cfg->cube_m) * kn;
+	/* the whole layer's cube work, each pixel fractal once, over the blocks */
+	double all = (double)(cv->n * g->M1 * 16) / (double)cfg->cube_m * (double)(K1 * 16) /
+		     (double)cfg->cube_k * (double)(g->N1 * 16) / (double)cfg->cube_n;
+	double cube = fmax((double)nb * ga * (double)cdiv(mfi * 16, cfg->cube_m) * kn,
+			   all / (double)t->blocks);
+	double slab = ga * (double)(g->C1 * px_min * PIX), w = (double)(K1 * nf * FRAC);
+	/* least-recently-used replacement cycling through more pieces than L1
+	 * has slots for them evicts each before it comes round again: then every
+	 * tile loads its slab or weights anew */
+	int64_t l1 = cfg->l1_size_kb * 1024;
+	int64_t sslots = min64(g->ev, (l1 - t->w_bytes) / t->slab_bytes);
+	int64_t wslots = min64(g->ev, (l1 - t->slab_bytes) / t->w_bytes);
+	double sbytes = (double)(sset > sslots ? nb : dpix) * slab;
+	double wbytes = (double)(wset > wslots ? nb : dn) * w;
+	/* the average block's share of the input and of the weights, each once */
+	sbytes = fmax(sbytes, (double)(cv->n * t->mt * g->C1 * px_min * PIX) / (double)t->blocks);
+	wbytes = fmax(wbytes, (double)(K1 * g->N1 * FRAC) / (double)t->blocks);
+	double bytes = sbytes / (m.acold ? m.wrd : m.rd) + wbytes / (m.wcold ? m.wrd : m.rd);
+	/* a last pixel tile may be short */
+	double out = (double)nb * ga * (double)(((mfi - 1) * 16 + 1) * nf * PIX);
 	double lat = 2.0 * (double)cfg->l2_latency_cycles + m.s;
-	int64_t c1 = max64(1, g->C1 / t->nch), steps = nb * t->nch * cdiv(c1 * g->kk, t->kf);
-	double scalar = (double)(13 * steps + 10 * nb) * (double)cfg->core_scalar_cycles;
-	return lat + fmax(fmax((double)nb * tile, bytes / m.rd), fmax(tile + out / m.wr, scalar));
+	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kk, t->kf);
+	int64_t steps = nb * tsteps;
+	double scalar = ((13.0 + 5.0 * (ga - 1.0)) * (double)steps + 10.0 * (double)nb) *
+			(double)cfg->core_scalar_cycles;
+	/* MTE1: load3d expands every tile's input; load2d copies every tile's
+	 * weights, unless the tile's K steps fit the two L0B halves and the next
+	 * tile has the same channels: then they stay */
+	int l0b_stays = tsteps <= 2 && (t->order == 1 || t->nt == 1);
+	double mte1 = (double)nb * ga * (double)(mfi * K1 * FRAC) /
+			      (double)cfg->mte_l1_to_l0a_bytes_per_cycle +
+		      (double)((l0b_stays ? dn : nb) * K1 * nf * FRAC) /
+			      (double)cfg->mte_l1_to_l0b_bytes_per_cycle;
+	/* an L0 half goes round load, flag, mmad, flag: two steps at a time */
+	double chain = (double)steps / 2.0 *
+		       (double)(cfg->mte_local_latency_cycles + cfg->cube_latency_cycles + 2);
+	/* the search order: the lower bound is often the cube work alone, the same
+	 * for most tilings; among those the ones that keep the other pipes the
+	 * least busy tend to hide them best */
+	t->rank = lat + cube + bytes + out / m.wr + scalar + mte1 + chain;
+	return lat + fmax(fmax(fmax(cube, bytes), fmax(tile + out / m.wr, scalar)),
+			  fmax(mte1, chain));
 }
 
 /* Time one block of a tiling on the model.  A long block repeats itself:
@@ -954,9 +1075,13 @@ static double cube_time_block(const struct geo *g, const struct cube_tiling *t, 
 	struct model m;
 	/* weights no other block shares come from main memory */
 	model_init(&m, g->cfg, t->blocks, t->nt >= t->blocks);
+	m.acold = g->acold;
 	struct gen gn = { .m = &m };
 	cube_block(&gn, g, t, st, timed);
-	*walked += ns + 8 * timed; /* timing costs about 8 plans per stage */
+	/* walked counts stages planned; timing an instruction costs about a
+	 * fifth of that, so a stage of several images' loads or of many K steps
+	 * costs more */
+	*walked += ns + m.insns / 5;
 	return model_time(&m) * (double)ns / (double)timed;
 }
 
@@ -969,10 +1094,11 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 	const struct soc_config *cfg = g->cfg;
 	double most[3] = { -1, -1, -1 };
 	int64_t pick[3] = { 0, 0, 0 }, walked = 0;
-	t->est = hbm_bound(g, (double)(g->C1 * g->kk * g->N1 * FRAC), g->N1);
+	t->core = 0;
 	if (all) {
 		for (int64_t b = 0; b < t->blocks; b++)
-			t->est = fmax(t->est, cube_time_block(g, t, st, b, &walked));
+			t->core = fmax(t->core, cube_time_block(g, t, st, b, &walked));
+		t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kk * g->N1 * FRAC), g->N1));
 		return walked;
 	}
 	for (int64_t b = 0; b < t->blocks; b++) {
@@ -981,10 +1107,10 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 		for (int64_t i = 0; i < ns; i++) {
 			const struct stage *s = &st[i];
 			if (s->sload)
-				bytes += (double)(s->c1c * s->s.fh * s->s.fw * PIX);
+				bytes += (double)(s->t.nimg * s->c1c * s->s.fh * s->s.fw * PIX);
 			if (s->wload)
 				bytes += (double)(s->c1c * g->kk * s->t.n1c * FRAC);
-			cube += (double)(cdiv(s->t.mrows, cfg->cube_m) * s->c1c * g->kk *
+			cube += (double)(cdiv(tile_m(&s->t), cfg->cube_m) * s->c1c * g->kk *
 					 s->t.n1c);
 		}
 		double v[3] = { bytes, cube, bytes / cfg->mte_gm_read_bytes_per_cycle + cube };
@@ -997,14 +1123,15 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 	}
 	for (int k = 0; k < 3; k++)
 		if (!(k > 0 && pick[k] == pick[0]) && !(k > 1 && pick[k] == pick[1]))
-			t->est = fmax(t->est, cube_time_block(g, t, st, pick[k], &walked));
+			t->core = fmax(t->core, cube_time_block(g, t, st, pick[k], &walked));
+	t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kk * g->N1 * FRAC), g->N1));
 	return walked;
 }
 
 static int cand_cmp(const void *a, const void *b)
 {
 	const struct cube_tiling *x = a, *y = b;
-	return x->lb < y->lb ? -1 : x->lb > y->lb;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
 /* Distinct values of ceil(total / f) for f = 1..fmax, into out (sorted
@@ -1020,6 +1147,21 @@ static int64_t splits(int64_t total, int64_t fmax, int64_t *out)
 	return n;
 }
 
+/* Append t to the candidates; -1 when out of memory. */
+static int cand_push(struct cube_tiling **c, int64_t *n, int64_t *cap, const struct cube_tiling *t)
+{
+	if (*n == *cap) {
+		int64_t nc = *cap ? 2 * *cap : 256;
+		struct cube_tiling *p = realloc(*c, (size_t)nc * sizeof *p);
+		if (!p)
+			return -1;
+		*c = p;
+		*cap = nc;
+	}
+	(*c)[(*n)++] = *t;
+	return 0;
+}
+
 /* Every candidate that fits, with its lower bound; returns how many or -1. */
 static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 {
@@ -1029,61 +1171,71 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 	int64_t l1 = cfg->l1_size_kb * 1024, ub = cfg->ub_size_kb * 1024;
 	int64_t nmt_max = l0a + 2 * cfg->core_count + 1;
 	int64_t *mts = malloc((size_t)nmt_max * sizeof *mts);
+	int64_t *ngs = malloc((size_t)nmt_max * sizeof *ngs);
 	int64_t *nts = malloc((size_t)(l0b + 1) * sizeof *nts);
 	int64_t *nchs = malloc((size_t)(g->C1 + 1) * sizeof *nchs);
 	struct cube_tiling *c = NULL;
-	int64_t n = -1;
-	if (!mts || !nts || !nchs)
+	int64_t n = -1, cap = 0;
+	if (!mts || !ngs || !nts || !nchs)
 		goto done;
 	/* pixel tiles: every tile size the L0A allows, and every count up to a
-	 * few per core, so that the tiles can be dealt out evenly */
+	 * few per core, so that the tiles can be dealt out evenly; image groups
+	 * likewise (a group's images share the L0A's fractal rows) */
 	int64_t nmt = splits(g->M1, l0a, mts);
 	for (int64_t mt = 1; mt <= min64(g->M1, 2 * cfg->core_count); mt++)
 		if (cdiv(g->M1, mt) <= l0a)
 			mts[nmt++] = mt;
-	int64_t nnt = splits(g->N1, l0b, nts), nnch = splits(g->C1, g->C1, nchs), cap = 0;
+	int64_t nng = splits(cv->n, l0a, ngs);
+	for (int64_t ng = 1; ng <= min64(cv->n, 2 * cfg->core_count); ng++)
+		if (cdiv(cv->n, ng) <= l0a)
+			ngs[nng++] = ng;
+	int64_t nnt = splits(g->N1, l0b, nts), nnch = splits(g->C1, g->C1, nchs);
 	n = 0;
 	for (int64_t i = 0; i < nmt; i++) {
-		int64_t mt = mts[i], mf = cdiv(g->M1, mt), px_max, px_min;
+		int64_t mt = mts[i], mfi = cdiv(g->M1, mt), px_max, px_min;
 		int dup = 0;
 		for (int64_t j = 0; j < i; j++)
 			dup |= mts[j] == mt;
 		if (dup || slab_sizes(g, mt, &px_max, &px_min))
 			continue;
-		for (int64_t a = 0; a < nnt; a++) {
-			int64_t nt = nts[a], nf = cdiv(g->N1, nt);
-			if (mf * nf * 1024 > cfg->l0c_size_kb * 512 ||
-			    up(g->N1 * PIX, 512) + mf * FRAC > ub)
+		for (int64_t e = 0; e < nng; e++) {
+			int64_t ng = ngs[e], gi = cdiv(cv->n, ng), mf = gi * mfi;
+			dup = 0;
+			for (int64_t j = 0; j < e; j++)
+				dup |= ngs[j] == ng;
+			if (dup || mf > l0a)
 				continue;
-			for (int64_t b = 0; b < nnch; b++) {
-				struct cube_tiling t = { .mt = mt, .nt = nt, .nch = nchs[b] };
-				t.mf = mf;
-				t.nf = nf;
-				t.c1f = cdiv(g->C1, t.nch);
-				t.kf = min64(min64(l0a / mf, l0b / nf), t.c1f * g->kk);
-				t.slab_bytes = up(t.c1f * px_max * PIX, 512);
-				t.w_bytes = up(t.c1f * g->kk * nf * FRAC, 512);
-				if (t.kf < 1 || t.slab_bytes + t.w_bytes > l1 ||
-				    t.c1f * g->kk > 0xffff)
+			for (int64_t a = 0; a < nnt; a++) {
+				int64_t nt = nts[a], nf = cdiv(g->N1, nt);
+				if (mf * nf * 1024 > cfg->l0c_size_kb * 512 ||
+				    up(g->N1 * PIX, 512) + mf * FRAC > ub)
 					continue;
-				t.tiles = cv->n * mt * nt;
-				t.blocks = min64(t.tiles, cfg->core_count);
-				for (int order = 0; order < 2; order++) {
-					if (order == 1 && (nt == 1 || cv->n * mt == 1))
+				for (int64_t b = 0; b < nnch; b++) {
+					struct cube_tiling t = { .ng = ng, .mt = mt, .nt = nt,
+								 .nch = nchs[b] };
+					t.gi = gi;
+					t.mfi = mfi;
+					t.mf = mf;
+					t.nf = nf;
+					t.c1f = cdiv(g->C1, t.nch);
+					t.kf = min64(min64(l0a / mf, l0b / nf), t.c1f * g->kk);
+					t.slab_bytes = up(gi * t.c1f * px_max * PIX, 512);
+					t.w_bytes = up(t.c1f * g->kk * nf * FRAC, 512);
+					if (t.kf < 1 || t.slab_bytes + t.w_bytes > l1 ||
+					    t.c1f * g->kk > 0xffff)
 						continue;
-					t.order = order;
-					t.lb = cube_lb(g, &t, px_min);
-					if (n == cap) {
-						cap = cap ? 2 * cap : 256;
-						struct cube_tiling *nc =
-							realloc(c, (size_t)cap * sizeof *nc);
-						if (!nc) {
+					t.tiles = ng * mt * nt;
+					t.blocks = min64(t.tiles, cfg->core_count);
+					for (int order = 0; order < 2; order++) {
+						if (order == 1 && (nt == 1 || ng * mt == 1))
+							continue;
+						t.order = order;
+						t.lb = cube_lb(g, &t, px_min);
+						if (cand_push(&c, &n, &cap, &t)) {
 							n = -1;
 							goto done;
 						}
-						c = nc;
 					}
-					c[n++] = t;
 				}
 			}
 		}
@@ -1092,6 +1244,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 		qsort(c, (size_t)n, sizeof *c, cand_cmp);
 done:
 	free(mts);
+	free(ngs);
 	free(nts);
 	free(nchs);
 	if (n < 0) {
@@ -1104,15 +1257,22 @@ done:
 
 #define TOP 8 /* candidates timed on every block in the end */
 
+/* Whether a is faster than b.  Tilings that main memory holds back tie; of
+ * those the one whose cores are done soonest has the most slack. */
+static int faster(const struct cube_tiling *a, const struct cube_tiling *b)
+{
+	return a->est < b->est || (a->est == b->est && a->core < b->core);
+}
+
 /* Keep the TOP fastest tilings, sorted. */
 static void top_add(struct cube_tiling *top, int *ntop, const struct cube_tiling *t)
 {
 	int i = TOP - 1;
 	if (*ntop < TOP)
 		i = (*ntop)++;
-	else if (top[i].est <= t->est)
+	else if (!faster(t, &top[i]))
 		return;
-	for (; i > 0 && top[i - 1].est > t->est; i--)
+	for (; i > 0 && faster(t, &top[i - 1]); i--)
 		top[i] = top[i - 1];
 	top[i] = *t;
 }
@@ -1128,11 +1288,14 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	int64_t l1 = cfg->l1_size_kb * 1024, ub = cfg->ub_size_kb * 1024;
 	struct cube_tiling *c, top[TOP];
 	int ntop = 0;
-	int64_t n = cube_candidates(g, &c), cap = 0, walked = 0;
+	int64_t n = cube_candidates(g, &c), cap = 0, walked = 0, timed = 0;
 	struct stage *st = NULL;
-	for (int64_t i = 0; i < n && i < MAX_TIMED; i++) {
-		if ((ntop == TOP && c[i].lb >= top[TOP - 1].est) || (walked > MAX_WALK && ntop))
-			break; /* none left can win, or enough compile time spent */
+	for (int64_t i = 0; i < n && timed < MAX_TIMED; i++) {
+		if (walked > MAX_WALK && ntop)
+			break; /* enough compile time spent */
+		if (ntop == TOP && c[i].lb > top[TOP - 1].est)
+			continue; /* cannot win */
+		timed++;
 		struct cube_tiling t = c[i];
 		int64_t need = cdiv(t.tiles, t.blocks) * t.nch;
 		if (need > cap) {
@@ -1144,7 +1307,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 			st = s;
 			cap = need;
 		}
-		int64_t slabs = cv->n * t.mt * t.nch, ws = t.nt * t.nch;
+		int64_t slabs = t.ng * t.mt * t.nch, ws = t.nt * t.nch;
 		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
 		for (int u = 0; u < 3; u++) {
 			if (u > 0 && upcs[u] == upcs[u - 1])
@@ -1165,10 +1328,10 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 			}
 		}
 	}
-	best->est = INFINITY;
+	best->est = best->core = INFINITY;
 	for (int i = 0; i < ntop && n >= 0; i++) {
 		cube_time(g, &top[i], st, 1);
-		if (top[i].est < best->est)
+		if (faster(&top[i], best))
 			*best = top[i];
 	}
 	free(st);

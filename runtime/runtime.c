@@ -324,6 +324,49 @@ int rt_launch_async(struct rt_stream *s, const struct sim_kernel *k, unsigned bl
 	return kernel_item(s, k, block_dim, args, nargs, name, op_type, err, errlen) ? 0 : -1;
 }
 
+int rt_launch_task_async(struct rt_stream *s, const struct sim_kernel *k, const int64_t *args,
+			 unsigned nargs, const struct om_model *om, unsigned model_task,
+			 int exec_id, char *err, size_t errlen)
+{
+	if (model_task >= om->ntasks) {
+		snprintf(err, errlen, "model '%s' has no task %u", om->name, model_task);
+		return -1;
+	}
+	const struct om_task *t = &om->tasks[model_task];
+	struct item *it = kernel_item(s, k, t->block_dim, args, nargs, t->name, t->op_type, err,
+				      errlen);
+	if (!it)
+		return -1;
+	it->exec_id = exec_id;
+	it->model_task = (int)model_task;
+	it->model = om;
+	return 0;
+}
+
+int rt_exec_begin(struct rt_stream *s, const struct om_model *om)
+{
+	struct rt_device *d = s->d;
+	if (grow((void **)&d->execs, &d->capexecs, d->nexecs, sizeof *d->execs))
+		return -1;
+	struct item *b = enqueue(s, IT_EXEC_BEGIN);
+	if (!b)
+		return -1;
+	int id = (int)d->nexecs;
+	b->exec_id = id;
+	d->execs[d->nexecs++] = (struct rt_exec_record){ .exec_id = id, .stream_id = s->id,
+							 .model = om };
+	return id;
+}
+
+int rt_exec_end(struct rt_stream *s, int exec_id)
+{
+	struct item *e = enqueue(s, IT_EXEC_END);
+	if (!e)
+		return -1;
+	e->exec_id = exec_id;
+	return 0;
+}
+
 static void advance(struct rt_stream *s, uint64_t t);
 
 /* Streams blocked on e move on once it has fired. */

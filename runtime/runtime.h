@@ -101,6 +101,18 @@ int rt_memcpy_async(struct rt_stream *s, enum sim_copy_dir dir, void *host, uint
 int rt_launch_async(struct rt_stream *s, const struct sim_kernel *k, unsigned block_dim,
 		    const int64_t *args, unsigned nargs, const char *name, const char *op_type,
 		    char *err, size_t errlen);
+/* The log's notion of a model execution, for work queued by hand: the work
+ * queued on s between rt_exec_begin (which returns the execution id, or -1)
+ * and rt_exec_end is one execution of om; rt_launch_task_async queues
+ * om's task model_task (its name, type and block_dim) with the given
+ * kernel and arguments as part of it.  rt_model_execute_async does all
+ * of this for a loaded model. */
+int rt_exec_begin(struct rt_stream *s, const struct om_model *om);
+int rt_exec_end(struct rt_stream *s, int exec_id);
+int rt_launch_task_async(struct rt_stream *s, const struct sim_kernel *k, const int64_t *args,
+			 unsigned nargs, const struct om_model *om, unsigned model_task,
+			 int exec_id, char *err, size_t errlen);
+
 /* Run everything queued.  Errors name the task (stream, name, type) and
  * carry the simulator's core/pipe/pc message; the queues are then empty and
  * the events whose records were dropped count as fired (at the failure). */

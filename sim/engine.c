@@ -126,6 +126,7 @@ static int raise_flag(struct engine *g, struct sim_core *c, unsigned fi, uint64_
 	if (dst == ISA_PIPE_S) {
 		if (c->s_state == S_WAIT_FLAG && c->s_wait_flag == fi) {
 			c->s_state = S_RUN;
+			c->st->wait_cycles[ISA_PIPE_S] += t > c->s_wait_since ? t - c->s_wait_since : 0;
 			c->s_time = c->s_time > t ? c->s_time : t;
 			return push(g, c->s_time, c->id, EV_SCALAR);
 		}

@@ -5,7 +5,9 @@
  * result), weights and bias, generates the kernel for a SoC, runs it and
  * compares every output with a plain C convolution accumulated in double from
  * the same fp16-rounded operands.  Output channels past cout must be exactly
- * zero and nothing past the output tensor may be written. */
+ * zero and nothing past the output tensor may be written.  The program also
+ * tells how many images the cube tiles stack along M: the load3d before each
+ * mmad, one per image. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 struct result {
 	unsigned block_dim;
+	unsigned imgs;    /* most load3d before one mmad: images in a cube tile */
 	uint64_t cycles, cube_steps;
 	double util;      /* cube_f16_steps / (cycles * block_dim) */
 	double max_err;   /* largest |got - ref| */
@@ -166,6 +169,15 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	ck_assert_msg(rc == 0, "%s: %s", soc, err);
 	ck_assert_uint_ge(block_dim, 1);
 	ck_assert_int_le(block_dim, cfg.core_count);
+	unsigned imgs = 0, run = 0;
+	for (size_t i = 0; i < p.n; i++) {
+		if (p.v[i].op == ISA_OP_LOAD3D)
+			run++;
+		if (p.v[i].op == ISA_OP_MMAD) {
+			imgs = run > imgs ? run : imgs;
+			run = 0;
+		}
+	}
 	uint8_t *code;
 	size_t bytes;
 	ck_assert_msg(cc_prog_finish(&p, &code, &bytes, err, sizeof err) == 0, "%s", err);
@@ -211,6 +223,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	}
 	memset(r, 0, sizeof *r);
 	r->block_dim = block_dim;
+	r->imgs = imgs;
 	r->cycles = res.cycles;
 	r->cube_steps = res.total.cube_f16_steps;
 	r->util = (double)r->cube_steps / ((double)res.cycles * block_dim);
@@ -224,11 +237,11 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 				      (i - ny) * 2);
 	}
 	printf("%-12s n%lld c%lld %lldx%lld -> %lld k%lldx%lld s%lld g%lld: blocks %u, "
-	       "%llu cycles, cube util %.3f, max err %.2g (peak %.3g)\n",
+	       "%u images per tile, %llu cycles, cube util %.3f, max err %.2g (peak %.3g)\n",
 	       soc, (long long)cv->n, (long long)cv->cin, (long long)cv->h, (long long)cv->w,
 	       (long long)cv->cout, (long long)cv->kh, (long long)cv->kw, (long long)cv->sh,
-	       (long long)cv->groups, r->block_dim, (unsigned long long)r->cycles, r->util,
-	       r->max_err, r->peak);
+	       (long long)cv->groups, r->block_dim, r->imgs, (unsigned long long)r->cycles,
+	       r->util, r->max_err, r->peak);
 	fflush(stdout);
 	free(x);
 	free(wd);
@@ -430,6 +443,79 @@ START_TEST(conv_timing_matches_full)
 }
 END_TEST
 
+/* A case on the three SoCs; returns the most images a cube tile stacked. */
+static unsigned check_all(const struct cc_conv *cv, uint64_t seed)
+{
+	static const char *socs[] = { "Ascend910", "Ascend310", "Ascend310P3" };
+	unsigned imgs = 0;
+	for (int i = 0; i < 3; i++) {
+		struct result r;
+		run_conv(socs[i], cv, SIM_MODE_FULL, 1, seed, &r);
+		imgs = r.imgs > imgs ? r.imgs : imgs;
+	}
+	return imgs;
+}
+
+static struct cc_conv dilated(struct cc_conv cv, int64_t d)
+{
+	cv.dh = cv.dw = d;
+	return cv;
+}
+
+START_TEST(conv_images_per_tile)
+{
+	/* Small images at a batch > 1: the cost model stacks several images in
+	 * a cube tile (each from its own fractal row, the weights loaded once for
+	 * all) on at least one SoC for each case.  Odd sizes, groups of uneven
+	 * size (5 images in 2 groups), padding, stride 2, dilation, a flat 1x1, a
+	 * strided 1x1, pixel tiles with their halo, bias, fused relu and a clip
+	 * that must skip the padding channels. */
+	struct cc_conv cv[14];
+	int n = 0;
+	cv[n] = conv(5, 64, 7, 7, 96, 3, 1, 1);
+	cv[n].has_bias = 1;
+	cv[n++].act = CC_ACT_RELU;
+	cv[n] = conv(6, 48, 9, 9, 40, 3, 2, 1);
+	cv[n++].act = CC_ACT_RELU; /* fused into the L0C move */
+	cv[n++] = dilated(conv(6, 64, 5, 5, 64, 3, 1, 2), 2);
+	cv[n++] = dilated(conv(5, 64, 7, 7, 48, 3, 2, 2), 2);
+	/* 3x2 kernel, stride (2, 1), padding top 0, left 1, bottom 2, right 0 */
+	cv[n] = conv(3, 20, 6, 5, 40, 3, 1, 0);
+	cv[n].kw = 2;
+	cv[n].sh = 2;
+	cv[n].pl = 1;
+	cv[n++].pb = 2;
+	cv[n] = conv(9, 32, 6, 6, 40, 3, 1, 1);
+	cv[n].has_bias = 1;
+	cv[n].act = CC_ACT_CLIP;
+	cv[n].clip_lo = 0.25f;
+	cv[n++].clip_hi = 2;
+	cv[n++] = conv(11, 96, 3, 3, 100, 3, 1, 1);
+	cv[n++] = conv(12, 192, 3, 3, 96, 1, 1, 0);
+	cv[n++] = conv(8, 256, 4, 4, 128, 1, 1, 0);
+	cv[n++] = conv(10, 64, 6, 6, 64, 1, 2, 0);
+	cv[n++] = conv(6, 128, 11, 11, 128, 3, 1, 1);
+	cv[n++] = conv(8, 512, 9, 9, 64, 3, 1, 1);
+	for (int i = 0; i < n; i++) {
+		unsigned imgs = check_all(&cv[i], 40 + (uint64_t)i);
+		ck_assert_msg(imgs > 1, "case %d: no SoC stacked images in a tile", i);
+	}
+}
+END_TEST
+
+START_TEST(conv_images_per_tile_layer4)
+{
+	/* ResNet's last 3x3 layer at batch 4 on Ascend310P3: 2.4 MB of weights
+	 * per image, 7x7 outputs; stacking images loads them once per group */
+	struct result r;
+	struct cc_conv cv = conv(4, 512, 7, 7, 512, 3, 1, 1);
+	cv.has_bias = 1;
+	cv.act = CC_ACT_RELU;
+	run_conv("Ascend310P3", &cv, SIM_MODE_FULL, 1, 60, &r);
+	ck_assert_uint_gt(r.imgs, 1);
+}
+END_TEST
+
 static int gen_error(const struct cc_conv *cv, char *err, size_t len)
 {
 	struct soc_config cfg;
@@ -486,6 +572,8 @@ int main(void)
 	tcase_add_test(tc, conv_eight_event_ids);
 	tcase_add_test(tc, conv_timing_matches_full);
 	tcase_add_test(tc, conv_refusals);
+	tcase_add_test(tc, conv_images_per_tile);
+	tcase_add_test(tc, conv_images_per_tile_layer4);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -64,6 +64,58 @@ static int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
+/* A kernel run as a one-task model, so that it gets the same trace
+ * directory as a model (simprof reads kernels' traces like models'). */
+static int traced_kernel(struct sim_device *dev, const struct sim_kernel *k, unsigned block_dim,
+			 const int64_t *args, unsigned nargs, const char *dir, int quiet,
+			 const struct trc_spans *spans, struct sim_result *res)
+{
+	memset(res, 0, sizeof *res);
+	const struct soc_config *cfg = sim_device_config(dev);
+	struct om_task task = { .kernel = 0, .block_dim = block_dim };
+	struct om_kernel kern = { .code = NULL };
+	struct om_model om = { .tasks = &task, .ntasks = 1, .kernels = &kern, .nkernels = 1 };
+	snprintf(task.name, sizeof task.name, "%s", k->name);
+	snprintf(task.op_type, sizeof task.op_type, "kernel");
+	snprintf(kern.name, sizeof kern.name, "%s", k->name);
+	snprintf(om.name, sizeof om.name, "%s", k->name);
+	struct rt_device *rt = rt_device_wrap(dev, res->error, sizeof res->error);
+	if (!rt)
+		return -1;
+	struct rt_stream *s = rt_default_stream(rt);
+	int rc = -1, id = rt_exec_begin(s, &om);
+	if (id < 0 ||
+	    rt_launch_task_async(s, k, args, nargs, &om, 0, id, res->error, sizeof res->error) ||
+	    rt_exec_end(s, id)) {
+		if (!res->error[0])
+			snprintf(res->error, sizeof res->error, "out of memory");
+		goto done;
+	}
+	if (rt_synchronize(rt, res->error, sizeof res->error))
+		goto done;
+	size_t nt, ne;
+	const struct rt_task_record *t = rt_tasks(rt, &nt);
+	const struct rt_exec_record *e = rt_execs(rt, &ne);
+	struct trc_summary sum;
+	if (trc_summarize(cfg, &om, t, nt, e, ne, 0, &sum, res->error, sizeof res->error))
+		goto done;
+	struct trc_input ti = { cfg, &om, t, nt, e, ne, spans, &sum };
+	if (trc_write(dir, &ti, res->error, sizeof res->error))
+		goto done;
+	res->start_cycle = t[0].start;
+	res->end_cycle = t[0].end;
+	res->cycles = t[0].end - t[0].start;
+	res->ncores = t[0].cores;
+	res->total = t[0].st;
+	res->core = calloc((size_t)cfg->core_count, sizeof *res->core);
+	if (!quiet)
+		printf("trace written to %s\n", dir);
+	rc = res->core ? 0 : -1;
+done:
+	rt_device_free(rt);
+	return rc;
+}
+
 struct model_opts {
 	const char *indir, *outdir, *trace;
 	int json, batch_inputs;
@@ -250,11 +302,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
 		return 2;
 	}
-	if (model && trace == trace_default) { /* ./simprof_<model>_<time>, as msprof names runs */
-		const char *b = strrchr(model, '/');
-		b = b ? b + 1 : model;
-		size_t bl = strlen(b) > 3 && !strcmp(b + strlen(b) - 3, ".om") ? strlen(b) - 3
-									 : strlen(b);
+	if (trace == trace_default && (model || kernel)) {
+		/* ./simprof_<model>_<time>, as msprof names runs */
+		const char *what = model ? model : kernel;
+		const char *b = strrchr(what, '/');
+		b = b ? b + 1 : what;
+		const char *dot = strrchr(b, '.');
+		size_t bl = dot && dot != b ? (size_t)(dot - b) : strlen(b);
 		time_t now = time(NULL);
 		struct tm tmv;
 		char stamp[32] = "0";
@@ -271,10 +325,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
 		return 2;
 	}
+	if (trace && stats) {
+		fprintf(stderr, "simrun: --stats and --trace: choose one for a kernel\n");
+		return 2;
+	}
 	struct sim_kernel k;
 	if (sim_kernel_load_file(&k, kernel, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
 		return 1;
+	}
+	struct trc_spans spans = { 0 };
+	if (trace) {
+		if (trc_spans_init(&spans, (unsigned)cfg.core_count)) {
+			fprintf(stderr, "simrun: out of memory\n");
+			return 1;
+		}
+		opt.on_span = trc_span_record;
+		opt.span_ctx = &spans;
 	}
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	if (!dev) {
@@ -299,7 +366,8 @@ int main(int argc, char **argv)
 		argv_k[i] = (int64_t)addr;
 	}
 	struct sim_result res;
-	int rc = sim_run(dev, &k, block_dim, argv_k, nargs, &res);
+	int rc = trace ? traced_kernel(dev, &k, block_dim, argv_k, nargs, trace, json, &spans, &res)
+		       : sim_run(dev, &k, block_dim, argv_k, nargs, &res);
 	if (rc) {
 		fprintf(stderr, "simrun: %s: %s\n", kernel, res.error);
 	} else if (json) {
@@ -334,6 +402,7 @@ int main(int argc, char **argv)
 	sim_result_free(&res);
 	sim_device_free(dev);
 	sim_kernel_free(&k);
+	trc_spans_free(&spans);
 	return rc ? 1 : 0;
 }
 

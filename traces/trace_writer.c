@@ -187,6 +187,11 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		   "Output Formats,aicore_time(us),total_cycles");
 	for (int p = 0; p < ISA_NPIPES; p++)
 		fprintf(f, ",%s_time(us),%s_ratio", pipe_ratio_names[p], pipe_ratio_names[p]);
+	/* stalls: each pipe's cycles blocked in wait_flag, and the scalar unit's
+	 * on a full pipe queue, per core used over the task's cycles */
+	for (int p = 0; p < ISA_NPIPES; p++)
+		fprintf(f, ",%s_waitflag_ratio", pipe_ratio_names[p]);
+	fprintf(f, ",iq_full_ratio");
 	/* memory per level: GM traffic passes the L2; main memory sees line
 	 * fills and write-throughs; on-core moves into L0A/L0B and out of L0C */
 	fprintf(f, ",cube_fops,vector_fops,gm_read(B),gm_write(B),main_mem(B),l2_read_bw(GB/s),"
@@ -214,8 +219,8 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		if (r->kind != RT_TASK_KERNEL) {
 			fprintf(f, ",0,0");
 			for (int p = 0; p < ISA_NPIPES; p++)
-				fprintf(f, ",0,0");
-			fprintf(f, ",0,0,0,0,0,0,0,0,0,0,0,0,%llu\n", (unsigned long long)r->bytes);
+				fprintf(f, ",0,0,0");
+			fprintf(f, ",0,0,0,0,0,0,0,0,0,0,0,0,0,%llu\n", (unsigned long long)r->bytes);
 			continue;
 		}
 		unsigned nc = r->cores ? r->cores : 1;
@@ -224,6 +229,9 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 			double busy = (double)r->st.busy_cycles[p] / nc;
 			fprintf(f, ",%.3f,%.4f", busy / mhz, cyc ? busy / (double)cyc : 0.0);
 		}
+		for (int p = 0; p < ISA_NPIPES; p++)
+			fprintf(f, ",%.4f", cyc ? (double)r->st.wait_cycles[p] / nc / (double)cyc : 0.0);
+		fprintf(f, ",%.4f", cyc ? (double)r->st.queue_full_cycles / nc / (double)cyc : 0.0);
 		double secs = (double)cyc / (mhz * 1e6);
 		uint64_t l2 = r->st.l2_hit_bytes + r->st.l2_miss_bytes;
 #define BW(b) (secs > 0 ? (double)(b) / secs / 1e9 : 0.0)
@@ -344,6 +352,13 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	json_str(f, cfg->name);
 	fprintf(f, ", \"model\": ");
 	json_str(f, m->name);
+	/* the roofs, so that tools reading only the files can place ops */
+	double peak = (double)cfg->core_count * (double)(cfg->cube_m * cfg->cube_k * cfg->cube_n) *
+		      2.0 * mhz * 1e6;
+	fprintf(f, ", \"peak_cube_tflops\": %.3f, \"hbm_bandwidth_gbps\": %g, "
+		   "\"l2_bandwidth_gbps\": %g, \"task_gap_us\": %g",
+		peak / 1e12, cfg->hbm_bandwidth_gbps, cfg->l2_bandwidth_gbps,
+		cfg->runtime_task_gap_us);
 	fprintf(f, ", \"aic_frequency_mhz\": %g, \"ai_cores\": %u, \"tasks\": %u, \"batch\": %u, "
 		   "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, "
 		   "\"first_latency_us\": %.3f, \"warm_latency_us\": %.3f, \"latency_us\": %.3f, "
