@@ -735,6 +735,7 @@ static int lower_conv(struct cc_ctx *c, struct cc_node *n)
 {
 	int xi = n->in[0], wi = n->in[1], out = n->out[0];
 	int bi = n->nin > 2 ? n->in[2] : -1;
+	int ri = n->res_in ? n->in[n->res_in] : -1; /* pass_fuse_residual.c */
 	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
 	if (!w->data)
 		return NODE_FAIL(c, n, "weights that are not constants are not supported yet");
@@ -762,8 +763,13 @@ static int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	cv.act = (enum cc_act)n->act;
 	cv.clip_lo = n->act_lo;
 	cv.clip_hi = n->act_hi;
+	cv.has_residual = ri >= 0;
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	/* the kernel reads the residual in the output's own layout */
+	if (ri >= 0 && (c->dev[ri].where != W_WS || !c->dev[ri].nc1hwc0))
+		return NODE_FAIL(c, n, "a residual '%s' that is not a 4-D activation is not "
+				       "supported", T(c, ri)->name);
 	float *f = const_floats(c, n, wi);
 	if (!f)
 		return -1;
@@ -812,14 +818,20 @@ static int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	arg_tensor(c, t, out);
 	if (bi >= 0)
 		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
+	if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
+		arg_tensor(c, t, ri);
 	/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
 	io_dev(c, t, 0, xi);
 	io_add(t, 0, wi, wi, CC_F16, cv.groups == 1 ? CC_FMT_FRACTAL_Z : CC_FMT_NC1HWC0);
 	if (bi >= 0)
 		io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
+	if (ri >= 0)
+		io_dev(c, t, 0, ri);
 	io_dev(c, t, 1, out);
 	t->flops = 2 * (uint64_t)(cv.n * cv.cout * wd.ho * wd.wo) *
 		   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
+	if (ri >= 0) /* the addition */
+		t->flops += (uint64_t)(cv.n * cv.cout * wd.ho * wd.wo);
 	t->bytes += wb;
 	return 0;
 }
@@ -1688,11 +1700,11 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
-enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_N };
+enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
 						"ConvActivationFusionPass", "ElementwiseFusionPass",
-						"ConstantFoldingPass" };
+						"ConstantFoldingPass", "ConvEltwiseFusionPass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -2138,6 +2150,11 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			goto done;
 	}
 	cc_log(&c.log, "  constfold: %d nodes folded into constants", changes[SW_CONSTFOLD]);
+	/* the residual Add into the Conv first: otherwise the element-wise
+	 * fusion would make the Add and its Relu a chain of their own */
+	if (on[SW_RESIDUAL] &&
+	    (changes[SW_RESIDUAL] = cc_pass_fuse_residual(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
 	if (on[SW_ELTWISE] &&
 	    (changes[SW_ELTWISE] = cc_pass_fuse_eltwise(&c.g, &c.log, err, errlen)) < 0)
 		goto done;

@@ -1,4 +1,4 @@
-/* kern_conv.c: 2-D convolution, y = act(conv(x, w) + bias), NC1HWC0 fp16 in and out.
+/* kern_conv.c: 2-D convolution, y = act(conv(x, w) + bias [+ r]), NC1HWC0 fp16 in and out.
  *
  * groups == 1 runs on the cube as an implicit GEMM:
  *   Y[Ho*Wo][Cout16] = img2col(X)[Ho*Wo][C1*kh*kw*16] x W[C1*kh*kw*16][Cout16]
@@ -21,6 +21,21 @@
  * the bias (broadcast with block and repeat stride 0) and clips; MTE3 writes
  * each image's rows to its own place in GM: one write per image or one per
  * channel block, whichever are fewer.
+ *
+ * A residual r (a tensor of y's shape and layout, pass_fuse_residual.c) is
+ * added in the drain, after the bias and before the activation: per UB
+ * output buffer MTE2 brings the same rows of r (each image's to its own
+ * fractal rows, mirroring the write) into one of nr residual buffers of the
+ * same size, and one vadd adds it.  Each value rounds where separate kernels
+ * would (fp16 after L0C, after the bias, after r), so a fused model computes
+ * exactly what the unfused one does.  The loads are issued early: after a
+ * stage's own loads (so that they do not hold up the input the cube needs
+ * next), for up to max(nr - 1, 1) buffer groups past the last one added (a
+ * group's buffer is then already free, so MTE2 need not wait on the vector
+ * unit's latest work), and the next group of a tile drained in several
+ * right after the add of the one before; a group not yet loaded when its
+ * drain comes is loaded there.  Without a residual, relu with no bias is fused into the L0C move;
+ * with one it must wait for the sum.
  *
  * A 1x1 stride-1 unpadded conv is flat: a tile's slab is exactly its own
  * pixels, seen by set_fmatrix as one row.
@@ -49,7 +64,8 @@
  *
  * Events (per pipe pair): MTE2<->MTE1 0..slots-1 the L1 slots; MTE1<->M 0,1
  * the L0 halves; M<->V 0,1 the L0C halves; V<->MTE3 0..nq-1 the UB buffers;
- * MTE2->V 0 the bias.
+ * MTE2->V 0 the bias; MTE2->V 1..nr and V->MTE2 0..nr-1 the residual buffers
+ * (loaded, free).
  *
  * Depthwise (groups == cin == cout) runs on the vector unit: one C0 lane is
  * one channel, so a pixel (32 bytes) is one vector block and a tap is one
@@ -79,7 +95,10 @@
  * lanes do enter the arithmetic, multiplied by zero weights: finite * 0 = 0,
  * but inf or NaN would poison the sums.  Output channels >= cout are written
  * as act(0 + 0) = 0 (relu, none, clip with lo <= 0 <= hi), or, for a clip
- * range that excludes 0, left at 0 by masking them out of the clip. */
+ * range that excludes 0, left at 0 by masking them out of the clip.  With a
+ * residual they are act(0 + 0 + r) for r's own padding lanes (r unclipped
+ * where the clip is masked): 0 where r's are 0, finite where r's are finite,
+ * as the separate Add kernel would leave them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,10 +108,10 @@
 #include "kernels.h"
 
 /* Registers: x1..x4 the arguments, x10.. addresses and operands, x20/x21
- * dispatch.  Weights are read through R_WGM, so that the timing model can
- * tell their loads from the activations'. */
-enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_GM = 10, R_A = 11, R_B = 12, R_C = 13,
-       R_D = 14, R_S = 15, R_WGM = 16, R_BIDX = 20, R_TMP = 21 };
+ * dispatch.  Weights are read through R_WGM and the residual through R_RGM,
+ * so that the timing model can tell their loads from the input's. */
+enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_RES = 5, R_GM = 10, R_A = 11, R_B = 12,
+       R_C = 13, R_D = 14, R_S = 15, R_WGM = 16, R_RGM = 17, R_BIDX = 20, R_TMP = 21 };
 
 #define FRAC 512      /* bytes of one 16x16 fp16 fractal */
 #define PIX 32        /* bytes of one NC1HWC0 pixel: 16 fp16 channels, one DMA/vector block */
@@ -178,7 +197,8 @@ static void model_cost(const struct model *m, const struct isa_insn *in, double 
 	case ISA_OP_MOV_GM_UB:
 		*occ = occ_of(bytes, m->rd);
 		*lat = (double)cfg->l2_latency_cycles;
-		if ((in->rs1 == R_WGM && m->wcold) || (in->rs1 == R_GM && m->acold)) {
+		if ((in->rs1 == R_WGM && m->wcold) ||
+		    ((in->rs1 == R_GM || in->rs1 == R_RGM) && m->acold)) {
 			*occ = occ_of(bytes, m->wrd);
 			*lat += ceil(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000.0);
 		}
@@ -442,6 +462,8 @@ static int prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks,
 	cc_ldarg(p, R_Y, 2);
 	if (cv->has_bias)
 		cc_ldarg(p, R_BIAS, 3);
+	if (cv->has_residual)
+		cc_ldarg(p, R_RES, cv->has_bias ? 4 : 3);
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
 	in->rd = R_BIDX;
 	in->spr = ISA_SPR_BLOCK_IDX;
@@ -461,7 +483,8 @@ struct geo {
 	int64_t C1, N1, Ho, Wo, M, M1, kk;
 	int ev;   /* event ids per pipe pair the kernel may use */
 	int flat; /* 1x1, stride 1, no padding: slabs are runs of pixels, not rows */
-	int acold; /* the input and output overflow the L2: reads of x miss it */
+	int acold; /* the input and output (and residual) overflow the L2: reads of
+		    * x (and r, written layers before) miss it */
 };
 
 static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
@@ -478,16 +501,18 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->ev = (int)min64(cfg->core_event_ids, MAX_EV);
 	g->flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt && !cv->pl &&
 		  !cv->pb && !cv->pr;
-	int64_t xy = cv->n * (g->C1 * cv->h * cv->w + g->N1 * g->M) * PIX;
+	int64_t xy = cv->n * (g->C1 * cv->h * cv->w + (1 + cv->has_residual) * g->N1 * g->M) * PIX;
 	g->acold = xy > cfg->l2_size_kb * 1024;
 }
 
-/* Main memory sees every byte of x, w and y at least once. */
+/* Main memory sees every byte of x, w, y (and r) at least once. */
 static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
 {
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
-	double once = (double)cv->n * (double)(g->C1 * cv->h * cv->w + ych1 * g->M) * PIX +
+	double once = (double)cv->n *
+			      (double)(g->C1 * cv->h * cv->w +
+				       (1 + cv->has_residual) * ych1 * g->M) * PIX +
 		      wbytes;
 	return once / soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
 }
@@ -499,6 +524,7 @@ struct cube_tiling {
 	int64_t mt, nt, nch; /* pieces: of an image's M1 pixel fractals, of N1, of C1 */
 	int order;           /* tile order: 0 channel tiles innermost, 1 pixel tiles innermost */
 	int es, ew, nq;      /* L1 slots with a slab / weight region, UB output buffers */
+	int nr;              /* UB residual buffers (0 without a residual) */
 	int64_t upc;         /* channel blocks per UB output buffer */
 	int64_t gi, mfi;     /* the largest group: images; pixel tile: M fractals */
 	int64_t mf, nf, c1f; /* the largest tile and chunk: M fractals (gi x mfi),
@@ -700,7 +726,7 @@ static int64_t plan_stages(const struct geo *g, const struct cube_tiling *t, int
 struct cube_mem {
 	int64_t l1_slab[MAX_EV], l1_w[MAX_EV];
 	int64_t l0a_half, l0b_half, l0c_half;
-	int64_t ub_bias, ub_q[MAX_UBQ];
+	int64_t ub_bias, ub_q[MAX_UBQ], ub_r[MAX_UBQ];
 };
 
 static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct cube_mem *m)
@@ -714,51 +740,115 @@ static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct
 	m->l0b_half = cfg->l0b_size_kb * 512;
 	m->l0c_half = cfg->l0c_size_kb * 512;
 	m->ub_bias = 0;
-	for (int q = 0; q < t->nq; q++)
-		m->ub_q[q] = up(g->N1 * PIX, 512) + q * t->mf * t->upc * FRAC;
+	for (int q = 0; q < t->nq + t->nr; q++) { /* the output buffers, then r's */
+		int64_t a = up(g->N1 * PIX, 512) + q * t->mf * t->upc * FRAC;
+		if (q < t->nq)
+			m->ub_q[q] = a;
+		else
+			m->ub_r[q - t->nq] = a;
+	}
 }
 
-/* MTE3 for nn channel blocks of a tile, from n0 on, at ub ([nn][mf*16][16]
- * pixels; image i's rows from row i*mfi*16): bursts of mrows pixels, each
- * image's to its own place in GM.  One write per image, its bursts going over
- * the channel blocks, or one per channel block, over the images: whichever
- * takes fewer writes. */
-static void cube_write(struct gen *gn, const struct geo *g, const struct tile *tl, int64_t ub,
-		       int64_t n0, int64_t nn)
+/* Between GM and the UB for nn channel blocks of a tile, from n0 on, at ub
+ * ([nn][mf*16][16] pixels; image i's rows from row i*mfi*16): bursts of
+ * mrows pixels, each image's at its own place in GM.  One transfer per image,
+ * its bursts going over the channel blocks, or one per channel block, over
+ * the images: whichever takes fewer.  MTE3 writes y from the UB; MTE2 reads
+ * the residual r, which has y's layout, into the UB in the same shape. */
+static void cube_gm(struct gen *gn, const struct geo *g, const struct tile *tl, int64_t ub,
+		    int64_t n0, int64_t nn, int load)
 {
 	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows;
 	int per_img = tl->nimg <= nn;
 	int64_t nw = per_img ? tl->nimg : nn;
+	int greg = load ? R_RGM : R_GM;
 	for (int64_t i = 0; i < nw; i++) {
 		int64_t img = per_img ? i : 0, n = per_img ? 0 : i;
-		addi(gn, R_GM, R_Y,
+		addi(gn, greg, load ? R_RES : R_Y,
 		     (((tl->img + img) * g->N1 + tl->n1a + n0 + n) * g->M + tl->m0) * PIX);
 		li(gn, R_A, ub + (n * mf + img * mfi) * FRAC);
-		if (per_img)
-			dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, nn, rows, mf * 16 - rows,
-			    g->M - rows);
+		int64_t nb = per_img ? nn : tl->nimg;
+		int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
+		int64_t ggap = per_img ? g->M - rows : g->N1 * g->M - rows;
+		if (load)
+			dma(gn, ISA_OP_MOV_GM_UB, R_A, greg, nb, rows, ggap, ugap);
 		else
-			dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, tl->nimg, rows, mfi * 16 - rows,
-			    g->N1 * g->M - rows);
+			dma(gn, ISA_OP_MOV_UB_GM, greg, R_A, nb, rows, ugap, ggap);
 	}
 }
 
+/* Progress through a block's program. */
+struct cube_state {
+	int64_t fm[4];        /* the fmatrix in effect: fh, fw, pt, pb */
+	int64_t l0b_key[2][4]; /* what each L0B half holds */
+	int64_t step, tiles, groups;
+	/* the residual: the block's stages; buffer groups loaded and added; the
+	 * next group to load: the stage ending its tile, its first channel block */
+	const struct stage *st;
+	int64_t ns, rload, radd, rs, rn0;
+};
+
+/* The next stage at or after s that ends a tile, or ns. */
+static int64_t next_last(const struct cube_state *cs, int64_t s)
+{
+	while (s < cs->ns && !cs->st[s].last)
+		s++;
+	return s;
+}
+
+/* MTE2 brings the residual rows of the next buffer group (in drain order)
+ * into its UB buffer, once the vector unit has released the buffer. */
+static void cube_res_load(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+			  const struct cube_mem *mem, struct cube_state *cs)
+{
+	const struct tile *tl = &cs->st[cs->rs].t;
+	int64_t nn = min64(t->upc, tl->n1c - cs->rn0);
+	int b = (int)(cs->rload % t->nr);
+	wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
+	cube_gm(gn, g, tl, mem->ub_r[b], cs->rn0, nn, 1);
+	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 1 + b);
+	cs->rload++;
+	cs->rn0 += t->upc;
+	if (cs->rn0 >= tl->n1c) {
+		cs->rn0 = 0;
+		cs->rs = next_last(cs, cs->rs + 1);
+	}
+}
+
+/* Residual loads issued ahead: up to max(nr - 1, 1) groups past the last
+ * one added, so that (with nr >= 2) the buffer a load needs was released a
+ * group ago and MTE2 does not wait on the vector unit's latest add; only
+ * groups of the tile ending at stage `only`, when that is >= 0. */
+static void cube_res_ahead(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+			   const struct cube_mem *mem, struct cube_state *cs, int64_t only)
+{
+	int64_t ahead = t->nr > 1 ? t->nr - 1 : 1;
+	while (g->cv->has_residual && cs->rs < cs->ns && (only < 0 || cs->rs == only) &&
+	       cs->rload < cs->radd + ahead)
+		cube_res_load(gn, g, t, mem, cs);
+}
+
 /* V and MTE3 for a finished tile in L0C half c, upc channel blocks at a time
- * through the UB buffers (*groups counts them over the block): the buffer's
- * flag covers the writes of all its rows. */
+ * through the UB buffers (cs->groups counts them over the block): the
+ * buffer's flag covers the writes of all its rows. */
 static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
-		       const struct cube_mem *mem, const struct tile *tl, int c, int64_t *groups)
+		       const struct cube_mem *mem, int64_t si, int c, struct cube_state *cs)
 {
 	const struct cc_conv *cv = g->cv;
+	const struct tile *tl = &cs->st[si].t;
 	int64_t mf = tile_mf(tl);
-	int fused = cv->act == CC_ACT_RELU && !cv->has_bias;
+	int fused = cv->act == CC_ACT_RELU && !cv->has_bias && !cv->has_residual;
 	set_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
 	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
 	for (int64_t n0 = 0; n0 < tl->n1c; n0 += t->upc) {
 		int64_t nn = min64(t->upc, tl->n1c - n0);
-		int q = (int)(*groups % t->nq);
+		int q = (int)(cs->groups % t->nq);
 		int64_t ub = mem->ub_q[q];
-		(*groups)++;
+		/* a group not loaded ahead (several in one tile) is loaded now:
+		 * its buffer was released by an add already issued */
+		while (cv->has_residual && cs->rload <= cs->groups)
+			cube_res_load(gn, g, t, mem, cs);
+		cs->groups++;
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 		li(gn, R_A, ub);
 		li(gn, R_B, c * mem->l0c_half + n0 * mf * 1024);
@@ -775,6 +865,21 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 			for (int64_t n1 = 0; n1 < nn; n1++)
 				vop(gn, ISA_OP_VADD, ub + n1 * mf * FRAC, ub + n1 * mf * FRAC,
 				    mem->ub_bias + (tl->n1a + n0 + n1) * PIX, mf * 2, 1, 8, 0, 0);
+		if (cv->has_residual) {
+			/* the buffer's whole [nn][mf*16] pixels: the rows between
+			 * images are junk on both sides and are not written */
+			int b = (int)(cs->radd % t->nr);
+			int64_t reps = nn * mf * 2;
+			wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 1 + b);
+			for (int64_t r = 0; r < reps; r += MAX_REP)
+				vop(gn, ISA_OP_VADD, ub + r * 256, ub + r * 256,
+				    mem->ub_r[b] + r * 256, min64(MAX_REP, reps - r), 1, 8, 1, 8);
+			set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
+			cs->radd++;
+			/* the tile's next group comes while this one finishes; the
+			 * next tile's, after that tile's first loads */
+			cube_res_ahead(gn, g, t, mem, cs, si);
+		}
 		/* the layer's last channel block may need its padding lanes masked */
 		int masked = clip_needs_mask(cv) && tl->n1a + n0 + nn == g->N1;
 		if (nn - masked > 0)
@@ -783,7 +888,7 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 			emit_act(gn, cv, ub + (nn - 1) * mf * FRAC, mf * 16, fused, 1);
 		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
 		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
-		cube_write(gn, g, tl, ub, n0, nn);
+		cube_gm(gn, g, tl, ub, n0, nn, 0);
 		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 	}
 }
@@ -824,13 +929,6 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 	}
 	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
 }
-
-/* Progress through a block's program. */
-struct cube_state {
-	int64_t fm[4];        /* the fmatrix in effect: fh, fw, pt, pb */
-	int64_t l0b_key[2][4]; /* what each L0B half holds */
-	int64_t step, tiles, groups;
-};
 
 /* MTE1 and M for a stage: its K steps into L0C half c. */
 static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
@@ -935,6 +1033,8 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 	}
 	for (int q = 0; q < t->nq; q++)
 		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+	for (int b = 0; b < t->nr; b++)
+		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
 	if (cv->has_bias) {
 		li(gn, R_A, mem.ub_bias);
 		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_BIAS, 1, g->N1, 0, 0);
@@ -945,11 +1045,16 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 	memset(&cs, 0, sizeof cs);
 	memset(cs.fm, 0xff, sizeof cs.fm);
 	memset(cs.l0b_key, 0xff, sizeof cs.l0b_key);
+	cs.st = st;
+	cs.ns = ns;
+	cs.rs = next_last(&cs, 0);
 	for (int64_t i = 0; i < ns; i++) {
 		cube_loads(gn, g, &mem, &st[i]);
+		/* after the stage's own loads: the cube needs those first */
+		cube_res_ahead(gn, g, t, &mem, &cs, -1);
 		cube_steps(gn, g, t, &mem, &st[i], &cs);
 		if (st[i].last) {
-			cube_drain(gn, g, t, &mem, &st[i].t, (int)(cs.tiles & 1), &cs.groups);
+			cube_drain(gn, g, t, &mem, i, (int)(cs.tiles & 1), &cs);
 			cs.tiles++;
 		}
 	}
@@ -961,6 +1066,8 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 	}
 	for (int q = 0; q < t->nq; q++)
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+	for (int b = 0; b < t->nr; b++)
+		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
 	emit(gn, ISA_OP_END);
 	gen_flush(gn);
 }
@@ -1039,9 +1146,12 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	/* the average block's share of the input and of the weights, each once */
 	sbytes = fmax(sbytes, (double)(cv->n * t->mt * g->C1 * px_min * PIX) / (double)t->blocks);
 	wbytes = fmax(wbytes, (double)(K1 * g->N1 * FRAC) / (double)t->blocks);
-	double bytes = sbytes / (m.acold ? m.wrd : m.rd) + wbytes / (m.wcold ? m.wrd : m.rd);
 	/* a last pixel tile may be short */
 	double out = (double)nb * ga * (double)(((mfi - 1) * 16 + 1) * nf * PIX);
+	/* the residual: as many bytes read as written */
+	double rbytes = cv->has_residual ? out : 0;
+	double bytes = (sbytes + rbytes) / (m.acold ? m.wrd : m.rd) +
+		       wbytes / (m.wcold ? m.wrd : m.rd);
 	double lat = 2.0 * (double)cfg->l2_latency_cycles + m.s;
 	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kk, t->kf);
 	int64_t steps = nb * tsteps;
@@ -1112,6 +1222,8 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 				bytes += (double)(s->c1c * g->kk * s->t.n1c * FRAC);
 			cube += (double)(cdiv(tile_m(&s->t), cfg->cube_m) * s->c1c * g->kk *
 					 s->t.n1c);
+			if (s->last && g->cv->has_residual)
+				bytes += (double)(s->t.nimg * s->t.mrows * s->t.n1c * PIX);
 		}
 		double v[3] = { bytes, cube, bytes / cfg->mte_gm_read_bytes_per_cycle + cube };
 		for (int k = 0; k < 3; k++)
@@ -1207,8 +1319,9 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 				continue;
 			for (int64_t a = 0; a < nnt; a++) {
 				int64_t nt = nts[a], nf = cdiv(g->N1, nt);
+				/* an output buffer (and a residual one) of one block */
 				if (mf * nf * 1024 > cfg->l0c_size_kb * 512 ||
-				    up(g->N1 * PIX, 512) + mf * FRAC > ub)
+				    up(g->N1 * PIX, 512) + (1 + cv->has_residual) * mf * FRAC > ub)
 					continue;
 				for (int64_t b = 0; b < nnch; b++) {
 					struct cube_tiling t = { .ng = ng, .mt = mt, .nt = nt,
@@ -1313,18 +1426,26 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 			if (u > 0 && upcs[u] == upcs[u - 1])
 				continue;
 			t.upc = upcs[u];
-			t.nq = (int)min64(min64(MAX_UBQ, g->ev),
-					  (ub - up(g->N1 * PIX, 512)) / (t.mf * t.upc * FRAC));
-			for (int s = 1; t.nq >= 1 && s <= g->ev && s <= slabs; s++) {
-				int w = (int)min64(g->ev, ws);
-				while (w > 0 && s * t.slab_bytes + w * t.w_bytes > l1)
-					w--;
-				if (w < 1)
+			int64_t bufs = (ub - up(g->N1 * PIX, 512)) / (t.mf * t.upc * FRAC);
+			/* residual buffers: one (the UB is short) or two (a load need
+			 * not wait for the latest add); the output buffers get the rest */
+			int nrs = cv->has_residual ? 2 : 0;
+			for (int nr = cv->has_residual; nr <= nrs; nr++) {
+				if (nr > g->ev - 1 || nr >= bufs)
 					break;
-				t.es = s;
-				t.ew = w;
-				walked += cube_time(g, &t, st, 0);
-				top_add(top, &ntop, &t);
+				t.nr = nr;
+				t.nq = (int)min64(min64(MAX_UBQ, g->ev), bufs - nr);
+				for (int s = 1; t.nq >= 1 && s <= g->ev && s <= slabs; s++) {
+					int w = (int)min64(g->ev, ws);
+					while (w > 0 && s * t.slab_bytes + w * t.w_bytes > l1)
+						w--;
+					if (w < 1)
+						break;
+					t.es = s;
+					t.ew = w;
+					walked += cube_time(g, &t, st, 0);
+					top_add(top, &ntop, &t);
+				}
 			}
 		}
 	}
@@ -1661,6 +1782,11 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 	    cv->w > 0xffff) {
 		snprintf(err, errlen, "conv: kernel, stride, dilation or padding above 255 (or a "
 			 "row wider than 65535) is not supported yet");
+		return -1;
+	}
+	if (cv->has_residual && cv->groups != 1) {
+		snprintf(err, errlen, "conv: a residual added to a grouped or depthwise "
+			 "convolution is not supported yet");
 		return -1;
 	}
 	if (cv->act == CC_ACT_CLIP && !(cv->clip_lo <= cv->clip_hi)) {

@@ -88,6 +88,7 @@ struct cc_conv {
 	int has_bias;
 	enum cc_act act;
 	float clip_lo, clip_hi; /* CC_ACT_CLIP */
+	int has_residual;       /* groups == 1 only: r added before act */
 };
 static inline int64_t cc_conv_ho(const struct cc_conv *c)
 {
@@ -97,9 +98,11 @@ static inline int64_t cc_conv_wo(const struct cc_conv *c)
 {
 	return (c->w + c->pl + c->pr - c->dw * (c->kw - 1) - 1) / c->sw + 1;
 }
-/* y = act(conv(x, w) + bias).  Arguments: 0 x (NC1HWC0), 1 the weights as
- * cc_conv_layout_weights lays them out, 2 y (NC1HWC0), 3 the bias (fp16,
- * cout padded to 16) when has_bias. */
+/* y = act(conv(x, w) + bias + r).  Arguments: 0 x (NC1HWC0), 1 the weights
+ * as cc_conv_layout_weights lays them out, 2 y (NC1HWC0), 3 the bias (fp16,
+ * cout padded to 16) when has_bias, then the residual r (NC1HWC0, y's
+ * shape) when has_residual.  Each step rounds to fp16 as separate kernels
+ * would: fp16(fp16(fp16(conv) + bias) + r), then act. */
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
 /* Bytes of the device weights of cv (FRACTAL_Z for the cube, or the

@@ -1,29 +1,11 @@
 /* pass_fuse_act.c: Relu and Clip (ReLU6 and friends) after a Conv (or an
  * unfolded BatchNormalization) become part of its output path (applied as the result leaves L0C), saving
  * a whole pass over the tensor through global memory. */
-#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "kernels.h"
 #include "passes.h"
-
-/* Clip's bounds: attributes before opset 11, optional constant inputs after. */
-static int clip_bounds(const struct cc_graph *g, const struct cc_node *n, float *lo, float *hi)
-{
-	*lo = cc_attr_float(n, "min", -FLT_MAX);
-	*hi = cc_attr_float(n, "max", FLT_MAX);
-	for (int k = 1; k < 3 && k < n->nin; k++) {
-		int t = n->in[k];
-		if (t < 0)
-			continue;
-		const struct cc_tensor *c = &g->t[t];
-		if (!c->data || c->dtype != CC_F32 || cc_tensor_numel(c) != 1)
-			return -1;
-		*(k == 1 ? lo : hi) = *(const float *)c->data;
-	}
-	return 0;
-}
 
 int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen)
 {
@@ -42,7 +24,7 @@ int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, siz
 			conv->act = CC_ACT_RELU;
 		} else {
 			float lo, hi;
-			if (clip_bounds(g, a, &lo, &hi))
+			if (cc_clip_bounds(g, a, &lo, &hi))
 				continue;
 			conv->act = CC_ACT_CLIP;
 			conv->act_lo = lo;

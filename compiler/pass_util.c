@@ -1,4 +1,5 @@
 /* pass_util.c: helpers shared by the graph passes. */
+#include <float.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,4 +71,20 @@ void cc_strlcat(char *dst, size_t size, const char *src)
 		dst[l++] = *src++;
 	if (l < size)
 		dst[l] = 0;
+}
+
+int cc_clip_bounds(const struct cc_graph *g, const struct cc_node *n, float *lo, float *hi)
+{
+	*lo = cc_attr_float(n, "min", -FLT_MAX);
+	*hi = cc_attr_float(n, "max", FLT_MAX);
+	for (int k = 1; k < 3 && k < n->nin; k++) {
+		int t = n->in[k];
+		if (t < 0)
+			continue;
+		const struct cc_tensor *c = &g->t[t];
+		if (!c->data || c->dtype != CC_F32 || cc_tensor_numel(c) != 1)
+			return -1;
+		*(k == 1 ? lo : hi) = *(const float *)c->data;
+	}
+	return 0;
 }

@@ -14,6 +14,10 @@ struct cc_pass_log {
 };
 void cc_log(struct cc_pass_log *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Clip's bounds: attributes before opset 11, optional constant inputs
+ * after; -1 when an input bound is not a constant scalar. */
+int cc_clip_bounds(const struct cc_graph *g, const struct cc_node *n, float *lo, float *hi);
+
 /* Append src to the NUL-terminated dst of size bytes, truncating. */
 void cc_strlcat(char *dst, size_t size, const char *src);
 
@@ -33,6 +37,12 @@ int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, siz
 /* Constant folding of one node (see pass_constfold.c): 1 folded, 0 not
  * foldable, -1 out of memory.  Called in order during shape inference. */
 int cc_fold_node(struct cc_graph *g, int node);
+
+/* An Add of a Conv's output and another activation of its shape (and a
+ * Relu/Clip after it) fused into the Conv's output path (after shape
+ * inference, before the element-wise fusion). */
+int cc_pass_fuse_residual(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			  size_t errlen);
 
 /* Chains of element-wise nodes into one vector kernel (after shape inference). */
 int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,

@@ -5,7 +5,11 @@
  * result), weights and bias, generates the kernel for a SoC, runs it and
  * compares every output with a plain C convolution accumulated in double from
  * the same fp16-rounded operands.  Output channels past cout must be exactly
- * zero and nothing past the output tensor may be written.  The program also
+ * zero and nothing past the output tensor may be written.  A residual (the
+ * Add that pass_fuse_residual.c fuses into the conv) is random in the real
+ * channels and 0 in the padding lanes, as a conv before it leaves them; it
+ * is added after the bias, before the activation, and must not be written
+ * to.  The program also
  * tells how many images the cube tiles stack along M: the load3d before each
  * mmad, one per image. */
 #include <check.h>
@@ -53,6 +57,17 @@ static struct cc_conv conv(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t
 	return cv;
 }
 
+/* cv with a residual, a bias or not and an activation. */
+static struct cc_conv residual(struct cc_conv cv, int bias, enum cc_act act, float lo, float hi)
+{
+	cv.has_residual = 1;
+	cv.has_bias = bias;
+	cv.act = act;
+	cv.clip_lo = lo;
+	cv.clip_hi = hi;
+	return cv;
+}
+
 static double act_ref(const struct cc_conv *cv, double v)
 {
 	if (cv->act == CC_ACT_RELU)
@@ -63,11 +78,13 @@ static double act_ref(const struct cc_conv *cv, double v)
 }
 
 /* One output of the plain convolution, from the device-layout x and the
- * fp16-rounded w, accumulated in double. */
+ * fp16-rounded w, accumulated in double; plus the device-layout residual r
+ * (y's layout) when the conv has one. */
 static double conv_at(const struct cc_conv *cv, const uint16_t *x, const float *w,
-		      const uint16_t *bias, int64_t n, int64_t co, int64_t oh, int64_t ow)
+		      const uint16_t *bias, const uint16_t *r, int64_t n, int64_t co, int64_t oh,
+		      int64_t ow)
 {
-	int64_t C1 = (cv->cin + 15) / 16;
+	int64_t C1 = (cv->cin + 15) / 16, N1 = (cv->cout + 15) / 16;
 	int64_t cpg = cv->cin / cv->groups, opg = cv->cout / cv->groups;
 	double acc = cv->has_bias ? dv_f16_to_f32(bias[co]) : 0;
 	for (int64_t cg = 0; cg < cpg; cg++) {
@@ -84,12 +101,16 @@ static double conv_at(const struct cc_conv *cv, const uint16_t *x, const float *
 			}
 		}
 	}
+	if (cv->has_residual) {
+		int64_t ho = cc_conv_ho(cv), wo = cc_conv_wo(cv);
+		acc += dv_f16_to_f32(r[(((n * N1 + co / 16) * ho + oh) * wo + ow) * 16 + co % 16]);
+	}
 	return act_ref(cv, acc);
 }
 
 /* y[n][co][oh][ow], NCHW. */
 static void conv_ref(const struct cc_conv *cv, const uint16_t *x, const float *w,
-		     const uint16_t *bias, double *y)
+		     const uint16_t *bias, const uint16_t *r, double *y)
 {
 	int64_t ho = cc_conv_ho(cv), wo = cc_conv_wo(cv);
 	for (int64_t n = 0; n < cv->n; n++)
@@ -97,7 +118,7 @@ static void conv_ref(const struct cc_conv *cv, const uint16_t *x, const float *w
 			for (int64_t oh = 0; oh < ho; oh++)
 				for (int64_t ow = 0; ow < wo; ow++)
 					y[((n * cv->cout + co) * ho + oh) * wo + ow] =
-						conv_at(cv, x, w, bias, n, co, oh, ow);
+						conv_at(cv, x, w, bias, r, n, co, oh, ow);
 }
 
 static uint64_t gm_buffer(struct sim_device *dev, const void *data, uint64_t bytes, int fill)
@@ -116,14 +137,15 @@ static uint64_t gm_buffer(struct sim_device *dev, const void *data, uint64_t byt
 /* Compare the device's y (NC1HWC0) with the reference: within fp16
  * tolerance for channels < cout, exactly 0 for the padding channels. */
 static void check_output(const char *soc, const struct cc_conv *cv, const uint16_t *x,
-			 const float *w, const uint16_t *bias, const uint16_t *y, struct result *r)
+			 const float *w, const uint16_t *bias, const uint16_t *res,
+			 const uint16_t *y, struct result *r)
 {
 	int64_t N1 = (cv->cout + 15) / 16, m1 = cc_conv_ho(cv) * cc_conv_wo(cv);
 	int64_t wo = cc_conv_wo(cv);
 	size_t nref = (size_t)(cv->n * cv->cout * m1);
 	double *ref = malloc(nref * sizeof *ref);
 	ck_assert_ptr_nonnull(ref);
-	conv_ref(cv, x, w, bias, ref);
+	conv_ref(cv, x, w, bias, res, ref);
 	for (size_t i = 0; i < nref; i++)
 		r->peak = fmax(r->peak, fabs(ref[i]));
 	double atol = 2e-3 * fmax(1.0, r->peak);
@@ -194,18 +216,23 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	size_t nwd = (size_t)cc_conv_weight_bytes(cv) / 2;
 	ck_assert_uint_gt(nwd, 0);
 	uint16_t *x = malloc(nx * 2), *wd = malloc(nwd * 2), *y = malloc(ny * 2 + SLACK);
-	uint16_t *bias = calloc((size_t)N1 * 16, 2);
+	uint16_t *bias = calloc((size_t)N1 * 16, 2), *rr = calloc(ny, 2);
 	float *w = malloc(nw * sizeof *w);
-	ck_assert(x && wd && y && bias && w);
+	ck_assert(x && wd && y && bias && rr && w);
 	for (size_t i = 0; i < nx; i++) /* padding channels too: finite garbage */
 		x[i] = dv_f32_to_f16(rand_pm1(&seed));
 	for (size_t i = 0; i < nw; i++) /* what the device holds, for the reference */
 		w[i] = dv_round_f16(rand_pm1(&seed));
 	for (int64_t c = 0; c < cv->cout; c++)
 		bias[c] = dv_f32_to_f16(rand_pm1(&seed));
+	if (cv->has_residual) /* the real channels; the padding lanes stay 0 */
+		for (size_t i = 0; i < ny; i++)
+			if ((int64_t)(i / 16 / (size_t)(ho * wo) % (size_t)N1) * 16 +
+				    (int64_t)(i % 16) < cv->cout)
+				rr[i] = dv_f32_to_f16(rand_pm1(&seed));
 	cc_conv_layout_weights(cv, w, wd);
 
-	int64_t args[4];
+	int64_t args[5];
 	unsigned nargs = 0;
 	args[nargs++] = (int64_t)gm_buffer(dev, x, nx * 2, 0);
 	args[nargs++] = (int64_t)gm_buffer(dev, wd, nwd * 2, 0);
@@ -213,6 +240,9 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	args[nargs++] = (int64_t)ya;
 	if (cv->has_bias)
 		args[nargs++] = (int64_t)gm_buffer(dev, bias, (uint64_t)N1 * 32, 0);
+	uint64_t ra = 0;
+	if (cv->has_residual)
+		args[nargs++] = (int64_t)(ra = gm_buffer(dev, rr, ny * 2, 0));
 
 	struct sim_result res;
 	memset(&res, 0, sizeof res);
@@ -231,22 +261,28 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 
 	if (mode == SIM_MODE_FULL) {
 		ck_assert_int_eq(sim_gm_read(dev, ya, y, ny * 2 + SLACK), 0);
-		check_output(soc, cv, x, w, bias, y, r);
+		check_output(soc, cv, x, w, bias, rr, y, r);
 		for (size_t i = ny; i < ny + SLACK / 2; i++)
 			ck_assert_msg(y[i] == SENTINEL, "%s: written past the output (+%zu)", soc,
 				      (i - ny) * 2);
+		if (cv->has_residual) { /* read, never written */
+			ck_assert_int_eq(sim_gm_read(dev, ra, y, ny * 2), 0);
+			ck_assert_msg(!memcmp(y, rr, ny * 2), "%s: the residual was written", soc);
+		}
 	}
-	printf("%-12s n%lld c%lld %lldx%lld -> %lld k%lldx%lld s%lld g%lld: blocks %u, "
+	printf("%-12s n%lld c%lld %lldx%lld -> %lld k%lldx%lld s%lld g%lld%s: blocks %u, "
 	       "%u images per tile, %llu cycles, cube util %.3f, max err %.2g (peak %.3g)\n",
 	       soc, (long long)cv->n, (long long)cv->cin, (long long)cv->h, (long long)cv->w,
 	       (long long)cv->cout, (long long)cv->kh, (long long)cv->kw, (long long)cv->sh,
-	       (long long)cv->groups, r->block_dim, r->imgs, (unsigned long long)r->cycles,
+	       (long long)cv->groups, cv->has_residual ? " +r" : "", r->block_dim, r->imgs,
+	       (unsigned long long)r->cycles,
 	       r->util, r->max_err, r->peak);
 	fflush(stdout);
 	free(x);
 	free(wd);
 	free(y);
 	free(bias);
+	free(rr);
 	free(w);
 	sim_kernel_free(&k);
 	sim_device_free(dev);
@@ -440,6 +476,10 @@ START_TEST(conv_timing_matches_full)
 	run_conv("Ascend910", &cv, SIM_MODE_FULL, 1, 18, &full);
 	run_conv("Ascend910", &cv, SIM_MODE_TIMING, 1, 18, &timing);
 	ck_assert_uint_eq(full.cycles, timing.cycles);
+	cv = residual(conv(3, 32, 9, 9, 40, 3, 1, 1), 1, CC_ACT_RELU, 0, 0);
+	run_conv("Ascend310", &cv, SIM_MODE_FULL, 1, 19, &full);
+	run_conv("Ascend310", &cv, SIM_MODE_TIMING, 1, 19, &timing);
+	ck_assert_uint_eq(full.cycles, timing.cycles);
 }
 END_TEST
 
@@ -516,6 +556,45 @@ START_TEST(conv_images_per_tile_layer4)
 }
 END_TEST
 
+START_TEST(conv_residual)
+{
+	/* y = act(conv(x) + bias + r), r read in the drain (pass_fuse_residual.c):
+	 * a flat 1x1 with bias and relu; stride 2 with padding and a partial
+	 * channel block (40 = 2.5 blocks) with bias and ReLU6; a relu without a
+	 * bias, which may no longer ride on the L0C move */
+	struct cc_conv cv = residual(conv(1, 64, 14, 14, 128, 1, 1, 0), 1, CC_ACT_RELU, 0, 0);
+	check_both(&cv, 70);
+	cv = residual(conv(2, 24, 15, 15, 40, 3, 2, 1), 1, CC_ACT_CLIP, 0, 6);
+	check_both(&cv, 71);
+	cv = residual(conv(2, 16, 8, 8, 32, 3, 1, 1), 0, CC_ACT_RELU, 0, 0);
+	check_both(&cv, 72);
+	/* res2's expansion at batch 1: 3136 pixels of 256 channels, more than a
+	 * UB buffer holds at once, so a tile drains in several groups */
+	cv = residual(conv(1, 64, 56, 56, 256, 1, 1, 0), 1, CC_ACT_RELU, 0, 0);
+	check_both(&cv, 73);
+}
+END_TEST
+
+START_TEST(conv_residual_images_per_tile)
+{
+	/* Small images at a batch > 1, several stacked in a tile on some SoC:
+	 * the residual rows of each image go to that image's fractal rows.
+	 * Stride 2 and a partial channel block with relu and no bias; a clip
+	 * range without 0 (the padding lanes are masked out of it); ResNet's
+	 * downsampling shortcut shape (1x1 stride 2, no activation); layer4's
+	 * expansion (2048 channels) at batch 4. */
+	struct cc_conv cv[4];
+	cv[0] = residual(conv(6, 48, 9, 9, 40, 3, 2, 1), 0, CC_ACT_RELU, 0, 0);
+	cv[1] = residual(conv(9, 32, 6, 6, 40, 3, 1, 1), 1, CC_ACT_CLIP, 0.25f, 2);
+	cv[2] = residual(conv(10, 64, 6, 6, 64, 1, 2, 0), 0, CC_ACT_NONE, 0, 0);
+	cv[3] = residual(conv(4, 512, 7, 7, 2048, 1, 1, 0), 1, CC_ACT_RELU, 0, 0);
+	for (int i = 0; i < 4; i++) {
+		unsigned imgs = check_all(&cv[i], 80 + (uint64_t)i);
+		ck_assert_msg(imgs > 1, "case %d: no SoC stacked images in a tile", i);
+	}
+}
+END_TEST
+
 static int gen_error(const struct cc_conv *cv, char *err, size_t len)
 {
 	struct soc_config cfg;
@@ -551,6 +630,12 @@ START_TEST(conv_refusals)
 	cv = conv(1, 16, 4, 4, 16, 7, 1, 0);
 	ck_assert_int_eq(gen_error(&cv, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "does not fit"), "%s", err);
+	/* the residual rides on the cube path's drain only */
+	cv = conv(1, 32, 8, 8, 32, 3, 1, 1);
+	cv.groups = 32;
+	cv.has_residual = 1;
+	ck_assert_int_eq(gen_error(&cv, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "not supported yet"), "%s", err);
 }
 END_TEST
 
@@ -574,6 +659,8 @@ int main(void)
 	tcase_add_test(tc, conv_refusals);
 	tcase_add_test(tc, conv_images_per_tile);
 	tcase_add_test(tc, conv_images_per_tile_layer4);
+	tcase_add_test(tc, conv_residual);
+	tcase_add_test(tc, conv_residual_images_per_tile);
 	tcase_set_timeout(tc, 300);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

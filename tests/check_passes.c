@@ -171,21 +171,21 @@ START_TEST(memplan_reuse_report_and_switches)
 }
 END_TEST
 
-/* Fusing a chain of element-wise nodes changes where intermediates live
- * (UB instead of GM), not their fp16 values: bit-identical outputs. */
-static void run_chain_model(const char *name, int fuse, struct rt_tensor *out,
-			    unsigned *ntasks)
+/* Compile model name with the pass named on or off, run it on the SoC with
+ * fixed inputs: its output and task count. */
+static void run_switched(const char *name, const char *pass, int fuse, const char *soc,
+			 struct rt_tensor *out, unsigned *ntasks)
 {
 	char path[8192], sw[8192], err[2048];
 	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
 	snprintf(sw, sizeof sw, "%s/switch_%d.json", dir, fuse);
 	FILE *f = fopen(sw, "w");
 	ck_assert_ptr_nonnull(f);
-	fprintf(f, "{\"Switch\": {\"GraphFusion\": {\"ElementwiseFusionPass\": \"%s\"}}}\n",
+	fprintf(f, "{\"Switch\": {\"GraphFusion\": {\"%s\": \"%s\"}}}\n", pass,
 		fuse ? "on" : "off");
 	fclose(f);
 	struct soc_config cfg;
-	ck_assert_int_eq(soc_load("Ascend310", &cfg, err, sizeof err), 0);
+	ck_assert_int_eq(soc_load(soc, &cfg, err, sizeof err), 0);
 	struct cc_options opt = { NULL, NULL, NULL, sw, NULL, NULL, 0 };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
@@ -213,6 +213,14 @@ static void run_chain_model(const char *name, int fuse, struct rt_tensor *out,
 	om_free(&m);
 }
 
+/* Fusing a chain of element-wise nodes changes where intermediates live
+ * (UB instead of GM), not their fp16 values: bit-identical outputs. */
+static void run_chain_model(const char *name, int fuse, struct rt_tensor *out,
+			    unsigned *ntasks)
+{
+	run_switched(name, "ElementwiseFusionPass", fuse, "Ascend310", out, ntasks);
+}
+
 START_TEST(eltwise_fusion_is_exact)
 {
 	make_models();
@@ -237,6 +245,82 @@ START_TEST(eltwise_fusion_is_exact)
 	ck_assert_float_eq_tol(y[0], 0.5f * fmaxf(0.0f, -50 / 25.0f + (float)(13 * 37 % 101 - 50) / 25.0f), 2e-3);
 	rt_tensor_free(&a);
 	rt_tensor_free(&b);
+}
+END_TEST
+
+/* The residual Adds of conv_residual (pass_models.py): which fuse into
+ * which Conv, with which activation, and what the Conv then reads. */
+START_TEST(fuse_residual_pattern)
+{
+	struct cc_graph g;
+	struct cc_pass_log log = { 0 };
+	char err[256];
+	load("conv_residual", &g);
+	ck_assert_int_eq(cc_pass_fuse_act(&g, &log, err, sizeof err), 2); /* relu1, relu4 */
+	ck_assert_int_eq(cc_pass_fuse_residual(&g, &log, err, sizeof err), 2);
+	ck_assert_int_eq(live(&g, "Add"), 1);
+	ck_assert_int_eq(live(&g, "Relu"), 0);
+	ck_assert_int_eq(live(&g, "Clip"), 0);
+	/* the basic block: conv2 reads x, the Relu after the Add is its act */
+	const struct cc_node *c2 = &g.n[node(&g, "conv2")];
+	ck_assert_int_eq(c2->nin, 4);
+	ck_assert_int_eq(c2->res_in, 3);
+	ck_assert_int_eq(c2->in[3], cc_tensor_find(&g, "x"));
+	ck_assert_int_eq(c2->in[2], cc_tensor_find(&g, "b2"));
+	ck_assert_int_eq(c2->act, CC_ACT_RELU);
+	ck_assert_str_eq(c2->fused, "Add+Relu");
+	ck_assert_int_eq(c2->out[0], cc_tensor_find(&g, "y1"));
+	ck_assert_int_eq(g.t[c2->out[0]].producer, node(&g, "conv2"));
+	/* the shortcut: "down" comes after conv3, so it takes conv3's output */
+	const struct cc_node *d = &g.n[node(&g, "down")], *c3 = &g.n[node(&g, "conv3")];
+	ck_assert_int_eq(c3->res_in, 0);
+	ck_assert_int_eq(c3->act, CC_ACT_NONE);
+	ck_assert_int_eq(d->res_in, 3);
+	ck_assert_int_eq(d->in[3], cc_tensor_find(&g, "c3"));
+	ck_assert_int_eq(d->act, CC_ACT_CLIP);
+	ck_assert_double_eq(d->act_lo, 0);
+	ck_assert_double_eq(d->act_hi, 6);
+	ck_assert_int_eq(d->out[0], cc_tensor_find(&g, "z"));
+	/* c3 is now read by the Conv: it must live until then */
+	ck_assert_int_eq(cc_sole_consumer(&g, cc_tensor_find(&g, "c3")), node(&g, "down"));
+	/* conv4 already applies a Relu: its Add stays */
+	ck_assert_int_eq(g.n[node(&g, "conv4")].res_in, 0);
+	ck_assert_int_eq(g.n[node(&g, "add3")].dead, 0);
+	ck_assert_ptr_nonnull(strstr(log.buf, "fuse_residual: 2 Add fused"));
+	free(log.buf);
+	cc_graph_free(&g);
+}
+END_TEST
+
+/* Fused, the Conv rounds to fp16 where the separate kernels did (after
+ * L0C, after the bias, after the residual; the activation is exact), so
+ * the outputs are bit-identical; each fused Add+act saves a task. */
+START_TEST(fuse_residual_is_exact)
+{
+	make_models();
+	static const char *socs[] = { "Ascend310", "Ascend910" };
+	for (int i = 0; i < 2; i++) {
+		struct rt_tensor a, b;
+		unsigned ta, tb;
+		run_switched("conv_residual", "ConvEltwiseFusionPass", 1, socs[i], &a, &ta);
+		run_switched("conv_residual", "ConvEltwiseFusionPass", 0, socs[i], &b, &tb);
+		/* TransData, conv1, conv2+Add+Relu, conv3, down+Add+Clip, conv4, Add,
+		 * TransData; unfused Add+Relu, Add and Clip are tasks of their own
+		 * (the element-wise fusion does not chain Clip) */
+		ck_assert_uint_eq(ta, 8);
+		ck_assert_uint_eq(tb, 11);
+		ck_assert_uint_eq(a.nbytes, b.nbytes);
+		ck_assert_int_eq(memcmp(a.data, b.data, a.nbytes), 0);
+		const float *y = a.data;
+		float lo = INFINITY, hi = -INFINITY;
+		for (size_t k = 0; k < a.nbytes / 4; k++) {
+			lo = fminf(lo, y[k]);
+			hi = fmaxf(hi, y[k]);
+		}
+		ck_assert_msg(hi > lo && isfinite(lo) && isfinite(hi), "%g..%g", lo, hi);
+		rt_tensor_free(&a);
+		rt_tensor_free(&b);
+	}
 }
 END_TEST
 
@@ -294,6 +378,8 @@ int main(void)
 	tcase_add_test(tc, memplan_reuse_report_and_switches);
 	tcase_add_test(tc, eltwise_fusion_is_exact);
 	tcase_add_test(tc, constfold_shape_subgraph);
+	tcase_add_test(tc, fuse_residual_pattern);
+	tcase_add_test(tc, fuse_residual_is_exact);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

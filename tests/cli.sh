@@ -77,6 +77,26 @@ then ok; else bad "simrun relu.om"; fi
 	[ -s "$tmp/prof/op_summary.csv" ] && [ -s "$tmp/prof/task_time.csv" ] &&
 	[ -s "$tmp/prof/timeline.json" ] && [ -s "$tmp/prof/summary.json" ] && ok ||
 	bad "simrun --trace DIR"
+# the trace files parse as what they claim to be: JSON (timeline: an array of
+# events with ph/pid/tid; X events with ts and dur), CSV with one field per
+# column in every row
+if /usr/bin/python3 - "$tmp/prof" <<'PY'
+import csv, json, sys
+d = sys.argv[1]
+tl = json.load(open(d + "/timeline.json"))
+assert isinstance(tl, list) and tl
+for e in tl:
+    assert {"name", "ph", "pid", "tid"} <= e.keys(), e
+    if e["ph"] == "X":
+        assert e["dur"] >= 0 and e["ts"] >= 0, e
+s = json.load(open(d + "/summary.json"))
+for k in ("first_latency_us", "warm_latency_us", "throughput_fps", "pipe_utilization", "top_ops"):
+    assert k in s, k
+for f in ("op_summary.csv", "task_time.csv"):
+    rows = list(csv.reader(open(d + "/" + f)))
+    assert len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows), f
+PY
+then ok; else bad "trace files parse"; fi
 # --loop / --streams: first and warm latency, throughput; one execution per
 # stream and loop
 if ./simrun --soc Ascend910 "$tmp/relu.om" --json --loop 3 --streams 2 > "$tmp/loop.json" &&

@@ -9,9 +9,11 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def save(out, name, nodes, inputs, outputs, inits, opset=13):
+def save(out, name, nodes, inputs, outputs, inits, opset=13, shapes=False):
     g = helper.make_graph(nodes, name, inputs, outputs, inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    if shapes:  # value infos, for passes that compare shapes, run alone
+        m = onnx.shape_inference.infer_shapes(m)
     onnx.save(m, os.path.join(out, name + ".onnx"))
 
 
@@ -71,6 +73,33 @@ def main():
         helper.make_node("Add", ["r1", "r2"], ["s"], name="add"),
         helper.make_node("Relu", ["s"], ["r"], name="relu"),
         helper.make_node("Mul", ["r", "half"], ["rz"], name="scale")], [r1, r2], [rz], [half])
+    # residual Adds after convs: conv2 + x then Relu (a basic block); two
+    # convs of one input added then Clip (a downsampling shortcut: the later
+    # conv, "down", takes the other's output); an Add after a Conv whose Relu
+    # was fused before it, which must stay
+    def wts(name, *shape):
+        return numpy_helper.from_array(
+            (rng.standard_normal(shape) * 0.3).astype(np.float32), name)
+    rx = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 8, 8])
+    ry = helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 24, 4, 4])
+    six = numpy_helper.from_array(np.array(6, np.float32), "six")
+    zero_f = numpy_helper.from_array(np.array(0, np.float32), "zero_f")
+    save(out, "conv_residual", [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c2", "x"], ["s1"], name="add1"),
+        helper.make_node("Relu", ["s1"], ["y1"], name="relu2"),
+        helper.make_node("Conv", ["y1", "w3"], ["c3"], name="conv3", strides=[2, 2]),
+        helper.make_node("Conv", ["y1", "wd", "bd"], ["d"], name="down", strides=[2, 2]),
+        helper.make_node("Add", ["c3", "d"], ["s2"], name="add2"),
+        helper.make_node("Clip", ["s2", "zero_f", "six"], ["z"], name="clip"),
+        helper.make_node("Conv", ["z", "w4"], ["c4"], name="conv4"),
+        helper.make_node("Relu", ["c4"], ["r4"], name="relu4"),
+        helper.make_node("Add", ["r4", "z"], ["out"], name="add3")], [rx], [ry],
+        [wts("w1", 16, 16, 3, 3), wts("b1", 16), wts("w2", 16, 16, 3, 3), wts("b2", 16),
+         wts("w3", 24, 16, 1, 1), wts("wd", 24, 16, 1, 1), wts("bd", 24),
+         wts("w4", 24, 24, 1, 1), six, zero_f], shapes=True)
     # x.view(x.size(0), -1) as exporters write it: a shape subgraph to fold
     xv = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 4])
     yv = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)

@@ -1,0 +1,117 @@
+/* simprof: the bottleneck advisor over a trace directory (traces/advisor.h).
+ * Argument parsing only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "advisor.h"
+#include "plot.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: simprof DIR [--json] [--top N] [--plot [--out D]]\n"
+		"       simprof --thresholds\n"
+		"Say what bounds a run from its trace directory (simrun --trace DIR): cube,\n"
+		"vector, memory, launch, sync or parallelism, with the evidence and what to do.\n"
+		"\n"
+		"  --json         the report as JSON (verdict, evidence, recommendations, ops)\n"
+		"  --top N        list the N ops with the most time (default 10; 0: all), and\n"
+		"                 chart as many with --plot\n"
+		"  --plot         also draw the timeline, op breakdown and roofline charts with\n"
+		"                 gnuplot (PNG and SVG, with their data and scripts); without\n"
+		"                 gnuplot the data and scripts are still written\n"
+		"  --out D        where the charts go (default DIR/plots)\n"
+		"  --thresholds   print the rules' thresholds (a Markdown table) and exit\n"
+		"\n"
+		"Exit status: 0 the report was printed (and the charts, or their data and\n"
+		"scripts when gnuplot is missing, written); 1 the trace could not be read\n"
+		"(the message names the file and line) or a chart failed; 2 bad arguments.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL;
+	const char *out = NULL;
+	int json = 0, plot = 0;
+	unsigned long top = 10;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--plot")) {
+			plot = 1;
+		} else if (!strcmp(a, "--out")) {
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				fprintf(stderr, "simprof: --out needs a directory\n");
+				return 2;
+			}
+			out = argv[++i];
+		} else if (!strcmp(a, "--thresholds")) {
+			adv_print_thresholds(stdout);
+			return 0;
+		} else if (!strcmp(a, "--top")) {
+			const char *v = i + 1 < argc ? argv[++i] : "";
+			char *end;
+			errno = 0;
+			unsigned long t = strtoul(v, &end, 10);
+			if (!*v || *end || errno || t > 1000000 || v[0] == '-') {
+				fprintf(stderr, "simprof: --top '%s': need a count 0..1000000\n", v);
+				return 2;
+			}
+			top = t;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "simprof: unknown option '%s' (try --help)\n", a);
+			return 2;
+		} else if (!dir) {
+			dir = a;
+		} else {
+			fprintf(stderr, "simprof: one trace directory at a time ('%s' and '%s')\n",
+				dir, a);
+			return 2;
+		}
+	}
+	if (!dir) {
+		fprintf(stderr, "simprof: a trace directory is required (try --help)\n");
+		return 2;
+	}
+	if (out && !plot) {
+		fprintf(stderr, "simprof: --out is where --plot writes; give --plot too\n");
+		return 2;
+	}
+	struct adv_report *r;
+	char err[1024];
+	if (adv_analyze(dir, &r, err, sizeof err)) {
+		fprintf(stderr, "simprof: %s\n", err);
+		return 1;
+	}
+	adv_set_top(r, (unsigned)top);
+	if (json)
+		adv_print_json(stdout, r);
+	else
+		adv_print_text(stdout, r);
+	adv_free(r);
+	if (fflush(stdout)) {
+		fprintf(stderr, "simprof: cannot write the report\n");
+		return 1;
+	}
+	if (!plot)
+		return 0;
+	/* the report went to stdout (maybe JSON for a tool): the charts' news
+	 * goes to stderr */
+	int rc = trc_plot(dir, out, (unsigned)top, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "simprof: %s\n", err);
+		return 1;
+	}
+	if (rc > 0) /* no gnuplot: the data and scripts are there to draw later */
+		fprintf(stderr, "simprof: %s\n", err);
+	else
+		fprintf(stderr, "simprof: charts written to %s%s\n", out ? out : dir,
+			out ? "" : "/plots");
+	return 0;
+}
