@@ -31,7 +31,7 @@ py=/usr/bin/python3
 loop=3
 
 # model soc batch published-img/s [alone: run with no other point, for memory:
-# ResNet-50 b64 needs ~17 GB both to compile and to run]
+# ResNet-50 b64 needs ~4.3 GB both to compile and to run]
 rows=$(grep -E -- "${ONLY:-.}" <<'EOF' || true
 resnet101 Ascend310 1 247.9
 resnet101 Ascend310 4 331.1

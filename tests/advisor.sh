@@ -112,6 +112,28 @@ if [ -d "$tmp/tr_tiny" ]; then
 		ok || bad "tiny: the fusion recommendation names the chain"
 fi
 
+# --- --model: the recommendations measured by recompiling and re-simulating --
+# The unfused element-wise chain is memory-bound: twice the HBM bandwidth and
+# fusion on must each make it faster; the baseline re-simulates the trace.
+if [ -d "$tmp/tr_eltwise" ]; then
+	if ./simprof "$tmp/tr_eltwise" --json --model "$tmp/eltwise.onnx" \
+		--fusion_switch_file "$tmp/nofuse.json" --work "$tmp/whatif" > "$tmp/q.json" &&
+		"$py" - "$tmp/q.json" "$tmp/tr_eltwise/summary.json" << 'EOF'
+import json, sys
+q = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
+m = {v["name"]: v for v in q["measured"]}
+assert q["verdict"] == "memory", q["verdict"]
+assert all(v["ok"] for v in m.values()), m
+base = m["baseline"]
+assert abs(base["warm_latency_us"] - s["warm_latency_us"]) < 1e-3 * s["warm_latency_us"], (base, s)
+assert m["2x HBM bandwidth"]["speedup"] > 1.2, m["2x HBM bandwidth"]
+assert m["fusion on"]["speedup"] > 1.2, m["fusion on"]
+EOF
+	then ok; else bad "--model: measured variants: $(head -c 600 "$tmp/q.json")"; fi
+	./simprof "$tmp/tr_eltwise" --soc Ascend910 > /dev/null 2>&1 && bad "--soc without --model" || ok
+fi
+
 # --- a trace rewritten by another CSV writer (CRLF, minimal quoting) ----------
 if [ -d "$tmp/tr_eltwise" ]; then
 	mkdir "$tmp/crlf"

@@ -7,11 +7,14 @@
 
 #include "advisor.h"
 #include "plot.h"
+#include "quantify.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: simprof DIR [--json] [--top N] [--plot [--out D]]\n"
+		"               [--model M.onnx [--soc S] [--batch N] [--fusion_switch_file F]\n"
+		"                [--work W]]\n"
 		"       simprof --thresholds\n"
 		"Say what bounds a run from its trace directory (simrun --trace DIR): cube,\n"
 		"vector, memory, launch, sync or parallelism, with the evidence and what to do.\n"
@@ -24,6 +27,14 @@ static void usage(FILE *f)
 		"                 gnuplot the data and scripts are still written\n"
 		"  --out D        where the charts go (default DIR/plots)\n"
 		"  --thresholds   print the rules' thresholds (a Markdown table) and exit\n"
+		"  --model M      the ONNX model the trace ran: recompile and re-simulate it as\n"
+		"                 traced and as the recommendations would change it (batch x4,\n"
+		"                 no task gap, 2x HBM bandwidth, 2x vector width, fusion on)\n"
+		"                 and report the measured change per image\n"
+		"  --soc S        the chip (default: the trace's summary.json)\n"
+		"  --batch N      the batch it ran at (default: the trace's)\n"
+		"  --fusion_switch_file F  how it was compiled (adds the \"fusion on\" variant)\n"
+		"  --work W       where the variants' traces go (default DIR/whatif)\n"
 		"\n"
 		"Exit status: 0 the report was printed (and the charts, or their data and\n"
 		"scripts when gnuplot is missing, written); 1 the trace could not be read\n"
@@ -35,6 +46,7 @@ int main(int argc, char **argv)
 	const char *dir = NULL;
 	const char *out = NULL;
 	int json = 0, plot = 0;
+	struct st_quantify_opts q = { 0 };
 	unsigned long top = 10;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -51,6 +63,31 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			out = argv[++i];
+		} else if (!strcmp(a, "--model") || !strcmp(a, "--soc") || !strcmp(a, "--batch") ||
+			   !strcmp(a, "--fusion_switch_file") || !strcmp(a, "--work")) {
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				fprintf(stderr, "simprof: %s needs a value\n", a);
+				return 2;
+			}
+			const char *v = argv[++i];
+			if (!strcmp(a, "--model"))
+				q.model = v;
+			else if (!strcmp(a, "--soc"))
+				q.soc = v;
+			else if (!strcmp(a, "--fusion_switch_file"))
+				q.fusion_switch_file = v;
+			else if (!strcmp(a, "--work"))
+				q.work_dir = v;
+			else {
+				char *end;
+				errno = 0;
+				unsigned long b = strtoul(v, &end, 10);
+				if (*end || errno || b < 1 || b > 65536 || v[0] == '-') {
+					fprintf(stderr, "simprof: --batch '%s': need 1..65536\n", v);
+					return 2;
+				}
+				q.batch = (unsigned)b;
+			}
 		} else if (!strcmp(a, "--thresholds")) {
 			adv_print_thresholds(stdout);
 			return 0;
@@ -89,11 +126,54 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simprof: %s\n", err);
 		return 1;
 	}
+	if ((q.soc || q.batch || q.fusion_switch_file || q.work_dir) && !q.model) {
+		fprintf(stderr, "simprof: --soc, --batch, --fusion_switch_file and --work go with "
+				"--model\n");
+		adv_free(r);
+		return 2;
+	}
 	adv_set_top(r, (unsigned)top);
-	if (json)
+	struct st_variant var[ST_MAX_VARIANTS];
+	unsigned nvar = 0;
+	char work[4200];
+	if (q.model) {
+		if (!q.work_dir) {
+			snprintf(work, sizeof work, "%s/whatif", dir);
+			q.work_dir = work;
+		}
+		if (st_quantify(r, dir, &q, var, &nvar, err, sizeof err)) {
+			fprintf(stderr, "simprof: --model %s: %s\n", q.model, err);
+			adv_free(r);
+			return 1;
+		}
+	}
+	if (json && q.model) {
+		/* the report's object with the measured variants added */
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+		if (!m) {
+			adv_free(r);
+			return 1;
+		}
+		adv_print_json(m, r);
+		fclose(m);
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+			len--;
+		if (len && buf[len - 1] == '}')
+			len--;
+		fwrite(buf, 1, len, stdout);
+		printf(", \"measured\": ");
+		st_quantify_json(stdout, var, nvar);
+		printf("}\n");
+		free(buf);
+	} else if (json) {
 		adv_print_json(stdout, r);
-	else
+	} else {
 		adv_print_text(stdout, r);
+		if (q.model)
+			st_quantify_print(stdout, var, nvar);
+	}
 	adv_free(r);
 	if (fflush(stdout)) {
 		fprintf(stderr, "simprof: cannot write the report\n");
