@@ -904,41 +904,105 @@ static int lower_gap(struct cc_ctx *c, struct cc_node *n)
 	return lower_pool_common(c, n, 1, 0);
 }
 
-/* Concat of NC1HWC0 tensors along channels, every input's channels a
- * multiple of 16: per input, a strided copy of whole C1 blocks. */
+/* Block strides (in 32-byte blocks) of each logical axis of a tensor in its
+ * device layout, and its lane axis (whose index % 16 is the lane; its stride
+ * is per 16 elements): NC1HWC0 for 4-D, padded ND otherwise. */
+static int dev_strides(const struct cc_tensor *t, int64_t *st)
+{
+	int r = t->rank;
+	if (r == 4) {
+		int64_t h = t->dims[2], w = t->dims[3];
+		st[3] = 1;
+		st[2] = w;
+		st[1] = h * w;
+		st[0] = (t->dims[1] + 15) / 16 * h * w;
+		return 1;
+	}
+	st[r - 1] = 1;
+	for (int i = r - 2; i >= 0; i--)
+		st[i] = st[i + 1] * (i + 1 == r - 1 ? cc_pad16(t->dims[i + 1]) / 16 : t->dims[i + 1]);
+	return r - 1;
+}
+
+/* An input of Concat or Transpose: an activation, or a constant laid out as
+ * one (4-D constants are not). */
+static int act_input(struct cc_ctx *c, struct cc_node *n, int xi)
+{
+	if (c->dev[xi].where == W_NONE && weight_place_act(c, n, xi))
+		return -1;
+	return 0;
+}
+
+/* Concat along any axis, one kernel per input, in order (the last-axis
+ * kernel merges with what its left neighbour wrote).  Along an axis that is
+ * not the lane axis, or along NC1HWC0's channels when every input but the
+ * last fills whole C1 blocks, each input is a strided copy of whole blocks:
+ * chunks of the input's extent along the axis times the blocks inside it.
+ * Along ND's padded last axis the lanes move (cc_gen_concat_last). */
 static int lower_concat(struct cc_ctx *c, struct cc_node *n)
 {
 	int out = n->out[0];
 	struct cc_tensor *y = T(c, out);
+	int r = y->rank;
 	int64_t axis = cc_attr_int(n, "axis", 0);
 	if (axis < 0)
-		axis += y->rank;
-	if (y->rank != 4 || axis != 1)
-		return NODE_FAIL(c, n, "Concat other than along channels of 4-D tensors is not "
-				       "supported yet");
+		axis += r;
+	if (r < 1 || axis < 0 || axis >= r)
+		return NODE_FAIL(c, n, "Concat's axis is out of range");
 	for (int k = 0; k < n->nin; k++)
-		if (T(c, n->in[k])->dims[1] % 16 || c->dev[n->in[k]].where != W_WS)
-			return NODE_FAIL(c, n, "Concat of inputs whose channels are not a multiple "
-					       "of 16 (or constants) is not supported yet");
+		if (act_input(c, n, n->in[k]))
+			return -1;
+	int nc = r == 4;
+	if (nc && axis == 1)
+		for (int k = 0; k + 1 < n->nin; k++)
+			if (T(c, n->in[k])->dims[1] % 16)
+				return NODE_FAIL(c, n, "Concat along channels of inputs whose channels "
+						       "are not a multiple of 16 (but the last) is not "
+						       "supported yet");
 	if (ws_place(c, out))
 		return -1;
-	int64_t hw = y->dims[2] * y->dims[3], c1_out = (y->dims[1] + 15) / 16, c1_at = 0;
+	/* the block grid: NC1HWC0 [N][C1][H][W], ND [d0].. [d(r-2)][C16/16] */
+	int lane = nc ? 1 : r - 1;
+	int64_t at = 0; /* elements along axis before this input */
 	for (int k = 0; k < n->nin; k++) {
 		int xi = n->in[k];
-		int64_t c1 = T(c, xi)->dims[1] / 16;
+		struct cc_tensor *x = T(c, xi);
+		int64_t ext = x->dims[axis];
+		if (ext == 0)
+			continue;
 		struct task *t = task_new(c, n->name, "Concat");
 		if (!t)
 			return NODE_FAIL(c, n, "out of memory");
 		char msg[256];
-		if (cc_gen_copy(c->cfg, y->dims[0], c1 * hw * 32, c1 * hw * 32, c1_out * hw * 32,
-				&t->prog, &t->block_dim, msg, sizeof msg))
-			return NODE_FAIL(c, n, "%s", msg);
+		int64_t yoff = 0;
+		if (!nc && axis == lane) {
+			int64_t rows = 1;
+			for (int i = 0; i + 1 < r; i++)
+				rows *= y->dims[i];
+			if (cc_gen_concat_last(c->cfg, rows, ext, at, y->dims[axis], &t->prog,
+					       &t->block_dim, msg, sizeof msg))
+				return NODE_FAIL(c, n, "%s", msg);
+		} else {
+			int64_t sx[CC_MAX_RANK], sy[CC_MAX_RANK], outer = 1;
+			dev_strides(x, sx);
+			dev_strides(y, sy);
+			for (int i = 0; i < axis; i++)
+				outer *= i == lane ? cc_pad16(y->dims[i]) / 16 : y->dims[i];
+			/* the axis' block extent: along the channels whole C1 blocks */
+			int64_t blk = axis == lane ? (ext + 15) / 16 : ext;
+			if (cc_gen_copy(c->cfg, outer, blk * sx[axis] * 32, blk * sx[axis] * 32,
+					(axis == lane ? (y->dims[axis] + 15) / 16 : y->dims[axis]) *
+						sy[axis] * 32,
+					&t->prog, &t->block_dim, msg, sizeof msg))
+				return NODE_FAIL(c, n, "%s", msg);
+			yoff = (axis == lane ? at / 16 : at) * sy[axis] * 32;
+		}
 		arg_tensor(c, t, xi);
 		arg_tensor(c, t, out);
-		t->args[1].value = c1_at * hw * 32; /* added to the planned offset */
+		t->args[1].value += yoff; /* added to the planned offset */
 		io_dev(c, t, 0, xi);
 		io_dev(c, t, 1, out);
-		c1_at += c1;
+		at += ext;
 	}
 	return 0;
 }
@@ -1008,17 +1072,48 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 	int64_t axis = cc_attr_int(n, "axis", c->g.opset >= 13 ? -1 : 1);
 	if (axis < 0)
 		axis += x->rank;
-	/* before opset 13 the input is coerced to 2-D at axis: the last axis
-	 * only when axis is the last dimension */
-	if (axis != x->rank - 1 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0)
-		return NODE_FAIL(c, n, "Softmax other than over the last axis of a non-4-D "
-				       "activation is not supported yet");
+	/* before opset 13 the input is coerced to 2-D at axis: the same as
+	 * opset 13's per-axis softmax only when axis is the last dimension */
+	if (axis < 0 || axis >= x->rank || (c->g.opset < 13 && axis != x->rank - 1))
+		return NODE_FAIL(c, n, "Softmax coerced to 2-D at an axis other than the last "
+				       "is not supported yet");
+	if (c->dev[xi].where != W_WS || (c->dev[xi].nc1hwc0 && axis == 1))
+		return NODE_FAIL(c, n, "Softmax over the channels of a 4-D activation or of a "
+				       "constant is not supported yet");
 	if (ws_place(c, out))
 		return NODE_FAIL(c, n, "out of memory");
 	struct task *t = task_new(c, n->name, n->op);
 	char msg[256];
-	if (!t || cc_gen_softmax(c->cfg, c->dev[xi].rows, c->dev[xi].cols, &t->prog,
-				 &t->block_dim, msg, sizeof msg))
+	int64_t rows = c->dev[xi].rows, cols = c->dev[xi].cols, c16 = cc_pad16(cols);
+	int rc;
+	if (c->dev[xi].nc1hwc0) {
+		/* [N][C1][H][W][16]: N, H or W is R over the C0 lanes (padding
+		 * channels are lanes of their own, never mixed with real ones) */
+		const struct dev_tensor *d = &c->dev[xi];
+		int64_t c1 = (d->c + 15) / 16, dims[4] = { d->n, c1, d->h, d->w }, A = 1, C = 16;
+		for (int64_t i = 0; i < axis; i++)
+			A *= dims[i];
+		for (int64_t i = axis + 1; i < 4; i++)
+			C *= dims[i];
+		rc = !t || cc_gen_softmax_any(c->cfg, A, dims[axis], C, C, 0, &t->prog,
+					      &t->block_dim, msg, sizeof msg);
+	} else if (axis == x->rank - 1 && cols <= 128)
+		rc = !t || cc_gen_softmax(c->cfg, rows, cols, &t->prog, &t->block_dim, msg,
+					  sizeof msg);
+	else if (axis == x->rank - 1)
+		rc = !t || cc_gen_softmax_any(c->cfg, rows, 1, c16, cols, 1, &t->prog,
+					      &t->block_dim, msg, sizeof msg);
+	else {
+		/* [A][R][C]: the padded rows below axis are the contiguous inner part */
+		int64_t A = 1, C = c16;
+		for (int64_t i = 0; i < axis; i++)
+			A *= x->dims[i];
+		for (int64_t i = axis + 1; i < x->rank - 1; i++)
+			C *= x->dims[i];
+		rc = !t || cc_gen_softmax_any(c->cfg, A, x->dims[axis], C, C, 0, &t->prog,
+					      &t->block_dim, msg, sizeof msg);
+	}
+	if (rc)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, out);
@@ -1028,8 +1123,129 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+/* The reduced axes of a Reduce* node as a bit set: the "axes" attribute or,
+ * from opset 13 (ReduceSum) / 18 (the others), a constant input; none means
+ * all unless noop_with_empty_axes.  Returns -1 with the node failed. */
+static int reduce_axes(struct cc_ctx *c, struct cc_node *n, unsigned *set)
+{
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t v[CC_MAX_RANK];
+	int cnt = 0;
+	const struct cc_attr *a = cc_attr_find(n, "axes");
+	if (a && a->type == CC_ATTR_INTS) {
+		if (a->n > CC_MAX_RANK)
+			return NODE_FAIL(c, n, "too many axes");
+		cnt = (int)a->n;
+		for (int i = 0; i < cnt; i++)
+			v[i] = a->ints[i];
+	} else if (n->nin > 1 && n->in[1] >= 0) {
+		struct cc_tensor *at = T(c, n->in[1]);
+		if (!at->data || at->dtype != CC_I64)
+			return NODE_FAIL(c, n, "axes that are not a constant are not supported yet");
+		int64_t k = cc_tensor_numel(at);
+		if (k > CC_MAX_RANK)
+			return NODE_FAIL(c, n, "too many axes");
+		cnt = (int)k;
+		for (int i = 0; i < cnt; i++)
+			v[i] = ((const int64_t *)at->data)[i];
+	}
+	*set = 0;
+	if (cnt == 0) {
+		if (cc_attr_int(n, "noop_with_empty_axes", 0))
+			return 0; /* the empty set: the input unchanged */
+		*set = (1u << x->rank) - 1;
+		return 0;
+	}
+	for (int i = 0; i < cnt; i++) {
+		int64_t ax = v[i] < 0 ? v[i] + x->rank : v[i];
+		if (ax < 0 || ax >= x->rank)
+			return NODE_FAIL(c, n, "axis %lld is out of range", (long long)v[i]);
+		*set |= 1u << ax;
+	}
+	return 0;
+}
+
+static int infer_reduce(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	unsigned set;
+	if (reduce_axes(c, n, &set))
+		return -1;
+	int keep = (int)cc_attr_int(n, "keepdims", 1), r = 0;
+	int64_t d[CC_MAX_RANK];
+	for (int i = 0; i < x->rank; i++) {
+		if (!(set >> i & 1))
+			d[r++] = x->dims[i];
+		else if (keep)
+			d[r++] = 1;
+	}
+	return set_shape(T(c, n->out[0]), x->dtype, r, d);
+}
+
+/* ReduceSum/Mean/Max/Min on a padded ND tensor whose reduced axes (size-1
+ * ones aside) are adjacent: [A][R][C] (see kern_reduce.c). */
+static int lower_reduce(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	unsigned set;
+	if (reduce_axes(c, n, &set))
+		return -1;
+	if (!set) /* noop_with_empty_axes: an alias, as Identity */
+		return lower_identity(c, n);
+	int kind = !strcmp(n->op, "ReduceSum") ? 0 : !strcmp(n->op, "ReduceMean") ? 1
+		 : !strcmp(n->op, "ReduceMax") ? 2 : 3;
+	if (c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0 || y->rank == 4)
+		return NODE_FAIL(c, n, "%s of a 4-D tensor, to a 4-D tensor or of a constant is "
+				       "not supported yet", n->op);
+	for (int i = 0; i < x->rank; i++)
+		if (x->dims[i] < 1)
+			return NODE_FAIL(c, n, "empty tensors are not supported yet");
+	int k0 = -1, k1 = -1;
+	for (int i = 0; i < x->rank; i++)
+		if (set >> i & 1 && x->dims[i] > 1) {
+			if (k0 < 0)
+				k0 = i;
+			k1 = i;
+		}
+	if (k0 < 0) /* only size-1 axes: a reduction of one element each */
+		for (int i = 0; i < x->rank; i++)
+			if (set >> i & 1)
+				k0 = k1 = i;
+	for (int i = k0; i <= k1; i++)
+		if (!(set >> i & 1) && x->dims[i] > 1)
+			return NODE_FAIL(c, n, "%s over axes that are not adjacent is not "
+					       "supported yet", n->op);
+	int last = k1 == x->rank - 1;
+	int64_t A = 1, R = 1, cols = x->dims[x->rank - 1], C = cc_pad16(cols);
+	for (int i = 0; i < k0; i++)
+		A *= x->dims[i];
+	for (int i = k0; i <= k1 && i < x->rank - 1; i++)
+		R *= x->dims[i];
+	for (int i = k1 + 1; i < x->rank - 1; i++)
+		C *= x->dims[i];
+	int64_t D = y->rank ? y->dims[y->rank - 1] : 1;
+	if (ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t || cc_gen_reduce(c->cfg, kind, A, R, C, cols, last, last ? D : 1, &t->prog,
+				&t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+	arg_tensor(c, t, xi);
+	arg_tensor(c, t, out);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, out);
+	t->flops = (uint64_t)cc_tensor_numel(x);
+	return 0;
+}
+
 /* Transpose: the identity is a view; swapping the last two axes of a 2-D or
- * 3-D tensor is the vtranspose kernel; other permutations are not yet. */
+ * 3-D activation is the vtranspose kernel built for it; any other
+ * permutation (any rank, NC1HWC0 included) is the general block kernel,
+ * cc_gen_permute, over both tensors' device layouts. */
 static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 {
 	int xi = n->in[0], out = n->out[0];
@@ -1046,19 +1262,44 @@ static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 	}
 	if (ident)
 		return lower_identity(c, n);
+	if (x->rank > CC_PERM_MAX_RANK)
+		return NODE_FAIL(c, n, "Transpose of rank %d is not supported yet", x->rank);
+	if (act_input(c, n, xi))
+		return -1;
 	swap_last &= x->rank >= 2 && perm[x->rank - 2] == x->rank - 1 &&
 		     perm[x->rank - 1] == x->rank - 2;
-	if (!swap_last || x->rank > 3 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0)
-		return NODE_FAIL(c, n, "this permutation is not supported yet (only swapping the "
-				       "last two axes of a 2-D or 3-D activation)");
 	if (ws_place(c, out))
 		return NODE_FAIL(c, n, "out of memory");
-	int64_t batch = x->rank == 3 ? x->dims[0] : 1;
 	struct task *t = task_new(c, n->name, n->op);
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
 	char msg[256];
-	if (!t || cc_gen_transpose(c->cfg, batch, x->dims[x->rank - 2], x->dims[x->rank - 1],
-				   &t->prog, &t->block_dim, msg, sizeof msg))
-		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+	int done = 0;
+	if (swap_last && x->rank <= 3) {
+		int64_t batch = x->rank == 3 ? x->dims[0] : 1;
+		/* it refuses long rows; the general kernel takes those */
+		done = !cc_gen_transpose(c->cfg, batch, x->dims[x->rank - 2],
+					 x->dims[x->rank - 1], &t->prog, &t->block_dim, msg,
+					 sizeof msg);
+		if (!done) {
+			cc_prog_free(&t->prog);
+			cc_prog_init(&t->prog);
+		}
+	}
+	if (!done) {
+		struct cc_perm pm = { .rank = x->rank };
+		int64_t sx[CC_MAX_RANK];
+		int lx = dev_strides(x, sx);
+		pm.lane_y = dev_strides(T(c, out), pm.sy);
+		for (int q = 0; q < x->rank; q++) {
+			pm.dims[q] = x->dims[perm[q]];
+			pm.sx[q] = sx[perm[q]];
+			if (perm[q] == lx)
+				pm.lane_x = q;
+		}
+		if (cc_gen_permute(c->cfg, &pm, &t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+	}
 	arg_tensor(c, t, xi);
 	arg_tensor(c, t, out);
 	io_dev(c, t, 0, xi);

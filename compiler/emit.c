@@ -168,6 +168,19 @@ void cc_dma(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t nburst, 
 	in->dgap = dgap;
 }
 
+int64_t cc_split_work(int64_t units, int64_t cores, int64_t *per)
+{
+	int64_t blocks = units < cores ? units : cores;
+	if (blocks > CC_MAX_BLOCKS)
+		blocks = CC_MAX_BLOCKS;
+	if (blocks < 1)
+		blocks = 1;
+	*per = (units + blocks - 1) / blocks;
+	if (*per < 1)
+		*per = 1;
+	return (units + *per - 1) / *per > 0 ? (units + *per - 1) / *per : 1;
+}
+
 void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp)
 {
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
@@ -179,4 +192,16 @@ void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx
 		cc_li(p, r_tmp, b);
 		cc_beq_label(p, r_idx, r_tmp, labels[b]);
 	}
+}
+
+void cc_prime_flags(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int n)
+{
+	for (int ev = 0; ev < n; ev++)
+		cc_set_flag(p, src, dst, ev);
+}
+
+void cc_drain_flags(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int n)
+{
+	for (int ev = 0; ev < n; ev++)
+		cc_wait_flag(p, src, dst, ev);
 }

@@ -28,11 +28,7 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 		return -1;
 	}
 	int64_t per_plane = (pix + tile - 1) / tile, total = planes * per_plane;
-	int64_t blocks = total < cfg->core_count ? total : cfg->core_count;
-	if (blocks > 1024)
-		blocks = 1024;
-	int64_t per = (total + blocks - 1) / blocks;
-	blocks = (total + per - 1) / per;
+	int64_t per, blocks = cc_split_work(total, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
 	int64_t buf = tile * 32, ub_in = params, ub_out = params + 2 * buf;
 	cc_ldarg(p, R_X, 0);
@@ -48,10 +44,8 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 		cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_P, 1, 2 * c1, 0, 0);
 		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
 		for (int64_t u = b * per; u < (b + 1) * per && u < total; u++, par ^= 1) {
 			int64_t plane = u / per_plane, p0 = (u % per_plane) * tile;
@@ -112,10 +106,8 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, np, 0, 0);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		cc_end(p);
 	}
 	return 0;

@@ -39,11 +39,7 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 		return -1;
 	}
 	int64_t tiles = (rows + tile - 1) / tile;
-	int64_t blocks = tiles < cfg->core_count ? tiles : cfg->core_count;
-	if (blocks > 1024)
-		blocks = 1024;
-	int64_t per = (tiles + blocks - 1) / blocks;
-	blocks = (tiles + per - 1) / per;
+	int64_t per, blocks = cc_split_work(tiles, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
 	int64_t buf = tile * c16 * 2, ub_in = vbytes, ub_out = vbytes + 2 * buf;
 	cc_ldarg(p, R_X, 0);
@@ -58,10 +54,8 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 		cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_V, 1, vbytes / 32, 0, 0);
 		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
 		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++, par ^= 1) {
 			int64_t r0 = t * tile, nr = rows - r0 < tile ? rows - r0 : tile;
@@ -107,10 +101,8 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * nb, 0, 0);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		cc_end(p);
 	}
 	return 0;

@@ -59,10 +59,8 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
 		int64_t r0 = b * per, r1 = r0 + per < rows ? r0 + per : rows;
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
 		for (int64_t r = r0; r < r1; r += tile, par ^= 1) {
 			int64_t n = r1 - r < tile ? r1 - r : tile;
@@ -127,10 +125,8 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 			}
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		cc_end(p);
 	}
 	return 0;

@@ -695,10 +695,8 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 		kg_reset(&g);
 		size_t nt = pl.global ? gbl_tiles(&pl, b, tiles, cap)
 				      : win_tiles(&pl, b, tiles, cap);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		if (!pl.global)
 			win_pad_columns(&g, &pl); /* while the first loads run */
 		for (size_t t = 0; t <= nt; t++) {
@@ -731,10 +729,8 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 				win_store(&g, &pl, &tiles[u], par);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		cc_end(p);
 	}
 	free(tiles);

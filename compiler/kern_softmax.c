@@ -83,11 +83,7 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, str
 	while (tile > 16 && tile * (c16 * 2 + 2 + 32 + 32) + 512 > ub)
 		tile -= 16;
 	int64_t tiles = (rows + tile - 1) / tile;
-	int64_t blocks = tiles < cfg->core_count ? tiles : cfg->core_count;
-	if (blocks > 1024)
-		blocks = 1024;
-	int64_t per = (tiles + blocks - 1) / blocks;
-	blocks = (tiles + per - 1) / per;
+	int64_t per, blocks = cc_split_work(tiles, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
 	int64_t ux = 0, red = tile * c16 * 2, tmp = red + (tile * 2 + 31) / 32 * 32;
 	int64_t bc = tmp + tile * 32;

@@ -426,10 +426,8 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		size_t nt = block_tiles(&pl, b, tiles, cap);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		for (size_t t = 0; t <= nt; t++) {
 			/* load t (issued one tile ahead), then compute and store t-1 */
 			if (t < nt) {
@@ -460,10 +458,8 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 				out_store(&g, &pl, &tiles[u], par, last);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		cc_end(p);
 	}
 	free(tiles);

@@ -22,11 +22,7 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 		return -1;
 	}
 	int64_t bands = (rows + 15) / 16, total = batch * bands;
-	int64_t blocks = total < cfg->core_count ? total : cfg->core_count;
-	if (blocks > 1024)
-		blocks = 1024;
-	int64_t per = (total + blocks - 1) / blocks;
-	blocks = (total + per - 1) / per;
+	int64_t per, blocks = cc_split_work(total, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_Y, 1);
@@ -34,10 +30,8 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
 		for (int64_t u = b * per; u < (b + 1) * per && u < total; u++, par ^= 1) {
 			int64_t bt = u / bands, i = u % bands;
@@ -72,10 +66,245 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 			}
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		cc_end(p);
+	}
+	return 0;
+}
+
+/* ---- any permutation, between any two block layouts -------------------- */
+
+/* Emit a DMA of n blocks whose GM side steps by stride blocks (a single
+ * burst when they are contiguous); the UB side is contiguous. */
+static void run_dma(struct cc_prog *p, enum isa_op op, int gm, int ub, int64_t n, int64_t stride)
+{
+	if (stride == 1 || n == 1)
+		cc_dma(p, op, op == ISA_OP_MOV_GM_UB ? ub : gm, op == ISA_OP_MOV_GM_UB ? gm : ub,
+		       1, n, 0, 0);
+	else if (op == ISA_OP_MOV_GM_UB)
+		cc_dma(p, op, ub, gm, n, 1, stride - 1, 0);
+	else
+		cc_dma(p, op, gm, ub, n, 1, 0, stride - 1);
+}
+
+/* n 32-byte blocks of zeros at ub (V pipe): whole repeats of 8 blocks, then
+ * the rest under a lane mask, so that nothing past them is written. */
+static void zero_blocks(struct cc_prog *p, int64_t ub, int64_t n)
+{
+	for (int64_t done = 0; done < n;) {
+		int64_t rep = (n - done) / 8 < 255 ? (n - done) / 8 : 255, part = 0;
+		if (rep == 0) {
+			part = n - done;
+			rep = 1;
+			cc_li(p, R_UB + 2, part * 16);
+			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
+			m->rs1 = R_UB + 2;
+		}
+		cc_li(p, R_UB, ub + done * 32);
+		struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
+		in->rd = R_UB;
+		in->rs2 = 0; /* x0: the scalar 0.0 */
+		in->dt = ISA_DT_F16;
+		in->rep = rep;
+		in->db = 1;
+		in->dr = 8;
+		if (part) {
+			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
+			m->rs1 = 0; /* all lanes again */
+			done += part;
+		} else {
+			done += rep * 8;
+		}
+	}
+}
+
+int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struct cc_prog *p,
+		   unsigned *block_dim, char *err, size_t errlen)
+{
+	int r = pm->rank, lx = pm->lane_x, ly = pm->lane_y, lanes = lx != ly;
+	int64_t cnt[CC_PERM_MAX_RANK];
+	for (int q = 0; q < r; q++) {
+		/* a lane axis advances its block index every 16 elements; in the
+		 * transposing case its 16 elements are one tile side */
+		cnt[q] = (q == lx || q == ly) ? (pm->dims[q] + 15) / 16 : pm->dims[q];
+		if (pm->dims[q] < 1) {
+			snprintf(err, errlen, "transpose: empty tensors are not supported yet");
+			return -1;
+		}
+	}
+	/* the run axis: R of its blocks move per DMA burst (and per vtranspose
+	 * repeat), preferably contiguous on both sides */
+	int rq = -1;
+	for (int q = 0; q < r; q++) {
+		if ((lanes && (q == lx || q == ly)) || cnt[q] < 2)
+			continue;
+		if (rq < 0)
+			rq = q;
+		int cq = (pm->sx[q] == 1) + (pm->sy[q] == 1), cr = (pm->sx[rq] == 1) + (pm->sy[rq] == 1);
+		if (cq > cr || (cq == cr && cnt[q] > cnt[rq]))
+			rq = q;
+	}
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
+	/* transposing: 4 buffers (in/out, double-buffered) of 16 rows of R
+	 * blocks; vtranspose's block strides are 8 bits.  Copying: 2 buffers */
+	int64_t rmax = lanes ? ub / (4 * 16 * 32) : ub / (2 * 32);
+	if (lanes && rmax > 255)
+		rmax = 255;
+	if (rmax > 4095)
+		rmax = 4095;
+	/* copying whole contiguous runs: a second, outer axis makes the bursts
+	 * of one DMA (its strides must clear a run), so that an item moves
+	 * more than a short row: per-DMA latency, not bandwidth, bounds
+	 * small items */
+	int oq = -1;
+	if (!lanes && rq >= 0 && pm->sx[rq] == 1 && pm->sy[rq] == 1 && cnt[rq] <= rmax / 2)
+		for (int q = 0; q < r; q++)
+			if (q != rq && cnt[q] > 1 && pm->sx[q] >= cnt[rq] && pm->sy[q] >= cnt[rq] &&
+			    (oq < 0 || cnt[q] > cnt[oq]))
+				oq = q;
+	int64_t run = rq >= 0 ? cnt[rq] : 1, others = 1;
+	for (int q = 0; q < r; q++)
+		if (q != rq && q != oq)
+			others *= cnt[q];
+	int64_t R, O = 1, ochunks = 1, orun = oq >= 0 ? cnt[oq] : 1;
+	if (oq >= 0) {
+		/* whole runs; split the outer axis so that every core gets work */
+		R = run;
+		int64_t split = others >= cfg->core_count ? 1
+							  : (cfg->core_count + others - 1) / others;
+		O = (orun + split - 1) / split;
+		if (O > rmax / R)
+			O = rmax / R;
+		if (O > 4095)
+			O = 4095;
+		ochunks = (orun + O - 1) / O;
+	} else {
+		/* split the run so that every core gets work */
+		int64_t split = others >= cfg->core_count ? 1
+							  : (cfg->core_count + others - 1) / others;
+		R = (run + split - 1) / split;
+		if (R > rmax)
+			R = rmax;
+		if (R < 1)
+			R = 1;
+	}
+	int64_t chunks = (run + R - 1) / R * ochunks, total = others * chunks;
+	int64_t per, blocks = cc_split_work(total, cfg->core_count, &per);
+	*block_dim = (unsigned)blocks;
+	int64_t buf = lanes ? 16 * R * 32 : R * O * 32;
+	int64_t sxr = rq >= 0 ? pm->sx[rq] : 1, syr = rq >= 0 ? pm->sy[rq] : 1;
+	enum isa_pipe mid = lanes ? ISA_PIPE_V : ISA_PIPE_MTE3;
+	cc_ldarg(p, R_X, 0);
+	cc_ldarg(p, R_Y, 1);
+	int labels[1024];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		cc_set_flag(p, mid, ISA_PIPE_MTE2, 0);
+		cc_set_flag(p, mid, ISA_PIPE_MTE2, 1);
+		if (lanes) {
+			cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		}
+		int par = 0;
+		for (int64_t u = b * per; u < (b + 1) * per && u < total; u++, par ^= 1) {
+			/* decode the item: the run chunk, then the other axes' indices */
+			int64_t k = u / chunks, t0 = (u % chunks / ochunks) * R;
+			int64_t o0 = (u % ochunks) * O, no = orun - o0 < O ? orun - o0 : O;
+			int64_t n = run - t0 < R ? run - t0 : R;
+			int64_t idx[CC_PERM_MAX_RANK] = { 0 };
+			for (int q = r - 1; q >= 0; q--) {
+				if (q == rq || q == oq)
+					continue;
+				idx[q] = k % cnt[q];
+				k /= cnt[q];
+			}
+			if (rq >= 0)
+				idx[rq] = t0;
+			if (oq >= 0)
+				idx[oq] = o0;
+			int64_t xb = 0, yb = 0;
+			for (int q = 0; q < r; q++) {
+				/* in the transposing case the output lane axis is a
+				 * 16-row side of the input tile, and vice versa */
+				int64_t ix = lanes && q == ly ? 16 * idx[q] : idx[q];
+				int64_t iy = lanes && q == lx ? 16 * idx[q] : idx[q];
+				xb += ix * pm->sx[q];
+				yb += iy * pm->sy[q];
+			}
+			int64_t ub_in = par * buf, ub_out = 2 * buf + par * buf;
+			cc_wait_flag(p, mid, ISA_PIPE_MTE2, par);
+			if (!lanes) {
+				cc_addi(p, R_GM, R_X, xb * 32);
+				cc_li(p, R_UB, ub_in);
+				if (oq >= 0)
+					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, no, n, pm->sx[oq] - n, 0);
+				else
+					run_dma(p, ISA_OP_MOV_GM_UB, R_GM, R_UB, n, sxr);
+				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+				cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+				cc_addi(p, R_GM, R_Y, yb * 32);
+				if (oq >= 0)
+					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, no, n, 0, pm->sy[oq] - n);
+				else
+					run_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, syr);
+				cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+				continue;
+			}
+			/* rows of the tile: input rows are values of the output's
+			 * lane axis, output rows values of the input's */
+			int64_t va = pm->dims[ly] - 16 * idx[ly], vb = pm->dims[lx] - 16 * idx[lx];
+			va = va < 16 ? va : 16;
+			vb = vb < 16 ? vb : 16;
+			int64_t ra = pm->sx[ly], rb = pm->sy[lx];
+			if ((sxr == 1 || n == 1) && ra >= n) {
+				cc_addi(p, R_GM, R_X, xb * 32);
+				cc_li(p, R_UB, ub_in);
+				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, va, n, ra - n, R - n);
+			} else {
+				for (int64_t i = 0; i < va; i++) {
+					cc_addi(p, R_GM, R_X, (xb + i * ra) * 32);
+					cc_li(p, R_UB, ub_in + i * R * 32);
+					run_dma(p, ISA_OP_MOV_GM_UB, R_GM, R_UB, n, sxr);
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			if (va < 16) /* the output's padding lanes: zeros, not stale UB */
+				zero_blocks(p, ub_in + va * R * 32, (16 - va) * R);
+			cc_li(p, R_UB, ub_out);
+			cc_li(p, R_UB + 1, ub_in);
+			struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
+			in->rd = R_UB;
+			in->rs1 = R_UB + 1;
+			in->dt = ISA_DT_F16;
+			in->rep = n;
+			in->s0b = R; /* UB rows are R blocks apart */
+			in->s0r = 1; /* the next block of the run */
+			in->db = R;
+			in->dr = 1;
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			if ((syr == 1 || n == 1) && rb >= n) {
+				cc_addi(p, R_GM, R_Y, yb * 32);
+				cc_li(p, R_UB, ub_out);
+				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, vb, n, R - n, rb - n);
+			} else {
+				for (int64_t i = 0; i < vb; i++) {
+					cc_addi(p, R_GM, R_Y, (yb + i * rb) * 32);
+					cc_li(p, R_UB, ub_out + i * R * 32);
+					run_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, syr);
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		cc_wait_flag(p, mid, ISA_PIPE_MTE2, 0);
+		cc_wait_flag(p, mid, ISA_PIPE_MTE2, 1);
+		if (lanes) {
+			cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		}
 		cc_end(p);
 	}
 	return 0;

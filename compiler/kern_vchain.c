@@ -87,10 +87,8 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
 		int64_t u0 = b * per, u1 = u0 + per < units ? u0 + per : units;
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
 		for (int64_t u = u0; u < u1; u += tile, par ^= 1) {
 			int64_t n = u1 - u < tile ? u1 - u : tile;
@@ -118,10 +116,8 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 #undef SLOT
 		}
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		cc_end(p);
 	}
 	return 0;

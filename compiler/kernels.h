@@ -63,9 +63,46 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
 		   unsigned *block_dim, char *err, size_t errlen);
 
+/* Reductions and Softmax over [A][R][C] views of a padded ND tensor (see
+ * kern_reduce.c).  kind: 0 sum, 1 mean, 2 max, 3 min.  last: C is one padded
+ * row of cols real lanes, also reduced; the results, D per output row, go to
+ * rows of pad16(D) (D = 1: one 32-byte row each).  Arguments: 0 x, 1 y. */
+int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, int64_t C,
+		  int64_t cols, int last, int64_t D, struct cc_prog *p, unsigned *block_dim,
+		  char *err, size_t errlen);
+int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
+		       int64_t cols, int last, struct cc_prog *p, unsigned *block_dim, char *err,
+		       size_t errlen);
+
 /* y[b][c][r] = x[b][r][c] on padded ND tensors.  Arguments: 0 x, 1 y. */
 int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, int64_t cols,
 		     struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+
+/* Any permutation of a tensor's axes between two block layouts (padded ND
+ * or NC1HWC0), see kern_transpose.c.  Both layouts are grids of 32-byte
+ * blocks of 16 lanes: one logical axis per side (its lane axis) supplies the
+ * lane (index % 16) and a block index (index / 16), every other axis a block
+ * index.  Indexed by the OUTPUT's axes: dims, the block strides sx (input)
+ * and sy (output), and which output axes are the input's and the output's
+ * lane axes.  Arguments: 0 x, 1 y. */
+#define CC_PERM_MAX_RANK 8
+struct cc_perm {
+	int rank;
+	int64_t dims[CC_PERM_MAX_RANK];
+	int64_t sx[CC_PERM_MAX_RANK], sy[CC_PERM_MAX_RANK];
+	int lane_x, lane_y;
+};
+int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struct cc_prog *p,
+		   unsigned *block_dim, char *err, size_t errlen);
+
+/* Concat along the padded last axis of ND tensors, for one input: x
+ * ([rows][cols] padded) lands at element column off of y ([rows][ycols]
+ * padded).  Lanes move through vtransposes; the output block the input
+ * shares with its left neighbour is read back and merged, so the inputs'
+ * kernels must run in order.  Arguments: 0 x, 1 y. */
+int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols, int64_t off,
+		       int64_t ycols, struct cc_prog *p, unsigned *block_dim, char *err,
+		       size_t errlen);
 
 /* Strided GM copy through the UB (see kern_copy.c).  Arguments: 0 src, 1 dst. */
 int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,

@@ -55,8 +55,9 @@ static double to_double(const struct rt_tensor *t, size_t i)
 	return NAN;
 }
 
-/* Graph inputs the harness freezes into constants: the shape of Reshape and
- * the bounds of Clip, which an ahead-of-time compiler needs at compile time.
+/* Graph inputs the harness freezes into constants: the shape of Reshape,
+ * the bounds of Clip and the axes of the Reduce ops, which an ahead-of-time
+ * compiler needs at compile time.
  * Returns a mask over the graph's inputs. */
 static unsigned frozen_inputs(const char *model)
 {
@@ -67,7 +68,10 @@ static unsigned frozen_inputs(const char *model)
 		return 0;
 	for (int i = 0; i < g.nn; i++) {
 		const struct cc_node *n = &g.n[i];
-		int first = !strcmp(n->op, "Reshape") ? 1 : !strcmp(n->op, "Clip") ? 1 : 99;
+		int first = !strcmp(n->op, "Reshape") || !strcmp(n->op, "Clip") ||
+					    !strncmp(n->op, "Reduce", 6)
+				    ? 1
+				    : 99;
 		for (int k = first; k < n->nin; k++)
 			for (int j = 0; j < g.ninputs && j < 32; j++)
 				if (g.inputs[j] == n->in[k])

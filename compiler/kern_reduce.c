@@ -1,0 +1,397 @@
+/* kern_reduce.c: reductions (ReduceSum/Mean/Max/Min) and Softmax over any
+ * axis of a padded ND tensor, viewed as [A][R][C] fp16 elements: R the
+ * reduced extent, C the contiguous inner extent (a multiple of 16).  When the
+ * reduction includes the last logical axis, C is one padded row whose first
+ * `cols` lanes are real; the padding lanes are masked out of every reduction.
+ *
+ * Reductions over R are element-wise vector ops: a halving tree for Reduce
+ * (log2 R roundings instead of R), a running max/sum for Softmax (x stays
+ * intact).  A row's own lanes are folded 128 at a time into lanes 0..127,
+ * then vcadd/vcmax/vcmin finish.  Sums over a row accumulate in fp32 (vconv
+ * to f32, vadd, f32 vcadd); sums over R are fp16.  Each tile of whole a's is
+ * loaded once; tiles are spread over the cores. */
+#include <stdio.h>
+
+#include "kern_gen.h"
+
+enum { RK_SUM, RK_MEAN, RK_MAX, RK_MIN };
+
+static struct isa_insn *vbin(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			     int64_t s0, int64_t s1, int64_t rep)
+{
+	int r1 = kg_reg(g, s1);
+	struct isa_insn *in = kg_vinsn(g, op, dt, dst, s0, rep);
+	in->rs2 = r1;
+	return in;
+}
+
+/* op over n "items" at stride `st` blocks: dst[i] = s0[i] op s1[i] over the
+ * first len lanes (a multiple of 16 or masked) of each item; rep over items. */
+static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
+		    int64_t n, int64_t len, int64_t dst_st, int64_t s0_st, int64_t s1_st)
+{
+	/* one 32-byte block per item (an NC1HWC0 C0 group): 8 items a repeat
+	 * through the block stride, instead of 16 of 128 lanes */
+	int64_t mx_st = dst_st > s0_st ? dst_st : s0_st;
+	if (s1 >= 0 && op != ISA_OP_VMULS && s1_st > mx_st)
+		mx_st = s1_st;
+	if (len == 16 && mx_st <= 255 && n >= 8) {
+		for (int64_t i = 0; i < n;) {
+			int64_t k = (n - i) / 8 < 255 ? (n - i) / 8 : 255, items = k * 8;
+			if (!k) {
+				k = 1;
+				items = n - i;
+			}
+			kg_mask_lanes(g, items < 8 ? items * 16 : 128);
+			struct isa_insn *in;
+			if (op == ISA_OP_VMULS)
+				in = vbin(g, op, ISA_DT_F16, dst + i * dst_st * 32, s0 + i * s0_st * 32,
+					  s1, k);
+			else if (s1 >= 0)
+				in = vbin(g, op, ISA_DT_F16, dst + i * dst_st * 32, s0 + i * s0_st * 32,
+					  s1 + i * s1_st * 32, k);
+			else
+				in = kg_vinsn(g, op, ISA_DT_F16, dst + i * dst_st * 32,
+					      s0 + i * s0_st * 32, k);
+			in->db = dst_st;
+			in->s0b = s0_st;
+			in->s1b = s1_st;
+			in->dr = 8 * dst_st;
+			in->s0r = 8 * s0_st;
+			in->s1r = 8 * s1_st;
+			i += items;
+		}
+		return;
+	}
+	for (int64_t q = 0; q < len; q += 128) {
+		kg_mask_lanes(g, len - q);
+		for (int64_t i = 0; i < n; i += 255) {
+			int64_t k = n - i < 255 ? n - i : 255;
+			struct isa_insn *in;
+			if (op == ISA_OP_VMULS) /* s1 is the scalar's fp32 bits */
+				in = vbin(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
+					  s0 + q * 2 + i * s0_st * 32, s1, k);
+			else if (s1 >= 0)
+				in = vbin(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
+					  s0 + q * 2 + i * s0_st * 32, s1 + q * 2 + i * s1_st * 32, k);
+			else
+				in = kg_vinsn(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
+					      s0 + q * 2 + i * s0_st * 32, k);
+			in->dr = dst_st;
+			in->s0r = s0_st;
+			in->s1r = s1_st;
+		}
+	}
+}
+
+/* Flat op over n f16 (or f32) elements; scalar in fp32 bits when sc. */
+static void flat(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t src,
+		 int64_t n, int64_t scalar)
+{
+	int64_t per = dt == ISA_DT_F32 ? 64 : 128, reps = (n + per - 1) / per;
+	kg_mask_all(g);
+	for (int64_t d = 0; d < reps; d += 255) {
+		int64_t k = reps - d < 255 ? reps - d : 255;
+		struct isa_insn *in;
+		if (op == ISA_OP_VDUP) {
+			int rs = kg_reg(g, scalar);
+			in = kg_vinsn(g, op, dt, dst + d * 256, dst + d * 256, k);
+			in->rs2 = rs;
+		} else if (op == ISA_OP_VMULS) {
+			in = vbin(g, op, dt, dst + d * 256, src + d * 256, scalar, k);
+		} else {
+			in = kg_vinsn(g, op, dt, dst + d * 256, src + d * 256, k);
+		}
+		(void)in;
+	}
+}
+
+/* Fold rows (n of them at `st` blocks, cols real lanes) to one value each:
+ * max/min into f16 at out16 (n contiguous), sums into f32 at out32 through
+ * the f32 row accumulators acc32/tmp32 (n rows of 64 f32). */
+static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t cols, int64_t st,
+		       int64_t mx, int64_t out16, int64_t acc32, int64_t tmp32, int64_t out32)
+{
+	struct isa_insn *in;
+	if (kind == RK_MAX || kind == RK_MIN) {
+		enum isa_op op = kind == RK_MAX ? ISA_OP_VMAX : ISA_OP_VMIN;
+		int64_t src = x, sst = st;
+		if (cols > 128) {
+			/* lanes 128j.. folded into a 128-lane scratch row per item */
+			strided(g, ISA_OP_VMOV, mx, x, -1, n, 128, 8, st, 0);
+			for (int64_t j = 1; j * 128 < cols; j++) {
+				int64_t len = cols - j * 128 < 128 ? cols - j * 128 : 128;
+				strided(g, op, mx, mx, x + j * 256, n, len, 8, 8, st);
+			}
+			src = mx;
+			sst = 8;
+		}
+		kg_mask_lanes(g, cols);
+		for (int64_t i = 0; i < n; i += 255) {
+			int64_t k = n - i < 255 ? n - i : 255;
+			in = kg_vinsn(g, kind == RK_MAX ? ISA_OP_VCMAX : ISA_OP_VCMIN, ISA_DT_F16,
+				      out16 + i * 2, src + i * sst * 32, k);
+			in->s0r = sst;
+		}
+		return;
+	}
+	flat(g, ISA_OP_VDUP, ISA_DT_F32, acc32, 0, n * 64, 0);
+	for (int64_t h = 0; h * 64 < cols; h++) {
+		int64_t len = cols - h * 64 < 64 ? cols - h * 64 : 64;
+		kg_mask_lanes(g, len);
+		for (int64_t i = 0; i < n; i += 255) {
+			int64_t k = n - i < 255 ? n - i : 255;
+			in = kg_vinsn(g, ISA_OP_VCONV, ISA_DT_F32, tmp32 + i * 256,
+				      x + h * 128 + i * st * 32, k);
+			in->st = ISA_DT_F16;
+			in->dr = 8;
+			in->s0r = st;
+			in = vbin(g, ISA_OP_VADD, ISA_DT_F32, acc32 + i * 256, acc32 + i * 256,
+				  tmp32 + i * 256, k);
+		}
+	}
+	kg_mask_lanes(g, 64);
+	for (int64_t i = 0; i < n; i += 255) {
+		int64_t k = n - i < 255 ? n - i : 255;
+		in = kg_vinsn(g, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4, acc32 + i * 256, k);
+		in->s0r = 8;
+	}
+}
+
+/* n16/16 groups of 16 values (f16 at v) -> one 32-byte block per value at bc,
+ * the value in lane 0 (zero) or in all 16 lanes (all). */
+static void to_blocks(struct kg *g, int64_t v, int64_t tt, int64_t bc, int64_t n16, int all)
+{
+	if (!all)
+		flat(g, ISA_OP_VDUP, ISA_DT_F16, tt, 0, n16 * 16, 0);
+	kg_mask_lanes(g, all ? 128 : 16);
+	for (int64_t gi = 0; gi < n16 / 16; gi++) {
+		struct isa_insn *in = kg_vinsn(g, ISA_OP_VMOV, ISA_DT_F16, tt + gi * 512,
+					       v + gi * 32, all ? 2 : 1);
+		in->s0b = 0;
+		in->s0r = 0;
+	}
+	kg_mask_all(g);
+	kg_transpose(g, bc, tt, n16 / 16, 1, 1, 16, 16);
+}
+
+static int plan(const struct soc_config *cfg, int64_t per_a, int64_t mult, int64_t *tile,
+		unsigned *block_dim, int64_t A, int64_t *per, char *err, size_t errlen)
+{
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024 - 8192;
+	int64_t t = ub / per_a;
+	if (t > 240)
+		t = 240;
+	/* no larger than an even share of the cores, so that every core works */
+	int64_t share = (A + cfg->core_count - 1) / cfg->core_count;
+	share = (share + mult - 1) / mult * mult;
+	if (t > share)
+		t = share;
+	t = t / mult * mult;
+	if (t < 1) {
+		snprintf(err, errlen, "a reduction whose group of %lld bytes does not fit the UB "
+			 "is not supported yet", (long long)(per_a));
+		return -1;
+	}
+	*tile = t;
+	int64_t tiles = (A + t - 1) / t;
+	int64_t blocks = tiles < cfg->core_count ? tiles : cfg->core_count;
+	if (blocks > 1024)
+		blocks = 1024;
+	*per = (tiles + blocks - 1) / blocks;
+	*block_dim = (unsigned)((tiles + *per - 1) / *per);
+	return 0;
+}
+
+int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, int64_t C,
+		  int64_t cols, int last, int64_t D, struct cc_prog *p, unsigned *block_dim,
+		  char *err, size_t errlen)
+{
+	int64_t ostr = cc_pad16(D);
+	if (last && D > 1 && D > 240) {
+		snprintf(err, errlen, "a reduction with %lld results per output row is not "
+			 "supported yet", (long long)D);
+		return -1;
+	}
+	int64_t tile, per;
+	if (plan(cfg, R * C * 2 + C * 2 + 256 * 3 + 32 * 4 + ostr * 8 + 64, last && D > 1 ? D : 1,
+		 &tile, block_dim, A, &per, err, errlen))
+		return -1;
+	int64_t t16 = (tile + 15) / 16 * 16;
+	int64_t ux = 0, mx = (tile * R * C * 2 + 31) / 32 * 32, acc = mx + t16 * 256,
+		tmp = acc + t16 * 256, r32 = tmp + t16 * 256, r16 = r32 + t16 * 4 * 16 + 256,
+		tt = r16 + t16 * 2 * 16 + 256, ob = tt + t16 * 32;
+	int64_t N = R * (last ? cols : 1);
+	struct kg g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[1024];
+	int64_t blocks = *block_dim, tiles = (A + tile - 1) / tile;
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
+			int64_t n16 = (n + 15) / 16 * 16;
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
+			       0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			enum isa_op op = kind == RK_MAX ? ISA_OP_VMAX
+					 : kind == RK_MIN ? ISA_OP_VMIN : ISA_OP_VADD;
+			/* halving tree over R: x[a][i] op= x[a][i + ceil(s/2)] */
+			for (int64_t s = R; s > 1; s = (s + 1) / 2) {
+				int64_t h = s / 2, o = s - h;
+				strided(&g, op, ux, ux, ux + o * C * 2, n, h * C, R * C / 16,
+					R * C / 16, R * C / 16);
+			}
+			int64_t src = ux, obytes, goff;
+			if (!last) {
+				if (kind == RK_MEAN)
+					strided(&g, ISA_OP_VMULS, ux, ux, kg_fbits(1.0f / (float)N), n,
+						C, R * C / 16, R * C / 16, 0);
+				/* gather the rows x[a][0] for the output */
+				strided(&g, ISA_OP_VMOV, ob, ux, -1, n, C, C / 16, R * C / 16, 0);
+				src = ob;
+				obytes = n * C * 2;
+				goff = a0 * C * 2;
+			} else {
+				int sum = kind == RK_SUM || kind == RK_MEAN;
+				int64_t groups = D > 1 ? n / D : 1, gn = D > 1 ? D : n;
+				int64_t zlen = D > 1 ? groups * ostr : n16;
+				if (sum)
+					flat(&g, ISA_OP_VDUP, ISA_DT_F32, r32, 0, zlen, 0);
+				else
+					flat(&g, ISA_OP_VDUP, ISA_DT_F16, r16, 0, zlen, 0);
+				for (int64_t o = 0; o < groups; o++)
+					row_reduce(&g, kind, ux + o * gn * R * C * 2, gn, cols, R * C / 16,
+						   mx, r16 + o * ostr * 2, acc, tmp, r32 + o * ostr * 4);
+				if (sum) {
+					if (kind == RK_MEAN)
+						flat(&g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
+						     kg_fbits(1.0f / (float)N));
+					kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
+				}
+				if (D > 1) {
+					src = r16;
+					obytes = groups * ostr * 2;
+					goff = a0 / D * ostr * 2;
+				} else {
+					to_blocks(&g, r16, tt, ob, n16, 0);
+					src = ob;
+					obytes = n * 32;
+					goff = a0 * 32;
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		}
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		cc_end(p);
+	}
+	if (g.bad) {
+		snprintf(err, errlen, "reduce: a shape outside the ISA's field ranges is not "
+			 "supported yet");
+		return -1;
+	}
+	return 0;
+}
+
+/* Softmax over R (last = 0: element-wise over [A][R][C]) or over a row of
+ * cols real lanes (last = 1, R = 1).  Arguments: 0 x, 1 y. */
+int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
+		       int64_t cols, int last, struct cc_prog *p, unsigned *block_dim, char *err,
+		       size_t errlen)
+{
+	int64_t tile, per;
+	if (plan(cfg, R * C * 2 + C * 2 + 256 * 3 + 4 + 2 + 32 * 2 + 64, last ? 16 : 1, &tile,
+		 block_dim, A,
+		 &per, err, errlen))
+		return -1;
+	int64_t t16 = tile;
+	int64_t ux = 0, m = (tile * R * C * 2 + 31) / 32 * 32, mx = m + t16 * C * 2,
+		acc = mx + t16 * 256, tmp = acc + t16 * 256, r32 = tmp + t16 * 256,
+		r16 = r32 + t16 * 4 + 256, tt = r16 + t16 * 2 + 256, bc = tt + t16 * 32;
+	int64_t st = R * C / 16, nb = C / 16;
+	struct kg g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[1024];
+	int64_t blocks = *block_dim, tiles = (A + tile - 1) / tile;
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
+			int64_t n16 = (n + 15) / 16 * 16;
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
+			       0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			if (last) {
+				row_reduce(&g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
+				to_blocks(&g, r16, tt, bc, n16, 1);
+				/* x -= max, one instruction per column block, 8 rows a repeat */
+				kg_mask_all(&g);
+				for (int64_t j = 0; j < nb; j++) {
+					struct isa_insn *in = vbin(&g, ISA_OP_VSUB, ISA_DT_F16, ux + j * 32,
+								   ux + j * 32, bc, n16 / 8);
+					in->db = in->s0b = nb;
+					in->dr = in->s0r = 8 * nb;
+					in->s1b = 1;
+					in->s1r = 8;
+				}
+				flat(&g, ISA_OP_VEXP, ISA_DT_F16, ux, ux, n16 * C, 0);
+				row_reduce(&g, RK_SUM, ux, n, cols, nb, mx, r16, acc, tmp, r32);
+				flat(&g, ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
+				kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, n16);
+				to_blocks(&g, r16, tt, bc, n16, 1);
+				kg_mask_all(&g);
+				for (int64_t j = 0; j < nb; j++) {
+					struct isa_insn *in = vbin(&g, ISA_OP_VMUL, ISA_DT_F16, ux + j * 32,
+								   ux + j * 32, bc, n16 / 8);
+					in->db = in->s0b = nb;
+					in->dr = in->s0r = 8 * nb;
+					in->s1b = 1;
+					in->s1r = 8;
+				}
+			} else {
+				strided(&g, ISA_OP_VMOV, m, ux, -1, n, C, nb, st, 0);
+				for (int64_t r = 1; r < R; r++)
+					strided(&g, ISA_OP_VMAX, m, m, ux + r * C * 2, n, C, nb, nb, st);
+				for (int64_t r = 0; r < R; r++)
+					strided(&g, ISA_OP_VSUB, ux + r * C * 2, ux + r * C * 2, m, n, C, st,
+						st, nb);
+				flat(&g, ISA_OP_VEXP, ISA_DT_F16, ux, ux, n * R * C, 0);
+				strided(&g, ISA_OP_VMOV, m, ux, -1, n, C, nb, st, 0);
+				for (int64_t r = 1; r < R; r++)
+					strided(&g, ISA_OP_VADD, m, m, ux + r * C * 2, n, C, nb, nb, st);
+				flat(&g, ISA_OP_VREC, ISA_DT_F16, m, m, n * C, 0);
+				for (int64_t r = 0; r < R; r++)
+					strided(&g, ISA_OP_VMUL, ux + r * C * 2, ux + r * C * 2, m, n, C, st,
+						st, nb);
+			}
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
+			       0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		}
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		cc_end(p);
+	}
+	if (g.bad) {
+		snprintf(err, errlen, "softmax: a shape outside the ISA's field ranges is not "
+			 "supported yet");
+		return -1;
+	}
+	return 0;
+}
