@@ -14,6 +14,7 @@
 #include "compile.h"
 #include "fp16.h"
 #include "graph.h"
+#include "kern_resize.h"
 #include "kernels.h"
 #include "passes.h"
 
@@ -605,6 +606,26 @@ static void io_dev(struct cc_ctx *c, struct task *t, int output, int ti)
 	io_add(t, output, ti, ti, CC_F16, c->dev[ti].nc1hwc0 ? CC_FMT_NC1HWC0 : CC_FMT_ND);
 }
 
+/* The common shape of a one-input kernel: its output placed in the
+ * workspace and a task named after the node (NULL after NODE_FAIL)... */
+static struct task *output_task(struct cc_ctx *c, struct cc_node *n, int out)
+{
+	struct task *t = ws_place(c, out) ? NULL : task_new(c, n->name, n->op);
+	if (!t)
+		NODE_FAIL(c, n, "out of memory");
+	return t;
+}
+
+/* ...and its arguments: the input, then the output, both recorded as the
+ * task's tensors. */
+static void one_in_one_out(struct cc_ctx *c, struct task *t, int xi, int out)
+{
+	arg_tensor(c, t, xi);
+	arg_tensor(c, t, out);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, out);
+}
+
 /* A tensor in the host's plain layout (the edge kernels' other side): NCHW
  * when shape is 4-D, else ND. */
 static void io_host(struct cc_ctx *c, struct task *t, int output, int ti, int shape,
@@ -873,18 +894,13 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 	}
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
-	if (ws_place(c, out))
-		return -1;
-	struct task *t = task_new(c, n->name, n->op);
+	struct task *t = output_task(c, n, out);
 	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
+		return -1;
 	char msg[256];
 	if (cc_gen_pool(c->cfg, &pl, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
-	arg_tensor(c, t, xi);
-	arg_tensor(c, t, out);
-	io_dev(c, t, 0, xi);
-	io_dev(c, t, 1, out);
+	one_in_one_out(c, t, xi, out);
 	t->flops = (uint64_t)(pl.n * pl.c * pl.ho * pl.wo * pl.kh * pl.kw);
 	return 0;
 }
@@ -1007,6 +1023,127 @@ static int lower_concat(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+/* Pad's parameters: pads (rank begins, then rank ends), mode and value; as
+ * attributes before opset 11, as constant inputs from it (axes from 18). */
+static int pad_params(struct cc_ctx *c, struct cc_node *n, int rank, int64_t *pads,
+		      enum cc_pad_mode *mode, float *value)
+{
+	const struct cc_attr *m = cc_attr_find(n, "mode");
+	*mode = CC_PAD_CONSTANT;
+	*value = 0;
+	if (m && m->s && !strcmp(m->s, "reflect"))
+		*mode = CC_PAD_REFLECT;
+	else if (m && m->s && !strcmp(m->s, "edge"))
+		*mode = CC_PAD_EDGE;
+	else if (m && m->s && strcmp(m->s, "constant"))
+		return NODE_FAIL(c, n, "mode '%s' is not supported yet", m->s);
+	for (int i = 0; i < 2 * rank; i++)
+		pads[i] = 0;
+	if (n->nin < 2 || n->in[1] < 0) {
+		const struct cc_attr *a = cc_attr_find(n, "pads");
+		if (!a || a->type != CC_ATTR_INTS || a->n != (size_t)(2 * rank))
+			return NODE_FAIL(c, n, "pads that are not %d values are not supported yet",
+					 2 * rank);
+		for (int i = 0; i < 2 * rank; i++)
+			pads[i] = a->ints[i];
+		*value = cc_attr_float(n, "value", 0.0f);
+		return 0;
+	}
+	const struct cc_tensor *pt = T(c, n->in[1]);
+	if (!pt->data || pt->dtype != CC_I64)
+		return NODE_FAIL(c, n, "pads that are not a constant are not supported yet");
+	const int64_t *pv = pt->data;
+	int64_t np = cc_tensor_numel(pt);
+	if (n->nin > 3 && n->in[3] >= 0) {
+		const struct cc_tensor *at = T(c, n->in[3]);
+		int64_t na = cc_tensor_numel(at);
+		if (!at->data || (at->dtype != CC_I64 && at->dtype != CC_I32) || np != 2 * na)
+			return NODE_FAIL(c, n, "axes that are not a constant are not supported yet");
+		for (int64_t k = 0; k < na; k++) {
+			int64_t ax = at->dtype == CC_I64 ? ((const int64_t *)at->data)[k]
+							  : ((const int32_t *)at->data)[k];
+			if (ax < 0)
+				ax += rank;
+			if (ax < 0 || ax >= rank)
+				return NODE_FAIL(c, n, "axis %lld is out of range", (long long)ax);
+			pads[ax] = pv[k];
+			pads[ax + rank] = pv[k + na];
+		}
+	} else {
+		if (np != 2 * rank)
+			return NODE_FAIL(c, n, "pads that are not %d values are not supported yet",
+					 2 * rank);
+		for (int i = 0; i < 2 * rank; i++)
+			pads[i] = pv[i];
+	}
+	if (n->nin > 2 && n->in[2] >= 0) {
+		const struct cc_tensor *vt = T(c, n->in[2]);
+		if (!vt->data || cc_tensor_numel(vt) != 1 ||
+		    (vt->dtype != CC_F32 && vt->dtype != CC_F16))
+			return NODE_FAIL(c, n, "a constant_value that is not a constant scalar is "
+					       "not supported yet");
+		*value = vt->dtype == CC_F32 ? *(const float *)vt->data
+					     : dv_f16_to_f32(*(const uint16_t *)vt->data);
+	}
+	return 0;
+}
+
+static int infer_pad(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t pads[2 * CC_MAX_RANK], d[CC_MAX_RANK];
+	enum cc_pad_mode mode;
+	float value;
+	if (pad_params(c, n, x->rank, pads, &mode, &value))
+		return -1;
+	for (int i = 0; i < x->rank; i++) {
+		if (pads[i] < 0 || pads[i + x->rank] < 0)
+			return NODE_FAIL(c, n, "negative pads are not supported yet");
+		d[i] = x->dims[i] + pads[i] + pads[i + x->rank];
+	}
+	return set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
+}
+
+/* Pad: cc_gen_pad over the block grid of the device layouts; padding along
+ * the lane axis (NC1HWC0's channels, ND's last axis) is not done yet. */
+static int lower_pad(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int r = x->rank;
+	int64_t pads[2 * CC_MAX_RANK];
+	struct cc_pad pd = { .rank = r, .chan_axis = -1 };
+	if (pad_params(c, n, r, pads, &pd.mode, &pd.value))
+		return -1;
+	if (r < 1 || r > CC_PAD_MAX_RANK)
+		return NODE_FAIL(c, n, "Pad of rank %d is not supported yet", r);
+	int nc = r == 4, lane = nc ? 1 : r - 1;
+	if (pads[lane] || pads[lane + r])
+		return NODE_FAIL(c, n, "Pad along %s is not supported yet",
+				 nc ? "the channels of a 4-D tensor" : "the last axis");
+	if (act_input(c, n, xi))
+		return -1;
+	for (int q = 0; q < r; q++) {
+		pd.xcnt[q] = q == lane ? (x->dims[q] + 15) / 16 : x->dims[q];
+		pd.ycnt[q] = q == lane ? (y->dims[q] + 15) / 16 : y->dims[q];
+		pd.before[q] = q == lane ? 0 : pads[q];
+	}
+	if (nc) {
+		pd.chan_axis = 1;
+		pd.chan_valid = x->dims[1] % 16 ? x->dims[1] % 16 : 16;
+	}
+	struct task *t = output_task(c, n, out);
+	if (!t)
+		return -1;
+	char msg[256];
+	if (cc_gen_pad(c->cfg, &pd, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	one_in_one_out(c, t, xi, out);
+	return 0;
+}
+
 /* BatchNormalization not folded into a Conv: a per-channel affine map. */
 static int lower_bn(struct cc_ctx *c, struct cc_node *n)
 {
@@ -1115,10 +1252,7 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 	}
 	if (rc)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
-	arg_tensor(c, t, xi);
-	arg_tensor(c, t, out);
-	io_dev(c, t, 0, xi);
-	io_dev(c, t, 1, out);
+	one_in_one_out(c, t, xi, out);
 	t->flops = 4 * (uint64_t)cc_tensor_numel(x);
 	return 0;
 }
@@ -1234,10 +1368,7 @@ static int lower_reduce(struct cc_ctx *c, struct cc_node *n)
 	if (!t || cc_gen_reduce(c->cfg, kind, A, R, C, cols, last, last ? D : 1, &t->prog,
 				&t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
-	arg_tensor(c, t, xi);
-	arg_tensor(c, t, out);
-	io_dev(c, t, 0, xi);
-	io_dev(c, t, 1, out);
+	one_in_one_out(c, t, xi, out);
 	t->flops = (uint64_t)cc_tensor_numel(x);
 	return 0;
 }
@@ -1268,11 +1399,9 @@ static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 		return -1;
 	swap_last &= x->rank >= 2 && perm[x->rank - 2] == x->rank - 1 &&
 		     perm[x->rank - 1] == x->rank - 2;
-	if (ws_place(c, out))
-		return NODE_FAIL(c, n, "out of memory");
-	struct task *t = task_new(c, n->name, n->op);
+	struct task *t = output_task(c, n, out);
 	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
+		return -1;
 	char msg[256];
 	int done = 0;
 	if (swap_last && x->rank <= 3) {
@@ -1300,10 +1429,7 @@ static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 		if (cc_gen_permute(c->cfg, &pm, &t->prog, &t->block_dim, msg, sizeof msg))
 			return NODE_FAIL(c, n, "%s", msg);
 	}
-	arg_tensor(c, t, xi);
-	arg_tensor(c, t, out);
-	io_dev(c, t, 0, xi);
-	io_dev(c, t, 1, out);
+	one_in_one_out(c, t, xi, out);
 	return 0;
 }
 
@@ -1612,10 +1738,7 @@ static int transposed(struct cc_ctx *c, struct cc_node *n, int xi)
 	if (!t || cc_gen_transpose(c->cfg, 1, rows, cols, &t->prog, &t->block_dim, msg,
 				   sizeof msg))
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
-	arg_tensor(c, t, xi);
-	arg_tensor(c, t, ti);
-	io_dev(c, t, 0, xi);
-	io_dev(c, t, 1, ti);
+	one_in_one_out(c, t, xi, ti);
 	return ti;
 }
 
@@ -1639,10 +1762,7 @@ static int scaled(struct cc_ctx *c, struct cc_node *n, int xi, float k)
 	if (cc_gen_vchain(c->cfg, &ch, dev_elems(&c->dev[xi]), &t->prog, &t->block_dim, msg,
 			  sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
-	arg_tensor(c, t, xi);
-	arg_tensor(c, t, ti);
-	io_dev(c, t, 0, xi);
-	io_dev(c, t, 1, ti);
+	one_in_one_out(c, t, xi, ti);
 	return ti;
 }
 
@@ -1849,6 +1969,203 @@ static int lower_gemm(struct cc_ctx *c, struct cc_node *n)
 	}
 	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
 	return matmul_common(c, n, ai, bi, tb, alpha, bias, cc_attr_float(n, "beta", 1));
+}
+
+/* ---- Resize, Upsample (kern_resize.c) ----------------------------------- */
+
+struct resize_spec {
+	int linear;
+	enum cc_resize_ctm ctm;
+	enum cc_resize_nearest nm;
+	double sh, sw; /* the scales the coordinates use */
+	int64_t ho, wo;
+};
+
+static const char *str_attr(const struct cc_node *n, const char *name, const char *dflt)
+{
+	const struct cc_attr *a = cc_attr_find(n, name);
+	return a && a->type == CC_ATTR_STRING && a->s ? a->s : dflt;
+}
+
+/* Mode, coordinates and output size of a Resize (opset 10..19) or Upsample
+ * (opset 7, 9): scales or sizes must be constants (or frozen inputs). */
+static int resize_spec(struct cc_ctx *c, struct cc_node *n, struct resize_spec *rp)
+{
+	if (need4(c, n))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int upsample = !strcmp(n->op, "Upsample");
+	int old = upsample || c->g.opset < 11; /* Upsample and Resize-10: asymmetric, floor */
+	const char *mode = str_attr(n, "mode", "nearest");
+	if (!strcmp(mode, "nearest"))
+		rp->linear = 0;
+	else if (!strcmp(mode, "linear") || !strcmp(mode, "bilinear"))
+		rp->linear = 1;
+	else
+		return NODE_FAIL(c, n, "%s mode '%s' is not supported yet (nearest and linear only)",
+				 n->op, mode);
+	const char *ctm = str_attr(n, "coordinate_transformation_mode",
+				   old ? "asymmetric" : "half_pixel");
+	if (!strcmp(ctm, "half_pixel"))
+		rp->ctm = CC_CTM_HALF_PIXEL;
+	else if (!strcmp(ctm, "pytorch_half_pixel"))
+		rp->ctm = CC_CTM_PYTORCH_HALF_PIXEL;
+	else if (!strcmp(ctm, "asymmetric"))
+		rp->ctm = CC_CTM_ASYMMETRIC;
+	else if (!strcmp(ctm, "align_corners"))
+		rp->ctm = CC_CTM_ALIGN_CORNERS;
+	else
+		return NODE_FAIL(c, n, "coordinate_transformation_mode '%s' is not supported yet",
+				 ctm);
+	const char *nm = str_attr(n, "nearest_mode", old ? "floor" : "round_prefer_floor");
+	if (!strcmp(nm, "round_prefer_floor"))
+		rp->nm = CC_NEAREST_ROUND_PREFER_FLOOR;
+	else if (!strcmp(nm, "round_prefer_ceil"))
+		rp->nm = CC_NEAREST_ROUND_PREFER_CEIL;
+	else if (!strcmp(nm, "floor"))
+		rp->nm = CC_NEAREST_FLOOR;
+	else if (!strcmp(nm, "ceil"))
+		rp->nm = CC_NEAREST_CEIL;
+	else
+		return NODE_FAIL(c, n, "nearest_mode '%s' is not supported yet", nm);
+	if (cc_attr_int(n, "antialias", 0))
+		return NODE_FAIL(c, n, "antialias is not supported yet");
+	if (cc_attr_find(n, "axes"))
+		return NODE_FAIL(c, n, "the axes attribute is not supported yet");
+	if (strcmp(str_attr(n, "keep_aspect_ratio_policy", "stretch"), "stretch"))
+		return NODE_FAIL(c, n, "keep_aspect_ratio_policy other than stretch is not "
+				       "supported yet");
+	double s[4] = { 1, 1, 1, 1 };
+	int64_t sz[4] = { 0 };
+	int have = 0; /* 1 scales, 2 sizes */
+	int si = -1, zi = -1;
+	if (upsample || c->g.opset < 11)
+		si = n->nin > 1 ? n->in[1] : -1;
+	else {
+		si = n->nin > 2 ? n->in[2] : -1;
+		zi = n->nin > 3 ? n->in[3] : -1;
+	}
+	const struct cc_attr *sa = cc_attr_find(n, "scales");
+	if (upsample && sa && sa->type == CC_ATTR_FLOATS && sa->n == 4) {
+		for (int i = 0; i < 4; i++)
+			s[i] = sa->floats[i];
+		have = 1;
+	}
+	if (si >= 0 && cc_tensor_numel(T(c, si)) != 0) {
+		struct cc_tensor *st = T(c, si);
+		if (!st->data || st->dtype != CC_F32 || cc_tensor_numel(st) != 4)
+			return NODE_FAIL(c, n, "scales that are not a constant of 4 float32 values "
+					       "are not supported yet");
+		for (int i = 0; i < 4; i++)
+			s[i] = ((const float *)st->data)[i];
+		have = 1;
+	}
+	if (zi >= 0 && cc_tensor_numel(T(c, zi)) != 0) {
+		struct cc_tensor *zt = T(c, zi);
+		if (!zt->data || zt->dtype != CC_I64 || cc_tensor_numel(zt) != 4)
+			return NODE_FAIL(c, n, "sizes that are not a constant of 4 int64 values are "
+					       "not supported yet");
+		for (int i = 0; i < 4; i++)
+			sz[i] = ((const int64_t *)zt->data)[i];
+		have = 2;
+	}
+	if (!have)
+		return NODE_FAIL(c, n, "%s without constant scales or sizes is not supported yet",
+				 n->op);
+	if (have == 2) {
+		if (sz[0] != x->dims[0] || sz[1] != x->dims[1])
+			return NODE_FAIL(c, n, "resizing N or C is not supported yet");
+		rp->ho = sz[2];
+		rp->wo = sz[3];
+		rp->sh = (double)sz[2] / (double)x->dims[2];
+		rp->sw = (double)sz[3] / (double)x->dims[3];
+	} else {
+		if (s[0] != 1 || s[1] != 1)
+			return NODE_FAIL(c, n, "resizing N or C is not supported yet");
+		rp->ho = (int64_t)floor((double)x->dims[2] * s[2]);
+		rp->wo = (int64_t)floor((double)x->dims[3] * s[3]);
+		rp->sh = s[2];
+		rp->sw = s[3];
+	}
+	if (rp->ho < 1 || rp->wo < 1 || x->dims[2] < 1 || x->dims[3] < 1)
+		return NODE_FAIL(c, n, "an empty output (%lldx%lld) is not supported yet",
+				 (long long)rp->ho, (long long)rp->wo);
+	return 0;
+}
+
+static int infer_resize(struct cc_ctx *c, struct cc_node *n)
+{
+	struct resize_spec rp;
+	if (resize_spec(c, n, &rp))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t d[4] = { x->dims[0], x->dims[1], rp.ho, rp.wo };
+	return set_shape(T(c, n->out[0]), x->dtype, 4, d);
+}
+
+static int lower_resize(struct cc_ctx *c, struct cc_node *n)
+{
+	struct resize_spec rp;
+	if (resize_spec(c, n, &rp))
+		return -1;
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi);
+	if (c->dev[xi].where == W_NONE)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	int64_t h = x->dims[2], w = x->dims[3], ho = rp.ho, wo = rp.wo;
+	int64_t *ix = malloc((size_t)(2 * (ho + wo)) * sizeof *ix);
+	float *fx = malloc((size_t)(ho + wo) * sizeof *fx);
+	uint16_t *tab = NULL;
+	int rc = -1;
+	if (!ix || !fx) {
+		NODE_FAIL(c, n, "out of memory");
+		goto done;
+	}
+	struct cc_resize rs = { x->dims[0] * (cc_pad16(x->dims[1]) / 16), h, w, ho, wo,
+				rp.linear, ix, ix + ho, ix + 2 * ho, ix + 2 * ho + wo, fx, fx + ho };
+	cc_resize_axis(h, ho, rp.sh, rp.ctm, rp.nm, rp.linear, ix, ix + ho, fx);
+	cc_resize_axis(w, wo, rp.sw, rp.ctm, rp.nm, rp.linear, ix + 2 * ho, ix + 2 * ho + wo,
+		       fx + ho);
+	int64_t off = -1;
+	if (rp.linear) {
+		int64_t bytes = cc_resize_table_bytes(&rs);
+		tab = malloc((size_t)bytes);
+		if (!tab) {
+			NODE_FAIL(c, n, "out of memory");
+			goto done;
+		}
+		cc_resize_table(&rs, tab);
+		off = weight_add(c, tab, (uint64_t)bytes);
+		if (off < 0) {
+			NODE_FAIL(c, n, "out of memory");
+			goto done;
+		}
+	}
+	if (ws_place(c, out))
+		goto done;
+	struct task *t = task_new(c, n->name, n->op);
+	if (!t) {
+		NODE_FAIL(c, n, "out of memory");
+		goto done;
+	}
+	char msg[256];
+	if (cc_gen_resize(c->cfg, &rs, &t->prog, &t->block_dim, msg, sizeof msg)) {
+		NODE_FAIL(c, n, "%s", msg);
+		goto done;
+	}
+	arg_tensor(c, t, xi);
+	if (rp.linear)
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
+	arg_tensor(c, t, out);
+	io_dev(c, t, 0, xi);
+	io_dev(c, t, 1, out);
+	t->flops = rp.linear ? 4 * (uint64_t)cc_tensor_numel(T(c, out)) : 0;
+	rc = 0;
+done:
+	free(ix);
+	free(fx);
+	free(tab);
+	return rc;
 }
 
 struct op_entry {

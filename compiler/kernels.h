@@ -104,6 +104,26 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 		       int64_t ycols, struct cc_prog *p, unsigned *block_dim, char *err,
 		       size_t errlen);
 
+/* Pad over a block grid: both tensors' device layouts (NC1HWC0 [N][C1][H][W]
+ * or ND [d0]..[C16/16]) as row-major grids of 32-byte blocks; padding only
+ * along axes that are not the lane axis, in whole blocks.  Per grid axis:
+ * the input's and output's block counts and the pad blocks before.
+ * chan_axis (or -1): the NC1HWC0 C1 axis, whose last block has chan_valid
+ * real channels; constant borders keep the others zero.
+ * Arguments: 0 x, 1 y. */
+#define CC_PAD_MAX_RANK 8
+enum cc_pad_mode { CC_PAD_CONSTANT, CC_PAD_REFLECT, CC_PAD_EDGE };
+struct cc_pad {
+	int rank;
+	int64_t xcnt[CC_PAD_MAX_RANK], ycnt[CC_PAD_MAX_RANK], before[CC_PAD_MAX_RANK];
+	enum cc_pad_mode mode;
+	float value;
+	int chan_axis;
+	int64_t chan_valid;
+};
+int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_prog *p,
+	       unsigned *block_dim, char *err, size_t errlen);
+
 /* Strided GM copy through the UB (see kern_copy.c).  Arguments: 0 src, 1 dst. */
 int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,
 		int64_t src_stride, int64_t dst_stride, struct cc_prog *p, unsigned *block_dim,

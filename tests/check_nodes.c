@@ -56,8 +56,9 @@ static double to_double(const struct rt_tensor *t, size_t i)
 }
 
 /* Graph inputs the harness freezes into constants: the shape of Reshape,
- * the bounds of Clip and the axes of the Reduce ops, which an ahead-of-time
- * compiler needs at compile time.
+ * the bounds of Clip, the pads, value and axes of Pad and the axes of the
+ * Reduce ops, the roi, scales and sizes of Resize/Upsample, which an
+ * ahead-of-time compiler needs at compile time.
  * Returns a mask over the graph's inputs. */
 static unsigned frozen_inputs(const char *model)
 {
@@ -69,7 +70,8 @@ static unsigned frozen_inputs(const char *model)
 	for (int i = 0; i < g.nn; i++) {
 		const struct cc_node *n = &g.n[i];
 		int first = !strcmp(n->op, "Reshape") || !strcmp(n->op, "Clip") ||
-					    !strncmp(n->op, "Reduce", 6)
+					    !strcmp(n->op, "Pad") || !strncmp(n->op, "Reduce", 6) ||
+					    !strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample")
 				    ? 1
 				    : 99;
 		for (int k = first; k < n->nin; k++)

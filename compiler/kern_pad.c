@@ -1,0 +1,161 @@
+/* kern_pad.c: Pad over a block grid (see kernels.h, struct cc_pad).
+ *
+ * The output is written one row of the grid's last axis at a time.  Every
+ * other axis maps its output index to an input index at compile time
+ * (constant mode: none, the row is all border; edge: clamped; reflect:
+ * mirrored), so a row is either a row of border or an input row with its
+ * ends padded.  An input row comes into the UB by one DMA burst at its place
+ * in the output row; in edge and reflect mode the end blocks are one-block
+ * DMAs of the input blocks they copy, and the whole row goes out in one
+ * burst.  In constant mode the border comes from a UB buffer of the value,
+ * filled once per core by vdup (a second one for the last channel block of
+ * NC1HWC0, whose padding channels stay zero), and goes out beside the
+ * input's burst.  Rows are dealt to the cores; double-buffered.
+ * Arguments: 0 x, 1 y. */
+#include <stdio.h>
+
+#include "kern_gen.h"
+
+/* The input index output index o of axis q reads, or -1 for the border. */
+static int64_t pad_map(const struct cc_pad *pd, int q, int64_t o)
+{
+	int64_t n = pd->xcnt[q], i = o - pd->before[q];
+	if (i >= 0 && i < n)
+		return i;
+	if (pd->mode == CC_PAD_CONSTANT)
+		return -1;
+	if (pd->mode == CC_PAD_EDGE)
+		return i < 0 ? 0 : n - 1;
+	return i < 0 ? -i : 2 * (n - 1) - i; /* reflect: pads < n (checked) */
+}
+
+static void vdup_blocks(struct kg *g, int64_t ub, int64_t nblk, float v)
+{
+	for (int64_t d = 0; d < nblk; d += 8 * 255) {
+		int64_t rep = (nblk - d + 7) / 8 < 255 ? (nblk - d + 7) / 8 : 255;
+		int rd = kg_reg(g, ub + d * 32), rv = kg_reg(g, kg_fbits(v));
+		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
+		in->rd = rd;
+		in->rs2 = rv;
+		in->dt = ISA_DT_F16;
+		in->rep = rep;
+		in->db = 1;
+		in->dr = 8;
+	}
+}
+
+int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_prog *p,
+	       unsigned *block_dim, char *err, size_t errlen)
+{
+	int r = pd->rank;
+	if (r < 1 || r > CC_PAD_MAX_RANK) {
+		snprintf(err, errlen, "Pad of rank %d is not supported yet", r);
+		return -1;
+	}
+	int64_t rows = 1;
+	for (int q = 0; q < r; q++) {
+		int64_t after = pd->ycnt[q] - pd->xcnt[q] - pd->before[q];
+		if (pd->xcnt[q] < 1 || pd->before[q] < 0 || after < 0) {
+			snprintf(err, errlen, "Pad: this padding is not supported yet");
+			return -1;
+		}
+		if (pd->mode == CC_PAD_REFLECT && (pd->before[q] >= pd->xcnt[q] || after >= pd->xcnt[q])) {
+			snprintf(err, errlen, "Pad: reflect pads at least as large as the axis are not "
+					      "supported yet");
+			return -1;
+		}
+		if (q + 1 < r)
+			rows *= pd->ycnt[q];
+	}
+	int64_t xw = pd->xcnt[r - 1], yw = pd->ycnt[r - 1], bw = pd->before[r - 1];
+	int64_t rowb = (yw + 7) / 8 * 8; /* blocks of a row buffer */
+	int cst = pd->mode == CC_PAD_CONSTANT;
+	int chan = cst && pd->chan_axis >= 0 && pd->chan_axis + 1 < r && pd->chan_valid < 16;
+	int64_t ub_need = (2 + cst + chan) * rowb * 32;
+	if (rowb > 65535 || ub_need > (int64_t)cfg->ub_size_kb * 1024) {
+		snprintf(err, errlen, "Pad of rows of %lld blocks is not supported yet", (long long)yw);
+		return -1;
+	}
+	int64_t ub_c = 2 * rowb * 32, ub_c2 = 3 * rowb * 32;
+	int64_t per, blocks = cc_split_work(rows, cfg->core_count, &per);
+	*block_dim = (unsigned)blocks;
+	struct kg g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		if (cst) {
+			kg_mask_all(&g);
+			vdup_blocks(&g, ub_c, rowb, pd->value);
+			if (chan) {
+				vdup_blocks(&g, ub_c2, rowb, 0.0f);
+				uint64_t m = 0;
+				for (int l = 0; l < 64; l++)
+					if (l % 16 < pd->chan_valid)
+						m |= UINT64_C(1) << l;
+				kg_mask(&g, m, m);
+				vdup_blocks(&g, ub_c2, rowb, pd->value);
+				kg_mask_all(&g);
+			}
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		}
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		int par = 0;
+		for (int64_t u = b * per; u < (b + 1) * per && u < rows; u++, par ^= 1) {
+			int64_t idx[CC_PAD_MAX_RANK], k = u, xrow = 0, border = 0, last_c = 0;
+			for (int q = r - 2; q >= 0; q--) {
+				idx[q] = k % pd->ycnt[q];
+				k /= pd->ycnt[q];
+			}
+			for (int q = 0; q + 1 < r; q++) {
+				int64_t i = pad_map(pd, q, idx[q]);
+				border |= i < 0;
+				xrow = xrow * pd->xcnt[q] + (i < 0 ? 0 : i);
+				if (q == pd->chan_axis)
+					last_c = idx[q] == pd->ycnt[q] - 1;
+			}
+			int64_t cub = chan && last_c ? ub_c2 : ub_c;
+			int64_t buf = par * rowb * 32, xoff = xrow * xw * 32, yoff = u * yw * 32;
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+			if (!border) {
+				kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, xoff, buf + bw * 32, 1, xw, 0, 0);
+				if (!cst)
+					for (int64_t j = 0; j < yw; j++) {
+						if (j >= bw && j < bw + xw)
+							continue;
+						int64_t i = pad_map(pd, r - 1, j);
+						kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, xoff + i * 32,
+						       buf + j * 32, 1, 1, 0, 0);
+					}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+			if (border) {
+				kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff, cub, 1, yw, 0, 0);
+			} else if (cst) {
+				int64_t aw = yw - bw - xw;
+				kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff + bw * 32, buf + bw * 32, 1, xw,
+				       0, 0);
+				if (bw)
+					kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff, cub, 1, bw, 0, 0);
+				if (aw)
+					kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff + (bw + xw) * 32, cub, 1,
+					       aw, 0, 0);
+			} else {
+				kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff, buf, 1, yw, 0, 0);
+			}
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+		}
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		cc_end(p);
+	}
+	if (g.bad) {
+		snprintf(err, errlen, "Pad: a DMA or vector field out of range, not supported yet");
+		return -1;
+	}
+	return 0;
+}
