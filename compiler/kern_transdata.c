@@ -412,16 +412,8 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
-	in->rd = R_BIDX;
-	in->spr = ISA_SPR_BLOCK_IDX;
 	int labels[MAX_BLOCKS];
-	labels[0] = cc_label_new(p);
-	for (int64_t b = 1; b < pl.nb; b++) {
-		labels[b] = cc_label_new(p);
-		cc_li(p, R_TMP, b);
-		cc_beq_label(p, R_BIDX, R_TMP, labels[b]);
-	}
+	cc_block_dispatch(p, pl.nb, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < pl.nb; b++) {
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);

@@ -242,7 +242,7 @@ static int write_atomic(const char *path, const void *data, size_t n, char *err,
 	return 0;
 }
 
-static int mkdir_p(const char *dir, char *err, size_t errlen)
+int st_mkdir_p(const char *dir, char *err, size_t errlen)
 {
 	char b[PATH_MAX];
 	if (snprintf(b, sizeof b, "%s", dir) >= (int)sizeof b) {
@@ -464,7 +464,7 @@ static int get_model(const struct st_point *p, const struct soc_config *ccfg, co
 		}
 		return 0;
 	}
-	if (mkdir_p(p->cache_dir, e2, sizeof e2)) {
+	if (st_mkdir_p(p->cache_dir, e2, sizeof e2)) {
 		snprintf(err, errlen, "cache: %s", e2);
 		return -1;
 	}

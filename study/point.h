@@ -90,6 +90,9 @@ int st_compile_ident(const struct st_point *p, char *buf, size_t len, char *err,
 int st_point_configs(const struct st_point *p, struct soc_config *compile_cfg,
 		     struct soc_config *run_cfg, char *err, size_t errlen);
 
+/* mkdir -p: every missing directory of the path.  0, or -1 with err. */
+int st_mkdir_p(const char *dir, char *err, size_t errlen);
+
 /* FNV-1a, 64 bits: the cache's and the sweep's content hash. */
 uint64_t st_hash(const void *data, size_t n, uint64_t h);
 #define ST_HASH_INIT 0xcbf29ce484222325ull

@@ -1,9 +1,7 @@
 /* quantify.c: the advisor's recommendations, measured (see quantify.h). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "quantify.h"
 #include "trace_read.h"
@@ -53,10 +51,8 @@ int st_quantify(const struct adv_report *rep, const char *trace_dir,
 		snprintf(err, errlen, "%s names no \"soc\": give --soc", path);
 		return -1;
 	}
-	if (mkdir(o->work_dir, 0777) && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", o->work_dir, strerror(errno));
+	if (st_mkdir_p(o->work_dir, err, errlen))
 		return -1;
-	}
 	struct st_point base = { .model = o->model, .soc = soc, .batch = (unsigned)batch,
 				 .fusion_switch_file = o->fusion_switch_file, .loop = 2,
 				 .streams = 1 };

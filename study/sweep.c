@@ -45,29 +45,6 @@ static char *trim(char *s)
 	return s;
 }
 
-static int mkdir_p(const char *dir, char *err, size_t errlen)
-{
-	char b[PATH_MAX];
-	if (snprintf(b, sizeof b, "%s", dir) >= (int)sizeof b) {
-		snprintf(err, errlen, "%.200s...: path too long", dir);
-		return -1;
-	}
-	for (char *s = b + 1;; s++) {
-		int end = !*s;
-		if (*s == '/' || end) {
-			*s = 0;
-			if (mkdir(b, 0777) && errno != EEXIST) {
-				snprintf(err, errlen, "%s: %s", b, strerror(errno));
-				return -1;
-			}
-			if (end)
-				break;
-			*s = '/';
-		}
-	}
-	return 0;
-}
-
 static char *read_text(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -357,7 +334,7 @@ int sw_spec_write(struct sw_spec *s, char *err, size_t errlen)
 		snprintf(err, errlen, "more than 1000000 points");
 		return -1;
 	}
-	if (mkdir_p(s->dir, err, errlen))
+	if (st_mkdir_p(s->dir, err, errlen))
 		return -1;
 	char *d = abs_path(s->dir, err, errlen), *m, *f = NULL;
 	if (!d)
@@ -621,7 +598,7 @@ static int point_dir(const struct sw_spec *s, unsigned k, char *buf, size_t len,
 		     size_t errlen)
 {
 	snprintf(buf, len, "%s/points/%u", s->dir, k);
-	return mkdir_p(buf, err, errlen);
+	return st_mkdir_p(buf, err, errlen);
 }
 
 /* points/k/result.csv (the header and the row) and points/k/point.txt. */
@@ -1011,7 +988,7 @@ int sw_emit_jobs(const struct sw_spec *s, const char *self, char *err, size_t er
 		goto done;
 	}
 	snprintf(path, sizeof path, "%s/points", s->dir);
-	if (mkdir_p(path, err, errlen))
+	if (st_mkdir_p(path, err, errlen))
 		goto done;
 	snprintf(path, sizeof path, "%s/jobs.txt", s->dir);
 	if (write_text(path, j.s, err, errlen))
