@@ -17,6 +17,7 @@
 #include "kern_resize.h"
 #include "kernels.h"
 #include "passes.h"
+#include "sim.h"
 
 enum where { W_NONE, W_WS, W_WEIGHT };
 
@@ -2349,19 +2350,6 @@ static int read_switches(struct cc_ctx *c, const char *path, int on[SW_N])
 	return 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static int write_report_json(struct cc_ctx *c, const char *path, int nodes_in, int nodes_out,
 			     const int changes[SW_N], const int on[SW_N])
@@ -2370,9 +2358,9 @@ static int write_report_json(struct cc_ctx *c, const char *path, int nodes_in, i
 	if (!f)
 		return fail(c, "--report %s: cannot write", path);
 	fprintf(f, "{\"model\": ");
-	json_str(f, c->path);
+	sim_json_str(f, c->path);
 	fprintf(f, ", \"soc\": ");
-	json_str(f, c->cfg->name);
+	sim_json_str(f, c->cfg->name);
 	fprintf(f, ", \"nodes_before\": %d, \"nodes_after\": %d, \"tasks\": %u, "
 		   "\"weights_bytes\": %llu, \"workspace_bytes\": %llu, "
 		   "\"workspace_bytes_without_reuse\": %llu, \"passes\": [",
@@ -2384,9 +2372,9 @@ static int write_report_json(struct cc_ctx *c, const char *path, int nodes_in, i
 	fprintf(f, "], \"task_list\": [");
 	for (unsigned i = 0; i < c->ntasks; i++) {
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
-		json_str(f, c->tasks[i].name);
+		sim_json_str(f, c->tasks[i].name);
 		fprintf(f, ", \"type\": ");
-		json_str(f, c->tasks[i].op_type);
+		sim_json_str(f, c->tasks[i].op_type);
 		fprintf(f, ", \"block_dim\": %u, \"instructions\": %zu, \"flops\": %llu}",
 			c->tasks[i].block_dim, c->tasks[i].prog.n,
 			(unsigned long long)c->tasks[i].flops);

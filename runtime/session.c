@@ -14,7 +14,8 @@ struct lane { /* one stream's model instance and I/O buffers */
 	uint64_t *in, *out;
 };
 
-static int check_inputs(const struct om_model *om, const struct rt_tensor *t, unsigned set,
+/* set < 0: the only set, not named in messages */
+static int check_inputs(const struct om_model *om, const struct rt_tensor *t, int set,
 			char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < om->ninputs; i++) {
@@ -31,10 +32,12 @@ static int check_inputs(const struct om_model *om, const struct rt_tensor *t, un
 			for (int k = 0; k < t[i].rank && k < 8; k++)
 				b += (size_t)snprintf(got + b, sizeof got - b, "%s%lld", k ? "," : "",
 						      (long long)t[i].dims[k]);
+			char where[32] = "";
+			if (set >= 0)
+				snprintf(where, sizeof where, "input set %d, ", set);
 			snprintf(err, errlen,
-				 "input set %u, input %u ('%s'): the model wants type %d shape [%s], "
-				 "got type %d shape [%s]", set, i, d->name, d->dtype, want, t[i].dtype,
-				 got);
+				 "%sinput %u ('%s'): the model wants type %d shape [%s], got type %d "
+				 "shape [%s]", where, i, d->name, d->dtype, want, t[i].dtype, got);
 			return -1;
 		}
 	}
@@ -88,7 +91,8 @@ int rt_session_run(struct rt_device *d, const struct om_model *om, const struct 
 		return -1;
 	}
 	for (unsigned k = 0; k < (o->sets_each ? nsets : 1); k++)
-		if (check_inputs(om, inputs + (size_t)k * om->ninputs, k, err, errlen))
+		if (check_inputs(om, inputs + (size_t)k * om->ninputs, o->sets_each ? (int)k : -1,
+				 err, errlen))
 			return -1;
 	struct sim_device *sim = rt_device_sim(d);
 	struct lane *ln = calloc(S, sizeof *ln);

@@ -130,6 +130,10 @@ int sim_run(struct sim_device *dev, const struct sim_kernel *k, unsigned block_d
 	    const int64_t *args, unsigned nargs, struct sim_result *res);
 void sim_result_free(struct sim_result *res);
 
+/* s as a JSON string (quotes, backslashes and control characters escaped;
+ * NULL as ""): every tool that writes JSON uses this one. */
+void sim_json_str(FILE *f, const char *s);
+
 /* Statistics: gem5-style text ("name value # doc (unit)") and JSON. */
 void sim_stats_print(FILE *f, const struct sim_result *res, unsigned ncores);
 void sim_stats_json(FILE *f, const struct sim_result *res, unsigned ncores);

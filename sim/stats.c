@@ -62,3 +62,18 @@ void sim_stats_json(FILE *f, const struct sim_result *res, unsigned ncores)
 	}
 	fprintf(f, "]}\n");
 }
+
+void sim_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "quantify.h"
+#include "sim.h"
 #include "trace_read.h"
 
 /* Run one variant of the baseline point into v. */
@@ -129,34 +130,21 @@ void st_quantify_print(FILE *f, const struct st_variant *v, unsigned n)
 	}
 }
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 void st_quantify_json(FILE *f, const struct st_variant *v, unsigned n)
 {
 	fprintf(f, "[");
 	for (unsigned i = 0; i < n; i++) {
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
-		jstr(f, v[i].name);
+		sim_json_str(f, v[i].name);
 		fprintf(f, ", \"measures\": ");
-		jstr(f, v[i].why);
+		sim_json_str(f, v[i].why);
 		fprintf(f, ", \"set\": ");
-		jstr(f, v[i].set);
+		sim_json_str(f, v[i].set);
 		fprintf(f, ", \"ok\": %s", v[i].r.ok ? "true" : "false");
 		if (!v[i].r.ok) {
 			fprintf(f, ", \"error\": ");
-			jstr(f, v[i].r.error);
+			sim_json_str(f, v[i].r.error);
 			fprintf(f, "}");
 			continue;
 		}
@@ -164,7 +152,7 @@ void st_quantify_json(FILE *f, const struct st_variant *v, unsigned n)
 			   "\"throughput_fps\": %.2f, \"speedup\": %.4f, \"bound\": ",
 			v[i].r.batch, v[i].r.warm_latency_us, v[i].us_per_image,
 			v[i].r.throughput_fps, v[i].speedup);
-		jstr(f, v[i].r.bound);
+		sim_json_str(f, v[i].r.bound);
 		fprintf(f, "}");
 	}
 	fprintf(f, "]");

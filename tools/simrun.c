@@ -518,19 +518,6 @@ static void on_task(void *ctx, const struct rt_task_record *r)
 	fflush(stderr);
 }
 
-static void json_escape(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo)
@@ -616,9 +603,9 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	const struct rt_exec_record *e0 = &er[0];
 	if (mo->json) {
 		printf("{\"soc\": ");
-		json_escape(stdout, cfg->name);
+		sim_json_str(stdout, cfg->name);
 		printf(", \"model\": ");
-		json_escape(stdout, m.name);
+		sim_json_str(stdout, m.name);
 		printf(", \"cycles\": %llu, \"latency_us\": %.3f, \"first_latency_us\": %.3f, "
 		       "\"warm_latency_us\": %.3f, \"throughput_fps\": %.2f, \"batch\": %u, "
 		       "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, \"h2d_us\": %.3f, "
@@ -639,9 +626,9 @@ static int run_model(const char *path, const struct soc_config *cfg,
 				continue;
 			const struct om_task *ot = &m.tasks[t->model_task];
 			printf("%s{\"name\": ", first ? "" : ", ");
-			json_escape(stdout, ot->name);
+			sim_json_str(stdout, ot->name);
 			printf(", \"type\": ");
-			json_escape(stdout, ot->op_type);
+			sim_json_str(stdout, ot->op_type);
 			uint64_t cyc = t->end - t->start;
 			printf(", \"stream_id\": %u, \"start_us\": %.3f, \"duration_us\": %.3f, "
 			       "\"wait_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, \"bytes\": %llu, "

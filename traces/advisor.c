@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 
 #include "advisor.h"
+#include "sim.h"
 #include "trace_read.h"
 
 /* X(name, value, rule, source) */
@@ -1306,20 +1307,6 @@ void adv_print_text(FILE *f, const struct adv_report *r)
 	}
 }
 
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
 
 /* a number, or null when it is not finite (JSON has no inf or nan) */
 static void jnum(FILE *f, double v, int prec)
@@ -1334,17 +1321,17 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 {
 	double per_exec = r->nexecs ? 1.0 / r->nexecs : 1.0;
 	fputs("{\"trace\": ", f);
-	jstr(f, r->dir);
+	sim_json_str(f, r->dir);
 	fputs(", \"soc\": ", f);
-	jstr(f, r->soc ? r->soc : "");
+	sim_json_str(f, r->soc ? r->soc : "");
 	fputs(", \"model\": ", f);
-	jstr(f, r->model ? r->model : "");
+	sim_json_str(f, r->model ? r->model : "");
 	fputs(", \"ai_cores\": ", f);
 	jnum(f, r->ai_cores, 0);
 	fputs(", \"verdict\": ", f);
-	jstr(f, bound_names[r->verdict]);
+	sim_json_str(f, bound_names[r->verdict]);
 	fputs(", \"verdict_meaning\": ", f);
-	jstr(f, bound_what[r->verdict]);
+	sim_json_str(f, bound_what[r->verdict]);
 	fprintf(f, ", \"analysed\": {\"tasks\": %u, \"executions\": %u, \"executions_in_trace\": "
 		   "%u, \"warm_only\": %s, \"streams\": %u, \"elapsed_us\": ", r->ntasks, r->nexecs,
 		r->all_execs, r->warm_only ? "true" : "false", r->nstreams);
@@ -1368,7 +1355,7 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 	fputs("}, \"evidence\": [", f);
 	for (size_t i = 0; i < r->nevid; i++) {
 		fputs(i ? ", " : "", f);
-		jstr(f, r->evid[i]);
+		sim_json_str(f, r->evid[i]);
 	}
 	fputs("], \"recommendations\": [", f);
 	for (size_t i = 0; i < r->nrec; i++) {
@@ -1377,10 +1364,10 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 			bound_names[x->bound], x->action);
 		for (unsigned k = 0; k < x->nops; k++) {
 			fputs(k ? ", " : "", f);
-			jstr(f, r->op[x->ops[k]].name);
+			sim_json_str(f, r->op[x->ops[k]].name);
 		}
 		fputs("], \"text\": ", f);
-		jstr(f, x->text);
+		sim_json_str(f, x->text);
 		fputc('}', f);
 	}
 	fputs("], \"thresholds\": {", f);
@@ -1392,9 +1379,9 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 		const struct op *o = &r->op[i];
 		fputs(i ? ", " : "", f);
 		fputs("{\"name\": ", f);
-		jstr(f, o->name);
+		sim_json_str(f, o->name);
 		fputs(", \"type\": ", f);
-		jstr(f, o->type);
+		sim_json_str(f, o->type);
 		fprintf(f, ", \"bound\": \"%s\", \"duration_us\": ", bound_names[o->bound]);
 		jnum(f, o->dur / o->count, 3);
 		fputs(", \"share\": ", f);
@@ -1421,10 +1408,10 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 		jnum(f, o->dur > 0 ? o->cube_fops / (o->dur * 1e-6) / 1e12 : 0, 3);
 		if (o->kernel) {
 			fputs(", \"kernel\": ", f);
-			jstr(f, o->kernel);
+			sim_json_str(f, o->kernel);
 		}
 		fputs(", \"reason\": ", f);
-		jstr(f, o->reason);
+		sim_json_str(f, o->reason);
 		fputc('}', f);
 	}
 	fputs("], \"copies\": [", f);
@@ -1432,7 +1419,7 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 		const struct copy *c = &r->copy[k];
 		fputs(k ? ", " : "", f);
 		fputs("{\"name\": ", f);
-		jstr(f, c->name);
+		sim_json_str(f, c->name);
 		fprintf(f, ", \"count\": %u, \"duration_us\": ", c->count);
 		jnum(f, c->dur / c->count, 3);
 		fputs(", \"bytes\": ", f);
@@ -1442,7 +1429,7 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 	fputs("], \"notes\": [", f);
 	for (size_t i = 0; i < r->nnotes; i++) {
 		fputs(i ? ", " : "", f);
-		jstr(f, r->note[i]);
+		sim_json_str(f, r->note[i]);
 	}
 	fputs("]}\n", f);
 }

@@ -6,12 +6,15 @@
 
 #include "summary.h"
 
+double trc_peak_flops(const struct soc_config *cfg)
+{
+	return (double)cfg->core_count * (double)(cfg->cube_m * cfg->cube_k * cfg->cube_n) * 2.0 *
+	       cfg->core_freq_mhz * 1e6;
+}
+
 double trc_roofline_seconds(const struct soc_config *cfg, const struct om_task *t)
 {
-	double mhz = cfg->core_freq_mhz;
-	double peak = (double)cfg->core_count * (double)(cfg->cube_m * cfg->cube_k * cfg->cube_n) *
-		      2.0 * mhz * 1e6;
-	double r = (double)t->flops / peak;
+	double r = (double)t->flops / trc_peak_flops(cfg);
 	double b = (double)t->bytes / (cfg->hbm_bandwidth_gbps * 1e9);
 	return r > b ? r : b;
 }

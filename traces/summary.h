@@ -45,6 +45,8 @@ int trc_summarize(const struct soc_config *cfg, const struct om_model *om,
 		  const struct rt_task_record *tasks, size_t ntasks,
 		  const struct rt_exec_record *execs, size_t nexecs, double load_us,
 		  struct trc_summary *s, char *err, size_t errlen);
+/* The chip's peak cube rate, FLOP/s (every core's fractal per cycle). */
+double trc_peak_flops(const struct soc_config *cfg);
 /* Each task's roofline time in seconds: its FLOPs at the chip's peak cube
  * rate or its bytes at main-memory bandwidth, whichever is longer. */
 double trc_roofline_seconds(const struct soc_config *cfg, const struct om_task *t);

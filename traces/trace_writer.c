@@ -44,19 +44,6 @@ static void csv_tensors(FILE *f, const struct om_tensor_desc *d, uint32_t n, enu
 	fputc('"', f);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static FILE *open_in(const char *dir, const char *name, char *err, size_t errlen)
 {
@@ -307,19 +294,19 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		}
 		double st = (double)r->start / mhz, du = (double)(r->end - r->start) / mhz;
 		fprintf(f, "{\"name\": ");
-		json_str(f, r->name);
+		sim_json_str(f, r->name);
 		fprintf(f, ", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f, "
 			   "\"args\": {\"Task Type\": \"%s\", \"Task Id\": %u, \"Stream Id\": %u, "
 			   "\"Infer Id\": %d, \"OP Type\": ",
 			ps, r->stream_id, st, du, task_type(r), r->task_id, r->stream_id, r->exec_id);
-		json_str(f, r->op_type);
+		sim_json_str(f, r->op_type);
 		if (r->kind == RT_TASK_KERNEL)
 			fprintf(f, ", \"Block Dim\": %u}},\n", r->block_dim);
 		else
 			fprintf(f, ", \"size(B)\": %llu}},\n", (unsigned long long)r->bytes);
 		if (r->kind == RT_TASK_MEMCPY) {
 			fprintf(f, "{\"name\": ");
-			json_str(f, r->name);
+			sim_json_str(f, r->name);
 			fprintf(f, ", \"ph\": \"X\", \"pid\": %u, \"tid\": %d, \"ts\": %.3f, "
 				   "\"dur\": %.3f, \"args\": {\"size(B)\": %llu, \"bandwidth(GB/s)\": "
 				   "%.3f, \"Stream Id\": %u}},\n",
@@ -331,7 +318,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		const struct trc_span *sp = &spans->v[k];
 		const struct rt_task_record *r = index_find(&ix, in, sp->core, sp->start);
 		fprintf(f, "{\"name\": ");
-		json_str(f, r ? r->name : "?");
+		sim_json_str(f, r ? r->name : "?");
 		fprintf(f, ", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f},\n",
 			sp->core, sp->pipe, (double)sp->start / mhz,
 			(double)(sp->end - sp->start) / mhz);
@@ -349,12 +336,11 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		goto done;
 	const struct trc_summary *s = in->sum;
 	fprintf(f, "{\"soc\": ");
-	json_str(f, cfg->name);
+	sim_json_str(f, cfg->name);
 	fprintf(f, ", \"model\": ");
-	json_str(f, m->name);
+	sim_json_str(f, m->name);
 	/* the roofs, so that tools reading only the files can place ops */
-	double peak = (double)cfg->core_count * (double)(cfg->cube_m * cfg->cube_k * cfg->cube_n) *
-		      2.0 * mhz * 1e6;
+	double peak = trc_peak_flops(cfg);
 	fprintf(f, ", \"peak_cube_tflops\": %.3f, \"hbm_bandwidth_gbps\": %g, "
 		   "\"l2_bandwidth_gbps\": %g, \"task_gap_us\": %g",
 		peak / 1e12, cfg->hbm_bandwidth_gbps, cfg->l2_bandwidth_gbps,
@@ -374,9 +360,9 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	for (unsigned i = 0; i < s->ntop; i++) {
 		const struct om_task *t = &m->tasks[s->top[i].model_task];
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
-		json_str(f, t->name);
+		sim_json_str(f, t->name);
 		fprintf(f, ", \"type\": ");
-		json_str(f, t->op_type);
+		sim_json_str(f, t->op_type);
 		fprintf(f, ", \"duration_us\": %.3f, \"share\": %.4f}", s->top[i].mean_us,
 			s->top[i].share);
 	}
