@@ -370,6 +370,9 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				c->pc++;
 				if (sim_exec_table[in->op](c, &e, t, &cost))
 					return -1;
+				/* a scalar load from GM stalls the scalar unit */
+				t += cost.lat;
+				c->st->busy_cycles[ISA_PIPE_S] += cost.lat;
 			}
 			c->st->scalar_insns++;
 			c->st->insns[ISA_PIPE_S]++;

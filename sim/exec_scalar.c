@@ -3,6 +3,8 @@
  * instruction, which branches overwrite. */
 #include "core.h"
 
+#include <string.h>
+
 #define X(r) c->x[r]
 #define SET(r, v)                          \
 	do {                               \
@@ -118,4 +120,42 @@ int exec_LDARG(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 				(long long)e->in->imm, l->nargs);
 	SET(e->in->rd, l->args[e->in->imm]);
 	return 0;
+}
+
+/* Scalar loads from global memory (a Gather's indices, say).  They read the
+ * bytes as they are at issue: a load after a pipe's write to the same
+ * address needs a barrier first, as on the hardware.  The scalar unit stalls
+ * for a miss to main memory (the cost's lat; the engine adds it). */
+static int gm_load(struct sim_core *c, const struct sim_qent *e, unsigned size,
+		   struct sim_cost *cost)
+{
+	const struct isa_insn *in = e->in;
+	uint64_t addr = (uint64_t)(e->rs1 + in->imm);
+	const uint8_t *p = sim_gm_ptr(c->dev, addr, size);
+	if (!p)
+		return sim_fail(c, "%s: GM address 0x%llx (%u bytes) is not allocated",
+				isa_table[in->op].mnemonic, (unsigned long long)addr, size);
+	int64_t v;
+	if (size == 8) {
+		memcpy(&v, p, 8);
+	} else {
+		int32_t w;
+		memcpy(&w, p, 4);
+		v = w;
+	}
+	SET(in->rd, v);
+	const struct soc_config *cfg = &c->dev->cfg;
+	cost->lat = (uint64_t)cfg->l2_latency_cycles +
+		    (uint64_t)(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000);
+	return 0;
+}
+
+int exec_LD_GM(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	return gm_load(c, e, 8, cost);
+}
+
+int exec_LDW_GM(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	return gm_load(c, e, 4, cost);
 }

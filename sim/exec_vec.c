@@ -1069,6 +1069,49 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	return 0;
 }
 
+/* --- vbrcb -------------------------------------------------------------------------- */
+
+/* Broadcast elements to blocks: repeat r reads the 8 consecutive elements
+ * at rs1 + 8r*size (s0b and s0r must keep their defaults) and fills dst
+ * block i of the repeat (rd + r*dr*32 + i*db*32) with element i in every
+ * lane.  A per-row scalar (a row's mean, say) becomes a block an ordinary
+ * vector op can read with block and repeat stride 0.  The mask does not
+ * apply.  Cost as an element-wise op: one 256-byte repeat. */
+int exec_VBRCB(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
+{
+	const struct isa_insn *in = e->in;
+	if (check_dtype(c, ISA_OP_VBRCB, in->dt, DT(F16) | DT(S16) | DT(F32) | DT(S32)) ||
+	    check_rep(c, in->rep))
+		return -1;
+	if (in->s0b != 1 || in->s0r != 8)
+		return sim_fail(c, "vbrcb reads consecutive elements: s0b and s0r must be left at "
+				   "their defaults");
+	if (in->db < 0 || in->db > MAX_STRIDE || in->dr < 0 || in->dr > MAX_STRIDE)
+		return sim_fail(c, "vbrcb: strides must be 0..%u", MAX_STRIDE);
+	unsigned es = in->dt == ISA_DT_F16 || in->dt == ISA_DT_S16 ? 2 : 4;
+	uint64_t rep = (uint64_t)in->rep;
+	uint64_t dspan = (rep - 1) * (uint64_t)in->dr * 32 + 7 * (uint64_t)in->db * 32 + 32;
+	uint8_t *dst = sim_buf_at(c, SIM_BUF_UB, e->rd, dspan, "dst");
+	uint8_t *src = dst ? sim_buf_at(c, SIM_BUF_UB, e->rs1, rep * 8 * es, "src") : NULL;
+	if (!src)
+		return -1;
+	if (!c->dev->timing_only)
+		for (uint64_t r = 0; r < rep; r++) {
+			uint8_t v[8][4];
+			for (unsigned i = 0; i < 8; i++)
+				memcpy(v[i], src + (r * 8 + i) * es, es);
+			for (unsigned i = 0; i < 8; i++) {
+				uint8_t *d = dst + r * (uint64_t)in->dr * 32 + i * (uint64_t)in->db * 32;
+				for (unsigned j = 0; j < 32 / es; j++)
+					memcpy(d + j * es, v[i], es);
+			}
+		}
+	cost->occ = rep * ceil_div_u64(REPEAT_BYTES, (uint64_t)c->dev->cfg.vector_bytes_per_cycle);
+	cost->lat = (uint64_t)c->dev->cfg.vector_latency_cycles;
+	c->st->vec_repeats += rep;
+	return 0;
+}
+
 /* --- vtranspose -------------------------------------------------------------------- */
 
 /* Each repeat transposes one 16x16 matrix of 2-byte elements: source row i

@@ -178,6 +178,51 @@ START_TEST(vadd_all_cores_share_hbm)
 }
 END_TEST
 
+/* The scalar reads indices from GM (ldw.gm, ld.gm) and addresses rows with
+ * them; vbrcb turns 8 elements into 8 blocks.  A load from GM stalls the
+ * scalar: the kernel takes longer than five memory latencies. */
+START_TEST(scalar_gm_loads_and_vbrcb)
+{
+	struct ktest t;
+	kt_open(&t, "Ascend910", NULL, SIM_MODE_FULL, "gather_brcb.s");
+	uint8_t idx[24];
+	int32_t i32[4] = { 7, 0, 3, 7 };
+	int64_t i64 = 5;
+	memcpy(idx, i32, 16);
+	memcpy(idx + 16, &i64, 8);
+	uint16_t table[8][16], out[13][16];
+	uint64_t s = 3;
+	for (int r = 0; r < 8; r++)
+		for (int j = 0; j < 16; j++)
+			table[r][j] = kt_rand_f16(&s);
+	uint64_t gi = kt_alloc(&t, sizeof idx), gt = kt_alloc(&t, sizeof table);
+	uint64_t go = kt_alloc(&t, sizeof out);
+	sim_gm_write(t.dev, gi, idx, sizeof idx);
+	sim_gm_write(t.dev, gt, table, sizeof table);
+	ck_assert_msg(kt_run(&t, 1) == 0, "%s", t.res.error);
+	sim_gm_read(t.dev, go, out, sizeof out);
+	int want[5] = { 7, 0, 3, 7, 5 };
+	for (int r = 0; r < 5; r++)
+		ck_assert_msg(!memcmp(out[r], table[want[r]], 32), "gathered row %d", r);
+	for (int r = 0; r < 8; r++)
+		for (int j = 0; j < 16; j++)
+			ck_assert_uint_eq(out[5 + r][j], table[0][r]);
+	double lat = t.cfg.l2_latency_cycles + t.cfg.hbm_latency_ns * t.cfg.core_freq_mhz / 1000;
+	ck_assert_msg((double)t.res.cycles > 5 * lat, "%llu cycles, memory latency %.0f",
+		      (unsigned long long)t.res.cycles, lat);
+	kt_close(&t);
+	/* an index pointing outside GM is reported, naming the instruction */
+	kt_open(&t, "Ascend910", NULL, SIM_MODE_FULL, "gather_brcb.s");
+	kt_arg(&t, 1 << 20);
+	kt_arg(&t, 0);
+	kt_arg(&t, 0);
+	ck_assert_int_ne(kt_run(&t, 1), 0);
+	ck_assert_msg(strstr(t.res.error, "ldw.gm") && strstr(t.res.error, "not allocated"), "%s",
+		      t.res.error);
+	kt_close(&t);
+}
+END_TEST
+
 START_TEST(conv_img2col_matches_reference)
 {
 	struct ktest t;
@@ -370,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, gemm_single_buffered_is_slower);
 	tcase_add_test(tc, vadd_reaches_configured_bandwidth);
 	tcase_add_test(tc, vadd_all_cores_share_hbm);
+	tcase_add_test(tc, scalar_gm_loads_and_vbrcb);
 	tcase_add_test(tc, conv_img2col_matches_reference);
 	tcase_add_test(tc, int8_cube_accumulates_exactly);
 	tcase_add_test(tc, timing_mode_and_determinism);
