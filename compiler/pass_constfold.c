@@ -5,8 +5,8 @@
  * become constants and it dies.  It runs node by node inside shape
  * inference, since Shape needs the shapes inferred so far.
  *
- * Folded: Shape, Gather (axis 0), Unsqueeze, Squeeze, Concat, Cast, Slice
- * (1-D), Identity, Transpose, and Add/Sub/Mul/Div on int64 or float32 tensors of one
+ * Folded: Shape, Gather (any axis, any element type), Unsqueeze, Squeeze, Concat, Cast, Slice
+ * (1-D), Range (integer), Identity, Transpose, and Add/Sub/Mul/Div on int64 or float32 tensors of one
  * element or equal shapes. */
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +52,50 @@ static int set_i64(struct cc_tensor *t, int rank, const int64_t *dims, const int
 }
 
 static int is_const(const struct cc_graph *g, int t) { return t < 0 || g->t[t].data != NULL; }
+
+/* Gather of constant data (any rank and element type, any axis) with
+ * constant indices: the position embedding's table rows for arange ids.
+ * Out-of-range indices (undefined in ONNX) are left to the device. */
+static int fold_gather(struct cc_graph *g, const struct cc_node *n, const struct cc_tensor *x,
+		       struct cc_tensor *y)
+{
+	size_t es = cc_dtype_size(x->dtype);
+	int64_t axis = cc_attr_int(n, "axis", 0), ni, total = cc_tensor_numel(x);
+	if (axis < 0)
+		axis += x->rank;
+	const struct cc_tensor *it = &g->t[n->in[1]];
+	if (!es || x->rank < 1 || axis < 0 || axis >= x->rank || total < 0 ||
+	    x->rank + it->rank - 1 > CC_MAX_RANK || x->nbytes < (size_t)total * es)
+		return 0;
+	int64_t *idx = as_i64(it, &ni);
+	if (!idx)
+		return 0;
+	int64_t outer = 1, inner = 1, dim = x->dims[axis], dims[CC_MAX_RANK];
+	int r = 0;
+	for (int i = 0; i < axis; i++)
+		outer *= dims[r++] = x->dims[i];
+	for (int i = 0; i < it->rank; i++)
+		dims[r++] = it->dims[i];
+	for (int i = (int)axis + 1; i < x->rank; i++)
+		inner *= dims[r++] = x->dims[i];
+	int ok = 1;
+	for (int64_t i = 0; ok && i < ni; i++) {
+		idx[i] += idx[i] < 0 ? dim : 0;
+		ok = idx[i] >= 0 && idx[i] < dim;
+	}
+	size_t row = (size_t)inner * es, bytes = (size_t)(outer * ni) * row;
+	char *d = ok ? malloc(bytes ? bytes : 1) : NULL;
+	if (ok && !d) {
+		free(idx);
+		return -1;
+	}
+	for (int64_t o = 0; d && o < outer; o++)
+		for (int64_t i = 0; i < ni; i++)
+			memcpy(d + (size_t)(o * ni + i) * row,
+			       (const char *)x->data + (size_t)(o * dim + idx[i]) * row, row);
+	free(idx);
+	return d ? set_const(y, x->dtype, r, dims, d, bytes) : 0;
+}
 
 int cc_fold_node(struct cc_graph *g, int ni)
 {
@@ -135,23 +179,8 @@ int cc_fold_node(struct cc_graph *g, int ni)
 				f[i] = (float)v[i];
 			rc = set_const(y, CC_F32, x->rank, x->dims, f, (size_t)m * 4);
 		}
-	} else if (!strcmp(op, "Gather") && cc_attr_int(n, "axis", 0) == 0 && x->rank == 1 &&
-		   (v = as_i64(x, &cnt))) {
-		int64_t ni2, *idx = as_i64(&g->t[n->in[1]], &ni2);
-		if (idx) {
-			int64_t *o = malloc((size_t)(ni2 ? ni2 : 1) * sizeof *o);
-			int ok = o != NULL;
-			for (int64_t i = 0; ok && i < ni2; i++) {
-				int64_t j = idx[i] < 0 ? idx[i] + cnt : idx[i];
-				ok = j >= 0 && j < cnt;
-				if (ok)
-					o[i] = v[j];
-			}
-			if (ok)
-				rc = set_i64(y, g->t[n->in[1]].rank, g->t[n->in[1]].dims, o, ni2);
-			free(o);
-			free(idx);
-		}
+	} else if (!strcmp(op, "Gather") && n->nin == 2) {
+		rc = fold_gather(g, n, x, y);
 	} else if ((!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze")) && x->rank >= 0 &&
 		   (v = as_i64(x, &cnt))) {
 		/* axes: an attribute before opset 13, an input after */
@@ -219,6 +248,31 @@ int cc_fold_node(struct cc_graph *g, int ni)
 		}
 		free(st);
 		free(en);
+	} else if (!strcmp(op, "Range") && n->nin == 3 && (v = as_i64(x, &cnt)) && cnt == 1) {
+		/* torch's arange(seq) for position ids: integer start, limit, delta */
+		int64_t m1, m2, *lim = as_i64(&g->t[n->in[1]], &m1), *dl = as_i64(&g->t[n->in[2]], &m2);
+		if (lim && dl && m1 == 1 && m2 == 1 && dl[0] != 0) {
+			int64_t span = lim[0] - v[0], len = (span + dl[0] + (dl[0] > 0 ? -1 : 1)) / dl[0];
+			len = len < 0 ? 0 : len;
+			int64_t *o = len <= (1 << 20) ? malloc((size_t)(len ? len : 1) * sizeof *o) : NULL;
+			if (o) {
+				for (int64_t i = 0; i < len; i++)
+					o[i] = v[0] + i * dl[0];
+				int64_t d1[1] = { len };
+				rc = set_const(y, x->dtype == CC_I32 ? CC_I32 : CC_I64, 1, d1, o,
+					       (size_t)len * sizeof *o);
+				if (x->dtype == CC_I32) { /* keep the input's integer type */
+					int32_t *o32 = (int32_t *)(void *)o;
+					for (int64_t i = 0; i < len; i++)
+						o32[i] = (int32_t)o[i];
+					y->nbytes = (size_t)len * 4;
+				}
+			} else {
+				rc = -1;
+			}
+		}
+		free(lim);
+		free(dl);
 	} else if ((!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
 		    !strcmp(op, "Div")) && (v = as_i64(x, &cnt))) {
 		int64_t m, *w = as_i64(&g->t[n->in[1]], &m);

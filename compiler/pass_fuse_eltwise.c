@@ -1,7 +1,8 @@
 /* pass_fuse_eltwise.c: chains of element-wise nodes become one vector
  * kernel.  A node joins the node that produced its input when that input
  * has no other reader and is not a graph output: the intermediate tensor
- * then never leaves the UB.  Element-wise here: the unary activations and
+ * then never leaves the UB.  Element-wise here: the unary activations (Erf,
+ * Tanh and a fused Gelu too), Pow with a constant scalar exponent and
  * Add/Sub/Mul/Div with one constant scalar operand; a chain may also start
  * with Add/Sub/Mul/Div of two activations of the same shape (a residual
  * Add followed by its Relu is one kernel, one pass over memory).  Runs
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "passes.h"
 
 #define MAX_CHAIN 6 /* nodes per kernel: keeps the chain's UB slots few */
@@ -17,12 +19,19 @@ static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
 {
 	static const char *const unary[] = { "Relu", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
 					     "Neg", "HardSigmoid", "HardSwish", "LeakyRelu",
-					     "Sigmoid" };
+					     "Sigmoid", "Erf", "Tanh", "Gelu" };
 	for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
 		if (!strcmp(n->op, unary[i])) {
 			*x = n->in[0];
 			return 1;
 		}
+	if (!strcmp(n->op, "Pow")) { /* a constant scalar exponent only */
+		if (n->nin != 2 || n->in[1] < 0 || !g->t[n->in[1]].data ||
+		    cc_tensor_numel(&g->t[n->in[1]]) != 1 || g->t[n->in[0]].data)
+			return 0;
+		*x = n->in[0];
+		return 1;
+	}
 	if (strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
 	    strcmp(n->op, "Div"))
 		return 0;
@@ -56,6 +65,22 @@ static int binary_head(const struct cc_graph *g, const struct cc_node *n)
 	return 1;
 }
 
+/* At most how many vector steps compile.c's eltwise_steps gives node n:
+ * a chain must stay within CC_MAX_VSTEPS (kernels.h) of them. */
+static int steps_of(const struct cc_node *n)
+{
+	static const struct {
+		const char *op;
+		int steps;
+	} many[] = { { "Gelu", 9 },	   { "HardSwish", 5 }, { "HardSigmoid", 4 },
+		     { "LeakyRelu", 4 }, { "Sigmoid", 4 },   { "Pow", 3 },
+		     { "Sub", 2 },	   { "Div", 2 } };
+	for (size_t i = 0; i < sizeof many / sizeof *many; i++)
+		if (!strcmp(n->op, many[i].op))
+			return many[i].steps;
+	return 1;
+}
+
 int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			 size_t errlen)
 {
@@ -70,10 +95,12 @@ int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
 		    !(chainable(g, &g->n[p], &px) || binary_head(g, &g->n[p])) ||
 		    cc_sole_consumer(g, x) != i || g->t[x].is_output)
 			continue;
-		int len = 1;
-		for (int k = p; g->n[k].chain_prev; k = g->n[k].chain_prev - 1)
+		int len = 1, steps = steps_of(n) + steps_of(&g->n[p]);
+		for (int k = p; g->n[k].chain_prev; k = g->n[k].chain_prev - 1) {
 			len++;
-		if (len + 1 > MAX_CHAIN)
+			steps += steps_of(&g->n[g->n[k].chain_prev - 1]);
+		}
+		if (len + 1 > MAX_CHAIN || steps > CC_MAX_VSTEPS)
 			continue;
 		if (!g->n[p].chain_prev)
 			kernels++;

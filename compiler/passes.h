@@ -44,6 +44,27 @@ int cc_fold_node(struct cc_graph *g, int node);
 int cc_pass_fuse_residual(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			  size_t errlen);
 
+/* A constant scale of attention scores (on the scores, or on Q or K before
+ * their MatMul) fused into the Softmax (after shape inference). */
+int cc_pass_fuse_attention(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			   size_t errlen);
+
+/* torch's decomposed nn.LayerNorm (ReduceMean, Sub, Pow, ReduceMean, Add,
+ * Sqrt, Div, Mul, Add) into one LayerNormalization node (after shape
+ * inference, before the element-wise fusion). */
+int cc_pass_fuse_layernorm(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			   size_t errlen);
+
+/* The GELU subgraphs torch exports (erf and tanh forms) into one Gelu node
+ * (after shape inference, before the element-wise fusion). */
+int cc_pass_fuse_gelu(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+
+/* An Add of a MatMul's output and a constant row of N values ([N] or
+ * [1, ..., 1, N]) fused into the MatMul as its bias, in[2] (after shape
+ * inference, before the element-wise fusion). */
+int cc_pass_fuse_matmul_bias(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			     size_t errlen);
+
 /* Chains of element-wise nodes into one vector kernel (after shape inference). */
 int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			 size_t errlen);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "fp16.h"
 #include "model.h"
 #include "kernels.h"
 #include "passes.h"
@@ -375,6 +376,376 @@ START_TEST(constfold_shape_subgraph)
 }
 END_TEST
 
+/* torch's decomposed nn.LayerNorm (pass_models.py) folds into one
+ * LayerNormalization node with the scale, bias and epsilon it had; the Mul
+ * (d, d) / Reciprocal variant too; an intermediate read elsewhere stops it. */
+START_TEST(fuse_layernorm_pattern)
+{
+	static const struct {
+		const char *model;
+		int axis;
+	} ok[] = { { "ln_torch768", 2 }, { "ln_torch100", 2 }, { "ln_mul", 1 } };
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		struct cc_graph g;
+		struct cc_pass_log log = { 0 };
+		char err[256];
+		load(ok[i].model, &g);
+		int nodes = 0;
+		for (int k = 0; k < g.nn; k++)
+			nodes += !g.n[k].dead;
+		ck_assert_int_eq(cc_pass_fuse_layernorm(&g, &log, err, sizeof err), 1);
+		ck_assert_int_eq(live(&g, "LayerNormalization"), 1);
+		int left = 0, ln = -1;
+		for (int k = 0; k < g.nn; k++)
+			if (!g.n[k].dead) {
+				left++;
+				ln = k;
+			}
+		ck_assert_msg(left == 1, "%s: %d of %d nodes left", ok[i].model, left, nodes);
+		const struct cc_node *n = &g.n[ln];
+		ck_assert_int_eq(cc_attr_int(n, "axis", -1), ok[i].axis);
+		ck_assert_double_eq_tol(cc_attr_float(n, "epsilon", 0), 1e-5, 1e-12);
+		ck_assert_int_eq(n->nin, 3);
+		ck_assert_int_eq(n->in[0], cc_tensor_find(&g, "x"));
+		ck_assert_int_ge(n->in[1], 0);
+		ck_assert_int_ge(n->in[2], 0);
+		ck_assert_ptr_nonnull(g.t[n->in[1]].data);
+		ck_assert_ptr_nonnull(g.t[n->in[2]].data);
+		ck_assert_int_eq(n->out[0], cc_tensor_find(&g, "y"));
+		ck_assert_int_eq(g.t[n->out[0]].producer, ln);
+		ck_assert_ptr_nonnull(strstr(log.buf, "fuse_layernorm: 1 "));
+		free(log.buf);
+		cc_graph_free(&g);
+	}
+	/* the deviation is a graph output too: nothing fused */
+	struct cc_graph g;
+	struct cc_pass_log log = { 0 };
+	char err[256];
+	load("ln_shared", &g);
+	ck_assert_int_eq(cc_pass_fuse_layernorm(&g, &log, err, sizeof err), 0);
+	ck_assert_int_eq(live(&g, "LayerNormalization"), 0);
+	ck_assert_int_eq(live(&g, "ReduceMean"), 2);
+	ck_assert_int_eq(live(&g, "Sqrt"), 1);
+	free(log.buf);
+	cc_graph_free(&g);
+}
+END_TEST
+
+/* The output of model name, run with the LayerNorm pass on or off, against
+ * the reference pass_models.py computed (torch's nn.LayerNorm, or numpy for
+ * ln_mul) within fp16 tolerance; the task count. */
+static unsigned layernorm_vs_ref(const char *name, int fuse)
+{
+	struct rt_tensor y;
+	unsigned ntasks;
+	run_switched(name, "LayerNormFusionPass", fuse, "Ascend910", &y, &ntasks);
+	char path[8192];
+	snprintf(path, sizeof path, "%s/%s.ref", dir, name);
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	size_t n = y.nbytes / 4;
+	float *want = malloc(y.nbytes);
+	ck_assert_uint_eq(fread(want, 4, n, f), n);
+	fclose(f);
+	const float *got = y.data;
+	double worst = 0;
+	for (size_t i = 0; i < n; i++) {
+		double e = fabs(got[i] - want[i]);
+		worst = fmax(worst, e);
+		ck_assert_msg(e <= 4e-3 + 4e-3 * fabs(want[i]), "%s (pass %s) element %zu: got %g, "
+			      "want %g", name, fuse ? "on" : "off", i, got[i], want[i]);
+	}
+	printf("layernorm %s pass %s: %u tasks, max |error| %g\n", name, fuse ? "on" : "off",
+	       ntasks, worst);
+	free(want);
+	rt_tensor_free(&y);
+	return ntasks;
+}
+
+static int op_supported(const char *op)
+{
+	char key[64];
+	snprintf(key, sizeof key, " %s ", op);
+	const char *ops = cc_supported_ops();
+	return strstr(ops, key) || !strncmp(ops, key + 1, strlen(key + 1));
+}
+
+/* Fused: one LayerNorm task between the two TransData; the output matches
+ * the reference.  torch's export needs Pow (for shape inference, before the
+ * pass runs) and its unfused form also the [.., 1] broadcasting of
+ * Sub/Div: those parts run once the compiler has them. */
+START_TEST(fuse_layernorm_matches_reference)
+{
+	make_models();
+	ck_assert_uint_eq(layernorm_vs_ref("ln_mul", 1), 3);
+	/* the kernel over row lengths around the 64-lane (fp32) and 128-lane
+	 * (fp16) repeats, whose tails are masked */
+	static const char *const widths[] = { "ln_c1", "ln_c17", "ln_c64", "ln_c65", "ln_c129",
+					      "ln_c4096" };
+	for (size_t i = 0; i < sizeof widths / sizeof *widths; i++)
+		ck_assert_uint_eq(layernorm_vs_ref(widths[i], 1), 3);
+	if (!op_supported("Pow"))
+		return;
+	ck_assert_uint_eq(layernorm_vs_ref("ln_torch768", 1), 3);
+	ck_assert_uint_eq(layernorm_vs_ref("ln_torch100", 1), 3);
+	ck_assert_uint_gt(layernorm_vs_ref("ln_torch768", 0), 3);
+	ck_assert_uint_gt(layernorm_vs_ref("ln_torch100", 0), 3);
+	ck_assert_uint_gt(layernorm_vs_ref("ln_mul", 0), 3);
+}
+END_TEST
+
+/* ---- GELU fusion, erf/tanh precision, broadcasting ---- */
+
+static const char *gelu_form(const struct cc_graph *g)
+{
+	for (int i = 0; i < g->nn; i++)
+		if (!g->n[i].dead && !strcmp(g->n[i].op, "Gelu")) {
+			const struct cc_attr *a = cc_attr_find(&g->n[i], "approximate");
+			return a && a->s ? a->s : "?";
+		}
+	return "";
+}
+
+/* Each torch form (and hand-written variants) becomes one Gelu node of x;
+ * an intermediate read elsewhere keeps the subgraph. */
+START_TEST(fuse_gelu_pattern)
+{
+	static const struct {
+		const char *name, *form;
+	} cases[] = { { "gelu_erf", "none" },
+		      { "gelu_erf_hand", "none" },
+		      { "gelu_tanh", "tanh" },
+		      { "gelu_tanh_pow", "tanh" } };
+	char err[256];
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		struct cc_graph g;
+		struct cc_pass_log log = { 0 };
+		load(cases[k].name, &g);
+		ck_assert_int_eq(cc_pass_fuse_gelu(&g, &log, err, sizeof err), 1);
+		ck_assert_int_eq(live(&g, "Gelu"), 1);
+		ck_assert_str_eq(gelu_form(&g), cases[k].form);
+		int alive = 0;
+		for (int i = 0; i < g.nn; i++)
+			if (!g.n[i].dead) {
+				alive++;
+				ck_assert_int_eq(g.n[i].nin, 1);
+				ck_assert_int_eq(g.n[i].in[0], cc_tensor_find(&g, "x"));
+				ck_assert_int_eq(g.n[i].out[0], cc_tensor_find(&g, "y"));
+			}
+		ck_assert_int_eq(alive, 1);
+		ck_assert_ptr_nonnull(strstr(log.buf, "fuse_gelu: 1 GELU"));
+		free(log.buf);
+		cc_graph_free(&g);
+	}
+	struct cc_graph g;
+	struct cc_pass_log log = { 0 };
+	load("gelu_erf_shared", &g);
+	ck_assert_int_eq(cc_pass_fuse_gelu(&g, &log, err, sizeof err), 0);
+	ck_assert_int_eq(live(&g, "Gelu"), 0);
+	ck_assert_int_eq(live(&g, "Erf"), 1);
+	ck_assert_int_eq(live(&g, "Mul"), 2);
+	free(log.buf);
+	cc_graph_free(&g);
+}
+END_TEST
+
+/* Fused: one vector task between the TransData; the output is torch's
+ * gelu within fp16 tolerance; for torch's own op orders, bit-identical to
+ * the unfused graph. */
+START_TEST(fuse_gelu_matches_gelu)
+{
+	static const char *const names[] = { "gelu_erf", "gelu_erf_hand", "gelu_tanh",
+					     "gelu_tanh_pow" };
+	make_models();
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		struct rt_tensor a, b;
+		unsigned ta, tb;
+		int tanh_form = strstr(names[k], "tanh") != NULL;
+		run_switched(names[k], "GeluFusionPass", 1, "Ascend910", &a, &ta);
+		run_switched(names[k], "GeluFusionPass", 0, "Ascend910", &b, &tb);
+		ck_assert_uint_eq(ta, 3);
+		ck_assert_uint_gt(tb, 3);
+		ck_assert_uint_eq(a.nbytes, b.nbytes);
+		if (!strcmp(names[k], "gelu_erf") || !strcmp(names[k], "gelu_tanh"))
+			ck_assert_int_eq(memcmp(a.data, b.data, a.nbytes), 0);
+		const float *y = a.data;
+		double worst = 0;
+		for (size_t i = 0; i < a.nbytes / 4; i++) {
+			double x = (double)((int)(i * 37 % 101) - 50) / 25.0, want;
+			if (tanh_form)
+				want = 0.5 * x *
+				       (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+			else
+				want = 0.5 * x * (1 + erf(x / sqrt(2.0)));
+			double e = fabs(y[i] - want);
+			worst = fmax(worst, e);
+			ck_assert_msg(e <= 3e-3 + 3e-3 * fabs(want), "%s element %zu (x = %g): got %g, "
+				      "want %g", names[k], i, x, y[i], want);
+		}
+		printf("gelu %s: %u tasks fused, %u unfused, max |error| %g\n", names[k], ta, tb,
+		       worst);
+		rt_tensor_free(&a);
+		rt_tensor_free(&b);
+	}
+}
+END_TEST
+
+/* Compile model name (default options) and run it on one input x. */
+static void run_on(const char *name, const float *x, size_t n, struct rt_tensor *out)
+{
+	char path[8192], err[2048];
+	make_models();
+	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
+	struct soc_config cfg;
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(m.ninputs, 1);
+	struct rt_tensor in;
+	memset(&in, 0, sizeof in);
+	in.dtype = 1;
+	in.rank = m.inputs[0].rank;
+	memcpy(in.dims, m.inputs[0].dims, sizeof in.dims);
+	in.nbytes = m.inputs[0].size;
+	ck_assert_uint_eq(in.nbytes, n * 4);
+	in.data = (void *)x;
+	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
+	struct rt_run run;
+	ck_assert_msg(rt_model_run(dev, &m, &in, 1, out, &run, err, sizeof err) == 0, "%s", err);
+	rt_run_free(&run);
+	sim_device_free(dev);
+	om_free(&m);
+}
+
+/* Erf and tanh (clipped rational approximations, kern_vchain.c) on every
+ * fp16 value in [-8, 8] against libm: within 4 fp16 ulps of the true value
+ * (an fp16 emulation of the kernel's steps measures 4.0 at most) and 2e-3
+ * absolute. */
+START_TEST(erf_tanh_precision)
+{
+	enum { N = 40960 };
+	float *x = calloc(N, sizeof *x);
+	size_t n = 0;
+	for (unsigned h = 0; h < 0x7c00 && n + 2 <= N; h++) {
+		float v = dv_f16_to_f32((uint16_t)h);
+		if (v > 8.0f)
+			break;
+		x[n++] = v;
+		if (v != 0.0f)
+			x[n++] = -v;
+	}
+	ck_assert_uint_gt(n, 36000);
+	for (int k = 0; k < 2; k++) {
+		struct rt_tensor y;
+		run_on(k ? "tanh_range" : "erf_range", x, N, &y);
+		const float *got = y.data;
+		double worst = 0, worst_ulp = 0;
+		for (size_t i = 0; i < N; i++) {
+			double want = k ? tanh((double)x[i]) : erf((double)x[i]);
+			double a = fabs(want), e = fabs(got[i] - want);
+			int ex;
+			frexp(a, &ex); /* a in [2^(ex-1), 2^ex): an fp16 ulp is 2^(ex-11) */
+			double ulp = a < ldexp(1, -14) ? ldexp(1, -24) : ldexp(1, ex - 11);
+			worst = fmax(worst, e);
+			worst_ulp = fmax(worst_ulp, e / ulp);
+			ck_assert_msg(e <= 4.25 * ulp && e <= 2e-3, "%s(%g): got %.8g, want %.8g",
+				      k ? "tanh" : "erf", x[i], got[i], want);
+		}
+		printf("%s over %zu fp16 values in [-8, 8]: max |error| %g, %.2f ulps\n",
+		       k ? "tanh" : "erf", n, worst, worst_ulp);
+		rt_tensor_free(&y);
+	}
+	free(x);
+}
+END_TEST
+
+/* Broadcasting Add/Sub/Mul/Div (kern_bcast_nd.c) against numpy's result
+ * (pass_models.py's BCAST_CASES): last-axis, leading-axis, both operands,
+ * NC1HWC0 ([N,C,1,1], one channel, an attention mask), constants, rows
+ * too wide for one repeat's block stride. */
+/* Attention's scale (on Q or on the scores) and a [B,1,S] mask move into the
+ * Softmax: one task fewer per fused node, the same softmax within fp16
+ * tolerance; a scaled tensor that is also a graph output stays. */
+START_TEST(fuse_attention_scale_and_mask)
+{
+	static const struct {
+		const char *name;
+		unsigned saved;
+	} cases[] = { { "att_pre", 1 }, { "att_post", 1 }, { "att_mask", 2 } };
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		struct rt_tensor y[2];
+		unsigned nt[2];
+		for (int fuse = 0; fuse < 2; fuse++)
+			run_switched(cases[k].name, "AttentionSoftmaxFusionPass", fuse, "Ascend910",
+				     &y[fuse], &nt[fuse]);
+		ck_assert_msg(nt[0] == nt[1] + cases[k].saved, "%s: %u tasks unfused, %u fused",
+			      cases[k].name, nt[0], nt[1]);
+		char path[8192];
+		snprintf(path, sizeof path, "%s/%s.ref", dir, cases[k].name);
+		FILE *f = fopen(path, "rb");
+		ck_assert_ptr_nonnull(f);
+		size_t n = y[1].nbytes / 4;
+		float *want = malloc(y[1].nbytes);
+		ck_assert_uint_eq(fread(want, 4, n, f), n);
+		fclose(f);
+		for (int fuse = 0; fuse < 2; fuse++) {
+			const float *got = y[fuse].data;
+			for (size_t i = 0; i < n; i++)
+				ck_assert_msg(fabs(got[i] - want[i]) <= 2e-3 + 4e-3 * want[i],
+					      "%s (fused %d) element %zu: got %g, want %g",
+					      cases[k].name, fuse, i, got[i], want[i]);
+			rt_tensor_free(&y[fuse]);
+		}
+		free(want);
+	}
+	struct cc_graph g;
+	char err[1024];
+	struct cc_pass_log log = { 0 };
+	load("att_shared", &g);
+	ck_assert_int_eq(cc_pass_fuse_attention(&g, &log, err, sizeof err), 0);
+	ck_assert_int_eq(live(&g, "Div"), 1);
+	cc_graph_free(&g);
+	free(log.buf);
+}
+END_TEST
+
+START_TEST(bcast_matches_numpy)
+{
+	static const char *const names[] = { "bc_last",	   "bc_last_rev", "bc_lead",
+					     "bc_lead_rev", "bc_mask",	  "bc_both",
+					     "bc_se",	   "bc_chan1",	  "bc_wide",
+					     "bc_rows",	   "bc_act_scalar", "bc_const_nd",
+					     "bc_const_nc" };
+	make_models();
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+		struct rt_tensor y;
+		unsigned ntasks;
+		run_switched(names[k], "ElementwiseFusionPass", 1, "Ascend910", &y, &ntasks);
+		char path[8192];
+		snprintf(path, sizeof path, "%s/%s.ref", dir, names[k]);
+		FILE *f = fopen(path, "rb");
+		ck_assert_ptr_nonnull(f);
+		size_t n = y.nbytes / 4;
+		float *want = malloc(y.nbytes);
+		ck_assert_uint_eq(fread(want, 4, n, f), n);
+		fclose(f);
+		const float *got = y.data;
+		for (size_t i = 0; i < n; i++) {
+			if (isnan(want[i]) || isinf(want[i])) {
+				ck_assert_msg(isnan(want[i]) ? isnan(got[i]) : got[i] == want[i],
+					      "%s element %zu: got %g, want %g", names[k], i, got[i],
+					      want[i]);
+				continue;
+			}
+			ck_assert_msg(fabs(got[i] - want[i]) <= 4e-3 + 4e-3 * fabs(want[i]),
+				      "%s element %zu: got %g, want %g", names[k], i, got[i], want[i]);
+		}
+		free(want);
+		rt_tensor_free(&y);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("passes");
@@ -387,6 +758,13 @@ int main(void)
 	tcase_add_test(tc, constfold_shape_subgraph);
 	tcase_add_test(tc, fuse_residual_pattern);
 	tcase_add_test(tc, fuse_residual_is_exact);
+	tcase_add_test(tc, fuse_layernorm_pattern);
+	tcase_add_test(tc, fuse_layernorm_matches_reference);
+	tcase_add_test(tc, fuse_gelu_pattern);
+	tcase_add_test(tc, fuse_gelu_matches_gelu);
+	tcase_add_test(tc, erf_tanh_precision);
+	tcase_add_test(tc, bcast_matches_numpy);
+	tcase_add_test(tc, fuse_attention_scale_and_mask);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

@@ -115,6 +115,227 @@ def main():
         helper.make_node("Relu", ["r"], ["y"], name="relu")], [xv], [yv],
         [zero, axes, minus1])
 
+    layernorm_models(out, rng)
+    gelu_models(out)
+    bcast_models(out)
+    attention_models(out)
+
+
+def det_input(shape, k=0):
+    """The inputs check_passes.c's run_switched feeds: deterministic values."""
+    i = np.arange(int(np.prod(shape)))
+    return ((((i + 13 * k) * 37) % 101 - 50) / 25.0).astype(np.float32).reshape(shape)
+
+
+def layernorm_models(out, rng):
+    """torch's nn.LayerNorm as exported before opset 17 (decomposed), with its
+    output for det_input saved as NAME.ref (raw float32); and hand-built
+    variants: Mul(d, d) and Mul by Reciprocal(Sqrt), and one whose Sub output
+    has another reader (not fusable)."""
+    import torch
+    for name, shape in (("ln_torch768", (2, 16, 768)), ("ln_torch100", (3, 5, 100))):
+        C = shape[-1]
+        m = torch.nn.LayerNorm(C, eps=1e-5)
+        with torch.no_grad():
+            m.weight.copy_(torch.from_numpy(rng.uniform(0.5, 1.5, C).astype(np.float32)))
+            m.bias.copy_(torch.from_numpy(rng.uniform(-1, 1, C).astype(np.float32)))
+        m.eval()
+        x = torch.from_numpy(det_input(shape))
+        path = os.path.join(out, name + ".onnx")
+        torch.onnx.export(m, (x,), path, opset_version=14, input_names=["x"],
+                          output_names=["y"])
+        onnx.save(onnx.shape_inference.infer_shapes(onnx.load(path)), path)
+        with torch.no_grad():
+            m(x).numpy().astype(np.float32).tofile(os.path.join(out, name + ".ref"))
+    # Mul(d, d), Mul by Reciprocal, axes as an attribute, C = 100
+    C, shape = 100, [6, 100]
+    xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+    yo = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
+    g = rng.uniform(0.5, 1.5, C).astype(np.float32)
+    b = rng.uniform(-1, 1, C).astype(np.float32)
+    inits = [numpy_helper.from_array(g, "gamma"), numpy_helper.from_array(b, "beta"),
+             numpy_helper.from_array(np.array(1e-5, np.float32), "eps")]
+    nodes = [
+        helper.make_node("ReduceMean", ["x"], ["m"], name="mean", axes=[-1]),
+        helper.make_node("Sub", ["x", "m"], ["d"], name="sub"),
+        helper.make_node("Mul", ["d", "d"], ["p"], name="sq"),
+        helper.make_node("ReduceMean", ["p"], ["v"], name="var", axes=[1]),
+        helper.make_node("Add", ["eps", "v"], ["a"], name="addeps"),
+        helper.make_node("Sqrt", ["a"], ["s"], name="sqrt"),
+        helper.make_node("Reciprocal", ["s"], ["r"], name="rec"),
+        helper.make_node("Mul", ["r", "d"], ["n"], name="norm"),
+        helper.make_node("Mul", ["n", "gamma"], ["yg"], name="scale"),
+        helper.make_node("Add", ["yg", "beta"], ["y"], name="bias")]
+    save(out, "ln_mul", nodes, [xi], [yo], inits, shapes=True)
+    x = det_input(shape)
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    ((x - mu) / np.sqrt(var + 1e-5) * g + b).astype(np.float32).tofile(
+        os.path.join(out, "ln_mul.ref"))
+    # the deviation d is also a graph output: nothing may be fused
+    d_out = helper.make_tensor_value_info("d", TensorProto.FLOAT, shape)
+    save(out, "ln_shared", nodes, [xi], [yo, d_out], inits, shapes=True)
+    # the ONNX op itself over row lengths around the 64-lane fp32 and
+    # 128-lane fp16 repeats (the masked tails), up to 4096
+    for C in (1, 17, 64, 65, 129, 4096):
+        shape = [37, C]
+        g = rng.uniform(0.5, 1.5, C).astype(np.float32)
+        b = rng.uniform(-1, 1, C).astype(np.float32)
+        save(out, f"ln_c{C}", [helper.make_node(
+            "LayerNormalization", ["x", "gamma", "beta"], ["y"], name="ln", epsilon=1e-5)],
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+            [numpy_helper.from_array(g, "gamma"), numpy_helper.from_array(b, "beta")],
+            opset=17)
+        x = det_input(shape)
+        mu = x.mean(-1, keepdims=True)
+        var = ((x - mu) ** 2).mean(-1, keepdims=True)
+        ((x - mu) / np.sqrt(var + 1e-5) * g + b).astype(np.float32).tofile(
+            os.path.join(out, f"ln_c{C}.ref"))
+
+
+def gelu_models(out):
+    """GELU as torch 1.13 exports it (nn.GELU, F.gelu: erf and tanh forms),
+    hand-written variants, and one whose Erf output is also a graph output."""
+    shape = [2, 8, 40]
+    xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)
+    yo = helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)
+
+    def c(name, v):
+        return numpy_helper.from_array(np.array(v, np.float32), name)
+    mk = helper.make_node
+    # torch: Div(x, sqrt2) -> Erf -> Add 1 -> Mul(x, .) -> Mul(., 0.5)
+    erf_nodes = [mk("Div", ["x", "sqrt2"], ["d"], name="div"),
+                 mk("Erf", ["d"], ["e"], name="erf"),
+                 mk("Add", ["e", "one"], ["a"], name="add"),
+                 mk("Mul", ["x", "a"], ["m"], name="mul"),
+                 mk("Mul", ["m", "half"], ["y"], name="mul_half")]
+    consts = [c("sqrt2", 1.4142135381698608), c("one", 1.0), c("half", 0.5)]
+    save(out, "gelu_erf", erf_nodes, [xi], [yo], consts)
+    # x * 0.5 * (1 + erf(x * 0.70710678)), written by hand
+    save(out, "gelu_erf_hand", [
+        mk("Mul", ["x", "half"], ["h"], name="mul_half"),
+        mk("Mul", ["rs2", "x"], ["d"], name="scale"),
+        mk("Erf", ["d"], ["e"], name="erf"),
+        mk("Add", ["one", "e"], ["a"], name="add"),
+        mk("Mul", ["h", "a"], ["y"], name="mul")], [xi], [yo],
+        [c("rs2", 0.7071067811865476), c("one", 1.0), c("half", 0.5)])
+    # the Erf's output is read elsewhere too: nothing fuses
+    eo = helper.make_tensor_value_info("e", TensorProto.FLOAT, shape)
+    save(out, "gelu_erf_shared", erf_nodes, [xi], [yo, eo], consts)
+    # torch's tanh form (approximate='tanh')
+    save(out, "gelu_tanh", [
+        mk("Mul", ["x", "x"], ["x2"], name="sq"),
+        mk("Mul", ["x", "x2"], ["x3"], name="cube"),
+        mk("Mul", ["k1", "x3"], ["w"], name="mul_k1"),
+        mk("Add", ["x", "w"], ["s"], name="add_x"),
+        mk("Mul", ["k0", "s"], ["t"], name="mul_k0"),
+        mk("Tanh", ["t"], ["th"], name="tanh"),
+        mk("Add", ["one", "th"], ["a"], name="add"),
+        mk("Mul", ["x", "a"], ["m"], name="mul"),
+        mk("Mul", ["half", "m"], ["y"], name="mul_half")], [xi], [yo],
+        [c("k1", 0.044714998453855515), c("k0", 0.7978845834732056), c("one", 1.0),
+         c("half", 0.5)])
+    # with Pow(x, 3) and the 0.5 applied to the sum
+    save(out, "gelu_tanh_pow", [
+        mk("Pow", ["x", "three"], ["x3"], name="cube"),
+        mk("Mul", ["x3", "k1"], ["w"], name="mul_k1"),
+        mk("Add", ["w", "x"], ["s"], name="add_x"),
+        mk("Mul", ["s", "k0"], ["t"], name="mul_k0"),
+        mk("Tanh", ["t"], ["th"], name="tanh"),
+        mk("Add", ["th", "one"], ["a"], name="add"),
+        mk("Mul", ["a", "half"], ["ah"], name="mul_half"),
+        mk("Mul", ["x", "ah"], ["y"], name="mul")], [xi], [yo],
+        [c("three", 3.0), c("k1", 0.044715), c("k0", 0.7978845608), c("one", 1.0),
+         c("half", 0.5)])
+    # erf and tanh alone, for their precision over a range
+    r = helper.make_tensor_value_info("x", TensorProto.FLOAT, [320, 128])
+    ro = helper.make_tensor_value_info("y", TensorProto.FLOAT, [320, 128])
+    save(out, "erf_range", [mk("Erf", ["x"], ["y"], name="erf")], [r], [ro], [])
+    save(out, "tanh_range", [mk("Tanh", ["x"], ["y"], name="tanh")], [r], [ro], [])
+
+
+# name: (shape of a, shape of b (or a constant), op); both activations
+# unless b is named "const"
+BCAST_CASES = {
+    "bc_last": ([2, 40, 768], [2, 40, 1], "Sub"),       # LayerNorm's x - mean
+    "bc_last_rev": ([2, 40, 1], [2, 40, 768], "Sub"),   # the per-row value first
+    "bc_lead": ([3, 24, 40], [24, 40], "Add"),
+    "bc_lead_rev": ([1, 24, 40], [3, 24, 40], "Mul"),
+    "bc_mask": ([2, 12, 20, 20], [2, 1, 1, 20], "Add"),  # an attention mask
+    "bc_both": ([2, 1, 48], [1, 5, 48], "Add"),
+    "bc_se": ([2, 40, 6, 6], [2, 40, 1, 1], "Mul"),      # squeeze-excitation
+    "bc_chan1": ([2, 1, 3, 3], [2, 20, 3, 3], "Sub"),
+    "bc_wide": ([3, 4200], [3, 1], "Add"),               # rows of 263 blocks
+    "bc_rows": ([600, 32], [600, 1], "Div"),
+    "bc_act_scalar": ([5, 7], [1], "Mul"),
+    "bc_const_nd": ([4, 6, 10], "const:4,1,10", "Div"),
+    "bc_const_nc": ([2, 20, 5, 5], "const:5,5", "Add"),
+}
+
+
+def bcast_models(out):
+    """Broadcasting Add/Sub/Mul/Div (kern_bcast_nd.c), with the output for
+    det_input (both inputs; input k with k) saved as NAME.ref."""
+    ops = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}
+    for name, (sa, sb, op) in BCAST_CASES.items():
+        a = det_input(sa, 0)
+        inputs = [helper.make_tensor_value_info("a", TensorProto.FLOAT, sa)]
+        inits = []
+        if isinstance(sb, str):
+            shp = [int(v) for v in sb.split(":")[1].split(",")]
+            b = (np.arange(np.prod(shp)).reshape(shp) % 7 + 1.5).astype(np.float32)
+            inits.append(numpy_helper.from_array(b, "b"))
+        else:
+            b = det_input(sb, 1)  # some zeros: Div checks its infinities too
+            inputs.append(helper.make_tensor_value_info("b", TensorProto.FLOAT, sb))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = ops[op](a, b).astype(np.float32)
+        yo = helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))
+        save(out, name, [helper.make_node(op, ["a", "b"], ["y"], name=name)], inputs, [yo],
+             inits)
+        y.tofile(os.path.join(out, name + ".ref"))
+
+
+def attention_models(out):
+    """Attention scores with their scale on Q (torch's nn.MultiheadAttention)
+    or on the scores (HuggingFace), with a [B,1,S] mask, and with the scaled
+    scores also a graph output (no fusion); NAME.ref holds numpy's output
+    for det_input."""
+    B, S, D = 2, 40, 16
+    q, k = det_input([B, S, D], 0), det_input([B, D, S], 1)
+    mask = np.where(np.arange(B * S).reshape(B, 1, S) % 7 == 3, -10000.0, 0.0)
+    mask = mask.astype(np.float32)
+    c = numpy_helper.from_array(np.array(4.0, np.float32), "c")
+    m = numpy_helper.from_array(mask, "m")
+    inputs = [helper.make_tensor_value_info("q", TensorProto.FLOAT, [B, S, D]),
+              helper.make_tensor_value_info("k", TensorProto.FLOAT, [B, D, S])]
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [B, S, S])
+    cases = {
+        "att_pre": ([helper.make_node("Div", ["q", "c"], ["qs"], name="scale"),
+                     helper.make_node("MatMul", ["qs", "k"], ["s"], name="scores")], False),
+        "att_post": ([helper.make_node("MatMul", ["q", "k"], ["s0"], name="scores"),
+                      helper.make_node("Mul", ["s0", "quarter"], ["s"], name="scale")], False),
+        "att_mask": ([helper.make_node("MatMul", ["q", "k"], ["s0"], name="scores"),
+                      helper.make_node("Div", ["s0", "c"], ["s1"], name="scale"),
+                      helper.make_node("Add", ["s1", "m"], ["s"], name="mask")], True),
+    }
+    quarter = numpy_helper.from_array(np.array(0.25, np.float32), "quarter")
+    for name, (nodes, masked) in cases.items():
+        sc = q @ k / 4 + (mask if masked else 0)
+        e = np.exp(sc - sc.max(-1, keepdims=True))
+        ref = (e / e.sum(-1, keepdims=True)).astype(np.float32)
+        save(out, name, nodes + [helper.make_node("Softmax", ["s"], ["y"], name="softmax",
+                                                  axis=-1)],
+             inputs, [y], [c, m, quarter])
+        ref.tofile(os.path.join(out, name + ".ref"))
+    # the scaled scores are also an output: the scale must stay
+    s_out = helper.make_tensor_value_info("s", TensorProto.FLOAT, [B, S, S])
+    save(out, "att_shared", [helper.make_node("MatMul", ["q", "k"], ["s0"], name="scores"),
+                             helper.make_node("Div", ["s0", "c"], ["s"], name="scale"),
+                             helper.make_node("Softmax", ["s"], ["y"], name="softmax",
+                                              axis=-1)], inputs, [y, s_out], [c])
+
 
 if __name__ == "__main__":
     main()

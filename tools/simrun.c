@@ -28,6 +28,8 @@ static void usage(FILE *f)
 		"Run a compiled model, or one kernel (.s source or simas output), on a simulated\n"
 		"Ascend NPU.\n\n"
 		"  --input-dir D         read input_N.pb (ONNX TensorProto); default: seeded random\n"
+		"                        (float32 in [-1,1); int32/int64 indices in [0, the\n"
+		"                        smallest dimension > 1 of the Gather tables they index))\n"
 		"  --output-dir O        write output_N.pb\n"
 		"  --loop N              executions per stream (default 2: first and warm); the\n"
 		"                        later ones are simulated in timing mode (same cycles)\n"
@@ -406,6 +408,27 @@ int main(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
+/* Random integer inputs are indices (the compiler takes integer inputs
+ * only as Gather's): values in [0, bound) with bound the smallest dimension
+ * (above 1) of the tables the model's Gather tasks read with input i, so
+ * valid along any axis, or 16 when no task says. */
+static int64_t int_bound(const struct om_model *m, unsigned i)
+{
+	int64_t bound = -1;
+	for (unsigned k = 0; k < m->ntasks; k++) {
+		const struct om_task *t = &m->tasks[k];
+		int uses = 0;
+		for (unsigned a = 0; a < t->nargs; a++)
+			uses |= t->args[a].kind == OM_ARG_INPUT && t->args[a].index == i;
+		if (!uses || strcmp(t->op_type, "Gather") || t->ninputs < 1)
+			continue;
+		for (int r = 0; r < t->inputs[0].rank; r++) /* 1: an axis added for the layout */
+			if (t->inputs[0].dims[r] > 1 && (bound < 0 || t->inputs[0].dims[r] < bound))
+				bound = t->inputs[0].dims[r];
+	}
+	return bound > 0 ? bound : 16;
+}
+
 /* Input sets: --input-dir D reads D/input_N.pb; with --batch-inputs every
  * subdirectory of D (sorted by name) is one set; without --input-dir one
  * seeded random set. */
@@ -431,12 +454,26 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 			in[i].dims[r] = d->dims[r];
 		in[i].nbytes = d->size;
 		in[i].data = malloc(d->size ? d->size : 1);
-		if (!in[i].data || d->dtype != 1) {
-			snprintf(err, errlen, "input '%s': random inputs need float32 (give "
-				 "--input-dir)", d->name);
+		if (!in[i].data || (d->dtype != 1 && d->dtype != 6 && d->dtype != 7)) {
+			snprintf(err, errlen, "input '%s': random inputs need float32, int32 or "
+				 "int64 (give --input-dir)", d->name);
 			return -1;
 		}
 		uint64_t s = (seed + i) * 0x9E3779B97F4A7C15ull + 1;
+		if (d->dtype != 1) { /* indices: valid for every table they index */
+			int64_t bound = int_bound(m, i);
+			for (uint64_t e = 0; e < d->size / (d->dtype == 7 ? 8 : 4); e++) {
+				s ^= s << 13;
+				s ^= s >> 7;
+				s ^= s << 17;
+				int64_t v = (int64_t)((s >> 11) % (uint64_t)bound);
+				if (d->dtype == 7)
+					((int64_t *)in[i].data)[e] = v;
+				else
+					((int32_t *)in[i].data)[e] = (int32_t)v;
+			}
+			continue;
+		}
 		float *f = in[i].data;
 		for (uint64_t e = 0; e < d->size / 4; e++) {
 			s ^= s << 13;

@@ -48,7 +48,7 @@
 	  "op sequences with it), reused for the share of time lost to dispatch")                \
 	X(MEM_BW_SHARE, 0.8,                                                                      \
 	  "memory: main_mem_bw / hbm_bandwidth_gbps, or (l2_read_bw + l2_write_bw) / "            \
-	  "l2_bandwidth_gbps, at or above this",                                                  \
+	  "l2_bandwidth_gbps, at or above this and at or above the op's mac and vec ratios",      \
 	  "msprof-analyze advisor's mte_threshold (the same rule), reused for the share of a "    \
 	  "bandwidth roof that counts as reached")                                                \
 	X(CORE_USE_MIN, 0.8,                                                                      \
@@ -524,12 +524,16 @@ static void classify(const struct adv_report *r, struct op *o)
 		o->bound = ADV_LAUNCH;
 		snprintf(o->reason, n, "dispatch wait %.3f us / (wait + duration %.3f us) = %.0f%% "
 			 ">= %.0f%% (LAUNCH_SHARE)", w, d, pct(w, w + d), 100 * TH(LAUNCH_SHARE));
-	} else if (r->hbm_bw > 0 && o->mem_bw >= TH(MEM_BW_SHARE) * r->hbm_bw) {
+	} else if (r->hbm_bw > 0 && o->mem_bw >= TH(MEM_BW_SHARE) * r->hbm_bw &&
+		   o->mem_bw >= compute * r->hbm_bw) {
+		/* a roof counts when it is the busiest resource: a GEMM whose
+		 * cube works 87% of the time next to an 85%-busy L2 is cube-bound */
 		o->bound = ADV_MEMORY;
 		snprintf(o->reason, n, "main_mem_bw %.0f GB/s = %.0f%% of the %.0f GB/s HBM >= "
 			 "%.0f%% (MEM_BW_SHARE)", o->mem_bw, pct(o->mem_bw, r->hbm_bw), r->hbm_bw,
 			 100 * TH(MEM_BW_SHARE));
-	} else if (r->l2_bw > 0 && o->l2_bw >= TH(MEM_BW_SHARE) * r->l2_bw) {
+	} else if (r->l2_bw > 0 && o->l2_bw >= TH(MEM_BW_SHARE) * r->l2_bw &&
+		   o->l2_bw >= compute * r->l2_bw) {
 		o->bound = ADV_MEMORY;
 		snprintf(o->reason, n, "L2 read + write %.0f GB/s = %.0f%% of the %.0f GB/s L2 >= "
 			 "%.0f%% (MEM_BW_SHARE)", o->l2_bw, pct(o->l2_bw, r->l2_bw), r->l2_bw,

@@ -1,0 +1,218 @@
+/* kern_gridcopy.c: a copy between two grids of 32-byte blocks (kernels.h,
+ * cc_gen_grid_copy): Slice, Split and Expand of device tensors whose
+ * lanes stay in place.
+ *
+ * The copy's axes, outermost first, become loop levels; adjacent levels
+ * that are contiguous on both sides merge, and the innermost contiguous run
+ * becomes a chunk.  The innermost remaining level moves as the bursts of
+ * one DMA (a source or destination gap between chunks; a stride smaller
+ * than a chunk, as Expand's stride 0, falls back to a DMA per chunk); the
+ * outer levels are unrolled at compile time.  Work units (a group of
+ * chunks, or a piece of a chunk larger than half the UB) split over the
+ * cores and alternate between two UB buffers, as cc_gen_copy does. */
+#include <stdio.h>
+
+#include "kernels.h"
+
+enum { R_SRC = 1, R_DST = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+
+int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
+		     const int64_t *sst, const int64_t *dst, int64_t src_off, struct cc_prog *p,
+		     unsigned *block_dim, char *err, size_t errlen)
+{
+	/* merge levels (strides in blocks), dropping extents of 1 */
+	int64_t c[CC_GRID_MAX_RANK + 1], s[CC_GRID_MAX_RANK + 1], d[CC_GRID_MAX_RANK + 1];
+	int m = 0;
+	if (rank < 0 || rank > CC_GRID_MAX_RANK) {
+		snprintf(err, errlen, "grid copy: rank %d out of range", rank);
+		return -1;
+	}
+	for (int i = 0; i < rank; i++) {
+		if (cnt[i] < 1) {
+			snprintf(err, errlen, "grid copy: empty extent");
+			return -1;
+		}
+		if (cnt[i] == 1)
+			continue;
+		if (m && s[m - 1] == cnt[i] * sst[i] && d[m - 1] == cnt[i] * dst[i]) {
+			c[m - 1] *= cnt[i]; /* the outer level is a whole run of this one */
+			s[m - 1] = sst[i];
+			d[m - 1] = dst[i];
+			continue;
+		}
+		c[m] = cnt[i];
+		s[m] = sst[i];
+		d[m] = dst[i];
+		m++;
+	}
+	/* the chunk: the innermost level when it is contiguous on both sides */
+	int64_t chunk = 32;
+	if (m && s[m - 1] == 1 && d[m - 1] == 1)
+		chunk = 32 * c[--m];
+	if (!m) { /* a single chunk: one level of one */
+		c[0] = 1;
+		s[0] = d[0] = 0;
+		m = 1;
+	}
+	int64_t ub_half = (int64_t)cfg->ub_size_kb * 1024 / 2 / 32 * 32;
+	int64_t piece = chunk < ub_half ? chunk : ub_half;
+	int64_t npieces = (chunk + piece - 1) / piece;
+	int64_t L = c[m - 1];
+	int burst_s = s[m - 1] * 32 >= chunk, burst_d = d[m - 1] * 32 >= chunk;
+	int64_t group = npieces > 1 ? 1 : ub_half / chunk;
+	group = group > L ? L : group;
+	/* a single level: spread it over the cores rather than fill one buffer
+	 * (outer levels give the cores units of their own) */
+	if (m == 1) {
+		int64_t fair = (L + cfg->core_count - 1) / cfg->core_count;
+		group = fair < group ? fair : group;
+	}
+	int64_t ngroups = (L + group - 1) / group, outer = 1;
+	for (int i = 0; i + 1 < m; i++)
+		outer *= c[i];
+	int64_t units = outer * ngroups * npieces;
+	if (units > 1 << 20) {
+		snprintf(err, errlen, "a copy of %lld pieces is not supported yet", (long long)units);
+		return -1;
+	}
+	int64_t per, blocks = cc_split_work(units, cfg->core_count, &per);
+	*block_dim = (unsigned)blocks;
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		int par = 0;
+		for (int64_t w = b * per; w < (b + 1) * per && w < units; w++, par ^= 1) {
+			int64_t pc = w % npieces, gi = w / npieces % ngroups, o = w / npieces / ngroups;
+			int64_t so = src_off * 32, dof = 0;
+			for (int i = m - 2; i >= 0; i--, o /= c[i + 1]) {
+				so += o % c[i] * s[i] * 32;
+				dof += o % c[i] * d[i] * 32;
+			}
+			int64_t j0 = gi * group, nj = L - j0 < group ? L - j0 : group;
+			so += j0 * s[m - 1] * 32 + pc * piece;
+			dof += j0 * d[m - 1] * 32 + pc * piece;
+			int64_t len = chunk - pc * piece < piece ? chunk - pc * piece : piece;
+			int64_t ub = par * ub_half;
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+			if (burst_s) {
+				cc_addi(p, R_GM, R_SRC, so);
+				cc_li(p, R_UB, ub);
+				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nj, len / 32,
+				       nj > 1 ? s[m - 1] - len / 32 : 0, 0);
+			} else {
+				for (int64_t j = 0; j < nj; j++) {
+					cc_addi(p, R_GM, R_SRC, so + j * s[m - 1] * 32);
+					cc_li(p, R_UB, ub + j * len);
+					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, len / 32, 0, 0);
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+			if (burst_d) {
+				cc_addi(p, R_GM, R_DST, dof);
+				cc_li(p, R_UB, ub);
+				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, nj, len / 32, 0,
+				       nj > 1 ? d[m - 1] - len / 32 : 0);
+			} else {
+				for (int64_t j = 0; j < nj; j++) {
+					cc_addi(p, R_GM, R_DST, dof + j * d[m - 1] * 32);
+					cc_li(p, R_UB, ub + j * len);
+					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, len / 32, 0, 0);
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+		}
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		cc_end(p);
+	}
+	return 0;
+}
+
+/* Slice of ND rows along the padded last axis at a start b that is not a
+ * multiple of 16 (kernels.h): the lanes must move, so a band of 16 rows goes
+ * through "column space" as in cc_gen_concat_last: a 16x16 vtranspose per
+ * input block turns every column into one block, and a second, starting at
+ * column b % 16, turns 16 columns at a time back into output blocks.  Only
+ * the input blocks the slice touches are read.  Bands split over the cores,
+ * double-buffered.  Arguments: 0 x, 1 y. */
+int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t b,
+		      int64_t cols, struct cc_prog *p, unsigned *block_dim, char *err,
+		      size_t errlen)
+{
+	int64_t s = b % 16, xb = cc_pad16(xcols) / 16, yb = cc_pad16(cols) / 16;
+	int64_t nbi = (s + cols + 15) / 16; /* input blocks touched */
+	/* per buffer set, in blocks: A the input band, B the column space (one
+	 * spare tile: the last output block may read past the input's), C the
+	 * output band */
+	int64_t a_sz = 16 * nbi, b_sz = 16 * (nbi + 1), c_sz = 16 * yb;
+	int64_t set = (a_sz + b_sz + c_sz) * 32;
+	if (rows < 1 || cols < 1 || b < 0 || b + cols > xcols || nbi > 255 || yb > 255 ||
+	    2 * set > (int64_t)cfg->ub_size_kb * 1024) {
+		snprintf(err, errlen, "Slice of %lld of %lld elements along the last axis is not "
+			 "supported yet", (long long)cols, (long long)xcols);
+		return -1;
+	}
+	int64_t bands = (rows + 15) / 16;
+	int64_t per, blocks = cc_split_work(bands, cfg->core_count, &per);
+	*block_dim = (unsigned)blocks;
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t k = 0; k < blocks; k++) {
+		cc_label_bind(p, labels[k]);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		int par = 0;
+		for (int64_t u = k * per; u < (k + 1) * per && u < bands; u++, par ^= 1) {
+			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
+			int64_t ua = par * set, ubb = ua + a_sz * 32, uc = ubb + b_sz * 32;
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_addi(p, R_GM, R_SRC, (r0 * xb + b / 16) * 32);
+			cc_li(p, R_UB, ua);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nr, nbi, nr > 1 ? xb - nbi : 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			/* input block j's columns become blocks 16j .. 16j + 15 */
+			cc_li(p, R_UB, ubb);
+			cc_li(p, R_UB + 1, ua);
+			struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
+			in->rd = R_UB;
+			in->rs1 = R_UB + 1;
+			in->dt = ISA_DT_F16;
+			in->rep = nbi;
+			in->s0b = nbi; /* band rows are nbi blocks apart */
+			in->s0r = 1;
+			in->db = 1;
+			in->dr = 16;
+			/* and back from column s: 16 columns per output block */
+			cc_li(p, R_UB, uc);
+			cc_li(p, R_UB + 1, ubb + s * 32);
+			in = cc_emit(p, ISA_OP_VTRANSPOSE);
+			in->rd = R_UB;
+			in->rs1 = R_UB + 1;
+			in->dt = ISA_DT_F16;
+			in->rep = yb;
+			in->s0b = 1;
+			in->s0r = 16;
+			in->db = yb; /* output rows of yb blocks in the UB */
+			in->dr = 1;
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_addi(p, R_GM, R_DST, r0 * yb * 32);
+			cc_li(p, R_UB, uc);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * yb, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		cc_end(p);
+	}
+	return 0;
+}

@@ -1,0 +1,406 @@
+/* kern_layernorm.c: LayerNormalization over the last axis of a padded ND
+ * tensor, one fused vector kernel (what torch's decomposed nn.LayerNorm
+ * export becomes after pass_fuse_layernorm.c).
+ *
+ * Rows are split across cores; each core streams its rows through the UB in
+ * tiles of n rows, double-buffered: MTE2 loads tile t+1 into one fp16 buffer
+ * while V computes tile t in the other and MTE3 stores the tile before.
+ *
+ * Statistics in fp32, as CANN's LayerNorm does for fp16 I/O, so that deep
+ * models keep their accuracy: the tile is converted to fp32 rows of R
+ * 64-lane repeats (R = ceil(C / 64), each row padded to R * 64 floats), then
+ *   sum:   the R repeats of each row added element-wise into acc[n][64]
+ *          (vadd, rep = n rows), then one vcadd per row: reduce the repeats,
+ *          then the partial sums;
+ *   mean = sum / C, vbrcb'd to one 32-byte block per row;
+ *   d = x - mean (a VBIN reading the row's mean block with block stride 0);
+ *   var:   d * d accumulated the same way (vmla) and vcadd'ed, / C;
+ *   rstd = vrsqrt(var + eps), vbrcb'd;   d *= rstd;
+ * then back to fp16, * gamma, + beta (fp16 rows kept in the UB).  Lanes past
+ * C are undefined (the layout's padding, or the next row's data read by a
+ * repeat that runs past the row): the repeat holding the row's tail is
+ * masked with vmaskn in both sums, and in the conversion back to fp16 so
+ * that it writes nothing past the padded row.
+ *
+ * The per-row ops run as one instruction per repeat column j (rep = n rows,
+ * the block read with repeat stride 1 and block stride 0) when the tile has
+ * more rows than the row has repeats, else as one per row (rep = R, the
+ * block read with block and repeat stride 0).
+ *
+ * Arguments: 0 x, 1 y, 2 params (fp16 gamma [C16] then beta [C16]), then
+ * the mean and the rstd when wanted (padded ND [rows, 1]: 16 copies per
+ * row). */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels.h"
+
+enum { R_X = 1, R_Y = 2, R_P = 3, R_M = 4, R_V = 5, R_GM = 10, R_DU = 22, R_N = 24, R_S = 25,
+       R_BIDX = 20, R_TMP = 21, R_POOL = 11, NPOOL = 8 /* x11..x18 */ };
+
+/* The program and which UB addresses the pool registers hold: the scalar
+ * unit issues one instruction a cycle, and a vector instruction of a small
+ * tile takes only a few cycles, so reloading three addresses before each
+ * one would make the kernel scalar-bound.  Reset where blocks start (a
+ * branch target: the registers hold whatever the dispatch left). */
+struct lg {
+	struct cc_prog *p;
+	int64_t val[NPOOL];
+	int valid[NPOOL];
+	unsigned used[NPOOL], clock;
+};
+
+static void regs_reset(struct lg *g)
+{
+	memset(g->valid, 0, sizeof g->valid);
+}
+
+/* A pool register holding addr, loading it into the least recently used
+ * one (not in busy, a mask of registers this instruction already uses). */
+static int reg_for(struct lg *g, int64_t addr, unsigned busy)
+{
+	int best = -1;
+	for (int i = 0; i < NPOOL; i++)
+		if (g->valid[i] && g->val[i] == addr) {
+			g->used[i] = ++g->clock;
+			return R_POOL + i;
+		}
+	for (int i = 0; i < NPOOL; i++) {
+		if (busy >> i & 1)
+			continue;
+		if (!g->valid[i]) {
+			best = i;
+			break;
+		}
+		if (best < 0 || g->used[i] < g->used[best])
+			best = i;
+	}
+	cc_li(g->p, R_POOL + best, addr);
+	g->val[best] = addr;
+	g->valid[best] = 1;
+	g->used[best] = ++g->clock;
+	return R_POOL + best;
+}
+
+static int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
+
+/* A vector instruction with its UB operands (src1 < 0: none). */
+static struct isa_insn *vop(struct lg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			    int64_t src0, int64_t src1, int64_t rep)
+{
+	int rd = reg_for(g, dst, 0), busy = 1 << (rd - R_POOL);
+	int rs1 = src0 >= 0 ? reg_for(g, src0, (unsigned)busy) : rd;
+	busy |= 1 << (rs1 - R_POOL);
+	int rs2 = src1 >= 0 ? reg_for(g, src1, (unsigned)busy) : rd;
+	struct isa_insn *in = cc_emit(g->p, op);
+	in->rd = rd;
+	in->rs1 = rs1;
+	in->rs2 = rs2;
+	in->dt = dt;
+	in->rep = rep;
+	return in;
+}
+
+/* The *S forms: the scalar (fp32 bits) in R_S. */
+static struct isa_insn *vscal(struct lg *g, enum isa_op op, int64_t dst, int64_t src, float s,
+			      int64_t rep)
+{
+	uint32_t bits;
+	memcpy(&bits, &s, 4);
+	cc_li(g->p, R_S, bits);
+	struct isa_insn *in = vop(g, op, ISA_DT_F32, dst, src, -1, rep);
+	in->rs2 = R_S;
+	return in;
+}
+
+static void mask_lanes(struct lg *g, int64_t lanes)
+{
+	cc_li(g->p, R_N, lanes);
+	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASKN);
+	in->rs1 = R_N;
+}
+
+static struct isa_insn *conv(struct lg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
+			     int64_t src, int64_t rep)
+{
+	struct isa_insn *in = vop(g, ISA_OP_VCONV, dt, dst, src, -1, rep);
+	in->st = st;
+	in->rnd = ISA_RND_RNE;
+	return in;
+}
+
+struct ln_plan {
+	int64_t C, c16, R, R16, tail, tail16, tailh;
+	int64_t T; /* rows per tile */
+	/* UB offsets */
+	int64_t prm, xh[2], xf, acc, s32, m32, r32, mb, rb, h16, mo[2], ro[2], end;
+};
+
+static void plan(struct ln_plan *pl, int64_t T)
+{
+	int64_t o = 0;
+	pl->T = T;
+	/* gamma, beta; slack for the masked last repeat of either */
+	pl->prm = o;
+	o += up(2 * pl->c16 * 2 + 256, 256);
+	for (int k = 0; k < 2; k++) {
+		/* slack: a conversion repeat of the last row reads up to 128 bytes past it */
+		pl->xh[k] = o;
+		o += up(T * pl->c16 * 2 + 256, 256);
+	}
+	pl->xf = o;
+	o += T * pl->R * 256;
+	pl->acc = o;
+	o += T * 256;
+	int64_t sc = up(up(T, 64) * 4, 256);
+	pl->s32 = o;
+	o += sc;
+	pl->m32 = o;
+	o += sc;
+	pl->r32 = o;
+	o += sc;
+	pl->mb = o;
+	o += up(T, 8) * 32;
+	pl->rb = o;
+	o += up(T, 8) * 32;
+	pl->h16 = o;
+	o += up(up(T, 64) * 2, 256);
+	for (int k = 0; k < 2; k++) {
+		pl->mo[k] = o;
+		o += up(T, 8) * 32;
+		pl->ro[k] = o;
+		o += up(T, 8) * 32;
+	}
+	pl->end = o;
+}
+
+/* x (fp32 rows of R repeats) op= the row's broadcast block at bc. */
+static void rows_op(struct lg *g, enum isa_op op, const struct ln_plan *pl, int64_t bc,
+		    int64_t n)
+{
+	if (n >= pl->R) {
+		for (int64_t j = 0; j < pl->R; j++) {
+			struct isa_insn *in = vop(g, op, ISA_DT_F32, pl->xf + j * 256,
+						  pl->xf + j * 256, bc, n);
+			in->dr = in->s0r = pl->R * 8;
+			in->s1b = 0;
+			in->s1r = 1;
+		}
+	} else {
+		for (int64_t r = 0; r < n; r++) {
+			int64_t row = pl->xf + r * pl->R * 256;
+			struct isa_insn *in = vop(g, op, ISA_DT_F32, row, row, bc + r * 32, pl->R);
+			in->s1b = 0;
+			in->s1r = 0;
+		}
+	}
+}
+
+/* s32[r] = sum over the row's C lanes of x (squares: x * x), x the fp32 tile. */
+static void row_sums(struct lg *g, const struct ln_plan *pl, int squares, int64_t n)
+{
+	int64_t rs = pl->R * 8, src = pl->xf;
+	struct isa_insn *in;
+	if (pl->R > 1) {
+		/* acc = repeat 0 (never the tail when R > 1), then the others added */
+		if (squares)
+			in = vop(g, ISA_OP_VMUL, ISA_DT_F32, pl->acc, pl->xf, pl->xf, n);
+		else
+			in = vop(g, ISA_OP_VMOV, ISA_DT_F32, pl->acc, pl->xf, -1, n);
+		in->dr = 8;
+		in->s0r = in->s1r = rs;
+		for (int64_t j = 1; j < pl->R; j++) {
+			int64_t xj = pl->xf + j * 256;
+			if (j == pl->R - 1 && pl->tail < 64)
+				mask_lanes(g, pl->tail);
+			if (squares)
+				in = vop(g, ISA_OP_VMLA, ISA_DT_F32, pl->acc, xj, xj, n);
+			else
+				in = vop(g, ISA_OP_VADD, ISA_DT_F32, pl->acc, pl->acc, xj, n);
+			in->dr = 8;
+			in->s0r = squares ? rs : 8;
+			in->s1r = rs;
+		}
+		if (pl->tail < 64)
+			mask_lanes(g, 0);
+		src = pl->acc;
+		rs = 8;
+	} else if (squares) {
+		in = vop(g, ISA_OP_VMUL, ISA_DT_F32, pl->acc, pl->xf, pl->xf, n);
+		in->dr = in->s0r = in->s1r = 8;
+		src = pl->acc;
+	}
+	/* one repeat: only the row's own lanes */
+	if (pl->R == 1 && pl->tail < 64)
+		mask_lanes(g, pl->tail);
+	in = vop(g, ISA_OP_VCADD, ISA_DT_F32, pl->s32, src, -1, n);
+	in->s0r = rs;
+	if (pl->R == 1 && pl->tail < 64)
+		mask_lanes(g, 0);
+}
+
+/* One per-row statistic (fp32 at s) as 16 fp16 copies per row at dst. */
+static void stat_blocks(struct lg *g, const struct ln_plan *pl, int64_t s, int64_t dst,
+			int64_t n)
+{
+	struct isa_insn *in = conv(g, ISA_DT_F16, ISA_DT_F32, pl->h16, s, (n + 63) / 64);
+	in->dr = 4;
+	in = vop(g, ISA_OP_VBRCB, ISA_DT_F16, dst, pl->h16, -1, (n + 7) / 8);
+}
+
+static void compute_tile(struct lg *g, const struct cc_layernorm *ln,
+			 const struct ln_plan *pl, int par, int64_t n)
+{
+	int64_t xh = pl->xh[par], hr = pl->c16 / 16; /* fp16 row stride in 32-byte units */
+	struct isa_insn *in;
+	/* fp16 -> fp32, one repeat column at a time: lanes past the row are
+	 * whatever follows it, masked below */
+	for (int64_t j = 0; j < pl->R; j++) {
+		in = conv(g, ISA_DT_F32, ISA_DT_F16, pl->xf + j * 256, xh + j * 128, n);
+		in->dr = pl->R * 8;
+		in->s0r = hr;
+	}
+	float inv_c = 1.0f / (float)pl->C;
+	row_sums(g, pl, 0, n);
+	int64_t r64 = (n + 63) / 64, r8 = (n + 7) / 8;
+	vscal(g, ISA_OP_VMULS, pl->m32, pl->s32, inv_c, r64);
+	vop(g, ISA_OP_VBRCB, ISA_DT_F32, pl->mb, pl->m32, -1, r8);
+	rows_op(g, ISA_OP_VSUB, pl, pl->mb, n);
+	row_sums(g, pl, 1, n);
+	vscal(g, ISA_OP_VMULS, pl->r32, pl->s32, inv_c, r64);
+	vscal(g, ISA_OP_VADDS, pl->r32, pl->r32, ln->eps, r64);
+	vop(g, ISA_OP_VRSQRT, ISA_DT_F32, pl->r32, pl->r32, -1, r64);
+	vop(g, ISA_OP_VBRCB, ISA_DT_F32, pl->rb, pl->r32, -1, r8);
+	rows_op(g, ISA_OP_VMUL, pl, pl->rb, n);
+	/* back to fp16 in place of x; the last column masked to the padded row */
+	for (int64_t j = 0; j < pl->R; j++) {
+		int last = j == pl->R - 1 && pl->tail16 < 64;
+		if (last)
+			mask_lanes(g, pl->tail16);
+		in = conv(g, ISA_DT_F16, ISA_DT_F32, xh + j * 128, pl->xf + j * 256, n);
+		in->dr = hr;
+		in->s0r = pl->R * 8;
+		if (last)
+			mask_lanes(g, 0);
+	}
+	/* gamma and beta: fp16 [c16], the same repeat for every row */
+	for (int k = 0; k < 2; k++) {
+		if (!(k ? ln->has_beta : ln->has_gamma))
+			continue;
+		int64_t v = pl->prm + k * pl->c16 * 2;
+		for (int64_t j = 0; j < pl->R16; j++) {
+			int last = j == pl->R16 - 1 && pl->tailh < 128;
+			if (last)
+				mask_lanes(g, pl->tailh);
+			in = vop(g, k ? ISA_OP_VADD : ISA_OP_VMUL, ISA_DT_F16, xh + j * 256,
+				 xh + j * 256, v + j * 256, n);
+			in->dr = in->s0r = hr;
+			in->s1r = 0;
+			if (last)
+				mask_lanes(g, 0);
+		}
+	}
+	if (ln->want_mean)
+		stat_blocks(g, pl, pl->m32, pl->mo[par], n);
+	if (ln->want_rstd)
+		stat_blocks(g, pl, pl->r32, pl->ro[par], n);
+}
+
+int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln,
+		     struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	struct ln_plan pl;
+	memset(&pl, 0, sizeof pl);
+	pl.C = ln->cols;
+	pl.c16 = cc_pad16(ln->cols);
+	pl.R = (ln->cols + 63) / 64;
+	pl.tail = ln->cols - 64 * (pl.R - 1);
+	pl.R16 = (pl.c16 + 127) / 128;
+	pl.tail16 = pl.c16 - 64 * (pl.R - 1); /* padded lanes of the last fp32 column */
+	pl.tailh = pl.c16 - 128 * (pl.R16 - 1); /* and of the last fp16 one */
+	if (ln->rows < 1 || ln->cols < 1) {
+		snprintf(err, errlen, "LayerNormalization of an empty tensor is not supported yet");
+		return -1;
+	}
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024, T = 255;
+	for (;;) {
+		plan(&pl, T);
+		if (pl.end <= ub || T == 1)
+			break;
+		T = T * ub / pl.end < T ? T * ub / pl.end : T - 1;
+		if (T < 1)
+			T = 1;
+	}
+	if (pl.end > ub || pl.R * 8 > 0xffff) {
+		snprintf(err, errlen, "LayerNormalization over %lld elements (one row does not fit "
+				      "the %lld KiB UB) is not supported yet",
+			 (long long)ln->cols, (long long)cfg->ub_size_kb);
+		return -1;
+	}
+	int64_t per, blocks = cc_split_work(ln->rows, cfg->core_count, &per);
+	/* several tiles per core, so that loads and stores overlap the
+	 * computation; not below 8 rows, where per-instruction costs dominate */
+	int64_t nt = (per + T - 1) / T, want = (per + 7) / 8 < 4 ? (per + 7) / 8 : 4;
+	if (nt < want)
+		nt = want;
+	T = (per + nt - 1) / nt;
+	plan(&pl, T);
+	*block_dim = (unsigned)blocks;
+	cc_ldarg(p, R_X, 0);
+	cc_ldarg(p, R_Y, 1);
+	cc_ldarg(p, R_P, 2);
+	int a = 3;
+	if (ln->want_mean)
+		cc_ldarg(p, R_M, a++);
+	if (ln->want_rstd)
+		cc_ldarg(p, R_V, a++);
+	struct lg g = { .p = p };
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	int64_t rowb = pl.c16 * 2; /* bytes of a padded fp16 row */
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		regs_reset(&g);
+		int64_t r0 = b * per, r1 = r0 + per < ln->rows ? r0 + per : ln->rows;
+		if (ln->has_gamma || ln->has_beta) {
+			cc_li(p, R_DU, pl.prm);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_P, 1, 2 * pl.c16 / 16, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		}
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		int par = 0;
+		/* a half tile first (and so, usually, last): the load before the
+		 * first computation and the store after the last one are not
+		 * overlapped, so they are made short */
+		int64_t first = r1 - r0 > T ? (T + 1) / 2 : T;
+		for (int64_t r = r0, n; r < r1; r += n, par ^= 1) {
+			n = r == r0 ? first : T;
+			n = r1 - r < n ? r1 - r : n;
+			/* the buffers of par are free once the store of two tiles ago is done */
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+			cc_addi(p, R_GM, R_X, r * rowb);
+			cc_li(p, R_DU, pl.xh[par]);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GM, 1, n * pl.c16 / 16, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			compute_tile(&g, ln, &pl, par, n);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_addi(p, R_GM, R_Y, r * rowb);
+			cc_li(p, R_DU, pl.xh[par]);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_DU, 1, n * pl.c16 / 16, 0, 0);
+			for (int k = 0; k < 2; k++) {
+				if (!(k ? ln->want_rstd : ln->want_mean))
+					continue;
+				cc_addi(p, R_GM, k ? R_V : R_M, r * 32);
+				cc_li(p, R_DU, k ? pl.ro[par] : pl.mo[par]);
+				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_DU, 1, n, 0, 0);
+			}
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+		}
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		cc_end(p);
+	}
+	return 0;
+}
