@@ -125,7 +125,17 @@ static int need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	struct cc_tensor *t = T(c, n->in[k]);
 	if (t->rank < 0)
 		return NODE_FAIL(c, n, "the shape of input '%s' is unknown", t->name);
-	if (t->dtype != CC_F32 && t->dtype != CC_F16)
+	/* data movement keeps integer and bool values (fp16 on the device too,
+	 * see kern_dtype.c); arithmetic on them is not supported yet */
+	static const char *const moves[] = { "Identity", "Reshape",   "Flatten", "Squeeze",
+					     "Unsqueeze", "Transpose", "Concat",  "Slice",
+					     "Split",    "Expand",    "Gather" };
+	int move = 0;
+	for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
+		move = move || !strcmp(n->op, moves[i]);
+	int isint = t->dtype == CC_I64 || t->dtype == CC_I32 || t->dtype == CC_BOOL ||
+		    t->dtype == CC_U8 || t->dtype == CC_I8;
+	if (t->dtype != CC_F32 && t->dtype != CC_F16 && !(move && isint))
 		return NODE_FAIL(c, n, "input '%s' is %s: types other than float32 and float16 "
 				       "are not supported yet",
 				 t->name, cc_dtype_name(t->dtype));
@@ -252,11 +262,44 @@ struct window {
 	int64_t kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, ho, wo;
 };
 
+/* A 1-D window (Conv1d, pooling over [N, C, L]): the node's attributes
+ * have one value per spatial axis, and it runs as 2-D over [N, C, 1, L]
+ * (lower_1d).  Decided by the attributes and weights, not x, which lower_1d
+ * swaps for its 4-D view. */
+static int is_1d(struct cc_ctx *c, const struct cc_node *n)
+{
+	int64_t v[1];
+	if (ints_attr(n, "kernel_shape", v, 1, 0) == 1)
+		return 1;
+	return n->nin > 1 && n->in[1] >= 0 && (!strcmp(n->op, "Conv") ||
+		!strcmp(n->op, "ConvTranspose")) && T(c, n->in[1])->rank == 3;
+}
+
+/* The spatial attribute name of node n as 2-D values (1-D: height 1,
+ * pads [begin, end] -> [0, begin, 0, end]); count as ints_attr's. */
+static int ints_attr2(struct cc_ctx *c, const struct cc_node *n, const char *name, int64_t *v,
+		      int pads, int64_t dflt)
+{
+	if (!is_1d(c, n))
+		return ints_attr(n, name, v, pads ? 4 : 2, dflt);
+	int64_t u[2];
+	int got = ints_attr(n, name, u, pads ? 2 : 1, dflt);
+	if (pads) {
+		v[0] = v[2] = 0;
+		v[1] = u[0];
+		v[3] = u[1];
+	} else {
+		v[0] = name[0] == 'p' || name[0] == 'o' ? 0 : 1; /* pads, output_*: 0 */
+		v[1] = u[0];
+	}
+	return got ? 2 * got : 0;
+}
+
 static int window_of(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
 		     int64_t kh, int64_t kw, int pool, struct window *wd)
 {
 	int64_t v[4];
-	if (ints_attr(n, "kernel_shape", v, 2, 0) == 2) {
+	if (ints_attr2(c, n, "kernel_shape", v, 0, 0) == 2) {
 		kh = v[0];
 		kw = v[1];
 	}
@@ -264,18 +307,18 @@ static int window_of(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor
 		return NODE_FAIL(c, n, "kernel_shape is missing or not 2-D");
 	wd->kh = kh;
 	wd->kw = kw;
-	ints_attr(n, "strides", v, 2, 1);
+	ints_attr2(c, n, "strides", v, 0, 1);
 	wd->sh = v[0];
 	wd->sw = v[1];
-	ints_attr(n, "dilations", v, 2, 1);
+	ints_attr2(c, n, "dilations", v, 0, 1);
 	wd->dh = v[0];
 	wd->dw = v[1];
-	ints_attr(n, "pads", v, 4, 0);
+	ints_attr2(c, n, "pads", v, 1, 0);
 	wd->pt = v[0];
 	wd->pl = v[1];
 	wd->pb = v[2];
 	wd->pr = v[3];
-	int64_t H = x->dims[2], W = x->dims[3];
+	int64_t H = x->rank == 3 ? 1 : x->dims[2], W = x->dims[x->rank - 1];
 	const struct cc_attr *ap = cc_attr_find(n, "auto_pad");
 	if (ap && ap->s && strcmp(ap->s, "NOTSET")) {
 		if (!strcmp(ap->s, "VALID")) {
@@ -321,31 +364,143 @@ static int need4(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+/* 4-D, or 3-D ([N, C, L], run as [N, C, 1, L]: lower_1d). */
+static int need34(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need_known(c, n, 0))
+		return -1;
+	if (T(c, n->in[0])->rank == 3)
+		return 0;
+	return need4(c, n);
+}
+
+/* The kernel size the weights w give (1-D: [cout, cin/g, k]). */
+static void weight_window(const struct cc_tensor *w, int64_t *kh, int64_t *kw)
+{
+	*kh = w->rank == 3 ? 1 : w->dims[2];
+	*kw = w->dims[w->rank - 1];
+}
+
 static int infer_conv(struct cc_ctx *c, struct cc_node *n)
 {
-	if (need4(c, n))
+	if (need34(c, n))
 		return -1;
 	struct cc_tensor *x = T(c, n->in[0]);
-	if (n->nin < 2 || n->in[1] < 0 || T(c, n->in[1])->rank != 4)
-		return NODE_FAIL(c, n, "the weights must be a 4-D tensor");
+	if (n->nin < 2 || n->in[1] < 0 || T(c, n->in[1])->rank != x->rank)
+		return NODE_FAIL(c, n, "the weights must be a %d-D tensor", x->rank);
 	struct cc_tensor *w = T(c, n->in[1]);
 	struct window wd;
-	if (window_of(c, n, x, w->dims[2], w->dims[3], 0, &wd))
+	int64_t kh, kw;
+	weight_window(w, &kh, &kw);
+	if (window_of(c, n, x, kh, kw, 0, &wd))
 		return -1;
 	int64_t d[4] = { x->dims[0], w->dims[0], wd.ho, wd.wo };
-	return set_shape(T(c, n->out[0]), x->dtype, 4, d);
+	if (x->rank == 3)
+		d[2] = wd.wo;
+	return set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
 }
 
 static int infer_pool(struct cc_ctx *c, struct cc_node *n)
 {
-	if (need4(c, n))
+	if (need34(c, n))
 		return -1;
 	struct cc_tensor *x = T(c, n->in[0]);
+	if (x->rank == 3 && !is_1d(c, n))
+		return NODE_FAIL(c, n, "kernel_shape must have one value for a 3-D input");
 	struct window wd;
 	if (window_of(c, n, x, 0, 0, 1, &wd))
 		return -1;
+	/* refused before the input's edge kernel sees a 1-D input's long rows */
+	if (wd.dh != 1 || wd.dw != 1)
+		return NODE_FAIL(c, n, "dilated pooling is not supported yet");
 	int64_t d[4] = { x->dims[0], x->dims[1], wd.ho, wd.wo };
-	return set_shape(T(c, n->out[0]), x->dtype, 4, d);
+	if (x->rank == 3)
+		d[2] = wd.wo;
+	return set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
+}
+
+/* ConvTranspose's geometry (2-D, or 1-D as height 1): the kernel, strides,
+ * dilations, output padding, the pads (from output_shape or auto_pad when
+ * given: ONNX's total padding, the odd one at the end except for
+ * SAME_UPPER... as the reference implementation splits it) and the output
+ * size. */
+struct convt {
+	int64_t kh, kw, sh, sw, dh, dw, oph, opw, pt, pl, pb, pr, ho, wo;
+};
+
+static int64_t floordiv2(int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
+
+static int convt_geom(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
+		      const struct cc_tensor *w, struct convt *g)
+{
+	int64_t v[4], H = x->rank == 3 ? 1 : x->dims[2], W = x->dims[x->rank - 1];
+	weight_window(w, &g->kh, &g->kw);
+	if (ints_attr2(c, n, "kernel_shape", v, 0, 0) == 2) {
+		g->kh = v[0];
+		g->kw = v[1];
+	}
+	ints_attr2(c, n, "strides", v, 0, 1);
+	g->sh = v[0];
+	g->sw = v[1];
+	ints_attr2(c, n, "dilations", v, 0, 1);
+	g->dh = v[0];
+	g->dw = v[1];
+	ints_attr2(c, n, "output_padding", v, 0, 0);
+	g->oph = v[0];
+	g->opw = v[1];
+	ints_attr2(c, n, "pads", v, 1, 0);
+	g->pt = v[0];
+	g->pl = v[1];
+	g->pb = v[2];
+	g->pr = v[3];
+	if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1 ||
+	    g->oph < 0 || g->opw < 0)
+		return NODE_FAIL(c, n, "bad kernel, strides, dilations or output_padding");
+	/* the output before any padding is taken off */
+	int64_t fh = g->sh * (H - 1) + g->oph + (g->kh - 1) * g->dh + 1;
+	int64_t fw = g->sw * (W - 1) + g->opw + (g->kw - 1) * g->dw + 1;
+	const struct cc_attr *ap = cc_attr_find(n, "auto_pad");
+	const char *mode = ap && ap->s ? ap->s : "NOTSET";
+	int64_t oh = -1, ow = -1;
+	if (ints_attr2(c, n, "output_shape", v, 0, 0) == 2) {
+		oh = is_1d(c, n) ? 1 : v[0];
+		ow = v[1];
+	} else if (!strncmp(mode, "SAME", 4)) {
+		oh = H * g->sh;
+		ow = W * g->sw;
+	} else if (!strcmp(mode, "VALID")) {
+		g->pt = g->pl = g->pb = g->pr = 0;
+	}
+	if (oh >= 0) {
+		int64_t th = fh - oh, tw = fw - ow;
+		int upper = !strcmp(mode, "SAME_UPPER");
+		g->pt = upper ? floordiv2(th) : th - floordiv2(th);
+		g->pb = th - g->pt;
+		g->pl = upper ? floordiv2(tw) : tw - floordiv2(tw);
+		g->pr = tw - g->pl;
+	}
+	g->ho = fh - g->pt - g->pb;
+	g->wo = fw - g->pl - g->pr;
+	if (g->ho < 1 || g->wo < 1)
+		return NODE_FAIL(c, n, "the output would be empty");
+	return 0;
+}
+
+static int infer_convt(struct cc_ctx *c, struct cc_node *n)
+{
+	if (need34(c, n))
+		return -1;
+	struct cc_tensor *x = T(c, n->in[0]);
+	if (n->nin < 2 || n->in[1] < 0 || T(c, n->in[1])->rank != x->rank)
+		return NODE_FAIL(c, n, "the weights must be a %d-D tensor", x->rank);
+	struct cc_tensor *w = T(c, n->in[1]);
+	struct convt g;
+	if (convt_geom(c, n, x, w, &g))
+		return -1;
+	int64_t d[4] = { x->dims[0], w->dims[1] * cc_attr_int(n, "group", 1), g.ho, g.wo };
+	if (x->rank == 3)
+		d[2] = g.wo;
+	return set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
 }
 
 static int infer_gap(struct cc_ctx *c, struct cc_node *n)
@@ -536,8 +691,11 @@ static float *const_floats(struct cc_ctx *c, const struct cc_node *n, int ti)
 {
 	struct cc_tensor *t = T(c, ti);
 	int64_t cnt = cc_tensor_numel(t);
-	if (cnt < 0 || !t->data || (t->dtype != CC_F32 && t->dtype != CC_F16)) {
-		NODE_FAIL(c, n, "constant '%s' must be float32 or float16", t->name);
+	int isint = t->dtype == CC_I64 || t->dtype == CC_I32 || t->dtype == CC_BOOL ||
+		    t->dtype == CC_U8 || t->dtype == CC_I8;
+	if (cnt < 0 || !t->data || (t->dtype != CC_F32 && t->dtype != CC_F16 && !isint)) {
+		NODE_FAIL(c, n, "constant '%s' must be float32, float16, an integer or bool",
+			  t->name);
 		return NULL;
 	}
 	float *f = malloc((size_t)(cnt ? cnt : 1) * sizeof *f);
@@ -547,8 +705,14 @@ static float *const_floats(struct cc_ctx *c, const struct cc_node *n, int ti)
 	}
 	if (t->dtype == CC_F32)
 		memcpy(f, t->data, (size_t)cnt * 4);
-	else
+	else if (t->dtype == CC_F16)
 		dv_f16_to_f32_n(t->data, f, (size_t)cnt);
+	else /* held as fp16 on the device like every value (kern_dtype.c) */
+		for (int64_t i = 0; i < cnt; i++)
+			f[i] = t->dtype == CC_I64   ? (float)((const int64_t *)t->data)[i]
+			       : t->dtype == CC_I32 ? (float)((const int32_t *)t->data)[i]
+			       : t->dtype == CC_I8  ? (float)((const int8_t *)t->data)[i]
+						    : (float)((const uint8_t *)t->data)[i];
 	return f;
 }
 
@@ -712,6 +876,15 @@ static int lower_identity(struct cc_ctx *c, struct cc_node *n)
 	int in = n->in[0];
 	if (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]))
 		return NODE_FAIL(c, n, "the mask output is not supported yet");
+	if (!strcmp(n->op, "Dropout") && n->nin > 2 && n->in[2] >= 0) {
+		/* training mode drops at random unless the ratio is a constant 0 */
+		const struct cc_tensor *tm = T(c, n->in[2]);
+		const struct cc_tensor *ra = n->nin > 1 && n->in[1] >= 0 ? T(c, n->in[1]) : NULL;
+		int off = tm->data && tm->nbytes >= 1 && !*(const uint8_t *)tm->data;
+		int zero = ra && ra->data && ra->dtype == CC_F32 && !*(const float *)ra->data;
+		if (!off && !zero)
+			return NODE_FAIL(c, n, "training mode is not supported yet");
+	}
 	if (c->dev[in].where == W_NONE && weight_place_act(c, n, in))
 		return -1;
 	c->dev[n->out[0]] = c->dev[in]; /* an alias: same bytes, same storage */
@@ -805,6 +978,159 @@ static int lower_view(struct cc_ctx *c, struct cc_node *n)
 	return view_into(c, n, n->in[0], n->out[0]);
 }
 
+static int lower_maxpool(struct cc_ctx *c, struct cc_node *n);
+static int lower_avgpool(struct cc_ctx *c, struct cc_node *n);
+
+/* A graph-less tensor of 4-D dims for a lowering's intermediate (lower_1d's
+ * views), with a device-tensor entry; grows the table as scratch_new does. */
+static int tensor4_new(struct cc_ctx *c, const char *base, const char *what, const int64_t *d)
+{
+	char name[600];
+	snprintf(name, sizeof name, "%s#%s%d", base, what, c->g.nt);
+	int ti = cc_tensor_add(&c->g, name, CC_F16, 4, d);
+	if (ti < 0)
+		return -1;
+	struct dev_tensor *dev = realloc(c->dev, (size_t)(c->g.nt + 1) * sizeof *dev);
+	if (!dev)
+		return -1;
+	c->dev = dev;
+	memset(&dev[ti], 0, sizeof dev[ti]);
+	return ti;
+}
+
+/* A 1-D Conv, pool or BatchNormalization ([N, C, L], padded ND on the
+ * device) as the 2-D one over [N, C, 1, L]: relayout (two TransData
+ * through fp32, view_into's path) into NC1HWC0, the 2-D lowering with the
+ * node's input and output swapped for the 4-D views, and back.  The
+ * window attributes stay 1-D (is_1d reads them as height 1). */
+static int lower_1d(struct cc_ctx *c, struct cc_node *n,
+		    int (*lower)(struct cc_ctx *, struct cc_node *))
+{
+	int xi = n->in[0], out = n->out[0];
+	if (c->dev[xi].where == W_NONE || c->dev[xi].where == W_INPUT)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int64_t dx[4] = { x->dims[0], x->dims[1], 1, x->dims[2] };
+	int64_t dy[4] = { y->dims[0], y->dims[1], 1, y->dims[2] };
+	int x4 = tensor4_new(c, n->name, "in4d", dx);
+	int y4 = x4 < 0 ? -1 : tensor4_new(c, n->name, "out4d", dy);
+	if (y4 < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	if (relayout(c, n, xi, x4))
+		return -1;
+	n->in[0] = x4;
+	n->out[0] = y4;
+	int rc = lower(c, n);
+	n->in[0] = xi;
+	n->out[0] = out;
+	if (rc)
+		return -1;
+	return relayout(c, n, y4, out);
+}
+
+/* The conv tasks of node n: y (out) = conv(x (xi), w) with cv's geometry, w
+ * ONNX's [cout][cin/groups][kh][kw] fp32; the bias bi, the residual ri when
+ * >= 0.  A grouped conv that is not depthwise runs as one task per slice of
+ * k groups whose channels fill whole 16-channel blocks (k = 1 when a
+ * group's channels are multiples of 16), each reading its channel blocks of
+ * x and writing its own of y, the k groups of a slice as one block-diagonal
+ * conv (k times their MACs); when no k < groups fits, one block-diagonal
+ * conv over all the channels (groups times the MACs). */
+static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, int xi, int wi,
+		      int bi, int ri, int out, const struct cc_conv *full, const float *f)
+{
+	int64_t G = full->groups;
+	if (G < 1 || full->cin % G || full->cout % G)
+		return NODE_FAIL(c, n, "group %lld does not divide %lld input and %lld output "
+				       "channels", (long long)G, (long long)full->cin,
+				 (long long)full->cout);
+	int64_t cpg = full->cin / G, opg = full->cout / G, k = G;
+	int dw = G > 1 && G == full->cin && G == full->cout;
+	for (int64_t d = 1; G > 1 && !dw && d < G; d++)
+		if (G % d == 0 && d * cpg % 16 == 0 && d * opg % 16 == 0) {
+			k = d;
+			break;
+		}
+	int64_t boff = -1;
+	if (bi >= 0) {
+		float *bf = const_floats(c, n, bi);
+		if (!bf)
+			return -1;
+		uint16_t *bh = calloc((size_t)cc_pad16(full->cout), 2);
+		if (!bh) {
+			free(bf);
+			return NODE_FAIL(c, n, "out of memory");
+		}
+		dv_f32_to_f16_n(bf, bh, (size_t)full->cout);
+		boff = weight_add(c, bh, (uint64_t)cc_pad16(full->cout) * 2);
+		free(bf);
+		free(bh);
+		if (boff < 0)
+			return NODE_FAIL(c, n, "out of memory");
+	}
+	if (ws_place(c, out))
+		return -1;
+	char op[64]; /* the fused ops, as far as they fit */
+	snprintf(op, sizeof op, "%s", opname);
+	if (n->fused[0]) {
+		strncat(op, "+", sizeof op - strlen(op) - 1);
+		strncat(op, n->fused, sizeof op - strlen(op) - 1);
+	}
+	int64_t ho = cc_conv_ho(full), wo = cc_conv_wo(full);
+	for (int64_t s = 0; s < G / k; s++) {
+		struct cc_conv cv = *full;
+		if (k < G) {
+			cv.cin = k * cpg;
+			cv.cout = k * opg;
+			cv.groups = k;
+			cv.x_c1 = (full->cin + 15) / 16;
+			cv.x_c1o = s * k * cpg / 16;
+			cv.y_n1 = (full->cout + 15) / 16;
+			cv.y_n1o = s * k * opg / 16;
+		}
+		uint64_t wb = cc_conv_weight_bytes(&cv);
+		uint16_t *h = calloc(1, wb ? wb : 1);
+		if (!h)
+			return NODE_FAIL(c, n, "out of memory");
+		cc_conv_layout_weights(&cv, f + s * k * opg * cpg * full->kh * full->kw, h);
+		int64_t woff = weight_add(c, h, wb);
+		free(h);
+		if (woff < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		char name[300];
+		if (k < G)
+			snprintf(name, sizeof name, "%s#g%lld", n->name, (long long)(s * k));
+		struct task *t = task_new(c, k < G ? name : n->name, op);
+		if (!t)
+			return NODE_FAIL(c, n, "out of memory");
+		char msg[256];
+		if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		arg_tensor(c, t, xi);
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
+		arg_tensor(c, t, out);
+		if (bi >= 0)
+			t->args[t->nargs++] =
+				(struct om_arg){ OM_ARG_WEIGHT, boff + s * k * opg * 2, 0 };
+		if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
+			arg_tensor(c, t, ri);
+		/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
+		io_dev(c, t, 0, xi);
+		io_add(t, 0, wi, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
+		if (bi >= 0)
+			io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
+		if (ri >= 0)
+			io_dev(c, t, 0, ri);
+		io_dev(c, t, 1, out);
+		t->flops = 2 * (uint64_t)(cv.n * cv.cout * ho * wo) *
+			   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
+		if (ri >= 0) /* the addition */
+			t->flops += (uint64_t)(cv.n * cv.cout * ho * wo);
+		t->bytes += wb;
+	}
+	return 0;
+}
+
 static int lower_conv(struct cc_ctx *c, struct cc_node *n)
 {
 	int xi = n->in[0], wi = n->in[1], out = n->out[0];
@@ -813,9 +1139,17 @@ static int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
 	if (!w->data)
 		return NODE_FAIL(c, n, "weights that are not constants are not supported yet");
+	if (x->rank == 3)
+		return lower_1d(c, n, lower_conv);
 	struct window wd;
-	if (window_of(c, n, x, w->dims[2], w->dims[3], 0, &wd))
+	int64_t kh, kw;
+	weight_window(w, &kh, &kw);
+	if (window_of(c, n, x, kh, kw, 0, &wd))
 		return -1;
+	if (w->dims[1] * cc_attr_int(n, "group", 1) != x->dims[1])
+		return NODE_FAIL(c, n, "weights of %lld input channels per group do not fit %lld "
+				       "input channels in %lld groups", (long long)w->dims[1],
+				 (long long)x->dims[1], (long long)cc_attr_int(n, "group", 1));
 	struct cc_conv cv = { 0 };
 	cv.n = x->dims[0];
 	cv.cin = x->dims[1];
@@ -847,67 +1181,100 @@ static int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	float *f = const_floats(c, n, wi);
 	if (!f)
 		return -1;
-	uint64_t wb = cc_conv_weight_bytes(&cv);
-	uint16_t *h = calloc(1, wb ? wb : 1);
-	if (!h) {
+	int rc = conv_tasks(c, n, "Conv", xi, wi, bi, ri, out, &cv, f);
+	free(f);
+	return rc;
+}
+
+/* ConvTranspose as a stride-1 Conv: the input with sh - 1 zero rows and
+ * sw - 1 zero columns inserted (cc_gen_zero_insert, into a scratch tensor;
+ * none for stride 1), padded by dh*(kh-1) - pads (+ output_padding at the
+ * end) and convolved with the weights flipped in both spatial axes and
+ * transposed per group ([cin][cout/g] -> [cout][cin/g]).  The scatter costs
+ * a pass over the inserted tensor and the conv sh*sw times the MACs of
+ * the transposed conv (it multiplies the inserted zeros). */
+static int lower_convt(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], wi = n->in[1], out = n->out[0];
+	int bi = n->nin > 2 ? n->in[2] : -1;
+	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
+	if (!w->data)
+		return NODE_FAIL(c, n, "weights that are not constants are not supported yet");
+	if (x->rank == 3)
+		return lower_1d(c, n, lower_convt);
+	if (c->dev[xi].where == W_NONE)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	struct convt g;
+	if (convt_geom(c, n, x, w, &g))
+		return -1;
+	int64_t G = cc_attr_int(n, "group", 1), cin = x->dims[1], opg = w->dims[1];
+	if (G < 1 || cin % G || w->dims[0] != cin)
+		return NODE_FAIL(c, n, "weights [%lld, %lld, ...] do not fit %lld input channels in "
+				       "%lld groups", (long long)w->dims[0], (long long)opg,
+				 (long long)cin, (long long)G);
+	int64_t cpg = cin / G, cout = opg * G, kh = g.kh, kw = g.kw;
+	struct cc_conv cv = { 0 };
+	cv.n = x->dims[0];
+	cv.cin = cin;
+	cv.h = (x->dims[2] - 1) * g.sh + 1;
+	cv.w = (x->dims[3] - 1) * g.sw + 1;
+	cv.cout = cout;
+	cv.kh = kh;
+	cv.kw = kw;
+	cv.sh = cv.sw = 1;
+	cv.dh = g.dh;
+	cv.dw = g.dw;
+	cv.pt = g.dh * (kh - 1) - g.pt;
+	cv.pb = g.dh * (kh - 1) - g.pb + g.oph;
+	cv.pl = g.dw * (kw - 1) - g.pl;
+	cv.pr = g.dw * (kw - 1) - g.pr + g.opw;
+	cv.groups = G;
+	cv.has_bias = bi >= 0;
+	cv.act = (enum cc_act)n->act;
+	cv.clip_lo = n->act_lo;
+	cv.clip_hi = n->act_hi;
+	if (cv.pt < 0 || cv.pb < 0 || cv.pl < 0 || cv.pr < 0)
+		return NODE_FAIL(c, n, "pads larger than the dilated kernel (a cropped output) are "
+				       "not supported yet");
+	if (cc_conv_ho(&cv) != g.ho || cc_conv_wo(&cv) != g.wo)
+		return NODE_FAIL(c, n, "internal: transposed conv geometry mismatch");
+	float *f = const_floats(c, n, wi);
+	if (!f)
+		return -1;
+	float *ft = malloc((size_t)(cout * cpg * kh * kw) * sizeof *ft);
+	if (!ft) {
 		free(f);
 		return NODE_FAIL(c, n, "out of memory");
 	}
-	cc_conv_layout_weights(&cv, f, h);
-	int64_t woff = weight_add(c, h, wb);
+	for (int64_t co = 0; co < cout; co++)
+		for (int64_t i = 0; i < cpg; i++)
+			for (int64_t a = 0; a < kh; a++)
+				for (int64_t b = 0; b < kw; b++)
+					ft[((co * cpg + i) * kh + a) * kw + b] =
+						f[(((co / opg * cpg + i) * opg + co % opg) * kh +
+						   kh - 1 - a) * kw + kw - 1 - b];
 	free(f);
-	free(h);
-	int64_t boff = -1;
-	if (bi >= 0) {
-		float *bf = const_floats(c, n, bi);
-		if (!bf)
-			return -1;
-		uint16_t *bh = calloc((size_t)cc_pad16(cv.cout), 2);
-		if (!bh) {
-			free(bf);
-			return NODE_FAIL(c, n, "out of memory");
+	int zi = xi;
+	if (g.sh > 1 || g.sw > 1) {
+		int64_t dz[4] = { cv.n, cin, cv.h, cv.w };
+		zi = tensor4_new(c, n->name, "zeroins", dz);
+		struct task *t = zi < 0 ? NULL : output_task(c, n, zi);
+		if (!t) {
+			free(ft);
+			return zi < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
 		}
-		dv_f32_to_f16_n(bf, bh, (size_t)cv.cout);
-		boff = weight_add(c, bh, (uint64_t)cc_pad16(cv.cout) * 2);
-		free(bf);
-		free(bh);
+		snprintf(t->op_type, sizeof t->op_type, "ZeroInsert");
+		char msg[256];
+		if (cc_gen_zero_insert(c->cfg, cv.n * ((cin + 15) / 16), x->dims[2], x->dims[3], g.sh,
+				       g.sw, &t->prog, &t->block_dim, msg, sizeof msg)) {
+			free(ft);
+			return NODE_FAIL(c, n, "%s", msg);
+		}
+		one_in_one_out(c, t, xi, zi);
 	}
-	if (woff < 0 || (bi >= 0 && boff < 0))
-		return NODE_FAIL(c, n, "out of memory");
-	if (ws_place(c, out))
-		return -1;
-	char op[64] = "Conv"; /* the fused ops, as far as they fit */
-	if (n->fused[0]) {
-		strncat(op, "+", sizeof op - strlen(op) - 1);
-		strncat(op, n->fused, sizeof op - strlen(op) - 1);
-	}
-	struct task *t = task_new(c, n->name, op);
-	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
-	char msg[256];
-	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	arg_tensor(c, t, xi);
-	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
-	arg_tensor(c, t, out);
-	if (bi >= 0)
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
-	if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
-		arg_tensor(c, t, ri);
-	/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
-	io_dev(c, t, 0, xi);
-	io_add(t, 0, wi, wi, CC_F16, cv.groups == 1 ? CC_FMT_FRACTAL_Z : CC_FMT_NC1HWC0);
-	if (bi >= 0)
-		io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
-	if (ri >= 0)
-		io_dev(c, t, 0, ri);
-	io_dev(c, t, 1, out);
-	t->flops = 2 * (uint64_t)(cv.n * cv.cout * wd.ho * wd.wo) *
-		   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
-	if (ri >= 0) /* the addition */
-		t->flops += (uint64_t)(cv.n * cv.cout * wd.ho * wd.wo);
-	t->bytes += wb;
-	return 0;
+	int rc = conv_tasks(c, n, "ConvTranspose", zi, wi, bi, -1, out, &cv, ft);
+	free(ft);
+	return rc;
 }
 
 static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, int is_max)
@@ -916,6 +1283,8 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 	struct cc_tensor *x = T(c, xi);
 	if (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]))
 		return NODE_FAIL(c, n, "the Indices output is not supported yet");
+	if (x->rank == 3)
+		return lower_1d(c, n, is_max ? lower_maxpool : lower_avgpool);
 	struct cc_pool pl = { 0 };
 	pl.n = x->dims[0];
 	pl.c = x->dims[1];
@@ -1202,6 +1571,8 @@ static int lower_bn(struct cc_ctx *c, struct cc_node *n)
 {
 	int xi = n->in[0], out = n->out[0];
 	struct cc_tensor *x = T(c, xi);
+	if (x->rank == 3 && c->dev[xi].where == W_WS)
+		return lower_1d(c, n, lower_bn);
 	if (x->rank != 4 || c->dev[xi].where != W_WS)
 		return NODE_FAIL(c, n, "BatchNormalization other than on a 4-D activation is not "
 				       "supported yet");
@@ -1518,24 +1889,15 @@ static int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+static int lower_eltwise(struct cc_ctx *c, struct cc_node *n);
+
+/* max(lo, min(hi, x)) with constant bounds (eltwise_steps). */
 static int lower_clip(struct cc_ctx *c, struct cc_node *n)
 {
-	float lo = cc_attr_float(n, "min", -65504.0f), hi = cc_attr_float(n, "max", 65504.0f);
-	for (int k = 1; k < 3 && k < n->nin; k++) {
-		if (n->in[k] < 0)
-			continue;
-		float *f = const_floats(c, n, n->in[k]);
-		if (!f)
+	for (int k = 1; k < 3 && k < n->nin; k++)
+		if (n->in[k] >= 0 && !T(c, n->in[k])->data)
 			return NODE_FAIL(c, n, "bounds that are not constants are not supported yet");
-		*(k == 1 ? &lo : &hi) = f[0];
-		free(f);
-	}
-	struct cc_vchain ch = { .nin = 1 };
-	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MAXS, 0, 0, lo };
-	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MINS, 1, 0, hi };
-	if (c->dev[n->in[0]].where == W_NONE && weight_place_act(c, n, n->in[0]))
-		return -1;
-	return run_chain(c, n, &ch, &n->in[0]);
+	return lower_eltwise(c, n);
 }
 
 /* The vector steps of one element-wise node, in its own slot numbering:
@@ -1582,6 +1944,19 @@ static int eltwise_steps(struct cc_ctx *c, const struct cc_node *n, struct cc_vs
 		s[ns++] = (struct cc_vstep){ CC_V_EXP, 1, 0, 0 };
 		s[ns++] = (struct cc_vstep){ CC_V_ADDS, 2, 0, 1.0f };
 		s[ns++] = (struct cc_vstep){ CC_V_REC, 3, 0, 0 };
+	} else if (!strcmp(op, "Clip")) { /* constant bounds (lower_clip's, a fused epilogue's) */
+		float lo = cc_attr_float(n, "min", -65504.0f), hi = cc_attr_float(n, "max", 65504.0f);
+		for (int k = 1; k < 3 && k < n->nin; k++) {
+			if (n->in[k] < 0)
+				continue;
+			float *f = const_floats(c, n, n->in[k]);
+			if (!f)
+				return -1;
+			*(k == 1 ? &lo : &hi) = f[0];
+			free(f);
+		}
+		s[ns++] = (struct cc_vstep){ CC_V_MAXS, 0, 0, lo };
+		s[ns++] = (struct cc_vstep){ CC_V_MINS, 1, 0, hi };
 	} else if (!strcmp(op, "Erf")) {
 		s[ns++] = (struct cc_vstep){ CC_V_ERF, 0, 0, 0 };
 	} else if (!strcmp(op, "Tanh")) {
@@ -1675,16 +2050,18 @@ static int eltwise_steps(struct cc_ctx *c, const struct cc_node *n, struct cc_vs
 	return ns;
 }
 
-/* Lower node n and the element-wise nodes fused into it (chain_prev links,
- * set by the element-wise fusion pass) as one vector chain. */
-static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
+/* The vector chain of node n and the element-wise nodes fused into it
+ * (chain_prev links, set by the element-wise fusion pass); ins[] receives
+ * its inputs.  For lower_eltwise and a MatMul's fused epilogue. */
+static int eltwise_chain(struct cc_ctx *c, struct cc_node *n, struct cc_vchain *out, int *ins)
 {
 	int chain[16], len = 0;
 	for (int i = (int)(n - c->g.n); i >= 0 && len < 16;
 	     i = c->g.n[i].chain_prev ? c->g.n[i].chain_prev - 1 : -1)
 		chain[len++] = i;
 	struct cc_vchain ch = { .nin = 1 };
-	int src = 0, ins[2] = { -1, -1 };
+	int src = 0;
+	ins[0] = ins[1] = -1;
 	struct cc_node *head = &c->g.n[chain[len - 1]];
 	if (len > 1 && head->nin == 2 && !T(c, head->in[0])->data && !T(c, head->in[1])->data) {
 		/* a binary op of two activations starts the chain (see
@@ -1721,6 +2098,17 @@ static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
 		}
 		src = ch.nin + ch.nsteps - 1;
 	}
+	*out = ch;
+	return 0;
+}
+
+/* Lower node n and the element-wise nodes fused into it as one vector chain. */
+static int lower_eltwise(struct cc_ctx *c, struct cc_node *n)
+{
+	struct cc_vchain ch;
+	int ins[2];
+	if (eltwise_chain(c, n, &ch, ins))
+		return -1;
 	for (int k = 0; k < ch.nin; k++)
 		if (c->dev[ins[k]].where == W_NONE && weight_place_act(c, n, ins[k]))
 			return -1;
@@ -2332,6 +2720,16 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	}
 	struct cc_matmul mm = { .batch = 1, .K = K, .N = N, .b_nz = b_nz,
 				.has_bias = bias_off >= 0 };
+	struct cc_vchain epi; /* pass_fuse_matmul_bias.c's element-wise epilogue */
+	if (n->epilogue) {
+		int ins[2];
+		if (eltwise_chain(c, &c->g.n[n->epilogue - 1], &epi, ins))
+			return -1;
+		if (epi.nin != 1 || add_c >= 0 || prod != out)
+			return NODE_FAIL(c, n, "an element-wise epilogue with a second input, a C "
+					       "matrix or a 4-D result is not supported yet");
+		mm.epi = &epi;
+	}
 	int r = va.rank;
 	mm.a_trans = va.st[r - 1] != 1;
 	mm.a_rs = mm.a_trans ? va.st[r - 1] : va.st[r - 2];
@@ -2403,6 +2801,8 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 			io_add(t, 0, bias_ti, bias_ti, CC_F16, CC_FMT_ND);
 		io_add(t, 1, prod, add_c >= 0 ? out : prod, CC_F16, CC_FMT_ND);
 		t->flops = 2 * (uint64_t)(mm.batch * M * K * N);
+		if (mm.epi)
+			t->flops += (uint64_t)(mm.batch * M * cc_pad16(N) * epi.nsteps);
 		t->bytes += (uint64_t)(K * N * 2);
 	}
 	if (prod != out && add_c < 0)
@@ -2654,18 +3054,40 @@ done:
 
 /* ---- data movement: Gather, Slice, Split, Squeeze/Unsqueeze, Expand, Cast -- */
 
-/* An integer graph input: placed in place (W_INPUT) for kernels that take
- * indices, which read it with scalar loads; every other consumer would need
- * it as an fp16 activation, which no edge kernel makes yet. */
+/* An integer or bool graph input.  Consumed only as Gather's indices it
+ * stays in place (W_INPUT): the gather kernel reads it with scalar loads.
+ * Otherwise an edge kernel (kern_dtype.c) converts it to fp32 and the
+ * TransData to the fp16 device layout, as every activation. */
 static int int_input_check(struct cc_ctx *c, int ti)
 {
 	struct cc_tensor *t = T(c, ti);
-	if (t->dtype != CC_I64 && t->dtype != CC_I32)
-		return fail(c, "input '%s' is %s: inputs other than float32, int32 and int64 are "
-			       "not supported yet", t->name, cc_dtype_name(t->dtype));
-	if (t->is_output)
-		return fail(c, "input '%s' is %s and a graph output: not supported yet", t->name,
+	if (t->dtype != CC_I64 && t->dtype != CC_I32 && t->dtype != CC_BOOL &&
+	    t->dtype != CC_U8 && t->dtype != CC_I8)
+		return fail(c, "input '%s' is %s: inputs other than float32, int32, int64, int8, "
+			       "uint8 and bool are not supported yet", t->name,
 			    cc_dtype_name(t->dtype));
+	return 0;
+}
+
+/* The graph-input index of an int32/int64 input ti (Gather reads such
+ * indices in place even when other consumers get them converted), or -1. */
+static int raw_input(struct cc_ctx *c, int ti)
+{
+	struct cc_tensor *t = T(c, ti);
+	if (!t->is_input || (t->dtype != CC_I64 && t->dtype != CC_I32))
+		return -1;
+	for (int i = 0; i < c->g.ninputs; i++)
+		if (c->g.inputs[i] == ti)
+			return i;
+	return -1;
+}
+
+/* Is integer input ti read only as Gather's indices (so in place)? */
+static int int_input_raw(struct cc_ctx *c, int ti)
+{
+	struct cc_tensor *t = T(c, ti);
+	if (t->is_output || (t->dtype != CC_I64 && t->dtype != CC_I32))
+		return 0;
 	for (int i = 0; i < c->g.nn; i++) {
 		const struct cc_node *n = &c->g.n[i];
 		if (n->dead)
@@ -2674,12 +3096,9 @@ static int int_input_check(struct cc_ctx *c, int ti)
 			/* Shape reads only the (known) shape: constant folding removes it */
 			if (n->in[k] == ti && (strcmp(n->op, "Gather") || k != 1) &&
 			    strcmp(n->op, "Shape"))
-				return fail(c, "input '%s' is %s: integer inputs as other than the "
-					       "indices of Gather (here input %d of node '%s' (%s)) are "
-					       "not supported yet", t->name, cc_dtype_name(t->dtype), k,
-					    n->name, n->op);
+				return 0;
 	}
-	return 0;
+	return 1;
 }
 
 /* The int64 values of a constant integer tensor (NULL if it is not one). */
@@ -2765,7 +3184,13 @@ static int gather_rows(struct cc_ctx *c, struct cc_node *n, int xi, int axis, in
 	if (cidx) { /* resolved at compile time: a placeholder argument */
 		t->args[t->nargs++] = (struct om_arg){ OM_ARG_SCALAR, 0, 0 };
 	} else {
-		arg_tensor(c, t, ii);
+		if (c->dev[ii].where == W_INPUT) {
+			arg_tensor(c, t, ii);
+		} else { /* also converted for other consumers: its raw binding here */
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_INPUT, 0,
+							       (uint32_t)raw_input(c, ii) };
+			t->bytes += (uint64_t)cc_tensor_numel(T(c, ii)) * cc_dtype_size(T(c, ii)->dtype);
+		}
 		io_add(t, 0, ii, ii, T(c, ii)->dtype, CC_FMT_ND);
 	}
 	arg_tensor(c, t, out);
@@ -2791,7 +3216,7 @@ static int lower_gather(struct cc_ctx *c, struct cc_node *n)
 	int64_t nidx = cc_tensor_numel(ix), ncidx = 0;
 	int64_t *cidx = const_ints(c, ii, &ncidx);
 	int rc = -1;
-	if (!cidx && c->dev[ii].where != W_INPUT) {
+	if (!cidx && c->dev[ii].where != W_INPUT && raw_input(c, ii) < 0) {
 		rc = NODE_FAIL(c, n, "indices computed on the device are not supported yet");
 		goto done;
 	}
@@ -3145,21 +3570,28 @@ static int infer_expand(struct cc_ctx *c, struct cc_node *n)
 	return set_shape(T(c, n->out[0]), x->dtype, r, d);
 }
 
-/* Expand as a copy whose source strides are 0 along the broadcast axes;
- * the lanes must stay in place: the same layout kind on both sides and no
- * broadcasting along the lane axis. */
+static int expand_into(struct cc_ctx *c, struct cc_node *n, int xi, int out);
+
+/* Expand as a copy whose source strides are 0 along the broadcast axes when
+ * the lanes stay in place (the same layout kind on both sides, no
+ * broadcasting along the lane axis); otherwise through the broadcast kernel
+ * (expand_into), which moves lanes and goes from ND to NC1HWC0. */
 static int lower_expand(struct cc_ctx *c, struct cc_node *n)
 {
 	int xi = n->in[0], out = n->out[0];
-	if (act_input(c, n, xi))
-		return -1;
 	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	if (c->dev[xi].where == W_INPUT)
+		return NODE_FAIL(c, n, "input '%s' read in place is not supported yet", x->name);
 	int r = y->rank, lane = lane_axis(y), sh = r - x->rank;
+	for (int i = 0; i < r; i++)
+		if (y->dims[i] < 1)
+			return NODE_FAIL(c, n, "an empty output is not supported yet");
 	if ((r == 4) != (x->rank == 4) || x->rank < 1 || r < 1 ||
 	    x->dims[x->rank - 1 - (r - 1 - lane)] != y->dims[lane])
-		return NODE_FAIL(c, n, "Expand along the %s axis or between layouts (%d-D to "
-				       "%d-D) is not supported yet",
-				 r == 4 ? "channel" : "last", x->rank, r);
+		return ws_place(c, out) ? NODE_FAIL(c, n, "out of memory")
+					: expand_into(c, n, xi, out);
+	if (act_input(c, n, xi))
+		return -1;
 	int64_t cnt[CC_MAX_RANK], sx[CC_MAX_RANK], xs[CC_MAX_RANK], sy[CC_MAX_RANK];
 	grid_counts(y, cnt);
 	dev_strides(x, xs);
@@ -3181,22 +3613,222 @@ static int lower_expand(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
-/* Cast between float types: the device holds fp16 whatever the type, so a
- * view (lower_identity).  Graph outputs leave as float32, so a float16 (or
- * double) graph output is refused. */
+/* ---- integer and bool values: comparisons, logic, Where, Cast ----------
+ *
+ * The device holds every value as fp16 (kern_dtype.c): integers and bools
+ * are exact for |v| <= 2048, bools are 0/1.  Operands that broadcast are
+ * first expanded to the output's shape (expand_into), then one element-wise
+ * kernel (cc_gen_logic) runs over the padded layout. */
+
+static int dev_dtype_ok(enum cc_dtype t)
+{
+	return t == CC_F32 || t == CC_F16 || t == CC_I32 || t == CC_I64 || t == CC_I8 ||
+	       t == CC_U8 || t == CC_I16 || t == CC_U16 || t == CC_BOOL;
+}
+
+/* Input k known, of a type the device holds (float, integer or bool). */
+static int need_any(struct cc_ctx *c, struct cc_node *n, int k)
+{
+	if (k >= n->nin || n->in[k] < 0)
+		return NODE_FAIL(c, n, "input %d is missing", k);
+	struct cc_tensor *t = T(c, n->in[k]);
+	if (t->rank < 0)
+		return NODE_FAIL(c, n, "the shape of input '%s' is unknown", t->name);
+	if (!dev_dtype_ok(t->dtype))
+		return NODE_FAIL(c, n, "input '%s' is %s: not supported yet (float, integer and "
+				       "bool values are)", t->name, cc_dtype_name(t->dtype));
+	return 0;
+}
+
+/* numpy broadcasting over every input; the output is of type dt (or, for
+ * CC_UNDEFINED, input 1's: Where's x). */
+static int infer_bcast_all(struct cc_ctx *c, struct cc_node *n, enum cc_dtype dt)
+{
+	int rank = 0;
+	int64_t d[CC_MAX_RANK];
+	for (int k = 0; k < n->nin; k++) {
+		if (need_any(c, n, k))
+			return -1;
+		struct cc_tensor *x = T(c, n->in[k]);
+		int r = x->rank > rank ? x->rank : rank;
+		int64_t e[CC_MAX_RANK];
+		for (int i = 0; i < r; i++) {
+			int ia = i - (r - x->rank), ib = i - (r - rank);
+			int64_t da = ia >= 0 ? x->dims[ia] : 1, db = ib >= 0 ? d[ib] : 1;
+			if (da != db && da != 1 && db != 1)
+				return NODE_FAIL(c, n, "input shapes do not broadcast");
+			e[i] = da == 1 ? db : da;
+		}
+		rank = r;
+		memcpy(d, e, sizeof e);
+	}
+	if (dt == CC_UNDEFINED)
+		dt = T(c, n->in[1])->dtype;
+	return set_shape(T(c, n->out[0]), dt, rank, d);
+}
+
+static int infer_compare(struct cc_ctx *c, struct cc_node *n)
+{
+	if (n->nin != (strcmp(n->op, "Not") ? 2 : 1))
+		return NODE_FAIL(c, n, "%d inputs", n->nin);
+	return infer_bcast_all(c, n, CC_BOOL);
+}
+
+static int infer_where(struct cc_ctx *c, struct cc_node *n)
+{
+	if (n->nin != 3)
+		return NODE_FAIL(c, n, "%d inputs", n->nin);
+	return infer_bcast_all(c, n, CC_UNDEFINED);
+}
+
+/* x (an activation or a constant) broadcast into out, a workspace tensor of
+ * the broadcast shape: the broadcast kernel's max(x, x) (exact, NaN kept),
+ * which moves lanes as well as rows.  An ND x going to a 4-D out is first
+ * given out's rank (a relayout into NC1HWC0). */
+static int expand_into(struct cc_ctx *c, struct cc_node *n, int xi, int out)
+{
+	struct cc_tensor *x = T(c, xi);
+	if (T(c, out)->rank == 4 && x->rank != 4) {
+		int64_t d[4];
+		for (int i = 0; i < 4; i++)
+			d[i] = i < 4 - x->rank ? 1 : x->dims[i - (4 - x->rank)];
+		if (c->dev[xi].where == W_NONE && weight_place_act(c, n, xi))
+			return -1;
+		int x4 = temp_new(c, n, 4, d);
+		if (x4 < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		if (relayout(c, n, xi, x4))
+			return -1;
+		xi = x4;
+	}
+	struct cc_node fk = *n;
+	int fin[2] = { xi, xi }, fout[1] = { out };
+	fk.in = fin;
+	fk.nin = 2;
+	fk.out = fout;
+	fk.nout = 1;
+	return bcast_nd(c, &fk, CC_V_MAX);
+}
+
+/* Input ti of n in the output's shape: itself, or expanded into a temporary. */
+static int operand_full(struct cc_ctx *c, struct cc_node *n, int ti)
+{
+	struct cc_tensor *x = T(c, ti), *y = T(c, n->out[0]);
+	if (c->dev[ti].where == W_INPUT)
+		return NODE_FAIL(c, n, "input '%s' read in place is not supported yet", x->name);
+	if (same_shape(x, y) && (y->rank != 4 || c->dev[ti].where != W_NONE)) {
+		if (c->dev[ti].where == W_NONE && weight_place_act(c, n, ti))
+			return -1;
+		return ti;
+	}
+	int64_t d[CC_MAX_RANK];
+	memcpy(d, y->dims, sizeof d);
+	int tmp = temp_new(c, n, y->rank, d);
+	if (tmp < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	return expand_into(c, n, ti, tmp) ? -1 : tmp;
+}
+
+/* One cc_gen_logic kernel over the output's padded layout. */
+static int logic_task(struct cc_ctx *c, struct cc_node *n, const struct cc_logic *lg,
+		      const int *ins, int nin)
+{
+	int out = n->out[0];
+	if (ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_logic(c->cfg, lg, dev_elems(&c->dev[out]), &t->prog, &t->block_dim, msg,
+			 sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	for (int k = 0; k < nin; k++) {
+		arg_tensor(c, t, ins[k]);
+		io_dev(c, t, 0, ins[k]);
+	}
+	arg_tensor(c, t, out);
+	io_dev(c, t, 1, out);
+	t->flops = (uint64_t)cc_tensor_numel(T(c, out)) * (uint64_t)nin;
+	return 0;
+}
+
+static int lower_logic(struct cc_ctx *c, struct cc_node *n)
+{
+	static const struct {
+		const char *op;
+		enum cc_lop l;
+	} tab[] = { { "Equal", CC_L_EQ },	  { "Less", CC_L_LT },
+		    { "LessOrEqual", CC_L_LE },	  { "Greater", CC_L_GT },
+		    { "GreaterOrEqual", CC_L_GE }, { "Not", CC_L_NOT },
+		    { "And", CC_L_AND },	  { "Or", CC_L_OR },
+		    { "Xor", CC_L_XOR },	  { "Where", CC_L_WHERE } };
+	struct cc_logic lg = { CC_L_EQ, 0, 0 };
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+		if (!strcmp(n->op, tab[i].op))
+			lg.op = tab[i].l;
+	int ins[3];
+	for (int k = 0; k < n->nin && k < 3; k++)
+		if ((ins[k] = operand_full(c, n, n->in[k])) < 0)
+			return -1;
+	return logic_task(c, n, &lg, ins, n->nin);
+}
+
+/* Cast: float types are views (the device holds fp16 whatever the type);
+ * to bool is x != 0; float to an integer type truncates toward zero and
+ * saturates to the type's range, as does narrowing between integer types
+ * (where numpy would wrap); widening integer casts and bool sources are
+ * views. */
 static int infer_cast(struct cc_ctx *c, struct cc_node *n)
 {
-	if (need_known(c, n, 0))
+	if (need_any(c, n, 0))
 		return -1;
 	struct cc_tensor *x = T(c, n->in[0]), *y = T(c, n->out[0]);
 	int64_t to = cc_attr_int(n, "to", 0);
-	if (to != CC_F32 && to != CC_F16)
-		return NODE_FAIL(c, n, "Cast to %s is not supported yet (float32 and float16 "
-				       "only)", cc_dtype_name((enum cc_dtype)to));
-	if (to != CC_F32 && y->is_output)
-		return NODE_FAIL(c, n, "a %s graph output is not supported yet (outputs leave as "
-				       "float32)", cc_dtype_name((enum cc_dtype)to));
-	return set_shape(y, (enum cc_dtype)to, x->rank, x->dims);
+	if (to == CC_F32 || to == CC_F16 || to == CC_BOOL || to == CC_I8 || to == CC_U8 ||
+	    to == CC_I16 || to == CC_U16 || to == CC_I32 || to == CC_I64) {
+		if (to == CC_F16 && y->is_output)
+			return NODE_FAIL(c, n, "a float16 graph output is not supported yet");
+		if ((to == CC_I16 || to == CC_U16) && y->is_output)
+			return NODE_FAIL(c, n, "a %s graph output is not supported yet",
+					 cc_dtype_name((enum cc_dtype)to));
+		return set_shape(y, (enum cc_dtype)to, x->rank, x->dims);
+	}
+	return NODE_FAIL(c, n, "Cast to %s is not supported yet (float32, float16, integers up "
+			       "to 64 bits and bool are)", cc_dtype_name((enum cc_dtype)to));
+}
+
+static int lower_cast(struct cc_ctx *c, struct cc_node *n)
+{
+	enum cc_dtype from = T(c, n->in[0])->dtype, to = T(c, n->out[0])->dtype;
+	int isf = from == CC_F32 || from == CC_F16;
+	struct cc_logic lg = { CC_L_TRUNC, -65504.0f, 65504.0f };
+	switch (to) {
+	case CC_BOOL:
+		lg.op = CC_L_BOOL;
+		break;
+	case CC_I8: lg.lo = -128, lg.hi = 127; break;
+	case CC_U8: lg.lo = 0, lg.hi = 255; break;
+	case CC_I16: lg.lo = -32768, lg.hi = 32767; break;
+	case CC_U16: lg.lo = 0; break;
+	case CC_I32:
+	case CC_I64: break;
+	default: return lower_identity(c, n); /* to a float type */
+	}
+	if (from == CC_BOOL || from == to)
+		return lower_identity(c, n);
+	/* an integer source within the target's range needs nothing (the
+	 * device's values are within int32's anyway) */
+	if (!isf && lg.op == CC_L_TRUNC &&
+	    (to == CC_I32 || to == CC_I64 || (from == CC_U8 && to != CC_I8) ||
+	     (from == CC_I8 && to == CC_I16)))
+		return lower_identity(c, n);
+	int xi = n->in[0];
+	if (act_input(c, n, xi))
+		return -1;
+	if (c->dev[xi].where == W_INPUT)
+		return NODE_FAIL(c, n, "input read in place is not supported yet");
+	return logic_task(c, n, &lg, &xi, 1);
 }
 
 /* ---- LayerNormalization (opset 17; also what pass_fuse_layernorm.c makes) ---- */
@@ -3327,8 +3959,13 @@ static int lower_layernorm(struct cc_ctx *c, struct cc_node *n)
 	struct task *t = task_new(c, n->name, n->fused[0] ? "LayerNorm" : n->op);
 	if (!t)
 		return NODE_FAIL(c, n, "out of memory");
+	/* pass_fuse_layernorm.c's residual Add: r of x's shape, rows as x's */
+	int ri = n->res_in ? n->in[n->res_in] : -1;
+	if (ri >= 0 && (kx != xi || c->dev[ri].where != W_WS || c->dev[ri].nc1hwc0))
+		return NODE_FAIL(c, n, "a residual Add on a LayerNormalization whose rows need a "
+				       "layout change is not supported yet");
 	struct cc_layernorm ln = { rows, C, cc_attr_float(n, "epsilon", 1e-5f), hg, hb,
-				   st[0] >= 0, st[1] >= 0 };
+				   st[0] >= 0, st[1] >= 0, ri >= 0 };
 	char msg[256];
 	if (cc_gen_layernorm(c->cfg, &ln, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
@@ -3342,7 +3979,11 @@ static int lower_layernorm(struct cc_ctx *c, struct cc_node *n)
 			arg_tensor(c, t, ks[k]);
 			io_dev(c, t, 1, ks[k]);
 		}
-	t->flops = 8 * (uint64_t)(rows * C);
+	if (ri >= 0) {
+		arg_tensor(c, t, ri);
+		io_dev(c, t, 0, ri);
+	}
+	t->flops = (8 + (ri >= 0)) * (uint64_t)(rows * C);
 	if (!last_only && relayout(c, n, ky, out))
 		return -1;
 	for (int k = 0; k < 2; k++)
@@ -3442,13 +4083,14 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
 enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_MATMUL_BIAS,
-       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_N };
+       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
 						"ConvActivationFusionPass", "ElementwiseFusionPass",
 						"ConstantFoldingPass", "ConvEltwiseFusionPass",
 						"MatMulBiasAddFusionPass", "GeluFusionPass",
-						"LayerNormFusionPass", "AttentionSoftmaxFusionPass" };
+						"LayerNormFusionPass", "AttentionSoftmaxFusionPass",
+						"MatMulEltwiseFusionPass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -3900,6 +4542,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	if (on[SW_ELTWISE] &&
 	    (changes[SW_ELTWISE] = cc_pass_fuse_eltwise(&c.g, &c.log, err, errlen)) < 0)
 		goto done;
+	if (on[SW_MATMUL_ELTWISE] && (changes[SW_MATMUL_ELTWISE] = cc_pass_fuse_matmul_eltwise(
+					      &c.g, &c.log, err, errlen)) < 0)
+		goto done;
 	c.dev = calloc((size_t)c.g.nt + 1, sizeof *c.dev);
 	if (!c.dev) {
 		fail(&c, "out of memory");
@@ -3908,27 +4553,49 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	/* graph inputs cross the edge: fp32 host -> fp16 device */
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
-		if (T(&c, ti)->dtype != CC_F32) { /* integer: in place (int_input_check) */
+		enum cc_dtype dt = T(&c, ti)->dtype;
+		if (dt != CC_F32 && int_input_raw(&c, ti)) { /* in place (int_input_raw) */
 			c.dev[ti].where = W_INPUT;
 			c.dev[ti].offset = (uint64_t)i;
 			c.dev[ti].storage = -1;
 			continue;
 		}
+		char msg[256];
+		int64_t numel = cc_tensor_numel(T(&c, ti));
+		int sc = -1; /* integer/bool: converted to fp32 in a scratch first */
+		if (dt != CC_F32) {
+			struct task *t = (sc = scratch_new(&c, T(&c, ti)->name, (uint64_t)numel * 4)) < 0
+						 ? NULL
+						 : task_new(&c, T(&c, ti)->name, "Cast");
+			if (!t || cc_gen_int_edge(cfg, dt, numel, 1, &t->prog, &t->block_dim, msg,
+						  sizeof msg)) {
+				fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
+				goto done;
+			}
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)i };
+			arg_tensor(&c, t, sc);
+			io_host(&c, t, 0, ti, ti, dt);
+			io_host(&c, t, 1, sc, ti, CC_F32);
+			t->bytes = (uint64_t)numel * (cc_dtype_size(dt) + 4);
+		}
 		ws_place(&c, ti);
 		struct dev_tensor *d = &c.dev[ti];
 		struct task *t = task_new(&c, T(&c, ti)->name, "TransData");
-		char msg[256];
 		if (!t || gen_edge(&c, d, 1, t, msg, sizeof msg)) {
 			fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
-		t->args[0] = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)i };
-		t->args[1] = (struct om_arg){ OM_ARG_WORKSPACE, 0, 0 };
-		t->argt[1] = ti;
-		t->nargs = 2;
-		io_host(&c, t, 0, ti, ti, T(&c, ti)->dtype);
+		if (sc >= 0) {
+			arg_tensor(&c, t, sc);
+			io_host(&c, t, 0, sc, ti, CC_F32);
+		} else {
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)i };
+			io_host(&c, t, 0, ti, ti, dt);
+		}
+		t->args[t->nargs] = (struct om_arg){ OM_ARG_WORKSPACE, 0, 0 };
+		t->argt[t->nargs++] = ti;
 		io_dev(&c, t, 1, ti);
-		t->bytes = (uint64_t)cc_tensor_numel(T(&c, ti)) * 6;
+		t->bytes = (uint64_t)numel * 6;
 	}
 	for (int i = 0; i < c.g.nn; i++) {
 		struct cc_node *n = &c.g.n[i];
@@ -3942,6 +4609,16 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			fail(&c, "output '%s' is not computed by any supported node", T(&c, ti)->name);
 			goto done;
 		}
+		enum cc_dtype dt = T(&c, ti)->dtype;
+		int64_t numel = cc_tensor_numel(T(&c, ti));
+		int sc = -1; /* integer/bool: through fp32 in a scratch, then kern_dtype.c */
+		if (dt != CC_F32) {
+			if ((sc = scratch_new(&c, T(&c, ti)->name, (uint64_t)numel * 4)) < 0) {
+				fail(&c, "out of memory");
+				goto done;
+			}
+			d = &c.dev[ti];
+		}
 		struct task *t = task_new(&c, T(&c, ti)->name, "TransData");
 		char msg[256];
 		if (!t || gen_edge(&c, d, 0, t, msg, sizeof msg)) {
@@ -3951,11 +4628,30 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		t->args[0] = (struct om_arg){ d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE,
 					      d->where == W_WEIGHT ? (int64_t)d->offset : 0, 0 };
 		t->argt[0] = d->where == W_WS ? d->storage : -1;
-		t->args[1] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
-		t->nargs = 2;
+		t->nargs = 1;
 		io_dev(&c, t, 0, ti);
-		io_host(&c, t, 1, ti, ti, T(&c, ti)->dtype);
-		t->bytes = (uint64_t)cc_tensor_numel(T(&c, ti)) * 6;
+		if (sc >= 0) {
+			arg_tensor(&c, t, sc);
+			io_host(&c, t, 1, sc, ti, CC_F32);
+		} else {
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
+			io_host(&c, t, 1, ti, ti, dt);
+		}
+		t->bytes = (uint64_t)numel * 6;
+		if (sc >= 0) {
+			t = task_new(&c, T(&c, ti)->name, "Cast");
+			if (!t || cc_gen_int_edge(cfg, dt, numel, 0, &t->prog, &t->block_dim, msg,
+						  sizeof msg)) {
+				fail(&c, "output '%s': %s", T(&c, ti)->name,
+				     t ? msg : "out of memory");
+				goto done;
+			}
+			arg_tensor(&c, t, sc);
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
+			io_host(&c, t, 0, sc, ti, CC_F32);
+			io_host(&c, t, 1, ti, ti, dt);
+			t->bytes = (uint64_t)numel * (cc_dtype_size(dt) + 4);
+		}
 	}
 	if (plan_memory(&c))
 		goto done;

@@ -25,7 +25,7 @@ struct cc_options {
 	"IdentityEliminationPass, ConvBatchNormFusionPass, ConvActivationFusionPass, " \
 	"ConvEltwiseFusionPass, ElementwiseFusionPass, ConstantFoldingPass, " \
 	"MatMulBiasAddFusionPass, GeluFusionPass, LayerNormFusionPass, " \
-	"AttentionSoftmaxFusionPass"
+	"AttentionSoftmaxFusionPass, MatMulEltwiseFusionPass"
 
 /* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
  * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */

@@ -9,39 +9,72 @@ void cc_prog_init(struct cc_prog *p) { memset(p, 0, sizeof *p); }
 
 void cc_prog_free(struct cc_prog *p)
 {
-	free(p->v);
+	free(p->code);
 	free(p->labels);
 	free(p->fix_label);
+	free(p->fix);
 	memset(p, 0, sizeof *p);
+}
+
+/* Encode cur, the instruction at pc n - 1; one with a label waits for
+ * cc_prog_finish, when its target is known. */
+static void flush(struct cc_prog *p)
+{
+	if (!p->pending)
+		return;
+	p->pending = 0;
+	size_t pc = p->n - 1;
+	if (p->fix_label[pc] >= 0) {
+		if (p->nfix == p->capfix) {
+			size_t cap = p->capfix ? 2 * p->capfix : 16;
+			struct cc_fixup *f = realloc(p->fix, cap * sizeof *f);
+			if (!f) {
+				p->oom = 1;
+				return;
+			}
+			p->fix = f;
+			p->capfix = cap;
+		}
+		p->fix[p->nfix++] = (struct cc_fixup){ pc, p->cur };
+		return;
+	}
+	char msg[160];
+	if (isa_encode(&p->cur, p->code + pc * ISA_INSN_BYTES, msg, sizeof msg) && !p->failed) {
+		p->failed = 1;
+		p->err_pc = pc;
+		snprintf(p->err, sizeof p->err, "kernel generator, pc %zu: %s", pc, msg);
+	}
 }
 
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 {
-	if (p->n == p->cap) {
+	flush(p);
+	if (!p->oom && p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 256;
-		struct isa_insn *v = realloc(p->v, cap * sizeof *v);
+		uint8_t *v = realloc(p->code, cap * ISA_INSN_BYTES + 1);
 		int *f = realloc(p->fix_label, cap * sizeof *f);
 		if (v)
-			p->v = v;
+			p->code = v;
 		if (f)
 			p->fix_label = f;
-		if (!v || !f) {
+		if (!v || !f)
 			p->oom = 1;
-			memset(&p->scratch, 0, sizeof p->scratch);
-			return &p->scratch;
-		}
-		p->cap = cap;
+		else
+			p->cap = cap;
 	}
-	struct isa_insn *in = &p->v[p->n];
+	struct isa_insn *in = &p->cur;
 	memset(in, 0, sizeof *in);
 	in->op = op;
 	/* defaults of keyword fields, as the assembler applies them */
 	const struct isa_format *fmt = &isa_formats[isa_table[op].fmt];
 	for (unsigned i = 0; i < fmt->nfields; i++)
 		if (fmt->fields[i].dflt != ISA_REQ)
-			*isa_field_ptr(in, &fmt->fields[i]) = fmt->fields[i].dflt;
+			isa_field_set(in, &fmt->fields[i], fmt->fields[i].dflt);
+	if (p->oom)
+		return in; /* filled in and dropped: cc_prog_finish reports the failure */
 	p->fix_label[p->n] = -1;
 	p->n++;
+	p->pending = 1;
 	return in;
 }
 
@@ -69,32 +102,39 @@ void cc_label_bind(struct cc_prog *p, int label)
 
 int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, size_t errlen)
 {
+	flush(p);
 	if (p->oom) {
 		snprintf(err, errlen, "out of memory generating a kernel");
 		return -1;
 	}
+	/* The first failing instruction in pc order is reported, as when every
+	 * instruction was encoded here. */
+	for (size_t i = 0; i < p->nfix && (!p->failed || p->fix[i].pc < p->err_pc); i++) {
+		struct cc_fixup *f = &p->fix[i];
+		int64_t target = p->labels[p->fix_label[f->pc]];
+		if (target < 0) {
+			snprintf(err, errlen, "kernel generator: unbound label at pc %zu", f->pc);
+			return -1;
+		}
+		f->in.imm = target - (int64_t)f->pc;
+		char msg[160];
+		if (isa_encode(&f->in, p->code + f->pc * ISA_INSN_BYTES, msg, sizeof msg)) {
+			snprintf(err, errlen, "kernel generator, pc %zu: %s", f->pc, msg);
+			return -1;
+		}
+	}
+	if (p->failed) {
+		snprintf(err, errlen, "%s", p->err);
+		return -1;
+	}
+	/* A copy, so that the program stays valid (and finishable) until freed. */
 	uint8_t *c = malloc(p->n * ISA_INSN_BYTES + 1);
 	if (!c) {
 		snprintf(err, errlen, "out of memory generating a kernel");
 		return -1;
 	}
-	for (size_t i = 0; i < p->n; i++) {
-		if (p->fix_label[i] >= 0) {
-			int64_t target = p->labels[p->fix_label[i]];
-			if (target < 0) {
-				free(c);
-				snprintf(err, errlen, "kernel generator: unbound label at pc %zu", i);
-				return -1;
-			}
-			p->v[i].imm = target - (int64_t)i;
-		}
-		char msg[200];
-		if (isa_encode(&p->v[i], c + i * ISA_INSN_BYTES, msg, sizeof msg)) {
-			free(c);
-			snprintf(err, errlen, "kernel generator, pc %zu: %s", i, msg);
-			return -1;
-		}
-	}
+	if (p->n)
+		memcpy(c, p->code, p->n * ISA_INSN_BYTES);
 	*code = c;
 	*bytes = p->n * ISA_INSN_BYTES;
 	return 0;

@@ -12,19 +12,38 @@
 
 #include "isa.h"
 
+/* Instructions are encoded as soon as the generator starts the next one (or
+ * at cc_prog_finish), so a program costs 16 bytes per instruction (plus its
+ * fix_label entry) however large struct isa_insn is.  The one being filled in
+ * is `cur`, int64_t fields, so every value a generator assigns reaches
+ * isa_encode's range check intact: one that does not fit fails the program
+ * with the field's name, as it always did.  A pointer from cc_emit is valid
+ * only until the next cc_emit. */
+struct cc_fixup {
+	size_t pc;
+	struct isa_insn in; /* encoded at cc_prog_finish, with imm = label - pc */
+};
+
 struct cc_prog {
-	struct isa_insn *v;
-	size_t n, cap;
+	uint8_t *code;   /* ISA_INSN_BYTES per instruction, `cur` not yet included */
+	size_t n, cap;   /* n counts `cur` */
 	int64_t *labels; /* label -> pc, -1 while unbound */
 	int *fix_label;  /* per instruction: label its imm refers to, or -1 */
 	size_t nlabels, caplabels;
+	struct cc_fixup *fix; /* the instructions with a label, in pc order */
+	size_t nfix, capfix;
 	int oom;
-	struct isa_insn scratch; /* cc_emit's target after an allocation failure */
+	int pending;     /* cur is instruction n - 1, not yet encoded */
+	int failed;      /* a field did not fit: err says which, at pc err_pc */
+	size_t err_pc;
+	char err[200];
+	struct isa_insn cur;
 };
 
 void cc_prog_init(struct cc_prog *p);
 void cc_prog_free(struct cc_prog *p);
-/* Append an instruction (op and fields set by the caller). */
+/* Append an instruction (op and fields set by the caller, through the
+ * returned pointer, before the next cc_emit). */
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op);
 int cc_label_new(struct cc_prog *p);
 void cc_label_bind(struct cc_prog *p, int label);

@@ -81,6 +81,9 @@ struct cc_node {
 	float act_lo, act_hi;
 	char fused[128];
 	int chain_prev; /* element-wise fusion: 1 + the node computed just before, or 0 */
+	/* MatMul/Gemm (pass_fuse_matmul_bias.c): 1 + the last node of an
+	 * element-wise chain its kernel runs on the output, or 0 */
+	int epilogue;
 	/* residual fusion (pass_fuse_residual.c): the index in in[] of a tensor
 	 * added to the output before act, or 0 (in[0] is never it) */
 	int res_in;

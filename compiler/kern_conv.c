@@ -67,6 +67,14 @@
  * MTE2->V 0 the bias; MTE2->V 1..nr and V->MTE2 0..nr-1 the residual buffers
  * (loaded, free).
  *
+ * Other grouped convolutions run on the cube as one full convolution whose
+ * weights are zero outside the diagonal blocks (a group's inputs against its
+ * outputs): groups times the MACs the grouped conv needs.  The compiler
+ * keeps that factor small by giving the kernel a channel slice of x and y
+ * (cv->x_c1...: the slice's channel blocks within each image, which moves
+ * only the GM addresses of the input loads and output writes), one task per
+ * set of groups whose channels fill whole 16-channel blocks.
+ *
  * Depthwise (groups == cin == cout) runs on the vector unit: one C0 lane is
  * one channel, so a pixel (32 bytes) is one vector block and a tap is one
  * vmla over many pixels with the tap's 16 weights broadcast (s1b = s1r = 0).
@@ -481,6 +489,8 @@ struct geo {
 	const struct soc_config *cfg;
 	const struct cc_conv *cv;
 	int64_t C1, N1, Ho, Wo, M, M1, kk;
+	int64_t XC1, XO, YN1, YO; /* channel blocks per image of x and y, and the
+				   * conv's first ones (a slice: cv->x_c1...) */
 	int ev;   /* event ids per pipe pair the kernel may use */
 	int flat; /* 1x1, stride 1, no padding: slabs are runs of pixels, not rows */
 	int acold; /* the input and output (and residual) overflow the L2: reads of
@@ -498,6 +508,10 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->M = g->Ho * g->Wo;
 	g->M1 = cdiv(g->M, 16);
 	g->kk = cv->kh * cv->kw;
+	g->XC1 = cv->x_c1 ? cv->x_c1 : g->C1;
+	g->XO = cv->x_c1 ? cv->x_c1o : 0;
+	g->YN1 = cv->y_n1 ? cv->y_n1 : g->N1;
+	g->YO = cv->y_n1 ? cv->y_n1o : 0;
 	g->ev = (int)min64(cfg->core_event_ids, MAX_EV);
 	g->flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt && !cv->pl &&
 		  !cv->pb && !cv->pr;
@@ -765,11 +779,12 @@ static void cube_gm(struct gen *gn, const struct geo *g, const struct tile *tl, 
 	for (int64_t i = 0; i < nw; i++) {
 		int64_t img = per_img ? i : 0, n = per_img ? 0 : i;
 		addi(gn, greg, load ? R_RES : R_Y,
-		     (((tl->img + img) * g->N1 + tl->n1a + n0 + n) * g->M + tl->m0) * PIX);
+		     (((tl->img + img) * g->YN1 + g->YO + tl->n1a + n0 + n) * g->M + tl->m0) *
+			     PIX);
 		li(gn, R_A, ub + (n * mf + img * mfi) * FRAC);
 		int64_t nb = per_img ? nn : tl->nimg;
 		int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
-		int64_t ggap = per_img ? g->M - rows : g->N1 * g->M - rows;
+		int64_t ggap = per_img ? g->M - rows : g->YN1 * g->M - rows;
 		if (load)
 			dma(gn, ISA_OP_MOV_GM_UB, R_A, greg, nb, rows, ggap, ugap);
 		else
@@ -907,15 +922,15 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 	wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, s->lslot);
 	if (s->sload) {
 		int64_t plane = cv->h * cv->w, px = s->s.fh * s->s.fw, one = s->c1c * px;
-		int64_t base = (tl->img * g->C1 + s->c1a) * plane + s->s.x0;
+		int64_t base = (tl->img * g->XC1 + g->XO + s->c1a) * plane + s->s.x0;
 		if ((px == plane || s->c1c == 1) && one <= 0xffff) {
 			addi(gn, R_GM, R_X, base * PIX);
 			li(gn, R_A, mem->l1_slab[s->sslot]);
 			dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, tl->nimg, one,
-			    g->C1 * plane - one, 0);
+			    g->XC1 * plane - one, 0);
 		} else {
 			for (int64_t i = 0; i < tl->nimg; i++) {
-				addi(gn, R_GM, R_X, (base + i * g->C1 * plane) * PIX);
+				addi(gn, R_GM, R_X, (base + i * g->XC1 * plane) * PIX);
 				li(gn, R_A, mem->l1_slab[s->sslot] + i * one * PIX);
 				dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px, plane - px, 0);
 			}
@@ -1762,7 +1777,8 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 {
 	if (cv->n < 1 || cv->cin < 1 || cv->h < 1 || cv->w < 1 || cv->cout < 1 || cv->kh < 1 ||
 	    cv->kw < 1 || cv->sh < 1 || cv->sw < 1 || cv->dh < 1 || cv->dw < 1 || cv->pt < 0 ||
-	    cv->pl < 0 || cv->pb < 0 || cv->pr < 0 || cv->groups < 1) {
+	    cv->pl < 0 || cv->pb < 0 || cv->pr < 0 || cv->groups < 1 || cv->cin % cv->groups ||
+	    cv->cout % cv->groups) {
 		snprintf(err, errlen, "conv: bad shape (n %lld, cin %lld, %lldx%lld, cout %lld, "
 			 "kernel %lldx%lld, groups %lld)",
 			 (long long)cv->n, (long long)cv->cin, (long long)cv->h, (long long)cv->w,
@@ -1808,48 +1824,53 @@ int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct c
 	if (check_conv(cv, err, errlen))
 		return -1;
 	struct geo g;
-	geo_init(&g, cfg, cv);
-	if (cv->groups == 1)
-		return gen_cube(&g, p, block_dim, err, errlen);
-	if (is_depthwise(cv))
+	if (is_depthwise(cv)) {
+		if (cv->x_c1 || cv->y_n1) {
+			snprintf(err, errlen, "conv: a channel slice of a depthwise convolution is "
+					      "not supported yet");
+			return -1;
+		}
+		geo_init(&g, cfg, cv);
 		return gen_depthwise(&g, p, block_dim, err, errlen);
-	snprintf(err, errlen,
-		 "conv: groups=%lld with %lld input and %lld output channels: grouped convolution "
-		 "other than depthwise is not supported yet",
-		 (long long)cv->groups, (long long)cv->cin, (long long)cv->cout);
-	return -1;
+	}
+	/* grouped: one full convolution whose weights are block-diagonal
+	 * (cc_conv_layout_weights), groups times the grouped conv's MACs; the
+	 * compiler keeps groups small by slicing (cv->x_c1...) */
+	struct cc_conv full = *cv;
+	full.groups = 1;
+	geo_init(&g, cfg, &full);
+	return gen_cube(&g, p, block_dim, err, errlen);
 }
 
 uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
 {
 	uint64_t c1 = (uint64_t)cdiv(cv->cin, 16), kk = (uint64_t)(cv->kh * cv->kw);
-	if (cv->groups == 1)
-		return c1 * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
 	if (is_depthwise(cv))
 		return c1 * kk * PIX;
-	return 0;
+	return c1 * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
 }
 
 void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *out)
 {
 	int64_t C1 = cdiv(cv->cin, 16), N1 = cdiv(cv->cout, 16), kk = cv->kh * cv->kw;
-	if (cv->groups == 1) {
-		/* fractal row k1 = (c1*kh + i)*kw + j, so the tap (i, j) is k1 % kk */
+	if (!is_depthwise(cv)) {
+		/* fractal row k1 = (c1*kh + i)*kw + j, so the tap (i, j) is k1 % kk;
+		 * grouped: zero outside the diagonal blocks (ci in co's group) */
+		int64_t cpg = cv->cin / cv->groups, opg = cv->cout / cv->groups;
 		for (int64_t k1 = 0; k1 < C1 * kk; k1++)
 			for (int64_t n1 = 0; n1 < N1; n1++)
 				for (int64_t k = 0; k < 16; k++)
 					for (int64_t n = 0; n < 16; n++) {
 						int64_t ci = k1 / kk * 16 + k, co = n1 * 16 + n;
 						float v = 0;
-						if (ci < cv->cin && co < cv->cout)
-							v = w[(co * cv->cin + ci) * kk + k1 % kk];
+						if (ci < cv->cin && co < cv->cout &&
+						    ci / cpg == co / opg)
+							v = w[(co * cpg + ci % cpg) * kk + k1 % kk];
 						out[((k1 * N1 + n1) * 16 + k) * 16 + n] =
 							dv_f32_to_f16(v);
 					}
 		return;
 	}
-	if (!is_depthwise(cv))
-		return;
 	for (int64_t c1 = 0; c1 < C1; c1++)
 		for (int64_t t = 0; t < kk; t++)
 			for (int64_t c0 = 0; c0 < 16; c0++) {

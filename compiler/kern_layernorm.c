@@ -27,15 +27,18 @@
  * more rows than the row has repeats, else as one per row (rep = R, the
  * block read with block and repeat stride 0).
  *
+ * With has_residual the tile of r (a residual, x's shape) is loaded too
+ * and added to x in fp16 first, rounded as a separate Add kernel would.
+ *
  * Arguments: 0 x, 1 y, 2 params (fp16 gamma [C16] then beta [C16]), then
  * the mean and the rstd when wanted (padded ND [rows, 1]: 16 copies per
- * row). */
+ * row), then r with has_residual. */
 #include <stdio.h>
 #include <string.h>
 
 #include "kernels.h"
 
-enum { R_X = 1, R_Y = 2, R_P = 3, R_M = 4, R_V = 5, R_GM = 10, R_DU = 22, R_N = 24, R_S = 25,
+enum { R_X = 1, R_Y = 2, R_P = 3, R_M = 4, R_V = 5, R_RES = 6, R_GM = 10, R_DU = 22, R_N = 24, R_S = 25,
        R_BIDX = 20, R_TMP = 21, R_POOL = 11, NPOOL = 8 /* x11..x18 */ };
 
 /* The program and which UB addresses the pool registers hold: the scalar
@@ -132,8 +135,9 @@ static struct isa_insn *conv(struct lg *g, enum isa_dtype dt, enum isa_dtype st,
 struct ln_plan {
 	int64_t C, c16, R, R16, tail, tail16, tailh;
 	int64_t T; /* rows per tile */
+	int resid; /* a residual to add first */
 	/* UB offsets */
-	int64_t prm, xh[2], xf, acc, s32, m32, r32, mb, rb, h16, mo[2], ro[2], end;
+	int64_t prm, xh[2], rh[2], xf, acc, s32, m32, r32, mb, rb, h16, mo[2], ro[2], end;
 };
 
 static void plan(struct ln_plan *pl, int64_t T)
@@ -147,6 +151,8 @@ static void plan(struct ln_plan *pl, int64_t T)
 		/* slack: a conversion repeat of the last row reads up to 128 bytes past it */
 		pl->xh[k] = o;
 		o += up(T * pl->c16 * 2 + 256, 256);
+		pl->rh[k] = o; /* the residual's tile, when there is one */
+		o += pl->resid ? up(T * pl->c16 * 2 + 256, 256) : 0;
 	}
 	pl->xf = o;
 	o += T * pl->R * 256;
@@ -318,6 +324,7 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 	pl.R16 = (pl.c16 + 127) / 128;
 	pl.tail16 = pl.c16 - 64 * (pl.R - 1); /* padded lanes of the last fp32 column */
 	pl.tailh = pl.c16 - 128 * (pl.R16 - 1); /* and of the last fp16 one */
+	pl.resid = ln->has_residual;
 	if (ln->rows < 1 || ln->cols < 1) {
 		snprintf(err, errlen, "LayerNormalization of an empty tensor is not supported yet");
 		return -1;
@@ -354,6 +361,8 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		cc_ldarg(p, R_M, a++);
 	if (ln->want_rstd)
 		cc_ldarg(p, R_V, a++);
+	if (ln->has_residual)
+		cc_ldarg(p, R_RES, a++);
 	struct lg g = { .p = p };
 	int labels[CC_MAX_BLOCKS];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
@@ -382,8 +391,19 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 			cc_addi(p, R_GM, R_X, r * rowb);
 			cc_li(p, R_DU, pl.xh[par]);
 			cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GM, 1, n * pl.c16 / 16, 0, 0);
+			if (ln->has_residual) {
+				cc_addi(p, R_GM, R_RES, r * rowb);
+				cc_li(p, R_DU, pl.rh[par]);
+				cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GM, 1, n * pl.c16 / 16, 0, 0);
+			}
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			if (ln->has_residual) /* x += r in fp16, the whole tile at once */
+				for (int64_t e = 0, reps = (n * pl.c16 + 127) / 128; e < reps; e += 255) {
+					int64_t k = reps - e < 255 ? reps - e : 255;
+					vop(&g, ISA_OP_VADD, ISA_DT_F16, pl.xh[par] + e * 256,
+					    pl.xh[par] + e * 256, pl.rh[par] + e * 256, k);
+				}
 			compute_tile(&g, ln, &pl, par, n);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

@@ -15,7 +15,16 @@
  * blocks; each operand has a per-batch stride (0: shared) and a row stride,
  * so a strided view (a folded Transpose) is read in place.  A transposed
  * operand (A given as A^T, B as B^T) is brought to L1 as 16x16 fractals of
- * its own rows and transposed by load2d on the way to L0. */
+ * its own rows and transposed by load2d on the way to L0.
+ *
+ * An epilogue (cc_matmul.epi, an element-wise chain) runs on each group of
+ * pieces in the UB after the bias, through kern_vchain.c's step expansion
+ * and buffers shared by liveness (two sets of them, for double-buffering,
+ * sized into the tiling search).  Its V work is then comparable to the
+ * cube's (Gelu's Erf is 16 vector instructions), so a tile's groups are
+ * emitted interleaved with the next tile's chunks: the scalar unit issues
+ * in order and stalls on a full pipe queue, and the cube must not wait
+ * behind a tile's worth of queued vector work. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +42,30 @@ struct mm_tiling {
 	int64_t tm, tn, kc;
 	double est;
 };
+
+/* UB buffers per group slot: the pieces, and with an epilogue the chain's
+ * slots as cc_vchain_buffers shares them (its input is the pieces). */
+static int ub_bufs(const struct cc_matmul *mm, int *buf)
+{
+	if (mm->epi)
+		return cc_vchain_buffers(mm->epi, buf);
+	buf[0] = 0;
+	return 1;
+}
+
+/* 16-column pieces per group for tiles of tm rows: MM_GROUP, or with an
+ * epilogue as many as its buffers (two sets, for double-buffering) leave
+ * room for next to the bias row; 0 when they do not fit. */
+static int64_t group_pieces(const struct soc_config *cfg, const struct cc_matmul *mm,
+			    int64_t tm)
+{
+	int buf[CC_MAX_VSTEPS + 16];
+	int64_t room = (int64_t)cfg->ub_size_kb * 1024 - cc_pad16(mm->N) * 2 - 512;
+	int64_t g = room / (2 * ub_bufs(mm, buf) * tm * 32);
+	if (!mm->epi)
+		return g >= MM_GROUP ? MM_GROUP : 0;
+	return g > MM_GROUP ? MM_GROUP : g > 0 ? g : 0;
+}
 
 /* Whether A's whole row panel (tm x K) stays in L1 across the tiles of a
  * block that share it: two panels (one being read while the next loads)
@@ -114,10 +147,28 @@ static double estimate(const struct soc_config *cfg, const struct cc_matmul *mm,
 			(double)cfg->core_scalar_cycles;
 	double chunk = fmax(fmax(cube, mte2), fmax(fmax(mte1, scalar), (lat + mte2) / l1_slots(cfg))) + 8;
 	double v = tmv * tnv * 4 / cfg->mte_l0c_to_ub_bytes_per_cycle;
+	double epi_scalar = 0;
+	if (mm->epi) {
+		/* the chain over the tile's repeats on V, and its instructions
+		 * (three or four scalar ones each) on the scalar unit, which the
+		 * chunks' issue shares */
+		double per_rep;
+		int insns;
+		cc_vchain_cost(mm->epi, cfg->vector_complex_cycles, &per_rep, &insns);
+		double groups = ceil(n1s / (double)group_pieces(cfg, mm, tm));
+		v += tmv * tnv / 128 * per_rep;
+		epi_scalar = groups * insns * 4 * (double)cfg->core_scalar_cycles;
+		/* measured on the 910 (BERT's FFN1, K = 768): with V setting
+		 * the pace, the in-order issue stalls behind V's queue and each
+		 * chunk's flags and loads cost V about 30 cycles of its time,
+		 * and each group about a memory latency */
+		v += (double)chunks * 30 + groups * (double)cfg->l2_latency_cycles;
+	}
 	/* a tile's first chunk waits for its L0C buffer and, with A, for a
 	 * load that no earlier chunk overlapped: about one memory latency
 	 * less the slots' hiding, measured as ~150 cycles on the 910 */
-	double tile = fmax((double)chunks * chunk, v + n1s * 6) + 150;
+	double tile = fmax(fmax((double)chunks * chunk, (double)chunks * scalar + epi_scalar),
+			   v + n1s * 6) + 150;
 	/* the L2 serves every block's loads; main memory the distinct bytes */
 	double l2 = (double)blocks * per_block * chunks * mte2 * rd /
 		    (cfg->l2_bandwidth_gbps * 1000.0 / cfg->core_freq_mhz);
@@ -138,12 +189,11 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 	int64_t M16 = cc_pad16(mm->M), K16 = cc_pad16(mm->K), N16 = cc_pad16(mm->N);
 	int64_t l0a = cfg->l0a_size_kb * 1024 / 2, l0b = cfg->l0b_size_kb * 1024 / 2;
 	int64_t l0c = cfg->l0c_size_kb * 1024 / 2, l1 = cfg->l1_size_kb * 1024 / l1_slots(cfg);
-	int64_t ub = cfg->ub_size_kb * 1024;
 	/* every multiple of 16 up to 256: odd sizes (192, 144) deal the work
 	 * evenly to the cores where powers of two leave some with an extra tile */
 	for (int64_t tm = 16; tm <= 256 && tm <= M16; tm += 16) {
 		for (int64_t tn = 16; tn <= 256 && tn <= N16; tn += 16) {
-			if (tm * tn * 4 > l0c || 2 * MM_GROUP * tm * 32 + N16 * 2 + 512 > ub)
+			if (tm * tn * 4 > l0c || group_pieces(cfg, mm, tm) < 1)
 				continue;
 			for (int64_t kc = 16; kc <= 4096; kc += kc < 128 ? 16 : kc) {
 				if (kc > 16 && kc - 16 >= K16)
@@ -175,6 +225,78 @@ int cc_gen_matmul(const struct soc_config *cfg, int64_t M, int64_t K, int64_t N,
 double cc_matmul_estimate(const struct soc_config *cfg, const struct cc_matmul *mm)
 {
 	return choose(cfg, mm).est;
+}
+
+/* The output path: V moves a tile out of L0C buffer c a group of 16-column
+ * pieces at a time (adding the bias, running the epilogue) and MTE3 writes
+ * their rows: a write to GM completes a memory latency after it issues, so
+ * one group's writes overlap the next group's moves. */
+struct mm_out {
+	const struct cc_matmul *mm;
+	int64_t gp, group_bytes, ub_bias, l0c_half, c_rs;
+	int nbuf, out_slot;
+	const int *buf;
+	int64_t groups; /* emitted in the block: their parity picks the UB set */
+	/* the tile being moved out */
+	int active, c;
+	int64_t tm, m1s, n1s, rows, m0, n0, c_base, g0;
+};
+
+/* The next count groups of the pending tile (count < 0: all of them). */
+static void out_groups(struct cc_prog *p, struct mm_out *o, int64_t count)
+{
+	const struct cc_matmul *mm = o->mm;
+	int64_t tm = o->tm, gp = o->gp;
+	for (; o->active && count != 0 && o->g0 < o->n1s; count--, o->groups++) {
+		int64_t g0 = o->g0, gn = o->n1s - g0 < gp ? o->n1s - g0 : gp;
+		int q = (int)(o->groups & 1);
+		int64_t slot = q * o->nbuf * o->group_bytes;
+		if (g0 == 0)
+			cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_V, o->c);
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+		cc_li(p, R_X, slot);
+		cc_li(p, R_Y, o->c * o->l0c_half + g0 * o->m1s * 1024);
+		struct isa_insn *in = cc_emit(p, ISA_OP_MOV_L0C_UB);
+		in->rd = R_X;
+		in->rs1 = R_Y;
+		in->nfrac = gn * o->m1s;
+		in->cvt = ISA_CVT_F16;
+		for (int64_t j = 0; mm->has_bias && j < gn; j++) {
+			cc_li(p, R_X, slot + j * tm * 32);
+			cc_li(p, R_Y, o->ub_bias + (o->n0 + (g0 + j) * 16) * 2);
+			in = cc_emit(p, ISA_OP_VADD);
+			in->rd = R_X;
+			in->rs1 = R_X;
+			in->rs2 = R_Y;
+			in->dt = ISA_DT_F16;
+			in->rep = tm / 8;
+			in->s1b = 0;
+			in->s1r = 0;
+		}
+		if (g0 + gn == o->n1s)
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_M, o->c);
+		/* the epilogue: the pieces are one run of gn * tm / 8 repeats
+		 * (slot 0, buffer 0) */
+		if (mm->epi) {
+			int64_t addr[CC_MAX_VSTEPS + 16];
+			for (int k = 0; k < cc_vchain_nslots(mm->epi); k++)
+				addr[k] = slot + o->buf[k] * o->group_bytes;
+			cc_vchain_emit(p, mm->epi, addr, gn * tm / 8);
+		}
+		int64_t res = slot + o->buf[o->out_slot] * o->group_bytes;
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, q);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, q);
+		for (int64_t j = 0; j < gn; j++) {
+			cc_li(p, R_X, res + j * tm * 32);
+			cc_addi(p, R_GM, R_C,
+				(o->c_base + o->m0 * o->c_rs + o->n0 + (g0 + j) * 16) * 2);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_X, o->rows, 1, 0, o->c_rs / 16 - 1);
+		}
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, q);
+		o->g0 += gn;
+	}
+	if (o->g0 >= o->n1s)
+		o->active = 0;
 }
 
 int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm,
@@ -218,8 +340,18 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 	int64_t panel_bytes = t.tm * K16 * 2;
 	int64_t l0a_half = cfg->l0a_size_kb * 1024 / 2, l0b_half = cfg->l0b_size_kb * 1024 / 2;
 	int64_t l0c_half = cfg->l0c_size_kb * 1024 / 2;
-	int64_t group_bytes = MM_GROUP * t.tm * 32; /* 16-column pieces of a tile, fp16 */
-	int64_t ub_bias = 2 * group_bytes;
+	/* UB: two sets (one per group parity) of nbuf buffers of a group of
+	 * 16-column pieces of a tile, fp16; then the bias row */
+	int64_t gp = group_pieces(cfg, mm, t.tm);
+	int buf[CC_MAX_VSTEPS + 16];
+	int nbuf = ub_bufs(mm, buf);
+	int64_t group_bytes = gp * t.tm * 32;
+	int64_t ub_bias = 2 * nbuf * group_bytes;
+	int out_slot = mm->epi ? mm->epi->nin + mm->epi->nsteps - 1 : 0;
+	if (mm->epi && (mm->epi->nin != 1 || buf[0] != 0)) {
+		snprintf(err, errlen, "matmul: an epilogue chain takes the product only");
+		return -1;
+	}
 
 	cc_ldarg(p, R_A, 0);
 	cc_ldarg(p, R_B, 1);
@@ -244,7 +376,10 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 		}
-		int64_t chunk = 0, tcount = 0, groups = 0, panels = 0, key = -1;
+		int64_t chunk = 0, tcount = 0, panels = 0, key = -1;
+		struct mm_out o = { .mm = mm, .gp = gp, .group_bytes = group_bytes,
+				    .ub_bias = ub_bias, .l0c_half = l0c_half, .c_rs = c_rs,
+				    .nbuf = nbuf, .out_slot = out_slot, .buf = buf };
 		/* a contiguous run of items: neighbours share A's row panel */
 		int64_t lo = items * b / blocks, hi = items * (b + 1) / blocks;
 		for (int64_t it = lo; it < hi; it++, tcount++) {
@@ -350,50 +485,36 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 				in->n = tn;
 				in->init = k0 == 0;
 				cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+				/* the previous tile's groups, spaced evenly over this
+				 * tile's chunks: V works through them while the cube
+				 * computes, and the in-order issue never waits for a
+				 * V queue filled with several groups at once */
+				if (o.active) {
+					int64_t nch = (K16 + t.kc - 1) / t.kc, ci = k0 / t.kc;
+					int64_t all = (o.n1s + gp - 1) / gp, done = o.g0 / gp;
+					int64_t want = ((ci + 1) * all + nch - 1) / nch;
+					if (want > done)
+						out_groups(p, &o, want - done);
+				}
 			}
 			cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_V, c);
-			/* V + MTE3, a group of 16-column pieces at a time: a write to
-			 * GM completes a memory latency after it issues, so one
-			 * group's writes overlap the next group's moves */
-			cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_V, c);
-			for (int64_t g0 = 0; g0 < n1s; g0 += MM_GROUP, groups++) {
-				int q = (int)(groups & 1);
-				int64_t gn = n1s - g0 < MM_GROUP ? n1s - g0 : MM_GROUP;
-				int64_t slot = q * group_bytes;
-				cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, q);
-				cc_li(p, R_X, slot);
-				cc_li(p, R_Y, c * l0c_half + g0 * m1s * 1024);
-				in = cc_emit(p, ISA_OP_MOV_L0C_UB);
-				in->rd = R_X;
-				in->rs1 = R_Y;
-				in->nfrac = gn * m1s;
-				in->cvt = ISA_CVT_F16;
-				for (int64_t j = 0; has_bias && j < gn; j++) {
-					cc_li(p, R_X, slot + j * tm * 32);
-					cc_li(p, R_Y, ub_bias + (n0 + (g0 + j) * 16) * 2);
-					in = cc_emit(p, ISA_OP_VADD);
-					in->rd = R_X;
-					in->rs1 = R_X;
-					in->rs2 = R_Y;
-					in->dt = ISA_DT_F16;
-					in->rep = tm / 8;
-					in->s1b = 0;
-					in->s1r = 0;
-				}
-				if (g0 + gn == n1s)
-					cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_M, c);
-				cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, q);
-				cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, q);
-				for (int64_t j = 0; j < gn; j++) {
-					cc_li(p, R_X, slot + j * tm * 32);
-					cc_addi(p, R_GM, R_C,
-						(c_base + m0 * c_rs + n0 + (g0 + j) * 16) * 2);
-					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_X, rows, 1, 0,
-					       c_rs / 16 - 1);
-				}
-				cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, q);
-			}
+			/* an epilogue's tile waits for the next tile's chunks
+			 * (out_groups) */
+			out_groups(p, &o, -1);
+			o.active = 1;
+			o.c = c;
+			o.tm = tm;
+			o.m1s = m1s;
+			o.n1s = n1s;
+			o.rows = rows;
+			o.m0 = m0;
+			o.n0 = n0;
+			o.c_base = c_base;
+			o.g0 = 0;
+			if (!mm->epi)
+				out_groups(p, &o, -1);
 		}
+		out_groups(p, &o, -1);
 		for (int ev = 0; ev < nsl; ev++)
 			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
 		for (int ev = 0; ev < 2; ev++) {

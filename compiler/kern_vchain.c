@@ -16,7 +16,10 @@
  * (1.95e-3 absolute, at |x| in 2.4..3.5 where the value is just below 1;
  * the rounding of the eight fp16 steps dominates, the fits themselves are
  * within 7e-4 (erf) and 2e-4 (tanh)); near 0 it is relative.  Beyond the
- * clip value c the true value rounds to +-1 in fp16 (to within an ulp). */
+ * clip value c the true value rounds to +-1 in fp16 (to within an ulp).
+ *
+ * cc_vchain_emit (one pass of a chain over a UB range) is shared with the
+ * MatMul kernel's fused epilogue, so both round the same way. */
 #include <stdio.h>
 #include <string.h>
 
@@ -118,6 +121,93 @@ static void emit_ratfn(struct cc_prog *p, const struct ratfn *f, int64_t dst, in
 	emit_raw(p, ISA_OP_VMAXS, dst, dst, 0, -1.0f, rep);
 }
 
+/* Whether the chain has a step that expands through the temporaries. */
+static int has_ratfn(const struct cc_vchain *ch)
+{
+	for (int s = 0; s < ch->nsteps; s++)
+		if (ch->step[s].op == CC_V_ERF || ch->step[s].op == CC_V_TANH)
+			return 1;
+	return 0;
+}
+
+int cc_vchain_nslots(const struct cc_vchain *ch)
+{
+	return ch->nin + ch->nsteps + (has_ratfn(ch) ? 3 : 0);
+}
+
+void cc_vchain_emit(struct cc_prog *p, const struct cc_vchain *ch, const int64_t *slot,
+		    int64_t rep)
+{
+	int tmp = ch->nin + ch->nsteps;
+	for (int s = 0; s < ch->nsteps; s++) {
+		const struct cc_vstep *st = &ch->step[s];
+		if (st->op == CC_V_ERF || st->op == CC_V_TANH)
+			emit_ratfn(p, st->op == CC_V_ERF ? &fn_erf : &fn_tanh, slot[ch->nin + s],
+				   slot[st->a], slot[tmp], slot[tmp + 1], slot[tmp + 2], rep);
+		else
+			emit_step(p, st, slot[ch->nin + s], slot[st->a], slot[st->b], rep);
+	}
+}
+
+/* A step's destination may share a buffer with a source it reads for the
+ * last time: every instruction reads a repeat before it writes it, and an
+ * expanded step reads its source only in its first instruction, while the
+ * temporaries keep buffers of their own. */
+int cc_vchain_buffers(const struct cc_vchain *ch, int *buf)
+{
+	int ns = ch->nin + ch->nsteps, last[CC_MAX_VSTEPS + 8], owner[CC_MAX_VSTEPS + 8];
+	for (int s = 0; s < ns; s++)
+		last[s] = s < ch->nin ? -1 : s - ch->nin;
+	last[ns - 1] = ch->nsteps; /* the output outlives the chain */
+	for (int s = 0; s < ch->nsteps; s++) {
+		const struct cc_vstep *st = &ch->step[s];
+		last[st->a] = s;
+		if (st->op != CC_V_ERF && st->op != CC_V_TANH &&
+		    isa_table[vop_isa[st->op]].fmt == ISA_FMT_VBIN)
+			last[st->b] = s;
+	}
+	int nbuf = 0;
+	for (int s = 0; s < ns; s++) {
+		int b = -1;
+		if (s >= ch->nin) /* a buffer whose slot is last read by this step */
+			for (int k = 0; k < nbuf && b < 0; k++)
+				if (owner[k] >= 0 && last[owner[k]] <= s - ch->nin)
+					b = k;
+		if (b < 0)
+			b = nbuf++;
+		owner[b] = s;
+		buf[s] = b;
+	}
+	for (int t = ns; t < cc_vchain_nslots(ch); t++)
+		buf[t] = nbuf++;
+	return nbuf;
+}
+
+/* Vector cycles per 256-byte repeat and instructions of one pass of the
+ * chain, as emit_step / emit_ratfn issue them. */
+void cc_vchain_cost(const struct cc_vchain *ch, int complex_cycles, double *cycles,
+		    int *insns)
+{
+	double c = 0;
+	int n = 0;
+	for (int s = 0; s < ch->nsteps; s++) {
+		enum cc_vop op = ch->step[s].op;
+		if (op == CC_V_ERF || op == CC_V_TANH) {
+			const struct ratfn *f = op == CC_V_ERF ? &fn_erf : &fn_tanh;
+			/* clip, square, scale, two Horner loops, multiply, clamp:
+			 * all plain but the one division */
+			int k = 4 + 2 * (f->np - 1) + 2 * (f->nq - 1) + 3;
+			c += k + complex_cycles;
+			n += k + 1;
+		} else {
+			c += (isa_table[vop_isa[op]].flags & ISA_F_COMPLEX) ? complex_cycles : 1;
+			n++;
+		}
+	}
+	*cycles = c;
+	*insns = n;
+}
+
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,
 		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -126,12 +216,7 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 			 ch->nsteps);
 		return -1;
 	}
-	int nslots = ch->nin + ch->nsteps, out = nslots - 1, tmp = nslots;
-	for (int s = 0; s < ch->nsteps; s++)
-		if (ch->step[s].op == CC_V_ERF || ch->step[s].op == CC_V_TANH) {
-			nslots = tmp + 3; /* shared by every such step */
-			break;
-		}
+	int nslots = cc_vchain_nslots(ch), out = ch->nin + ch->nsteps - 1;
 	int64_t units = (elems + 127) / 128; /* 256-byte repeats */
 	int64_t tile = (int64_t)cfg->ub_size_kb * 1024 / (2 * nslots) / 256;
 	if (tile > 255)
@@ -177,16 +262,10 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			for (int s = 0; s < ch->nsteps; s++) {
-				const struct cc_vstep *st = &ch->step[s];
-				if (st->op == CC_V_ERF || st->op == CC_V_TANH)
-					emit_ratfn(p, st->op == CC_V_ERF ? &fn_erf : &fn_tanh,
-						   SLOT(ch->nin + s), SLOT(st->a), SLOT(tmp),
-						   SLOT(tmp + 1), SLOT(tmp + 2), n);
-				else
-					emit_step(p, st, SLOT(ch->nin + s), SLOT(st->a),
-						  SLOT(st->b), n);
-			}
+			int64_t addr[CC_MAX_VSTEPS + 8 + 3];
+			for (int s = 0; s < nslots; s++)
+				addr[s] = SLOT(s);
+			cc_vchain_emit(p, ch, addr, n);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

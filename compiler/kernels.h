@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "emit.h"
+#include "graph.h" /* enum cc_dtype */
 #include "soc.h"
 
 static inline int64_t cc_pad16(int64_t x) { return (x + 15) / 16 * 16; }
@@ -38,6 +39,20 @@ struct cc_vchain {
 };
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,
 		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* The pieces other kernels share to run a chain on data already in the UB
+ * (a fused epilogue): the number of slots (the inputs, one per step, then
+ * the temporaries of Erf/Tanh steps); the chain over rep 256-byte repeats
+ * at UB addresses slot[0 .. nslots-1] (slots may share an address as
+ * cc_vchain_buffers assigns them); a sharing of buffers by liveness
+ * (buf[slot], the inputs in buffers 0..nin-1; returns the buffer count);
+ * and the vector cycles per repeat and instructions of one pass.
+ * cc_vchain_emit uses registers x16..x18 and x25. */
+int cc_vchain_nslots(const struct cc_vchain *ch);
+void cc_vchain_emit(struct cc_prog *p, const struct cc_vchain *ch, const int64_t *slot,
+		    int64_t rep);
+int cc_vchain_buffers(const struct cc_vchain *ch, int *buf);
+void cc_vchain_cost(const struct cc_vchain *ch, int complex_cycles, double *cycles,
+		    int *insns);
 
 /* Edge conversions between the host's fp32 ND tensor [rows, cols] and the
  * device's fp16 padded layout.  Arguments: 0 source, 1 destination. */
@@ -65,6 +80,9 @@ struct cc_matmul {
 	int b_nz, a_trans, b_trans, has_bias;
 	int64_t a_bs, b_bs, c_bs;
 	int64_t a_rs, b_rs, c_rs;
+	/* an element-wise chain (one input: the fp16 product, bias added) run
+	 * on each piece in the UB before it is written, or NULL */
+	const struct cc_vchain *epi;
 };
 int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm,
 			struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
@@ -96,6 +114,7 @@ struct cc_layernorm {
 	int64_t rows, cols;
 	float eps;
 	int has_gamma, has_beta, want_mean, want_rstd;
+	int has_residual; /* normalize fp16(x + r): r is the last argument */
 };
 int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln,
 		     struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
@@ -216,6 +235,25 @@ int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols,
 		      int64_t cols, struct cc_prog *p, unsigned *block_dim, char *err,
 		      size_t errlen);
 
+/* Integer and bool tensors (kern_dtype.c).  The edge: n values of dt
+ * (int32, int64, int8, uint8, bool) to fp32 (to_f32), or back (fp32 values
+ * that are integers; int64 gets sign-extended low words).  Arguments:
+ * 0 source, 1 destination. */
+int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, int to_f32,
+		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* Element-wise on fp16 tensors of one shape (elems, a multiple of 16):
+ * comparisons and logic give 0/1; WHERE is in0 != 0 ? in1 : in2; TRUNC
+ * rounds toward zero and clamps to [lo, hi]; BOOL is in0 != 0.
+ * Arguments: the inputs, then the output. */
+enum cc_lop { CC_L_EQ, CC_L_LT, CC_L_LE, CC_L_GT, CC_L_GE, CC_L_NOT, CC_L_AND, CC_L_OR,
+	      CC_L_XOR, CC_L_WHERE, CC_L_TRUNC, CC_L_BOOL };
+struct cc_logic {
+	enum cc_lop op;
+	float lo, hi;
+};
+int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_t elems,
+		 struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+
 /* ---- 4-D activations: NC1HWC0 (C0 = 16, fp16; channels past C zero-padded
  * or undefined), one image after another: [N][C1][H][W][16]. ---- */
 
@@ -228,11 +266,18 @@ struct cc_conv {
 	int64_t sh, sw;         /* strides */
 	int64_t pt, pl, pb, pr; /* padding: top, left, bottom, right */
 	int64_t dh, dw;         /* dilations */
-	int64_t groups;         /* 1, or cin == cout == groups (depthwise) */
+	int64_t groups;         /* 1; cin == cout == groups (depthwise, vector
+				 * unit); else block-diagonal on the cube */
 	int has_bias;
 	enum cc_act act;
 	float clip_lo, clip_hi; /* CC_ACT_CLIP */
 	int has_residual;       /* groups == 1 only: r added before act */
+	/* A channel slice of larger tensors (the compiler's per-group tasks of
+	 * a grouped conv): x has x_c1 channel blocks per image and the conv
+	 * reads blocks [x_c1o, x_c1o + C1) of each; y (and r) has y_n1 and the
+	 * conv writes [y_n1o, y_n1o + N1).  0: the tensors are the conv's own.
+	 * Cube path only. */
+	int64_t x_c1, x_c1o, y_n1, y_n1o;
 };
 static inline int64_t cc_conv_ho(const struct cc_conv *c)
 {
@@ -249,11 +294,18 @@ static inline int64_t cc_conv_wo(const struct cc_conv *c)
  * would: fp16(fp16(fp16(conv) + bias) + r), then act. */
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
-/* Bytes of the device weights of cv (FRACTAL_Z for the cube, or the
- * depthwise kernel's own layout). */
+/* Bytes of the device weights of cv (FRACTAL_Z for the cube, grouped convs
+ * block-diagonal in it, or the depthwise kernel's own layout). */
 uint64_t cc_conv_weight_bytes(const struct cc_conv *cv);
 /* w is ONNX's [cout][cin/groups][kh][kw] fp32; out gets cc_conv_weight_bytes. */
 void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *out);
+
+/* ConvTranspose's zero insertion (see kern_convt.c): y [P][(h-1)*sh+1]
+ * [(w-1)*sw+1][16] holds x [P][h][w][16] at every sh-th row and sw-th pixel,
+ * zeros between.  Arguments: 0 x, 1 y. */
+int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, int64_t w,
+		       int64_t sh, int64_t sw, struct cc_prog *p, unsigned *block_dim, char *err,
+		       size_t errlen);
 
 struct cc_pool {
 	int64_t n, c, h, w;     /* input NC1HWC0 */

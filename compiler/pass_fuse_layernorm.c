@@ -25,7 +25,11 @@
  * before it, and whatever reads the result comes after the last node
  * matched, so after m.  Runs after shape inference (ranks and constant
  * scalars are known) and before the element-wise fusion, which would
- * otherwise chain the Sub/Pow/... pieces. */
+ * otherwise chain the Sub/Pow/... pieces.
+ *
+ * Then every LayerNormalization whose input is an Add of two activations
+ * read by nothing else (a post-LN transformer's x + sublayer(x)) takes the
+ * Add in (fuse_add). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,10 +292,53 @@ static int rewrite(struct cc_graph *g, const struct ln_match *lm)
 	return 0;
 }
 
+/* LayerNorm(a + b), the post-LN transformer's residual: the Add moves into
+ * the LayerNorm kernel, which loads both and adds them (rounded to fp16, as
+ * the Add kernel would) before its statistics; the sum is never written.
+ * Same shapes, both activations, the sum read by nothing else.  The second
+ * addend becomes input 3 (node->res_in, as in pass_fuse_residual.c).
+ * Returns 1 when fused, 0 when not, -1 out of memory. */
+static int fuse_add(struct cc_graph *g, int ln)
+{
+	struct cc_node *n = &g->n[ln];
+	if (n->res_in || n->nin < 1 || n->in[0] < 0)
+		return 0;
+	int x = n->in[0], p = g->t[x].producer;
+	if (p < 0 || g->n[p].dead || strcmp(g->n[p].op, "Add") || g->n[p].nin != 2 ||
+	    cc_sole_consumer(g, x) != ln)
+		return 0;
+	const struct cc_node *a = &g->n[p];
+	const struct cc_tensor *y = &g->t[x];
+	for (int k = 0; k < 2; k++) {
+		const struct cc_tensor *t = &g->t[a->in[k]];
+		if (t->data || t->rank != y->rank ||
+		    memcmp(t->dims, y->dims, (size_t)y->rank * sizeof *y->dims))
+			return 0;
+	}
+	int *in = realloc(n->in, 4 * sizeof *in);
+	if (!in)
+		return -1;
+	n->in = in;
+	for (int k = n->nin; k < 3; k++)
+		in[k] = -1; /* omitted Scale / B */
+	in[0] = a->in[0];
+	in[3] = a->in[1];
+	n->nin = 4;
+	n->res_in = 3;
+	g->n[p].dead = 1;
+	char f[sizeof n->fused] = "Add";
+	if (n->fused[0]) {
+		cc_strlcat(f, sizeof f, "+");
+		cc_strlcat(f, sizeof f, n->fused);
+	}
+	memcpy(n->fused, f, sizeof f);
+	return 1;
+}
+
 int cc_pass_fuse_layernorm(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			   size_t errlen)
 {
-	int fused = 0, scaled = 0;
+	int fused = 0, scaled = 0, added = 0;
 	for (int i = 0; i < g->nn; i++) {
 		if (!is_op(g, i, "ReduceMean"))
 			continue;
@@ -305,7 +352,18 @@ int cc_pass_fuse_layernorm(struct cc_graph *g, struct cc_pass_log *log, char *er
 		fused++;
 		scaled += lm.gamma >= 0 || lm.beta >= 0;
 	}
+	for (int i = 0; i < g->nn; i++) {
+		if (g->n[i].dead || strcmp(g->n[i].op, "LayerNormalization"))
+			continue;
+		int r = fuse_add(g, i);
+		if (r < 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		added += r;
+	}
 	cc_log(log, "  fuse_layernorm: %d decomposed LayerNorm fused into LayerNormalization "
-		    "(%d with scale/bias)", fused, scaled);
-	return fused;
+		    "(%d with scale/bias), %d residual Add fused into a LayerNormalization",
+	       fused, scaled, added);
+	return fused + added;
 }

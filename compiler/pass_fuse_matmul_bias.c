@@ -10,7 +10,18 @@
  * result has the MatMul output's shape (the bias broadcasts along the rows
  * only).  The MatMul takes the bias as in[2] (lower_matmul reads it) and
  * the Add's output; the Add is marked dead.  Runs after shape inference and
- * before the element-wise fusion (which would otherwise take the Add). */
+ * before the element-wise fusion (which would otherwise take the Add).
+ *
+ * cc_pass_fuse_matmul_eltwise, after the element-wise fusion: a unary
+ * element-wise node (or a chain pass_fuse_eltwise.c made of them, one
+ * input, at least one activation among them) whose input is a MatMul's
+ * or Gemm's output and its only reader
+ * becomes the MatMul's epilogue: kern_matmul.c runs the chain on each
+ * piece of the product in the UB, after the bias, before writing it out.
+ * The steps and their fp16 roundings are the separate kernel's, so the
+ * result is bit-identical, and the product never goes through memory.
+ * The MatMul takes the chain's output; the chain's last node is marked
+ * dead and recorded (epilogue) for the lowering to read its steps. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,5 +93,124 @@ int cc_pass_fuse_matmul_bias(struct cc_graph *g, struct cc_pass_log *log, char *
 		fused++;
 	}
 	cc_log(log, "  fuse_matmul_bias: %d bias Add fused into the MatMul before", fused);
+	return fused;
+}
+
+/* An element-wise node of one activation input (the chains' members, and
+ * Clip with constant bounds): that input, or -1.  *act: whether it is an
+ * activation function rather than arithmetic with a constant. */
+static int unary_input(const struct cc_graph *g, const struct cc_node *n, int *act)
+{
+	*act = 1;
+	static const char *const unary[] = { "Relu", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
+					     "Neg", "HardSigmoid", "HardSwish", "LeakyRelu",
+					     "Sigmoid", "Erf", "Tanh", "Gelu" };
+	if (n->nin < 1 || n->in[0] < 0 || n->nout < 1)
+		return -1;
+	for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
+		if (!strcmp(n->op, unary[i]))
+			return n->in[0];
+	if (!strcmp(n->op, "Clip")) {
+		for (int k = 1; k < n->nin; k++)
+			if (n->in[k] >= 0 && (!g->t[n->in[k]].data ||
+					      cc_tensor_numel(&g->t[n->in[k]]) != 1))
+				return -1;
+		return n->in[0];
+	}
+	*act = 0;
+	if (n->nin != 2 || n->in[1] < 0)
+		return -1;
+	const struct cc_tensor *a = &g->t[n->in[0]], *b = &g->t[n->in[1]];
+	int sa = a->data && cc_tensor_numel(a) == 1, sb = b->data && cc_tensor_numel(b) == 1;
+	if (!strcmp(n->op, "Pow"))
+		return sb && !a->data ? n->in[0] : -1;
+	if (strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
+	    strcmp(n->op, "Div"))
+		return -1;
+	if (sa == sb)
+		return -1;
+	return sb ? n->in[0] : n->in[1];
+}
+
+/* A MatMul or Gemm whose product the kernel writes as it is: no activation
+ * or epilogue yet, a C that is a bias row (matmul_common adds any other C
+ * in a second kernel), and an ND result (a 4-D one is relaid out after). */
+static int epilogue_host(const struct cc_graph *g, const struct cc_node *m)
+{
+	int gemm = !strcmp(m->op, "Gemm");
+	if (m->dead || (!gemm && strcmp(m->op, "MatMul")) || m->act || m->epilogue ||
+	    m->res_in || m->nout < 1 || m->out[0] < 0)
+		return 0;
+	const struct cc_tensor *y = &g->t[m->out[0]];
+	if (y->rank < 2 || y->rank == 4)
+		return 0;
+	if (m->nin > 2 && m->in[2] >= 0) {
+		const struct cc_tensor *c = &g->t[m->in[2]];
+		int64_t cnt = cc_tensor_numel(c);
+		if (!c->data || (cnt != 1 && cnt != y->dims[y->rank - 1]))
+			return 0;
+	}
+	return 1;
+}
+
+int cc_pass_fuse_matmul_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
+				size_t errlen)
+{
+	/* the nodes that run: live ones and the members of their chains
+	 * (dead, but their inputs are read) */
+	char *runs = calloc((size_t)g->nn + 1, 1);
+	if (!runs) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < g->nn; i++)
+		for (int k = i; !g->n[i].dead && k >= 0 && !runs[k];
+		     k = g->n[k].chain_prev ? g->n[k].chain_prev - 1 : -1)
+			runs[k] = 1;
+	int fused = 0;
+	for (int i = 0; i < g->nn; i++) {
+		struct cc_node *t = &g->n[i];
+		int act, any_act;
+		if (t->dead || unary_input(g, t, &any_act) < 0)
+			continue;
+		/* the chain's first node: every member must have one input, and
+		 * one be an activation (a lone scale or offset is left to the
+		 * passes that fold it into the MatMul's neighbours: the
+		 * attention fusion takes the scores' scale into the Softmax) */
+		int h = i, ok = 1;
+		while (ok && g->n[h].chain_prev) {
+			h = g->n[h].chain_prev - 1;
+			ok = unary_input(g, &g->n[h], &act) >= 0;
+			any_act |= act;
+		}
+		int x = ok && any_act ? unary_input(g, &g->n[h], &act) : -1;
+		if (x < 0 || g->t[x].is_output || g->t[x].producer < 0)
+			continue;
+		int mi = g->t[x].producer;
+		struct cc_node *m = &g->n[mi];
+		if (m->out[0] != x || !epilogue_host(g, m))
+			continue;
+		for (int k = 0; ok && k < g->nn; k++)
+			for (int j = 0; ok && runs[k] && k != h && j < g->n[k].nin; j++)
+				ok = g->n[k].in[j] != x;
+		if (!ok)
+			continue;
+		int y = t->out[0];
+		m->out[0] = y;
+		g->t[y].producer = mi;
+		m->epilogue = i + 1;
+		t->dead = 1;
+		if (m->fused[0])
+			cc_strlcat(m->fused, sizeof m->fused, "+");
+		if (t->fused[0]) {
+			cc_strlcat(m->fused, sizeof m->fused, t->fused);
+			cc_strlcat(m->fused, sizeof m->fused, "+");
+		}
+		cc_strlcat(m->fused, sizeof m->fused, t->op);
+		fused++;
+	}
+	free(runs);
+	cc_log(log, "  fuse_matmul_eltwise: %d element-wise chains fused into the MatMul before",
+	       fused);
 	return fused;
 }

@@ -65,6 +65,12 @@ int cc_pass_fuse_gelu(struct cc_graph *g, struct cc_pass_log *log, char *err, si
 int cc_pass_fuse_matmul_bias(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			     size_t errlen);
 
+/* An element-wise node or fused chain that alone reads a MatMul's or
+ * Gemm's output run in the MatMul kernel's output path (its epilogue).
+ * Runs after the element-wise fusion. */
+int cc_pass_fuse_matmul_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
+				size_t errlen);
+
 /* Chains of element-wise nodes into one vector kernel (after shape inference). */
 int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			 size_t errlen);

@@ -347,7 +347,7 @@ static int parse_insn(struct asm_ctx *a, const char *p, const char *end, uint8_t
 		} else if (eval(a, val, oend, &v)) {
 			return -1;
 		}
-		*isa_field_ptr(&in, f) = v;
+		isa_field_set(&in, f, v);
 		p = q < end ? skip_ws(q + 1, end) : q;
 		if (q < end && p >= end)
 			return fail(a, p, "operand expected after ','");
@@ -359,7 +359,7 @@ static int parse_insn(struct asm_ctx *a, const char *p, const char *end, uint8_t
 		if (f->dflt == ISA_REQ)
 			return fail(a, end, "%s needs operand %s (operands: %s)", name, f->name,
 				    fmt->synopsis);
-		*isa_field_ptr(&in, f) = f->dflt;
+		isa_field_set(&in, f, f->dflt);
 	}
 	char msg[160];
 	if (a->pass == 2 && isa_encode(&in, out, msg, sizeof msg))

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-void isa_disasm(const struct isa_insn *in, char *buf, size_t len)
+void isa_disasm(const struct isa_dec *in, char *buf, size_t len)
 {
 	const struct isa_info *info = isa_info((unsigned)in->op);
 	if (!info) {
@@ -15,7 +15,7 @@ void isa_disasm(const struct isa_insn *in, char *buf, size_t len)
 	size_t n = (size_t)snprintf(buf, len, "%s", info->mnemonic);
 	for (unsigned i = 0; i < fmt->nfields && n < len; i++) {
 		const struct isa_field *f = &fmt->fields[i];
-		int64_t v = isa_field_get(in, f);
+		int64_t v = isa_dec_get(in, f);
 		const char *sep = i ? ", " : " ";
 		switch (f->kind) {
 		case ISA_FK_R:
@@ -48,7 +48,7 @@ int isa_disasm_program(FILE *f, const uint8_t *code, size_t bytes, int explain)
 	int bad = 0;
 	char text[256];
 	for (size_t pc = 0; pc * ISA_INSN_BYTES < bytes; pc++) {
-		struct isa_insn in;
+		struct isa_dec in;
 		const uint8_t *p = code + pc * ISA_INSN_BYTES;
 		if (bytes - pc * ISA_INSN_BYTES < ISA_INSN_BYTES) {
 			fprintf(f, "\t# pc %zu: truncated instruction (%zu bytes)\n", pc,

@@ -11,15 +11,41 @@ const char *const isa_enum_cmp[] = { "eq", "ne", "lt", "le", "gt", "ge", NULL };
 const char *const isa_enum_cvt[] = { "none", "f16", "s32", "deqf16", NULL };
 const char *const isa_enum_spr[] = { "block_idx", "block_dim", "core_id", NULL };
 
+/* Each field's values must fit its member of struct isa_dec: unsigned
+ * storage of at least width bits for R, K and E fields, signed storage of at
+ * least width bits for I fields. */
+enum {
+#define ISA_MEMBER(member, bits, sgn) DEC_BITS_##member = bits, DEC_SGN_##member = sgn,
+#include "fields.def"
+};
+#define DEC_SIGNED_R 0
+#define DEC_SIGNED_K 0
+#define DEC_SIGNED_E 0
+#define DEC_SIGNED_I 1
+#define ISA_FIELD(fmt, member, kind, lsb, width, dflt, tab)                                   \
+	_Static_assert(DEC_BITS_##member >= (width) && DEC_SGN_##member == DEC_SIGNED_##kind &&  \
+			       DEC_BITS_##member == 8 * sizeof(((struct isa_dec *)0)->member),    \
+		       #fmt "." #member ": struct isa_dec storage does not fit the field");
+#include "fields.def"
+
+/* No padding in struct isa_dec: the members are listed widest first. */
+enum {
+	DEC_PAYLOAD = 0
+#define ISA_MEMBER(member, bits, sgn) + (bits) / 8
+#include "fields.def"
+};
+_Static_assert(sizeof(struct isa_dec) == (DEC_PAYLOAD + 7) / 8 * 8, "struct isa_dec is padded");
+
 /* One array of fields per format, each closed by a NULL-named sentinel:
  * ISA_FORMAT closes the previous array and opens its own. */
 __attribute__((unused)) static const struct isa_field fields_unused_[] = {
-#define ISA_FORMAT(fmt, syn) { NULL, 0, 0, 0, 0, 0, NULL } }; \
+#define ISA_FORMAT(fmt, syn) { NULL, 0, 0, 0, 0, 0, 0, 0, NULL } }; \
 	static const struct isa_field fields_##fmt[] = {
-#define ISA_FIELD(fmt, member, kind, lsb, width, dflt, tab) \
-	{ #member, offsetof(struct isa_insn, member), #kind[0], lsb, width, dflt, tab },
+#define ISA_FIELD(fmt, member, kind, lsb, width, dflt, tab)                                   \
+	{ #member, offsetof(struct isa_insn, member), offsetof(struct isa_dec, member),          \
+	  sizeof(((struct isa_dec *)0)->member), #kind[0], lsb, width, dflt, tab },
 #include "fields.def"
-	{ NULL, 0, 0, 0, 0, 0, NULL }
+	{ NULL, 0, 0, 0, 0, 0, 0, 0, NULL }
 };
 
 const struct isa_format isa_formats[ISA_NFMTS] = {
@@ -143,13 +169,13 @@ int isa_encode(const struct isa_insn *in, uint8_t out[ISA_INSN_BYTES], char *err
 	return 0;
 }
 
-int isa_decode(const uint8_t bytes[ISA_INSN_BYTES], struct isa_insn *out)
+int isa_decode(const uint8_t bytes[ISA_INSN_BYTES], struct isa_dec *out)
 {
 	uint64_t w[2];
 	load_le(bytes, w);
 	memset(out, 0, sizeof *out);
-	out->op = (int64_t)(w[0] & 0xff);
-	const struct isa_info *info = isa_info((unsigned)out->op);
+	out->op = (uint8_t)(w[0] & 0xff);
+	const struct isa_info *info = isa_info(out->op);
 	if (!info)
 		return -1;
 	const struct isa_format *fmt = &isa_formats[info->fmt];
@@ -162,7 +188,7 @@ int isa_decode(const uint8_t bytes[ISA_INSN_BYTES], struct isa_insn *out)
 			sv = (int64_t)(v | ~((UINT64_C(1) << f->width) - 1));
 		if (!field_fits(f, sv))
 			return -1; /* e.g. an enum value past its name table */
-		*isa_field_ptr(out, f) = sv;
+		isa_dec_set(out, f, sv); /* exact: the member is wide enough (checked above) */
 		put_bits(used, f->lsb, f->width, ~UINT64_C(0));
 	}
 	/* Bits outside every field must be zero: the encoding is canonical. */

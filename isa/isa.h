@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #define ISA_INSN_BYTES 16
 #define ISA_NREGS 32 /* x0..x31; x0 reads as zero */
@@ -67,24 +68,39 @@ enum isa_fmt {
 
 enum isa_field_kind { ISA_FK_R = 'R', ISA_FK_I = 'I', ISA_FK_K = 'K', ISA_FK_E = 'E' };
 
-/* A decoded instruction: one member per field name used in fields.def.
- * Members a format does not use are zero. */
+/* The operands of one instruction, in two forms with the same member names
+ * (one per ISA_MEMBER in fields.def).  Members a format does not use are 0.
+ *
+ * struct isa_insn is the form builders fill in (the compiler's kernel
+ * generators, the assembler) and isa_encode reads: every member is int64_t,
+ * so whatever a generator computes reaches isa_encode's range check intact
+ * and a value that does not fit is rejected naming the field, never
+ * truncated on the way.  Builders hold one or a few at a time.
+ *
+ * struct isa_dec is the decoded form isa_decode writes and the simulator
+ * holds one of per instruction of a loaded kernel: each member only as wide
+ * as its widest field (80 bytes rather than 50 * 8), which isa_decode always
+ * fills exactly since it only accepts values that fit their field. */
+#define ISA_CT_64_1 int64_t
+#define ISA_CT_32_0 uint32_t
+#define ISA_CT_16_0 uint16_t
+#define ISA_CT_8_0 uint8_t
 struct isa_insn {
-	int64_t op;
-	int64_t rd, rs1, rs2, rs3, imm, spr;
-	int64_t nburst, len, sgap, dgap;
-	int64_t rep, sstride, dstride, trans;
-	int64_t fh, fw, pt, pb, pl, pr;
-	int64_t kh, kw, sh, sw, dh, dw, mcnt, k1cnt;
-	int64_t m, k, n, init, dt, st, rnd, cmp, cvt, relu, nfrac;
-	int64_t db, s0b, s1b, dr, s0r, s1r;
-	int64_t src, dst, ev, pipe;
+#define ISA_MEMBER(member, bits, sgn) int64_t member;
+#include "fields.def"
+};
+
+struct isa_dec {
+#define ISA_MEMBER(member, bits, sgn) ISA_CT_##bits##_##sgn member;
+#include "fields.def"
 };
 
 struct isa_field {
 	const char *name;
-	size_t offset; /* of the int64_t member in struct isa_insn */
-	char kind;     /* enum isa_field_kind */
+	size_t offset;     /* of the int64_t member in struct isa_insn */
+	size_t dec_offset; /* of the member in struct isa_dec */
+	unsigned char dec_size; /* its bytes: 1, 2, 4 or 8 */
+	char kind;         /* enum isa_field_kind */
 	unsigned lsb, width;
 	int64_t dflt; /* ISA_REQ: required */
 	const char *const *names; /* E fields */
@@ -112,14 +128,41 @@ static inline const struct isa_info *isa_info(unsigned op)
 	return op < ISA_NOPS && isa_table[op].mnemonic ? &isa_table[op] : NULL;
 }
 
-static inline int64_t *isa_field_ptr(struct isa_insn *in, const struct isa_field *f)
-{
-	return (int64_t *)(void *)((char *)in + f->offset);
-}
-
 static inline int64_t isa_field_get(const struct isa_insn *in, const struct isa_field *f)
 {
-	return *(const int64_t *)(const void *)((const char *)in + f->offset);
+	int64_t v;
+	memcpy(&v, (const char *)in + f->offset, sizeof v);
+	return v;
+}
+
+static inline void isa_field_set(struct isa_insn *in, const struct isa_field *f, int64_t v)
+{
+	memcpy((char *)in + f->offset, &v, sizeof v);
+}
+
+/* A decoded field, at its member's size.  Only 64-bit members may be
+ * signed (there is no ISA_CT_32_1 etc.), so the size says the signedness. */
+static inline int64_t isa_dec_get(const struct isa_dec *in, const struct isa_field *f)
+{
+	const char *p = (const char *)in + f->dec_offset;
+	switch (f->dec_size) {
+	case 1: return *(const uint8_t *)(const void *)p;
+	case 2: return *(const uint16_t *)(const void *)p;
+	case 4: return *(const uint32_t *)(const void *)p;
+	default: return *(const int64_t *)(const void *)p;
+	}
+}
+
+/* The caller has checked that v fits the field (isa_decode does). */
+static inline void isa_dec_set(struct isa_dec *in, const struct isa_field *f, int64_t v)
+{
+	char *p = (char *)in + f->dec_offset;
+	switch (f->dec_size) {
+	case 1: *(uint8_t *)(void *)p = (uint8_t)v; break;
+	case 2: *(uint16_t *)(void *)p = (uint16_t)v; break;
+	case 4: *(uint32_t *)(void *)p = (uint32_t)v; break;
+	default: *(int64_t *)(void *)p = v; break;
+	}
 }
 
 /* Element size in bytes of a dtype. */
@@ -134,10 +177,10 @@ enum isa_op isa_lookup(const char *mnemonic);
 int isa_encode(const struct isa_insn *in, uint8_t out[ISA_INSN_BYTES], char *err, size_t errlen);
 /* Decode; returns 0, or -1 for an unknown opcode or bits set outside
  * every field of the format. */
-int isa_decode(const uint8_t in[ISA_INSN_BYTES], struct isa_insn *out);
+int isa_decode(const uint8_t in[ISA_INSN_BYTES], struct isa_dec *out);
 
 /* Disassemble one instruction into buf ("mnemonic operands"). */
-void isa_disasm(const struct isa_insn *in, char *buf, size_t len);
+void isa_disasm(const struct isa_dec *in, char *buf, size_t len);
 /* Disassemble a whole program, one line per instruction with its pc. */
 int isa_disasm_program(FILE *f, const uint8_t *code, size_t bytes, int explain);
 

@@ -14,7 +14,7 @@ extern const char *const sim_buf_names[SIM_NBUFS];
  * scalar unit read when it issued it (the scalar runs ahead and may change
  * them before the pipe executes). */
 struct sim_qent {
-	const struct isa_insn *in;
+	const struct isa_dec *in;
 	uint32_t pc;
 	uint64_t issue; /* cycle the scalar unit issued it */
 	int64_t rd, rs1, rs2, rs3;

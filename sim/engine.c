@@ -309,7 +309,7 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				 c->id, (unsigned long long)c->pc, k->name, k->ninsns);
 			return -1;
 		}
-		const struct isa_insn *in = &k->insns[c->pc];
+		const struct isa_dec *in = &k->insns[c->pc];
 		const struct isa_info *info = &isa_table[in->op];
 		struct sim_qent e = { in, (uint32_t)c->pc, t, c->x[in->rd], c->x[in->rs1],
 				      c->x[in->rs2], c->x[in->rs3] };
@@ -433,7 +433,7 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 	pp->scheduled = 0;
 	while (pp->count) {
 		const struct sim_qent *e = &pp->q[pp->head];
-		const struct isa_insn *in = e->in;
+		const struct isa_dec *in = e->in;
 		uint64_t start = now;
 		if (e->issue > start)
 			start = e->issue;

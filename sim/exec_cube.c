@@ -79,7 +79,7 @@ static void mmad_s8(const uint8_t *a, const uint8_t *b, uint8_t *cc, int64_t M1,
 
 int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	const struct soc_config *cfg = &c->dev->cfg;
 	if (in->m < 1 || in->k < 1 || in->n < 1)
 		return sim_fail(c, "m, k and n must be at least 1");
@@ -109,6 +109,6 @@ int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct
 		c->st->cube_s8_steps += steps;
 	else
 		c->st->cube_f16_steps += steps;
-	c->st->cube_flops += 2 * (uint64_t)(in->m * in->k * in->n);
+	c->st->cube_flops += 2 * (uint64_t)in->m * in->k * in->n; /* 16-bit members: widen first */
 	return 0;
 }

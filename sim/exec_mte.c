@@ -16,7 +16,7 @@ struct dma {
 	uint64_t nburst, burst, sstride, dstride, sspan, dspan;
 };
 
-static int dma_shape(struct sim_core *c, const struct isa_insn *in, struct dma *d)
+static int dma_shape(struct sim_core *c, const struct isa_dec *in, struct dma *d)
 {
 	if (in->nburst < 1)
 		return sim_fail(c, "nburst must be at least 1");
@@ -24,8 +24,8 @@ static int dma_shape(struct sim_core *c, const struct isa_insn *in, struct dma *
 		return sim_fail(c, "len must be at least 1 block");
 	d->nburst = (uint64_t)in->nburst;
 	d->burst = (uint64_t)in->len * BLK;
-	d->sstride = (uint64_t)(in->len + in->sgap) * BLK;
-	d->dstride = (uint64_t)(in->len + in->dgap) * BLK;
+	d->sstride = ((uint64_t)in->len + in->sgap) * BLK;
+	d->dstride = ((uint64_t)in->len + in->dgap) * BLK;
 	d->sspan = (d->nburst - 1) * d->sstride + d->burst;
 	d->dspan = (d->nburst - 1) * d->dstride + d->burst;
 	return 0;
@@ -130,7 +130,7 @@ int exec_MOV_UB_L1(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 static int load2d(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost,
 		  enum sim_buf to, double bpc, uint64_t *stat)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	if (in->rep < 1)
 		return sim_fail(c, "rep must be at least 1 fractal");
 	uint64_t rep = (uint64_t)in->rep;
@@ -178,7 +178,7 @@ int exec_LOAD2D_L0B(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 int exec_SET_FMATRIX(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		     struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	if (in->fh < 1 || in->fw < 1)
 		return sim_fail(c, "feature map height and width must be at least 1");
 	c->fmatrix.fh = in->fh;
@@ -202,7 +202,7 @@ int exec_SET_FMATRIX(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 int exec_LOAD3D(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	if (!c->fmatrix.set)
 		return sim_fail(c, "load3d before any set_fmatrix");
 	if (in->dt != ISA_DT_F16 && in->dt != ISA_DT_S8)

@@ -15,7 +15,7 @@
 	int exec_##id(struct sim_core *c, const struct sim_qent *e, uint64_t now,            \
 		      struct sim_cost *cost)                                                  \
 	{                                                                                     \
-		const struct isa_insn *in = e->in;                                            \
+		const struct isa_dec *in = e->in;                                            \
 		uint64_t a = (uint64_t)X(in->rs1), b = (uint64_t)X(in->rs2);                   \
 		(void)a;                                                                      \
 		(void)b;                                                                      \
@@ -129,7 +129,7 @@ int exec_LDARG(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 static int gm_load(struct sim_core *c, const struct sim_qent *e, unsigned size,
 		   struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	uint64_t addr = (uint64_t)(e->rs1 + in->imm);
 	const uint8_t *p = sim_gm_ptr(c->dev, addr, size);
 	if (!p)

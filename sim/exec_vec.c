@@ -458,7 +458,7 @@ static int32_t scalar_int(int64_t v, enum isa_dtype dt)
 static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost,
 		  enum isa_op op, enum ew k, enum ew_src src, unsigned dtypes)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	enum isa_dtype dt;
 	struct vgeom g;
 	struct vopnd d, s0, s1;
@@ -611,7 +611,7 @@ static uint32_t red_int(enum red k, enum isa_dtype dt, unsigned n, const int32_t
 static int vec_red(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost,
 		   enum isa_op op, enum red k)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	enum isa_dtype dt;
 	struct vgeom g;
 	struct vopnd s;
@@ -686,7 +686,7 @@ static int vec_red(struct sim_core *c, const struct sim_qent *e, struct sim_cost
 
 static int vec_cmp(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	enum isa_dtype dt;
 	enum isa_cmp k;
 	struct vgeom g;
@@ -698,7 +698,7 @@ static int vec_cmp(struct sim_core *c, const struct sim_qent *e, struct sim_cost
 
 	if (check_rep(c, in->rep) || check_dtype(c, ISA_OP_VCMP, in->dt, DTS_ARITH))
 		return -1;
-	if (in->cmp < 0 || in->cmp >= ISA_NCMP)
+	if (in->cmp >= ISA_NCMP)
 		return sim_fail(c, "vcmp: invalid comparison %lld", (long long)in->cmp);
 	dt = (enum isa_dtype)in->dt;
 	k = (enum isa_cmp)in->cmp;
@@ -739,7 +739,7 @@ static int vec_cmp(struct sim_core *c, const struct sim_qent *e, struct sim_cost
 
 static int vec_sel(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	struct vgeom g;
 	struct vopnd d, s0, s1;
 	const uint8_t *bits;
@@ -863,7 +863,7 @@ static void conv_rep(enum isa_dtype dt, enum isa_dtype st, enum dv_round rnd,
 
 static int vec_conv(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	enum isa_dtype dt, st;
 	unsigned des, ses, n;
 	struct vgeom g;
@@ -873,12 +873,12 @@ static int vec_conv(struct sim_core *c, const struct sim_qent *e, struct sim_cos
 
 	if (check_rep(c, in->rep))
 		return -1;
-	ok = in->dt >= 0 && in->dt < ISA_NDTYPES && in->st >= 0 && in->st < ISA_NDTYPES ?
+	ok = in->dt < ISA_NDTYPES && in->st < ISA_NDTYPES ?
 		     conv_ok[in->dt][in->st] : 0;
 	if (!ok)
 		return sim_fail(c, "vconv: %s -> %s is not supported (supported: " CONV_PAIRS ")",
 				dt_name(in->st), dt_name(in->dt));
-	if (in->rnd < 0 || in->rnd >= ISA_NRND)
+	if (in->rnd >= ISA_NRND)
 		return sim_fail(c, "vconv: invalid rounding mode %lld", (long long)in->rnd);
 	if (ok == 2 && in->rnd != ISA_RND_RNE)
 		return sim_fail(c, "vconv: %s -> %s rounds to nearest even only (rnd=%s given)",
@@ -999,7 +999,7 @@ int exec_VMASKN(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		    struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	const struct soc_config *cfg = &c->dev->cfg;
 	uint64_t nf, dbytes, sstep, dstep;
 	const uint8_t *src;
@@ -1010,13 +1010,15 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	uint16_t h[FRAC_ELEMS];
 	unsigned i;
 
-	if (in->nfrac < 1 || in->nfrac > MAX_STRIDE)
+	/* struct isa_dec members are unsigned and no wider than their fields:
+	 * only the limits below the field's own range need checking */
+	if (in->nfrac < 1)
 		return sim_fail(c, "nfrac must be 1..%u (got %lld)", MAX_STRIDE,
 				(long long)in->nfrac);
-	if (in->sgap < 0 || in->sgap > MAX_STRIDE || in->dgap < 0 || in->dgap > MAX_STRIDE)
+	if (in->sgap > MAX_STRIDE || in->dgap > MAX_STRIDE) /* 32-bit members (DMA's gaps) */
 		return sim_fail(c, "gaps must be 0..%u (sgap %lld, dgap %lld)", MAX_STRIDE,
 				(long long)in->sgap, (long long)in->dgap);
-	if (in->cvt < 0 || in->cvt >= ISA_NCVT)
+	if (in->cvt >= ISA_NCVT)
 		return sim_fail(c, "invalid cvt %lld", (long long)in->cvt);
 	cvt = (enum isa_cvt)in->cvt;
 	nf = (uint64_t)in->nfrac;
@@ -1079,15 +1081,14 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
  * apply.  Cost as an element-wise op: one 256-byte repeat. */
 int exec_VBRCB(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	if (check_dtype(c, ISA_OP_VBRCB, in->dt, DT(F16) | DT(S16) | DT(F32) | DT(S32)) ||
 	    check_rep(c, in->rep))
 		return -1;
 	if (in->s0b != 1 || in->s0r != 8)
 		return sim_fail(c, "vbrcb reads consecutive elements: s0b and s0r must be left at "
 				   "their defaults");
-	if (in->db < 0 || in->db > MAX_STRIDE || in->dr < 0 || in->dr > MAX_STRIDE)
-		return sim_fail(c, "vbrcb: strides must be 0..%u", MAX_STRIDE);
+	/* db and dr are unsigned members no wider than 16 bits: always 0..MAX_STRIDE */
 	unsigned es = in->dt == ISA_DT_F16 || in->dt == ISA_DT_S16 ? 2 : 4;
 	uint64_t rep = (uint64_t)in->rep;
 	uint64_t dspan = (rep - 1) * (uint64_t)in->dr * 32 + 7 * (uint64_t)in->db * 32 + 32;
@@ -1121,7 +1122,7 @@ int exec_VBRCB(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 int exec_VTRANSPOSE(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		    struct sim_cost *cost)
 {
-	const struct isa_insn *in = e->in;
+	const struct isa_dec *in = e->in;
 	if (in->dt != ISA_DT_F16 && in->dt != ISA_DT_S16)
 		return sim_fail(c, "vtranspose moves 2-byte elements: dt=f16 or dt=s16");
 	if (in->rep < 1 || in->rep > 255)

@@ -37,7 +37,7 @@ struct sim_core_stats {
 
 struct sim_kernel {
 	char name[128];
-	struct isa_insn *insns;
+	struct isa_dec *insns;
 	size_t ninsns;
 };
 

@@ -95,17 +95,23 @@ START_TEST(round_trip_every_opcode)
 			continue;
 		const struct isa_format *fmt = &isa_formats[info->fmt];
 		for (int trial = 0; trial < 200; trial++) {
-			struct isa_insn in, out;
+			struct isa_insn in;
+			struct isa_dec out, want;
 			memset(&in, 0, sizeof in);
+			memset(&want, 0, sizeof want);
 			in.op = op;
-			for (unsigned i = 0; i < fmt->nfields; i++)
-				*isa_field_ptr(&in, &fmt->fields[i]) =
-					trial == 0 ? 0 : random_value(&fmt->fields[i], &s);
+			want.op = (uint8_t)op;
+			for (unsigned i = 0; i < fmt->nfields; i++) {
+				int64_t v = trial == 0 ? 0 : random_value(&fmt->fields[i], &s);
+				isa_field_set(&in, &fmt->fields[i], v);
+				isa_dec_set(&want, &fmt->fields[i], v);
+				ck_assert_int_eq(isa_dec_get(&want, &fmt->fields[i]), v);
+			}
 			uint8_t bytes[ISA_INSN_BYTES], again[ISA_INSN_BYTES];
 			char err[256];
 			ck_assert_msg(isa_encode(&in, bytes, err, sizeof err) == 0, "%s", err);
 			ck_assert_int_eq(isa_decode(bytes, &out), 0);
-			ck_assert_msg(memcmp(&in, &out, sizeof in) == 0, "%s decode mismatch",
+			ck_assert_msg(memcmp(&want, &out, sizeof out) == 0, "%s decode mismatch",
 				      info->mnemonic);
 			char text[256];
 			isa_disasm(&out, text, sizeof text);
@@ -146,7 +152,7 @@ START_TEST(listing_reassembles)
 	ck_assert_msg(isa_assemble(text, "listing.s", &b, err, sizeof err) == 0, "%s", err);
 	ck_assert_uint_eq(b.ninsns, a.ninsns);
 	ck_assert_int_eq(memcmp(a.code, b.code, a.ninsns * ISA_INSN_BYTES), 0);
-	struct isa_insn in;
+	struct isa_dec in;
 	ck_assert_int_eq(isa_decode(a.code + 1 * ISA_INSN_BYTES, &in), 0);
 	ck_assert_int_eq(in.imm, 0x3fc00000); /* 1.5f */
 	ck_assert_int_eq(isa_decode(a.code + 5 * ISA_INSN_BYTES, &in), 0);
@@ -190,10 +196,65 @@ START_TEST(assembler_errors_name_file_line_column)
 }
 END_TEST
 
+/* The extreme values of every field survive encode -> decode into struct
+ * isa_dec's narrow members; one past them is refused naming the field. */
+START_TEST(field_extremes_fit_decoded_storage)
+{
+	for (unsigned op = 0; op < ISA_NOPS; op++) {
+		const struct isa_info *info = isa_info(op);
+		if (!info)
+			continue;
+		const struct isa_format *fmt = &isa_formats[info->fmt];
+		for (unsigned i = 0; i < fmt->nfields; i++) {
+			const struct isa_field *f = &fmt->fields[i];
+			int64_t lo = 0, hi, over;
+			if (f->kind == ISA_FK_R) {
+				hi = ISA_NREGS - 1;
+			} else if (f->kind == ISA_FK_E) {
+				hi = 0;
+				while (f->names[hi + 1])
+					hi++;
+			} else if (f->kind == ISA_FK_I) {
+				hi = f->width == 64 ? INT64_MAX : (INT64_C(1) << (f->width - 1)) - 1;
+				lo = f->width == 64 ? INT64_MIN : -hi - 1;
+			} else {
+				hi = f->width == 64 ? INT64_MAX : (int64_t)((UINT64_C(1) << f->width) - 1);
+			}
+			over = hi == INT64_MAX ? -1 : hi + 1;
+			int64_t vals[2] = { lo, hi };
+			for (int k = 0; k < 2; k++) {
+				struct isa_insn in;
+				struct isa_dec out;
+				uint8_t bytes[ISA_INSN_BYTES];
+				char err[256];
+				memset(&in, 0, sizeof in);
+				in.op = op;
+				for (unsigned j = 0; j < fmt->nfields; j++)
+					if (fmt->fields[j].kind != ISA_FK_I && fmt->fields[j].dflt != ISA_REQ)
+						isa_field_set(&in, &fmt->fields[j], fmt->fields[j].dflt);
+				isa_field_set(&in, f, vals[k]);
+				ck_assert_msg(isa_encode(&in, bytes, err, sizeof err) == 0, "%s", err);
+				ck_assert_int_eq(isa_decode(bytes, &out), 0);
+				ck_assert_msg(isa_dec_get(&out, f) == vals[k], "%s.%s=%lld decoded as %lld",
+					      info->mnemonic, f->name, (long long)vals[k],
+					      (long long)isa_dec_get(&out, f));
+				if (k == 1 && over >= 0 && f->kind != ISA_FK_I) {
+					char want[64];
+					isa_field_set(&in, f, over);
+					ck_assert_int_eq(isa_encode(&in, bytes, err, sizeof err), -1);
+					snprintf(want, sizeof want, "operand %s=", f->name);
+					ck_assert_msg(strstr(err, want), "%s", err);
+				}
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(decoder_rejects_garbage)
 {
 	uint8_t b[ISA_INSN_BYTES] = { 0 };
-	struct isa_insn in;
+	struct isa_dec in;
 	ck_assert_int_eq(isa_decode(b, &in), -1); /* opcode 0 */
 	b[0] = 0xff;
 	ck_assert_int_eq(isa_decode(b, &in), -1); /* unused opcode */
@@ -216,6 +277,7 @@ int main(void)
 	tcase_add_test(tc, round_trip_every_opcode);
 	tcase_add_test(tc, listing_reassembles);
 	tcase_add_test(tc, assembler_errors_name_file_line_column);
+	tcase_add_test(tc, field_extremes_fit_decoded_storage);
 	tcase_add_test(tc, decoder_rejects_garbage);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);

@@ -1,8 +1,9 @@
 /* check_matmul: MatMul and Gemm on the cube (kern_matmul.c, matmul_common in
  * compile.c) against numpy, on the graphs of tests/matmul_models.py:
  * batched products in one kernel, Transposes folded into the operands' loads
- * (no Transpose task), broadcasting, and the MatMul + bias fusion
- * (pass_fuse_matmul_bias.c), whose output must equal the unfused one. */
+ * (no Transpose task), broadcasting, the MatMul + bias fusion
+ * (pass_fuse_matmul_bias.c) and the element-wise epilogue fusion (same
+ * file), whose outputs must equal the unfused ones bit for bit. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <check.h>
 #include <math.h>
@@ -47,18 +48,18 @@ static void *read_file(const char *name, const char *ext, size_t *n)
 	return p;
 }
 
-/* Compile NAME for soc (the bias fusion on or off), run it on the model's
- * inputs; its output and the number of tasks of op type op. */
-static void run(const char *name, const char *soc, int fuse, struct rt_tensor *out,
-		const char *op, unsigned *nop)
+/* Compile NAME for soc (the fusion pass named on or off), run it on the
+ * model's inputs; its output and the number of tasks of op type op. */
+static void run_pass(const char *name, const char *soc, const char *pass, int fuse,
+		     struct rt_tensor *out, const char *op, unsigned *nop)
 {
 	char path[8192], sw[8192], err[2048];
 	make_models();
 	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
-	snprintf(sw, sizeof sw, "%s/switch_%d.json", dir, fuse);
+	snprintf(sw, sizeof sw, "%s/switch_%s_%d.json", dir, pass, fuse);
 	FILE *f = fopen(sw, "w");
 	ck_assert_ptr_nonnull(f);
-	fprintf(f, "{\"Switch\": {\"GraphFusion\": {\"MatMulBiasAddFusionPass\": \"%s\"}}}\n",
+	fprintf(f, "{\"Switch\": {\"GraphFusion\": {\"%s\": \"%s\"}}}\n", pass,
 		fuse ? "on" : "off");
 	fclose(f);
 	struct soc_config cfg;
@@ -93,6 +94,12 @@ static void run(const char *name, const char *soc, int fuse, struct rt_tensor *o
 	for (unsigned k = 0; k < m.ninputs; k++)
 		free(in[k].data);
 	om_free(&m);
+}
+
+static void run(const char *name, const char *soc, int fuse, struct rt_tensor *out,
+		const char *op, unsigned *nop)
+{
+	run_pass(name, soc, "MatMulBiasAddFusionPass", fuse, out, op, nop);
 }
 
 /* The output against numpy's: the operands are exact in fp16 and the cube
@@ -208,6 +215,131 @@ START_TEST(fuse_matmul_bias_is_exact)
 }
 END_TEST
 
+/* The epilogue pass: the Gelu (after the bias and Gelu fusions), a Relu
+ * after a Gemm, a Sigmoid+Mul chain, a Clip join the MatMul; a product
+ * read twice stays as it is. */
+START_TEST(fuse_matmul_eltwise_pattern)
+{
+	static const struct {
+		const char *name, *host, *fused;
+		int n;
+	} cs[] = { { "mm_gelu", "MatMul", "Add+Gelu", 1 },
+		   { "gemm_relu", "Gemm", "Relu", 1 },
+		   { "mm_sig_scale", "MatMul", "Sigmoid+Mul", 1 },
+		   { "mm_clip", "MatMul", "Clip", 1 },
+		   { "mm_two_readers", "MatMul", "", 0 } };
+	make_models();
+	for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+		struct cc_graph g;
+		struct cc_pass_log log = { 0 };
+		char path[8192], err[256];
+		snprintf(path, sizeof path, "%s/%s.onnx", dir, cs[i].name);
+		ck_assert_msg(cc_onnx_load(path, &g, err, sizeof err) == 0, "%s", err);
+		ck_assert_int_ge(cc_pass_fuse_matmul_bias(&g, &log, err, sizeof err), 0);
+		ck_assert_int_ge(cc_pass_fuse_gelu(&g, &log, err, sizeof err), 0);
+		ck_assert_int_ge(cc_pass_fuse_eltwise(&g, &log, err, sizeof err), 0);
+		ck_assert_int_eq(cc_pass_fuse_matmul_eltwise(&g, &log, err, sizeof err), cs[i].n);
+		int mi = -1, live = 0;
+		for (int k = 0; k < g.nn; k++) {
+			if (!strcmp(g.n[k].op, cs[i].host))
+				mi = k;
+			live += !g.n[k].dead;
+		}
+		ck_assert_int_ge(mi, 0);
+		const struct cc_node *m = &g.n[mi];
+		if (cs[i].n) {
+			ck_assert_int_eq(live, 1);
+			ck_assert_int_eq(m->out[0], cc_tensor_find(&g, "y"));
+			ck_assert_int_eq(g.t[m->out[0]].producer, mi);
+			ck_assert_int_gt(m->epilogue, 0);
+			ck_assert_str_eq(m->fused, cs[i].fused);
+		} else {
+			ck_assert_int_eq(m->epilogue, 0);
+			ck_assert_int_eq(m->out[0], cc_tensor_find(&g, "t"));
+		}
+		free(log.buf);
+		cc_graph_free(&g);
+	}
+}
+END_TEST
+
+/* Fused, the MatMul kernel runs the chain's very instructions on the
+ * product in the UB: bit-identical outputs, the chain's task gone, and
+ * numpy's values (to the Erf expansion's error). */
+START_TEST(fuse_matmul_eltwise_is_exact)
+{
+	static const struct {
+		const char *name, *chain_op;
+	} cs[] = { { "mm_gelu", "Gelu" },	  { "mm_gelu_big", "Gelu" },
+		   { "gemm_relu", "Relu" },	  { "mm_sig_scale", "Sigmoid+Mul" },
+		   { "mm_clip", "Clip" } };
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+			struct rt_tensor a, b;
+			unsigned na, nb;
+			run_pass(cs[i].name, socs[s], "MatMulEltwiseFusionPass", 1, &a,
+				 cs[i].chain_op, &na);
+			run_pass(cs[i].name, socs[s], "MatMulEltwiseFusionPass", 0, &b,
+				 cs[i].chain_op, &nb);
+			ck_assert_msg(na == 0 && nb == 1, "%s: %u and %u %s tasks", cs[i].name, na,
+				      nb, cs[i].chain_op);
+			ck_assert_uint_eq(a.nbytes, b.nbytes);
+			ck_assert_msg(memcmp(a.data, b.data, a.nbytes) == 0, "%s on %s differs",
+				      cs[i].name, socs[s]);
+			size_t n;
+			float *ref = read_file(cs[i].name, "ref", &n);
+			ck_assert_uint_eq(a.nbytes, n);
+			const float *got = a.data;
+			for (size_t k = 0; k < n / 4; k++)
+				ck_assert_msg(fabsf(got[k] - ref[k]) <= 4e-3f * fabsf(ref[k]) + 4e-3f,
+					      "%s element %zu: got %g, want %g", cs[i].name, k,
+					      got[k], ref[k]);
+			free(ref);
+			rt_tensor_free(&a);
+			rt_tensor_free(&b);
+		}
+}
+END_TEST
+
+/* The epilogue's buffers are shared by liveness: Gelu's nine slots (the
+ * product, five steps, three Erf temporaries) fit in five buffers, the
+ * product in buffer 0; and the tiling leaves room for two sets of them. */
+START_TEST(epilogue_buffers)
+{
+	struct cc_vchain ch = { .nin = 1 };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, 0.70710678f };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_ERF, 1, 0, 0 };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_ADDS, 2, 0, 1.0f };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MUL, 0, 3, 0 };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 4, 0, 0.5f };
+	int buf[64];
+	ck_assert_int_eq(cc_vchain_nslots(&ch), 9);
+	ck_assert_int_eq(cc_vchain_buffers(&ch, buf), 5);
+	ck_assert_int_eq(buf[0], 0);
+	/* the product lives until step 3 reads it: no step before writes its buffer */
+	for (int s = 1; s <= 3; s++)
+		ck_assert_int_ne(buf[s], buf[0]);
+	/* the temporaries are the chain's own */
+	for (int t = 6; t < 9; t++)
+		for (int s = 0; s < 6; s++)
+			ck_assert_int_ne(buf[t], buf[s]);
+	struct soc_config cfg;
+	char err[256];
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	struct cc_matmul mm = { .batch = 1, .M = 1024, .K = 768, .N = 3072, .b_nz = 1,
+				.has_bias = 1, .epi = &ch };
+	struct cc_prog p;
+	unsigned bd;
+	cc_prog_init(&p);
+	ck_assert_int_eq(cc_gen_matmul_batch(&cfg, &mm, &p, &bd, err, sizeof err), 0);
+	cc_prog_free(&p);
+	/* the chain's V work makes the kernel slower than the bare product */
+	struct cc_matmul bare = mm;
+	bare.epi = NULL;
+	ck_assert_double_gt(cc_matmul_estimate(&cfg, &mm), cc_matmul_estimate(&cfg, &bare));
+}
+END_TEST
+
 /* The tiling search sees the batch: a batch of small products spreads over
  * the cores rather than running one product per kernel. */
 START_TEST(batch_spreads_over_cores)
@@ -246,6 +378,9 @@ int main(void)
 	tcase_add_test(tc, fuse_matmul_bias_pattern);
 	tcase_add_test(tc, fuse_matmul_bias_is_exact);
 	tcase_add_test(tc, batch_spreads_over_cores);
+	tcase_add_test(tc, fuse_matmul_eltwise_pattern);
+	tcase_add_test(tc, fuse_matmul_eltwise_is_exact);
+	tcase_add_test(tc, epilogue_buffers);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

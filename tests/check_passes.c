@@ -709,6 +709,24 @@ START_TEST(fuse_attention_scale_and_mask)
 }
 END_TEST
 
+/* The residual Add before a LayerNormalization rides in its kernel: one task
+ * fewer, and bit-identical outputs (the kernel rounds the sum to fp16 as the
+ * Add kernel does). */
+START_TEST(fuse_layernorm_residual_is_exact)
+{
+	struct rt_tensor y[2];
+	unsigned nt[2];
+	for (int fuse = 0; fuse < 2; fuse++)
+		run_switched("ln_residual", "LayerNormFusionPass", fuse, "Ascend910", &y[fuse],
+			     &nt[fuse]);
+	ck_assert_uint_eq(nt[0], nt[1] + 1);
+	ck_assert_uint_eq(y[0].nbytes, y[1].nbytes);
+	ck_assert(!memcmp(y[0].data, y[1].data, y[0].nbytes));
+	for (int fuse = 0; fuse < 2; fuse++)
+		rt_tensor_free(&y[fuse]);
+}
+END_TEST
+
 START_TEST(bcast_matches_numpy)
 {
 	static const char *const names[] = { "bc_last",	   "bc_last_rev", "bc_lead",
@@ -765,6 +783,7 @@ int main(void)
 	tcase_add_test(tc, erf_tanh_precision);
 	tcase_add_test(tc, bcast_matches_numpy);
 	tcase_add_test(tc, fuse_attention_scale_and_mask);
+	tcase_add_test(tc, fuse_layernorm_residual_is_exact);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);

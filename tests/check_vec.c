@@ -170,9 +170,9 @@ static void fill(enum isa_dtype dt, uint64_t a, uint64_t n)
 	}
 }
 
-static struct isa_insn vinsn(enum isa_op op, enum isa_dtype dt, int64_t rep)
+static struct isa_dec vinsn(enum isa_op op, enum isa_dtype dt, int64_t rep)
 {
-	struct isa_insn in;
+	struct isa_dec in;
 
 	memset(&in, 0, sizeof in);
 	in.op = op;
@@ -183,7 +183,7 @@ static struct isa_insn vinsn(enum isa_op op, enum isa_dtype dt, int64_t rep)
 	return in;
 }
 
-static int run(sim_exec_fn fn, const struct isa_insn *in, int64_t rd, int64_t rs1, int64_t rs2,
+static int run(sim_exec_fn fn, const struct isa_dec *in, int64_t rd, int64_t rs1, int64_t rs2,
 	       int64_t rs3, struct sim_cost *cost)
 {
 	struct sim_qent e;
@@ -200,7 +200,7 @@ static int run(sim_exec_fn fn, const struct isa_insn *in, int64_t rd, int64_t rs
 }
 
 /* Run and insist on success, reporting the simulator's message otherwise. */
-static void run_ok(sim_exec_fn fn, const struct isa_insn *in, int64_t rd, int64_t rs1,
+static void run_ok(sim_exec_fn fn, const struct isa_dec *in, int64_t rd, int64_t rs1,
 		   int64_t rs2, int64_t rs3, struct sim_cost *cost)
 {
 	int rc = run(fn, in, rd, rs1, rs2, rs3, cost);
@@ -208,7 +208,7 @@ static void run_ok(sim_exec_fn fn, const struct isa_insn *in, int64_t rd, int64_
 	ck_assert_msg(rc == 0, "handler failed: %s", errbuf);
 }
 
-static void run_fail(sim_exec_fn fn, const struct isa_insn *in, int64_t rd, int64_t rs1,
+static void run_fail(sim_exec_fn fn, const struct isa_dec *in, int64_t rd, int64_t rs1,
 		     int64_t rs2, int64_t rs3, const char *want)
 {
 	struct sim_cost cost;
@@ -423,10 +423,10 @@ static void ref_lane(enum isa_op op, enum kind k, enum isa_dtype dt, const uint8
 
 /* Run one element-wise instruction (template tmpl gives rep and strides) on random data and
  * check every dst lane, every untouched byte, the cost and the statistics. */
-static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct isa_insn *tmpl,
+static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct isa_dec *tmpl,
 		     uint64_t d, uint64_t s0, uint64_t s1, int64_t scalar)
 {
-	struct isa_insn in = *tmpl;
+	struct isa_dec in = *tmpl;
 	struct sim_cost cost;
 	unsigned es = dtsize(dt), lanes = 256 / es;
 	uint64_t reps0 = stats.vec_repeats, flops0 = stats.vec_flops, per;
@@ -481,7 +481,7 @@ START_TEST(test_ew_all_ops)
 	/* every op on every dtype it supports, default strides, 3 repeats */
 	for (size_t c = 0; c < NCASES; c++)
 		for (unsigned dt = 0; dt < ISA_NDTYPES; dt++) {
-			struct isa_insn t = vinsn(ew_cases[c].op, (enum isa_dtype)dt, 3);
+			struct isa_dec t = vinsn(ew_cases[c].op, (enum isa_dtype)dt, 3);
 			enum kind k = ew_cases[c].kind;
 			unsigned nscal = k == K_SCAL || k == K_DUP ? 4 : 1; /* scalar variants */
 
@@ -504,7 +504,7 @@ START_TEST(test_ew_strides)
 
 	for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
 		for (size_t t = 0; t < 2; t++) {
-			struct isa_insn in = vinsn(ops[o], dts[t], 4);
+			struct isa_dec in = vinsn(ops[o], dts[t], 4);
 
 			in.db = 2;
 			in.dr = 16;
@@ -516,7 +516,7 @@ START_TEST(test_ew_strides)
 		}
 	{
 		/* integers too, and a zero block stride: all 8 source blocks are one block */
-		struct isa_insn in = vinsn(ISA_OP_VSUB, ISA_DT_S16, 2);
+		struct isa_dec in = vinsn(ISA_OP_VSUB, ISA_DT_S16, 2);
 
 		in.s0b = 0;
 		in.dr = 9;
@@ -528,7 +528,7 @@ END_TEST
 START_TEST(test_ew_in_place)
 {
 	/* dst == src0: each repeat reads its sources before it writes */
-	struct isa_insn in = vinsn(ISA_OP_VADD, ISA_DT_F16, 4);
+	struct isa_dec in = vinsn(ISA_OP_VADD, ISA_DT_F16, 4);
 	struct sim_cost cost;
 
 	fill(ISA_DT_F16, 0, REGION);
@@ -546,7 +546,7 @@ END_TEST
 START_TEST(test_vmla_fused)
 {
 	/* (1+2^-10)^2 - (1+2^-9) = 2^-20 exactly; rounding the product to f16 first gives 0 */
-	struct isa_insn in = vinsn(ISA_OP_VMLA, ISA_DT_F16, 1);
+	struct isa_dec in = vinsn(ISA_OP_VMLA, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	for (unsigned i = 0; i < 128; i++) {
@@ -574,7 +574,7 @@ END_TEST
 START_TEST(test_int_wrap)
 {
 	/* wrap-around at the type's edges, not saturation */
-	struct isa_insn in = vinsn(ISA_OP_VADD, ISA_DT_S32, 1);
+	struct isa_dec in = vinsn(ISA_OP_VADD, ISA_DT_S32, 1);
 	struct sim_cost cost;
 
 	wr32(ub(0), 0x7fffffff);
@@ -608,7 +608,7 @@ START_TEST(test_vmaskn_values)
 		{ 128, ~UINT64_C(0), ~UINT64_C(0) }, { 1000, ~UINT64_C(0), ~UINT64_C(0) },
 		{ -1, ~UINT64_C(0), ~UINT64_C(0) },
 	};
-	struct isa_insn in = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
+	struct isa_dec in = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -634,7 +634,7 @@ START_TEST(test_masked_ops)
 	/* masked-off lanes keep their old dst bytes (ew_check checks every byte) */
 	static const enum isa_op ops[] = { ISA_OP_VADD, ISA_OP_VMLA, ISA_OP_VABS, ISA_OP_VDUP,
 					   ISA_OP_VMOV, ISA_OP_VMINS };
-	struct isa_insn mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
+	struct isa_dec mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	for (unsigned m = 0; m < 3; m++) {
@@ -650,7 +650,7 @@ START_TEST(test_masked_ops)
 		for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
 			for (unsigned dt = 0; dt < 4; dt++) {
 				const struct ew_case *k = ew_find(ops[o]);
-				struct isa_insn in = vinsn(ops[o], (enum isa_dtype)dt, 2);
+				struct isa_dec in = vinsn(ops[o], (enum isa_dtype)dt, 2);
 
 				if (!(k->dts >> dt & 1))
 					continue;
@@ -668,7 +668,7 @@ END_TEST
 static void red_check(sim_exec_fn fn, enum isa_op op, enum isa_dtype dt, int64_t rep,
 		      int64_t s0b, int64_t s0r)
 {
-	struct isa_insn in = vinsn(op, dt, rep);
+	struct isa_dec in = vinsn(op, dt, rep);
 	struct sim_cost cost;
 	unsigned es = dtsize(dt), lanes = 256 / es;
 	const uint64_t d = 0xa000;
@@ -746,7 +746,7 @@ START_TEST(test_reductions)
 		enum isa_op op;
 	} ops[] = { { exec_VCADD, ISA_OP_VCADD }, { exec_VCMAX, ISA_OP_VCMAX },
 		    { exec_VCMIN, ISA_OP_VCMIN } };
-	struct isa_insn mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
+	struct isa_dec mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	for (unsigned m = 0; m < 4; m++) {
@@ -769,7 +769,7 @@ START_TEST(test_vcadd_fp32_accumulation)
 {
 	/* 2048 + 127 * 1: an f16 accumulator sticks at 2048 (its ulp there is 2), fp32 gets
 	 * 2175, which rounds once to 2176 */
-	struct isa_insn in = vinsn(ISA_OP_VCADD, ISA_DT_F16, 1);
+	struct isa_dec in = vinsn(ISA_OP_VCADD, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	wr16(ub(0), dv_f32_to_f16(2048.0f));
@@ -783,7 +783,7 @@ END_TEST
 
 START_TEST(test_reduction_empty)
 {
-	struct isa_insn in = vinsn(ISA_OP_VCADD, ISA_DT_F16, 2);
+	struct isa_dec in = vinsn(ISA_OP_VCADD, ISA_DT_F16, 2);
 	struct sim_cost cost;
 
 	core.mask[0] = core.mask[1] = 0;
@@ -882,7 +882,7 @@ static double lane_value(enum isa_dtype dt, const uint8_t *p)
  * written. */
 static void cmp_check(enum isa_dtype dt, enum isa_cmp k)
 {
-	struct isa_insn in = vinsn(ISA_OP_VCMP, dt, 3);
+	struct isa_dec in = vinsn(ISA_OP_VCMP, dt, 3);
 	struct sim_cost cost;
 	unsigned es = dtsize(dt), lanes = 256 / es;
 	const uint64_t d = 0xc000;
@@ -911,7 +911,7 @@ static void cmp_check(enum isa_dtype dt, enum isa_cmp k)
 
 START_TEST(test_vcmp)
 {
-	struct isa_insn mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
+	struct isa_dec mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	for (unsigned m = 0; m < 2; m++) {
@@ -927,16 +927,16 @@ END_TEST
 START_TEST(test_vcmp_vsel_is_vmax)
 {
 	/* where(x > y, x, y) == vmax(x, y), NaNs and signed zeros included */
-	struct isa_insn mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
+	struct isa_dec mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	for (unsigned m = 0; m < 2; m++) {
 		if (m)
 			run_ok(exec_VMASK, &mk, 0, INT64_C(0x0f0f0f0f0f0f0f0f), -3, 0, &cost);
 		for (unsigned dt = 0; dt < 4; dt++) {
-			struct isa_insn cmp = vinsn(ISA_OP_VCMP, (enum isa_dtype)dt, 4);
-			struct isa_insn sel = vinsn(ISA_OP_VSEL, (enum isa_dtype)dt, 4);
-			struct isa_insn max = vinsn(ISA_OP_VMAX, (enum isa_dtype)dt, 4);
+			struct isa_dec cmp = vinsn(ISA_OP_VCMP, (enum isa_dtype)dt, 4);
+			struct isa_dec sel = vinsn(ISA_OP_VSEL, (enum isa_dtype)dt, 4);
+			struct isa_dec max = vinsn(ISA_OP_VMAX, (enum isa_dtype)dt, 4);
 
 			cmp.cmp = ISA_CMP_GT;
 			fill_cmp((enum isa_dtype)dt, 0x0, 0x1000, 0x1000);
@@ -954,7 +954,7 @@ END_TEST
 
 START_TEST(test_vsel_strides)
 {
-	struct isa_insn sel = vinsn(ISA_OP_VSEL, ISA_DT_F32, 3);
+	struct isa_dec sel = vinsn(ISA_OP_VSEL, ISA_DT_F32, 3);
 	struct sim_cost cost;
 	const uint64_t d = 0x6000, bits = 0x5000;
 
@@ -1131,7 +1131,7 @@ static void fill_conv(enum isa_dtype st, uint64_t a, uint64_t n)
 static void conv_check(enum isa_dtype dt, enum isa_dtype st, enum isa_rnd rnd, int64_t rep,
 		       int64_t db, int64_t dr, int64_t s0b, int64_t s0r)
 {
-	struct isa_insn in = vinsn(ISA_OP_VCONV, dt, rep);
+	struct isa_dec in = vinsn(ISA_OP_VCONV, dt, rep);
 	struct sim_cost cost;
 	unsigned des = dtsize(dt), ses = dtsize(st);
 	unsigned lanes = 256 / (des > ses ? des : ses);
@@ -1181,7 +1181,7 @@ START_TEST(test_vconv_pairs)
 		{ ISA_DT_F16, ISA_DT_S8, 0 },  { ISA_DT_F16, ISA_DT_U8, 0 },
 		{ ISA_DT_S16, ISA_DT_F16, 1 }, { ISA_DT_F16, ISA_DT_S16, 0 },
 	};
-	struct isa_insn mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
+	struct isa_dec mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	for (unsigned m = 0; m < 2; m++) {
@@ -1203,7 +1203,7 @@ END_TEST
 START_TEST(test_vconv_values)
 {
 	/* spot values, so the reference itself is pinned down */
-	struct isa_insn in = vinsn(ISA_OP_VCONV, ISA_DT_S32, 1);
+	struct isa_dec in = vinsn(ISA_OP_VCONV, ISA_DT_S32, 1);
 	struct sim_cost cost;
 	static const struct {
 		float x;
@@ -1286,7 +1286,7 @@ static void l0c_check(enum isa_cvt cvt, int relu)
 	const uint64_t src = 0x400, d = 0x1000;
 	const int64_t nfrac = 3, sgap = 1, dgap = 2;
 	const float scale = 3.7e-3f;
-	struct isa_insn in;
+	struct isa_dec in;
 	struct sim_cost cost;
 	unsigned dbytes = cvt == ISA_CVT_F16 || cvt == ISA_CVT_DEQF16 ? 512 : 1024;
 	unsigned des = dbytes / 256;
@@ -1348,7 +1348,7 @@ END_TEST
 
 START_TEST(test_costs)
 {
-	struct isa_insn in = vinsn(ISA_OP_VADD, ISA_DT_F16, 1);
+	struct isa_dec in = vinsn(ISA_OP_VADD, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	run_ok(exec_VADD, &in, 0x2000, 0x0, 0x1000, 0, &cost);
@@ -1389,15 +1389,15 @@ END_TEST
 /* Every kind of instruction, run on the current device mode; fills costs[]. */
 static void run_all_kinds(struct sim_cost *costs)
 {
-	struct isa_insn bin = vinsn(ISA_OP_VADD, ISA_DT_F16, 5);
-	struct isa_insn ex = vinsn(ISA_OP_VEXP, ISA_DT_F32, 3);
-	struct isa_insn cv = vinsn(ISA_OP_VCONV, ISA_DT_F32, 4);
-	struct isa_insn red = vinsn(ISA_OP_VCADD, ISA_DT_F16, 4);
-	struct isa_insn cmp = vinsn(ISA_OP_VCMP, ISA_DT_F16, 2);
-	struct isa_insn sel = vinsn(ISA_OP_VSEL, ISA_DT_F16, 2);
-	struct isa_insn dup = vinsn(ISA_OP_VDUP, ISA_DT_S16, 2);
-	struct isa_insn mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
-	struct isa_insn mv;
+	struct isa_dec bin = vinsn(ISA_OP_VADD, ISA_DT_F16, 5);
+	struct isa_dec ex = vinsn(ISA_OP_VEXP, ISA_DT_F32, 3);
+	struct isa_dec cv = vinsn(ISA_OP_VCONV, ISA_DT_F32, 4);
+	struct isa_dec red = vinsn(ISA_OP_VCADD, ISA_DT_F16, 4);
+	struct isa_dec cmp = vinsn(ISA_OP_VCMP, ISA_DT_F16, 2);
+	struct isa_dec sel = vinsn(ISA_OP_VSEL, ISA_DT_F16, 2);
+	struct isa_dec dup = vinsn(ISA_OP_VDUP, ISA_DT_S16, 2);
+	struct isa_dec mk = vinsn(ISA_OP_VMASKN, ISA_DT_F16, 1);
+	struct isa_dec mv;
 
 	memset(&mv, 0, sizeof mv);
 	mv.op = ISA_OP_MOV_L0C_UB;
@@ -1455,8 +1455,8 @@ END_TEST
 
 START_TEST(test_errors)
 {
-	struct isa_insn in = vinsn(ISA_OP_VADD, ISA_DT_F16, 0);
-	struct isa_insn mv;
+	struct isa_dec in = vinsn(ISA_OP_VADD, ISA_DT_F16, 0);
+	struct isa_dec mv;
 	struct sim_core_stats st0;
 
 	fill(ISA_DT_F16, 0, REGION);
@@ -1556,7 +1556,7 @@ START_TEST(test_footprint_exact)
 {
 	/* the footprint is checked to the byte: shrink the buffer instead of moving operands,
 	 * since aligned bases only move in 32-byte steps */
-	struct isa_insn in = vinsn(ISA_OP_VADD, ISA_DT_F16, 1);
+	struct isa_dec in = vinsn(ISA_OP_VADD, ISA_DT_F16, 1);
 	struct sim_cost cost;
 
 	core.buf_size[SIM_BUF_UB] = UB_SIZE - 1;

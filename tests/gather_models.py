@@ -84,13 +84,23 @@ def main():
               os.path.join(out, "gather_axis1.onnx"))
     write(out, "gather_axis1", [data, idx], [np.take(np.maximum(data, 0), idx, axis=1)])
 
-    # an integer input used as other than indices: refused
-    g = helper.make_graph([helper.make_node("Cast", ["i"], ["y"], to=TensorProto.FLOAT)],
-                          "int_misuse",
-                          [helper.make_tensor_value_info("i", TensorProto.INT64, [4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    # an integer input used as Gather's indices (read in place) and as a
+    # value (converted to fp16 by the edge kernels) at once
+    ax = numpy_helper.from_array(np.array([1], np.int64), "ax")
+    g = helper.make_graph([helper.make_node("Gather", ["d", "i"], ["g"], axis=0),
+                           helper.make_node("Cast", ["i"], ["c"], to=TensorProto.FLOAT),
+                           helper.make_node("Unsqueeze", ["c", "ax"], ["u"]),
+                           helper.make_node("Add", ["g", "u"], ["y"])],
+                          "int_mixed",
+                          [helper.make_tensor_value_info("d", TensorProto.FLOAT, [5, 3]),
+                           helper.make_tensor_value_info("i", TensorProto.INT64, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [ax])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
-              os.path.join(out, "int_misuse.onnx"))
+              os.path.join(out, "int_mixed.onnx"))
+    dm = rng.standard_normal((5, 3)).astype(np.float32)
+    im = np.array([4, 0, 2, 4], np.int64)
+    write(out, "int_mixed", [dm, im], [dm[im] + im[:, None].astype(np.float32)])
     # constant indices on an activation, resolved (and clamped) at compile time
     t = rng.standard_normal((4, 20)).astype(np.float32)
     g = helper.make_graph([helper.make_node("Relu", ["t"], ["r"]),

@@ -89,6 +89,55 @@ def main():
     save(out, "mm_bias_act", [helper.make_node(MM, ["x", "w"], ["t"]),
                               helper.make_node("Add", ["t", "bias"], ["y"])],
          [("x", x), ("w", w)], [("bias", bias)], mm(x, w) + bias)
+    # element-wise epilogues (MatMulEltwiseFusionPass): torch's erf GELU after
+    # a Linear (the bias and Gelu fusions make it MatMul+bias, Gelu)
+    gelu_nodes = [helper.make_node(MM, ["x", "w"], ["t"]),
+                  helper.make_node("Add", ["t", "bias"], ["h"]),
+                  helper.make_node("Div", ["h", "sq2"], ["d"]),
+                  helper.make_node("Erf", ["d"], ["e"]),
+                  helper.make_node("Add", ["e", "one"], ["e1"]),
+                  helper.make_node("Mul", ["h", "e1"], ["g"]),
+                  helper.make_node("Mul", ["g", "half"], ["y"])]
+    consts = [("sq2", np.array(1.4142135381698608, np.float32)),
+              ("one", np.array(1.0, np.float32)), ("half", np.array(0.5, np.float32))]
+
+    def gelu(h):
+        from math import erf
+        return 0.5 * h * (1 + np.vectorize(erf)(h / np.sqrt(2)))
+
+    x, w, bias = det([2, 20, 24], 23), det([24, 40], 24), det([40], 25)
+    save(out, "mm_gelu", gelu_nodes, [("x", x)], [("w", w), ("bias", bias)] + consts,
+         gelu(mm(x, w) + bias))
+    # many tiles, a partial last row tile, groups narrower than four pieces
+    # (the chain's buffers fill the UB)
+    x, w, bias = det([2, 150, 64], 26) / 4, det([64, 520], 27), det([520], 28)
+    save(out, "mm_gelu_big", gelu_nodes, [("x", x)], [("w", w), ("bias", bias)] + consts,
+         gelu(mm(x, w) + bias))
+    # Gemm (transposed constant B) and a Relu
+    a, b, c = det([30, 24], 29), det([36, 24], 30), det([36], 31)
+    save(out, "gemm_relu", [helper.make_node("Gemm", ["a", "b", "c"], ["t"], transB=1),
+                            helper.make_node("Relu", ["t"], ["y"])],
+         [("a", a)], [("b", b), ("c", c)], np.maximum(mm(a, b.T) + c, 0))
+    # a chain the element-wise fusion makes: Sigmoid then a scale, no bias
+    x, w = det([20, 24], 32), det([24, 40], 33) / 8
+    save(out, "mm_sig_scale", [helper.make_node(MM, ["x", "w"], ["t"]),
+                               helper.make_node("Sigmoid", ["t"], ["s"]),
+                               helper.make_node("Mul", ["s", "three"], ["y"])],
+         [("x", x)], [("w", w), ("three", np.array(3.0, np.float32))],
+         3 / (1 + np.exp(-mm(x, w))))
+    # Clip (ReLU6) with constant bounds, an activation B
+    x, w = det([2, 20, 24], 34), det([24, 40], 35)
+    save(out, "mm_clip", [helper.make_node(MM, ["x", "w"], ["t"]),
+                          helper.make_node("Clip", ["t", "lo", "hi"], ["y"])],
+         [("x", x), ("w", w)], [("lo", np.array(0, np.float32)),
+                                ("hi", np.array(6, np.float32))],
+         np.clip(mm(x, w), 0, 6))
+    # the product read twice: no epilogue (it must reach memory)
+    x, w = det([20, 24], 36), det([24, 40], 37)
+    save(out, "mm_two_readers", [helper.make_node(MM, ["x", "w"], ["t"]),
+                                 helper.make_node("Tanh", ["t"], ["u"]),
+                                 helper.make_node("Add", ["t", "u"], ["y"])],
+         [("x", x)], [("w", w)], mm(x, w) + np.tanh(mm(x, w)))
 
 
 if __name__ == "__main__":

@@ -119,6 +119,15 @@ def main():
     gelu_models(out)
     bcast_models(out)
     attention_models(out)
+    # x + sublayer(x) into a LayerNormalization (opset 17): the Add fuses in
+    ab = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 10, 48]) for n in "ab"]
+    yl = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10, 48])
+    sc = numpy_helper.from_array(rng.uniform(0.5, 1.5, 48).astype(np.float32), "sc")
+    bi = numpy_helper.from_array(rng.uniform(-0.2, 0.2, 48).astype(np.float32), "bi")
+    save(out, "ln_residual", [
+        helper.make_node("Add", ["a", "b"], ["s"], name="residual"),
+        helper.make_node("LayerNormalization", ["s", "sc", "bi"], ["y"], name="ln", axis=-1,
+                         epsilon=1e-5)], ab, [yl], [sc, bi], opset=17)
 
 
 def det_input(shape, k=0):

@@ -1,0 +1,89 @@
+/* kern_convt.c: zero insertion for ConvTranspose (kernels.h,
+ * cc_gen_zero_insert).
+ *
+ * A transposed convolution with strides (sh, sw) is a stride-1 convolution
+ * (flipped, transposed weights; compile.c) over the input with sh - 1 zero
+ * rows between its rows and sw - 1 zero pixels between its pixels.  This
+ * kernel builds that NC1HWC0 tensor: [P][(H-1)*sh+1][(W-1)*sw+1][16] from
+ * x [P][H][W][16] (P = N*C1 planes).  The conv's own padding supplies the
+ * border, so nothing else is written here.
+ *
+ * A unit of work is one input row and the sh - 1 zero rows after it (the
+ * last row of a plane has none): sh output rows, contiguous in GM.  Its UB
+ * buffer is zeroed once per core by vdup; one DMA places the row's W pixels
+ * at every sw-th pixel of the buffer's first row (a destination gap of
+ * sw - 1 blocks), and since the same pixels are overwritten by every later
+ * row, the rest stays zero; one DMA writes the sh rows out.  Units are dealt
+ * to the cores; two buffers alternate (MTE2 fills one while MTE3 drains the
+ * other).  Arguments: 0 x, 1 y. */
+#include <stdio.h>
+
+#include "kern_gen.h"
+
+int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, int64_t w,
+		       int64_t sh, int64_t sw, struct cc_prog *p, unsigned *block_dim, char *err,
+		       size_t errlen)
+{
+	if (planes < 1 || h < 1 || w < 1 || sh < 1 || sw < 1) {
+		snprintf(err, errlen, "zero insertion: bad shape");
+		return -1;
+	}
+	int64_t hz = (h - 1) * sh + 1, wz = (w - 1) * sw + 1;
+	int64_t bufb = (sh * wz + 7) / 8 * 8; /* blocks of a buffer, whole vdup repeats */
+	if (2 * bufb * 32 > (int64_t)cfg->ub_size_kb * 1024 || sh * wz > 65535) {
+		snprintf(err, errlen, "ConvTranspose with %lld output columns and stride %lld is not "
+				      "supported yet (the zero-inserted rows do not fit the UB)",
+			 (long long)wz, (long long)sh);
+		return -1;
+	}
+	int64_t per, blocks = cc_split_work(planes * h, cfg->core_count, &per);
+	*block_dim = (unsigned)blocks;
+	struct kg g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		kg_mask_all(&g);
+		for (int64_t d = 0; d < 2 * bufb; d += 8 * 255) {
+			int64_t rep = (2 * bufb - d) / 8 < 255 ? (2 * bufb - d) / 8 : 255;
+			int rd = kg_reg(&g, d * 32), rv = kg_reg(&g, kg_fbits(0.0f));
+			struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
+			in->rd = rd;
+			in->rs2 = rv;
+			in->dt = ISA_DT_F16;
+			in->rep = rep;
+			in->db = 1;
+			in->dr = 8;
+		}
+		/* the zeros are in place before any row lands on them */
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		int par = 0;
+		for (int64_t u = b * per; u < (b + 1) * per && u < planes * h; u++, par ^= 1) {
+			int64_t pl = u / h, ih = u % h, rows = ih == h - 1 ? 1 : sh;
+			int64_t buf = par * bufb * 32;
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+			if (sw == 1)
+				kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, u * w * 32, buf, 1, w, 0, 0);
+			else
+				kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, u * w * 32, buf, w, 1, 0, sw - 1);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, (pl * hz + ih * sh) * wz * 32, buf, 1,
+			       rows * wz, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+		}
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
+		cc_end(p);
+	}
+	if (g.bad) {
+		snprintf(err, errlen, "ConvTranspose: a DMA or vector field out of range, not "
+				      "supported yet");
+		return -1;
+	}
+	return 0;
+}

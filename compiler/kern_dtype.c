@@ -1,0 +1,358 @@
+/* kern_dtype.c: integer and bool tensors: the edge conversions between the
+ * host's integer/bool bytes and fp32 (the fp32 side then crosses to the
+ * device layout through kern_cast.c / kern_transdata.c), and the
+ * element-wise comparison, logical, Where and Cast kernels on the device's
+ * fp16 values.
+ *
+ * On the device every activation is fp16, whatever its ONNX type: integers
+ * and bools are exact in fp16 for |v| <= 2048 (masks, small ids, 0/1 flags);
+ * larger values round to nearest, as ATC's force_fp16 would.  bool is 0/1.
+ *
+ * int64 to fp32: the low 32-bit words (little-endian) are picked out of the
+ * s32 pairs: vbrcb spreads every word over a block of its own, then eight
+ * masked vmovs take lane l of output block q from the block of word
+ * 2*(8q + l) (block stride 16).  fp32 to int64 is the reverse: the values
+ * and their sign words (max(min(v, 0), -1)) are spread by vbrcb, and masked
+ * vmovs put value 4B+m at lane 2m and its sign at lane 2m+1 of block B.
+ *
+ * Both kinds stream tiles through the UB one at a time (flags as in
+ * kern_cast.c with one buffer set); the device kernels split their tiles
+ * over the cores. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kern_gen.h"
+#include "kernels.h"
+
+#define EDGE_TILE 512 /* values per tile: vbrcb of 2*512 words is 128 repeats */
+
+static int64_t up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/* dst(dt) = src(st) over n elements contiguous on both sides, any sizes. */
+static void flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
+		      int64_t src, int64_t n, enum isa_rnd rnd)
+{
+	int64_t dsz = isa_dtype_size(dt), ssz = isa_dtype_size(st);
+	int64_t big = dsz > ssz ? dsz : ssz, lanes = 256 / big;
+	int64_t reps = (n + lanes - 1) / lanes;
+	kg_mask_all(g);
+	for (int64_t done = 0; done < reps; done += 255) {
+		int64_t k = reps - done < 255 ? reps - done : 255;
+		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCONV, dt, dst + done * lanes * dsz,
+					       src + done * lanes * ssz, k);
+		in->st = st;
+		in->rnd = rnd;
+		in->db = 1;
+		in->s0b = 1;
+		in->dr = lanes * dsz / 32;
+		in->s0r = lanes * ssz / 32;
+	}
+}
+
+static struct isa_insn *vscal(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			      int64_t src, int64_t scalar_bits, int64_t rep)
+{
+	int rs = kg_reg(g, scalar_bits);
+	struct isa_insn *in = kg_vinsn(g, op, dt, dst, src, rep);
+	in->rs2 = rs;
+	return in;
+}
+
+static int edge_ok(enum cc_dtype dt)
+{
+	return dt == CC_I32 || dt == CC_I64 || dt == CC_BOOL || dt == CC_U8 || dt == CC_I8;
+}
+
+/* One direction of the integer edge: to_f32 reads n values of dt and writes
+ * n fp32, else the reverse.  Arguments: 0 source, 1 destination. */
+int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, int to_f32,
+		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	if (!edge_ok(dt)) {
+		snprintf(err, errlen, "%s tensors at the graph's edge are not supported yet "
+				      "(int32, int64, int8, uint8 and bool are)", cc_dtype_name(dt));
+		return -1;
+	}
+	if (n < 1) {
+		snprintf(err, errlen, "empty tensors are not supported yet");
+		return -1;
+	}
+	const int64_t T = EDGE_TILE;
+	int64_t isz = (int64_t)cc_dtype_size(dt);
+	/* UB: the integer side, fp32, an fp16/s32 staging, two spread buffers */
+	int64_t o_int = 0, o_f32 = o_int + up(T * 8, 256) + 256;
+	int64_t o_mid = o_f32 + T * 4 + 256, o_b1 = o_mid + T * 4 + 256;
+	int64_t o_b2 = o_b1 + (2 * T + 256) * 32, end = o_b2 + (2 * T + 256) * 32;
+	if (end > (int64_t)cfg->ub_size_kb * 1024) {
+		snprintf(err, errlen, "integer edge: the UB is too small");
+		return -1;
+	}
+	struct kg g = { .p = p };
+	kg_reset(&g);
+	*block_dim = 1;
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+	const int64_t every8 = 0x0101010101010101LL;
+	for (int64_t v0 = 0; v0 < n; v0 += T) {
+		int64_t m = n - v0 < T ? n - v0 : T;
+		int64_t sz_in = to_f32 ? isz : 4, sz_out = to_f32 ? 4 : isz;
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, v0 * sz_in, to_f32 ? o_int : o_f32, 1,
+		       (m * sz_in + 31) / 32, 0, 0);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+		if (to_f32) {
+			switch (dt) {
+			case CC_I32:
+				flat_conv(&g, ISA_DT_F32, ISA_DT_S32, o_f32, o_int, m, ISA_RND_RNE);
+				break;
+			case CC_I64: {
+				/* every word to a block of its own */
+				kg_mask_all(&g);
+				struct isa_insn *in =
+					kg_vinsn(&g, ISA_OP_VBRCB, ISA_DT_S32, o_b1, o_int,
+						 (2 * m + 7) / 8);
+				in->db = 1;
+				in->dr = 8;
+				in->s0b = 1;
+				in->s0r = 8;
+				/* lane l of block q <- word 2(8q + l): block 16q + 2l */
+				for (int l = 0; l < 8; l++) {
+					kg_mask(&g, 0, (uint64_t)every8 << l);
+					in = kg_vinsn(&g, ISA_OP_VMOV, ISA_DT_S32, o_mid,
+						      o_b1 + 2 * l * 32, (m + 63) / 64);
+					in->db = 1;
+					in->dr = 8;
+					in->s0b = 16;
+					in->s0r = 128;
+				}
+				flat_conv(&g, ISA_DT_F32, ISA_DT_S32, o_f32, o_mid, m, ISA_RND_RNE);
+				break;
+			}
+			default: /* bool, uint8, int8: through fp16 (exact) */
+				flat_conv(&g, ISA_DT_F16, dt == CC_I8 ? ISA_DT_S8 : ISA_DT_U8, o_mid,
+					  o_int, m, ISA_RND_RNE);
+				flat_conv(&g, ISA_DT_F32, ISA_DT_F16, o_f32, o_mid, m, ISA_RND_RNE);
+				break;
+			}
+		} else {
+			switch (dt) {
+			case CC_I32:
+				flat_conv(&g, ISA_DT_S32, ISA_DT_F32, o_int, o_f32, m, ISA_RND_RNE);
+				break;
+			case CC_I64: {
+				flat_conv(&g, ISA_DT_S32, ISA_DT_F32, o_mid, o_f32, m, ISA_RND_RNE);
+				int64_t r64 = (m + 63) / 64;
+				/* the sign words: -1 for negatives, else 0 */
+				vscal(&g, ISA_OP_VMINS, ISA_DT_S32, o_f32, o_mid, 0, r64);
+				vscal(&g, ISA_OP_VMAXS, ISA_DT_S32, o_f32, o_f32, -1, r64);
+				for (int k = 0; k < 2; k++) {
+					struct isa_insn *in =
+						kg_vinsn(&g, ISA_OP_VBRCB, ISA_DT_S32, k ? o_b2 : o_b1,
+							 k ? o_f32 : o_mid, (m + 7) / 8);
+					in->db = 1;
+					in->dr = 8;
+					in->s0b = 1;
+					in->s0r = 8;
+				}
+				/* block B, lane 2j (+1) <- value (sign) 4B + j: block 4B + j */
+				for (int j = 0; j < 8; j++) {
+					kg_mask(&g, 0, (uint64_t)every8 << j);
+					struct isa_insn *in =
+						kg_vinsn(&g, ISA_OP_VMOV, ISA_DT_S32, o_int,
+							 (j & 1 ? o_b2 : o_b1) + (j / 2) * 32,
+							 (m + 31) / 32);
+					in->db = 1;
+					in->dr = 8;
+					in->s0b = 4;
+					in->s0r = 32;
+				}
+				kg_mask_all(&g);
+				break;
+			}
+			default:
+				flat_conv(&g, ISA_DT_F16, ISA_DT_F32, o_mid, o_f32, m, ISA_RND_RNE);
+				flat_conv(&g, dt == CC_I8 ? ISA_DT_S8 : ISA_DT_U8, ISA_DT_F16, o_int,
+					  o_mid, m, ISA_RND_RNE);
+				break;
+			}
+		}
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		/* whole 32-byte blocks: the last may spill into the buffer's slack,
+		 * which the tiles write in order (one queue) */
+		kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, v0 * sz_out, to_f32 ? o_f32 : o_int, 1,
+		       (m * sz_out + 31) / 32, 0, 0);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+	}
+	cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+	cc_end(p);
+	if (g.bad) {
+		snprintf(err, errlen, "integer edge: an instruction out of range");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- element-wise logic on fp16 ---------------------------------------- */
+
+#define LG_TILE 4096 /* fp16 elements: vcmp of 32 repeats */
+
+static struct isa_insn *vcmp(struct kg *g, enum isa_cmp k, int64_t bits, int64_t a, int64_t b,
+			     int b_const, int64_t rep)
+{
+	int rb = kg_reg(g, b);
+	struct isa_insn *in = kg_vinsn(g, ISA_OP_VCMP, ISA_DT_F16, bits, a, rep);
+	in->rs2 = rb;
+	in->cmp = k;
+	in->s0b = 1;
+	in->s0r = 8;
+	in->s1b = 1;
+	in->s1r = b_const ? 0 : 8;
+	return in;
+}
+
+/* dst = bit ? a : b; a constant operand is one repeat read again (stride 0). */
+static void vsel(struct kg *g, int64_t dst, int64_t a, int a_const, int64_t b, int b_const,
+		 int64_t bits, int64_t rep)
+{
+	int rb = kg_reg(g, b), rm = kg_reg(g, bits);
+	struct isa_insn *in = kg_vinsn(g, ISA_OP_VSEL, ISA_DT_F16, dst, a, rep);
+	in->rs2 = rb;
+	in->rs3 = rm;
+	in->db = 1;
+	in->dr = 8;
+	in->s0b = 1;
+	in->s0r = a_const ? 0 : 8;
+	in->s1b = 1;
+	in->s1r = b_const ? 0 : 8;
+}
+
+int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_t elems,
+		 struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	int nin = lg->op == CC_L_WHERE ? 3
+		  : lg->op == CC_L_NOT || lg->op == CC_L_TRUNC || lg->op == CC_L_BOOL ? 1
+										    : 2;
+	if (elems < 1 || elems % 16) {
+		snprintf(err, errlen, "logic: bad element count");
+		return -1;
+	}
+	const int64_t T = LG_TILE;
+	/* UB: inputs, output, a temporary, s32 staging, two bit masks, 1s, 0s */
+	int64_t o_in = 0, o_out = o_in + 3 * (T * 2 + 256), o_tmp = o_out + T * 2 + 256;
+	int64_t o_s32 = o_tmp + T * 2 + 256, o_bits = o_s32 + T * 4 + 256;
+	int64_t o_bits2 = o_bits + T / 8 + 256, o_one = o_bits2 + T / 8 + 256;
+	int64_t o_zero = o_one + 256, end = o_zero + 256;
+	if (end > (int64_t)cfg->ub_size_kb * 1024) {
+		snprintf(err, errlen, "logic: the UB is too small");
+		return -1;
+	}
+	int64_t tiles = (elems + T - 1) / T, per;
+	int64_t blocks = cc_split_work(tiles, cfg->core_count, &per);
+	*block_dim = (unsigned)blocks;
+	struct kg g = { .p = p };
+	for (int k = 0; k <= nin; k++)
+		cc_ldarg(p, 26 + k, k); /* x26..x29: outside kern_gen's registers */
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		kg_mask_all(&g);
+		/* the scalar's register first: kg_reg may emit an li */
+		int r1 = kg_reg(&g, kg_fbits(1.0f));
+		struct isa_insn *in = kg_vinsn(&g, ISA_OP_VDUP, ISA_DT_F16, o_one, 0, 1);
+		in->rs2 = r1;
+		int r0 = kg_reg(&g, kg_fbits(0.0f));
+		in = kg_vinsn(&g, ISA_OP_VDUP, ISA_DT_F16, o_zero, 0, 1);
+		in->rs2 = r0;
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+			int64_t e0 = t * T, m = elems - e0 < T ? elems - e0 : T;
+			int64_t rep = (m + 127) / 128;
+			int64_t a = o_in, x = o_in + (T * 2 + 256), y = o_in + 2 * (T * 2 + 256);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+			for (int k = 0; k < nin; k++)
+				kg_dma(&g, ISA_OP_MOV_GM_UB, 26 + k, e0 * 2, o_in + k * (T * 2 + 256),
+				       1, m / 16, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+			switch (lg->op) {
+			case CC_L_EQ:
+			case CC_L_LT:
+			case CC_L_LE:
+			case CC_L_GT:
+			case CC_L_GE: {
+				enum isa_cmp k = lg->op == CC_L_EQ   ? ISA_CMP_EQ
+						 : lg->op == CC_L_LT ? ISA_CMP_LT
+						 : lg->op == CC_L_LE ? ISA_CMP_LE
+						 : lg->op == CC_L_GT ? ISA_CMP_GT
+								     : ISA_CMP_GE;
+				vcmp(&g, k, o_bits, a, x, 0, rep);
+				vsel(&g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
+				break;
+			}
+			case CC_L_NOT:
+				vcmp(&g, ISA_CMP_EQ, o_bits, a, o_zero, 1, rep);
+				vsel(&g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
+				break;
+			case CC_L_BOOL:
+				vcmp(&g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
+				vsel(&g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
+				break;
+			case CC_L_AND: /* b ? (a != 0) : 0 */
+			case CC_L_OR:  /* b ? 1 : (a != 0) */
+			case CC_L_XOR: /* b ? (a == 0) : (a != 0) */
+				vcmp(&g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
+				vcmp(&g, ISA_CMP_NE, o_bits2, x, o_zero, 1, rep);
+				vsel(&g, o_tmp, o_one, 1, o_zero, 1, o_bits, rep);
+				if (lg->op == CC_L_AND) {
+					vsel(&g, o_out, o_tmp, 0, o_zero, 1, o_bits2, rep);
+				} else if (lg->op == CC_L_OR) {
+					vsel(&g, o_out, o_one, 1, o_tmp, 0, o_bits2, rep);
+				} else {
+					vsel(&g, y, o_zero, 1, o_one, 1, o_bits, rep);
+					vsel(&g, o_out, y, 0, o_tmp, 0, o_bits2, rep);
+				}
+				break;
+			case CC_L_WHERE:
+				vcmp(&g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
+				vsel(&g, o_out, x, 0, y, 0, o_bits, rep);
+				break;
+			case CC_L_TRUNC: {
+				/* toward zero through s32, then the target type's range */
+				flat_conv(&g, ISA_DT_S32, ISA_DT_F16, o_s32, a, m, ISA_RND_TRUNC);
+				flat_conv(&g, ISA_DT_F16, ISA_DT_S32, o_out, o_s32, m, ISA_RND_RNE);
+				if (lg->lo > -65504.0f)
+					vscal(&g, ISA_OP_VMAXS, ISA_DT_F16, o_out, o_out,
+					      kg_fbits(lg->lo), rep);
+				if (lg->hi < 65504.0f)
+					vscal(&g, ISA_OP_VMINS, ISA_DT_F16, o_out, o_out,
+					      kg_fbits(lg->hi), rep);
+				break;
+			}
+			}
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, 26 + nin, e0 * 2, o_out, 1, m / 16, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+		}
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
+		cc_end(p);
+	}
+	if (g.bad) {
+		snprintf(err, errlen, "logic: an instruction out of range");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Models and numpy references for tests/check_dtypes.c: integer and bool
+tensors at the graph's edges, comparisons, logic, Where and Cast.  Each
+model NAME.onnx comes with NAME/input_N.pb and NAME/output_N.pb.
+usage: dtype_models.py OUTDIR"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as P, helper as h, numpy_helper as nh
+
+
+def write(out, name, inputs, outputs):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    for k, a in enumerate(inputs):
+        onnx.save_tensor(nh.from_array(a), os.path.join(d, "input_%d.pb" % k))
+    for k, a in enumerate(outputs):
+        onnx.save_tensor(nh.from_array(a), os.path.join(d, "output_%d.pb" % k))
+
+
+def save(out, name, nodes, ins, outs, inits=()):
+    g = h.make_graph(nodes, name, ins, outs, list(inits))
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]),
+              os.path.join(out, name + ".onnx"))
+
+
+def vi(name, t, shape):
+    return h.make_tensor_value_info(name, t, shape)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def attn_mask(out, rng, name, rank4):
+    """BERT's extended attention mask: int64 [B, S] -> float -> (1 - m) * -10000
+    -> unsqueezed -> added to the scores -> Softmax."""
+    B, H, S = 2, 3, 20
+    shape = [B, H, S, S] if rank4 else [B, S, S]
+    axes = [1, 2] if rank4 else [1]
+    c = [nh.from_array(np.array(1, np.float32), "one"),
+         nh.from_array(np.array(-10000, np.float32), "big"),
+         nh.from_array(np.array(axes, np.int64), "axes")]
+    nodes = [h.make_node("Cast", ["mask"], ["mf"], to=P.FLOAT),
+             h.make_node("Sub", ["one", "mf"], ["inv"]),
+             h.make_node("Mul", ["inv", "big"], ["add"]),
+             h.make_node("Unsqueeze", ["add", "axes"], ["ext"]),
+             h.make_node("Add", ["scores", "ext"], ["s"]),
+             h.make_node("Softmax", ["s"], ["p"], axis=-1)]
+    save(out, name, nodes, [vi("scores", P.FLOAT, shape), vi("mask", P.INT64, [B, S])],
+         [vi("p", P.FLOAT, shape)], c)
+    scores = rng.standard_normal(shape).astype(np.float32)
+    mask = np.ones((B, S), np.int64)
+    mask[0, 13:] = 0
+    mask[1, 5:] = 0
+    ext = ((1 - mask.astype(np.float32)) * -10000).reshape([B] + [1] * len(axes) + [S])
+    write(out, name, [scores, mask], [softmax(scores + ext).astype(np.float32)])
+
+
+def main():
+    out = sys.argv[1]
+    rng = np.random.default_rng(11)
+    attn_mask(out, rng, "attn_mask", False)
+    attn_mask(out, rng, "attn_mask4", True)
+
+    # comparisons, logic, Where and Cast with bool and integer outputs
+    R, C = 3, 20
+    c = [nh.from_array(np.array(50, np.float32), "k50"),
+         nh.from_array(np.array(100, np.float32), "k100"),
+         nh.from_array(np.array(0, np.float32), "zero")]
+    nodes = [h.make_node("Greater", ["x", "y"], ["gt"]),
+             h.make_node("Not", ["gt"], ["nt"]),
+             h.make_node("Less", ["x", "zero"], ["neg"]),
+             h.make_node("Xor", ["gt", "neg"], ["xr"]),
+             h.make_node("Where", ["gt", "x", "y"], ["wh"]),
+             h.make_node("Mul", ["x", "k50"], ["x50"]),
+             h.make_node("Cast", ["x50"], ["ci"], to=P.INT32),
+             h.make_node("Mul", ["x", "k100"], ["x100"]),
+             h.make_node("Cast", ["x100"], ["c8"], to=P.INT8),
+             h.make_node("Cast", ["x50"], ["c64"], to=P.INT64),
+             h.make_node("Cast", ["x"], ["cb"], to=P.BOOL)]
+    save(out, "logic", nodes, [vi("x", P.FLOAT, [R, C]), vi("y", P.FLOAT, [C])],
+         [vi("gt", P.BOOL, [R, C]), vi("nt", P.BOOL, [R, C]), vi("xr", P.BOOL, [R, C]),
+          vi("wh", P.FLOAT, [R, C]), vi("ci", P.INT32, [R, C]), vi("c8", P.INT8, [R, C]),
+          vi("c64", P.INT64, [R, C]), vi("cb", P.BOOL, [R, C])], c)
+    x = (rng.standard_normal((R, C)) * 2).astype(np.float32)
+    x[0, :4] = [0, -0.0, 1.5, -1.5]
+    y = rng.standard_normal(C).astype(np.float32)
+    gt = x > y
+    # the device multiplies in fp16, then truncates toward zero
+    x50 = (x.astype(np.float16) * np.float16(50)).astype(np.float32)
+    x100 = (x.astype(np.float16) * np.float16(100)).astype(np.float32)
+    write(out, "logic", [x, y],
+          [gt, ~gt, gt ^ (x < 0), np.where(gt, x, y).astype(np.float32),
+           np.trunc(x50).astype(np.int32), np.clip(np.trunc(x100), -128, 127).astype(np.int8),
+           np.trunc(x50).astype(np.int64), x != 0])
+
+    # integer and bool inputs: int32 Equal with broadcasting, bool And/Or/Not,
+    # uint8 and int8 to float, an int64 output with negatives
+    nodes = [h.make_node("Equal", ["a", "b"], ["eq"]),
+             h.make_node("Not", ["p"], ["np_"]),
+             h.make_node("And", ["p", "q"], ["an"]),
+             h.make_node("Or", ["p", "q"], ["orr"]),
+             h.make_node("Cast", ["u"], ["uf"], to=P.FLOAT),
+             h.make_node("Cast", ["s"], ["sf"], to=P.FLOAT),
+             h.make_node("Add", ["uf", "sf"], ["us"]),
+             h.make_node("Cast", ["a"], ["a64"], to=P.INT64),
+             h.make_node("Identity", ["a64"], ["ao"])]
+    save(out, "edges", nodes,
+         [vi("a", P.INT32, [2, 3, 17]), vi("b", P.INT32, [3, 1]), vi("p", P.BOOL, [5, 33]),
+          vi("q", P.BOOL, [33]), vi("u", P.UINT8, [4, 9]), vi("s", P.INT8, [4, 9])],
+         [vi("eq", P.BOOL, [2, 3, 17]), vi("np_", P.BOOL, [5, 33]), vi("an", P.BOOL, [5, 33]),
+          vi("orr", P.BOOL, [5, 33]), vi("us", P.FLOAT, [4, 9]), vi("ao", P.INT64, [2, 3, 17])])
+    a = rng.integers(-2048, 2049, (2, 3, 17)).astype(np.int32)
+    a[0, 0, :3] = [-1, 0, 2048]
+    b = rng.integers(-3, 3, (3, 1)).astype(np.int32)
+    a[1, 2, 5] = b[2, 0]
+    a[0, 1, 1] = b[1, 0]
+    p = rng.integers(0, 2, (5, 33)).astype(bool)
+    q = rng.integers(0, 2, 33).astype(bool)
+    u = rng.integers(0, 256, (4, 9)).astype(np.uint8)
+    s = rng.integers(-128, 128, (4, 9)).astype(np.int8)
+    write(out, "edges", [a, b, p, q, u, s],
+          [a == b, ~p, p & q, p | q, u.astype(np.float32) + s.astype(np.float32),
+           a.astype(np.int64)])
+
+    # several tiles of the int64 edge (512 values each), both directions
+    nodes = [h.make_node("Cast", ["i"], ["f"], to=P.FLOAT),
+             h.make_node("Neg", ["f"], ["nf"]),
+             h.make_node("Cast", ["nf"], ["o"], to=P.INT64)]
+    save(out, "wide", nodes, [vi("i", P.INT64, [3, 700])],
+         [vi("nf", P.FLOAT, [3, 700]), vi("o", P.INT64, [3, 700])])
+    i = rng.integers(-2048, 2049, (3, 700)).astype(np.int64)
+    write(out, "wide", [i], [-i.astype(np.float32), -i])
+
+    # float64 is not held on the device: refused
+    save(out, "double_in", [h.make_node("Cast", ["d"], ["f"], to=P.FLOAT)],
+         [vi("d", P.DOUBLE, [4])], [vi("f", P.FLOAT, [4])])
+
+
+if __name__ == "__main__":
+    main()
