@@ -3062,9 +3062,9 @@ static int int_input_check(struct cc_ctx *c, int ti)
 {
 	struct cc_tensor *t = T(c, ti);
 	if (t->dtype != CC_I64 && t->dtype != CC_I32 && t->dtype != CC_BOOL &&
-	    t->dtype != CC_U8 && t->dtype != CC_I8)
-		return fail(c, "input '%s' is %s: inputs other than float32, int32, int64, int8, "
-			       "uint8 and bool are not supported yet", t->name,
+	    t->dtype != CC_U8 && t->dtype != CC_I8 && t->dtype != CC_F16)
+		return fail(c, "input '%s' is %s: inputs other than float32, float16, int32, int64, "
+			       "int8, uint8 and bool are not supported yet", t->name,
 			    cc_dtype_name(t->dtype));
 	return 0;
 }
@@ -3787,8 +3787,6 @@ static int infer_cast(struct cc_ctx *c, struct cc_node *n)
 	int64_t to = cc_attr_int(n, "to", 0);
 	if (to == CC_F32 || to == CC_F16 || to == CC_BOOL || to == CC_I8 || to == CC_U8 ||
 	    to == CC_I16 || to == CC_U16 || to == CC_I32 || to == CC_I64) {
-		if (to == CC_F16 && y->is_output)
-			return NODE_FAIL(c, n, "a float16 graph output is not supported yet");
 		if ((to == CC_I16 || to == CC_U16) && y->is_output)
 			return NODE_FAIL(c, n, "a %s graph output is not supported yet",
 					 cc_dtype_name((enum cc_dtype)to));

@@ -60,7 +60,8 @@ static struct isa_insn *vscal(struct kg *g, enum isa_op op, enum isa_dtype dt, i
 
 static int edge_ok(enum cc_dtype dt)
 {
-	return dt == CC_I32 || dt == CC_I64 || dt == CC_BOOL || dt == CC_U8 || dt == CC_I8;
+	return dt == CC_I32 || dt == CC_I64 || dt == CC_BOOL || dt == CC_U8 || dt == CC_I8 ||
+	       dt == CC_F16;
 }
 
 /* One direction of the integer edge: to_f32 reads n values of dt and writes
@@ -70,7 +71,7 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 {
 	if (!edge_ok(dt)) {
 		snprintf(err, errlen, "%s tensors at the graph's edge are not supported yet "
-				      "(int32, int64, int8, uint8 and bool are)", cc_dtype_name(dt));
+				      "(int32, int64, int8, uint8, bool and float16 are)", cc_dtype_name(dt));
 		return -1;
 	}
 	if (n < 1) {
@@ -109,6 +110,9 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 			case CC_I32:
 				flat_conv(&g, ISA_DT_F32, ISA_DT_S32, o_f32, o_int, m, ISA_RND_RNE);
 				break;
+			case CC_F16: /* exact */
+				flat_conv(&g, ISA_DT_F32, ISA_DT_F16, o_f32, o_int, m, ISA_RND_RNE);
+				break;
 			case CC_I64: {
 				/* every word to a block of its own */
 				kg_mask_all(&g);
@@ -142,6 +146,9 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 			switch (dt) {
 			case CC_I32:
 				flat_conv(&g, ISA_DT_S32, ISA_DT_F32, o_int, o_f32, m, ISA_RND_RNE);
+				break;
+			case CC_F16: /* exact: the values were fp16 on the device */
+				flat_conv(&g, ISA_DT_F16, ISA_DT_F32, o_int, o_f32, m, ISA_RND_RNE);
 				break;
 			case CC_I64: {
 				flat_conv(&g, ISA_DT_S32, ISA_DT_F32, o_mid, o_f32, m, ISA_RND_RNE);
