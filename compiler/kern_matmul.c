@@ -133,8 +133,16 @@ static double estimate(const struct soc_config *cfg, const struct cc_matmul *mm,
 		a_loads = fmin(per_block, ceil(per_block / (double)nt) + (nt > 1));
 	double rd = cfg->mte_gm_read_bytes_per_cycle, af = a_loads / per_block;
 	/* per chunk, in the steady state: each pipe's work, and the memory
-	 * latency, which two L1 slots hide only half of */
-	double lat = (double)cfg->l2_latency_cycles;
+	 * latency, which the L1 slots hide only part of.  A load waits for the
+	 * L2, and for main memory in the share of the loaded bytes that nothing
+	 * loaded before (a GEMV's weights: all of them) */
+	double chunk_bytes = (af * tmv + tnv) * (double)kc * 2;
+	double uniq = (double)mm->batch * (double)M * K16 * 2 +
+		      (double)(mm->b_bs ? mm->batch : 1) * K16 * N16 * 2;
+	double loaded = (double)blocks * per_block * (double)chunks * chunk_bytes;
+	double miss = loaded > 0 ? fmin(1.0, uniq / loaded) : 1.0;
+	double lat = (double)cfg->l2_latency_cycles +
+		     miss * cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000;
 	double cube = m1s * (double)k1s * n1s;
 	double mte2 = (af * tmv + tnv) * (double)kc * 2 / rd;
 	double mte1 = tmv * kc * 2 / cfg->mte_l1_to_l0a_bytes_per_cycle +
@@ -172,8 +180,6 @@ static double estimate(const struct soc_config *cfg, const struct cc_matmul *mm,
 	/* the L2 serves every block's loads; main memory the distinct bytes */
 	double l2 = (double)blocks * per_block * chunks * mte2 * rd /
 		    (cfg->l2_bandwidth_gbps * 1000.0 / cfg->core_freq_mhz);
-	double uniq = (double)mm->batch * (double)M * K16 * 2 +
-		      (double)(mm->b_bs ? mm->batch : 1) * K16 * N16 * 2;
 	double hbm = uniq / (cfg->hbm_bandwidth_gbps * 1000.0 / cfg->core_freq_mhz);
 	/* fill: the memory latency and the first chunk's load; drain: the last
 	 * tile's move out of L0C and its writes, a memory latency late */
