@@ -1,0 +1,202 @@
+/* compile_int.h: what the compiler library's compile.c and lower_*.c share:
+ * the compile context, device tensors, tasks, and the prototypes of the shared
+ * helpers (lower_util.c) and of every op's infer_* and lower_* (the op table,
+ * ops.def).  Private to the compiler library.
+ *
+ * compile.c is the compiler driver: import, shape inference, lowering of each
+ * node to a kernel, the memory plan, and the .om model.
+ *
+ * Device tensors: every activation lives in the workspace as fp16 in the
+ * padded ND layout of kernels.h; constants go to the weights blob in the
+ * layout their consumer wants.  Graph inputs and outputs cross the edge with
+ * a cast kernel (the transdata), so the host sees ONNX's fp32. */
+
+#ifndef DV_COMPILE_INT_H
+#define DV_COMPILE_INT_H
+
+#include <stdint.h>
+
+#include "compile.h"
+#include "graph.h"
+#include "kernels.h"
+#include "passes.h"
+#include "sim.h"
+
+/* W_INPUT: an integer graph input read in place from the host's buffer
+ * (offset is the input's index): only index-taking kernels consume them. */
+enum where { W_NONE, W_WS, W_WEIGHT, W_INPUT };
+
+struct dev_tensor {
+	enum where where;
+	uint64_t offset, size; /* offset: in the weights; workspace offsets come from the plan */
+	int64_t rows, cols;    /* ND: the leading dimensions' product, the last dimension */
+	int nc1hwc0;           /* 4-D: [n][ceil(c/16)][h][w][16] */
+	int64_t n, c, h, w;
+	int storage;           /* the tensor whose workspace bytes these are (views share) */
+	int first, last;       /* tasks that first and last touch the storage */
+};
+
+#define MAX_TASK_ARGS 8
+
+/* A tensor a task consumes or produces (see cc_io_add), described at build time. */
+struct task_io {
+	int ti;              /* the graph tensor: its name */
+	int shape;           /* the graph tensor with its logical dims (ti but for scratches) */
+	enum cc_dtype dtype; /* as the task moves it */
+	enum cc_format fmt;
+};
+
+struct task {
+	char name[128], op_type[64];
+	struct cc_prog prog;
+	unsigned block_dim;
+	struct om_arg args[MAX_TASK_ARGS];
+	int argt[MAX_TASK_ARGS]; /* workspace args: the storage tensor, patched by the plan */
+	unsigned nargs;
+	uint64_t flops, bytes;
+	struct task_io in[MAX_TASK_ARGS], out[MAX_TASK_ARGS];
+	unsigned nin, nout;
+};
+
+struct cc_ctx {
+	const char *path;
+	const struct soc_config *cfg;
+	struct cc_graph g;
+	struct dev_tensor *dev;
+	struct task *tasks;
+	unsigned ntasks, captasks;
+	uint8_t *weights;
+	uint64_t wbytes, wcap;
+	uint64_t ws_bytes, ws_no_reuse;
+	struct cc_pass_log log;
+	char *err;
+	size_t errlen;
+};
+
+#define NODE_FAIL(c, n, ...) cc_node_fail(c, n, __VA_ARGS__)
+
+static inline struct cc_tensor *T(struct cc_ctx *c, int i) { return &c->g.t[i]; }
+
+static inline int64_t dev_elems(const struct dev_tensor *d)
+{
+	if (d->nc1hwc0)
+		return d->n * ((d->c + 15) / 16) * d->h * d->w * 16;
+	return d->rows * cc_pad16(d->cols);
+}
+
+/* Whole 256-byte repeats plus DMA slack past the last element. */
+static inline uint64_t dev_bytes(const struct dev_tensor *d)
+{
+	uint64_t b = (uint64_t)dev_elems(d) * 2;
+	return (b + 511) / 512 * 512 + 512;
+}
+
+/* lower_util.c: shared helpers */
+int cc_fail(struct cc_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cc_node_fail(struct cc_ctx *c, const struct cc_node *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void cc_shape_str(const struct cc_tensor *t, char *buf, size_t len);
+int cc_set_shape(struct cc_tensor *t, enum cc_dtype dt, int rank, const int64_t *dims);
+int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k);
+int infer_same(struct cc_ctx *c, struct cc_node *n);
+void cc_rows_cols(const struct cc_tensor *t, int64_t *rows, int64_t *cols);
+int cc_ws_place(struct cc_ctx *c, int ti);
+int cc_scratch_new(struct cc_ctx *c, const char *base, uint64_t bytes);
+int64_t cc_weight_add(struct cc_ctx *c, const void *data, uint64_t bytes);
+float *cc_const_floats(struct cc_ctx *c, const struct cc_node *n, int ti);
+int cc_weight_place_act(struct cc_ctx *c, const struct cc_node *n, int ti);
+struct task *cc_task_new(struct cc_ctx *c, const char *name, const char *op);
+void cc_arg_tensor(struct cc_ctx *c, struct task *t, int ti);
+void cc_io_add(struct task *t, int output, int ti, int shape, enum cc_dtype dt,
+	       enum cc_format fmt);
+void cc_io_dev(struct cc_ctx *c, struct task *t, int output, int ti);
+struct task *cc_output_task(struct cc_ctx *c, struct cc_node *n, int out);
+void cc_one_in_one_out(struct cc_ctx *c, struct task *t, int xi, int out);
+void cc_io_host(struct cc_ctx *c, struct task *t, int output, int ti, int shape,
+		enum cc_dtype dt);
+int cc_run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain *ch,
+		 const int *ins);
+int cc_gen_edge(struct cc_ctx *c, const struct dev_tensor *d, int to_device,
+		struct task *t, char *msg, size_t len);
+int cc_relayout(struct cc_ctx *c, struct cc_node *n, int in, int out);
+int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out);
+int cc_dev_strides(const struct cc_tensor *t, int64_t *st);
+int cc_act_input(struct cc_ctx *c, struct cc_node *n, int xi);
+int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims);
+
+/* lower_eltwise.c */
+int infer_broadcast(struct cc_ctx *c, struct cc_node *n);
+int infer_variadic(struct cc_ctx *c, struct cc_node *n);
+int lower_clip(struct cc_ctx *c, struct cc_node *n);
+int cc_eltwise_chain(struct cc_ctx *c, struct cc_node *n, struct cc_vchain *out, int *ins);
+int lower_unary(struct cc_ctx *c, struct cc_node *n);
+int lower_pow(struct cc_ctx *c, struct cc_node *n);
+int cc_same_shape(const struct cc_tensor *a, const struct cc_tensor *b);
+int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop);
+int lower_binary(struct cc_ctx *c, struct cc_node *n);
+int lower_variadic(struct cc_ctx *c, struct cc_node *n);
+
+/* lower_matmul.c */
+int infer_matmul(struct cc_ctx *c, struct cc_node *n);
+int infer_gemm(struct cc_ctx *c, struct cc_node *n);
+int cc_transpose_folds(struct cc_ctx *c, const struct cc_node *tr);
+int lower_matmul(struct cc_ctx *c, struct cc_node *n);
+int lower_gemm(struct cc_ctx *c, struct cc_node *n);
+
+/* lower_conv.c */
+int cc_need4(struct cc_ctx *c, struct cc_node *n);
+int infer_conv(struct cc_ctx *c, struct cc_node *n);
+int infer_pool(struct cc_ctx *c, struct cc_node *n);
+int infer_convt(struct cc_ctx *c, struct cc_node *n);
+int infer_gap(struct cc_ctx *c, struct cc_node *n);
+int lower_conv(struct cc_ctx *c, struct cc_node *n);
+int lower_convt(struct cc_ctx *c, struct cc_node *n);
+int lower_maxpool(struct cc_ctx *c, struct cc_node *n);
+int lower_avgpool(struct cc_ctx *c, struct cc_node *n);
+int lower_gap(struct cc_ctx *c, struct cc_node *n);
+int lower_bn(struct cc_ctx *c, struct cc_node *n);
+
+/* lower_norm.c */
+int lower_softmax(struct cc_ctx *c, struct cc_node *n);
+int infer_reduce(struct cc_ctx *c, struct cc_node *n);
+int lower_reduce(struct cc_ctx *c, struct cc_node *n);
+int infer_layernorm(struct cc_ctx *c, struct cc_node *n);
+int lower_layernorm(struct cc_ctx *c, struct cc_node *n);
+
+/* lower_shape.c */
+int infer_flatten(struct cc_ctx *c, struct cc_node *n);
+int infer_reshape(struct cc_ctx *c, struct cc_node *n);
+int infer_transpose(struct cc_ctx *c, struct cc_node *n);
+int infer_concat(struct cc_ctx *c, struct cc_node *n);
+int lower_identity(struct cc_ctx *c, struct cc_node *n);
+int lower_view(struct cc_ctx *c, struct cc_node *n);
+int lower_concat(struct cc_ctx *c, struct cc_node *n);
+int infer_pad(struct cc_ctx *c, struct cc_node *n);
+int lower_pad(struct cc_ctx *c, struct cc_node *n);
+int lower_transpose(struct cc_ctx *c, struct cc_node *n);
+int infer_resize(struct cc_ctx *c, struct cc_node *n);
+int lower_resize(struct cc_ctx *c, struct cc_node *n);
+int infer_squeeze(struct cc_ctx *c, struct cc_node *n);
+
+/* lower_data.c */
+int cc_int_input_check(struct cc_ctx *c, int ti);
+int cc_int_input_raw(struct cc_ctx *c, int ti);
+int64_t *cc_const_ints(struct cc_ctx *c, int ti, int64_t *cnt);
+int infer_gather(struct cc_ctx *c, struct cc_node *n);
+int lower_gather(struct cc_ctx *c, struct cc_node *n);
+int infer_slice(struct cc_ctx *c, struct cc_node *n);
+int lower_slice(struct cc_ctx *c, struct cc_node *n);
+int infer_split(struct cc_ctx *c, struct cc_node *n);
+int lower_split(struct cc_ctx *c, struct cc_node *n);
+int infer_expand(struct cc_ctx *c, struct cc_node *n);
+int lower_expand(struct cc_ctx *c, struct cc_node *n);
+int cc_expand_into(struct cc_ctx *c, struct cc_node *n, int xi, int out);
+
+/* lower_logic.c */
+int infer_compare(struct cc_ctx *c, struct cc_node *n);
+int infer_where(struct cc_ctx *c, struct cc_node *n);
+int lower_logic(struct cc_ctx *c, struct cc_node *n);
+int infer_cast(struct cc_ctx *c, struct cc_node *n);
+int lower_cast(struct cc_ctx *c, struct cc_node *n);
+
+#endif

@@ -1,0 +1,490 @@
+/* lower_matmul.c: MatMul and Gemm: shape inference, operand views (with
+ * Transposes folded into the matmul), scaling and the cube kernel tasks.
+ * One family per file; split out of compile.c. */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile_int.h"
+#include "fp16.h"
+#include "kern_resize.h"
+
+/* numpy's matmul: the last two axes multiply, the others broadcast. */
+int infer_matmul(struct cc_ctx *c, struct cc_node *n)
+{
+	if (cc_need_known(c, n, 0) || cc_need_known(c, n, 1))
+		return -1;
+	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
+	if (a->rank < 2 || b->rank < 2 || a->rank > 6 || b->rank > 6)
+		return NODE_FAIL(c, n, "MatMul of ranks %d and %d is not supported yet (ranks 2 "
+				       "to 6)", a->rank, b->rank);
+	int64_t K = a->dims[a->rank - 1], Kb = b->dims[b->rank - 2];
+	if (K != Kb)
+		return NODE_FAIL(c, n, "inner dimensions differ (%lld and %lld)", (long long)K,
+				 (long long)Kb);
+	int rank = a->rank > b->rank ? a->rank : b->rank;
+	int64_t d[CC_MAX_RANK];
+	for (int i = 0; i < rank - 2; i++) {
+		int ia = i - (rank - a->rank), ib = i - (rank - b->rank);
+		int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return NODE_FAIL(c, n, "batch dimensions %lld and %lld do not broadcast",
+					 (long long)da, (long long)db);
+		d[i] = da == 1 ? db : da;
+	}
+	d[rank - 2] = a->dims[a->rank - 2];
+	d[rank - 1] = b->dims[b->rank - 1];
+	return cc_set_shape(T(c, n->out[0]), a->dtype, rank, d);
+}
+
+int infer_gemm(struct cc_ctx *c, struct cc_node *n)
+{
+	if (cc_need_known(c, n, 0) || cc_need_known(c, n, 1))
+		return -1;
+	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
+	if (a->rank != 2 || b->rank != 2)
+		return NODE_FAIL(c, n, "Gemm needs 2-D A and B");
+	int ta = (int)cc_attr_int(n, "transA", 0), tb = (int)cc_attr_int(n, "transB", 0);
+	int64_t M = ta ? a->dims[1] : a->dims[0], K = ta ? a->dims[0] : a->dims[1];
+	int64_t Kb = tb ? b->dims[1] : b->dims[0], N = tb ? b->dims[0] : b->dims[1];
+	if (K != Kb)
+		return NODE_FAIL(c, n, "inner dimensions differ (%lld and %lld)", (long long)K,
+				 (long long)Kb);
+	int64_t d[2] = { M, N };
+	return cc_set_shape(T(c, n->out[0]), a->dtype, 2, d);
+}
+
+/* An activation times a constant, into a new workspace tensor. */
+static int scaled(struct cc_ctx *c, struct cc_node *n, int xi, float k)
+{
+	struct cc_tensor *x = T(c, xi);
+	int64_t d[CC_MAX_RANK];
+	int rank = x->rank;
+	for (int i = 0; i < rank; i++)
+		d[i] = x->dims[i];
+	if (c->dev[xi].where == W_NONE && cc_weight_place_act(c, n, xi))
+		return -1;
+	int ti = cc_temp_new(c, n, rank, d);
+	struct task *t = ti >= 0 ? cc_task_new(c, n->name, "Muls") : NULL;
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	struct cc_vchain ch = { .nin = 1 };
+	ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_MULS, 0, 0, k };
+	char msg[256];
+	if (cc_gen_vchain(c->cfg, &ch, dev_elems(&c->dev[xi]), &t->prog, &t->block_dim, msg,
+			  sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_one_in_one_out(c, t, xi, ti);
+	return ti;
+}
+
+/* ---- MatMul, Gemm (kern_matmul.c) ----------------------------------------
+ *
+ * numpy semantics: the last two axes are the matrices, the others batch axes
+ * broadcast against each other.  Each operand is read through a strided
+ * view (struct mm_view): the tensor holding its bytes and an element stride
+ * per axis, so a Transpose that feeds a MatMul is folded into the view (its
+ * input read in place, see mm_fold_ok) and Gemm's transA/transB swap two
+ * strides.  The axis with stride 1 is the padded lane axis: when it is the
+ * operand's second-last axis the operand is stored transposed, which the
+ * kernel transposes fractal by fractal.  The batch axes are then merged:
+ * into M when B is shared and A's rows run on (one big GEMM), with their
+ * neighbours when the strides agree, the innermost into the kernel's batch
+ * and any others into one task each. */
+struct mm_view {
+	int ti; /* the tensor whose device bytes hold the operand */
+	int rank;
+	int64_t dims[CC_MAX_RANK];
+	int64_t st[CC_MAX_RANK]; /* elements; the lane axis has 1 */
+};
+
+/* Element strides of the padded ND layout of dims (rank >= 2). */
+static void nd_strides(int rank, const int64_t *dims, int64_t *st)
+{
+	st[rank - 1] = 1;
+	for (int i = rank - 2; i >= 0; i--)
+		st[i] = i == rank - 2 ? cc_pad16(dims[rank - 1]) : st[i + 1] * dims[i + 1];
+}
+
+static int transpose_perm(const struct cc_node *t, int rank, int64_t *perm)
+{
+	const struct cc_attr *a = cc_attr_find(t, "perm");
+	for (int i = 0; i < rank; i++) {
+		perm[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i]
+									    : rank - 1 - i;
+		if (perm[i] < 0 || perm[i] >= rank)
+			return -1;
+	}
+	return 0;
+}
+
+/* Whether input k of node m may read the Transpose node tr's input in place.
+ * B (and Gemm's operands) may be any view whose lane axis is one of its two
+ * matrix axes.  A only when it ends up transposed: a Transpose keeping A's
+ * rows in place but moving batch axes ([B,S,E] -> [S,B,E]) would make a
+ * batch of tiny products, so it stays a kernel. */
+static int mm_fold_ok(struct cc_ctx *c, const struct cc_node *tr, const struct cc_node *m, int k)
+{
+	int xi = tr->in[0];
+	const struct cc_tensor *x = T(c, xi);
+	int r = x->rank;
+	int64_t perm[CC_MAX_RANK];
+	if (r < 2 || r > 6 || r == 4 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0 ||
+ transpose_perm(tr, r, perm))
+		return 0;
+	int gemm = !strcmp(m->op, "Gemm");
+	if (m->dead || (strcmp(m->op, "MatMul") && !gemm) || k > 1)
+		return 0;
+	int trans = perm[r - 2] == r - 1;
+	if (!trans && perm[r - 1] != r - 1)
+		return 0;
+	if (gemm) {
+		/* alpha may scale A: an element-wise copy of x, same strides */
+		return 1;
+	}
+	return k == 1 || trans;
+}
+
+/* A Transpose all of whose readers are MatMul/Gemm operands that fold it
+ * produces no kernel and no tensor: they read its input. */
+int cc_transpose_folds(struct cc_ctx *c, const struct cc_node *tr)
+{
+	int y = tr->out[0], uses = 0;
+	if (T(c, y)->is_output)
+		return 0;
+	for (int i = 0; i < c->g.nn; i++) {
+		const struct cc_node *m = &c->g.n[i];
+		if (m->dead)
+			continue;
+		for (int k = 0; k < m->nin; k++)
+			if (m->in[k] == y) {
+				if (!mm_fold_ok(c, tr, m, k))
+					return 0;
+				uses++;
+			}
+	}
+	return uses > 0;
+}
+
+/* The view of operand ti of node n: a folded Transpose's input, or ti. */
+static int mm_view_of(struct cc_ctx *c, struct cc_node *n, int ti, struct mm_view *v)
+{
+	struct cc_tensor *t = T(c, ti);
+	int p = t->producer;
+	v->rank = t->rank;
+	for (int i = 0; i < t->rank; i++)
+		v->dims[i] = t->dims[i];
+	if (c->dev[ti].where == W_NONE && !t->data && p >= 0 &&
+	    !strcmp(c->g.n[p].op, "Transpose")) {
+		int xi = c->g.n[p].in[0];
+		int64_t perm[CC_MAX_RANK], sx[CC_MAX_RANK];
+		if (transpose_perm(&c->g.n[p], t->rank, perm))
+			return NODE_FAIL(c, n, "bad Transpose perm");
+		nd_strides(t->rank, T(c, xi)->dims, sx);
+		for (int i = 0; i < t->rank; i++)
+			v->st[i] = sx[perm[i]];
+		v->ti = xi;
+		return 0;
+	}
+	if (c->dev[ti].where == W_NONE && cc_weight_place_act(c, n, ti))
+		return -1;
+	v->ti = ti;
+	if (c->dev[ti].nc1hwc0) {
+		/* a 4-D activation: relaid out as padded ND [d0*d1, d2, d3], whose
+		 * bytes are those of the ND layout of its own dims */
+		int64_t d3[3] = { t->dims[0] * t->dims[1], t->dims[2], t->dims[3] };
+		int tmp = cc_temp_new(c, n, 3, d3);
+		if (tmp < 0 || cc_relayout(c, n, ti, tmp))
+			return tmp < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
+		v->ti = tmp;
+	}
+	nd_strides(t->rank, t->dims, v->st);
+	return 0;
+}
+
+static void mm_swap_last(struct mm_view *v)
+{
+	int r = v->rank;
+	int64_t d = v->dims[r - 2], s = v->st[r - 2];
+	v->dims[r - 2] = v->dims[r - 1];
+	v->st[r - 2] = v->st[r - 1];
+	v->dims[r - 1] = d;
+	v->st[r - 1] = s;
+}
+
+/* The stride of output batch axis i (of nb) in an operand of rank r: 0 where
+ * it broadcasts. */
+static int64_t mm_bstride(const struct mm_view *v, int i, int nb)
+{
+	int j = i - (nb - (v->rank - 2));
+	return j < 0 || v->dims[j] == 1 ? 0 : v->st[j];
+}
+
+static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, int ta, int tb,
+			 float alpha, int bias_ti, float beta)
+{
+	int out = n->out[0];
+	struct cc_tensor *b = T(c, bi), *y = T(c, out);
+	struct mm_view va, vb = { 0 };
+	if (mm_view_of(c, n, ai, &va))
+		return -1;
+	if (ta)
+		mm_swap_last(&va);
+	int b_nz = b->data != NULL;
+	int64_t M = va.dims[va.rank - 2], K = va.dims[va.rank - 1];
+	int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
+	int64_t K16 = cc_pad16(K), N16 = cc_pad16(N);
+	struct dev_tensor bdev = c->dev[bi];
+	if (b_nz) {
+		/* each matrix laid out NZ (alpha and transB folded in), one after
+		 * another: the view's strides count in those units */
+		int64_t nmat = cc_tensor_numel(b) / (K * N);
+		float *f = cc_const_floats(c, n, bi);
+		if (!f)
+			return -1;
+		for (int64_t i = 0; i < nmat * K * N; i++)
+			f[i] *= alpha;
+		uint16_t *h = malloc((size_t)(nmat * K16 * N16) * 2);
+		if (!h) {
+			free(f);
+			return NODE_FAIL(c, n, "out of memory");
+		}
+		for (int64_t i = 0; i < nmat; i++)
+			cc_layout_b_nz(f + i * K * N, K, N, tb, h + i * K16 * N16);
+		int64_t off = cc_weight_add(c, h, (uint64_t)(nmat * K16 * N16 * 2));
+		free(f);
+		free(h);
+		if (off < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		bdev.where = W_WEIGHT;
+		bdev.offset = (uint64_t)off;
+		bdev.rows = K;
+		bdev.cols = N;
+		vb.ti = bi;
+		vb.rank = b->rank;
+		for (int i = 0; i < b->rank; i++)
+			vb.dims[i] = b->dims[i];
+		if (tb) {
+			vb.dims[b->rank - 2] = K;
+			vb.dims[b->rank - 1] = N;
+		}
+		vb.st[b->rank - 1] = 1;
+		vb.st[b->rank - 2] = N16;
+		for (int i = b->rank - 3; i >= 0; i--)
+			vb.st[i] = (i == b->rank - 3 ? K16 * N16 : vb.st[i + 1] * vb.dims[i + 1]);
+	} else {
+		if (mm_view_of(c, n, bi, &vb))
+			return -1;
+		if (tb)
+			mm_swap_last(&vb);
+		if (alpha != 1.0f) {
+			/* scale A: an elementwise copy keeps the view's strides */
+			if ((va.ti = scaled(c, n, va.ti, alpha)) < 0)
+				return -1;
+		}
+		bdev = c->dev[vb.ti];
+		if (bdev.where == W_NONE)
+			return NODE_FAIL(c, n, "input '%s' has no device placement", b->name);
+	}
+	int64_t bias_off = -1;
+	int add_c = -1; /* a C added by a second kernel: an activation or an M x N constant */
+	if (bias_ti >= 0) {
+		struct cc_tensor *bt = T(c, bias_ti);
+		int64_t cnt = cc_tensor_numel(bt);
+		if (!bt->data || (cnt != N && cnt != 1)) {
+			if (y->rank != 2 || (cnt != N && cnt != M * N) ||
+			    (c->dev[bias_ti].where == W_NONE && cc_weight_place_act(c, n, bias_ti)))
+				return NODE_FAIL(c, n, "this C (%lld values, beta %g) is not supported "
+						       "yet", (long long)cnt, (double)beta);
+			add_c = beta == 1.0f ? bias_ti : scaled(c, n, bias_ti, beta);
+			if (add_c < 0)
+				return -1;
+		}
+	}
+	if (bias_ti >= 0 && add_c < 0) {
+		struct cc_tensor *bt = T(c, bias_ti);
+		int64_t cnt = cc_tensor_numel(bt);
+		float *f = cc_const_floats(c, n, bias_ti);
+		if (!f)
+			return -1;
+		uint16_t *h = calloc((size_t)N16, 2);
+		if (!h) {
+			free(f);
+			return NODE_FAIL(c, n, "out of memory");
+		}
+		for (int64_t j = 0; j < N; j++)
+			h[j] = dv_f32_to_f16(beta * f[cnt == 1 ? 0 : j]);
+		bias_off = cc_weight_add(c, h, (uint64_t)N16 * 2);
+		free(f);
+		free(h);
+		if (bias_off < 0)
+			return NODE_FAIL(c, n, "out of memory");
+	}
+	if (cc_ws_place(c, out))
+		return -1;
+	int prod = out; /* where the products go: out, or a scratch when C is added after */
+	if (add_c >= 0) {
+		prod = cc_scratch_new(c, n->name, (uint64_t)(M * N16 * 2));
+		if (prod < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		c->dev[prod].rows = M;
+		c->dev[prod].cols = N;
+		bdev = b_nz ? bdev : c->dev[vb.ti];
+	} else if (c->dev[out].nc1hwc0) {
+		/* a 4-D result: computed in ND, relaid out after */
+		int64_t d3[3] = { y->dims[0] * y->dims[1], y->dims[2], y->dims[3] };
+		if ((prod = cc_temp_new(c, n, 3, d3)) < 0)
+			return NODE_FAIL(c, n, "out of memory");
+	}
+	int64_t cst[CC_MAX_RANK];
+	nd_strides(y->rank, y->dims, cst);
+	/* the batch axes: size-1 axes dropped, then merged where possible */
+	int nb = 0;
+	int64_t ob[CC_MAX_RANK], sa[CC_MAX_RANK], sb[CC_MAX_RANK], sc[CC_MAX_RANK];
+	for (int i = 0; i < y->rank - 2; i++) {
+		if (y->dims[i] == 1)
+			continue;
+		ob[nb] = y->dims[i];
+		sa[nb] = mm_bstride(&va, i, y->rank - 2);
+		sb[nb] = mm_bstride(&vb, i, y->rank - 2);
+		sc[nb] = cst[i];
+		nb++;
+	}
+	struct cc_matmul mm = { .batch = 1, .K = K, .N = N, .b_nz = b_nz,
+				.has_bias = bias_off >= 0 };
+	struct cc_vchain epi; /* pass_fuse_matmul_bias.c's element-wise epilogue */
+	if (n->epilogue) {
+		int ins[2];
+		if (cc_eltwise_chain(c, &c->g.n[n->epilogue - 1], &epi, ins))
+			return -1;
+		if (epi.nin != 1 || add_c >= 0 || prod != out)
+			return NODE_FAIL(c, n, "an element-wise epilogue with a second input, a C "
+					       "matrix or a 4-D result is not supported yet");
+		mm.epi = &epi;
+	}
+	int r = va.rank;
+	mm.a_trans = va.st[r - 1] != 1;
+	mm.a_rs = mm.a_trans ? va.st[r - 1] : va.st[r - 2];
+	r = vb.rank;
+	mm.b_trans = !b_nz && vb.st[r - 1] != 1;
+	mm.b_rs = b_nz ? 0 : mm.b_trans ? vb.st[r - 1] : vb.st[r - 2];
+	mm.c_rs = cst[y->rank - 2];
+	/* B shared and A's rows running on: the batch is more rows of one GEMM */
+	while (nb > 0 && !mm.a_trans && sb[nb - 1] == 0 && sa[nb - 1] == M * mm.a_rs &&
+	       sc[nb - 1] == M * mm.c_rs)
+		M *= ob[--nb];
+	for (int i = nb - 2; i >= 0; i--)
+		if (sa[i] == sa[i + 1] * ob[i + 1] && sb[i] == sb[i + 1] * ob[i + 1] &&
+		    sc[i] == sc[i + 1] * ob[i + 1]) {
+			ob[i + 1] *= ob[i];
+			for (int j = i; j + 1 < nb; j++) {
+				ob[j] = ob[j + 1];
+				sa[j] = sa[j + 1];
+				sb[j] = sb[j + 1];
+				sc[j] = sc[j + 1];
+			}
+			nb--;
+		}
+	mm.M = M;
+	if (nb > 0) {
+		mm.batch = ob[nb - 1];
+		mm.a_bs = sa[nb - 1];
+		mm.b_bs = sb[nb - 1];
+		mm.c_bs = sc[nb - 1];
+	}
+	int64_t outer = 1;
+	for (int i = 0; i + 1 < nb; i++)
+		outer *= ob[i];
+	char msg[256];
+	for (int64_t o = 0; o < outer; o++) {
+		int64_t oa = 0, obb = 0, oc = 0, rem = o;
+		for (int i = nb - 2; i >= 0; i--) {
+			int64_t idx = rem % ob[i];
+			rem /= ob[i];
+			oa += idx * sa[i];
+			obb += idx * sb[i];
+			oc += idx * sc[i];
+		}
+		struct task *t = cc_task_new(c, n->name, n->op);
+		if (!t)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_gen_matmul_batch(c->cfg, &mm, &t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		cc_arg_tensor(c, t, va.ti);
+		t->args[t->nargs - 1].value += oa * 2;
+		t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
+		struct om_arg *ba = &t->args[t->nargs++];
+		ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
+		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : 0) + obb * 2;
+		cc_arg_tensor(c, t, prod);
+		t->args[t->nargs - 1].value += oc * 2;
+		if (bias_off >= 0) {
+			struct om_arg *bb = &t->args[t->nargs++];
+			bb->kind = OM_ARG_WEIGHT;
+			bb->value = bias_off;
+		}
+		/* the tasks each list the whole tensors their matrices come from */
+		cc_io_dev(c, t, 0, va.ti);
+		if (b_nz)
+			cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_FRACTAL_NZ);
+		else
+			cc_io_dev(c, t, 0, vb.ti);
+		if (bias_off >= 0)
+			cc_io_add(t, 0, bias_ti, bias_ti, CC_F16, CC_FMT_ND);
+		cc_io_add(t, 1, prod, add_c >= 0 ? out : prod, CC_F16, CC_FMT_ND);
+		t->flops = 2 * (uint64_t)(mm.batch * M * K * N);
+		if (mm.epi)
+			t->flops += (uint64_t)(mm.batch * M * cc_pad16(N) * epi.nsteps);
+		t->bytes += (uint64_t)(K * N * 2);
+	}
+	if (prod != out && add_c < 0)
+		return cc_relayout(c, n, prod, out);
+	if (add_c < 0)
+		return 0;
+	/* C added after the products: a row vector, or a matrix of the same shape */
+	struct task *t = cc_task_new(c, n->name, "Add");
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	int bad;
+	if (cc_tensor_numel(T(c, add_c)) == N) {
+		bad = cc_gen_rowbcast(c->cfg, CC_V_ADD, M, N, 0, &t->prog, &t->block_dim, msg,
+				      sizeof msg);
+		cc_arg_tensor(c, t, prod);
+		cc_arg_tensor(c, t, add_c);
+	} else {
+		struct cc_vchain ch = { .nin = 2 };
+		ch.step[ch.nsteps++] = (struct cc_vstep){ CC_V_ADD, 0, 1, 0 };
+		bad = cc_gen_vchain(c->cfg, &ch, M * N16, &t->prog, &t->block_dim, msg,
+				    sizeof msg);
+		cc_arg_tensor(c, t, prod);
+		cc_arg_tensor(c, t, add_c);
+	}
+	if (bad)
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_arg_tensor(c, t, out);
+	cc_io_add(t, 0, prod, out, CC_F16, CC_FMT_ND);
+	cc_io_dev(c, t, 0, add_c);
+	cc_io_dev(c, t, 1, out);
+	return 0;
+}
+
+/* MatMul, with the bias pass_fuse_matmul_bias.c folded into it as in[2]. */
+int lower_matmul(struct cc_ctx *c, struct cc_node *n)
+{
+	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
+	return matmul_common(c, n, n->in[0], n->in[1], 0, 0, 1.0f, bias, 1.0f);
+}
+
+/* Gemm: Y = alpha * A' x B' + beta * C.  A constant B takes transB and alpha
+ * in its layout; an activation operand's transposition is a view, and alpha
+ * scales A. */
+int lower_gemm(struct cc_ctx *c, struct cc_node *n)
+{
+	int ta = (int)cc_attr_int(n, "transA", 0), tb = (int)cc_attr_int(n, "transB", 0);
+	float alpha = cc_attr_float(n, "alpha", 1);
+	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
+	return matmul_common(c, n, n->in[0], n->in[1], ta, tb, alpha, bias,
+			     cc_attr_float(n, "beta", 1));
+}
