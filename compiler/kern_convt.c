@@ -2,7 +2,7 @@
  * cc_gen_zero_insert).
  *
  * A transposed convolution with strides (sh, sw) is a stride-1 convolution
- * (flipped, transposed weights; compile.c) over the input with sh - 1 zero
+ * (flipped, transposed weights; lower_conv.c) over the input with sh - 1 zero
  * rows between its rows and sw - 1 zero pixels between its pixels.  This
  * kernel builds that NC1HWC0 tensor: [P][(H-1)*sh+1][(W-1)*sw+1][16] from
  * x [P][H][W][16] (P = N*C1 planes).  The conv's own padding supplies the

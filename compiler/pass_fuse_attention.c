@@ -14,7 +14,7 @@
  *   Softmax(MatMul(Mul|Div(A, c), B))       -> Softmax(MatMul(A, B)), same
  *   Softmax(MatMul(A, Mul|Div(B, c)))       -> the same
  * with c a constant scalar; the scale is the Softmax node's attribute
- * davinci_scale (compile.c's lower_softmax passes it to the kernel).
+ * davinci_scale (lower_norm.c's lower_softmax passes it to the kernel).
  * An attention mask added to the scaled scores, Softmax(S + M) with M one
  * row per batch ([B,1,S] over [B,S,S] scores, or one row for all; not
  * 4-D scores, which the compiler keeps in NC1HWC0), becomes

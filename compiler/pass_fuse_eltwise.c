@@ -65,7 +65,7 @@ static int binary_head(const struct cc_graph *g, const struct cc_node *n)
 	return 1;
 }
 
-/* At most how many vector steps compile.c's eltwise_steps gives node n:
+/* At most how many vector steps lower_eltwise.c's eltwise_steps gives node n:
  * a chain must stay within CC_MAX_VSTEPS (kernels.h) of them. */
 static int steps_of(const struct cc_node *n)
 {

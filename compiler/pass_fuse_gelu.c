@@ -1,6 +1,6 @@
 /* pass_fuse_gelu.c: the GELU subgraphs torch (1.13) exports for nn.GELU and
  * F.gelu become one Gelu node (ONNX's op, opset 20), lowered as one vector
- * chain (compile.c's eltwise_steps):
+ * chain (lower_eltwise.c's eltwise_steps):
  *
  *   erf:  Div(x, 1.4142135) or Mul(x, 0.70710678) -> Erf -> Add 1 ->
  *         Mul with x -> Mul 0.5
