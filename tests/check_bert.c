@@ -24,6 +24,7 @@
 
 #include "compile.h"
 #include "model.h"
+#include "model_util.h"
 
 #define DEFAULT_SHAPES "64:1,8 128:1,8 384:1,8"
 
@@ -37,20 +38,11 @@ static const char *env_or(const char *name, const char *dflt)
 
 static void export_all(void)
 {
-	if (workdir[0])
-		return;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(workdir, sizeof workdir, "%s/davinci-bert-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	ck_assert_msg(mkdtemp(workdir) != NULL, "mkdtemp failed");
-	const char *src = getenv("srcdir");
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd,
-		 "/usr/bin/python3 %s/tests/export_bert.py %s %s --layers=%s > %s/export.log 2>&1",
-		 src && *src ? src : ".", workdir, env_or("DAVINCI_BERT", DEFAULT_SHAPES),
-		 env_or("DAVINCI_BERT_LAYERS", "12"), workdir);
-	int rc = system(cmd);
-	ck_assert_msg(rc == 0, "exporting BERT failed (needs python3-torch, python3-onnx): see "
-			       "%s/export.log", workdir);
+	char args[1200];
+	snprintf(args, sizeof args, "%s --layers=%s", env_or("DAVINCI_BERT", DEFAULT_SHAPES),
+		 env_or("DAVINCI_BERT_LAYERS", "12"));
+	tu_models(workdir, sizeof workdir, "bert", "export_bert.py", args,
+		  "python3-torch, python3-onnx");
 }
 
 static double cosine(const float *a, const float *b, int64_t n)
@@ -170,11 +162,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	if (workdir[0]) {
-		char cmd[8192];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", workdir);
-	}
+	tu_models_free(workdir);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -14,22 +14,13 @@
 
 #include "compile.h"
 #include "model.h"
+#include "model_util.h"
 
 static char dir[4096];
 
 static void make_models(void)
 {
-	if (dir[0])
-		return;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/davinci-dtypes-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	const char *src = getenv("srcdir");
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/dtype_models.py %s > %s/log 2>&1",
-		 src && *src ? src : ".", dir, dir);
-	ck_assert_msg(system(cmd) == 0, "tests/dtype_models.py failed (needs python3-onnx): "
-					 "see %s/log", dir);
+	tu_models(dir, sizeof dir, "dtypes", "dtype_models.py", NULL, "python3-onnx");
 }
 
 /* Element i as a double, for the ONNX element types the tests use. */
@@ -175,5 +166,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	tu_models_free(dir);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

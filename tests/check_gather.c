@@ -14,23 +14,14 @@
 #include "compile.h"
 #include "graph.h"
 #include "model.h"
+#include "model_util.h"
 #include "passes.h"
 
 static char dir[4096];
 
 static void make_models(void)
 {
-	if (dir[0])
-		return;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, sizeof dir, "%s/davinci-gather-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	const char *src = getenv("srcdir");
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/gather_models.py %s > %s/log 2>&1",
-		 src && *src ? src : ".", dir, dir);
-	ck_assert_msg(system(cmd) == 0, "tests/gather_models.py failed (needs python3-torch, "
-					 "python3-onnx): see %s/log", dir);
+	tu_models(dir, sizeof dir, "gather", "gather_models.py", NULL, "python3-torch, python3-onnx");
 }
 
 /* Compile model.onnx, run it on data set set/ and compare every output
@@ -182,11 +173,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	if (dir[0]) {
-		char cmd[8192];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tu_models_free(dir);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

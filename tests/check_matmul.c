@@ -15,21 +15,14 @@
 #include "compile.h"
 #include "kernels.h"
 #include "model.h"
+#include "model_util.h"
 #include "passes.h"
 
 static char dir[4096];
 
 static void make_models(void)
 {
-	if (dir[0])
-		return;
-	snprintf(dir, sizeof dir, "/tmp/davinci-matmul-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	const char *src = getenv("srcdir");
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/matmul_models.py %s",
-		 src && *src ? src : ".", dir);
-	ck_assert_msg(system(cmd) == 0, "tests/matmul_models.py failed (needs python3-onnx)");
+	tu_models(dir, sizeof dir, "matmul", "matmul_models.py", NULL, "python3-onnx");
 }
 
 static void *read_file(const char *name, const char *ext, size_t *n)
@@ -386,5 +379,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	tu_models_free(dir);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -17,6 +17,7 @@
 
 #include "compile.h"
 #include "model.h"
+#include "model_util.h"
 
 #define DEFAULT_MODELS "resnet50:1,4 mobilenet_v2:1,4 squeezenet1_1:1,4 densenet121:1,4"
 
@@ -30,18 +31,8 @@ static const char *models(void)
 
 static void export_all(void)
 {
-	if (workdir[0])
-		return;
-	const char *tmp = getenv("TMPDIR");
-	snprintf(workdir, sizeof workdir, "%s/davinci-models-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	ck_assert_msg(mkdtemp(workdir) != NULL, "mkdtemp failed");
-	const char *src = getenv("srcdir");
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/export_models.py %s %s > %s/export.log 2>&1",
-		 src && *src ? src : ".", workdir, models(), workdir);
-	int rc = system(cmd);
-	ck_assert_msg(rc == 0, "exporting the models failed (needs python3-torch, "
-			       "python3-torchvision, python3-onnx): see %s/export.log", workdir);
+	tu_models(workdir, sizeof workdir, "models", "export_models.py", models(),
+		  "python3-torch, python3-torchvision, python3-onnx");
 }
 
 static void check_model(const char *name, int batch, const char *soc)
@@ -132,11 +123,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	if (workdir[0]) {
-		char cmd[8192];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
-		if (system(cmd) != 0)
-			fprintf(stderr, "could not remove %s\n", workdir);
-	}
+	tu_models_free(workdir);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

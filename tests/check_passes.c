@@ -12,6 +12,7 @@
 #include "compile.h"
 #include "fp16.h"
 #include "model.h"
+#include "model_util.h"
 #include "kernels.h"
 #include "passes.h"
 
@@ -19,15 +20,7 @@ static char dir[4096];
 
 static void make_models(void)
 {
-	if (dir[0])
-		return;
-	snprintf(dir, sizeof dir, "/tmp/davinci-passes-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	const char *src = getenv("srcdir");
-	char cmd[8192];
-	snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/pass_models.py %s",
-		 src && *src ? src : ".", dir);
-	ck_assert_msg(system(cmd) == 0, "tests/pass_models.py failed (needs python3-onnx)");
+	tu_models(dir, sizeof dir, "passes", "pass_models.py", NULL, "python3-onnx");
 }
 
 static void load(const char *name, struct cc_graph *g)
@@ -790,11 +783,6 @@ int main(void)
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
-	if (dir[0]) {
-		char cmd[8192];
-		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-		if (system(cmd))
-			fprintf(stderr, "could not remove %s\n", dir);
-	}
+	tu_models_free(dir);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
