@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "compile_int.h"
+#include "kern_aipp.h"
 #include "fp16.h"
 #include "kern_resize.h"
 
@@ -104,14 +105,14 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
 enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_MATMUL_BIAS,
-       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_N };
+       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_QDQ, SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
 						"ConvActivationFusionPass", "ElementwiseFusionPass",
 						"ConstantFoldingPass", "ConvEltwiseFusionPass",
 						"MatMulBiasAddFusionPass", "GeluFusionPass",
 						"LayerNormFusionPass", "AttentionSoftmaxFusionPass",
-						"MatMulEltwiseFusionPass" };
+						"MatMulEltwiseFusionPass", "QuantConvFusionPass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -217,6 +218,8 @@ static int write_report_json(struct cc_ctx *c, const char *path, int nodes_in, i
 	for (int i = 0; i < SW_N; i++)
 		fprintf(f, "%s{\"name\": \"%s\", \"enabled\": %s, \"changes\": %d}", i ? ", " : "",
 			switch_names[i], on[i] ? "true" : "false", changes[i]);
+	fprintf(f, "], \"precision\": [");
+	cc_precision_json(c, f);
 	fprintf(f, "], \"task_list\": [");
 	for (unsigned i = 0; i < c->ntasks; i++) {
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
@@ -443,6 +446,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		return -1;
 	int rc = -1;
 	int nodes_in = 0;
+	struct cc_aipp *aipp = NULL; /* --insert_op_conf (kern_aipp.c) */
 	if (apply_input_shape(&c, opt ? opt->input_shape : NULL))
 		goto done;
 	for (unsigned f = 0; opt && f < opt->nfrozen; f++) {
@@ -493,12 +497,16 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (t->dtype != CC_F32 && cc_int_input_check(&c, c.g.inputs[i]))
 			goto done;
 	}
+	if (cc_aipp_prepare(&c, opt ? opt->insert_op_conf : NULL, &aipp))
+		goto done;
 	int on[SW_N], changes[SW_N] = { 0 };
 	if (read_switches(&c, opt ? opt->fusion_switch_file : NULL, on))
 		goto done;
 	for (int i = 0; i < c.g.nn; i++)
 		nodes_in += !c.g.n[i].dead;
 	cc_log(&c.log, "passes:");
+	if (on[SW_QDQ] && (changes[SW_QDQ] = cc_pass_qdq(&c.g, &c.log, err, errlen)) < 0)
+		goto done;
 	if (on[SW_IDENTITY] && (changes[SW_IDENTITY] = cc_pass_dce(&c.g, &c.log, err, errlen)) < 0)
 		goto done;
 	if (on[SW_BNFOLD] && (changes[SW_BNFOLD] = cc_pass_bnfold(&c.g, &c.log, err, errlen)) < 0)
@@ -581,6 +589,11 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			c.dev[ti].storage = -1;
 			continue;
 		}
+		int ai = cc_aipp_input(&c, aipp, i, ti); /* AIPP replaces the TransData */
+		if (ai < 0)
+			goto done;
+		if (ai)
+			continue;
 		char msg[256];
 		int64_t numel = cc_tensor_numel(T(&c, ti));
 		int sc = -1; /* integer/bool: converted to fp32 in a scratch first */
@@ -686,12 +699,18 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	base = base ? base + 1 : onnx_path;
 	if (build_model(&c, out, base))
 		goto done;
+	cc_aipp_model(aipp, out);
 	if (opt && opt->report) {
 		FILE *f = opt->report;
 		fprintf(f, "simatc: %s for %s\n", onnx_path, cfg->name);
 		fprintf(f, "  nodes: %d in the model, %d after the passes; %u tasks (%d input and "
 			   "%d output TransData)\n",
-			nodes_in, nodes_out, c.ntasks, c.g.ninputs, c.g.noutputs);
+			nodes_in, nodes_out, c.ntasks, c.g.ninputs - cc_aipp_count(aipp), c.g.noutputs);
+		if (aipp)
+			fprintf(f, "  aipp: %d input%s preprocessed on the AI Core (%s)\n",
+				cc_aipp_count(aipp), cc_aipp_count(aipp) == 1 ? "" : "s",
+				opt->insert_op_conf);
+		cc_precision_text(&c, f);
 		fprintf(f, "  weights: %llu bytes, workspace: %llu bytes (%llu without reuse)\n",
 			(unsigned long long)c.wbytes, (unsigned long long)c.ws_bytes,
 			(unsigned long long)c.ws_no_reuse);
@@ -706,6 +725,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 done:
 	if (rc)
 		om_free(out);
+	cc_aipp_free(aipp);
 	ctx_free(&c);
 	return rc;
 }

@@ -18,6 +18,7 @@ struct cc_options {
 	const char *const *frozen_names;
 	const struct rt_tensor *frozen;
 	unsigned nfrozen;
+	const char *insert_op_conf; /* ATC's AIPP config (--insert_op_conf), or NULL */
 };
 
 /* The passes a fusion switch file can turn off, by these names. */
@@ -25,7 +26,7 @@ struct cc_options {
 	"IdentityEliminationPass, ConvBatchNormFusionPass, ConvActivationFusionPass, " \
 	"ConvEltwiseFusionPass, ElementwiseFusionPass, ConstantFoldingPass, " \
 	"MatMulBiasAddFusionPass, GeluFusionPass, LayerNormFusionPass, " \
-	"AttentionSoftmaxFusionPass, MatMulEltwiseFusionPass"
+	"AttentionSoftmaxFusionPass, MatMulEltwiseFusionPass, QuantConvFusionPass"
 
 /* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
  * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */

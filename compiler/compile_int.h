@@ -15,6 +15,7 @@
 #define DV_COMPILE_INT_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "compile.h"
 #include "graph.h"
@@ -34,6 +35,10 @@ struct dev_tensor {
 	int64_t n, c, h, w;
 	int storage;           /* the tensor whose workspace bytes these are (views share) */
 	int first, last;       /* tasks that first and last touch the storage */
+	/* 1 + a scratch holding the tensor also as int8 NC1HWC0 (C0 = 32) at
+	 * scale q8_scale, written by its producer for int8 convs (0: none) */
+	int q8;
+	float q8_scale;
 };
 
 #define MAX_TASK_ARGS 8
@@ -124,6 +129,21 @@ int cc_dev_strides(const struct cc_tensor *t, int64_t *st);
 int cc_act_input(struct cc_ctx *c, struct cc_node *n, int xi);
 int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims);
 
+/* lower_quant.c: int8 convolutions, QuantizeLinear / DequantizeLinear */
+int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int bi, int ri,
+		       int out, const struct cc_conv *cv, const float *w);
+/* Whether the conv n writing out should also write it as int8 for the int8
+ * convs that read it (cv's q8 fields set): the int8 scratch, -1 for no, -2
+ * on error. */
+int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv);
+int infer_qlinear(struct cc_ctx *c, struct cc_node *n);
+int lower_qlinear(struct cc_ctx *c, struct cc_node *n);
+/* The report's "precision" entries: each Conv, Gemm and MatMul, int8 or
+ * fp16 and why. */
+void cc_precision_json(struct cc_ctx *c, FILE *f);
+/* ...and the text report's lines (none for a model without quantization). */
+void cc_precision_text(struct cc_ctx *c, FILE *f);
+
 /* lower_eltwise.c */
 int infer_broadcast(struct cc_ctx *c, struct cc_node *n);
 int infer_variadic(struct cc_ctx *c, struct cc_node *n);
@@ -191,6 +211,8 @@ int lower_split(struct cc_ctx *c, struct cc_node *n);
 int infer_expand(struct cc_ctx *c, struct cc_node *n);
 int lower_expand(struct cc_ctx *c, struct cc_node *n);
 int cc_expand_into(struct cc_ctx *c, struct cc_node *n, int xi, int out);
+/* out = the box of xi from b (out's dims its extents): Slice's copy. */
+int cc_slice_box(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b, int out);
 
 /* lower_logic.c */
 int infer_compare(struct cc_ctx *c, struct cc_node *n);

@@ -37,6 +37,7 @@ void cc_graph_free(struct cc_graph *g)
 		free(n->domain);
 		free(n->in);
 		free(n->out);
+		free(n->q_w_scale);
 		for (int a = 0; a < n->nattrs; a++)
 			free_attr(&n->attrs[a]);
 		free(n->attrs);

@@ -87,6 +87,13 @@ struct cc_node {
 	/* residual fusion (pass_fuse_residual.c): the index in in[] of a tensor
 	 * added to the output before act, or 0 (in[0] is never it) */
 	int res_in;
+	/* int8 (pass_qdq.c): a Conv whose input was quantized per tensor with
+	 * scale q_x_scale (> 0) and whose constant weights are int8 times
+	 * q_w_scale[output channel]; q_note says why a node with quantized
+	 * inputs stays fp16 (for the report). */
+	float q_x_scale;
+	float *q_w_scale;
+	char q_note[96];
 };
 
 struct cc_graph {

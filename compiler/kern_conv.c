@@ -118,7 +118,8 @@
 /* Registers: x1..x4 the arguments, x10.. addresses and operands, x20/x21
  * dispatch.  Weights are read through R_WGM and the residual through R_RGM,
  * so that the timing model can tell their loads from the input's. */
-enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_RES = 5, R_GM = 10, R_A = 11, R_B = 12,
+enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_RES = 5, R_DEQ = 6, R_Y8 = 7, R_GM = 10, R_A = 11,
+       R_B = 12,
        R_C = 13, R_D = 14, R_S = 15, R_WGM = 16, R_RGM = 17, R_BIDX = 20, R_TMP = 21 };
 
 #define FRAC 512      /* bytes of one 16x16 fp16 fractal */
@@ -222,8 +223,9 @@ static void model_cost(const struct model *m, const struct isa_insn *in, double 
 	case ISA_OP_LOAD2D_L0B:
 		*occ = occ_of((double)(in->rep * FRAC), cfg->mte_l1_to_l0b_bytes_per_cycle);
 		break;
-	case ISA_OP_MMAD:
-		*occ = (double)(cdiv(in->m, cfg->cube_m) * cdiv(in->k, cfg->cube_k) *
+	case ISA_OP_MMAD: /* an int8 step takes twice the depth */
+		*occ = (double)(cdiv(in->m, cfg->cube_m) *
+				cdiv(in->k, cfg->cube_k * (in->dt == ISA_DT_S8 ? 2 : 1)) *
 				cdiv(in->n, cfg->cube_n));
 		*lat = (double)cfg->cube_latency_cycles;
 		break;
@@ -472,6 +474,10 @@ static int prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks,
 		cc_ldarg(p, R_BIAS, 3);
 	if (cv->has_residual)
 		cc_ldarg(p, R_RES, cv->has_bias ? 4 : 3);
+	if (cv->int8)
+		cc_ldarg(p, R_DEQ, 3 + cv->has_bias + cv->has_residual);
+	if (cv->q8_out)
+		cc_ldarg(p, R_Y8, 3 + cv->has_bias + cv->has_residual + cv->int8);
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
 	in->rd = R_BIDX;
 	in->spr = ISA_SPR_BLOCK_IDX;
@@ -495,14 +501,20 @@ struct geo {
 	int flat; /* 1x1, stride 1, no padding: slabs are runs of pixels, not rows */
 	int acold; /* the input and output (and residual) overflow the L2: reads of
 		    * x (and r, written layers before) miss it */
+	int64_t ub_fixed; /* UB bytes the bias (and int8 dequant scales) take */
+	int64_t k0;       /* input channels per block and fractal row: 16, int8 32 */
 };
 
 static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
 {
 	g->cfg = cfg;
 	g->cv = cv;
-	g->C1 = cdiv(cv->cin, 16);
+	/* an int8 pixel block is 32 channels of one byte: the same 32 bytes, so
+	 * slabs, load3d and the fractals keep their byte geometry */
+	g->k0 = cv->int8 ? 32 : 16;
+	g->C1 = cdiv(cv->cin, g->k0);
 	g->N1 = cdiv(cv->cout, 16);
+	g->ub_fixed = up(g->N1 * PIX, 512) + (cv->int8 ? up(g->N1 * 64, 512) : 0);
 	g->Ho = cc_conv_ho(cv);
 	g->Wo = cc_conv_wo(cv);
 	g->M = g->Ho * g->Wo;
@@ -604,6 +616,12 @@ static void tile_of(const struct geo *g, const struct cube_tiling *t, int64_t id
 	o->nimg = part_lo(g->cv->n, t->ng, gr + 1) - o->img;
 	o->m0 = f0 * 16;
 	o->mrows = min64(f1 * 16, g->M) - o->m0;
+	if (g->cv->q8_out) { /* whole pairs of channel blocks: one int8 block each */
+		int64_t pairs = cdiv(g->N1, 2);
+		o->n1a = 2 * part_lo(pairs, t->nt, ni);
+		o->n1c = min64(2 * part_lo(pairs, t->nt, ni + 1), g->N1) - o->n1a;
+		return;
+	}
 	o->n1a = part_lo(g->N1, t->nt, ni);
 	o->n1c = part_lo(g->N1, t->nt, ni + 1) - o->n1a;
 }
@@ -740,7 +758,7 @@ static int64_t plan_stages(const struct geo *g, const struct cube_tiling *t, int
 struct cube_mem {
 	int64_t l1_slab[MAX_EV], l1_w[MAX_EV];
 	int64_t l0a_half, l0b_half, l0c_half;
-	int64_t ub_bias, ub_q[MAX_UBQ], ub_r[MAX_UBQ];
+	int64_t ub_bias, ub_deq, ub_q[MAX_UBQ], ub_r[MAX_UBQ];
 };
 
 static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct cube_mem *m)
@@ -754,13 +772,14 @@ static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct
 	m->l0b_half = cfg->l0b_size_kb * 512;
 	m->l0c_half = cfg->l0c_size_kb * 512;
 	m->ub_bias = 0;
-	for (int q = 0; q < t->nq + t->nr; q++) { /* the output buffers, then r's */
-		int64_t a = up(g->N1 * PIX, 512) + q * t->mf * t->upc * FRAC;
-		if (q < t->nq)
-			m->ub_q[q] = a;
-		else
-			m->ub_r[q - t->nq] = a;
-	}
+	m->ub_deq = up(g->N1 * PIX, 512);
+	/* the output buffers (with requantization, each followed by its
+	 * interleaved pairs), then r's */
+	int64_t one = t->mf * t->upc * FRAC, qb = one * (g->cv->q8_out ? 2 : 1);
+	for (int q = 0; q < t->nq; q++)
+		m->ub_q[q] = g->ub_fixed + q * qb;
+	for (int r = 0; r < t->nr; r++)
+		m->ub_r[r] = g->ub_fixed + t->nq * qb + r * one;
 }
 
 /* Between GM and the UB for nn channel blocks of a tile, from n0 on, at ub
@@ -789,6 +808,73 @@ static void cube_gm(struct gen *gn, const struct geo *g, const struct tile *tl, 
 			dma(gn, ISA_OP_MOV_GM_UB, R_A, greg, nb, rows, ggap, ugap);
 		else
 			dma(gn, ISA_OP_MOV_UB_GM, greg, R_A, nb, rows, ugap, ggap);
+	}
+}
+
+/* Requantization of a UB output buffer of nn channel blocks of mf*16
+ * pixels ([nn][mf*16][16] fp16) into int8 pairs after it (the buffer's
+ * second half): pair p's two planes, scaled, go to alternate 32-byte blocks
+ * of [mf*16][32] fp16 (a missing odd plane: zeros), which one vconv
+ * narrows in place to [mf*16][32] int8 (repeat r writes bytes its earlier
+ * repeats have read). */
+static void cube_requant(struct gen *gn, const struct cc_conv *cv, const struct cube_tiling *t,
+			 int64_t ub, int64_t mf, int64_t nn)
+{
+	int64_t pairs = cdiv(nn, 2), tmp = ub + t->mf * t->upc * FRAC, px = mf * 16;
+	li(gn, R_D, f32_bits(cv->q8_inv_scale));
+	for (int64_t pr = 0; pr < pairs; pr++) {
+		int64_t dst = tmp + pr * px * 64;
+		for (int h = 0; h < 2; h++) {
+			int have = 2 * pr + h < nn;
+			for (int64_t done = 0; done < px; done += 8 * MAX_REP) {
+				int64_t rep = min64(MAX_REP, (px - done) / 8);
+				li(gn, R_A, dst + h * 32 + done * 64);
+				if (have)
+					li(gn, R_B, ub + (2 * pr + h) * px * 32 + done * 32);
+				struct isa_insn *in = emit(gn, have ? ISA_OP_VMULS : ISA_OP_VDUP);
+				in->rd = R_A;
+				in->rs1 = have ? R_B : R_A;
+				in->rs2 = have ? R_D : 0;
+				in->dt = ISA_DT_F16;
+				in->rep = rep;
+				in->db = 2;
+				in->dr = 16;
+				in->s0b = 1;
+				in->s0r = 8;
+			}
+		}
+		/* 128 values a repeat: 4 pixels */
+		for (int64_t done = 0; done < px; done += 4 * MAX_REP) {
+			int64_t rep = min64(MAX_REP, (px - done) / 4);
+			li(gn, R_A, dst + done * 32);
+			li(gn, R_B, dst + done * 64);
+			struct isa_insn *in = emit(gn, ISA_OP_VCONV);
+			in->rd = R_A;
+			in->rs1 = R_B;
+			in->dt = ISA_DT_S8;
+			in->st = ISA_DT_F16;
+			in->rnd = ISA_RND_RNE;
+			in->rep = rep;
+			in->db = 1;
+			in->dr = 4;
+			in->s0b = 1;
+			in->s0r = 8;
+		}
+	}
+}
+
+/* MTE3: the int8 pairs of a UB output buffer to y8 ([N][ceil(N1/2)][M][32]
+ * bytes): per image, one burst per pair of its tile rows. */
+static void cube_gm8(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+		     const struct tile *tl, int64_t ub, int64_t n0, int64_t nn)
+{
+	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows, P = cdiv(g->N1, 2);
+	int64_t tmp = ub + t->mf * t->upc * FRAC, pairs = cdiv(nn, 2);
+	for (int64_t i = 0; i < tl->nimg; i++) {
+		addi(gn, R_GM, R_Y8,
+		     (((tl->img + i) * P + (tl->n1a + n0) / 2) * g->M + tl->m0) * PIX);
+		li(gn, R_A, tmp + i * mfi * 16 * PIX);
+		dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, pairs, rows, 2 * mf * 16 - rows, g->M - rows);
 	}
 }
 
@@ -867,13 +953,31 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 		li(gn, R_A, ub);
 		li(gn, R_B, c * mem->l0c_half + n0 * mf * 1024);
-		struct isa_insn *in = emit(gn, ISA_OP_MOV_L0C_UB);
-		in->rd = R_A;
-		in->rs1 = R_B;
-		in->rs2 = 0;
-		in->nfrac = nn * mf;
-		in->cvt = ISA_CVT_F16;
-		in->relu = fused;
+		struct isa_insn *in;
+		if (cv->int8) { /* each channel block with its own dequant scales */
+			for (int64_t n1 = 0; n1 < nn; n1++) {
+				if (n1) {
+					li(gn, R_A, ub + n1 * mf * FRAC);
+					li(gn, R_B, c * mem->l0c_half + (n0 + n1) * mf * 1024);
+				}
+				li(gn, R_C, mem->ub_deq + (tl->n1a + n0 + n1) * 64);
+				in = emit(gn, ISA_OP_MOV_L0C_UB);
+				in->rd = R_A;
+				in->rs1 = R_B;
+				in->rs2 = R_C;
+				in->nfrac = mf;
+				in->cvt = ISA_CVT_DEQV;
+				in->relu = fused;
+			}
+		} else {
+			in = emit(gn, ISA_OP_MOV_L0C_UB);
+			in->rd = R_A;
+			in->rs1 = R_B;
+			in->rs2 = 0;
+			in->nfrac = nn * mf;
+			in->cvt = ISA_CVT_F16;
+			in->relu = fused;
+		}
 		if (n0 + nn == tl->n1c)
 			set_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
 		if (cv->has_bias)
@@ -901,9 +1005,14 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 			emit_act(gn, cv, ub, (nn - masked) * mf * 16, fused, 0);
 		if (masked)
 			emit_act(gn, cv, ub + (nn - 1) * mf * FRAC, mf * 16, fused, 1);
+		if (cv->q8_out)
+			cube_requant(gn, cv, t, ub, mf, nn);
 		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
 		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
-		cube_gm(gn, g, tl, ub, n0, nn, 0);
+		if (!cv->no_fp16_out)
+			cube_gm(gn, g, tl, ub, n0, nn, 0);
+		if (cv->q8_out)
+			cube_gm8(gn, g, t, tl, ub, n0, nn);
 		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 	}
 }
@@ -995,7 +1104,7 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 			in->dw = cv->dw;
 			in->mcnt = mfi * 16;
 			in->k1cnt = kn;
-			in->dt = ISA_DT_F16;
+			in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
 		}
 		int64_t key[4] = { s->c1a * g->kk + kp, kn, tl->n1a, tl->n1c };
 		if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
@@ -1021,10 +1130,10 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		in->rs1 = R_B;
 		in->rs2 = R_C;
 		in->m = tile_m(tl);
-		in->k = kn * 16;
+		in->k = kn * g->k0;
 		in->n = tl->n1c * 16;
 		in->init = first;
-		in->dt = ISA_DT_F16;
+		in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
 		set_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
 	}
 	for (int i = 0; i < MAX_EV; i++)
@@ -1053,6 +1162,12 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 	if (cv->has_bias) {
 		li(gn, R_A, mem.ub_bias);
 		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_BIAS, 1, g->N1, 0, 0);
+	}
+	if (cv->int8) { /* 16 fp32 scales per channel block: 64 bytes */
+		li(gn, R_A, mem.ub_deq);
+		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_DEQ, 1, g->N1 * 2, 0, 0);
+	}
+	if (cv->has_bias || cv->int8) {
 		set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
 	}
@@ -1334,9 +1449,15 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 				continue;
 			for (int64_t a = 0; a < nnt; a++) {
 				int64_t nt = nts[a], nf = cdiv(g->N1, nt);
+				if (cv->q8_out) { /* tiles of whole pairs */
+					if (nt > cdiv(g->N1, 2))
+						continue;
+					nf = min64(g->N1, 2 * cdiv(cdiv(g->N1, 2), nt));
+				}
 				/* an output buffer (and a residual one) of one block */
 				if (mf * nf * 1024 > cfg->l0c_size_kb * 512 ||
-				    up(g->N1 * PIX, 512) + (1 + cv->has_residual) * mf * FRAC > ub)
+				    g->ub_fixed + (1 + cv->has_residual) * mf * FRAC +
+						    (cv->q8_out ? 3 * mf * FRAC : 0) > ub)
 					continue;
 				for (int64_t b = 0; b < nnch; b++) {
 					struct cube_tiling t = { .ng = ng, .mt = mt, .nt = nt,
@@ -1437,11 +1558,14 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		}
 		int64_t slabs = t.ng * t.mt * t.nch, ws = t.nt * t.nch;
 		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
+		if (cv->q8_out) /* whole pairs per buffer */
+			for (int u = 0; u < 3; u++)
+				upcs[u] = 2 * cdiv(upcs[u], 2);
 		for (int u = 0; u < 3; u++) {
 			if (u > 0 && upcs[u] == upcs[u - 1])
 				continue;
 			t.upc = upcs[u];
-			int64_t bufs = (ub - up(g->N1 * PIX, 512)) / (t.mf * t.upc * FRAC);
+			int64_t bufs = (ub - g->ub_fixed) / (t.mf * t.upc * FRAC);
 			/* residual buffers: one (the UB is short) or two (a load need
 			 * not wait for the latest add); the output buffers get the rest */
 			int nrs = cv->has_residual ? 2 : 0;
@@ -1449,7 +1573,8 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 				if (nr > g->ev - 1 || nr >= bufs)
 					break;
 				t.nr = nr;
-				t.nq = (int)min64(min64(MAX_UBQ, g->ev), bufs - nr);
+				t.nq = (int)min64(min64(MAX_UBQ, g->ev),
+						  (bufs - nr) / (cv->q8_out ? 2 : 1));
 				for (int s = 1; t.nq >= 1 && s <= g->ev && s <= slabs; s++) {
 					int w = (int)min64(g->ev, ws);
 					while (w > 0 && s * t.slab_bytes + w * t.w_bytes > l1)
@@ -1800,6 +1925,18 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 			 "row wider than 65535) is not supported yet");
 		return -1;
 	}
+	if ((cv->q8_out || cv->no_fp16_out) &&
+	    (cv->groups != 1 || cv->x_c1 || cv->y_n1 || !cv->q8_out ||
+	     !(cv->q8_inv_scale > 0.0f) || !isfinite(cv->q8_inv_scale))) {
+		snprintf(err, errlen, "conv: an int8 output needs a plain convolution and a "
+				      "positive scale");
+		return -1;
+	}
+	if (cv->int8 && (cv->groups != 1 || cv->x_c1 || cv->y_n1)) {
+		snprintf(err, errlen, "conv: int8 for a grouped or depthwise convolution or a "
+				      "channel slice is not supported yet");
+		return -1;
+	}
 	if (cv->has_residual && cv->groups != 1) {
 		snprintf(err, errlen, "conv: a residual added to a grouped or depthwise "
 			 "convolution is not supported yet");
@@ -1844,7 +1981,10 @@ int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct c
 
 uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
 {
-	uint64_t c1 = (uint64_t)cdiv(cv->cin, 16), kk = (uint64_t)(cv->kh * cv->kw);
+	uint64_t kk = (uint64_t)(cv->kh * cv->kw);
+	if (cv->int8) /* [K1][N1][32][16] bytes: 512 per fractal, as fp16's */
+		return (uint64_t)cdiv(cv->cin, 32) * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
+	uint64_t c1 = (uint64_t)cdiv(cv->cin, 16);
 	if (is_depthwise(cv))
 		return c1 * kk * PIX;
 	return c1 * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
@@ -1878,4 +2018,21 @@ void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *
 				out[(c1 * kk + t) * 16 + c0] =
 					dv_f32_to_f16(c < cv->cin ? w[c * kk + t] : 0.0f);
 			}
+}
+
+void cc_conv_layout_weights_s8(const struct cc_conv *cv, const int8_t *wq, int8_t *out)
+{
+	/* as the fp16 FRACTAL_Z, with 32 input channels per fractal row: element
+	 * (ci = c1*32 + k, co = n1*16 + n) of tap k1 % kk at [k1][n1][k][n] */
+	int64_t C1 = cdiv(cv->cin, 32), N1 = cdiv(cv->cout, 16), kk = cv->kh * cv->kw;
+	for (int64_t k1 = 0; k1 < C1 * kk; k1++)
+		for (int64_t n1 = 0; n1 < N1; n1++)
+			for (int64_t k = 0; k < 32; k++)
+				for (int64_t n = 0; n < 16; n++) {
+					int64_t ci = k1 / kk * 32 + k, co = n1 * 16 + n;
+					out[((k1 * N1 + n1) * 32 + k) * 16 + n] =
+						ci < cv->cin && co < cv->cout
+							? wq[(co * cv->cin + ci) * kk + k1 % kk]
+							: 0;
+				}
 }

@@ -28,27 +28,6 @@
 
 static int64_t up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/* dst(dt) = src(st) over n elements contiguous on both sides, any sizes. */
-static void flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
-		      int64_t src, int64_t n, enum isa_rnd rnd)
-{
-	int64_t dsz = isa_dtype_size(dt), ssz = isa_dtype_size(st);
-	int64_t big = dsz > ssz ? dsz : ssz, lanes = 256 / big;
-	int64_t reps = (n + lanes - 1) / lanes;
-	kg_mask_all(g);
-	for (int64_t done = 0; done < reps; done += 255) {
-		int64_t k = reps - done < 255 ? reps - done : 255;
-		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCONV, dt, dst + done * lanes * dsz,
-					       src + done * lanes * ssz, k);
-		in->st = st;
-		in->rnd = rnd;
-		in->db = 1;
-		in->s0b = 1;
-		in->dr = lanes * dsz / 32;
-		in->s0r = lanes * ssz / 32;
-	}
-}
-
 static struct isa_insn *vscal(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
 			      int64_t src, int64_t scalar_bits, int64_t rep)
 {
@@ -108,10 +87,10 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 		if (to_f32) {
 			switch (dt) {
 			case CC_I32:
-				flat_conv(&g, ISA_DT_F32, ISA_DT_S32, o_f32, o_int, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_S32, o_f32, o_int, m, ISA_RND_RNE);
 				break;
 			case CC_F16: /* exact */
-				flat_conv(&g, ISA_DT_F32, ISA_DT_F16, o_f32, o_int, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, o_f32, o_int, m, ISA_RND_RNE);
 				break;
 			case CC_I64: {
 				/* every word to a block of its own */
@@ -133,25 +112,25 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 					in->s0b = 16;
 					in->s0r = 128;
 				}
-				flat_conv(&g, ISA_DT_F32, ISA_DT_S32, o_f32, o_mid, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_S32, o_f32, o_mid, m, ISA_RND_RNE);
 				break;
 			}
 			default: /* bool, uint8, int8: through fp16 (exact) */
-				flat_conv(&g, ISA_DT_F16, dt == CC_I8 ? ISA_DT_S8 : ISA_DT_U8, o_mid,
+				kg_conv_n(&g, ISA_DT_F16, dt == CC_I8 ? ISA_DT_S8 : ISA_DT_U8, o_mid,
 					  o_int, m, ISA_RND_RNE);
-				flat_conv(&g, ISA_DT_F32, ISA_DT_F16, o_f32, o_mid, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, o_f32, o_mid, m, ISA_RND_RNE);
 				break;
 			}
 		} else {
 			switch (dt) {
 			case CC_I32:
-				flat_conv(&g, ISA_DT_S32, ISA_DT_F32, o_int, o_f32, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F32, o_int, o_f32, m, ISA_RND_RNE);
 				break;
 			case CC_F16: /* exact: the values were fp16 on the device */
-				flat_conv(&g, ISA_DT_F16, ISA_DT_F32, o_int, o_f32, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, o_int, o_f32, m, ISA_RND_RNE);
 				break;
 			case CC_I64: {
-				flat_conv(&g, ISA_DT_S32, ISA_DT_F32, o_mid, o_f32, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F32, o_mid, o_f32, m, ISA_RND_RNE);
 				int64_t r64 = (m + 63) / 64;
 				/* the sign words: -1 for negatives, else 0 */
 				vscal(&g, ISA_OP_VMINS, ISA_DT_S32, o_f32, o_mid, 0, r64);
@@ -181,8 +160,8 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 				break;
 			}
 			default:
-				flat_conv(&g, ISA_DT_F16, ISA_DT_F32, o_mid, o_f32, m, ISA_RND_RNE);
-				flat_conv(&g, dt == CC_I8 ? ISA_DT_S8 : ISA_DT_U8, ISA_DT_F16, o_int,
+				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, o_mid, o_f32, m, ISA_RND_RNE);
+				kg_conv_n(&g, dt == CC_I8 ? ISA_DT_S8 : ISA_DT_U8, ISA_DT_F16, o_int,
 					  o_mid, m, ISA_RND_RNE);
 				break;
 			}
@@ -336,8 +315,8 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 				break;
 			case CC_L_TRUNC: {
 				/* toward zero through s32, then the target type's range */
-				flat_conv(&g, ISA_DT_S32, ISA_DT_F16, o_s32, a, m, ISA_RND_TRUNC);
-				flat_conv(&g, ISA_DT_F16, ISA_DT_S32, o_out, o_s32, m, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F16, o_s32, a, m, ISA_RND_TRUNC);
+				kg_conv_n(&g, ISA_DT_F16, ISA_DT_S32, o_out, o_s32, m, ISA_RND_RNE);
 				if (lg->lo > -65504.0f)
 					vscal(&g, ISA_OP_VMAXS, ISA_DT_F16, o_out, o_out,
 					      kg_fbits(lg->lo), rep);

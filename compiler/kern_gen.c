@@ -97,6 +97,25 @@ void kg_flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t ds
 	}
 }
 
+void kg_conv_n(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, int64_t src,
+	       int64_t n, enum isa_rnd rnd)
+{
+	int64_t dsz = isa_dtype_size(dt), ssz = isa_dtype_size(st);
+	int64_t big = dsz > ssz ? dsz : ssz, lanes = 256 / big;
+	int64_t reps = (n + lanes - 1) / lanes;
+	kg_mask_all(g);
+	for (int64_t done = 0; done < reps; done += 255) {
+		int64_t k = reps - done < 255 ? reps - done : 255;
+		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCONV, dt, dst + done * lanes * dsz,
+					       src + done * lanes * ssz, k);
+		in->st = st;
+		in->rnd = rnd;
+		in->db = 1;
+		in->s0b = 1;
+		in->dr = lanes * dsz / 32;
+		in->s0r = lanes * ssz / 32;
+	}
+}
 
 /* rep 16x16 transposes: source row i of repeat r at src + r*s0r*32 + i*s0b*32. */
 void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t db,

@@ -33,6 +33,10 @@ struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64
 			  int64_t src, int64_t rep);
 void kg_flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, int64_t src,
 		  int64_t n);
+/* dst(dt) = src(st) over n elements contiguous on both sides, any sizes,
+ * rounding with rnd where the conversion rounds. */
+void kg_conv_n(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, int64_t src,
+	       int64_t n, enum isa_rnd rnd);
 void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t db, int64_t s0b,
 		  int64_t dr, int64_t s0r);
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,

@@ -11,6 +11,8 @@
  * chunks, or a piece of a chunk larger than half the UB) split over the
  * cores and alternate between two UB buffers, as cc_gen_copy does. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernels.h"
 
@@ -215,4 +217,159 @@ int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols,
 		cc_end(p);
 	}
 	return 0;
+}
+
+/* Output columns of ND rows from any input columns (kernels.h,
+ * cc_gen_colmap): column j of y is column map[j] of x, or the value where
+ * map[j] < 0.  As in cc_gen_slice_last, a band of 16 rows goes to column
+ * space (one 16x16 vtranspose per input block the map touches: every column
+ * one block); the output's columns are assembled in a second column space,
+ * up to 8 a vector instruction: a run whose sources advance by a constant
+ * 0..255 blocks (the 8-bit block stride: 0 repeats one column, as Pad's
+ * edge mode does) is one vmov, a run of border columns one vdup of the
+ * value; the columns past cols are zeroed so that the padding lanes are 0;
+ * a vtranspose per output block turns 16 columns back into rows.  Bands
+ * split over the cores, double-buffered.  Arguments: 0 x, 1 y. */
+int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t cols,
+		  const int64_t *map, float value, struct cc_prog *p, unsigned *block_dim,
+		  char *err, size_t errlen)
+{
+	int64_t lo = -1, hi = -1;
+	for (int64_t j = 0; j < cols; j++)
+		if (map[j] >= 0) {
+			lo = lo < 0 || map[j] < lo ? map[j] : lo;
+			hi = map[j] > hi ? map[j] : hi;
+		}
+	int64_t blo = lo / 16, nbi = hi / 16 - blo + 1;
+	int64_t xb = cc_pad16(xcols) / 16, yb = cc_pad16(cols) / 16;
+	/* per buffer set, in blocks: A the input band, B its column space, D
+	 * the assembled columns, C the output band */
+	int64_t a_sz = 16 * nbi, b_sz = 16 * nbi, d_sz = 16 * yb, c_sz = 16 * yb;
+	int64_t set = (a_sz + b_sz + d_sz + c_sz) * 32;
+	if (rows < 1 || cols < 1 || lo < 0 || hi >= xcols || nbi > 255 || yb > 255 ||
+	    2 * set > (int64_t)cfg->ub_size_kb * 1024) {
+		snprintf(err, errlen, "moving the lanes of rows of %lld elements into rows of %lld "
+			 "is not supported yet (the columns must fit the UB)", (long long)xcols,
+			 (long long)cols);
+		return -1;
+	}
+	uint32_t vbits;
+	memcpy(&vbits, &value, 4);
+	enum { R_N = 11 };
+	int64_t bands = (rows + 15) / 16;
+	int64_t per, blocks = cc_split_work(bands, cfg->core_count, &per);
+	*block_dim = (unsigned)blocks;
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t k = 0; k < blocks; k++) {
+		cc_label_bind(p, labels[k]);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		int par = 0;
+		for (int64_t u = k * per; u < (k + 1) * per && u < bands; u++, par ^= 1) {
+			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
+			int64_t ua = par * set, ubb = ua + a_sz * 32, ud = ubb + b_sz * 32,
+				uc = ud + d_sz * 32;
+			struct isa_insn *in;
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_addi(p, R_GM, R_SRC, (r0 * xb + blo) * 32);
+			cc_li(p, R_UB, ua);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nr, nbi, nr > 1 ? xb - nbi : 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			/* input block j's columns become blocks 16j .. 16j + 15 */
+			cc_li(p, R_UB, ubb);
+			cc_li(p, R_UB + 1, ua);
+			in = cc_emit(p, ISA_OP_VTRANSPOSE);
+			in->rd = R_UB;
+			in->rs1 = R_UB + 1;
+			in->dt = ISA_DT_F16;
+			in->rep = nbi;
+			in->s0b = nbi;
+			in->s0r = 1;
+			in->db = 1;
+			in->dr = 16;
+			/* the output's columns: runs of up to 8, then the padding as 0 */
+			for (int64_t j = 0, n; j < 16 * yb; j += n) {
+				int64_t m0 = j < cols ? map[j] : -2, st = 1;
+				n = 1;
+				if (m0 < 0) {
+					while (n < 8 && j + n < 16 * yb &&
+					       (j + n < cols ? map[j + n] : -2) == m0)
+						n++;
+				} else if (j + 1 < cols && map[j + 1] >= m0 && map[j + 1] - m0 <= 255) {
+					st = map[j + 1] - m0;
+					while (n < 8 && j + n < cols && map[j + n] == m0 + n * st)
+						n++;
+				}
+				cc_li(p, R_N, 16 * n);
+				in = cc_emit(p, ISA_OP_VMASKN);
+				in->rs1 = R_N;
+				cc_li(p, R_UB, ud + j * 32);
+				if (m0 < 0) {
+					cc_li(p, R_N, m0 == -2 ? 0 : vbits);
+					in = cc_emit(p, ISA_OP_VDUP);
+					in->rd = R_UB;
+					in->rs2 = R_N;
+				} else {
+					cc_li(p, R_UB + 1, ubb + (m0 - 16 * blo) * 32);
+					in = cc_emit(p, ISA_OP_VMOV);
+					in->rd = R_UB;
+					in->rs1 = R_UB + 1;
+					in->s0b = st;
+					in->s0r = 8;
+				}
+				in->dt = ISA_DT_F16;
+				in->rep = 1;
+				in->db = 1;
+				in->dr = 8;
+			}
+			cc_li(p, R_N, 0); /* all lanes again */
+			in = cc_emit(p, ISA_OP_VMASKN);
+			in->rs1 = R_N;
+			/* 16 columns per output block, back into rows */
+			cc_li(p, R_UB, uc);
+			cc_li(p, R_UB + 1, ud);
+			in = cc_emit(p, ISA_OP_VTRANSPOSE);
+			in->rd = R_UB;
+			in->rs1 = R_UB + 1;
+			in->dt = ISA_DT_F16;
+			in->rep = yb;
+			in->s0b = 1;
+			in->s0r = 16;
+			in->db = yb;
+			in->dr = 1;
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_addi(p, R_GM, R_DST, r0 * yb * 32);
+			cc_li(p, R_UB, uc);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * yb, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		cc_end(p);
+	}
+	return 0;
+}
+
+/* Slice along the last axis with a step other than 1: a column map. */
+int cc_gen_slice_last_step(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t b,
+			   int64_t step, int64_t cols, struct cc_prog *p, unsigned *block_dim,
+			   char *err, size_t errlen)
+{
+	int64_t *map = malloc((size_t)(cols > 0 ? cols : 1) * sizeof *map);
+	if (!map) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int64_t j = 0; j < cols; j++)
+		map[j] = b + j * step;
+	int rc = cc_gen_colmap(cfg, rows, xcols, cols, map, 0.0f, p, block_dim, err, errlen);
+	free(map);
+	return rc;
 }

@@ -32,8 +32,8 @@
 #include "fp16.h"
 #include "kernels.h"
 
-enum { R_A = 1, R_B = 2, R_C = 3, R_BIAS = 4, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_X = 12,
-       R_Y = 13 };
+enum { R_A = 1, R_B = 2, R_C = 3, R_BIAS = 4, R_DEQ = 5, R_BIDX = 20, R_TMP = 21, R_GM = 10,
+       R_X = 12, R_Y = 13, R_S = 14 };
 
 /* 16-column pieces of a tile moved from L0C to the UB at a time */
 #define MM_GROUP 4
@@ -60,7 +60,7 @@ static int64_t group_pieces(const struct soc_config *cfg, const struct cc_matmul
 			    int64_t tm)
 {
 	int buf[CC_MAX_VSTEPS + 16];
-	int64_t room = (int64_t)cfg->ub_size_kb * 1024 - cc_pad16(mm->N) * 2 - 512;
+	int64_t room = (int64_t)cfg->ub_size_kb * 1024 - cc_pad16(mm->N) * (mm->int8 ? 6 : 2) - 512;
 	int64_t g = room / (2 * ub_bufs(mm, buf) * tm * 32);
 	if (!mm->epi)
 		return g >= MM_GROUP ? MM_GROUP : 0;
@@ -239,7 +239,7 @@ double cc_matmul_estimate(const struct soc_config *cfg, const struct cc_matmul *
  * one group's writes overlap the next group's moves. */
 struct mm_out {
 	const struct cc_matmul *mm;
-	int64_t gp, group_bytes, ub_bias, l0c_half, c_rs;
+	int64_t gp, group_bytes, ub_bias, ub_deq, l0c_half, c_rs;
 	int nbuf, out_slot;
 	const int *buf;
 	int64_t groups; /* emitted in the block: their parity picks the UB set */
@@ -260,13 +260,28 @@ static void out_groups(struct cc_prog *p, struct mm_out *o, int64_t count)
 		if (g0 == 0)
 			cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_V, o->c);
 		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, q);
-		cc_li(p, R_X, slot);
-		cc_li(p, R_Y, o->c * o->l0c_half + g0 * o->m1s * 1024);
-		struct isa_insn *in = cc_emit(p, ISA_OP_MOV_L0C_UB);
-		in->rd = R_X;
-		in->rs1 = R_Y;
-		in->nfrac = gn * o->m1s;
-		in->cvt = ISA_CVT_F16;
+		struct isa_insn *in;
+		if (mm->int8) { /* each piece with its 16 columns' dequant scales */
+			for (int64_t j = 0; j < gn; j++) {
+				cc_li(p, R_X, slot + j * tm * 32);
+				cc_li(p, R_Y, o->c * o->l0c_half + (g0 + j) * o->m1s * 1024);
+				cc_li(p, R_S, o->ub_deq + (o->n0 + (g0 + j) * 16) * 4);
+				in = cc_emit(p, ISA_OP_MOV_L0C_UB);
+				in->rd = R_X;
+				in->rs1 = R_Y;
+				in->rs2 = R_S;
+				in->nfrac = o->m1s;
+				in->cvt = ISA_CVT_DEQV;
+			}
+		} else {
+			cc_li(p, R_X, slot);
+			cc_li(p, R_Y, o->c * o->l0c_half + g0 * o->m1s * 1024);
+			in = cc_emit(p, ISA_OP_MOV_L0C_UB);
+			in->rd = R_X;
+			in->rs1 = R_Y;
+			in->nfrac = gn * o->m1s;
+			in->cvt = ISA_CVT_F16;
+		}
 		for (int64_t j = 0; mm->has_bias && j < gn; j++) {
 			cc_li(p, R_X, slot + j * tm * 32);
 			cc_li(p, R_Y, o->ub_bias + (o->n0 + (g0 + j) * 16) * 2);
@@ -319,6 +334,10 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 		snprintf(err, errlen, "matmul: a constant B is laid out, not transposed");
 		return -1;
 	}
+	if (mm->int8 && (!b_nz || mm->a_trans)) {
+		snprintf(err, errlen, "matmul: int8 needs a constant B and A not transposed");
+		return -1;
+	}
 	struct mm_tiling t = choose(cfg, mm);
 	if (!t.tm) {
 		snprintf(err, errlen, "matmul %lldx%lldx%lld: no tiling fits this SoC's buffers",
@@ -352,7 +371,7 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 	int buf[CC_MAX_VSTEPS + 16];
 	int nbuf = ub_bufs(mm, buf);
 	int64_t group_bytes = gp * t.tm * 32;
-	int64_t ub_bias = 2 * nbuf * group_bytes;
+	int64_t ub_bias = 2 * nbuf * group_bytes, ub_deq = ub_bias + N16 * 2;
 	int out_slot = mm->epi ? mm->epi->nin + mm->epi->nsteps - 1 : 0;
 	if (mm->epi && (mm->epi->nin != 1 || buf[0] != 0)) {
 		snprintf(err, errlen, "matmul: an epilogue chain takes the product only");
@@ -364,6 +383,8 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 	cc_ldarg(p, R_C, 2);
 	if (has_bias)
 		cc_ldarg(p, R_BIAS, 3);
+	if (mm->int8)
+		cc_ldarg(p, R_DEQ, 3 + has_bias);
 	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
@@ -379,12 +400,19 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 		if (has_bias) {
 			cc_li(p, R_X, ub_bias);
 			cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_BIAS, 1, N16 / 16, 0, 0);
+		}
+		if (mm->int8) { /* N16 fp32 scales */
+			cc_li(p, R_X, ub_deq);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_DEQ, 1, N16 / 8, 0, 0);
+		}
+		if (has_bias || mm->int8) {
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 		}
 		int64_t chunk = 0, tcount = 0, panels = 0, key = -1;
 		struct mm_out o = { .mm = mm, .gp = gp, .group_bytes = group_bytes,
-				    .ub_bias = ub_bias, .l0c_half = l0c_half, .c_rs = c_rs,
+				    .ub_bias = ub_bias, .ub_deq = ub_deq, .l0c_half = l0c_half,
+				    .c_rs = c_rs,
 				    .nbuf = nbuf, .out_slot = out_slot, .buf = buf };
 		/* a contiguous run of items: neighbours share A's row panel */
 		int64_t lo = items * b / blocks, hi = items * (b + 1) / blocks;
@@ -487,9 +515,11 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 				in->rs1 = R_X;
 				in->rs2 = R_Y;
 				in->m = tm;
-				in->k = kvalid;
+				in->k = mm->int8 ? 2 * kvalid : kvalid; /* int8: value pairs */
 				in->n = tn;
 				in->init = k0 == 0;
+				if (mm->int8)
+					in->dt = ISA_DT_S8;
 				cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
 				/* the previous tile's groups, spaced evenly over this
 				 * tile's chunks: V works through them while the cube
@@ -544,5 +574,17 @@ void cc_layout_b_nz(const float *b, int64_t K, int64_t N, int transposed, uint16
 				if (k < K && n < N)
 					v = transposed ? b[n * K + k] : b[k * N + n];
 				out[(n1 * K16 + k) * 16 + j] = dv_f32_to_f16(v);
+			}
+}
+
+void cc_layout_b_nz_s8(const int8_t *bq, int64_t K, int64_t N, int transposed, int8_t *out)
+{
+	int64_t K32 = (K + 31) / 32 * 32, N16 = cc_pad16(N);
+	for (int64_t n1 = 0; n1 < N16 / 16; n1++)
+		for (int64_t k = 0; k < K32; k++)
+			for (int64_t j = 0; j < 16; j++) {
+				int64_t n = n1 * 16 + j;
+				out[(n1 * K32 + k) * 16 + j] =
+					k < K && n < N ? (transposed ? bq[n * K + k] : bq[k * N + n]) : 0;
 			}
 }

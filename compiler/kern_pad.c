@@ -26,7 +26,7 @@ static int64_t pad_map(const struct cc_pad *pd, int q, int64_t o)
 		return -1;
 	if (pd->mode == CC_PAD_EDGE)
 		return i < 0 ? 0 : n - 1;
-	return i < 0 ? -i : 2 * (n - 1) - i; /* reflect: pads < n (checked) */
+	return cc_pad_reflect(i, n);
 }
 
 static void vdup_blocks(struct kg *g, int64_t ub, int64_t nblk, float v)
@@ -57,11 +57,6 @@ int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_
 		int64_t after = pd->ycnt[q] - pd->xcnt[q] - pd->before[q];
 		if (pd->xcnt[q] < 1 || pd->before[q] < 0 || after < 0) {
 			snprintf(err, errlen, "Pad: this padding is not supported yet");
-			return -1;
-		}
-		if (pd->mode == CC_PAD_REFLECT && (pd->before[q] >= pd->xcnt[q] || after >= pd->xcnt[q])) {
-			snprintf(err, errlen, "Pad: reflect pads at least as large as the axis are not "
-					      "supported yet");
 			return -1;
 		}
 		if (q + 1 < r)

@@ -304,11 +304,13 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 	return 0;
 }
 
-/* Softmax over R (last = 0: element-wise over [A][R][C]) or over a row of
+/* Softmax (log: LogSoftmax, x - max - ln(sum(exp(x - max))), the
+ * exponentials in a buffer of their own (e) so that x - max survives to the
+ * final subtract) over R (last = 0: element-wise over [A][R][C]) or over a row of
  * cols real lanes (last = 1, R = 1).  Arguments: 0 x, 1 y. */
 int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
-		       int64_t cols, int last, float scale, int64_t mask_div, struct cc_prog *p,
-		       unsigned *block_dim, char *err, size_t errlen)
+		       int64_t cols, int last, float scale, int64_t mask_div, int log,
+		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
 	int64_t tile, per;
 	if (mask_div > 0 && !last) {
@@ -316,7 +318,8 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 			 "supported yet");
 		return -1;
 	}
-	if (plan(cfg, R * C * 2 + C * 2 + 256 * 3 + 4 + 2 + 32 * 2 + 64, last ? 16 : 1, &tile,
+	if (plan(cfg, R * C * 2 * (log ? 2 : 1) + C * 2 + 256 * 3 + 4 + 2 + 32 * 2 + 64,
+		 last ? 16 : 1, &tile,
 		 block_dim, A, &per, err, errlen))
 		return -1;
 	/* with a mask, a tile never spans two mask rows: mask_div rows share one */
@@ -332,7 +335,7 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 	int64_t ux = 0, m = (tile * R * C * 2 + 31) / 32 * 32, mx = m + t16 * C * 2,
 		acc = mx + t16 * 256, tmp = acc + t16 * 256, r32 = tmp + t16 * 256,
 		r16 = r32 + t16 * 4 + 256, tt = r16 + t16 * 2 + 256, bc = tt + t16 * 32,
-		mbuf = bc + t16 * 32;
+		mbuf = bc + t16 * 32, ebuf = (mbuf + C * 2 + 31) / 32 * 32;
 	int64_t st = R * C / 16, nb = C / 16;
 	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
@@ -390,14 +393,16 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 					in->s1b = 1;
 					in->s1r = 8;
 				}
-				flat(&g, ISA_OP_VEXP, ISA_DT_F16, ux, ux, n16 * C, 0);
-				row_reduce(&g, RK_SUM, ux, n, cols, nb, mx, r16, acc, tmp, r32);
-				flat(&g, ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
+				int64_t e = log ? ebuf : ux;
+				flat(&g, ISA_OP_VEXP, ISA_DT_F16, e, ux, n16 * C, 0);
+				row_reduce(&g, RK_SUM, e, n, cols, nb, mx, r16, acc, tmp, r32);
+				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
 				kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, n16);
 				to_blocks(&g, r16, tt, bc, n16, 1);
 				kg_mask_all(&g);
 				for (int64_t j = 0; j < nb; j++) {
-					struct isa_insn *in = vbin(&g, ISA_OP_VMUL, ISA_DT_F16, ux + j * 32,
+					struct isa_insn *in = vbin(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL,
+								   ISA_DT_F16, ux + j * 32,
 								   ux + j * 32, bc, n16 / 8);
 					in->db = in->s0b = nb;
 					in->dr = in->s0r = 8 * nb;
@@ -411,14 +416,15 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 				for (int64_t r = 0; r < R; r++)
 					strided(&g, ISA_OP_VSUB, ux + r * C * 2, ux + r * C * 2, m, n, C, st,
 						st, nb);
-				flat(&g, ISA_OP_VEXP, ISA_DT_F16, ux, ux, n * R * C, 0);
-				strided(&g, ISA_OP_VMOV, m, ux, -1, n, C, nb, st, 0);
+				int64_t e = log ? ebuf : ux;
+				flat(&g, ISA_OP_VEXP, ISA_DT_F16, e, ux, n * R * C, 0);
+				strided(&g, ISA_OP_VMOV, m, e, -1, n, C, nb, st, 0);
 				for (int64_t r = 1; r < R; r++)
-					strided(&g, ISA_OP_VADD, m, m, ux + r * C * 2, n, C, nb, nb, st);
-				flat(&g, ISA_OP_VREC, ISA_DT_F16, m, m, n * C, 0);
+					strided(&g, ISA_OP_VADD, m, m, e + r * C * 2, n, C, nb, nb, st);
+				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F16, m, m, n * C, 0);
 				for (int64_t r = 0; r < R; r++)
-					strided(&g, ISA_OP_VMUL, ux + r * C * 2, ux + r * C * 2, m, n, C, st,
-						st, nb);
+					strided(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux + r * C * 2,
+						ux + r * C * 2, m, n, C, st, st, nb);
 			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);

@@ -1,15 +1,17 @@
-/* kern_resize.c: Resize/Upsample (nearest, bilinear) of NC1HWC0 over H, W.
+/* kern_resize.c: Resize/Upsample (nearest, bilinear, bicubic) of NC1HWC0
+ * over H, W.
  *
  * A unit of work is one output row of one plane (n, c1); units are dealt to
  * the cores in order, so a chunk of consecutive units is one contiguous run
  * of the output.  Per chunk of R units (double-buffered):
- *   MTE2  the source row of each unit (linear: its two source rows);
- *   V     linear: the two rows mixed with the unit's row weights (vmul, vmla
- *         with the weight block broadcast through block stride 0);
- *         then per output column j one instruction over all R rows (8 rows
- *         a repeat, block strides w and wo): nearest a vmov of source column
- *         iw0[j], linear vmul/vmla of columns iw0[j], iw1[j] with the
- *         column's weight blocks (block stride 0);
+ *   MTE2  the source row of each unit (linear: its two source rows, cubic
+ *         four: one per tap);
+ *   V     linear/cubic: the rows mixed with the unit's row weights (vmul,
+ *         vmla with the weight block broadcast through block stride 0);
+ *         then per output column j one instruction per tap over all R rows
+ *         (8 rows a repeat, block strides w and wo): nearest a vmov of
+ *         source column iw[j], linear/cubic vmul/vmla of the tap's source
+ *         columns with the column's weight blocks (block stride 0);
  *   MTE3  the R output rows in one DMA.
  * Every pixel is one 32-byte block of 16 channels, so padding channels stay
  * zero. */
@@ -22,9 +24,25 @@
 
 enum { R_TAB = 6 };
 
-void cc_resize_axis(int64_t in, int64_t out, double scale, enum cc_resize_ctm ctm,
-		    enum cc_resize_nearest nm, int linear, int64_t *i0, int64_t *i1, float *f)
+/* Keys' cubic convolution weights of the neighbours f - 1 .. f + 2 of x,
+ * r = x - f in (0, 1], as ONNX's reference writes them. */
+static void cubic_coeffs(double r, double A, double *c)
 {
+	double q = 1 - r;
+	c[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
+	c[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
+	c[2] = ((A + 2) * q - (A + 3)) * q * q + 1;
+	c[3] = ((A * (q + 1) - 5 * A) * (q + 1) + 8 * A) * (q + 1) - 4 * A;
+}
+
+void cc_resize_axis(const struct cc_resize_axis_spec *sp, int64_t *idx, float *wt,
+		    uint8_t *outside)
+{
+	int64_t in = sp->in, out = sp->out;
+	double scale = sp->scale, cubic_a = sp->cubic_a;
+	enum cc_resize_ctm ctm = sp->ctm;
+	enum cc_resize_nearest nm = sp->nm;
+	int taps = sp->taps, exclude_outside = sp->exclude_outside;
 	/* as ONNX's reference: the resized length is in * scale, not rounded
 	 * (with sizes, scale is out / in) */
 	double len = (double)in * scale;
@@ -35,24 +53,62 @@ void cc_resize_axis(int64_t in, int64_t out, double scale, enum cc_resize_ctm ct
 			x = ((double)o + 0.5) / scale - 0.5;
 			break;
 		case CC_CTM_PYTORCH_HALF_PIXEL:
-			x = len > 1 ? ((double)o + 0.5) / scale - 0.5 : 0;
+			/* the reference's -0.5 for a length of 1; linear and
+			 * nearest clamp it to 0 */
+			x = len > 1 ? ((double)o + 0.5) / scale - 0.5 : taps == 4 ? -0.5 : 0;
 			break;
 		case CC_CTM_ALIGN_CORNERS:
 			x = len > 1 ? (double)o * (double)(in - 1) / (len - 1) : 0;
+			break;
+		case CC_CTM_TF_HALF_PIXEL_FOR_NN:
+			x = ((double)o + 0.5) / scale;
+			break;
+		case CC_CTM_TF_CROP_AND_RESIZE:
+			/* as ONNX's reference: from the output's integer size */
+			x = out > 1 ? (double)o * (sp->roi1 - sp->roi0) * (double)(in - 1) /
+					      (double)(out - 1)
+				    : (sp->roi1 - sp->roi0) * (double)(in - 1) / 2;
+			x += sp->roi0 * (double)(in - 1);
 			break;
 		default:
 			x = (double)o / scale;
 			break;
 		}
-		if (linear) {
+		if (outside) {
+			/* TensorFlow's CropAndResize: the value outside, and
+			 * in-range indices for the kernel's loads all the same */
+			outside[o] = x < 0 || x > (double)(in - 1);
+			if (outside[o])
+				x = x < 0 ? 0 : (double)(in - 1);
+		}
+		if (taps == 4) {
+			/* the pixel strictly left of x: on a whole pixel, the one
+			 * before, with r = 1 (the reference prefers the left) */
+			int64_t f = (int64_t)ceil(x) - 1;
+			double c[4], sum = 0;
+			cubic_coeffs(x - (double)f, cubic_a, c);
+			for (int k = 0; k < 4; k++) {
+				int64_t i = f - 1 + k;
+				if (exclude_outside && (i < 0 || i >= in))
+					c[k] = 0;
+				sum += c[k];
+				idx[k * out + o] = i < 0 ? 0 : i > in - 1 ? in - 1 : i;
+			}
+			for (int k = 0; k < 4; k++)
+				wt[k * out + o] = (float)(exclude_outside && sum != 0 ? c[k] / sum : c[k]);
+			continue;
+		}
+		if (taps == 2) {
 			if (x < 0)
 				x = 0;
 			if (x > (double)(in - 1))
 				x = (double)(in - 1);
 			int64_t a = (int64_t)floor(x);
-			i0[o] = a;
-			i1[o] = a + 1 < in ? a + 1 : in - 1;
-			f[o] = (float)(x - (double)a);
+			float f = (float)(x - (double)a);
+			idx[o] = a;
+			idx[out + o] = a + 1 < in ? a + 1 : in - 1;
+			wt[o] = 1.0f - f;
+			wt[out + o] = f;
 			continue;
 		}
 		double r;
@@ -71,13 +127,13 @@ void cc_resize_axis(int64_t in, int64_t out, double scale, enum cc_resize_ctm ct
 			break;
 		}
 		int64_t a = (int64_t)r;
-		i0[o] = a < 0 ? 0 : a > in - 1 ? in - 1 : a;
+		idx[o] = a < 0 ? 0 : a > in - 1 ? in - 1 : a;
 	}
 }
 
 int64_t cc_resize_table_bytes(const struct cc_resize *rs)
 {
-	return rs->linear ? 2 * (rs->wo + rs->ho) * 32 : 0;
+	return rs->taps > 1 ? rs->taps * (rs->wo + rs->ho) * 32 : 0;
 }
 
 static void fill_block(uint16_t *b, float v)
@@ -89,13 +145,12 @@ static void fill_block(uint16_t *b, float v)
 
 void cc_resize_table(const struct cc_resize *rs, uint16_t *out)
 {
-	for (int64_t j = 0; j < rs->wo; j++) {
-		fill_block(out + 16 * j, 1.0f - rs->fw[j]);
-		fill_block(out + 16 * (rs->wo + j), rs->fw[j]);
-	}
-	for (int64_t i = 0; i < rs->ho; i++) {
-		fill_block(out + 16 * (2 * rs->wo + i), 1.0f - rs->fh[i]);
-		fill_block(out + 16 * (2 * rs->wo + rs->ho + i), rs->fh[i]);
+	int64_t T = rs->taps;
+	for (int64_t k = 0; k < T; k++) {
+		for (int64_t j = 0; j < rs->wo; j++)
+			fill_block(out + 16 * (k * rs->wo + j), rs->fw[k * rs->wo + j]);
+		for (int64_t i = 0; i < rs->ho; i++)
+			fill_block(out + 16 * (T * rs->wo + k * rs->ho + i), rs->fh[k * rs->ho + i]);
 	}
 }
 
@@ -143,16 +198,43 @@ static void col_op(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_
 	}
 }
 
+/* The value over n blocks from dst, db blocks apart (8 a repeat, dr = 8 db
+ * blocks between repeats), in the first `valid` lanes of each block (the
+ * real channels): an output row (db = 1) or one pixel (n = 1). */
+static void dup_blocks(struct kg *g, int64_t dst, int64_t n, int64_t db, float v, int64_t valid)
+{
+	uint64_t pat = 0;
+	for (int l = 0; l < 64; l++)
+		if (l % 16 < valid)
+			pat |= UINT64_C(1) << l;
+	for (int64_t done = 0; done < n;) {
+		int64_t left = n - done, rep = left / 8 > 255 ? 255 : left / 8;
+		int64_t lanes = rep ? 128 : 16 * left;
+		kg_mask(g, lanes > 64 ? pat & (lanes >= 128 ? ~UINT64_C(0)
+							    : (UINT64_C(1) << (lanes - 64)) - 1)
+				      : 0,
+			lanes >= 64 ? pat : pat & ((UINT64_C(1) << lanes) - 1));
+		int rv = kg_reg(g, kg_fbits(v));
+		struct isa_insn *in = kg_vinsn(g, ISA_OP_VDUP, ISA_DT_F16, dst + done * db * 32,
+					       dst + done * db * 32, rep ? rep : 1);
+		in->rs2 = rv;
+		in->db = db;
+		in->dr = 8 * db;
+		done += rep ? rep * 8 : left;
+	}
+}
+
 int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, struct cc_prog *p,
 		  unsigned *block_dim, char *err, size_t errlen)
 {
-	int lin = rs->linear;
+	int64_t T = rs->taps;
+	int lin = T > 1;
 	int64_t h = rs->h, w = rs->w, ho = rs->ho, wo = rs->wo;
 	int64_t units = rs->planes * ho;
 	int64_t tab = cc_resize_table_bytes(rs);
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
 	/* per unit and buffer set: the source row(s), the mixed row, the output row */
-	int64_t unit_bytes = (lin ? 3 * w + wo : w + wo) * 32;
+	int64_t unit_bytes = (lin ? (T + 1) * w + wo : w + wo) * 32;
 	int64_t per, blocks = units > 0 ? cc_split_work(units, cfg->core_count, &per) : 0;
 	/* a repeat spans 8 rows (8 blocks) even when the mask keeps fewer: the
 	 * last buffers leave room for the span of a partial repeat */
@@ -160,7 +242,8 @@ int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, stru
 	int64_t R = ub > tab + slack ? (ub - tab - slack) / 2 / unit_bytes : 0;
 	if (R > per)
 		R = per;
-	if (units < 1 || w < 1 || h < 1 || w > 255 || wo > 255 || R < 1) {
+	if (units < 1 || w < 1 || h < 1 || w > 255 || wo > 255 || R < 1 || T < 1 ||
+	    T > CC_RESIZE_MAX_TAPS || T == 3) {
 		snprintf(err, errlen, "Resize from %lldx%lld to %lldx%lld is not supported yet "
 			 "(rows of at most 255 pixels that fit the UB)",
 			 (long long)h, (long long)w, (long long)ho, (long long)wo);
@@ -188,17 +271,16 @@ int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, stru
 		int par = 0;
 		for (int64_t u0 = b * per; u0 < end; u0 += R, par ^= 1) {
 			int64_t nr = end - u0 < R ? end - u0 : R;
-			int64_t ua = tab + par * R * unit_bytes, ubb = ua + R * w * 32;
-			int64_t um = lin ? ubb + R * w * 32 : ua, uo = um + R * w * 32;
+			/* tap t's source rows at ua + t * R * w blocks */
+			int64_t ua = tab + par * R * unit_bytes;
+			int64_t um = lin ? ua + T * R * w * 32 : ua, uo = um + R * w * 32;
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			for (int64_t k = 0; k < nr; k++) {
 				int64_t pl = (u0 + k) / ho, i = (u0 + k) % ho;
-				kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, (pl * h + rs->ih0[i]) * w * 32,
-				       ua + k * w * 32, 1, w, 0, 0);
-				if (lin)
+				for (int64_t t = 0; t < T; t++)
 					kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC,
-					       (pl * h + rs->ih1[i]) * w * 32, ubb + k * w * 32, 1,
-					       w, 0, 0);
+					       (pl * h + rs->ih[t * ho + i]) * w * 32,
+					       ua + (t * R + k) * w * 32, 1, w, 0, 0);
 			}
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
@@ -206,22 +288,37 @@ int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, stru
 			if (lin) {
 				for (int64_t k = 0; k < nr; k++) {
 					int64_t i = (u0 + k) % ho;
-					row_op(&g, ISA_OP_VMUL, um + k * w * 32, ua + k * w * 32,
-					       (2 * wo + i) * 32, w);
-					row_op(&g, ISA_OP_VMLA, um + k * w * 32, ubb + k * w * 32,
-					       (2 * wo + ho + i) * 32, w);
+					for (int64_t t = 0; t < T; t++)
+						row_op(&g, t ? ISA_OP_VMLA : ISA_OP_VMUL,
+						       um + k * w * 32, ua + (t * R + k) * w * 32,
+						       (T * wo + t * ho + i) * 32, w);
 				}
-				for (int64_t j = 0; j < wo; j++) {
-					col_op(&g, ISA_OP_VMUL, uo + j * 32, um + rs->iw0[j] * 32,
-					       j * 32, nr, w, wo);
-					col_op(&g, ISA_OP_VMLA, uo + j * 32, um + rs->iw1[j] * 32,
-					       (wo + j) * 32, nr, w, wo);
-				}
+				for (int64_t j = 0; j < wo; j++)
+					for (int64_t t = 0; t < T; t++)
+						col_op(&g, t ? ISA_OP_VMLA : ISA_OP_VMUL, uo + j * 32,
+						       um + rs->iw[t * wo + j] * 32,
+						       (t * wo + j) * 32, nr, w, wo);
 			} else {
 				for (int64_t j = 0; j < wo; j++)
-					col_op(&g, ISA_OP_VMOV, uo + j * 32, ua + rs->iw0[j] * 32, 0,
+					col_op(&g, ISA_OP_VMOV, uo + j * 32, ua + rs->iw[j] * 32, 0,
 					       nr, w, wo);
 			}
+			/* tf_crop_and_resize: the value where the source leaves x,
+			 * in the real channels */
+			for (int64_t k = 0; (rs->hout || rs->wout) && k < nr; k++) {
+				int64_t i = (u0 + k) % ho, pl = (u0 + k) / ho;
+				int64_t valid = pl % rs->c1 == rs->c1 - 1 ? rs->last_valid : 16;
+				if (rs->hout && rs->hout[i]) {
+					dup_blocks(&g, uo + k * wo * 32, wo, 1, rs->extrapolation,
+						   valid);
+					continue;
+				}
+				for (int64_t j = 0; rs->wout && j < wo; j++)
+					if (rs->wout[j])
+						dup_blocks(&g, uo + (k * wo + j) * 32, 1, 1,
+							   rs->extrapolation, valid);
+			}
+			kg_mask_all(&g);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

@@ -10,30 +10,55 @@
 #include "kernels.h"
 
 enum cc_resize_ctm { CC_CTM_HALF_PIXEL, CC_CTM_PYTORCH_HALF_PIXEL, CC_CTM_ASYMMETRIC,
-		     CC_CTM_ALIGN_CORNERS };
+		     CC_CTM_ALIGN_CORNERS, CC_CTM_TF_HALF_PIXEL_FOR_NN, CC_CTM_TF_CROP_AND_RESIZE };
 enum cc_resize_nearest { CC_NEAREST_ROUND_PREFER_FLOOR, CC_NEAREST_ROUND_PREFER_CEIL,
 			 CC_NEAREST_FLOOR, CC_NEAREST_CEIL };
 
-/* One axis: for every output index o < out, i0[o] (and, when linear, i1[o]
- * and f[o], the weight of i1; i0's is 1 - f). */
-void cc_resize_axis(int64_t in, int64_t out, double scale, enum cc_resize_ctm ctm,
-		    enum cc_resize_nearest nm, int linear, int64_t *i0, int64_t *i1, float *f);
+/* One axis: for every output index o < out and tap k < taps (1 nearest,
+ * 2 linear, 4 cubic), the source index idx[k * out + o] and, for taps > 1,
+ * its weight wt[k * out + o]; outside[o] (tf_crop_and_resize) is 1 where
+ * the source coordinate leaves [0, in - 1]: the output is the
+ * extrapolation value there.  Cubic follows ONNX's reference: the four
+ * neighbours of the pixel strictly left of x (x itself on a whole pixel,
+ * then with weight 1), Keys' kernel with coefficient a, out-of-range
+ * neighbours clamped to the edge or, with exclude_outside, given weight 0
+ * and the rest renormalized. */
+struct cc_resize_axis_spec {
+	int64_t in, out;
+	double scale;
+	enum cc_resize_ctm ctm;
+	enum cc_resize_nearest nm;
+	int taps;
+	double cubic_a;
+	int exclude_outside;
+	double roi0, roi1; /* tf_crop_and_resize: the crop, normalized */
+};
+void cc_resize_axis(const struct cc_resize_axis_spec *a, int64_t *idx, float *wt,
+		    uint8_t *outside);
 
+#define CC_RESIZE_MAX_TAPS 4
 struct cc_resize {
 	int64_t planes;        /* N * C1 */
 	int64_t h, w, ho, wo;
-	int linear;
-	const int64_t *ih0, *ih1, *iw0, *iw1; /* nearest: ih0 and iw0 only */
-	const float *fh, *fw;                 /* linear: the weights of ih1 and iw1 */
+	int taps;              /* 1 nearest, 2 linear, 4 cubic */
+	const int64_t *ih, *iw; /* [taps][ho], [taps][wo] source rows and columns */
+	const float *fh, *fw;   /* [taps][ho], [taps][wo] their weights (taps > 1) */
+	/* tf_crop_and_resize: rows and columns that are the value (or NULL);
+	 * c1 channel blocks per image, the last with last_valid real channels
+	 * (its padding channels stay zero) */
+	const uint8_t *hout, *wout;
+	float extrapolation;
+	int64_t c1, last_valid;
 };
 
-/* Linear: the weight table (fp16 blocks of 16 equal lanes: 1 - fw[wo], fw[wo],
- * 1 - fh[ho], fh[ho]), cc_resize_table_bytes bytes. */
+/* taps > 1: the weight table (fp16 blocks of 16 equal lanes: the column
+ * weights [taps][wo], then the row weights [taps][ho]),
+ * cc_resize_table_bytes bytes. */
 int64_t cc_resize_table_bytes(const struct cc_resize *rs);
 void cc_resize_table(const struct cc_resize *rs, uint16_t *out);
 
-/* Arguments: nearest 0 x, 1 y; linear 0 x, 1 the weight table, 2 y
- * (x and y NC1HWC0 fp16). */
+/* Arguments: nearest 0 x, 1 y; linear and cubic 0 x, 1 the weight table,
+ * 2 y (x and y NC1HWC0 fp16). */
 int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, struct cc_prog *p,
 		  unsigned *block_dim, char *err, size_t errlen);
 

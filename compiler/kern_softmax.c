@@ -12,6 +12,10 @@
  * mask (argument 2: rows of c16 fp16 values) is added after the scale, row
  * r / mask_div of it to row r (an attention mask [B,1,S] over scores
  * [B,S,S]: mask_div = S).
+ * LogSoftmax (log): x - max - ln(sum(exp(x - max))).  The exponentials go
+ * to a buffer of their own so that x - max survives to the final subtract:
+ * taking ln of exp(x - max) instead would turn every value that exp
+ * underflows in fp16 (x - max < -17) into -inf.
  * Arguments: 0 x, 1 y. */
 #include <stdio.h>
 #include <string.h>
@@ -72,7 +76,7 @@ static void rows_op(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, in
 }
 
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, float scale,
-		   int64_t mask_div, struct cc_prog *p, unsigned *block_dim, char *err,
+		   int64_t mask_div, int log, struct cc_prog *p, unsigned *block_dim, char *err,
 		   size_t errlen)
 {
 	int64_t c16 = cc_pad16(cols), nb = c16 / 16;
@@ -86,7 +90,7 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	if (tile > 240)
 		tile = 240;
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
-	while (tile > 16 && tile * (c16 * 2 + 2 + 32 + 32) + 512 + c16 * 2 > ub)
+	while (tile > 16 && tile * (c16 * 2 * (log ? 2 : 1) + 2 + 32 + 32) + 512 + c16 * 2 > ub)
 		tile -= 16;
 	/* with a mask, a tile never spans two mask rows: mask_div rows share one */
 	int64_t seg = mask_div > 0 ? mask_div : rows;
@@ -95,7 +99,7 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	int64_t per, blocks = cc_split_work(tiles, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
 	int64_t ux = 0, red = tile * c16 * 2, tmp = red + (tile * 2 + 31) / 32 * 32;
-	int64_t bc = tmp + tile * 32, mbuf = bc + tile * 32;
+	int64_t bc = tmp + tile * 32, mbuf = bc + tile * 32, ebuf = mbuf + c16 * 2;
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_Y, 1);
 	if (mask_div > 0)
@@ -151,14 +155,17 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 			mask_lanes(p, 0);
 			broadcast_rows(p, red, tmp, bc, n16);
 			rows_op(p, ISA_OP_VSUB, ux, bc, nb, n16);
-			vec(p, ISA_OP_VEXP, ux, ux, -1, reps);
+			int64_t e = log ? ebuf : ux; /* LogSoftmax keeps x - max */
+			for (int64_t d = 0; d < reps; d += 255)
+				vec(p, ISA_OP_VEXP, e + d * 256, ux + d * 256, -1,
+				    reps - d < 255 ? reps - d : 255);
 			mask_lanes(p, cols);
-			in = vec(p, ISA_OP_VCADD, red, ux, -1, n16);
+			in = vec(p, ISA_OP_VCADD, red, e, -1, n16);
 			in->s0r = nb;
 			mask_lanes(p, 0);
-			vec(p, ISA_OP_VREC, red, red, -1, (n16 + 127) / 128);
+			vec(p, log ? ISA_OP_VLN : ISA_OP_VREC, red, red, -1, (n16 + 127) / 128);
 			broadcast_rows(p, red, tmp, bc, n16);
-			rows_op(p, ISA_OP_VMUL, ux, bc, nb, n16);
+			rows_op(p, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux, bc, nb, n16);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 			cc_addi(p, R_GM, R_Y, off);

@@ -80,6 +80,12 @@ struct cc_matmul {
 	int b_nz, a_trans, b_trans, has_bias;
 	int64_t a_bs, b_bs, c_bs;
 	int64_t a_rs, b_rs, c_rs;
+	/* int8 on the cube (b_nz, A not transposed): A int8 [rows][K32], B int8
+	 * [N16/16][K32][16], each output column dequantized by its scale (fp32,
+	 * N16 of them: the argument after the bias).  K and the A strides
+	 * count pairs of int8 values (K = K32 / 2, fp16's 32 bytes a block), so
+	 * the data movement is the fp16 kernel's byte for byte. */
+	int int8;
 	/* an element-wise chain (one input: the fp16 product, bias added) run
 	 * on each piece in the UB before it is written, or NULL */
 	const struct cc_vchain *epi;
@@ -91,6 +97,8 @@ double cc_matmul_estimate(const struct soc_config *cfg, const struct cc_matmul *
 /* Lay a row-major fp32 [K, N] (or, transposed, [N, K]) matrix out as fp16
  * [N16/16][K16][16] for cc_gen_matmul's b_nz; out holds N16*K16 halves. */
 void cc_layout_b_nz(const float *b, int64_t K, int64_t N, int transposed, uint16_t *out);
+/* ...and int8's [N16/16][K32][16] bytes (cc_matmul.int8). */
+void cc_layout_b_nz_s8(const int8_t *bq, int64_t K, int64_t N, int transposed, int8_t *out);
 
 /* y = x op v with the row vector v broadcast over x's rows (or v op x).
  * Arguments: 0 x (padded ND [rows, cols]), 1 v (fp16 [C16]), 2 y. */
@@ -100,9 +108,10 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 
 /* Softmax of scale * x (+ mask) over the last axis of a padded ND tensor,
  * rows of at most 128.  mask_div > 0: row r adds mask row r / mask_div.
+ * log: LogSoftmax instead (here and in cc_gen_softmax_any).
  * Arguments: 0 x, 1 y, 2 the mask (padded ND rows, when mask_div > 0). */
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, float scale,
-		   int64_t mask_div, struct cc_prog *p, unsigned *block_dim, char *err,
+		   int64_t mask_div, int log, struct cc_prog *p, unsigned *block_dim, char *err,
 		   size_t errlen);
 
 /* LayerNormalization over the last axis of a padded ND tensor [rows, cols],
@@ -148,8 +157,8 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 		  int64_t cols, int last, int64_t D, struct cc_prog *p, unsigned *block_dim,
 		  char *err, size_t errlen);
 int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
-		       int64_t cols, int last, float scale, int64_t mask_div, struct cc_prog *p,
-		       unsigned *block_dim, char *err, size_t errlen);
+		       int64_t cols, int last, float scale, int64_t mask_div, int log,
+		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
 
 /* y[b][c][r] = x[b][r][c] on padded ND tensors.  Arguments: 0 x, 1 y. */
 int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, int64_t cols,
@@ -190,6 +199,16 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
  * Arguments: 0 x, 1 y. */
 #define CC_PAD_MAX_RANK 8
 enum cc_pad_mode { CC_PAD_CONSTANT, CC_PAD_REFLECT, CC_PAD_EDGE };
+/* Reflect mode's source of index i (any integer) on an axis of n: mirrored
+ * about both ends again and again (period 2(n - 1)), as numpy.pad, ONNX's
+ * reference, does for pads of any size; n = 1 repeats the one element. */
+static inline int64_t cc_pad_reflect(int64_t i, int64_t n)
+{
+	if (n <= 1)
+		return 0;
+	int64_t p = 2 * (n - 1), m = (i % p + p) % p;
+	return m < n ? m : p - m;
+}
 struct cc_pad {
 	int rank;
 	int64_t xcnt[CC_PAD_MAX_RANK], ycnt[CC_PAD_MAX_RANK], before[CC_PAD_MAX_RANK];
@@ -234,6 +253,17 @@ int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
 int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t b,
 		      int64_t cols, struct cc_prog *p, unsigned *block_dim, char *err,
 		      size_t errlen);
+/* The same with a step other than 1 (negative too): output column j is
+ * input column b + j * step.  Arguments: 0 x, 1 y. */
+int cc_gen_slice_last_step(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t b,
+			   int64_t step, int64_t cols, struct cc_prog *p, unsigned *block_dim,
+			   char *err, size_t errlen);
+/* y's column j (of cols) = x's column map[j] (of xcols), or value where
+ * map[j] < 0, over rows of padded ND (Slice with steps, Pad along the last
+ * axis; lanes move through vtransposes).  Arguments: 0 x, 1 y. */
+int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t cols,
+		  const int64_t *map, float value, struct cc_prog *p, unsigned *block_dim,
+		  char *err, size_t errlen);
 
 /* Integer and bool tensors (kern_dtype.c).  The edge: n values of dt
  * (int32, int64, int8, uint8, bool) to fp32 (to_f32), or back (fp32 values
@@ -278,6 +308,19 @@ struct cc_conv {
 	 * conv writes [y_n1o, y_n1o + N1).  0: the tensors are the conv's own.
 	 * Cube path only. */
 	int64_t x_c1, x_c1o, y_n1, y_n1o;
+	/* int8 on the cube (groups == 1, no slice): x is int8 NC1HWC0 with C0 =
+	 * 32, the weights int8 FRACTAL_Z with 32-row K fractals, L0C int32, and
+	 * the drain dequantizes each output channel with its own scale (the
+	 * kernel argument after the residual: fp32, cout padded to 16) before
+	 * the bias, residual and activation, which stay fp16. */
+	int int8;
+	/* Requantization fused into the output path (groups == 1, no slice):
+	 * the result, after bias, residual and activation, is also written as
+	 * int8 NC1HWC0 with C0 = 32, q = saturate(rne(y * q8_inv_scale)) in
+	 * fp16, for int8 convolutions that read it (the argument after the
+	 * dequant scales); no_fp16_out: only that form is written. */
+	int q8_out, no_fp16_out;
+	float q8_inv_scale;
 };
 static inline int64_t cc_conv_ho(const struct cc_conv *c)
 {
@@ -295,10 +338,37 @@ static inline int64_t cc_conv_wo(const struct cc_conv *c)
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
 /* Bytes of the device weights of cv (FRACTAL_Z for the cube, grouped convs
- * block-diagonal in it, or the depthwise kernel's own layout). */
+ * block-diagonal in it, or the depthwise kernel's own layout; int8: one
+ * byte per element, fractals of 32 input x 16 output channels). */
 uint64_t cc_conv_weight_bytes(const struct cc_conv *cv);
 /* w is ONNX's [cout][cin/groups][kh][kw] fp32; out gets cc_conv_weight_bytes. */
 void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *out);
+/* An int8 matmul's A: fp16 padded ND [rows][k16] to int8 [rows][k32] (the
+ * pad columns zero), q = saturate(rne(x * inv_scale)) in fp16 as
+ * cc_gen_quant_c0.  Arguments: 0 x, 1 q. */
+int cc_gen_quant_nd(const struct soc_config *cfg, int64_t rows, int64_t k, float inv_scale,
+		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* ONNX QuantizeLinear / DequantizeLinear / the pair, per tensor, on fp16
+ * values (the integers exactly): elems values (a multiple of 16).
+ * Arguments: 0 x, 1 y. */
+enum cc_qlmode { CC_QL_QUANT, CC_QL_DEQUANT, CC_QL_QDQ };
+struct cc_qlinear {
+	enum cc_qlmode mode;
+	float scale;
+	int64_t zero_point, qmin, qmax; /* the integer type's range */
+};
+int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int64_t elems,
+		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* cv->int8: wq is [cout][cin][kh][kw] int8; out gets cc_conv_weight_bytes. */
+void cc_conv_layout_weights_s8(const struct cc_conv *cv, const int8_t *wq, int8_t *out);
+/* Quantize an fp16 NC1HWC0 tensor (C0 = 16, c channels, n images of hw
+ * pixels) to int8 NC1HWC0 with C0 = 32: q = saturate(rne(x * inv_scale)),
+ * computed in fp16 as the hardware's quantize op does (x * inv_scale
+ * rounded to fp16, then converted), or in fp32 when inv_scale is outside
+ * fp16's comfortable range.  Arguments: 0 x, 1 q. */
+int cc_gen_quant_c0(const struct soc_config *cfg, int64_t n, int64_t c, int64_t hw,
+		    float inv_scale, struct cc_prog *p, unsigned *block_dim, char *err,
+		    size_t errlen);
 
 /* ConvTranspose's zero insertion (see kern_convt.c): y [P][(h-1)*sh+1]
  * [(w-1)*sw+1][16] holds x [P][h][w][16] at every sh-th row and sw-th pixel,

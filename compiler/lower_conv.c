@@ -400,16 +400,24 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 		if (!t)
 			return NODE_FAIL(c, n, "out of memory");
 		char msg[256];
+		/* int8 convs reading y: it is also written as int8 (lower_quant.c) */
+		int y8 = k == G && !dw ? cc_q8_plan(c, n, out, &cv) : -1;
+		if (y8 == -2)
+			return -1;
 		if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
 			return NODE_FAIL(c, n, "%s", msg);
 		cc_arg_tensor(c, t, xi);
 		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
 		cc_arg_tensor(c, t, out);
+		if (cv.no_fp16_out) /* y's fp16 bytes are not written */
+			t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
 		if (bi >= 0)
 			t->args[t->nargs++] =
 				(struct om_arg){ OM_ARG_WEIGHT, boff + s * k * opg * 2, 0 };
 		if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
 			cc_arg_tensor(c, t, ri);
+		if (y8 >= 0)
+			cc_arg_tensor(c, t, y8);
 		/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
 		cc_io_dev(c, t, 0, xi);
 		cc_io_add(t, 0, wi, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
@@ -417,7 +425,10 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 			cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
 		if (ri >= 0)
 			cc_io_dev(c, t, 0, ri);
-		cc_io_dev(c, t, 1, out);
+		if (!cv.no_fp16_out)
+			cc_io_dev(c, t, 1, out);
+		if (y8 >= 0)
+			cc_io_add(t, 1, y8, out, CC_I8, CC_FMT_NC1HWC0);
 		t->flops = 2 * (uint64_t)(cv.n * cv.cout * ho * wo) *
 			   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
 		if (ri >= 0) /* the addition */
@@ -477,7 +488,8 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	float *f = cc_const_floats(c, n, wi);
 	if (!f)
 		return -1;
-	int rc = conv_tasks(c, n, "Conv", xi, wi, bi, ri, out, &cv, f);
+	int rc = n->q_x_scale > 0 ? cc_conv_int8_tasks(c, n, xi, wi, bi, ri, out, &cv, f)
+				  : conv_tasks(c, n, "Conv", xi, wi, bi, ri, out, &cv, f);
 	free(f);
 	return rc;
 }

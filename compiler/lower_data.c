@@ -226,15 +226,18 @@ done:
 	return rc;
 }
 
-/* Slice's per-axis ranges [b, b + ext) of x, clamped as ONNX says; steps
- * of 1 only.  Starts, ends, axes: attributes before opset 10, constant
- * inputs from it. */
-static int slice_ranges(struct cc_ctx *c, struct cc_node *n, int64_t *b, int64_t *ext)
+/* Slice's per-axis first index b, count ext and step (any sign), clamped
+ * as ONNX says: element k along an axis is x's b + k * step.  Starts,
+ * ends, axes: attributes before opset 10, constant inputs (and steps) from
+ * it. */
+static int slice_ranges(struct cc_ctx *c, struct cc_node *n, int64_t *b, int64_t *ext,
+			int64_t *step)
 {
 	struct cc_tensor *x = T(c, n->in[0]);
 	for (int i = 0; i < x->rank; i++) {
 		b[i] = 0;
 		ext[i] = x->dims[i];
+		step[i] = 1;
 	}
 	int64_t *st = NULL, *en = NULL, *ax = NULL, *sp = NULL, ns = 0, ne = 0, na = 0, np = 0;
 	int rc = -1;
@@ -275,17 +278,26 @@ static int slice_ranges(struct cc_ctx *c, struct cc_node *n, int64_t *b, int64_t
 			rc = NODE_FAIL(c, n, "axis out of range");
 			goto out;
 		}
-		if (sp && sp[k] != 1) {
-			rc = NODE_FAIL(c, n, "steps other than 1 are not supported yet");
+		int64_t dim = x->dims[a], s0 = st[k], e0 = en[k], sk = sp ? sp[k] : 1;
+		if (sk == 0) {
+			rc = NODE_FAIL(c, n, "a step of 0");
 			goto out;
 		}
-		int64_t dim = x->dims[a], s0 = st[k], e0 = en[k];
-		s0 = s0 < 0 ? s0 + dim : s0;
-		e0 = e0 < 0 ? e0 + dim : e0;
-		s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;
-		e0 = e0 < 0 ? 0 : e0 > dim ? dim : e0;
+		/* INT64_MIN/MAX mean "to the end": no overflow past the clamps */
+		s0 = s0 < 0 ? (s0 < -dim ? -1 : s0 + dim) : s0;
+		e0 = e0 < 0 ? (e0 < -dim ? -1 : e0 + dim) : e0;
+		if (sk > 0) {
+			s0 = s0 < 0 ? 0 : s0 > dim ? dim : s0;
+			e0 = e0 < 0 ? 0 : e0 > dim ? dim : e0;
+			ext[a] = e0 > s0 ? (e0 - s0 + sk - 1) / sk : 0;
+		} else {
+			s0 = s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0;
+			e0 = e0 < -1 ? -1 : e0 > dim - 1 ? dim - 1 : e0;
+			ext[a] = s0 > e0 ? (s0 - e0 + (-sk) - 1) / -sk : 0;
+		}
 		b[a] = s0;
-		ext[a] = e0 > s0 ? e0 - s0 : 0;
+		/* a single element: its step does not matter */
+		step[a] = ext[a] > 1 ? sk : 1;
 	}
 	rc = 0;
 out:
@@ -300,41 +312,74 @@ int infer_slice(struct cc_ctx *c, struct cc_node *n)
 {
 	if (cc_need_known(c, n, 0))
 		return -1;
-	int64_t b[CC_MAX_RANK], ext[CC_MAX_RANK];
-	if (slice_ranges(c, n, b, ext))
+	int64_t b[CC_MAX_RANK], ext[CC_MAX_RANK], sp[CC_MAX_RANK];
+	if (slice_ranges(c, n, b, ext, sp))
 		return -1;
 	struct cc_tensor *x = T(c, n->in[0]);
 	return cc_set_shape(T(c, n->out[0]), x->dtype, x->rank, ext);
 }
 
-/* out = the box of x starting at b (out's dims are its extents): a copy of
- * whole blocks when b along the lane axis is a multiple of 16 (the lanes
- * past the box's end land in out's padding); otherwise, for ND, the lanes
- * move through vtransposes (cc_gen_slice_last), after a block copy of the
- * leading axes' box when those are sliced too. */
-static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b, int out)
+/* out = the box of x starting at b with steps sp (NULL: all 1; out's dims
+ * are its extents; element k along an axis is x's b + k * sp, sp of any
+ * sign): a copy of whole blocks when the lane axis moves with step 1 from a
+ * multiple of 16 (the lanes past the box's end land in out's padding; the
+ * other axes' steps are source strides, negative ones included);
+ * otherwise, for ND, the lanes move through vtransposes
+ * (cc_gen_slice_last, cc_gen_slice_last_step), after a block copy of the
+ * leading axes' box when those are sliced too.  NC1HWC0's channels at such
+ * a start or step: N, H and W are sliced first, then the channels as a
+ * leading axis of an ND [N, C, H*W] relayout, and the result relaid out
+ * into NC1HWC0 (two relayouts through fp32 each way: slow, but exact). */
+static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b,
+		    const int64_t *sp, int out)
 {
+	static const int64_t ones[CC_MAX_RANK] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	if (!sp)
+		sp = ones;
 	struct cc_tensor *x = T(c, xi), *y = T(c, out);
 	int r = x->rank, lane = lane_axis(x);
-	if (y->rank != r || r < 1)
+	if (y->rank != r || r < 1 || r > CC_MAX_RANK)
 		return NODE_FAIL(c, n, "ranks differ");
 	for (int i = 0; i < r; i++)
 		if (y->dims[i] < 1)
 			return NODE_FAIL(c, n, "an empty output is not supported yet");
-	if (b[lane] % 16 && r == 4)
-		return NODE_FAIL(c, n, "a start of %lld along the channel axis is not supported "
-				       "yet (multiples of 16 only)", (long long)b[lane]);
-	if (b[lane] % 16) { /* the lanes move: the leading axes first, if sliced */
-		int64_t d[CC_MAX_RANK], b0[CC_MAX_RANK], rows = 1, xcols = x->dims[lane];
+	int lane_moves = b[lane] % 16 || sp[lane] != 1;
+	if (lane_moves && r == 4) {
+		int64_t d4[4], b4[4], s4[4], d3[3], e3[3], b3[3] = { 0, b[1], 0 },
+			s3[3] = { 1, sp[1], 1 };
+		int lead = 0;
+		for (int i = 0; i < 4; i++) {
+			d4[i] = i == 1 ? x->dims[1] : y->dims[i];
+			b4[i] = i == 1 ? 0 : b[i];
+			s4[i] = i == 1 ? 1 : sp[i];
+			lead |= i != 1 && (y->dims[i] != x->dims[i] || sp[i] != 1);
+		}
+		d3[0] = e3[0] = d4[0];
+		d3[1] = x->dims[1];
+		e3[1] = y->dims[1];
+		d3[2] = e3[2] = d4[2] * d4[3];
+		int src = xi, x3, y3;
+		if (lead && ((src = cc_temp_new(c, n, 4, d4)) < 0 || box_copy(c, n, xi, b4, s4, src)))
+			return src < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
+		if ((x3 = cc_temp_new(c, n, 3, d3)) < 0 || (y3 = cc_temp_new(c, n, 3, e3)) < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_relayout(c, n, src, x3) || box_copy(c, n, x3, b3, s3, y3))
+			return -1;
+		return cc_relayout(c, n, y3, out);
+	}
+	if (lane_moves) { /* the lanes move: the leading axes first, if sliced */
+		int64_t d[CC_MAX_RANK], b0[CC_MAX_RANK], s0[CC_MAX_RANK], rows = 1,
+			xcols = x->dims[lane];
 		int lead = 0;
 		for (int i = 0; i < r; i++) {
 			d[i] = i == lane ? x->dims[i] : y->dims[i];
 			b0[i] = i == lane ? 0 : b[i];
-			lead |= i != lane && y->dims[i] != x->dims[i];
+			s0[i] = i == lane ? 1 : sp[i];
+			lead |= i != lane && (y->dims[i] != x->dims[i] || sp[i] != 1);
 			rows *= i == lane ? 1 : y->dims[i];
 		}
 		int src = xi;
-		if (lead && ((src = cc_temp_new(c, n, r, d)) < 0 || box_copy(c, n, xi, b0, src)))
+		if (lead && ((src = cc_temp_new(c, n, r, d)) < 0 || box_copy(c, n, xi, b0, s0, src)))
 			return src < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
 		if (cc_ws_place(c, out))
 			return NODE_FAIL(c, n, "out of memory");
@@ -342,8 +387,11 @@ static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *
 		char msg[256];
 		if (!t)
 			return NODE_FAIL(c, n, "out of memory");
-		if (cc_gen_slice_last(c->cfg, rows, xcols, b[lane], T(c, out)->dims[lane], &t->prog,
-				      &t->block_dim, msg, sizeof msg))
+		int64_t ycols = T(c, out)->dims[lane];
+		if (sp[lane] == 1 ? cc_gen_slice_last(c->cfg, rows, xcols, b[lane], ycols, &t->prog,
+						      &t->block_dim, msg, sizeof msg)
+				  : cc_gen_slice_last_step(c->cfg, rows, xcols, b[lane], sp[lane], ycols,
+							   &t->prog, &t->block_dim, msg, sizeof msg))
 			return NODE_FAIL(c, n, "%s", msg);
 		cc_one_in_one_out(c, t, src, out);
 		return 0;
@@ -355,7 +403,9 @@ static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *
 	cc_dev_strides(y, sy);
 	for (int i = 0; i < r; i++) {
 		off += (i == lane ? b[i] / 16 : b[i]) * sx[i];
-		whole &= y->dims[i] == x->dims[i];
+		whole &= y->dims[i] == x->dims[i] && sp[i] == 1;
+		if (i != lane)
+			sx[i] *= sp[i]; /* a step is a source stride (negative: backwards) */
 	}
 	if (whole) { /* the whole of x: an alias */
 		c->dev[out] = c->dev[xi];
@@ -374,12 +424,17 @@ static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *
 	return 0;
 }
 
+int cc_slice_box(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b, int out)
+{
+	return box_copy(c, n, xi, b, NULL, out);
+}
+
 int lower_slice(struct cc_ctx *c, struct cc_node *n)
 {
-	int64_t b[CC_MAX_RANK], ext[CC_MAX_RANK];
-	if (slice_ranges(c, n, b, ext) || cc_act_input(c, n, n->in[0]))
+	int64_t b[CC_MAX_RANK], ext[CC_MAX_RANK], sp[CC_MAX_RANK];
+	if (slice_ranges(c, n, b, ext, sp) || cc_act_input(c, n, n->in[0]))
 		return -1;
-	return box_copy(c, n, n->in[0], b, n->out[0]);
+	return box_copy(c, n, n->in[0], b, sp, n->out[0]);
 }
 
 /* Split's part sizes: the 'split' input (opset 13) or attribute, else
@@ -452,7 +507,7 @@ int lower_split(struct cc_ctx *c, struct cc_node *n)
 	if (split_sizes(c, n, &axis, sz) || cc_act_input(c, n, n->in[0]))
 		return -1;
 	for (int i = 0; i < n->nout; b[axis] += sz[i], i++)
-		if (n->out[i] >= 0 && box_copy(c, n, n->in[0], b, n->out[i]))
+		if (n->out[i] >= 0 && box_copy(c, n, n->in[0], b, NULL, n->out[i]))
 			return -1;
 	return 0;
 }

@@ -235,9 +235,48 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	int b_nz = b->data != NULL;
 	int64_t M = va.dims[va.rank - 2], K = va.dims[va.rank - 1];
 	int64_t N = tb ? b->dims[b->rank - 2] : b->dims[b->rank - 1];
-	int64_t K16 = cc_pad16(K), N16 = cc_pad16(N);
+	int64_t K16 = cc_pad16(K), N16 = cc_pad16(N), K32 = (K + 31) / 32 * 32;
 	struct dev_tensor bdev = c->dev[bi];
-	if (b_nz) {
+	/* int8 (pass_qdq.c): A quantized by a task of its own, B int8 NZ, each
+	 * column dequantized by alpha * s_x * s_w[n] as it leaves L0C */
+	int q8 = n->q_x_scale > 0;
+	if (q8 && (!b_nz || ta || cc_tensor_numel(b) != K * N))
+		return NODE_FAIL(c, n, "int8 needs constant 2-D weights and A not transposed");
+	int64_t deq_off = -1;
+	if (q8) {
+		float *f = cc_const_floats(c, n, bi);
+		int8_t *wq = malloc((size_t)(K * N)), *h = calloc(1, (size_t)(K32 * N16));
+		float *deq = calloc((size_t)N16, sizeof *deq);
+		int64_t off = -1;
+		if (f && wq && h && deq) {
+			for (int64_t i = 0; i < K * N; i++) {
+				float sw = n->q_w_scale[tb ? i / K : i % N];
+				float v = sw != 0.0f ? nearbyintf(f[i] / sw) : 0.0f;
+				wq[i] = (int8_t)(v < -128.0f ? -128 : v > 127.0f ? 127 : v);
+			}
+			for (int64_t j = 0; j < N; j++)
+				deq[j] = alpha * n->q_x_scale * n->q_w_scale[j];
+			cc_layout_b_nz_s8(wq, K, N, tb, h);
+			off = cc_weight_add(c, h, (uint64_t)(K32 * N16));
+			deq_off = off < 0 ? -1 : cc_weight_add(c, deq, (uint64_t)N16 * 4);
+		}
+		free(f);
+		free(wq);
+		free(h);
+		free(deq);
+		if (deq_off < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		bdev.where = W_WEIGHT;
+		bdev.offset = (uint64_t)off;
+		bdev.rows = K;
+		bdev.cols = N;
+		vb.ti = bi;
+		vb.rank = 2;
+		vb.dims[0] = K;
+		vb.dims[1] = N;
+		vb.st[1] = 1;
+		vb.st[0] = N16;
+	} else if (b_nz) {
 		/* each matrix laid out NZ (alpha and transB folded in), one after
 		 * another: the view's strides count in those units */
 		int64_t nmat = cc_tensor_numel(b) / (K * N);
@@ -398,6 +437,29 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	for (int i = 0; i + 1 < nb; i++)
 		outer *= ob[i];
 	char msg[256];
+	int a8 = -1; /* int8: A quantized, [M][K32] bytes */
+	if (q8) {
+		if (nb > 0 || mm.a_trans || mm.a_rs != K16)
+			return NODE_FAIL(c, n, "int8 on a strided or batched view of A is not "
+					       "supported yet");
+		a8 = cc_scratch_new(c, n->name, (uint64_t)(M * K32));
+		char name[300];
+		snprintf(name, sizeof name, "%s#quant", n->name);
+		struct task *t = a8 < 0 ? NULL : cc_task_new(c, name, "AscendQuant");
+		if (!t)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_gen_quant_nd(c->cfg, M, K, 1.0f / n->q_x_scale, &t->prog, &t->block_dim,
+				    msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		cc_arg_tensor(c, t, va.ti);
+		cc_arg_tensor(c, t, a8);
+		cc_io_dev(c, t, 0, va.ti);
+		cc_io_add(t, 1, a8, va.ti, CC_I8, CC_FMT_ND);
+		t->flops = (uint64_t)(M * K);
+		mm.int8 = 1;
+		mm.K = K32 / 2; /* pairs of int8 values: fp16's bytes */
+		mm.a_rs = K32 / 2;
+	}
 	for (int64_t o = 0; o < outer; o++) {
 		int64_t oa = 0, obb = 0, oc = 0, rem = o;
 		for (int i = nb - 2; i >= 0; i--) {
@@ -412,7 +474,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 			return NODE_FAIL(c, n, "out of memory");
 		if (cc_gen_matmul_batch(c->cfg, &mm, &t->prog, &t->block_dim, msg, sizeof msg))
 			return NODE_FAIL(c, n, "%s", msg);
-		cc_arg_tensor(c, t, va.ti);
+		cc_arg_tensor(c, t, q8 ? a8 : va.ti);
 		t->args[t->nargs - 1].value += oa * 2;
 		t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
 		struct om_arg *ba = &t->args[t->nargs++];
@@ -425,10 +487,15 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 			bb->kind = OM_ARG_WEIGHT;
 			bb->value = bias_off;
 		}
+		if (q8)
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, deq_off, 0 };
 		/* the tasks each list the whole tensors their matrices come from */
-		cc_io_dev(c, t, 0, va.ti);
+		if (q8)
+			cc_io_add(t, 0, a8, va.ti, CC_I8, CC_FMT_ND);
+		else
+			cc_io_dev(c, t, 0, va.ti);
 		if (b_nz)
-			cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_FRACTAL_NZ);
+			cc_io_add(t, 0, bi, bi, q8 ? CC_I8 : CC_F16, CC_FMT_FRACTAL_NZ);
 		else
 			cc_io_dev(c, t, 0, vb.ti);
 		if (bias_off >= 0)
@@ -437,7 +504,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		t->flops = 2 * (uint64_t)(mm.batch * M * K * N);
 		if (mm.epi)
 			t->flops += (uint64_t)(mm.batch * M * cc_pad16(N) * epi.nsteps);
-		t->bytes += (uint64_t)(K * N * 2);
+		t->bytes += (uint64_t)(K * N * (q8 ? 1 : 2)) + (q8 ? (uint64_t)N16 * 4 : 0);
 	}
 	if (prod != out && add_c < 0)
 		return cc_relayout(c, n, prod, out);

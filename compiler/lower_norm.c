@@ -11,25 +11,15 @@
 #include "fp16.h"
 #include "kern_resize.h"
 
-int lower_softmax(struct cc_ctx *c, struct cc_node *n)
+/* Softmax or LogSoftmax (log) of xi into out over axis (already in range),
+ * in the layouts they have.  mi: pass_fuse_attention.c's mask, or -1. */
+static int softmax_into(struct cc_ctx *c, struct cc_node *n, int xi, int out, int64_t axis,
+			int log, float scale, int mi)
 {
-	int xi = n->in[0], out = n->out[0];
 	struct cc_tensor *x = T(c, xi);
-	int64_t axis = cc_attr_int(n, "axis", c->g.opset >= 13 ? -1 : 1);
-	/* pass_fuse_attention.c: a scale and a mask row per mask_div rows */
-	float scale = cc_attr_float(n, "davinci_scale", 1.0f);
-	int mi = n->nin > 1 ? n->in[1] : -1;
 	int64_t mask_div = 0;
-	if (axis < 0)
-		axis += x->rank;
-	/* before opset 13 the input is coerced to 2-D at axis: the same as
-	 * opset 13's per-axis softmax only when axis is the last dimension */
-	if (axis < 0 || axis >= x->rank || (c->g.opset < 13 && axis != x->rank - 1))
-		return NODE_FAIL(c, n, "Softmax coerced to 2-D at an axis other than the last "
-				       "is not supported yet");
-	if (c->dev[xi].where != W_WS || (c->dev[xi].nc1hwc0 && axis == 1))
-		return NODE_FAIL(c, n, "Softmax over the channels of a 4-D activation or of a "
-				       "constant is not supported yet");
+	if (c->dev[xi].where != W_WS)
+		return NODE_FAIL(c, n, "%s of a constant is not supported yet", n->op);
 	if (mi >= 0) {
 		/* the pass checked the shapes: one mask row per batch (or one in all) */
 		if (axis != x->rank - 1 || c->dev[xi].nc1hwc0)
@@ -54,13 +44,13 @@ int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 			A *= dims[i];
 		for (int64_t i = axis + 1; i < 4; i++)
 			C *= dims[i];
-		rc = !t || cc_gen_softmax_any(c->cfg, A, dims[axis], C, C, 0, scale, 0, &t->prog,
-					      &t->block_dim, msg, sizeof msg);
+		rc = !t || cc_gen_softmax_any(c->cfg, A, dims[axis], C, C, 0, scale, 0, log,
+					      &t->prog, &t->block_dim, msg, sizeof msg);
 	} else if (axis == x->rank - 1 && cols <= 128)
-		rc = !t || cc_gen_softmax(c->cfg, rows, cols, scale, mask_div, &t->prog,
+		rc = !t || cc_gen_softmax(c->cfg, rows, cols, scale, mask_div, log, &t->prog,
 					  &t->block_dim, msg, sizeof msg);
 	else if (axis == x->rank - 1)
-		rc = !t || cc_gen_softmax_any(c->cfg, rows, 1, c16, cols, 1, scale, mask_div,
+		rc = !t || cc_gen_softmax_any(c->cfg, rows, 1, c16, cols, 1, scale, mask_div, log,
 					      &t->prog, &t->block_dim, msg, sizeof msg);
 	else {
 		/* [A][R][C]: the padded rows below axis are the contiguous inner part */
@@ -69,7 +59,7 @@ int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 			A *= x->dims[i];
 		for (int64_t i = axis + 1; i < x->rank - 1; i++)
 			C *= x->dims[i];
-		rc = !t || cc_gen_softmax_any(c->cfg, A, x->dims[axis], C, C, 0, scale, 0,
+		rc = !t || cc_gen_softmax_any(c->cfg, A, x->dims[axis], C, C, 0, scale, 0, log,
 					      &t->prog, &t->block_dim, msg, sizeof msg);
 	}
 	if (rc)
@@ -81,6 +71,57 @@ int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 	}
 	t->flops = (4 + (scale != 1.0f) + (mi >= 0)) * (uint64_t)cc_tensor_numel(x);
 	return 0;
+}
+
+/* Softmax and LogSoftmax.  Two cases go through a reshaped copy ([A, B]
+ * views or relayouts, cc_view_into): before opset 13 the input is coerced
+ * to 2-D at axis ([prod(dims[:axis]), prod(dims[axis:])], one softmax over
+ * all the trailing axes); over the channels of an NC1HWC0 tensor, whose
+ * lanes hold 16 channels each, the tensor is relaid out as ND [N, C, H*W]
+ * so that C is an R of whole rows. */
+int lower_softmax(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi);
+	int log = !strcmp(n->op, "LogSoftmax");
+	int64_t axis = cc_attr_int(n, "axis", c->g.opset >= 13 ? -1 : 1);
+	/* pass_fuse_attention.c: a scale and a mask row per mask_div rows */
+	float scale = cc_attr_float(n, "davinci_scale", 1.0f);
+	int mi = n->nin > 1 ? n->in[1] : -1;
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis >= x->rank)
+		return NODE_FAIL(c, n, "axis %lld is out of range",
+				 (long long)cc_attr_int(n, "axis", 0));
+	int rank = x->rank;
+	int64_t d[3], kaxis;
+	if (c->g.opset < 13 && axis != rank - 1) {
+		d[0] = d[1] = 1;
+		for (int64_t i = 0; i < rank; i++)
+			d[i >= axis] *= x->dims[i];
+		rank = 2;
+		kaxis = 1;
+	} else if (rank == 4 && axis == 1 && c->dev[xi].nc1hwc0) {
+		d[0] = x->dims[0];
+		d[1] = x->dims[1];
+		d[2] = x->dims[2] * x->dims[3];
+		rank = 3;
+		kaxis = 1;
+	} else {
+		return softmax_into(c, n, xi, out, axis, log, scale, mi);
+	}
+	if (mi >= 0)
+		return NODE_FAIL(c, n, "a Softmax mask over an axis other than the last is "
+				       "not supported yet");
+	if (c->dev[xi].where == W_NONE)
+		return NODE_FAIL(c, n, "%s of a constant is not supported yet", n->op);
+	int kx = cc_temp_new(c, n, rank, d);
+	int ky = kx < 0 ? -1 : cc_temp_new(c, n, rank, d);
+	if (ky < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_view_into(c, n, xi, kx) || softmax_into(c, n, kx, ky, kaxis, log, scale, -1))
+		return -1;
+	return cc_view_into(c, n, ky, out);
 }
 
 /* The reduced axes of a Reduce* node as a bit set: the "axes" attribute or,

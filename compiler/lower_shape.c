@@ -123,33 +123,19 @@ int lower_view(struct cc_ctx *c, struct cc_node *n)
  * last fills whole C1 blocks, each input is a strided copy of whole blocks:
  * chunks of the input's extent along the axis times the blocks inside it.
  * Along ND's padded last axis the lanes move (cc_gen_concat_last). */
-int lower_concat(struct cc_ctx *c, struct cc_node *n)
+static int concat_into(struct cc_ctx *c, struct cc_node *n, const int *ins, int nin, int out,
+		       int64_t axis)
 {
-	int out = n->out[0];
 	struct cc_tensor *y = T(c, out);
 	int r = y->rank;
-	int64_t axis = cc_attr_int(n, "axis", 0);
-	if (axis < 0)
-		axis += r;
-	if (r < 1 || axis < 0 || axis >= r)
-		return NODE_FAIL(c, n, "Concat's axis is out of range");
-	for (int k = 0; k < n->nin; k++)
-		if (cc_act_input(c, n, n->in[k]))
-			return -1;
 	int nc = r == 4;
-	if (nc && axis == 1)
-		for (int k = 0; k + 1 < n->nin; k++)
-			if (T(c, n->in[k])->dims[1] % 16)
-				return NODE_FAIL(c, n, "Concat along channels of inputs whose channels "
-						       "are not a multiple of 16 (but the last) is not "
-						       "supported yet");
 	if (cc_ws_place(c, out))
 		return -1;
 	/* the block grid: NC1HWC0 [N][C1][H][W], ND [d0].. [d(r-2)][C16/16] */
 	int lane = nc ? 1 : r - 1;
 	int64_t at = 0; /* elements along axis before this input */
-	for (int k = 0; k < n->nin; k++) {
-		int xi = n->in[k];
+	for (int k = 0; k < nin; k++) {
+		int xi = ins[k];
 		struct cc_tensor *x = T(c, xi);
 		int64_t ext = x->dims[axis];
 		if (ext == 0)
@@ -189,6 +175,49 @@ int lower_concat(struct cc_ctx *c, struct cc_node *n)
 		at += ext;
 	}
 	return 0;
+}
+
+/* Along NC1HWC0's channels when an input but the last does not fill whole
+ * C1 blocks (its successor would start inside a block), the inputs are
+ * relaid out as ND [N, C_k, H*W], concatenated along that leading axis, and
+ * the result relaid out back (relayouts through fp32: slow, exact). */
+int lower_concat(struct cc_ctx *c, struct cc_node *n)
+{
+	int out = n->out[0];
+	struct cc_tensor *y = T(c, out);
+	int r = y->rank;
+	int64_t axis = cc_attr_int(n, "axis", 0);
+	if (axis < 0)
+		axis += r;
+	if (r < 1 || axis < 0 || axis >= r)
+		return NODE_FAIL(c, n, "Concat's axis is out of range");
+	if (n->nin > 64)
+		return NODE_FAIL(c, n, "Concat of more than 64 inputs is not supported yet");
+	for (int k = 0; k < n->nin; k++)
+		if (cc_act_input(c, n, n->in[k]))
+			return -1;
+	int split = 0;
+	if (r == 4 && axis == 1)
+		for (int k = 0; k + 1 < n->nin; k++)
+			split |= T(c, n->in[k])->dims[1] % 16 != 0;
+	if (!split)
+		return concat_into(c, n, n->in, n->nin, out, axis);
+	int ins[64];
+	int64_t e3[3] = { y->dims[0], y->dims[1], y->dims[2] * y->dims[3] };
+	for (int k = 0; k < n->nin; k++) {
+		struct cc_tensor *x = T(c, n->in[k]);
+		int64_t d3[3] = { x->dims[0], x->dims[1], x->dims[2] * x->dims[3] };
+		if ((ins[k] = cc_temp_new(c, n, 3, d3)) < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_relayout(c, n, n->in[k], ins[k]))
+			return -1;
+	}
+	int y3 = cc_temp_new(c, n, 3, e3);
+	if (y3 < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	if (concat_into(c, n, ins, n->nin, y3, 1))
+		return -1;
+	return cc_relayout(c, n, y3, out);
 }
 
 /* Pad's parameters: pads (rank begins, then rank ends), mode and value; as
@@ -246,12 +275,34 @@ static int pad_params(struct cc_ctx *c, struct cc_node *n, int rank, int64_t *pa
 	}
 	if (n->nin > 2 && n->in[2] >= 0) {
 		const struct cc_tensor *vt = T(c, n->in[2]);
+		/* integer tensors pad with an integer of their type (fp16 on the
+		 * device, as their values are) */
 		if (!vt->data || cc_tensor_numel(vt) != 1 ||
-		    (vt->dtype != CC_F32 && vt->dtype != CC_F16))
+		    (vt->dtype != CC_F32 && vt->dtype != CC_F16 && vt->dtype != CC_I32 &&
+		     vt->dtype != CC_I64 && vt->dtype != CC_I8 && vt->dtype != CC_U8 &&
+		     vt->dtype != CC_BOOL))
 			return NODE_FAIL(c, n, "a constant_value that is not a constant scalar is "
 					       "not supported yet");
-		*value = vt->dtype == CC_F32 ? *(const float *)vt->data
-					     : dv_f16_to_f32(*(const uint16_t *)vt->data);
+		switch (vt->dtype) {
+		case CC_F32:
+			*value = *(const float *)vt->data;
+			break;
+		case CC_F16:
+			*value = dv_f16_to_f32(*(const uint16_t *)vt->data);
+			break;
+		case CC_I32:
+			*value = (float)*(const int32_t *)vt->data;
+			break;
+		case CC_I64:
+			*value = (float)*(const int64_t *)vt->data;
+			break;
+		case CC_I8:
+			*value = (float)*(const int8_t *)vt->data;
+			break;
+		default: /* uint8, bool */
+			*value = (float)*(const uint8_t *)vt->data;
+			break;
+		}
 	}
 	return 0;
 }
@@ -267,32 +318,24 @@ int infer_pad(struct cc_ctx *c, struct cc_node *n)
 	if (pad_params(c, n, x->rank, pads, &mode, &value))
 		return -1;
 	for (int i = 0; i < x->rank; i++) {
-		if (pads[i] < 0 || pads[i + x->rank] < 0)
-			return NODE_FAIL(c, n, "negative pads are not supported yet");
 		d[i] = x->dims[i] + pads[i] + pads[i + x->rank];
+		/* negative pads crop; what is left must not be empty */
+		if (d[i] < 1 || x->dims[i] + (pads[i] < 0 ? pads[i] : 0) +
+					(pads[i + x->rank] < 0 ? pads[i + x->rank] : 0) < 1)
+			return NODE_FAIL(c, n, "pads that crop axis %d to nothing are not supported "
+					       "yet", i);
 	}
 	return cc_set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
 }
 
-/* Pad: cc_gen_pad over the block grid of the device layouts; padding along
- * the lane axis (NC1HWC0's channels, ND's last axis) is not done yet. */
-int lower_pad(struct cc_ctx *c, struct cc_node *n)
+/* Pad of xi into out along the axes that are not the lane axis (pads[lane]
+ * and pads[lane + r] are ignored: out's lane extent must be xi's). */
+static int pad_grid(struct cc_ctx *c, struct cc_node *n, int xi, int out, const int64_t *pads,
+		    enum cc_pad_mode mode, float value)
 {
-	int xi = n->in[0], out = n->out[0];
 	struct cc_tensor *x = T(c, xi), *y = T(c, out);
-	int r = x->rank;
-	int64_t pads[2 * CC_MAX_RANK];
-	struct cc_pad pd = { .rank = r, .chan_axis = -1 };
-	if (pad_params(c, n, r, pads, &pd.mode, &pd.value))
-		return -1;
-	if (r < 1 || r > CC_PAD_MAX_RANK)
-		return NODE_FAIL(c, n, "Pad of rank %d is not supported yet", r);
-	int nc = r == 4, lane = nc ? 1 : r - 1;
-	if (pads[lane] || pads[lane + r])
-		return NODE_FAIL(c, n, "Pad along %s is not supported yet",
-				 nc ? "the channels of a 4-D tensor" : "the last axis");
-	if (cc_act_input(c, n, xi))
-		return -1;
+	int r = x->rank, nc = r == 4, lane = nc ? 1 : r - 1;
+	struct cc_pad pd = { .rank = r, .chan_axis = -1, .mode = mode, .value = value };
 	for (int q = 0; q < r; q++) {
 		pd.xcnt[q] = q == lane ? (x->dims[q] + 15) / 16 : x->dims[q];
 		pd.ycnt[q] = q == lane ? (y->dims[q] + 15) / 16 : y->dims[q];
@@ -310,6 +353,108 @@ int lower_pad(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "%s", msg);
 	cc_one_in_one_out(c, t, xi, out);
 	return 0;
+}
+
+/* Pad along ND's last axis (its lanes) of xi into out, the other axes
+ * equal: every output column is an input column (edge: the end one;
+ * reflect: its mirror) or the value, a column map (cc_gen_colmap). */
+static int pad_last(struct cc_ctx *c, struct cc_node *n, int xi, int out, int64_t before,
+		    enum cc_pad_mode mode, float value)
+{
+	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int64_t xc = x->dims[x->rank - 1], yc = y->dims[y->rank - 1], rows = 1;
+	for (int q = 0; q + 1 < x->rank; q++)
+		rows *= x->dims[q];
+	int64_t *map = malloc((size_t)yc * sizeof *map);
+	if (!map)
+		return NODE_FAIL(c, n, "out of memory");
+	for (int64_t j = 0; j < yc; j++) {
+		int64_t i = j - before;
+		if (i < 0 || i >= xc)
+			i = mode == CC_PAD_CONSTANT ? -1
+			    : mode == CC_PAD_EDGE  ? (i < 0 ? 0 : xc - 1)
+						   : cc_pad_reflect(i, xc);
+		map[j] = i;
+	}
+	struct task *t = cc_output_task(c, n, out);
+	char msg[256];
+	int rc = !t || cc_gen_colmap(c->cfg, rows, xc, yc, map, value, &t->prog, &t->block_dim,
+				     msg, sizeof msg);
+	free(map);
+	if (rc)
+		return t ? NODE_FAIL(c, n, "%s", msg) : -1;
+	cc_one_in_one_out(c, t, xi, out);
+	return 0;
+}
+
+/* Pad.  Negative pads crop first (ONNX Runtime's order): a Slice of the
+ * kept box (cc_slice_box).  Along the lane axis: ND's last axis pads the
+ * other axes first (the block-grid kernel, into a temporary) then the lanes
+ * (a column map); NC1HWC0's channels go through an ND [N, C, H*W]
+ * relayout, where C is a leading axis the block-grid kernel pads, and back
+ * (relayouts through fp32: slow, exact). */
+int lower_pad(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int r = x->rank;
+	int64_t pads[2 * CC_MAX_RANK];
+	enum cc_pad_mode mode;
+	float value;
+	if (pad_params(c, n, r, pads, &mode, &value))
+		return -1;
+	if (r < 1 || r > CC_PAD_MAX_RANK)
+		return NODE_FAIL(c, n, "Pad of rank %d is not supported yet", r);
+	int nc = r == 4, lane = nc ? 1 : r - 1;
+	if (cc_act_input(c, n, xi))
+		return -1;
+	int64_t b[CC_MAX_RANK], kept[CC_MAX_RANK], crop = 0;
+	for (int q = 0; q < r; q++) {
+		b[q] = pads[q] < 0 ? -pads[q] : 0;
+		kept[q] = x->dims[q] - b[q] - (pads[q + r] < 0 ? -pads[q + r] : 0);
+		crop |= pads[q] < 0 || pads[q + r] < 0;
+	}
+	if (crop) {
+		int pos = 0;
+		for (int q = 0; q < 2 * r; q++) {
+			pads[q] = pads[q] < 0 ? 0 : pads[q];
+			pos |= pads[q] > 0;
+		}
+		if (!pos) /* only cropping: the Slice is the Pad */
+			return cc_slice_box(c, n, xi, b, out);
+		int kx = cc_temp_new(c, n, r, kept);
+		if (kx < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_slice_box(c, n, xi, b, kx))
+			return -1;
+		xi = kx;
+		x = T(c, xi);
+		y = T(c, out);
+	}
+	if (!pads[lane] && !pads[lane + r])
+		return pad_grid(c, n, xi, out, pads, mode, value);
+	int64_t d[CC_MAX_RANK], other = 0;
+	for (int q = 0; q < r; q++) {
+		d[q] = q == lane ? x->dims[q] : y->dims[q];
+		other |= q != lane && (pads[q] || pads[q + r]);
+	}
+	int src = xi;
+	if (other && ((src = cc_temp_new(c, n, r, d)) < 0 ||
+		      pad_grid(c, n, xi, src, pads, mode, value)))
+		return src < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
+	if (!nc)
+		return pad_last(c, n, src, out, pads[lane], mode, value);
+	/* NC1HWC0: the channels as a leading axis of ND [N, C, H*W] */
+	x = T(c, xi); /* cc_temp_new may have moved the tensors */
+	y = T(c, out);
+	int64_t d3[3] = { d[0], x->dims[1], d[2] * d[3] }, e3[3] = { d[0], y->dims[1], d3[2] };
+	int64_t p3[6] = { 0, pads[1], 0, 0, pads[1 + r], 0 };
+	int x3 = cc_temp_new(c, n, 3, d3), y3 = x3 < 0 ? -1 : cc_temp_new(c, n, 3, e3);
+	if (y3 < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_relayout(c, n, src, x3) || pad_grid(c, n, x3, y3, p3, mode, value))
+		return -1;
+	return cc_relayout(c, n, y3, out);
 }
 
 /* Transpose: the identity is a view; swapping the last two axes of a 2-D or
@@ -388,11 +533,15 @@ int lower_transpose(struct cc_ctx *c, struct cc_node *n)
 /* ---- Resize, Upsample (kern_resize.c) ----------------------------------- */
 
 struct resize_spec {
-	int linear;
+	int taps; /* 1 nearest, 2 linear, 4 cubic */
+	double cubic_a;
+	int exclude;
 	enum cc_resize_ctm ctm;
 	enum cc_resize_nearest nm;
 	double sh, sw; /* the scales the coordinates use */
 	int64_t ho, wo;
+	double roi[8]; /* tf_crop_and_resize: starts, then ends, per axis */
+	float extrapolation;
 };
 
 static const char *str_attr(const struct cc_node *n, const char *name, const char *dflt)
@@ -412,12 +561,19 @@ static int resize_spec(struct cc_ctx *c, struct cc_node *n, struct resize_spec *
 	int old = upsample || c->g.opset < 11; /* Upsample and Resize-10: asymmetric, floor */
 	const char *mode = str_attr(n, "mode", "nearest");
 	if (!strcmp(mode, "nearest"))
-		rp->linear = 0;
+		rp->taps = 1;
 	else if (!strcmp(mode, "linear") || !strcmp(mode, "bilinear"))
-		rp->linear = 1;
+		rp->taps = 2;
+	else if (!strcmp(mode, "cubic") && !upsample)
+		rp->taps = 4;
 	else
-		return NODE_FAIL(c, n, "%s mode '%s' is not supported yet (nearest and linear only)",
-				 n->op, mode);
+		return NODE_FAIL(c, n, "%s mode '%s' is not supported yet (nearest, linear and "
+				       "cubic only)", n->op, mode);
+	for (int i = 0; i < 8; i++)
+		rp->roi[i] = i < 4 ? 0 : 1;
+	rp->extrapolation = 0;
+	rp->cubic_a = cc_attr_float(n, "cubic_coeff_a", -0.75f);
+	rp->exclude = (int)cc_attr_int(n, "exclude_outside", 0);
 	const char *ctm = str_attr(n, "coordinate_transformation_mode",
 				   old ? "asymmetric" : "half_pixel");
 	if (!strcmp(ctm, "half_pixel"))
@@ -428,6 +584,10 @@ static int resize_spec(struct cc_ctx *c, struct cc_node *n, struct resize_spec *
 		rp->ctm = CC_CTM_ASYMMETRIC;
 	else if (!strcmp(ctm, "align_corners"))
 		rp->ctm = CC_CTM_ALIGN_CORNERS;
+	else if (!strcmp(ctm, "tf_half_pixel_for_nn"))
+		rp->ctm = CC_CTM_TF_HALF_PIXEL_FOR_NN;
+	else if (!strcmp(ctm, "tf_crop_and_resize") && !upsample && c->g.opset >= 11)
+		rp->ctm = CC_CTM_TF_CROP_AND_RESIZE;
 	else
 		return NODE_FAIL(c, n, "coordinate_transformation_mode '%s' is not supported yet",
 				 ctm);
@@ -486,6 +646,19 @@ static int resize_spec(struct cc_ctx *c, struct cc_node *n, struct resize_spec *
 	if (!have)
 		return NODE_FAIL(c, n, "%s without constant scales or sizes is not supported yet",
 				 n->op);
+	if (rp->ctm == CC_CTM_TF_CROP_AND_RESIZE) {
+		/* the crop box (roi, input 1): N and C must keep all of theirs */
+		const struct cc_tensor *rt = n->nin > 1 && n->in[1] >= 0 ? T(c, n->in[1]) : NULL;
+		if (!rt || !rt->data || rt->dtype != CC_F32 || cc_tensor_numel(rt) != 8)
+			return NODE_FAIL(c, n, "tf_crop_and_resize with a roi that is not a constant "
+					       "of 8 float32 values is not supported yet");
+		for (int i = 0; i < 8; i++)
+			rp->roi[i] = ((const float *)rt->data)[i];
+		if (rp->roi[0] != 0 || rp->roi[1] != 0 || rp->roi[4] != 1 || rp->roi[5] != 1)
+			return NODE_FAIL(c, n, "tf_crop_and_resize cropping N or C is not supported "
+					       "yet");
+		rp->extrapolation = cc_attr_float(n, "extrapolation_value", 0.0f);
+	}
 	if (have == 2) {
 		if (sz[0] != x->dims[0] || sz[1] != x->dims[1])
 			return NODE_FAIL(c, n, "resizing N or C is not supported yet");
@@ -527,21 +700,29 @@ int lower_resize(struct cc_ctx *c, struct cc_node *n)
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	int64_t h = x->dims[2], w = x->dims[3], ho = rp.ho, wo = rp.wo;
-	int64_t *ix = malloc((size_t)(2 * (ho + wo)) * sizeof *ix);
-	float *fx = malloc((size_t)(ho + wo) * sizeof *fx);
+	int taps = rp.taps;
+	int64_t *ix = malloc((size_t)(taps * (ho + wo)) * sizeof *ix);
+	float *fx = malloc((size_t)(taps * (ho + wo)) * sizeof *fx);
+	uint8_t *outside = malloc((size_t)(ho + wo));
 	uint16_t *tab = NULL;
 	int rc = -1;
-	if (!ix || !fx) {
+	if (!ix || !fx || !outside) {
 		NODE_FAIL(c, n, "out of memory");
 		goto done;
 	}
-	struct cc_resize rs = { x->dims[0] * (cc_pad16(x->dims[1]) / 16), h, w, ho, wo,
-				rp.linear, ix, ix + ho, ix + 2 * ho, ix + 2 * ho + wo, fx, fx + ho };
-	cc_resize_axis(h, ho, rp.sh, rp.ctm, rp.nm, rp.linear, ix, ix + ho, fx);
-	cc_resize_axis(w, wo, rp.sw, rp.ctm, rp.nm, rp.linear, ix + 2 * ho, ix + 2 * ho + wo,
-		       fx + ho);
+	int crop = rp.ctm == CC_CTM_TF_CROP_AND_RESIZE;
+	int64_t c1 = cc_pad16(x->dims[1]) / 16;
+	struct cc_resize rs = { x->dims[0] * c1, h, w, ho, wo, taps, ix, ix + taps * ho, fx,
+				fx + taps * ho, crop ? outside : NULL, crop ? outside + ho : NULL,
+				rp.extrapolation, c1, x->dims[1] - 16 * (c1 - 1) };
+	struct cc_resize_axis_spec ah = { h, ho, rp.sh, rp.ctm, rp.nm, taps, rp.cubic_a,
+					  rp.exclude, rp.roi[2], rp.roi[6] },
+				   aw = { w, wo, rp.sw, rp.ctm, rp.nm, taps, rp.cubic_a,
+					  rp.exclude, rp.roi[3], rp.roi[7] };
+	cc_resize_axis(&ah, ix, fx, crop ? outside : NULL);
+	cc_resize_axis(&aw, ix + taps * ho, fx + taps * ho, crop ? outside + ho : NULL);
 	int64_t off = -1;
-	if (rp.linear) {
+	if (taps > 1) {
 		int64_t bytes = cc_resize_table_bytes(&rs);
 		tab = malloc((size_t)bytes);
 		if (!tab) {
@@ -568,16 +749,17 @@ int lower_resize(struct cc_ctx *c, struct cc_node *n)
 		goto done;
 	}
 	cc_arg_tensor(c, t, xi);
-	if (rp.linear)
+	if (taps > 1)
 		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
 	cc_arg_tensor(c, t, out);
 	cc_io_dev(c, t, 0, xi);
 	cc_io_dev(c, t, 1, out);
-	t->flops = rp.linear ? 4 * (uint64_t)cc_tensor_numel(T(c, out)) : 0;
+	t->flops = taps > 1 ? 2 * (uint64_t)taps * (uint64_t)cc_tensor_numel(T(c, out)) : 0;
 	rc = 0;
 done:
 	free(ix);
 	free(fx);
+	free(outside);
 	free(tab);
 	return rc;
 }

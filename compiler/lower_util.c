@@ -66,7 +66,7 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	 * see kern_dtype.c); arithmetic on them is not supported yet */
 	static const char *const moves[] = { "Identity", "Reshape",   "Flatten", "Squeeze",
 					     "Unsqueeze", "Transpose", "Concat",  "Slice",
-					     "Split",    "Expand",    "Gather" };
+					     "Split",    "Expand",    "Gather",  "Pad" };
 	int move = 0;
 	for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
 		move = move || !strcmp(n->op, moves[i]);

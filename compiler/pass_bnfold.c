@@ -65,6 +65,10 @@ int cc_pass_bnfold(struct cc_graph *g, struct cc_pass_log *log, char *err, size_
 			for (int64_t j = 0; j < per; j++)
 				w2[o * per + j] = (float)(w[o * per + j] * k);
 			b2[o] = (float)(((b ? b[o] : 0.0) - mean[o]) * k + B[o]);
+			/* an int8 conv keeps its integer weights: the channel's
+			 * scale takes the factor */
+			if (conv->q_w_scale)
+				conv->q_w_scale[o] = (float)(conv->q_w_scale[o] * k);
 		}
 		char name[512];
 		int64_t wdims[CC_MAX_RANK]; /* cc_tensor_add may move the tensor array */

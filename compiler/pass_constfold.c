@@ -124,6 +124,8 @@ int cc_fold_node(struct cc_graph *g, int ni)
 			return 0;
 	if (n->nin < 1 || n->in[0] < 0)
 		return 0;
+	if (!strcmp(op, "DequantizeLinear") || !strcmp(op, "QuantizeLinear"))
+		return cc_fold_qdq(g, ni);
 	const struct cc_tensor *x = &g->t[n->in[0]];
 	int64_t cnt, *v = NULL;
 	int rc = 0;

@@ -34,6 +34,14 @@ int cc_pass_bnfold(struct cc_graph *g, struct cc_pass_log *log, char *err, size_
 /* Relu, Clip (ReLU6) after a Conv fused into its output path. */
 int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
 
+/* QDQ models: constant Quantize/DequantizeLinear folded, and Convs whose
+ * input and weights are symmetric int8 marked to run in int8 (pass_qdq.c;
+ * before BatchNormalization folding). */
+int cc_pass_qdq(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+/* A QuantizeLinear or DequantizeLinear with constant inputs folded (as
+ * cc_fold_node). */
+int cc_fold_qdq(struct cc_graph *g, int node);
+
 /* Constant folding of one node (see pass_constfold.c): 1 folded, 0 not
  * foldable, -1 out of memory.  Called in order during shape inference. */
 int cc_fold_node(struct cc_graph *g, int node);

@@ -8,7 +8,7 @@ const char *const isa_enum_pipe[] = { "s", "mte1", "mte2", "mte3", "m", "v", "al
 const char *const isa_enum_dtype[] = { "f16", "f32", "s32", "s16", "s8", "u8", NULL };
 const char *const isa_enum_rnd[] = { "rne", "trunc", "floor", "ceil", "away", NULL };
 const char *const isa_enum_cmp[] = { "eq", "ne", "lt", "le", "gt", "ge", NULL };
-const char *const isa_enum_cvt[] = { "none", "f16", "s32", "deqf16", NULL };
+const char *const isa_enum_cvt[] = { "none", "f16", "s32", "deqf16", "deqv", NULL };
 const char *const isa_enum_spr[] = { "block_idx", "block_dim", "core_id", NULL };
 
 /* Each field's values must fit its member of struct isa_dec: unsigned

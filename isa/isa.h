@@ -40,8 +40,9 @@ enum isa_pipe { ISA_PIPE_S, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ISA_PIPE_MTE3, ISA_PIP
 enum isa_dtype { ISA_DT_F16, ISA_DT_F32, ISA_DT_S32, ISA_DT_S16, ISA_DT_S8, ISA_DT_U8, ISA_NDTYPES };
 enum isa_rnd { ISA_RND_RNE, ISA_RND_TRUNC, ISA_RND_FLOOR, ISA_RND_CEIL, ISA_RND_AWAY, ISA_NRND };
 enum isa_cmp { ISA_CMP_EQ, ISA_CMP_NE, ISA_CMP_LT, ISA_CMP_LE, ISA_CMP_GT, ISA_CMP_GE, ISA_NCMP };
-/* mov.l0c.ub conversions: f32 copy, f32->f16, s32 copy, s32 * scale -> f16 */
-enum isa_cvt { ISA_CVT_NONE, ISA_CVT_F16, ISA_CVT_S32, ISA_CVT_DEQF16, ISA_NCVT };
+/* mov.l0c.ub conversions: f32 copy, f32->f16, s32 copy, s32 * scale -> f16, s32 * a
+ * per-column scale vector -> f16 */
+enum isa_cvt { ISA_CVT_NONE, ISA_CVT_F16, ISA_CVT_S32, ISA_CVT_DEQF16, ISA_CVT_DEQV, ISA_NCVT };
 enum isa_spr { ISA_SPR_BLOCK_IDX, ISA_SPR_BLOCK_DIM, ISA_SPR_CORE_ID, ISA_NSPR };
 
 /* Name tables for enum (E) fields; NULL-terminated. */

@@ -57,8 +57,11 @@
  * mov.l0c.ub moves nfrac 16x16 fractals, source f at rs1 + f*(1+sgap)*1024 in L0C (fp32 or
  * s32), destination f at rd + f*(1+dgap)*dbytes in UB (dbytes 512 for cvt f16/deqf16, 1024
  * for none/s32).  none copies fp32, f16 rounds fp32 -> f16 RNE, s32 copies int32, deqf16 is
- * (float)int32 * scale -> f16 with scale the fp32 bits in the low 32 bits of rs2.  relu=1
- * applies max(x, 0) before the final conversion.
+ * (float)int32 * scale -> f16 with scale the fp32 bits in the low 32 bits of rs2, deqv is
+ * (float)int32 * scale[n] -> f16 for column n of each fractal, scale[] the 16 fp32 values at
+ * UB address rs2 (an int8 layer's per-output-channel dequantization: one instruction per
+ * 16-channel block, as the drain moves one block's fractals).  relu=1 applies max(x, 0)
+ * before the final conversion.
  *
  * Cost.  Vector ops: occ = rep * ceil(256 / vector.bytes_per_cycle), times
  * vector.complex_cycles for ISA_F_COMPLEX ops; lat = vector.latency_cycles; vec_repeats +=
@@ -1022,7 +1025,8 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		return sim_fail(c, "invalid cvt %lld", (long long)in->cvt);
 	cvt = (enum isa_cvt)in->cvt;
 	nf = (uint64_t)in->nfrac;
-	dbytes = cvt == ISA_CVT_F16 || cvt == ISA_CVT_DEQF16 ? FRAC_BYTES / 2 : FRAC_BYTES;
+	dbytes = cvt == ISA_CVT_F16 || cvt == ISA_CVT_DEQF16 || cvt == ISA_CVT_DEQV ? FRAC_BYTES / 2
+										     : FRAC_BYTES;
 	sstep = (1 + (uint64_t)in->sgap) * FRAC_BYTES;
 	dstep = (1 + (uint64_t)in->dgap) * dbytes;
 	src = sim_buf_at(c, SIM_BUF_L0C, e->rs1, (nf - 1) * sstep + FRAC_BYTES, "src");
@@ -1031,12 +1035,21 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	dst = sim_buf_at(c, SIM_BUF_UB, e->rd, (nf - 1) * dstep + dbytes, "dst");
 	if (!dst)
 		return -1;
+	const uint8_t *vscale = NULL;
+	if (cvt == ISA_CVT_DEQV) {
+		vscale = sim_buf_at(c, SIM_BUF_UB, e->rs2, 16 * sizeof(float), "scale");
+		if (!vscale)
+			return -1;
+	}
 	c->st->l0c_to_ub_bytes += nf * FRAC_BYTES;
 	cost->occ = cycles_for((double)(nf * FRAC_BYTES), cfg->mte_l0c_to_ub_bytes_per_cycle);
 	cost->lat = nonneg(cfg->mte_local_latency_cycles);
 	if (c->dev->timing_only)
 		return 0;
 	scale = bits_f32((uint32_t)(uint64_t)e->rs2);
+	float col[16];
+	if (vscale)
+		memcpy(col, vscale, sizeof col);
 	for (uint64_t fr = 0; fr < nf; fr++) {
 		const uint8_t *s = src + fr * sstep;
 		uint8_t *d = dst + fr * dstep;
@@ -1053,6 +1066,11 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 			memcpy(v, s, FRAC_BYTES);
 			for (i = 0; i < FRAC_ELEMS; i++)
 				f[i] = (float)v[i] * scale;
+			break;
+		case ISA_CVT_DEQV:
+			memcpy(v, s, FRAC_BYTES);
+			for (i = 0; i < FRAC_ELEMS; i++)
+				f[i] = (float)v[i] * col[i % 16];
 			break;
 		default:
 			memcpy(f, s, FRAC_BYTES);

@@ -1288,9 +1288,12 @@ static void l0c_check(enum isa_cvt cvt, int relu)
 	const float scale = 3.7e-3f;
 	struct isa_dec in;
 	struct sim_cost cost;
-	unsigned dbytes = cvt == ISA_CVT_F16 || cvt == ISA_CVT_DEQF16 ? 512 : 1024;
+	const uint64_t vs = 0x3000; /* deqv's 16 per-column scales */
+	unsigned dbytes =
+		cvt == ISA_CVT_F16 || cvt == ISA_CVT_DEQF16 || cvt == ISA_CVT_DEQV ? 512 : 1024;
 	unsigned des = dbytes / 256;
-	int is_int = cvt == ISA_CVT_S32 || cvt == ISA_CVT_DEQF16;
+	int is_int = cvt == ISA_CVT_S32 || cvt == ISA_CVT_DEQF16 || cvt == ISA_CVT_DEQV;
+	float col[16];
 	uint64_t before = stats.l0c_to_ub_bytes;
 
 	memset(&in, 0, sizeof in);
@@ -1309,14 +1312,21 @@ static void l0c_check(enum isa_cvt cvt, int relu)
 			wrf(l0c(i), (float)(v / 100) / (float)(1 + rnd32() % 64));
 	}
 	fill(ISA_DT_S32, 0, REGION);
+	for (unsigned n = 0; n < 16; n++) {
+		col[n] = (float)(n + 1) * (n % 2 ? -1.3e-4f : 2.1e-3f);
+		wrf(ub(vs + 4 * n), col[n]);
+	}
 	take_snapshot();
-	run_ok(exec_MOV_L0C_UB, &in, d, src, (int64_t)f2u(scale), 0, &cost);
+	run_ok(exec_MOV_L0C_UB, &in, d, src,
+	       cvt == ISA_CVT_DEQV ? (int64_t)vs : (int64_t)f2u(scale), 0, &cost);
 	for (unsigned f = 0; f < nfrac; f++)
 		for (unsigned i = 0; i < 256; i++) {
 			const uint8_t *s = l0c(src + f * (1 + sgap) * 1024 + 4 * i);
 			uint64_t od = d + f * (1 + dgap) * dbytes + i * des;
 			int32_t v = s32_of(rd32(s));
-			float x = cvt == ISA_CVT_DEQF16 ? (float)v * scale : rdf(s);
+			float x = cvt == ISA_CVT_DEQF16 ? (float)v * scale
+				  : cvt == ISA_CVT_DEQV ? (float)v * col[i % 16]
+							: rdf(s);
 			uint32_t got = des == 2 ? rd16(ub(od)) : rd32(ub(od)), want;
 
 			if (relu) {

@@ -15,4 +15,14 @@ void tu_models(char *dir, size_t len, const char *tag, const char *script, const
 /* Remove the directory tu_models made (nothing when dir is empty). */
 void tu_models_free(const char *dir);
 
+/* ONNX Runtime as the reference (tests/ort_run.js, npm onnxruntime-node in
+ * $srcdir/tests/ort/node_modules).  NULL when it can run, else why not, naming
+ * the command that installs it; a test then exits 77 (automake's SKIP). */
+const char *tu_ort_missing(void);
+/* Print why ORT is missing and exit(77) when it is; return otherwise. */
+void tu_ort_require(const char *test);
+/* `node $srcdir/tests/ort_run.js model in_dir out_dir`: in_dir/input_N.pb in,
+ * out_dir/output_N.pb out.  0 on success; the script's errors go to stderr. */
+int tu_ort_run(const char *model, const char *in_dir, const char *out_dir);
+
 #endif

@@ -20,6 +20,8 @@ static void usage(FILE *f)
 		"  --precision_mode=force_fp16   compute in fp16 (the default and, so far, the only mode)\n"
 		"  --report=FILE.json      write the compile report as JSON\n"
 		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): " CC_PASS_NAMES "\n"
+		"  --insert_op_conf=F      AIPP config (ATC's aipp_op format, static): the input\n"
+		"                          becomes a uint8 image preprocessed on the AI Core\n"
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
 		"Supported operators: %s\n", cc_supported_ops());
 }
@@ -27,7 +29,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
-	struct cc_options opt = { NULL, NULL, stdout, NULL, NULL, NULL, 0 };
+	struct cc_options opt = { NULL, NULL, stdout, NULL, NULL, NULL, 0, NULL };
 	const char *sets[64];
 	int nsets = 0;
 	for (int i = 1; i < argc; i++) {
@@ -58,6 +60,8 @@ int main(int argc, char **argv)
 			opt.report_json = v;
 		else if (IS("--fusion_switch_file"))
 			opt.fusion_switch_file = v;
+		else if (IS("--insert_op_conf"))
+			opt.insert_op_conf = v;
 		else if (IS("--precision_mode")) {
 			if (strcmp(v, "force_fp16")) {
 				fprintf(stderr, "simatc: --precision_mode=%s is not supported yet "

@@ -28,6 +28,8 @@ static void usage(FILE *f)
 		"Run a compiled model, or one kernel (.s source or simas output), on a simulated\n"
 		"Ascend NPU.\n\n"
 		"  --input-dir D         read input_N.pb (ONNX TensorProto); default: seeded random\n"
+		"  --image FILE          raw bytes of the first uint8 input (an AIPP model's image,\n"
+		"                        in its input_format); the size must match exactly\n"
 		"                        (float32 in [-1,1); int32/int64 indices in [0, the\n"
 		"                        smallest dimension > 1 of the Gather tables they index))\n"
 		"  --output-dir O        write output_N.pb\n"
@@ -123,6 +125,7 @@ struct model_opts {
 	int json, batch_inputs;
 	unsigned loop, streams;
 	uint64_t seed;
+	const char *image; /* --image: raw bytes of the first uint8 input */
 };
 
 static int run_model(const char *path, const struct soc_config *cfg,
@@ -131,7 +134,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 int main(int argc, char **argv)
 {
 	const char *soc = NULL, *kernel = NULL, *model = NULL, *indir = NULL, *outdir = NULL;
-	const char *trace = NULL;
+	const char *trace = NULL, *image = NULL;
 	char trace_default[512] = "";
 	const char *sets[256];
 	unsigned nsets = 0, block_dim = 1;
@@ -253,6 +256,8 @@ int main(int argc, char **argv)
 				trace = trace_default;
 		} else if (!strcmp(key, "--input-dir")) {
 			indir = VALUE();
+		} else if (!strcmp(key, "--image")) {
+			image = VALUE();
 		} else if (!strcmp(key, "--output-dir")) {
 			outdir = VALUE();
 		} else if (!strcmp(key, "--loop") || !strcmp(key, "--streams")) {
@@ -320,7 +325,7 @@ int main(int argc, char **argv)
 			 stamp);
 	}
 	if (model) {
-		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed };
+		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed, image };
 		return run_model(model, &cfg, &opt, &mo);
 	}
 	if (!kernel) {
@@ -454,12 +459,21 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 			in[i].dims[r] = d->dims[r];
 		in[i].nbytes = d->size;
 		in[i].data = malloc(d->size ? d->size : 1);
-		if (!in[i].data || (d->dtype != 1 && d->dtype != 6 && d->dtype != 7)) {
-			snprintf(err, errlen, "input '%s': random inputs need float32, int32 or "
+		if (!in[i].data || (d->dtype != 1 && d->dtype != 2 && d->dtype != 6 && d->dtype != 7)) {
+			snprintf(err, errlen, "input '%s': random inputs need float32, uint8, int32 or "
 				 "int64 (give --input-dir)", d->name);
 			return -1;
 		}
 		uint64_t s = (seed + i) * 0x9E3779B97F4A7C15ull + 1;
+		if (d->dtype == 2) { /* uint8: an image (AIPP), every byte value */
+			for (uint64_t e = 0; e < d->size; e++) {
+				s ^= s << 13;
+				s ^= s >> 7;
+				s ^= s << 17;
+				((uint8_t *)in[i].data)[e] = (uint8_t)(s >> 56);
+			}
+			continue;
+		}
 		if (d->dtype != 1) { /* indices: valid for every table they index */
 			int64_t bound = int_bound(m, i);
 			for (uint64_t e = 0; e < d->size / (d->dtype == 7 ? 8 : 4); e++) {
@@ -482,6 +496,52 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 			f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
 		}
 	}
+	return 0;
+}
+
+/* --image FILE: the raw bytes of the model's first uint8 input (an AIPP
+ * model's image: RGB888 [N,H,W,3], XRGB8888 [N,H,W,4], YUV420SP (NV12)
+ * [N,H*3/2,W] or YUV400 [N,H,W]), replacing whatever read_set put there. */
+static int read_image(const struct om_model *m, const char *path, struct rt_tensor *in,
+		      char *err, size_t errlen)
+{
+	unsigned i = 0;
+	while (i < m->ninputs && m->inputs[i].dtype != 2)
+		i++;
+	if (i == m->ninputs) {
+		snprintf(err, errlen, "--image %s: the model has no uint8 input (compile it with "
+			 "simatc --insert_op_conf)", path);
+		return -1;
+	}
+	const struct om_tensor_desc *d = &m->inputs[i];
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "--image %s: %s", path, strerror(errno));
+		return -1;
+	}
+	uint8_t *buf = malloc(d->size + 1);
+	size_t got = buf ? fread(buf, 1, d->size + 1, f) : 0;
+	fclose(f);
+	if (!buf || got != d->size) {
+		free(buf);
+		char shape[160] = "";
+		size_t k = 0;
+		for (int r = 0; r < d->rank && k < sizeof shape; r++)
+			k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%lld", r ? "," : "",
+					      (long long)d->dims[r]);
+		snprintf(err, errlen, "--image %s: %s bytes; input '%s' (uint8 [%s]) needs exactly "
+			 "%llu", path, got > d->size ? "more than the needed" : "too few", d->name,
+			 shape, (unsigned long long)d->size);
+		return -1;
+	}
+	free(in[i].data);
+	snprintf(in[i].name, sizeof in[i].name, "%s", d->name);
+	in[i].dtype = 2;
+	in[i].rank = d->rank;
+	for (int r = 0; r < d->rank; r++)
+		in[i].dims[r] = d->dims[r];
+	in[i].data = buf;
+	in[i].nbytes = d->size;
 	return 0;
 }
 
@@ -593,7 +653,9 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		if (sets)
 			snprintf(dir, sizeof dir, "%s/%s", mo->indir, sets[k]);
 		if (read_set(&m, sets ? dir : mo->indir, in + (size_t)k * m.ninputs, mo->seed, err,
-			     sizeof err)) {
+			     sizeof err) ||
+		    (mo->image && read_image(&m, mo->image, in + (size_t)k * m.ninputs, err,
+					     sizeof err))) {
 			fprintf(stderr, "simrun: %s\n", err);
 			goto done;
 		}

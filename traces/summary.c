@@ -12,9 +12,20 @@ double trc_peak_flops(const struct soc_config *cfg)
 	       cfg->core_freq_mhz * 1e6;
 }
 
+/* An int8 cube task (int8 FRACTAL_Z or FRACTAL_NZ weights) runs 16x32x16
+ * steps: twice the fp16 rate (ascend.md 1.2). */
+static int int8_cube(const struct om_task *t)
+{
+	for (uint32_t i = 0; i < t->ninputs; i++)
+		if (t->inputs[i].dtype == 3 && /* INT8 */
+		    (t->inputs[i].format == 4 || t->inputs[i].format == 29))
+			return 1;
+	return 0;
+}
+
 double trc_roofline_seconds(const struct soc_config *cfg, const struct om_task *t)
 {
-	double r = (double)t->flops / trc_peak_flops(cfg);
+	double r = (double)t->flops / (trc_peak_flops(cfg) * (int8_cube(t) ? 2.0 : 1.0));
 	double b = (double)t->bytes / (cfg->hbm_bandwidth_gbps * 1e9);
 	return r > b ? r : b;
 }

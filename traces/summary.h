@@ -48,7 +48,8 @@ int trc_summarize(const struct soc_config *cfg, const struct om_model *om,
 /* The chip's peak cube rate, FLOP/s (every core's fractal per cycle). */
 double trc_peak_flops(const struct soc_config *cfg);
 /* Each task's roofline time in seconds: its FLOPs at the chip's peak cube
- * rate or its bytes at main-memory bandwidth, whichever is longer. */
+ * rate (int8's for a task with int8 weights) or its bytes at main-memory
+ * bandwidth, whichever is longer. */
 double trc_roofline_seconds(const struct soc_config *cfg, const struct om_task *t);
 
 #endif

@@ -1,0 +1,331 @@
+/* kern_quant.c: quantization kernels on the vector unit.
+ *
+ * cc_gen_quant_c0 feeds an int8 convolution: the fp16 NC1HWC0 activation
+ * (C0 = 16) becomes int8 NC1HWC0 with C0 = 32, the layout the cube's int8
+ * fractals (16 x 32) read.  A 32-channel int8 block is two fp16 blocks'
+ * channels, so a unit of work is a pixel range of a pair of input channel
+ * planes (2j, 2j + 1): MTE2 brings both into the UB, the vector unit scales
+ * each into alternate 32-byte blocks of a [pixels][32] fp16 buffer (the
+ * destination block stride interleaves them; a missing odd plane is zeros),
+ * one vconv rounds and saturates it to int8 (round half to even, as ONNX's
+ * QuantizeLinear), and MTE3 writes the plane pair's [pixels][32] bytes.
+ * The scale multiplies in fp16, as the hardware's own quantize op computes:
+ * the product's rounding can move a value lying within about 2^-11 of a
+ * rounding boundary by one step.  A scale whose inverse fp16 cannot hold
+ * well (outside [2^-10, 2^15]) takes an fp32 path instead: convert, scale,
+ * round to int32, and narrow through fp16 (exact for |q| <= 2048, and
+ * larger values saturate anyway).
+ *
+ * cc_gen_qlinear is ONNX's QuantizeLinear / DequantizeLinear (per tensor)
+ * on the device's fp16 values, which hold the integers exactly: q =
+ * clamp(rne(x / s) + zp, lo, hi), x = (q - zp) * s, or both, in fp32 with a
+ * true division, as the operator is defined.
+ *
+ * Both stream double-buffered tiles through the UB (parity flags as in
+ * kern_cast.c), the work split over the cores in contiguous runs. */
+#include <math.h>
+#include <stdio.h>
+
+#include "kern_gen.h"
+#include "kernels.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* A vector op with explicit strides.  A scalar or second operand (rs2 >= 0:
+ * its value) is put in a register first: kg_reg may emit, and the
+ * instruction's pointer is only valid until the next emission. */
+static struct isa_insn *vstr(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			     int64_t src, int64_t rep, int64_t db, int64_t dr, int64_t s0b,
+			     int64_t s0r, int has2, int64_t v2)
+{
+	int r2 = has2 ? kg_reg(g, v2) : 0;
+	struct isa_insn *in = kg_vinsn(g, op, dt, dst, src, rep);
+	if (has2)
+		in->rs2 = r2;
+	in->db = db;
+	in->dr = dr;
+	in->s0b = s0b;
+	in->s0r = s0r;
+	return in;
+}
+
+/* dst = op(src, scalar) over n contiguous elements of dt (4 or 2 bytes). */
+static void vscal_n(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t src,
+		    int64_t n, int64_t bits)
+{
+	int64_t lanes = 256 / isa_dtype_size(dt), reps = cdiv(n, lanes);
+	for (int64_t done = 0; done < reps; done += 255)
+		vstr(g, op, dt, dst + done * 256, src + done * 256, min64(255, reps - done), 1, 8,
+		     1, 8, 1, bits);
+}
+
+/* The streaming every generator here shares: units of work double-buffered
+ * through the UB (parity par), MTE2 in, V, MTE3 out, as kern_cast.c. */
+static void unit_loaded(struct cc_prog *p, int par)
+{
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
+static void unit_computed(struct cc_prog *p, int par)
+{
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+}
+
+static void block_begin(struct cc_prog *p)
+{
+	cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+}
+
+static void block_end(struct cc_prog *p)
+{
+	cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+	cc_end(p);
+}
+
+static int gen_done(const struct kg *g, const struct cc_prog *p, char *err, size_t errlen)
+{
+	if (g->bad || p->oom) {
+		snprintf(err, errlen, "quantize: %s", p->oom ? "out of memory" : "bad instruction");
+		return -1;
+	}
+	return 0;
+}
+
+static int pick_blocks(const struct soc_config *cfg, int64_t units)
+{
+	int64_t b = min64(units, cfg->core_count);
+	return (int)min64(b, 1024);
+}
+
+int cc_gen_quant_c0(const struct soc_config *cfg, int64_t n, int64_t c, int64_t hw,
+		    float inv_scale, struct cc_prog *p, unsigned *block_dim, char *err,
+		    size_t errlen)
+{
+	if (n < 1 || c < 1 || hw < 1) {
+		snprintf(err, errlen, "quantize: empty tensors are not supported yet");
+		return -1;
+	}
+	if (!(inv_scale > 0.0f) || !isfinite(inv_scale)) {
+		snprintf(err, errlen, "quantize: scale must be positive and finite (1/scale %g)",
+			 (double)inv_scale);
+		return -1;
+	}
+	int fp32 = !(inv_scale >= 1.0f / 1024 && inv_scale <= 32768.0f);
+	int64_t c1a = cdiv(c, 16), c1b = cdiv(c, 32);
+	/* per buffer and pixel: two fp16 planes in, the interleaved fp16 pair,
+	 * the int8 pair, and for fp32 the 32 fp32/int32 values */
+	int64_t per_px = 64 + 64 + 32 + (fp32 ? 128 : 0);
+	int64_t np = ((int64_t)cfg->ub_size_kb * 1024 / 2 - 1024) / per_px / 8 * 8;
+	np = min64(np, 1024);
+	np = min64(np, up(hw, 8));
+	if (np < 8) {
+		snprintf(err, errlen, "quantize: the UB is too small");
+		return -1;
+	}
+	int64_t o_in = 0, o_tmp = o_in + np * 64, o_out = o_tmp + np * 64;
+	int64_t o_big = o_out + np * 32, slot = up(o_big + (fp32 ? np * 128 : 0), 256);
+	int64_t chunks = cdiv(hw, np), units = n * c1b * chunks;
+	int blocks = pick_blocks(cfg, units);
+	*block_dim = (unsigned)blocks;
+	struct kg g = { .p = p };
+	kg_reset(&g);
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[1024];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		block_begin(p);
+		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
+		for (int64_t u = u0; u < u1; u++) {
+			int par = (int)((u - u0) & 1);
+			int64_t base = par * slot;
+			int64_t img = u / (c1b * chunks), j = u / chunks % c1b, p0 = u % chunks * np;
+			int64_t m = min64(np, hw - p0), m8 = up(m, 8);
+			int two = 2 * j + 1 < c1a;
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, ((img * c1a + 2 * j) * hw + p0) * 32,
+			       base + o_in, two ? 2 : 1, m, hw - m, np - m);
+			unit_loaded(p, par);
+			kg_mask_all(&g);
+			/* plane h's pixel i -> block 2i + h of tmp: 8 pixels a repeat */
+			for (int h = 0; h < 1 + two; h++)
+				vstr(&g, fp32 ? ISA_OP_VMOV : ISA_OP_VMULS, ISA_DT_F16,
+				     base + o_tmp + h * 32, base + o_in + h * np * 32, m8 / 8, 2, 16, 1,
+				     8, !fp32, kg_fbits(inv_scale));
+			if (!two)
+				vstr(&g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + 32, base + o_tmp + 32,
+				     m8 / 8, 2, 16, 1, 8, 1, 0);
+			if (fp32) {
+				int64_t e = m8 * 32, big = base + o_big, tmp = base + o_tmp;
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, big, tmp, e, ISA_RND_RNE);
+				vscal_n(&g, ISA_OP_VMULS, ISA_DT_F32, big, big, e, kg_fbits(inv_scale));
+				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F32, big, big, e, ISA_RND_RNE);
+				kg_conv_n(&g, ISA_DT_F16, ISA_DT_S32, tmp, big, e, ISA_RND_RNE);
+			}
+			kg_conv_n(&g, ISA_DT_S8, ISA_DT_F16, base + o_out, base + o_tmp, m8 * 32,
+				  ISA_RND_RNE);
+			unit_computed(p, par);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, ((img * c1b + j) * hw + p0) * 32,
+			       base + o_out, 1, m, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		block_end(p);
+	}
+	return gen_done(&g, p, err, errlen);
+}
+
+int cc_gen_quant_nd(const struct soc_config *cfg, int64_t rows, int64_t k, float inv_scale,
+		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	if (rows < 1 || k < 1) {
+		snprintf(err, errlen, "quantize: empty tensors are not supported yet");
+		return -1;
+	}
+	if (!(inv_scale >= 1.0f / 1024 && inv_scale <= 32768.0f)) {
+		snprintf(err, errlen, "quantize: 1/scale %g is outside fp16's range for an int8 "
+				      "matmul input (not supported yet)", (double)inv_scale);
+		return -1;
+	}
+	int64_t k16 = up(k, 16), k32 = up(k, 32);
+	/* per buffer and row: the fp16 row, the scaled row at the int8 row
+	 * stride, the int8 row */
+	int64_t per_row = k16 * 2 + k32 * 2 + k32;
+	int64_t R = ((int64_t)cfg->ub_size_kb * 1024 / 2 - 1024) / per_row;
+	R = min64(min64(R, 255), rows);
+	if (R < 1) {
+		snprintf(err, errlen, "quantize: a row of %lld values does not fit the UB",
+			 (long long)k);
+		return -1;
+	}
+	int64_t o_in = 0, o_tmp = up(R * k16 * 2, 256), o_out = o_tmp + up(R * k32 * 2, 256);
+	int64_t slot = o_out + up(R * k32, 256) + 256;
+	int64_t units = cdiv(rows, R);
+	int blocks = pick_blocks(cfg, units);
+	*block_dim = (unsigned)blocks;
+	struct kg g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[1024];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		block_begin(p);
+		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
+		for (int64_t u = u0; u < u1; u++) {
+			int par = (int)((u - u0) & 1);
+			int64_t base = par * slot, r0 = u * R, m = min64(R, rows - r0);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, r0 * k16 * 2, base + o_in, 1,
+			       m * k16 * 2 / 32, 0, 0);
+			unit_loaded(p, par);
+			/* scaled, each row to the int8 row stride: a repeat is one
+			 * row's next (up to) 8 blocks */
+			for (int64_t c0 = 0; c0 < k16 / 16; c0 += 8) {
+				int64_t nb = min64(8, k16 / 16 - c0);
+				kg_mask_lanes(&g, nb * 16);
+				vstr(&g, ISA_OP_VMULS, ISA_DT_F16, base + o_tmp + c0 * 32,
+				     base + o_in + c0 * 32, m, 1, k32 / 16, 1, k16 / 16, 1,
+				     kg_fbits(inv_scale));
+			}
+			if (k32 != k16) { /* the last block of each int8 row: zeros */
+				kg_mask_lanes(&g, 16);
+				vstr(&g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + k16 * 2,
+				     base + o_tmp + k16 * 2, m, 1, k32 / 16, 1, 8, 1, 0);
+			}
+			kg_conv_n(&g, ISA_DT_S8, ISA_DT_F16, base + o_out, base + o_tmp, m * k32,
+				  ISA_RND_RNE);
+			unit_computed(p, par);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, r0 * k32, base + o_out, 1, m * k32 / 32, 0,
+			       0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		block_end(p);
+	}
+	return gen_done(&g, p, err, errlen);
+}
+
+int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int64_t elems,
+		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	if (elems < 1) {
+		snprintf(err, errlen, "quantize: empty tensors are not supported yet");
+		return -1;
+	}
+	if (!(q->scale > 0.0f) || !isfinite(q->scale)) {
+		snprintf(err, errlen, "quantize: scale must be positive and finite (got %g)",
+			 (double)q->scale);
+		return -1;
+	}
+	/* per buffer and element: fp16 in/out, fp32 work, the scale's repeat */
+	const int64_t T = 4096;
+	int64_t o_h = 0, o_f = o_h + T * 2, o_s = o_f + T * 4, slot = o_s + 256;
+	if (2 * slot > (int64_t)cfg->ub_size_kb * 1024) {
+		snprintf(err, errlen, "quantize: the UB is too small");
+		return -1;
+	}
+	int64_t units = cdiv(elems, T);
+	int blocks = pick_blocks(cfg, units);
+	*block_dim = (unsigned)blocks;
+	struct kg g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[1024];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		block_begin(p);
+		kg_mask_all(&g);
+		/* the divisor, a repeat of it in each buffer: vdiv's second operand */
+		for (int par = 0; par < 2; par++)
+			vstr(&g, ISA_OP_VDUP, ISA_DT_F32, par * slot + o_s, par * slot + o_s, 1, 1, 8,
+			     1, 8, 1, kg_fbits(q->scale));
+		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
+		for (int64_t u = u0; u < u1; u++) {
+			int par = (int)((u - u0) & 1);
+			int64_t base = par * slot, e0 = u * T, m = min64(T, elems - e0);
+			int64_t h = base + o_h, f = base + o_f, reps = cdiv(m, 64);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, e0 * 2, h, 1, cdiv(m * 2, 32), 0, 0);
+			unit_loaded(p, par);
+			kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, f, h, m, ISA_RND_RNE);
+			if (q->mode != CC_QL_DEQUANT) {
+				for (int64_t done = 0; done < reps; done += 255) {
+					struct isa_insn *in = vstr(&g, ISA_OP_VDIV, ISA_DT_F32,
+								   f + done * 256, f + done * 256,
+								   min64(255, reps - done), 1, 8, 1, 8,
+								   1, base + o_s);
+					in->s1b = 1;
+					in->s1r = 0;
+				}
+				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F32, f, f, m, ISA_RND_RNE);
+				vscal_n(&g, ISA_OP_VADDS, ISA_DT_S32, f, f, m, q->zero_point);
+				vscal_n(&g, ISA_OP_VMAXS, ISA_DT_S32, f, f, m, q->qmin);
+				vscal_n(&g, ISA_OP_VMINS, ISA_DT_S32, f, f, m, q->qmax);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_S32, f, f, m, ISA_RND_RNE);
+			}
+			if (q->mode != CC_QL_QUANT) {
+				vscal_n(&g, ISA_OP_VADDS, ISA_DT_F32, f, f, m,
+					kg_fbits((float)-q->zero_point));
+				vscal_n(&g, ISA_OP_VMULS, ISA_DT_F32, f, f, m, kg_fbits(q->scale));
+			}
+			kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, h, f, m, ISA_RND_RNE);
+			unit_computed(p, par);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, e0 * 2, h, 1, cdiv(m * 2, 32), 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		block_end(p);
+	}
+	return gen_done(&g, p, err, errlen);
+}

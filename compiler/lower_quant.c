@@ -1,0 +1,309 @@
+/* lower_quant.c: int8 convolutions (pass_qdq.c marks them) and ONNX's
+ * QuantizeLinear / DequantizeLinear on activations.
+ *
+ * An int8 Conv is two tasks: a quantize kernel (kern_quant.c) turns x into
+ * int8 NC1HWC0 (C0 = 32) in a scratch tensor, and the conv kernel runs the
+ * cube in int8 (twice the MACs per step of fp16, half the bytes of x and
+ * w), dequantizing each output channel by s_x * s_w[c] as results leave
+ * L0C; bias, residual and activation follow in fp16 as in the fp16 kernel.
+ * This is ATC's AscendQuant -> Conv2D(int8) -> AscendDequant with the
+ * dequantization fused into the convolution's output path.  The integer
+ * weights come back from the fp32 constant exactly: the pass folded the
+ * DequantizeLinear into q * s[c] (and BatchNormalization folding multiplied
+ * weights and scales by the same factor), so w / s[c] rounds to q. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile_int.h"
+#include "fp16.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv)
+{
+	float s = 0;
+	int fp16 = T(c, out)->is_output, q8 = 0;
+	if (cv->groups != 1 || cv->x_c1 || cv->y_n1 || c->dev[out].q8)
+		return -1;
+	for (int i = 0; i < c->g.nn; i++) {
+		const struct cc_node *u = &c->g.n[i];
+		if (u->dead || u == n)
+			continue;
+		for (int k = 0; k < u->nin; k++) {
+			if (u->in[k] != out)
+				continue;
+			if (k == 0 && u->q_x_scale > 0 && !strcmp(u->op, "Conv") &&
+			    (!q8 || u->q_x_scale == s)) {
+				s = u->q_x_scale;
+				q8 = 1;
+			} else if (k == 0 && u->q_x_scale > 0) {
+				return -1; /* two scales: each conv quantizes for itself */
+			} else {
+				fp16 = 1;
+			}
+		}
+	}
+	float inv = q8 ? 1.0f / s : 0;
+	if (!q8 || !(inv >= 1.0f / 1024 && inv <= 32768.0f)) /* kern_quant.c's fp16 range */
+		return -1;
+	uint64_t bytes = (uint64_t)(cv->n * ((cv->cout + 31) / 32) * cc_conv_ho(cv) *
+				    cc_conv_wo(cv) * 32);
+	int sc = cc_scratch_new(c, T(c, out)->name, bytes);
+	if (sc < 0) {
+		NODE_FAIL(c, n, "out of memory");
+		return -2;
+	}
+	c->dev[out].q8 = sc + 1;
+	c->dev[out].q8_scale = s;
+	cv->q8_out = 1;
+	cv->no_fp16_out = !fp16;
+	cv->q8_inv_scale = inv;
+	return sc;
+}
+
+int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int bi, int ri,
+		       int out, const struct cc_conv *cv0, const float *w)
+{
+	struct cc_conv cv = *cv0;
+	cv.int8 = 1;
+	int64_t per = cv.cin * cv.kh * cv.kw, c16 = cc_pad16(cv.cout);
+	uint64_t wb = cc_conv_weight_bytes(&cv);
+	int8_t *wq = malloc((size_t)(cv.cout * per)), *wl = calloc(1, wb ? wb : 1);
+	float *deq = calloc((size_t)c16, sizeof *deq);
+	uint16_t *bh = calloc((size_t)c16, 2);
+	int64_t woff = -1, doff = -1, boff = -1;
+	if (!wq || !wl || !deq || !bh)
+		goto oom;
+	for (int64_t co = 0; co < cv.cout; co++) {
+		float s = n->q_w_scale[co];
+		for (int64_t j = 0; j < per; j++) {
+			float v = s != 0.0f ? nearbyintf(w[co * per + j] / s) : 0.0f;
+			wq[co * per + j] = (int8_t)(v < -128.0f ? -128 : v > 127.0f ? 127 : v);
+		}
+		deq[co] = n->q_x_scale * s;
+	}
+	cc_conv_layout_weights_s8(&cv, wq, wl);
+	woff = cc_weight_add(c, wl, wb);
+	doff = woff < 0 ? -1 : cc_weight_add(c, deq, (uint64_t)c16 * sizeof *deq);
+	if (doff < 0)
+		goto oom;
+	if (bi >= 0) {
+		float *bf = cc_const_floats(c, n, bi);
+		if (!bf)
+			goto fail;
+		dv_f32_to_f16_n(bf, bh, (size_t)cv.cout);
+		free(bf);
+		if ((boff = cc_weight_add(c, bh, (uint64_t)c16 * 2)) < 0)
+			goto oom;
+	}
+	free(wq);
+	free(wl);
+	free(deq);
+	free(bh);
+	wq = NULL;
+	wl = NULL;
+	deq = NULL;
+	bh = NULL;
+
+	/* x as int8 NC1HWC0 (C0 = 32): written by its producer's output path
+	 * (cc_q8_plan), else by a quantize task */
+	char msg[256];
+	struct task *t;
+	int sc;
+	if (c->dev[xi].q8 && c->dev[xi].q8_scale == n->q_x_scale) {
+		sc = c->dev[xi].q8 - 1;
+	} else {
+		uint64_t qbytes = (uint64_t)(cv.n * cdiv(cv.cin, 32) * cv.h * cv.w * 32);
+		sc = cc_scratch_new(c, n->name, qbytes);
+		char name[300];
+		snprintf(name, sizeof name, "%s#quant", n->name);
+		t = sc < 0 ? NULL : cc_task_new(c, name, "AscendQuant");
+		if (!t)
+			goto oom;
+		if (cc_gen_quant_c0(c->cfg, cv.n, cv.cin, cv.h * cv.w, 1.0f / n->q_x_scale,
+				    &t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		cc_arg_tensor(c, t, xi);
+		cc_arg_tensor(c, t, sc);
+		cc_io_dev(c, t, 0, xi);
+		cc_io_add(t, 1, sc, xi, CC_I8, CC_FMT_NC1HWC0);
+		t->flops = (uint64_t)(cv.n * cv.cin * cv.h * cv.w);
+		/* other int8 convs reading x at this scale reuse it */
+		if (!c->dev[xi].q8) {
+			c->dev[xi].q8 = sc + 1;
+			c->dev[xi].q8_scale = n->q_x_scale;
+		}
+	}
+
+	/* the convolution */
+	if (cc_ws_place(c, out))
+		return -1;
+	int y8 = cc_q8_plan(c, n, out, &cv);
+	if (y8 == -2)
+		return -1;
+	char op[64];
+	snprintf(op, sizeof op, "Conv");
+	if (n->fused[0]) {
+		strncat(op, "+", sizeof op - strlen(op) - 1);
+		strncat(op, n->fused, sizeof op - strlen(op) - 1);
+	}
+	t = cc_task_new(c, n->name, op);
+	if (!t)
+		goto oom;
+	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_arg_tensor(c, t, sc);
+	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
+	cc_arg_tensor(c, t, out);
+	if (bi >= 0)
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
+	if (ri >= 0)
+		cc_arg_tensor(c, t, ri);
+	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, doff, 0 };
+	if (y8 >= 0)
+		cc_arg_tensor(c, t, y8);
+	cc_io_add(t, 0, sc, xi, CC_I8, CC_FMT_NC1HWC0);
+	cc_io_add(t, 0, wi, wi, CC_I8, CC_FMT_FRACTAL_Z);
+	if (bi >= 0)
+		cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
+	if (ri >= 0)
+		cc_io_dev(c, t, 0, ri);
+	if (!cv.no_fp16_out)
+		cc_io_dev(c, t, 1, out);
+	if (y8 >= 0)
+		cc_io_add(t, 1, y8, out, CC_I8, CC_FMT_NC1HWC0);
+	int64_t ho = cc_conv_ho(&cv), wo = cc_conv_wo(&cv);
+	t->flops = 2 * (uint64_t)(cv.n * cv.cout * ho * wo) * (uint64_t)per;
+	if (ri >= 0)
+		t->flops += (uint64_t)(cv.n * cv.cout * ho * wo);
+	t->bytes += wb + (uint64_t)c16 * 4 + (bi >= 0 ? (uint64_t)c16 * 2 : 0);
+	if (cv.no_fp16_out) /* y's fp16 bytes are not written */
+		t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
+	return 0;
+oom:
+	NODE_FAIL(c, n, "out of memory");
+fail:
+	free(wq);
+	free(wl);
+	free(deq);
+	free(bh);
+	return -1;
+}
+
+/* ---- QuantizeLinear / DequantizeLinear on activations ---------------------- */
+
+static int int_const(struct cc_ctx *c, int ti, int64_t *v)
+{
+	const struct cc_tensor *t = T(c, ti);
+	if (!t->data || cc_tensor_numel(t) != 1)
+		return -1;
+	switch (t->dtype) {
+	case CC_I8:
+		*v = *(const int8_t *)t->data;
+		return 0;
+	case CC_U8:
+		*v = *(const uint8_t *)t->data;
+		return 0;
+	case CC_I32:
+		*v = *(const int32_t *)t->data;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+int infer_qlinear(struct cc_ctx *c, struct cc_node *n)
+{
+	if (n->nin < 2 || n->in[1] < 0)
+		return NODE_FAIL(c, n, "needs x and a scale");
+	const struct cc_tensor *x = T(c, n->in[0]);
+	enum cc_dtype dt = CC_F32;
+	if (!strcmp(n->op, "QuantizeLinear"))
+		dt = n->nin > 2 && n->in[2] >= 0 ? T(c, n->in[2])->dtype : CC_U8;
+	if (dt != CC_F32 && dt != CC_U8 && dt != CC_I8)
+		return NODE_FAIL(c, n, "quantization to %s is not supported yet", cc_dtype_name(dt));
+	return cc_set_shape(T(c, n->out[0]), dt, x->rank, x->dims) ? NODE_FAIL(c, n, "bad shape")
+								   : 0;
+}
+
+int lower_qlinear(struct cc_ctx *c, struct cc_node *n)
+{
+	int xi = n->in[0], out = n->out[0];
+	const struct cc_tensor *s = T(c, n->in[1]);
+	if (!s->data || s->dtype != CC_F32)
+		return NODE_FAIL(c, n, "a scale that is not a float32 constant is not supported yet");
+	if (cc_tensor_numel(s) != 1)
+		return NODE_FAIL(c, n, "per-axis quantization of an activation is not supported yet");
+	struct cc_qlinear q = { 0 };
+	q.mode = !strcmp(n->op, "QuantizeLinear") ? CC_QL_QUANT : CC_QL_DEQUANT;
+	/* a DequantizeLinear on a float input: a Q/DQ pair pass_qdq.c merged */
+	if (q.mode == CC_QL_DEQUANT && T(c, xi)->dtype == CC_F32)
+		q.mode = CC_QL_QDQ;
+	q.scale = *(const float *)s->data;
+	enum cc_dtype qt = q.mode == CC_QL_QUANT ? T(c, out)->dtype : T(c, xi)->dtype;
+	if (q.mode == CC_QL_QDQ) /* the pair's integer type: its zero point's */
+		qt = n->nin > 2 && n->in[2] >= 0 ? T(c, n->in[2])->dtype : CC_U8;
+	if (n->nin > 2 && n->in[2] >= 0 && int_const(c, n->in[2], &q.zero_point))
+		return NODE_FAIL(c, n, "a zero point that is not a scalar constant is not "
+				       "supported yet");
+	if (qt == CC_I32 && q.mode == CC_QL_DEQUANT)
+		return NODE_FAIL(c, n, "dequantizing an int32 activation is not supported yet");
+	q.qmin = qt == CC_I8 ? -128 : 0;
+	q.qmax = qt == CC_I8 ? 127 : 255;
+	if (c->dev[xi].where == W_NONE)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	struct task *t = cc_output_task(c, n, out);
+	if (!t)
+		return -1;
+	if (q.mode == CC_QL_QDQ)
+		snprintf(t->op_type, sizeof t->op_type, "QuantizeLinear+DequantizeLinear");
+	char msg[256];
+	if (cc_gen_qlinear(c->cfg, &q, dev_elems(&c->dev[xi]), &t->prog, &t->block_dim, msg,
+			   sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_one_in_one_out(c, t, xi, out);
+	t->flops = (uint64_t)cc_tensor_numel(T(c, xi)) * 4;
+	return 0;
+}
+
+void cc_precision_json(struct cc_ctx *c, FILE *f)
+{
+	int k = 0;
+	for (int i = 0; i < c->g.nn; i++) {
+		const struct cc_node *n = &c->g.n[i];
+		if (n->dead || (strcmp(n->op, "Conv") && strcmp(n->op, "Gemm") &&
+				strcmp(n->op, "MatMul") && strcmp(n->op, "ConvTranspose")))
+			continue;
+		fprintf(f, "%s{\"node\": ", k++ ? ", " : "");
+		sim_json_str(f, n->name);
+		fprintf(f, ", \"op\": \"%s\", \"precision\": \"%s\", \"reason\": ", n->op,
+			n->q_x_scale > 0 ? "int8" : "fp16");
+		sim_json_str(f, n->q_x_scale > 0 ? "quantized input and weights (QDQ)"
+			     : n->q_note[0]	  ? n->q_note
+						  : "not quantized in the model");
+		fprintf(f, "}");
+	}
+}
+
+void cc_precision_text(struct cc_ctx *c, FILE *f)
+{
+	int n8 = 0, n16 = 0, noted = 0;
+	for (int i = 0; i < c->g.nn; i++) {
+		const struct cc_node *n = &c->g.n[i];
+		if (n->dead || (strcmp(n->op, "Conv") && strcmp(n->op, "Gemm") &&
+				strcmp(n->op, "MatMul") && strcmp(n->op, "ConvTranspose")))
+			continue;
+		n8 += n->q_x_scale > 0;
+		n16 += !(n->q_x_scale > 0);
+		noted += n->q_note[0] != 0;
+	}
+	if (!n8 && !noted)
+		return; /* a float model: nothing to say */
+	fprintf(f, "  precision: %d Conv/Gemm/MatMul int8, %d fp16\n", n8, n16);
+	for (int i = 0; i < c->g.nn; i++) {
+		const struct cc_node *n = &c->g.n[i];
+		if (!n->dead && n->q_note[0])
+			fprintf(f, "    %s (%s) fp16: %s\n", n->name, n->op, n->q_note);
+	}
+}
