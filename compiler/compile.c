@@ -574,6 +574,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	if (on[SW_MATMUL_ELTWISE] && (changes[SW_MATMUL_ELTWISE] = cc_pass_fuse_matmul_eltwise(
 					      &c.g, &c.log, err, errlen)) < 0)
 		goto done;
+	if (cc_pass_precision(&c.g, opt ? (int)opt->precision_mode : CC_PREC_FORCE_FP16,
+			      opt ? opt->keep_dtype : NULL, cfg->name, &c.log, err, errlen) < 0)
+		goto done;
 	c.dev = calloc((size_t)c.g.nt + 1, sizeof *c.dev);
 	if (!c.dev) {
 		cc_fail(&c, "out of memory");

@@ -8,6 +8,9 @@
 #include "soc.h"
 #include "tensor_io.h"
 
+/* ATC's --precision_mode values the compiler implements (pass_precision.c). */
+enum cc_precision_mode { CC_PREC_FORCE_FP16, CC_PREC_MIX, CC_PREC_KEEP_ORIGIN };
+
 struct cc_options {
 	const char *input_shape; /* ATC form "name:1,3,224,224;other:1,10", or NULL */
 	const char *report_json; /* write the compile report as JSON here, or NULL */
@@ -19,6 +22,8 @@ struct cc_options {
 	const struct rt_tensor *frozen;
 	unsigned nfrozen;
 	const char *insert_op_conf; /* ATC's AIPP config (--insert_op_conf), or NULL */
+	enum cc_precision_mode precision_mode;
+	const char *keep_dtype; /* ATC's --keep_dtype file, or NULL */
 };
 
 /* The passes a fusion switch file can turn off, by these names. */

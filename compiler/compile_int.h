@@ -138,8 +138,8 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv);
 int infer_qlinear(struct cc_ctx *c, struct cc_node *n);
 int lower_qlinear(struct cc_ctx *c, struct cc_node *n);
-/* The report's "precision" entries: each Conv, Gemm and MatMul, int8 or
- * fp16 and why. */
+/* The report's "precision" entries: every node, int8, fp32 or fp16 and
+ * why. */
 void cc_precision_json(struct cc_ctx *c, FILE *f);
 /* ...and the text report's lines (none for a model without quantization). */
 void cc_precision_text(struct cc_ctx *c, FILE *f);

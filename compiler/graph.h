@@ -94,6 +94,11 @@ struct cc_node {
 	float q_x_scale;
 	float *q_w_scale;
 	char q_note[96];
+	/* mixed precision (pass_precision.c): 1 when the node's kernel computes
+	 * in fp32 on the vector unit (its tensors stay fp16 in memory);
+	 * prec_note says why it does or why it cannot */
+	int fp32;
+	char prec_note[96];
 };
 
 struct cc_graph {

@@ -9,7 +9,20 @@
  * intact).  A row's own lanes are folded 128 at a time into lanes 0..127,
  * then vcadd/vcmax/vcmin finish.  Sums over a row accumulate in fp32 (vconv
  * to f32, vadd, f32 vcadd); sums over R are fp16.  Each tile of whole a's is
- * loaded once; tiles are spread over the cores. */
+ * loaded once; tiles are spread over the cores.
+ *
+ * f32 (mixed precision, cc_node.fp32): Softmax converts the tile (after the
+ * fused scale and mask) to fp32 and runs x - max, exp, the sums, vrec/vln
+ * and the final multiply/subtract in fp32 (64 lanes a repeat: twice the
+ * repeats of fp16), rounding to fp16 once; e is made in place and
+ * LogSoftmax converts x and subtracts the max a second time (the same fp32
+ * values) instead of keeping an fp32 e besides x - max, so that rows of
+ * 1000 still fit 16 to a tile.  ReduceSum/Mean over R convert
+ * to fp32 and run the halving tree and the mean scaling in fp32; R is taken
+ * in chunks of rc rows when a group's fp16 and fp32 copies do not fit the
+ * UB together, the chunks' partial sums added in an fp32 accumulator.
+ * ReduceMax/Min are exact in fp16 and ignore f32, as do row sums along the
+ * last axis alone (already fp32). */
 #include <stdio.h>
 #include <string.h>
 
@@ -79,6 +92,34 @@ static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64
 			else
 				in = kg_vinsn(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
 					      s0 + q * 2 + i * s0_st * 32, k);
+			in->dr = dst_st;
+			in->s0r = s0_st;
+			in->s1r = s1_st;
+		}
+	}
+}
+
+/* fp32 form of strided's general case: n items of len floats each (64 a
+ * repeat, the tail masked), item i at base + i * st * 32. */
+static void strided32(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
+		      int64_t n, int64_t len, int64_t dst_st, int64_t s0_st, int64_t s1_st)
+{
+	if (dst_st > 65535 || s0_st > 65535 || s1_st > 65535)
+		g->bad = 1;
+	for (int64_t q = 0; q < len; q += 64) {
+		kg_mask_lanes(g, len - q >= 64 ? 128 : len - q);
+		for (int64_t i = 0; i < n; i += 255) {
+			int64_t k = n - i < 255 ? n - i : 255;
+			struct isa_insn *in;
+			if (op == ISA_OP_VMULS) /* s1 is the scalar's fp32 bits */
+				in = vbin(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
+					  s0 + q * 4 + i * s0_st * 32, s1, k);
+			else if (s1 >= 0)
+				in = vbin(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
+					  s0 + q * 4 + i * s0_st * 32, s1 + q * 4 + i * s1_st * 32, k);
+			else
+				in = kg_vinsn(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
+					      s0 + q * 4 + i * s0_st * 32, k);
 			in->dr = dst_st;
 			in->s0r = s0_st;
 			in->s1r = s1_st;
@@ -160,6 +201,51 @@ static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t col
 	}
 }
 
+/* Sums of fp32 rows (n of them at `st` blocks, cols real lanes) into fp32 at
+ * out32, through the row accumulators acc32 (n rows of 64 floats). */
+static void row_sum32(struct kg *g, int64_t x, int64_t n, int64_t cols, int64_t st,
+		      int64_t acc32, int64_t out32)
+{
+	flat(g, ISA_OP_VDUP, ISA_DT_F32, acc32, 0, n * 64, 0);
+	for (int64_t h = 0; h * 64 < cols; h++) {
+		kg_mask_lanes(g, cols - h * 64 < 64 ? cols - h * 64 : 64);
+		for (int64_t i = 0; i < n; i += 255) {
+			int64_t k = n - i < 255 ? n - i : 255;
+			struct isa_insn *in = vbin(g, ISA_OP_VADD, ISA_DT_F32, acc32 + i * 256,
+						   acc32 + i * 256, x + h * 256 + i * st * 32, k);
+			in->s1r = st;
+		}
+	}
+	kg_mask_lanes(g, 64);
+	for (int64_t i = 0; i < n; i += 255) {
+		int64_t k = n - i < 255 ? n - i : 255;
+		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4,
+					       acc32 + i * 256, k);
+		in->s0r = 8;
+	}
+}
+
+/* fp32 rows of nb32 blocks (in place) op= the row's fp32 block at bc (one
+ * per row), one instruction per column block, 8 rows a repeat. */
+static void rows_op32(struct kg *g, enum isa_op op, int64_t x, int64_t bc, int64_t nb32,
+		      int64_t n16)
+{
+	kg_mask_all(g);
+	for (int64_t j = 0; j < nb32; j++) {
+		struct isa_insn *in = vbin(g, op, ISA_DT_F32, x + j * 32, x + j * 32, bc, n16 / 8);
+		in->db = in->s0b = nb32;
+		in->dr = in->s0r = 8 * nb32;
+		in->s1b = 1;
+		in->s1r = 8;
+	}
+}
+
+/* n16 fp32 values at v -> one 32-byte block (8 copies) per value at bc. */
+static void brcb32(struct kg *g, int64_t bc, int64_t v, int64_t n16)
+{
+	kg_vinsn(g, ISA_OP_VBRCB, ISA_DT_F32, bc, v, n16 / 8);
+}
+
 /* n16/16 groups of 16 values (f16 at v) -> one 32-byte block per value at bc,
  * the value in lane 0 (zero) or in all 16 lanes (all). */
 static void to_blocks(struct kg *g, int64_t v, int64_t tt, int64_t bc, int64_t n16, int all)
@@ -205,9 +291,140 @@ static int plan(const struct soc_config *cfg, int64_t per_a, int64_t mult, int64
 	return 0;
 }
 
+/* Where a tile's per-row results go: D > 1, the results of each group of D
+ * rows as one padded output row; else one 32-byte block per row (laid out
+ * by to_blocks). */
+static void row_results(struct kg *g, int64_t D, int64_t groups, int64_t ostr, int64_t a0,
+			int64_t n, int64_t n16, int64_t r16, int64_t tt, int64_t ob, int64_t *src,
+			int64_t *obytes, int64_t *goff)
+{
+	if (D > 1) {
+		*src = r16;
+		*obytes = groups * ostr * 2;
+		*goff = a0 / D * ostr * 2;
+	} else {
+		to_blocks(g, r16, tt, ob, n16, 0);
+		*src = ob;
+		*obytes = n * 32;
+		*goff = a0 * 32;
+	}
+}
+
+static int reduce_done(const struct kg *g, char *err, size_t errlen)
+{
+	if (g->bad) {
+		snprintf(err, errlen, "reduce: a shape outside the ISA's field ranges is not "
+			 "supported yet");
+		return -1;
+	}
+	return 0;
+}
+
+/* ReduceSum/Mean with the sum over R in fp32 (see the header): per tile of
+ * n a's, each chunk of rc rows is loaded (fp16, x16), converted (xf), summed
+ * by the halving tree in fp32 and added into acc[n][C]; then the mean's
+ * scaling (and with last the row sums, fp32 as always) and one rounding. */
+static int reduce_sum32(const struct soc_config *cfg, int kind, int64_t A, int64_t R,
+			int64_t C, int64_t cols, int last, int64_t D, struct cc_prog *p,
+			unsigned *block_dim, char *err, size_t errlen)
+{
+	int64_t ostr = cc_pad16(D), mult = last && D > 1 ? D : 1;
+	/* per a besides the chunk: acc, the row accumulator, r32, r16, tt, ob */
+	int64_t fixed = C * 4 + 256 + 64 + 32 + 32 + C * 2 + 32 + ostr * 8 + 64;
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024 - 8192, rc = R;
+	if (mult * (R * C * 6 + fixed) > ub)
+		rc = (ub / mult - fixed) / (C * 6);
+	if (rc < 1) {
+		snprintf(err, errlen, "an fp32 reduction whose group of %lld bytes does not fit the "
+			 "UB is not supported yet", (long long)(C * 6 + fixed));
+		return -1;
+	}
+	int64_t tile, per;
+	if (plan(cfg, rc * C * 6 + fixed, mult, &tile, block_dim, A, &per, err, errlen))
+		return -1;
+	int64_t t16 = (tile + 15) / 16 * 16, chunks = (R + rc - 1) / rc;
+	int64_t x16 = 0, xf = (tile * rc * C * 2 + 31) / 32 * 32, acc = xf + tile * rc * C * 4,
+		racc = acc + tile * C * 4, r32 = racc + tile * 256, r16 = r32 + t16 * 4 * 16 + 256,
+		tt = r16 + t16 * 2 * 16 + 256, ob = tt + t16 * 32;
+	int64_t N = R * (last ? cols : 1);
+	struct kg g = { .p = p };
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	int labels[1024];
+	int64_t blocks = *block_dim, tiles = (A + tile - 1) / tile;
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		kg_reset(&g);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
+			int64_t n16 = (n + 15) / 16 * 16;
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+			for (int64_t c = 0; c < chunks; c++) {
+				int64_t r0 = c * rc, m = R - r0 < rc ? R - r0 : rc;
+				if (c > 0) /* the previous chunk's fp16 copy is converted */
+					cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+				if (m == R)
+					kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, x16, 1,
+					       n * R * C / 16, 0, 0);
+				else /* one burst per a: its rows r0 .. r0 + m - 1 */
+					kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, (a0 * R + r0) * C * 2, x16, n,
+					       m * C / 16, (R - m) * C / 16, 0);
+				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+				cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, x16, n * m * C, ISA_RND_RNE);
+				if (c + 1 < chunks)
+					cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+				/* halving tree over the chunk's rows, in fp32 */
+				for (int64_t s = m; s > 1; s = (s + 1) / 2) {
+					int64_t h = s / 2, o = s - h;
+					strided32(&g, ISA_OP_VADD, xf, xf, xf + o * C * 4, n, h * C,
+						  m * C / 8, m * C / 8, m * C / 8);
+				}
+				if (c == 0)
+					strided32(&g, ISA_OP_VMOV, acc, xf, -1, n, C, C / 8, m * C / 8, 0);
+				else
+					strided32(&g, ISA_OP_VADD, acc, acc, xf, n, C, C / 8, C / 8,
+						  m * C / 8);
+			}
+			int64_t src, obytes, goff;
+			if (!last) {
+				if (kind == RK_MEAN)
+					flat(&g, ISA_OP_VMULS, ISA_DT_F32, acc, acc, n * C,
+					     kg_fbits(1.0f / (float)N));
+				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, ob, acc, n * C, ISA_RND_RNE);
+				src = ob;
+				obytes = n * C * 2;
+				goff = a0 * C * 2;
+			} else {
+				int64_t groups = D > 1 ? n / D : 1, gn = D > 1 ? D : n;
+				int64_t zlen = D > 1 ? groups * ostr : n16;
+				flat(&g, ISA_OP_VDUP, ISA_DT_F32, r32, 0, zlen, 0);
+				for (int64_t o = 0; o < groups; o++)
+					row_sum32(&g, acc + o * gn * C * 4, gn, cols, C / 8, racc,
+						  r32 + o * ostr * 4);
+				if (kind == RK_MEAN)
+					flat(&g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
+					     kg_fbits(1.0f / (float)N));
+				kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
+				row_results(&g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
+					    &obytes, &goff);
+			}
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		}
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+		cc_end(p);
+	}
+	return reduce_done(&g, err, errlen);
+}
+
 int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, int64_t C,
-		  int64_t cols, int last, int64_t D, struct cc_prog *p, unsigned *block_dim,
-		  char *err, size_t errlen)
+		  int64_t cols, int last, int64_t D, int f32, struct cc_prog *p,
+		  unsigned *block_dim, char *err, size_t errlen)
 {
 	int64_t ostr = cc_pad16(D);
 	if (last && D > 1 && D > 240) {
@@ -215,6 +432,9 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 			 "supported yet", (long long)D);
 		return -1;
 	}
+	/* fp32 changes only sums over R (row sums are fp32; max/min are exact) */
+	if (f32 && (kind == RK_SUM || kind == RK_MEAN) && (R > 1 || !last))
+		return reduce_sum32(cfg, kind, A, R, C, cols, last, D, p, block_dim, err, errlen);
 	int64_t tile, per;
 	if (plan(cfg, R * C * 2 + C * 2 + 256 * 3 + 32 * 4 + ostr * 8 + 64, last && D > 1 ? D : 1,
 		 &tile, block_dim, A, &per, err, errlen))
@@ -277,16 +497,8 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 						     kg_fbits(1.0f / (float)N));
 					kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
 				}
-				if (D > 1) {
-					src = r16;
-					obytes = groups * ostr * 2;
-					goff = a0 / D * ostr * 2;
-				} else {
-					to_blocks(&g, r16, tt, ob, n16, 0);
-					src = ob;
-					obytes = n * 32;
-					goff = a0 * 32;
-				}
+				row_results(&g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
+					    &obytes, &goff);
 			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
@@ -296,12 +508,7 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
 		cc_end(p);
 	}
-	if (g.bad) {
-		snprintf(err, errlen, "reduce: a shape outside the ISA's field ranges is not "
-			 "supported yet");
-		return -1;
-	}
-	return 0;
+	return reduce_done(&g, err, errlen);
 }
 
 /* Softmax (log: LogSoftmax, x - max - ln(sum(exp(x - max))), the
@@ -309,7 +516,7 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
  * final subtract) over R (last = 0: element-wise over [A][R][C]) or over a row of
  * cols real lanes (last = 1, R = 1).  Arguments: 0 x, 1 y. */
 int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
-		       int64_t cols, int last, float scale, int64_t mask_div, int log,
+		       int64_t cols, int last, float scale, int64_t mask_div, int log, int f32,
 		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
 	int64_t tile, per;
@@ -318,9 +525,13 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 			 "supported yet");
 		return -1;
 	}
-	if (plan(cfg, R * C * 2 * (log ? 2 : 1) + C * 2 + 256 * 3 + 4 + 2 + 32 * 2 + 64,
-		 last ? 16 : 1, &tile,
-		 block_dim, A, &per, err, errlen))
+	/* f32: an fp32 copy of x (e is made in place: LogSoftmax converts x and
+	 * subtracts the max again rather than keep an fp32 e besides), and over R
+	 * the max and the sums in fp32 */
+	int64_t per_a = f32 ? R * C * 6 + C * 4 + (last ? 0 : C * 8) + 256 * 3 + 4 + 2 + 32 * 2 +
+				      64 + 32
+			    : R * C * 2 * (log ? 2 : 1) + C * 2 + 256 * 3 + 4 + 2 + 32 * 2 + 64;
+	if (plan(cfg, per_a, last ? 16 : 1, &tile, block_dim, A, &per, err, errlen))
 		return -1;
 	/* with a mask, a tile never spans two mask rows: mask_div rows share one */
 	int64_t seg = mask_div > 0 ? mask_div : A;
@@ -336,7 +547,11 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 		acc = mx + t16 * 256, tmp = acc + t16 * 256, r32 = tmp + t16 * 256,
 		r16 = r32 + t16 * 4 + 256, tt = r16 + t16 * 2 + 256, bc = tt + t16 * 32,
 		mbuf = bc + t16 * 32, ebuf = (mbuf + C * 2 + 31) / 32 * 32;
-	int64_t st = R * C / 16, nb = C / 16;
+	/* f32: xf (x, then e, in fp32) where the fp16 e would be; over R the max
+	 * m32 and the sums s32; along the last axis tt holds the second row of
+	 * broadcast blocks (the max stays in bc for LogSoftmax) */
+	int64_t xf = ebuf, m32 = xf + tile * R * C * 4, s32 = m32 + tile * C * 4;
+	int64_t st = R * C / 16, nb = C / 16, st32 = R * C / 8, nb32 = C / 8;
 	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
@@ -380,7 +595,51 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 					in->s1r = 0;
 				}
 			}
-			if (last) {
+			if (f32 && last) {
+				/* the max from fp16 (exact), then fp32 from x - max on */
+				row_reduce(&g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, r32, r16, n16, ISA_RND_RNE);
+				brcb32(&g, bc, r32, n16);
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n16 * C, ISA_RND_RNE);
+				rows_op32(&g, ISA_OP_VSUB, xf, bc, nb32, n16);
+				flat(&g, ISA_OP_VEXP, ISA_DT_F32, xf, xf, n16 * C, 0);
+				row_sum32(&g, xf, n, cols, nb32, acc, r32);
+				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
+				brcb32(&g, tt, r32, n16);
+				if (log) { /* x - max again, exactly as the first time */
+					kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n16 * C,
+						  ISA_RND_RNE);
+					rows_op32(&g, ISA_OP_VSUB, xf, bc, nb32, n16);
+				}
+				rows_op32(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, xf, tt, nb32, n16);
+				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, ux, xf, n16 * C, ISA_RND_RNE);
+			} else if (f32) {
+				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n * R * C, ISA_RND_RNE);
+				strided32(&g, ISA_OP_VMOV, m32, xf, -1, n, C, nb32, st32, 0);
+				for (int64_t r = 1; r < R; r++)
+					strided32(&g, ISA_OP_VMAX, m32, m32, xf + r * C * 4, n, C, nb32,
+						  nb32, st32);
+				for (int64_t r = 0; r < R; r++)
+					strided32(&g, ISA_OP_VSUB, xf + r * C * 4, xf + r * C * 4, m32, n,
+						  C, st32, st32, nb32);
+				flat(&g, ISA_OP_VEXP, ISA_DT_F32, xf, xf, n * R * C, 0);
+				strided32(&g, ISA_OP_VMOV, s32, xf, -1, n, C, nb32, st32, 0);
+				for (int64_t r = 1; r < R; r++)
+					strided32(&g, ISA_OP_VADD, s32, s32, xf + r * C * 4, n, C, nb32,
+						  nb32, st32);
+				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, s32, s32, n * C, 0);
+				if (log) { /* x - max again, exactly as the first time */
+					kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n * R * C,
+						  ISA_RND_RNE);
+					for (int64_t r = 0; r < R; r++)
+						strided32(&g, ISA_OP_VSUB, xf + r * C * 4, xf + r * C * 4,
+							  m32, n, C, st32, st32, nb32);
+				}
+				for (int64_t r = 0; r < R; r++)
+					strided32(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, xf + r * C * 4,
+						  xf + r * C * 4, s32, n, C, st32, st32, nb32);
+				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, ux, xf, n * R * C, ISA_RND_RNE);
+			} else if (last) {
 				row_reduce(&g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
 				to_blocks(&g, r16, tt, bc, n16, 1);
 				/* x -= max, one instruction per column block, 8 rows a repeat */

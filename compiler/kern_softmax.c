@@ -16,6 +16,16 @@
  * to a buffer of their own so that x - max survives to the final subtract:
  * taking ln of exp(x - max) instead would turn every value that exp
  * underflows in fp16 (x - max < -17) into -inf.
+ *
+ * f32 (mixed precision, cc_node.fp32): after the fused scale and mask the
+ * tile is converted to fp32 (xf, rows of 2*nb 32-byte blocks); the maximum
+ * is still vcmax'ed from the fp16 copy (exact: the conversion is), converted
+ * and vbrcb'd to one fp32 block per row; x - max, exp, the sums (vcadd over
+ * 64 lanes, rows longer than 64 folded once with a vadd), vrec/vln and the
+ * final multiply/subtract are fp32, and the result is rounded to fp16 once
+ * by the last vconv.  An fp32 repeat holds 64 lanes, half of fp16's, so the
+ * element-wise work takes twice the repeats, and the tile shrinks to fit
+ * the fp32 buffers.
  * Arguments: 0 x, 1 y. */
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +70,92 @@ static void broadcast_rows(struct cc_prog *p, int64_t red, int64_t tmp, int64_t 
 	in->s0r = 16;
 }
 
+/* dst(dt) = src(st), n elements contiguous on both sides (64 a repeat);
+ * conversions to fp16 round to nearest even (the field's default). */
+static void conv_flat(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
+		      int64_t src, int64_t n)
+{
+	int64_t reps = (n + 63) / 64, dsz = isa_dtype_size(dt), ssz = isa_dtype_size(st);
+	for (int64_t d = 0; d < reps; d += 255) {
+		struct isa_insn *in = vec(p, ISA_OP_VCONV, dst + d * 64 * dsz, src + d * 64 * ssz, -1,
+					  reps - d < 255 ? reps - d : 255);
+		in->dt = dt;
+		in->st = st;
+		in->db = in->s0b = 1;
+		in->dr = 64 * dsz / 32;
+		in->s0r = 64 * ssz / 32;
+	}
+}
+
+/* A flat fp32 unary op (vexp, vln, vrec) over n elements. */
+static void flat32(struct cc_prog *p, enum isa_op op, int64_t dst, int64_t src, int64_t n)
+{
+	int64_t reps = (n + 63) / 64;
+	for (int64_t d = 0; d < reps; d += 255)
+		vec(p, op, dst + d * 256, src + d * 256, -1, reps - d < 255 ? reps - d : 255)->dt =
+			ISA_DT_F32;
+}
+
+/* n16 fp32 values at v -> one 32-byte block (8 copies) per value at bc. */
+static void brcb32(struct cc_prog *p, int64_t bc, int64_t v, int64_t n16)
+{
+	vec(p, ISA_OP_VBRCB, bc, v, -1, n16 / 8)->dt = ISA_DT_F32;
+}
+
+/* fp32 rows of nb32 blocks (in place) op= the row's fp32 block: as rows_op. */
+static void rows_op32(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, int64_t nb32,
+		      int64_t n16)
+{
+	for (int64_t j = 0; j < nb32; j++) {
+		struct isa_insn *in = vec(p, op, x + j * 32, x + j * 32, bc, n16 / 8);
+		in->dt = ISA_DT_F32;
+		in->db = in->s0b = nb32;
+		in->dr = in->s0r = 8 * nb32;
+		in->s1b = 1;
+		in->s1r = 8;
+	}
+}
+
+/* The fp32 part of a tile (see the header): ux holds n16 fp16 rows of c16
+ * after the scale and mask; the result goes back to ux in fp16. */
+static void tile_f32(struct cc_prog *p, int64_t ux, int64_t red, int64_t red32, int64_t bc32,
+		     int64_t acc, int64_t xf, int64_t ebuf, int64_t n16, int64_t cols, int64_t c16,
+		     int log)
+{
+	int64_t nb32 = c16 / 8, nel = n16 * c16;
+	conv_flat(p, ISA_DT_F32, ISA_DT_F16, xf, ux, nel);
+	mask_lanes(p, cols);
+	struct isa_insn *in = vec(p, ISA_OP_VCMAX, red, ux, -1, n16);
+	in->s0r = c16 / 16;
+	mask_lanes(p, 0);
+	conv_flat(p, ISA_DT_F32, ISA_DT_F16, red32, red, n16);
+	brcb32(p, bc32, red32, n16);
+	rows_op32(p, ISA_OP_VSUB, xf, bc32, nb32, n16);
+	int64_t e = log ? ebuf : xf; /* LogSoftmax keeps x - max */
+	flat32(p, ISA_OP_VEXP, e, xf, nel);
+	int64_t src = e, sst = nb32;
+	if (cols > 64) { /* lanes 64.. added onto 0..63 in a copy: e stays for the multiply */
+		in = vec(p, ISA_OP_VMOV, acc, e, -1, n16);
+		in->dt = ISA_DT_F32;
+		in->s0r = nb32;
+		mask_lanes(p, cols - 64);
+		in = vec(p, ISA_OP_VADD, acc, acc, e + 256, n16);
+		in->dt = ISA_DT_F32;
+		in->s1r = nb32;
+		src = acc;
+		sst = 8;
+	}
+	mask_lanes(p, cols < 64 ? cols : 64);
+	in = vec(p, ISA_OP_VCADD, red32, src, -1, n16);
+	in->dt = ISA_DT_F32;
+	in->s0r = sst;
+	mask_lanes(p, 0);
+	flat32(p, log ? ISA_OP_VLN : ISA_OP_VREC, red32, red32, n16);
+	brcb32(p, bc32, red32, n16);
+	rows_op32(p, log ? ISA_OP_VSUB : ISA_OP_VMUL, xf, bc32, nb32, n16);
+	conv_flat(p, ISA_DT_F16, ISA_DT_F32, ux, xf, nel);
+}
+
 /* x (in place) op= the row's broadcast block, one instruction per column block. */
 static void rows_op(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, int64_t nb,
 		    int64_t n16)
@@ -76,8 +172,8 @@ static void rows_op(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, in
 }
 
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, float scale,
-		   int64_t mask_div, int log, struct cc_prog *p, unsigned *block_dim, char *err,
-		   size_t errlen)
+		   int64_t mask_div, int log, int f32, struct cc_prog *p, unsigned *block_dim,
+		   char *err, size_t errlen)
 {
 	int64_t c16 = cc_pad16(cols), nb = c16 / 16;
 	if (cols < 1 || cols > 128) {
@@ -90,8 +186,13 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	if (tile > 240)
 		tile = 240;
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
-	while (tile > 16 && tile * (c16 * 2 * (log ? 2 : 1) + 2 + 32 + 32) + 512 + c16 * 2 > ub)
-		tile -= 16;
+	if (!f32)
+		while (tile > 16 && tile * (c16 * 2 * (log ? 2 : 1) + 2 + 32 + 32) + 512 + c16 * 2 > ub)
+			tile -= 16;
+	else /* fp16 x, fp32 xf (and e), red, red32, bc32, acc; the mask row */
+		while (tile > 16 && tile * (c16 * 2 + c16 * 4 * (log ? 2 : 1) + 2 + 4 + 32 + 256) +
+						    1024 + c16 * 2 > ub)
+			tile -= 16;
 	/* with a mask, a tile never spans two mask rows: mask_div rows share one */
 	int64_t seg = mask_div > 0 ? mask_div : rows;
 	int64_t per_seg = (seg + tile - 1) / tile, segs = (rows + seg - 1) / seg;
@@ -100,6 +201,12 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	*block_dim = (unsigned)blocks;
 	int64_t ux = 0, red = tile * c16 * 2, tmp = red + (tile * 2 + 31) / 32 * 32;
 	int64_t bc = tmp + tile * 32, mbuf = bc + tile * 32, ebuf = mbuf + c16 * 2;
+	/* the fp32 path's buffers (f32): red32 holds whole 64-float repeats */
+	int64_t red32 = tmp, bc32 = red32 + (tile + 63) / 64 * 256, acc = bc32 + tile * 32,
+		mbuf32 = acc + tile * 256, xf = mbuf32 + (c16 * 2 + 31) / 32 * 32,
+		ebuf32 = xf + tile * c16 * 4;
+	if (f32)
+		mbuf = mbuf32;
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_Y, 1);
 	if (mask_div > 0)
@@ -148,24 +255,28 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 					in->s1b = 0;
 					in->s1r = 0;
 				}
-			/* max per row, over the row's own lanes */
-			mask_lanes(p, cols);
-			in = vec(p, ISA_OP_VCMAX, red, ux, -1, n16);
-			in->s0r = nb;
-			mask_lanes(p, 0);
-			broadcast_rows(p, red, tmp, bc, n16);
-			rows_op(p, ISA_OP_VSUB, ux, bc, nb, n16);
-			int64_t e = log ? ebuf : ux; /* LogSoftmax keeps x - max */
-			for (int64_t d = 0; d < reps; d += 255)
-				vec(p, ISA_OP_VEXP, e + d * 256, ux + d * 256, -1,
-				    reps - d < 255 ? reps - d : 255);
-			mask_lanes(p, cols);
-			in = vec(p, ISA_OP_VCADD, red, e, -1, n16);
-			in->s0r = nb;
-			mask_lanes(p, 0);
-			vec(p, log ? ISA_OP_VLN : ISA_OP_VREC, red, red, -1, (n16 + 127) / 128);
-			broadcast_rows(p, red, tmp, bc, n16);
-			rows_op(p, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux, bc, nb, n16);
+			if (f32) {
+				tile_f32(p, ux, red, red32, bc32, acc, xf, ebuf32, n16, cols, c16, log);
+			} else {
+				/* max per row, over the row's own lanes */
+				mask_lanes(p, cols);
+				in = vec(p, ISA_OP_VCMAX, red, ux, -1, n16);
+				in->s0r = nb;
+				mask_lanes(p, 0);
+				broadcast_rows(p, red, tmp, bc, n16);
+				rows_op(p, ISA_OP_VSUB, ux, bc, nb, n16);
+				int64_t e = log ? ebuf : ux; /* LogSoftmax keeps x - max */
+				for (int64_t d = 0; d < reps; d += 255)
+					vec(p, ISA_OP_VEXP, e + d * 256, ux + d * 256, -1,
+					    reps - d < 255 ? reps - d : 255);
+				mask_lanes(p, cols);
+				in = vec(p, ISA_OP_VCADD, red, e, -1, n16);
+				in->s0r = nb;
+				mask_lanes(p, 0);
+				vec(p, log ? ISA_OP_VLN : ISA_OP_VREC, red, red, -1, (n16 + 127) / 128);
+				broadcast_rows(p, red, tmp, bc, n16);
+				rows_op(p, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux, bc, nb, n16);
+			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 			cc_addi(p, R_GM, R_Y, off);

@@ -54,8 +54,8 @@ static const struct ratfn fn_tanh = { 4.5f, 4, 4,
 enum { R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_SCALAR = 25 };
 
 /* Registers: x1.. the arguments, x10.. GM addresses, x16.. UB addresses. */
-static void emit_step(struct cc_prog *p, const struct cc_vstep *st, int64_t dst, int64_t a,
-		      int64_t b, int64_t rep)
+static void emit_step(struct cc_prog *p, enum isa_dtype dt, const struct cc_vstep *st,
+		      int64_t dst, int64_t a, int64_t b, int64_t rep)
 {
 	enum isa_op op = vop_isa[st->op];
 	const struct isa_info *info = &isa_table[op];
@@ -77,48 +77,48 @@ static void emit_step(struct cc_prog *p, const struct cc_vstep *st, int64_t dst,
 	}
 	in->rd = R_UB;
 	in->rs1 = R_UB + 1;
-	in->dt = ISA_DT_F16;
+	in->dt = dt;
 	in->rep = rep;
 }
 
 /* One vector instruction over rep repeats at UB addresses dst, a (and b). */
-static void emit_raw(struct cc_prog *p, enum isa_op op, int64_t dst, int64_t a, int64_t b,
-		     float scalar, int64_t rep)
+static void emit_raw(struct cc_prog *p, enum isa_dtype dt, enum isa_op op, int64_t dst, int64_t a,
+		     int64_t b, float scalar, int64_t rep)
 {
 	struct cc_vstep st = { CC_V_ADD, 0, 0, scalar };
 	for (int k = 0; k <= CC_V_MINS; k++)
 		if (vop_isa[k] == op)
 			st.op = (enum cc_vop)k;
-	emit_step(p, &st, dst, a, b, rep);
+	emit_step(p, dt, &st, dst, a, b, rep);
 }
 
 /* Horner's rule for P(u) into dst (c[0] the highest power's coefficient). */
-static void emit_poly(struct cc_prog *p, const float *c, int n, int64_t dst, int64_t u,
-		      int64_t rep)
+static void emit_poly(struct cc_prog *p, enum isa_dtype dt, const float *c, int n, int64_t dst,
+		      int64_t u, int64_t rep)
 {
-	emit_raw(p, ISA_OP_VMULS, dst, u, 0, c[0], rep);
-	emit_raw(p, ISA_OP_VADDS, dst, dst, 0, c[1], rep);
+	emit_raw(p, dt, ISA_OP_VMULS, dst, u, 0, c[0], rep);
+	emit_raw(p, dt, ISA_OP_VADDS, dst, dst, 0, c[1], rep);
 	for (int k = 2; k < n; k++) {
-		emit_raw(p, ISA_OP_VMUL, dst, dst, u, 0, rep);
-		emit_raw(p, ISA_OP_VADDS, dst, dst, 0, c[k], rep);
+		emit_raw(p, dt, ISA_OP_VMUL, dst, dst, u, 0, rep);
+		emit_raw(p, dt, ISA_OP_VADDS, dst, dst, 0, c[k], rep);
 	}
 }
 
 /* dst = f(a) with the temporaries t0..t2 (see the top of the file). */
-static void emit_ratfn(struct cc_prog *p, const struct ratfn *f, int64_t dst, int64_t a,
-		       int64_t t0, int64_t t1, int64_t t2, int64_t rep)
+static void emit_ratfn(struct cc_prog *p, enum isa_dtype dt, const struct ratfn *f, int64_t dst,
+		       int64_t a, int64_t t0, int64_t t1, int64_t t2, int64_t rep)
 {
-	emit_raw(p, ISA_OP_VMAXS, t0, a, 0, -f->c, rep);
-	emit_raw(p, ISA_OP_VMINS, t0, t0, 0, f->c, rep);
-	emit_raw(p, ISA_OP_VMUL, t1, t0, t0, 0, rep);
-	emit_raw(p, ISA_OP_VMULS, t1, t1, 0, 1.0f / (f->c * f->c), rep);
-	emit_poly(p, f->p, f->np, dst, t1, rep);
-	emit_poly(p, f->q, f->nq, t2, t1, rep);
-	emit_raw(p, ISA_OP_VMUL, dst, dst, t0, 0, rep);
-	emit_raw(p, ISA_OP_VDIV, dst, dst, t2, 0, rep);
+	emit_raw(p, dt, ISA_OP_VMAXS, t0, a, 0, -f->c, rep);
+	emit_raw(p, dt, ISA_OP_VMINS, t0, t0, 0, f->c, rep);
+	emit_raw(p, dt, ISA_OP_VMUL, t1, t0, t0, 0, rep);
+	emit_raw(p, dt, ISA_OP_VMULS, t1, t1, 0, 1.0f / (f->c * f->c), rep);
+	emit_poly(p, dt, f->p, f->np, dst, t1, rep);
+	emit_poly(p, dt, f->q, f->nq, t2, t1, rep);
+	emit_raw(p, dt, ISA_OP_VMUL, dst, dst, t0, 0, rep);
+	emit_raw(p, dt, ISA_OP_VDIV, dst, dst, t2, 0, rep);
 	/* rounding can carry the quotient past the bound near saturation */
-	emit_raw(p, ISA_OP_VMINS, dst, dst, 0, 1.0f, rep);
-	emit_raw(p, ISA_OP_VMAXS, dst, dst, 0, -1.0f, rep);
+	emit_raw(p, dt, ISA_OP_VMINS, dst, dst, 0, 1.0f, rep);
+	emit_raw(p, dt, ISA_OP_VMAXS, dst, dst, 0, -1.0f, rep);
 }
 
 /* Whether the chain has a step that expands through the temporaries. */
@@ -139,13 +139,14 @@ void cc_vchain_emit(struct cc_prog *p, const struct cc_vchain *ch, const int64_t
 		    int64_t rep)
 {
 	int tmp = ch->nin + ch->nsteps;
+	enum isa_dtype dt = ch->f32 ? ISA_DT_F32 : ISA_DT_F16;
 	for (int s = 0; s < ch->nsteps; s++) {
 		const struct cc_vstep *st = &ch->step[s];
 		if (st->op == CC_V_ERF || st->op == CC_V_TANH)
-			emit_ratfn(p, st->op == CC_V_ERF ? &fn_erf : &fn_tanh, slot[ch->nin + s],
+			emit_ratfn(p, dt, st->op == CC_V_ERF ? &fn_erf : &fn_tanh, slot[ch->nin + s],
 				   slot[st->a], slot[tmp], slot[tmp + 1], slot[tmp + 2], rep);
 		else
-			emit_step(p, st, slot[ch->nin + s], slot[st->a], slot[st->b], rep);
+			emit_step(p, dt, st, slot[ch->nin + s], slot[st->a], slot[st->b], rep);
 	}
 }
 
@@ -208,6 +209,22 @@ void cc_vchain_cost(const struct cc_vchain *ch, int complex_cycles, double *cycl
 	*insns = n;
 }
 
+/* rep vconv repeats of 64 lanes between fp16 and fp32, contiguous both sides. */
+static void vconv_run(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
+		      int64_t src, int64_t rep)
+{
+	cc_li(p, R_UB, dst);
+	cc_li(p, R_UB + 1, src);
+	struct isa_insn *in = cc_emit(p, ISA_OP_VCONV);
+	in->rd = R_UB;
+	in->rs1 = R_UB + 1;
+	in->dt = dt;
+	in->st = st;
+	in->rep = rep;
+	in->dr = dt == ISA_DT_F32 ? 8 : 4;
+	in->s0r = st == ISA_DT_F32 ? 8 : 4;
+}
+
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,
 		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -217,10 +234,13 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 		return -1;
 	}
 	int nslots = cc_vchain_nslots(ch), out = ch->nin + ch->nsteps - 1;
-	int64_t units = (elems + 127) / 128; /* 256-byte repeats */
-	int64_t tile = (int64_t)cfg->ub_size_kb * 1024 / (2 * nslots) / 256;
-	if (tile > 255)
-		tile = 255;
+	/* f32: every slot holds fp32 (twice the bytes, twice the repeats); the
+	 * fp16 data comes and goes through the slots' second halves */
+	int64_t wide = ch->f32 ? 2 : 1;
+	int64_t units = (elems + 127) / 128; /* 256-byte repeats of fp16 */
+	int64_t tile = (int64_t)cfg->ub_size_kb * 1024 / (2 * nslots) / (256 * wide);
+	if (tile > 255 / wide)
+		tile = 255 / wide;
 	if (tile < 1) {
 		snprintf(err, errlen, "element-wise chain of %d steps does not fit the %lld KiB UB",
 			 ch->nsteps, (long long)cfg->ub_size_kb);
@@ -252,20 +272,31 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 		for (int64_t u = u0; u < u1; u += tile, par ^= 1) {
 			int64_t n = u1 - u < tile ? u1 - u : tile;
 			int64_t off = u * 256;
-#define SLOT(s) ((int64_t)((s) * 2 + par) * tile * 256)
+#define SLOT(s) ((int64_t)((s) * 2 + par) * tile * 256 * wide)
+			/* f32: an input lands in its slot's second half and widens
+			 * into the slot in place (repeat r writes bytes [256r, 256r +
+			 * 256), below every byte a later repeat reads) */
+			int64_t half = ch->f32 ? n * 256 : 0;
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			for (int i = 0; i < ch->nin; i++) {
 				cc_addi(p, R_GM, 1 + i, off);
-				cc_li(p, R_UB, SLOT(i));
+				cc_li(p, R_UB, SLOT(i) + half);
 				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, n * 8, 0, 0);
 			}
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			if (ch->f32)
+				for (int i = 0; i < ch->nin; i++)
+					vconv_run(p, ISA_DT_F32, ISA_DT_F16, SLOT(i), SLOT(i) + half,
+						  n * 2);
 			int64_t addr[CC_MAX_VSTEPS + 8 + 3];
 			for (int s = 0; s < nslots; s++)
 				addr[s] = SLOT(s);
-			cc_vchain_emit(p, ch, addr, n);
+			cc_vchain_emit(p, ch, addr, n * wide);
+			/* f32: the result narrows in place (writes trail the reads) */
+			if (ch->f32)
+				vconv_run(p, ISA_DT_F16, ISA_DT_F32, SLOT(out), SLOT(out), n * 2);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

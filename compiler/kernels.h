@@ -36,6 +36,9 @@ struct cc_vchain {
 	int nin;
 	int nsteps;
 	struct cc_vstep step[CC_MAX_VSTEPS];
+	/* compute in fp32 (mixed precision; cc_gen_vchain only): the fp16
+	 * inputs widened in the UB, every step fp32, the result rounded once */
+	int f32;
 };
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,
 		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
@@ -109,10 +112,13 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 /* Softmax of scale * x (+ mask) over the last axis of a padded ND tensor,
  * rows of at most 128.  mask_div > 0: row r adds mask row r / mask_div.
  * log: LogSoftmax instead (here and in cc_gen_softmax_any).
+ * f32: mixed precision (cc_node.fp32): after the scale and the mask (fp16),
+ * x is converted to fp32 and everything else runs in fp32, rounded to fp16
+ * once at the end (here, in cc_gen_softmax_any and in cc_gen_reduce).
  * Arguments: 0 x, 1 y, 2 the mask (padded ND rows, when mask_div > 0). */
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, float scale,
-		   int64_t mask_div, int log, struct cc_prog *p, unsigned *block_dim, char *err,
-		   size_t errlen);
+		   int64_t mask_div, int log, int f32, struct cc_prog *p, unsigned *block_dim,
+		   char *err, size_t errlen);
 
 /* LayerNormalization over the last axis of a padded ND tensor [rows, cols],
  * statistics in fp32 (see kern_layernorm.c).  Arguments: 0 x, 1 y, 2 params
@@ -154,10 +160,10 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
  * row of cols real lanes, also reduced; the results, D per output row, go to
  * rows of pad16(D) (D = 1: one 32-byte row each).  Arguments: 0 x, 1 y. */
 int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, int64_t C,
-		  int64_t cols, int last, int64_t D, struct cc_prog *p, unsigned *block_dim,
-		  char *err, size_t errlen);
+		  int64_t cols, int last, int64_t D, int f32, struct cc_prog *p,
+		  unsigned *block_dim, char *err, size_t errlen);
 int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64_t C,
-		       int64_t cols, int last, float scale, int64_t mask_div, int log,
+		       int64_t cols, int last, float scale, int64_t mask_div, int log, int f32,
 		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
 
 /* y[b][c][r] = x[b][r][c] on padded ND tensors.  Arguments: 0 x, 1 y. */

@@ -528,6 +528,7 @@ int lower_binary(struct cc_ctx *c, struct cc_node *n)
 	if (sa != sb)
 		return lower_eltwise(c, n);
 	if (!cc_same_shape(a, b)) {
+		cc_prec_fp16_only(n, "the broadcasting kernels have no fp32 mode yet");
 		int r = bcast_binary(c, n, vop);
 		if (r <= 0)
 			return r;

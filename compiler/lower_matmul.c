@@ -402,6 +402,9 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 			return NODE_FAIL(c, n, "an element-wise epilogue with a second input, a C "
 					       "matrix or a 4-D result is not supported yet");
 		mm.epi = &epi;
+		for (int k = n->epilogue - 1; k >= 0;
+		     k = c->g.n[k].chain_prev ? c->g.n[k].chain_prev - 1 : -1)
+			cc_prec_fp16_only(&c->g.n[k], "fused into a MatMul's fp16 output path");
 	}
 	int r = va.rank;
 	mm.a_trans = va.st[r - 1] != 1;

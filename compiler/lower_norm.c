@@ -35,32 +35,43 @@ static int softmax_into(struct cc_ctx *c, struct cc_node *n, int xi, int out, in
 	char msg[256];
 	int64_t rows = c->dev[xi].rows, cols = c->dev[xi].cols, c16 = cc_pad16(cols);
 	int rc;
-	if (c->dev[xi].nc1hwc0) {
-		/* [N][C1][H][W][16]: N, H or W is R over the C0 lanes (padding
-		 * channels are lanes of their own, never mixed with real ones) */
-		const struct dev_tensor *d = &c->dev[xi];
-		int64_t c1 = (d->c + 15) / 16, dims[4] = { d->n, c1, d->h, d->w }, A = 1, C = 16;
-		for (int64_t i = 0; i < axis; i++)
-			A *= dims[i];
-		for (int64_t i = axis + 1; i < 4; i++)
-			C *= dims[i];
-		rc = !t || cc_gen_softmax_any(c->cfg, A, dims[axis], C, C, 0, scale, 0, log,
-					      &t->prog, &t->block_dim, msg, sizeof msg);
-	} else if (axis == x->rank - 1 && cols <= 128)
-		rc = !t || cc_gen_softmax(c->cfg, rows, cols, scale, mask_div, log, &t->prog,
-					  &t->block_dim, msg, sizeof msg);
-	else if (axis == x->rank - 1)
-		rc = !t || cc_gen_softmax_any(c->cfg, rows, 1, c16, cols, 1, scale, mask_div, log,
-					      &t->prog, &t->block_dim, msg, sizeof msg);
-	else {
-		/* [A][R][C]: the padded rows below axis are the contiguous inner part */
-		int64_t A = 1, C = c16;
-		for (int64_t i = 0; i < axis; i++)
-			A *= x->dims[i];
-		for (int64_t i = axis + 1; i < x->rank - 1; i++)
-			C *= x->dims[i];
-		rc = !t || cc_gen_softmax_any(c->cfg, A, x->dims[axis], C, C, 0, scale, 0, log,
-					      &t->prog, &t->block_dim, msg, sizeof msg);
+	/* fp32 (mixed precision) needs twice the UB per value: a row too long
+	 * for it falls back to fp16, and the report says so */
+	for (int retry = 0; retry < 2; retry++) {
+		if (retry) {
+			cc_prog_free(&t->prog);
+			cc_prog_init(&t->prog);
+			cc_prec_fp16_only(n, "rows too long for the fp32 kernel's UB tiles");
+		}
+		if (c->dev[xi].nc1hwc0) {
+			/* [N][C1][H][W][16]: N, H or W is R over the C0 lanes (padding
+			 * channels are lanes of their own, never mixed with real ones) */
+			const struct dev_tensor *d = &c->dev[xi];
+			int64_t c1 = (d->c + 15) / 16, dims[4] = { d->n, c1, d->h, d->w }, A = 1, C = 16;
+			for (int64_t i = 0; i < axis; i++)
+				A *= dims[i];
+			for (int64_t i = axis + 1; i < 4; i++)
+				C *= dims[i];
+			rc = !t || cc_gen_softmax_any(c->cfg, A, dims[axis], C, C, 0, scale, 0, log,
+						      n->fp32, &t->prog, &t->block_dim, msg, sizeof msg);
+		} else if (axis == x->rank - 1 && cols <= 128)
+			rc = !t || cc_gen_softmax(c->cfg, rows, cols, scale, mask_div, log, n->fp32,
+						  &t->prog, &t->block_dim, msg, sizeof msg);
+		else if (axis == x->rank - 1)
+			rc = !t || cc_gen_softmax_any(c->cfg, rows, 1, c16, cols, 1, scale, mask_div, log,
+						      n->fp32, &t->prog, &t->block_dim, msg, sizeof msg);
+		else {
+			/* [A][R][C]: the padded rows below axis are the contiguous inner part */
+			int64_t A = 1, C = c16;
+			for (int64_t i = 0; i < axis; i++)
+				A *= x->dims[i];
+			for (int64_t i = axis + 1; i < x->rank - 1; i++)
+				C *= x->dims[i];
+			rc = !t || cc_gen_softmax_any(c->cfg, A, x->dims[axis], C, C, 0, scale, 0, log,
+						      n->fp32, &t->prog, &t->block_dim, msg, sizeof msg);
+		}
+		if (!rc || !t || !n->fp32)
+			break;
 	}
 	if (rc)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
@@ -232,8 +243,16 @@ int lower_reduce(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "out of memory");
 	struct task *t = cc_task_new(c, n->name, n->op);
 	char msg[256];
-	if (!t || cc_gen_reduce(c->cfg, kind, A, R, C, cols, last, last ? D : 1, &t->prog,
-				&t->block_dim, msg, sizeof msg))
+	int rc = !t || cc_gen_reduce(c->cfg, kind, A, R, C, cols, last, last ? D : 1, n->fp32,
+				     &t->prog, &t->block_dim, msg, sizeof msg);
+	if (rc && t && n->fp32) { /* as Softmax: fp32 needs twice the UB */
+		cc_prog_free(&t->prog);
+		cc_prog_init(&t->prog);
+		cc_prec_fp16_only(n, "groups too large for the fp32 kernel's UB tiles");
+		rc = cc_gen_reduce(c->cfg, kind, A, R, C, cols, last, last ? D : 1, 0, &t->prog,
+				   &t->block_dim, msg, sizeof msg);
+	}
+	if (rc)
 		return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");
 	cc_one_in_one_out(c, t, xi, out);
 	t->flops = (uint64_t)cc_tensor_numel(x);

@@ -267,43 +267,56 @@ int lower_qlinear(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+/* A node's precision and why: int8 (QDQ), fp32 (pass_precision.c) or fp16. */
+static const char *prec_of(const struct cc_node *n, const char **why)
+{
+	if (n->q_x_scale > 0) {
+		*why = "quantized input and weights (QDQ)";
+		return "int8";
+	}
+	*why = n->prec_note[0] ? n->prec_note : n->q_note[0] ? n->q_note : "the default, force_fp16";
+	if (n->q_note[0] && !n->prec_note[0])
+		*why = n->q_note;
+	return n->fp32 ? "fp32" : "fp16";
+}
+
 void cc_precision_json(struct cc_ctx *c, FILE *f)
 {
 	int k = 0;
 	for (int i = 0; i < c->g.nn; i++) {
 		const struct cc_node *n = &c->g.n[i];
-		if (n->dead || (strcmp(n->op, "Conv") && strcmp(n->op, "Gemm") &&
-				strcmp(n->op, "MatMul") && strcmp(n->op, "ConvTranspose")))
+		if (n->dead)
 			continue;
+		const char *why, *p = prec_of(n, &why);
 		fprintf(f, "%s{\"node\": ", k++ ? ", " : "");
 		sim_json_str(f, n->name);
-		fprintf(f, ", \"op\": \"%s\", \"precision\": \"%s\", \"reason\": ", n->op,
-			n->q_x_scale > 0 ? "int8" : "fp16");
-		sim_json_str(f, n->q_x_scale > 0 ? "quantized input and weights (QDQ)"
-			     : n->q_note[0]	  ? n->q_note
-						  : "not quantized in the model");
+		fprintf(f, ", \"op\": ");
+		sim_json_str(f, n->op);
+		fprintf(f, ", \"precision\": \"%s\", \"reason\": ", p);
+		sim_json_str(f, why);
 		fprintf(f, "}");
 	}
 }
 
 void cc_precision_text(struct cc_ctx *c, FILE *f)
 {
-	int n8 = 0, n16 = 0, noted = 0;
+	int n8 = 0, n16 = 0, n32 = 0, noted = 0;
 	for (int i = 0; i < c->g.nn; i++) {
 		const struct cc_node *n = &c->g.n[i];
-		if (n->dead || (strcmp(n->op, "Conv") && strcmp(n->op, "Gemm") &&
-				strcmp(n->op, "MatMul") && strcmp(n->op, "ConvTranspose")))
+		if (n->dead)
 			continue;
 		n8 += n->q_x_scale > 0;
-		n16 += !(n->q_x_scale > 0);
-		noted += n->q_note[0] != 0;
+		n32 += n->fp32;
+		n16 += !(n->q_x_scale > 0) && !n->fp32;
+		noted += n->q_note[0] != 0 || n->prec_note[0] != 0;
 	}
 	if (!n8 && !noted)
-		return; /* a float model: nothing to say */
-	fprintf(f, "  precision: %d Conv/Gemm/MatMul int8, %d fp16\n", n8, n16);
+		return; /* fp16 throughout, the default: nothing to say */
+	fprintf(f, "  precision: %d nodes int8, %d fp32, %d fp16\n", n8, n32, n16);
 	for (int i = 0; i < c->g.nn; i++) {
 		const struct cc_node *n = &c->g.n[i];
-		if (!n->dead && n->q_note[0])
-			fprintf(f, "    %s (%s) fp16: %s\n", n->name, n->op, n->q_note);
+		const char *why, *p = prec_of(n, &why);
+		if (!n->dead && (n->q_note[0] || n->prec_note[0]) && !(n->q_x_scale > 0))
+			fprintf(f, "    %s (%s) %s: %s\n", n->name, n->op, p, why);
 	}
 }

@@ -340,7 +340,20 @@ int cc_run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain *ch
 		return NODE_FAIL(c, n, "out of memory");
 	int64_t elems = dev_elems(&c->dev[out]);
 	char msg[256];
-	if (cc_gen_vchain(c->cfg, ch, elems, &t->prog, &t->block_dim, msg, sizeof msg))
+	/* mixed precision: a chain computes in fp32 when any of its nodes does,
+	 * and then all of them do */
+	struct cc_vchain chain = *ch;
+	for (int k = (int)(n - c->g.n); k >= 0;
+	     k = c->g.n[k].chain_prev ? c->g.n[k].chain_prev - 1 : -1)
+		chain.f32 |= c->g.n[k].fp32;
+	for (int k = (int)(n - c->g.n); chain.f32 && k >= 0;
+	     k = c->g.n[k].chain_prev ? c->g.n[k].chain_prev - 1 : -1)
+		if (!c->g.n[k].fp32) {
+			c->g.n[k].fp32 = 1;
+			snprintf(c->g.n[k].prec_note, sizeof c->g.n[k].prec_note,
+				 "fused into a chain that computes in fp32");
+		}
+	if (cc_gen_vchain(c->cfg, &chain, elems, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	for (int i = 0; i < ch->nin; i++) {
 		cc_arg_tensor(c, t, ins[i]);

@@ -42,6 +42,15 @@ int cc_pass_qdq(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t e
  * cc_fold_node). */
 int cc_fold_qdq(struct cc_graph *g, int node);
 
+/* Which nodes compute in fp32 (n->fp32, n->prec_note): mode is enum
+ * cc_precision_mode (compile.h), keep_dtype ATC's --keep_dtype file or NULL
+ * (pass_precision.c; after shape inference and the fusions).  Returns the
+ * fp32 node count, or -1 with err naming the file and line. */
+int cc_pass_precision(struct cc_graph *g, int mode, const char *keep_dtype, const char *soc,
+		      struct cc_pass_log *log, char *err, size_t errlen);
+/* A kernel without an fp32 path: the node computes fp16, and its note says why. */
+void cc_prec_fp16_only(struct cc_node *n, const char *why);
+
 /* Constant folding of one node (see pass_constfold.c): 1 folded, 0 not
  * foldable, -1 out of memory.  Called in order during shape inference. */
 int cc_fold_node(struct cc_graph *g, int node);

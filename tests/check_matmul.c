@@ -57,7 +57,7 @@ static void run_pass(const char *name, const char *soc, const char *pass, int fu
 	fclose(f);
 	struct soc_config cfg;
 	ck_assert_int_eq(soc_load(soc, &cfg, err, sizeof err), 0);
-	struct cc_options opt = { NULL, NULL, NULL, sw, NULL, NULL, 0, NULL };
+	struct cc_options opt = { .fusion_switch_file = sw };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s: %s", name,
 		      err);

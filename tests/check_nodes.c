@@ -153,7 +153,7 @@ static int run_one(const char *dir, const char *soc, char *why, size_t len)
 		}
 	}
 	snprintf(path, sizeof path, "%s/model.onnx", dir);
-	struct cc_options opt = { NULL, NULL, NULL, NULL, fnames, frozen, nf, NULL };
+	struct cc_options opt = { .frozen_names = fnames, .frozen = frozen, .nfrozen = nf };
 	if (cc_compile(path, &cfg, &opt, &m, err, sizeof err)) {
 		snprintf(why, len, "compile: %s", err);
 		rc = strstr(err, "not supported yet") ? 1 : -1;

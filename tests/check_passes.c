@@ -138,7 +138,7 @@ START_TEST(memplan_reuse_report_and_switches)
 	fclose(f);
 	struct soc_config cfg;
 	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
-	struct cc_options opt = { NULL, rep, NULL, sw, NULL, NULL, 0, NULL };
+	struct cc_options opt = { .report_json = rep, .fusion_switch_file = sw };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
 	ck_assert_uint_lt(m.workspace_bytes, 4 * 64 * 64 * 2); /* 7 tensors live 2 at a time */
@@ -180,7 +180,7 @@ static void run_switched(const char *name, const char *pass, int fuse, const cha
 	fclose(f);
 	struct soc_config cfg;
 	ck_assert_int_eq(soc_load(soc, &cfg, err, sizeof err), 0);
-	struct cc_options opt = { NULL, NULL, NULL, sw, NULL, NULL, 0, NULL };
+	struct cc_options opt = { .fusion_switch_file = sw };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
 	*ntasks = m.ntasks;
@@ -334,7 +334,7 @@ START_TEST(constfold_shape_subgraph)
 	snprintf(path, sizeof path, "%s/view_flatten.onnx", dir);
 	struct soc_config cfg;
 	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
-	struct cc_options opt = { NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL };
+	struct cc_options opt = { 0 };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(m.outputs[0].rank, 2);

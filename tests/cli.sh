@@ -143,6 +143,17 @@ expect_err "contradicting --input_shape" "fixes it at" ./simatc \
 expect_err "unknown input in --input_shape" "not an input of the model" ./simatc \
 	--model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/x" \
 	--soc_version=Ascend910 --input_shape="nope:1"
+expect_err "unknown precision mode" "force_fp16, allow_mix_precision" ./simatc \
+	--model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/x" \
+	--soc_version=Ascend910 --precision_mode=force_fp8
+printf 'Relu_0\nnot_a_node\n' > "$tmp/keep.cfg"
+expect_err "keep_dtype naming no node" "keep.cfg:2: not_a_node matches no node" ./simatc \
+	--model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/x" \
+	--soc_version=Ascend910 --keep_dtype="$tmp/keep.cfg"
+if ./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/mix" \
+	--soc_version=Ascend910 --precision_mode=must_keep_origin_dtype --report="$tmp/mix.json" \
+	> /dev/null && grep -q '"precision": "fp32"' "$tmp/mix.json"
+then ok; else bad "simatc --precision_mode=must_keep_origin_dtype"; fi
 expect_err "unsupported operator" "(Atanh): operator Atanh is not supported" ./simatc \
 	--model="$node/test_atanh/model.onnx" --framework=5 --output="$tmp/x" \
 	--soc_version=Ascend910

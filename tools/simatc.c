@@ -17,7 +17,12 @@ static void usage(FILE *f)
 		"  --output=NAME           write NAME.om\n"
 		"  --soc_version=SOC       Ascend310, Ascend910 (or Ascend910A), Ascend310P3, or an .ini\n"
 		"  --input_shape=\"name:1,3,224,224;name2:...\"  fix dynamic input dimensions\n"
-		"  --precision_mode=force_fp16   compute in fp16 (the default and, so far, the only mode)\n"
+		"  --precision_mode=MODE   force_fp16 (the default), allow_mix_precision (Softmax,\n"
+		"                          LayerNorm, Exp, Log, Pow, large reductions in fp32) or\n"
+		"                          must_keep_origin_dtype (float32 nodes in fp32 where a\n"
+		"                          kernel can; the cube stays fp16)\n"
+		"  --keep_dtype=FILE       ATC's file: node names or OpType::<type>, one a line,\n"
+		"                          kept in fp32\n"
 		"  --report=FILE.json      write the compile report as JSON\n"
 		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): " CC_PASS_NAMES "\n"
 		"  --insert_op_conf=F      AIPP config (ATC's aipp_op format, static): the input\n"
@@ -29,7 +34,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
-	struct cc_options opt = { NULL, NULL, stdout, NULL, NULL, NULL, 0, NULL };
+	struct cc_options opt = { .report = stdout };
 	const char *sets[64];
 	int nsets = 0;
 	for (int i = 1; i < argc; i++) {
@@ -63,12 +68,22 @@ int main(int argc, char **argv)
 		else if (IS("--insert_op_conf"))
 			opt.insert_op_conf = v;
 		else if (IS("--precision_mode")) {
-			if (strcmp(v, "force_fp16")) {
+			if (!strcmp(v, "force_fp16"))
+				opt.precision_mode = CC_PREC_FORCE_FP16;
+			else if (!strcmp(v, "allow_mix_precision") ||
+				 !strcmp(v, "allow_mix_precision_fp16"))
+				opt.precision_mode = CC_PREC_MIX;
+			else if (!strcmp(v, "must_keep_origin_dtype"))
+				opt.precision_mode = CC_PREC_KEEP_ORIGIN;
+			else {
 				fprintf(stderr, "simatc: --precision_mode=%s is not supported yet "
-						"(force_fp16 is)\n", v);
+						"(force_fp16, allow_mix_precision, "
+						"must_keep_origin_dtype are)\n", v);
 				return 2;
 			}
-		} else if (IS("--set")) {
+		} else if (IS("--keep_dtype"))
+			opt.keep_dtype = v;
+		else if (IS("--set")) {
 			if (nsets == 64) {
 				fprintf(stderr, "simatc: too many --set\n");
 				return 2;
