@@ -23,76 +23,12 @@ static void make_models(void)
 	tu_models(dir, sizeof dir, "dtypes", "dtype_models.py", NULL, "python3-onnx");
 }
 
-/* Element i as a double, for the ONNX element types the tests use. */
-static double elem(const struct rt_tensor *t, size_t i)
-{
-	switch (t->dtype) {
-	case 1: return ((const float *)t->data)[i];
-	case 6: return ((const int32_t *)t->data)[i];
-	case 7: return (double)((const int64_t *)t->data)[i];
-	case 3: return ((const int8_t *)t->data)[i];
-	case 2:
-	case 9: return ((const uint8_t *)t->data)[i];
-	default: return NAN;
-	}
-}
-
-static size_t elem_size(int dtype)
-{
-	return dtype == 7 ? 8 : dtype == 2 || dtype == 3 || dtype == 9 ? 1 : 4;
-}
-
-/* Compile NAME.onnx, run it on NAME/input_*.pb and compare every output:
- * of its declared type and size; floats with check_nodes' fp16 tolerances,
- * integers and bools exactly. */
+/* NAME.onnx on NAME/input_*.pb against NAME/output_*.pb (integers and bools
+ * exactly, tests/model_util.c). */
 static void run_model(const char *name)
 {
-	char path[8192], err[4096];
-	struct soc_config cfg;
 	make_models();
-	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
-	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
-	struct om_model m;
-	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s: %s", name, err);
-	struct rt_tensor in[8], out[8], want[8];
-	unsigned ni = m.ninputs, no = m.noutputs;
-	ck_assert(ni <= 8 && no <= 8);
-	for (unsigned i = 0; i < ni; i++) {
-		snprintf(path, sizeof path, "%s/%s/input_%u.pb", dir, name, i);
-		ck_assert_msg(rt_tensor_read(path, &in[i], err, sizeof err) == 0, "%s", err);
-		ck_assert_int_eq(m.inputs[i].dtype, in[i].dtype);
-	}
-	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
-	struct sim_device *dev = sim_device_new(&cfg, &so, err, sizeof err);
-	ck_assert_ptr_nonnull(dev);
-	struct rt_run run;
-	ck_assert_msg(rt_model_run(dev, &m, in, ni, out, &run, err, sizeof err) == 0, "%s: %s",
-		      name, err);
-	for (unsigned o = 0; o < no; o++) {
-		snprintf(path, sizeof path, "%s/%s/output_%u.pb", dir, name, o);
-		ck_assert_msg(rt_tensor_read(path, &want[o], err, sizeof err) == 0, "%s", err);
-		ck_assert_int_eq(out[o].dtype, want[o].dtype);
-		ck_assert_int_eq(m.outputs[o].dtype, want[o].dtype);
-		ck_assert_uint_eq(out[o].nbytes, want[o].nbytes);
-		size_t n = want[o].nbytes / elem_size(want[o].dtype);
-		int exact = want[o].dtype != 1;
-		double peak = 0;
-		for (size_t i = 0; i < n; i++)
-			peak = fmax(peak, fabs(elem(&want[o], i)));
-		for (size_t i = 0; i < n; i++) {
-			double g = elem(&out[o], i), w = elem(&want[o], i);
-			double tol = exact ? 0 : 2e-3 * fmax(1.0, peak) + 4e-3 * fabs(w);
-			ck_assert_msg(fabs(g - w) <= tol, "%s output %u element %zu: got %g, want %g",
-				      name, o, i, g, w);
-		}
-		rt_tensor_free(&out[o]);
-		rt_tensor_free(&want[o]);
-	}
-	for (unsigned i = 0; i < ni; i++)
-		rt_tensor_free(&in[i]);
-	rt_run_free(&run);
-	sim_device_free(dev);
-	om_free(&m);
+	tu_run_compare(dir, name, name);
 }
 
 START_TEST(attention_mask_int64_3d)

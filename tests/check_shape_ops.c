@@ -33,52 +33,11 @@ static void make_models(void)
 		  "python3-torch, python3-onnx");
 }
 
-/* Compile model.onnx, run it on data set set/ and compare every output
- * with fp16 tolerances (those of check_nodes). */
+/* model.onnx on its own data set (tests/model_util.c: fp16 tolerances). */
 static void run_model(const char *model)
 {
-	const char *set = model;
-	char path[8192], err[4096];
-	struct soc_config cfg;
 	make_models();
-	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
-	snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
-	struct om_model m;
-	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s: %s", model, err);
-	struct rt_tensor in[8], out[8], want[8];
-	unsigned ni = m.ninputs, no = m.noutputs;
-	ck_assert(ni <= 8 && no <= 8);
-	for (unsigned i = 0; i < ni; i++) {
-		snprintf(path, sizeof path, "%s/%s/input_%u.pb", dir, set, i);
-		ck_assert_msg(rt_tensor_read(path, &in[i], err, sizeof err) == 0, "%s", err);
-	}
-	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
-	struct sim_device *dev = sim_device_new(&cfg, &so, err, sizeof err);
-	ck_assert_ptr_nonnull(dev);
-	struct rt_run run;
-	ck_assert_msg(rt_model_run(dev, &m, in, ni, out, &run, err, sizeof err) == 0, "%s: %s",
-		      model, err);
-	for (unsigned o = 0; o < no; o++) {
-		snprintf(path, sizeof path, "%s/%s/output_%u.pb", dir, set, o);
-		ck_assert_msg(rt_tensor_read(path, &want[o], err, sizeof err) == 0, "%s", err);
-		ck_assert_uint_eq(out[o].nbytes, want[o].nbytes);
-		const float *g = out[o].data, *w = want[o].data;
-		size_t n = want[o].nbytes / 4;
-		double peak = 0;
-		for (size_t i = 0; i < n; i++)
-			peak = fmax(peak, fabs(w[i]));
-		for (size_t i = 0; i < n; i++)
-			ck_assert_msg(fabs(g[i] - w[i]) <= 2e-3 * fmax(1.0, peak) + 4e-3 * fabs(w[i]),
-				      "%s/%s output %u element %zu: got %g, want %g", model, set, o, i,
-				      g[i], w[i]);
-		rt_tensor_free(&out[o]);
-		rt_tensor_free(&want[o]);
-	}
-	for (unsigned i = 0; i < ni; i++)
-		rt_tensor_free(&in[i]);
-	rt_run_free(&run);
-	sim_device_free(dev);
-	om_free(&m);
+	tu_run_compare(dir, model, model);
 }
 
 START_TEST(softmax_opset11_axis1_4d)

@@ -3,10 +3,14 @@
 #include "model_util.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "compile.h"
+#include "model.h"
 
 void tu_models(char *dir, size_t len, const char *tag, const char *script, const char *args,
 	       const char *needs)
@@ -69,4 +73,72 @@ int tu_ort_run(const char *model, const char *in_dir, const char *out_dir)
 		 in_dir, out_dir);
 	int rc = system(cmd);
 	return rc == 0 ? 0 : (rc == -1 ? -1 : (WIFEXITED(rc) ? WEXITSTATUS(rc) : 128));
+}
+
+/* Element i as a double, for the ONNX element types the tests use. */
+static double elem(const struct rt_tensor *t, size_t i)
+{
+	switch (t->dtype) {
+	case 1: return ((const float *)t->data)[i];
+	case 6: return ((const int32_t *)t->data)[i];
+	case 7: return (double)((const int64_t *)t->data)[i];
+	case 3: return ((const int8_t *)t->data)[i];
+	case 2:
+	case 9: return ((const uint8_t *)t->data)[i];
+	default: return NAN;
+	}
+}
+
+static size_t elem_size(int dtype)
+{
+	return dtype == 7 ? 8 : dtype == 2 || dtype == 3 || dtype == 9 ? 1 : 4;
+}
+
+void tu_run_compare(const char *dir, const char *model, const char *set)
+{
+	char path[8192], err[4096];
+	struct soc_config cfg;
+	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s: %s", model, err);
+	struct rt_tensor in[8], out[8], want[8];
+	unsigned ni = m.ninputs, no = m.noutputs;
+	ck_assert(ni <= 8 && no <= 8);
+	for (unsigned i = 0; i < ni; i++) {
+		snprintf(path, sizeof path, "%s/%s/input_%u.pb", dir, set, i);
+		ck_assert_msg(rt_tensor_read(path, &in[i], err, sizeof err) == 0, "%s", err);
+		ck_assert_int_eq(m.inputs[i].dtype, in[i].dtype);
+	}
+	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
+	struct sim_device *dev = sim_device_new(&cfg, &so, err, sizeof err);
+	ck_assert_ptr_nonnull(dev);
+	struct rt_run run;
+	ck_assert_msg(rt_model_run(dev, &m, in, ni, out, &run, err, sizeof err) == 0, "%s: %s",
+		      model, err);
+	for (unsigned o = 0; o < no; o++) {
+		snprintf(path, sizeof path, "%s/%s/output_%u.pb", dir, set, o);
+		ck_assert_msg(rt_tensor_read(path, &want[o], err, sizeof err) == 0, "%s", err);
+		ck_assert_int_eq(out[o].dtype, want[o].dtype);
+		ck_assert_int_eq(m.outputs[o].dtype, want[o].dtype);
+		ck_assert_uint_eq(out[o].nbytes, want[o].nbytes);
+		size_t n = want[o].nbytes / elem_size(want[o].dtype);
+		int exact = want[o].dtype != 1;
+		double peak = 0;
+		for (size_t i = 0; i < n; i++)
+			peak = fmax(peak, fabs(elem(&want[o], i)));
+		for (size_t i = 0; i < n; i++) {
+			double g = elem(&out[o], i), w = elem(&want[o], i);
+			double tol = exact ? 0 : 2e-3 * fmax(1.0, peak) + 4e-3 * fabs(w);
+			ck_assert_msg(fabs(g - w) <= tol, "%s/%s output %u element %zu: got %g, want %g",
+				      model, set, o, i, g, w);
+		}
+		rt_tensor_free(&out[o]);
+		rt_tensor_free(&want[o]);
+	}
+	for (unsigned i = 0; i < ni; i++)
+		rt_tensor_free(&in[i]);
+	rt_run_free(&run);
+	sim_device_free(dev);
+	om_free(&m);
 }

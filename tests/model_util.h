@@ -15,6 +15,12 @@ void tu_models(char *dir, size_t len, const char *tag, const char *script, const
 /* Remove the directory tu_models made (nothing when dir is empty). */
 void tu_models_free(const char *dir);
 
+/* Compile dir/MODEL.onnx for Ascend910, run it on dir/SET/input_N.pb and
+ * compare every output with dir/SET/output_N.pb: of its declared type and
+ * size; floats within check_nodes' fp16 tolerances (2e-3 of the output's
+ * peak (at least 1) + 4e-3 relative), integers and bools exactly. */
+void tu_run_compare(const char *dir, const char *model, const char *set);
+
 /* ONNX Runtime as the reference (tests/ort_run.js, npm onnxruntime-node in
  * $srcdir/tests/ort/node_modules).  NULL when it can run, else why not, naming
  * the command that installs it; a test then exits 77 (automake's SKIP). */
