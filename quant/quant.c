@@ -475,20 +475,6 @@ static int auto_skip(struct ctx *c)
 	return 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static const char *why_name(enum qt_why w)
 {
 	switch (w) {
@@ -540,9 +526,9 @@ static int report(struct ctx *c)
 	if (!f)
 		return fail(c, "%s: cannot write", o->report_json);
 	fprintf(f, "{\n  \"model\": ");
-	json_str(f, o->model);
+	sim_json_str(f, o->model);
 	fprintf(f, ",\n  \"output\": ");
-	json_str(f, o->output);
+	sim_json_str(f, o->output);
 	fprintf(f, ",\n  \"calibration\": \"%s\",\n  \"percentile\": ", qt_algo_name(o->algo));
 	json_num(f, o->percentile);
 	fprintf(f, ",\n  \"weight_granularity\": \"%s\",\n  \"calibration_sets\": %u,\n"
@@ -550,7 +536,7 @@ static int report(struct ctx *c)
 		c->nsets);
 	for (size_t a = 0; a < c->nacts; a++) {
 		fprintf(f, "%s\n    {\"name\": ", a ? "," : "");
-		json_str(f, c->acts[a].name);
+		sim_json_str(f, c->acts[a].name);
 		fprintf(f, ", \"algorithm\": \"%s\", \"max\": ", qt_algo_name(o->algo));
 		json_num(f, c->acts[a].st.amax);
 		fprintf(f, ", \"threshold\": ");
@@ -563,14 +549,14 @@ static int report(struct ctx *c)
 	for (size_t k = 0; k < c->nnodes; k++) {
 		const struct qt_node *q = &c->nodes[k];
 		fprintf(f, "%s\n    {\"name\": ", k ? "," : "");
-		json_str(f, q->name);
+		sim_json_str(f, q->name);
 		fprintf(f, ", \"op_type\": ");
-		json_str(f, q->op);
+		sim_json_str(f, q->op);
 		fprintf(f, ", \"precision\": \"%s\", \"reason\": \"%s\"",
 			q->why == QT_INT8 ? "int8" : "fp32", why_name(q->why));
 		if (q->why != QT_INT8) {
 			fprintf(f, ", \"detail\": ");
-			json_str(f, q->detail);
+			sim_json_str(f, q->detail);
 		}
 		if (!isnan(q->sqnr)) {
 			fprintf(f, ", \"alone_int8_sqnr_db\": ");
