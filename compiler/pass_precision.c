@@ -206,19 +206,19 @@ int cc_pass_precision(struct cc_graph *g, int mode, const char *keep_dtype, cons
 		}
 		if (in_list(cube_ops, n->op)) {
 			snprintf(n->prec_note, sizeof n->prec_note,
-				 "fp16: the cube has no fp32 mode on %s", soc);
+				 "the cube has no fp32 mode on %s", soc);
 			n16++;
 			continue;
 		}
 		if (in_list(move_ops, n->op)) {
 			snprintf(n->prec_note, sizeof n->prec_note,
-				 "fp16: moves or selects values only (exact in fp16)");
+				 "moves or selects values only (exact in fp16)");
 			n16++;
 			continue;
 		}
 		if (!in_list(fp32_ops, n->op)) {
 			snprintf(n->prec_note, sizeof n->prec_note,
-				 "fp16: %s has no fp32 kernel yet", n->op);
+				 "%s has no fp32 kernel yet", n->op);
 			n16++;
 			continue;
 		}
@@ -247,5 +247,5 @@ void cc_prec_fp16_only(struct cc_node *n, const char *why)
 	if (!n->fp32)
 		return;
 	n->fp32 = 0;
-	snprintf(n->prec_note, sizeof n->prec_note, "fp16: %s", why);
+	snprintf(n->prec_note, sizeof n->prec_note, "%s", why);
 }
