@@ -106,6 +106,11 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k);
 int infer_same(struct cc_ctx *c, struct cc_node *n);
 void cc_rows_cols(const struct cc_tensor *t, int64_t *rows, int64_t *cols);
 int cc_ws_place(struct cc_ctx *c, int ti);
+/* A graph-less fp16 tensor for a lowering's intermediate, named
+ * base#<what><index>, with a zeroed device-tensor entry (the table grows
+ * with the graph); -1 when out of memory. */
+int cc_tensor_new(struct cc_ctx *c, const char *base, const char *what, int rank,
+		  const int64_t *dims);
 int cc_scratch_new(struct cc_ctx *c, const char *base, uint64_t bytes);
 int64_t cc_weight_add(struct cc_ctx *c, const void *data, uint64_t bytes);
 float *cc_const_floats(struct cc_ctx *c, const struct cc_node *n, int ti);

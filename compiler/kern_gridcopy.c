@@ -134,6 +134,59 @@ int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
 	return 0;
 }
 
+/* The column-space kernels' band of nr <= 16 rows (double-buffered, parity
+ * par): MTE2 brings nbi blocks of each row (rows xb blocks apart, from byte
+ * gm_off of x) to ua, and one vtranspose per block puts input block j's 16
+ * columns at blocks 16j .. 16j + 15 of ubb (column space). */
+static void band_in(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int64_t nbi,
+		    int64_t xb, int64_t ua, int64_t ubb)
+{
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_addi(p, R_GM, R_SRC, gm_off);
+	cc_li(p, R_UB, ua);
+	cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nr, nbi, nr > 1 ? xb - nbi : 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	cc_li(p, R_UB, ubb);
+	cc_li(p, R_UB + 1, ua);
+	struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
+	in->rd = R_UB;
+	in->rs1 = R_UB + 1;
+	in->dt = ISA_DT_F16;
+	in->rep = nbi;
+	in->s0b = nbi; /* band rows are nbi blocks apart */
+	in->s0r = 1;
+	in->db = 1;
+	in->dr = 16;
+}
+
+/* ...and back: the yb output blocks' columns at cols (16 columns a block)
+ * vtransposed into rows of yb blocks at uc, and MTE3 writes the band's nr
+ * rows to byte gm_off of y. */
+static void band_out(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int64_t yb,
+		     int64_t cols, int64_t uc)
+{
+	cc_li(p, R_UB, uc);
+	cc_li(p, R_UB + 1, cols);
+	struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
+	in->rd = R_UB;
+	in->rs1 = R_UB + 1;
+	in->dt = ISA_DT_F16;
+	in->rep = yb;
+	in->s0b = 1;
+	in->s0r = 16;
+	in->db = yb; /* output rows of yb blocks in the UB */
+	in->dr = 1;
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_addi(p, R_GM, R_DST, gm_off);
+	cc_li(p, R_UB, uc);
+	cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * yb, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
 /* Slice of ND rows along the padded last axis at a start b that is not a
  * multiple of 16 (kernels.h): the lanes must move, so a band of 16 rows goes
  * through "column space" as in cc_gen_concat_last: a 16x16 vtranspose per
@@ -173,44 +226,9 @@ int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols,
 		for (int64_t u = k * per; u < (k + 1) * per && u < bands; u++, par ^= 1) {
 			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
 			int64_t ua = par * set, ubb = ua + a_sz * 32, uc = ubb + b_sz * 32;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_SRC, (r0 * xb + b / 16) * 32);
-			cc_li(p, R_UB, ua);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nr, nbi, nr > 1 ? xb - nbi : 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			/* input block j's columns become blocks 16j .. 16j + 15 */
-			cc_li(p, R_UB, ubb);
-			cc_li(p, R_UB + 1, ua);
-			struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = nbi;
-			in->s0b = nbi; /* band rows are nbi blocks apart */
-			in->s0r = 1;
-			in->db = 1;
-			in->dr = 16;
-			/* and back from column s: 16 columns per output block */
-			cc_li(p, R_UB, uc);
-			cc_li(p, R_UB + 1, ubb + s * 32);
-			in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = yb;
-			in->s0b = 1;
-			in->s0r = 16;
-			in->db = yb; /* output rows of yb blocks in the UB */
-			in->dr = 1;
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_DST, r0 * yb * 32);
-			cc_li(p, R_UB, uc);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * yb, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			band_in(p, par, (r0 * xb + b / 16) * 32, nr, nbi, xb, ua, ubb);
+			/* and back from column s */
+			band_out(p, par, r0 * yb * 32, nr, yb, ubb + s * 32, uc);
 		}
 		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
@@ -273,25 +291,7 @@ int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int
 			int64_t ua = par * set, ubb = ua + a_sz * 32, ud = ubb + b_sz * 32,
 				uc = ud + d_sz * 32;
 			struct isa_insn *in;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_SRC, (r0 * xb + blo) * 32);
-			cc_li(p, R_UB, ua);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nr, nbi, nr > 1 ? xb - nbi : 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			/* input block j's columns become blocks 16j .. 16j + 15 */
-			cc_li(p, R_UB, ubb);
-			cc_li(p, R_UB + 1, ua);
-			in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = nbi;
-			in->s0b = nbi;
-			in->s0r = 1;
-			in->db = 1;
-			in->dr = 16;
+			band_in(p, par, (r0 * xb + blo) * 32, nr, nbi, xb, ua, ubb);
 			/* the output's columns: runs of up to 8, then the padding as 0 */
 			for (int64_t j = 0, n; j < 16 * yb; j += n) {
 				int64_t m0 = j < cols ? map[j] : -2, st = 1;
@@ -330,25 +330,7 @@ int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int
 			cc_li(p, R_N, 0); /* all lanes again */
 			in = cc_emit(p, ISA_OP_VMASKN);
 			in->rs1 = R_N;
-			/* 16 columns per output block, back into rows */
-			cc_li(p, R_UB, uc);
-			cc_li(p, R_UB + 1, ud);
-			in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = yb;
-			in->s0b = 1;
-			in->s0r = 16;
-			in->db = yb;
-			in->dr = 1;
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_DST, r0 * yb * 32);
-			cc_li(p, R_UB, uc);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * yb, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			band_out(p, par, r0 * yb * 32, nr, yb, ud, uc);
 		}
 		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);

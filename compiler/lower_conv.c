@@ -60,6 +60,21 @@ static int ints_attr2(struct cc_ctx *c, const struct cc_node *n, const char *nam
 	return got ? 2 * got : 0;
 }
 
+/* strides, dilations and pads (top, left, bottom, right) as Conv, the
+ * pools and ConvTranspose give them (1-D: one value per axis, as 2-D). */
+static void strides_pads(struct cc_ctx *c, struct cc_node *n, int64_t *sh, int64_t *sw,
+			 int64_t *dh, int64_t *dw, int64_t *pads)
+{
+	int64_t v[4];
+	ints_attr2(c, n, "strides", v, 0, 1);
+	*sh = v[0];
+	*sw = v[1];
+	ints_attr2(c, n, "dilations", v, 0, 1);
+	*dh = v[0];
+	*dw = v[1];
+	ints_attr2(c, n, "pads", pads, 1, 0);
+}
+
 static int window_of(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
 		     int64_t kh, int64_t kw, int pool, struct window *wd)
 {
@@ -72,13 +87,7 @@ static int window_of(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor
 		return NODE_FAIL(c, n, "kernel_shape is missing or not 2-D");
 	wd->kh = kh;
 	wd->kw = kw;
-	ints_attr2(c, n, "strides", v, 0, 1);
-	wd->sh = v[0];
-	wd->sw = v[1];
-	ints_attr2(c, n, "dilations", v, 0, 1);
-	wd->dh = v[0];
-	wd->dw = v[1];
-	ints_attr2(c, n, "pads", v, 1, 0);
+	strides_pads(c, n, &wd->sh, &wd->sw, &wd->dh, &wd->dw, v);
 	wd->pt = v[0];
 	wd->pl = v[1];
 	wd->pb = v[2];
@@ -204,20 +213,14 @@ static int convt_geom(struct cc_ctx *c, struct cc_node *n, const struct cc_tenso
 		g->kh = v[0];
 		g->kw = v[1];
 	}
-	ints_attr2(c, n, "strides", v, 0, 1);
-	g->sh = v[0];
-	g->sw = v[1];
-	ints_attr2(c, n, "dilations", v, 0, 1);
-	g->dh = v[0];
-	g->dw = v[1];
-	ints_attr2(c, n, "output_padding", v, 0, 0);
-	g->oph = v[0];
-	g->opw = v[1];
-	ints_attr2(c, n, "pads", v, 1, 0);
+	strides_pads(c, n, &g->sh, &g->sw, &g->dh, &g->dw, v);
 	g->pt = v[0];
 	g->pl = v[1];
 	g->pb = v[2];
 	g->pr = v[3];
+	ints_attr2(c, n, "output_padding", v, 0, 0);
+	g->oph = v[0];
+	g->opw = v[1];
 	if (g->kh < 1 || g->kw < 1 || g->sh < 1 || g->sw < 1 || g->dh < 1 || g->dw < 1 ||
 	    g->oph < 0 || g->opw < 0)
 		return NODE_FAIL(c, n, "bad kernel, strides, dilations or output_padding");
@@ -277,23 +280,6 @@ int infer_gap(struct cc_ctx *c, struct cc_node *n)
 	return cc_set_shape(T(c, n->out[0]), x->dtype, 4, d);
 }
 
-/* A graph-less tensor of 4-D dims for a lowering's intermediate (lower_1d's
- * views), with a device-tensor entry; grows the table as cc_scratch_new does. */
-static int tensor4_new(struct cc_ctx *c, const char *base, const char *what, const int64_t *d)
-{
-	char name[600];
-	snprintf(name, sizeof name, "%s#%s%d", base, what, c->g.nt);
-	int ti = cc_tensor_add(&c->g, name, CC_F16, 4, d);
-	if (ti < 0)
-		return -1;
-	struct dev_tensor *dev = realloc(c->dev, (size_t)(c->g.nt + 1) * sizeof *dev);
-	if (!dev)
-		return -1;
-	c->dev = dev;
-	memset(&dev[ti], 0, sizeof dev[ti]);
-	return ti;
-}
-
 /* A 1-D Conv, pool or BatchNormalization ([N, C, L], padded ND on the
  * device) as the 2-D one over [N, C, 1, L]: relayout (two TransData
  * through fp32, cc_view_into's path) into NC1HWC0, the 2-D lowering with the
@@ -308,8 +294,8 @@ static int lower_1d(struct cc_ctx *c, struct cc_node *n,
 	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
 	int64_t dx[4] = { x->dims[0], x->dims[1], 1, x->dims[2] };
 	int64_t dy[4] = { y->dims[0], y->dims[1], 1, y->dims[2] };
-	int x4 = tensor4_new(c, n->name, "in4d", dx);
-	int y4 = x4 < 0 ? -1 : tensor4_new(c, n->name, "out4d", dy);
+	int x4 = cc_tensor_new(c, n->name, "in4d", 4, dx);
+	int y4 = x4 < 0 ? -1 : cc_tensor_new(c, n->name, "out4d", 4, dy);
 	if (y4 < 0)
 		return NODE_FAIL(c, n, "out of memory");
 	if (cc_relayout(c, n, xi, x4))
@@ -565,7 +551,7 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n)
 	int zi = xi;
 	if (g.sh > 1 || g.sw > 1) {
 		int64_t dz[4] = { cv.n, cin, cv.h, cv.w };
-		zi = tensor4_new(c, n->name, "zeroins", dz);
+		zi = cc_tensor_new(c, n->name, "zeroins", 4, dz);
 		struct task *t = zi < 0 ? NULL : cc_output_task(c, n, zi);
 		if (!t) {
 			free(ft);

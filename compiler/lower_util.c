@@ -123,14 +123,12 @@ int cc_ws_place(struct cc_ctx *c, int ti)
 	return 0;
 }
 
-/* A workspace buffer no graph tensor names (e.g. the fp32 staging of a
- * relayout); grows the device-tensor table with the graph. */
-int cc_scratch_new(struct cc_ctx *c, const char *base, uint64_t bytes)
+int cc_tensor_new(struct cc_ctx *c, const char *base, const char *what, int rank,
+		  const int64_t *dims)
 {
 	char name[600];
-	snprintf(name, sizeof name, "%s#scratch%d", base, c->g.nt);
-	int64_t d1[1] = { (int64_t)(bytes / 2) };
-	int ti = cc_tensor_add(&c->g, name, CC_F16, 1, d1);
+	snprintf(name, sizeof name, "%s#%s%d", base, what, c->g.nt);
+	int ti = cc_tensor_add(&c->g, name, CC_F16, rank, dims);
 	if (ti < 0)
 		return -1;
 	struct dev_tensor *dev = realloc(c->dev, (size_t)(c->g.nt + 1) * sizeof *dev);
@@ -138,6 +136,18 @@ int cc_scratch_new(struct cc_ctx *c, const char *base, uint64_t bytes)
 		return -1;
 	c->dev = dev;
 	memset(&dev[ti], 0, sizeof dev[ti]);
+	return ti;
+}
+
+/* A workspace buffer no graph tensor names (e.g. the fp32 staging of a
+ * relayout); grows the device-tensor table with the graph. */
+int cc_scratch_new(struct cc_ctx *c, const char *base, uint64_t bytes)
+{
+	int64_t d1[1] = { (int64_t)(bytes / 2) };
+	int ti = cc_tensor_new(c, base, "scratch", 1, d1);
+	if (ti < 0)
+		return -1;
+	struct dev_tensor *dev = c->dev;
 	dev[ti].where = W_WS;
 	dev[ti].rows = 1;
 	dev[ti].cols = (int64_t)(bytes / 2);
@@ -480,16 +490,8 @@ int cc_act_input(struct cc_ctx *c, struct cc_node *n, int xi)
  * intermediate a lowering introduces (a transposed or scaled operand). */
 int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims)
 {
-	char name[600];
-	snprintf(name, sizeof name, "%s#tmp%d", n->name, c->g.nt);
-	int ti = cc_tensor_add(&c->g, name, CC_F16, rank, dims);
-	if (ti < 0)
-		return -1;
-	struct dev_tensor *dev = realloc(c->dev, (size_t)(c->g.nt + 1) * sizeof *dev);
-	if (!dev)
-		return -1;
-	c->dev = dev;
-	memset(&dev[ti], 0, sizeof dev[ti]);
-	cc_ws_place(c, ti);
+	int ti = cc_tensor_new(c, n->name, "tmp", rank, dims);
+	if (ti >= 0)
+		cc_ws_place(c, ti);
 	return ti;
 }
