@@ -432,6 +432,33 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 	return 0;
 }
 
+/* Empty tensors (a dimension of 0): a node whose outputs all hold nothing
+ * runs no kernel, its outputs are placed and never written; a node that
+ * must make values from an empty activation is refused.  1 when the node
+ * is done, 0 to lower it, -1 on error. */
+static int empty_node(struct cc_ctx *c, struct cc_node *n)
+{
+	int outs = 0, empty_out = 1, empty_in = -1;
+	for (int k = 0; k < n->nout; k++)
+		if (n->out[k] >= 0) {
+			outs++;
+			empty_out &= cc_tensor_numel(T(c, n->out[k])) == 0;
+		}
+	for (int k = 0; k < n->nin; k++)
+		if (n->in[k] >= 0 && !T(c, n->in[k])->data && cc_tensor_numel(T(c, n->in[k])) == 0)
+			empty_in = k;
+	if (outs && empty_out) {
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0)
+				cc_ws_place(c, n->out[k]);
+		return 1;
+	}
+	if (empty_in >= 0 && strcmp(n->op, "Concat")) /* (Concat skips them) */
+		return NODE_FAIL(c, n, "computing from the empty input '%s' is not supported yet",
+				 T(c, n->in[empty_in])->name);
+	return 0;
+}
+
 int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct cc_options *opt,
 	       struct om_model *out, char *err, size_t errlen)
 {
@@ -586,6 +613,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
 		enum cc_dtype dt = T(&c, ti)->dtype;
+		if (cc_tensor_numel(T(&c, ti)) == 0) { /* nothing to move (see empty_node) */
+			cc_ws_place(&c, ti);
+			continue;
+		}
 		if (dt != CC_F32 && cc_int_input_raw(&c, ti)) { /* in place (cc_int_input_raw) */
 			c.dev[ti].where = W_INPUT;
 			c.dev[ti].offset = (uint64_t)i;
@@ -636,7 +667,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	}
 	for (int i = 0; i < c.g.nn; i++) {
 		struct cc_node *n = &c.g.n[i];
-		if (!n->dead && op_find(n->op)->lower(&c, n))
+		int e = n->dead ? 0 : empty_node(&c, n);
+		if (e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n)))
 			goto done;
 	}
 	for (int i = 0; i < c.g.noutputs; i++) {
@@ -648,6 +680,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		enum cc_dtype dt = T(&c, ti)->dtype;
 		int64_t numel = cc_tensor_numel(T(&c, ti));
+		if (numel == 0) /* an empty output: no bytes to move */
+			continue;
 		int sc = -1; /* integer/bool: through fp32 in a scratch, then kern_dtype.c */
 		if (dt != CC_F32) {
 			if ((sc = cc_scratch_new(&c, T(&c, ti)->name, (uint64_t)numel * 4)) < 0) {

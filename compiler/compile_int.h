@@ -180,6 +180,31 @@ int lower_maxpool(struct cc_ctx *c, struct cc_node *n);
 int lower_avgpool(struct cc_ctx *c, struct cc_node *n);
 int lower_gap(struct cc_ctx *c, struct cc_node *n);
 int lower_bn(struct cc_ctx *c, struct cc_node *n);
+/* Node n lowered by lower on 4-D views: its input relaid out as dx, its
+ * output computed as dy and relaid out back (the 1-D forms, 3-D
+ * BatchNormalization). */
+int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
+		  int (*lower)(struct cc_ctx *, struct cc_node *));
+/* BatchNormalization's affine task for node n: its [2][C16] table (k, then
+ * b) in the weights at off (tab < 0) or in the workspace tensor tab. */
+int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off);
+
+/* lower_conv3d.c: the rank-5 forms, composed from the 2-D lowerings (lower4:
+ * lower_conv / lower_bn, run on 4-D views) */
+int cc_infer_conv3d(struct cc_ctx *c, struct cc_node *n);
+int cc_infer_pool3d(struct cc_ctx *c, struct cc_node *n);
+int cc_lower_conv3d(struct cc_ctx *c, struct cc_node *n,
+		    int (*lower4)(struct cc_ctx *, struct cc_node *));
+int cc_lower_pool3d(struct cc_ctx *c, struct cc_node *n, int is_max);
+int cc_lower_bn3d(struct cc_ctx *c, struct cc_node *n,
+		  int (*lower4)(struct cc_ctx *, struct cc_node *));
+
+/* lower_wlayout.c: node n's weights (in[1], not a constant) as a FRACTAL_Z
+ * workspace tensor for a conv of cout x cin channels, one group
+ * (transposed: ConvTranspose's [Cin, Cout, kh, kw], flipped); the
+ * tensor, or -1 after NODE_FAIL. */
+int cc_conv_weight_fz(struct cc_ctx *c, struct cc_node *n, int transposed, int64_t cout,
+		      int64_t cin);
 
 /* lower_norm.c */
 int lower_softmax(struct cc_ctx *c, struct cc_node *n);
@@ -187,6 +212,10 @@ int infer_reduce(struct cc_ctx *c, struct cc_node *n);
 int lower_reduce(struct cc_ctx *c, struct cc_node *n);
 int infer_layernorm(struct cc_ctx *c, struct cc_node *n);
 int lower_layernorm(struct cc_ctx *c, struct cc_node *n);
+/* BatchNormalization (inference) of the 4-D activation n->in[0] whose
+ * scale, bias, mean and var are not all constants: the affine table
+ * computed on the device (lower_bn's hook). */
+int cc_lower_bn_dynamic(struct cc_ctx *c, struct cc_node *n);
 
 /* lower_shape.c */
 int infer_flatten(struct cc_ctx *c, struct cc_node *n);
@@ -224,6 +253,7 @@ int infer_compare(struct cc_ctx *c, struct cc_node *n);
 int infer_where(struct cc_ctx *c, struct cc_node *n);
 int lower_logic(struct cc_ctx *c, struct cc_node *n);
 int infer_cast(struct cc_ctx *c, struct cc_node *n);
+int cc_lower_int_arith(struct cc_ctx *c, struct cc_node *n);
 int lower_cast(struct cc_ctx *c, struct cc_node *n);
 
 #endif

@@ -7,12 +7,19 @@
  * the host side's rows may be unaligned, which costs one DMA per row.  An
  * unaligned row written back to the host spills up to 31 bytes into the next
  * row; rows are written in order by one MTE3 queue, so the next row's write
- * repairs it, and such a cast runs as one block. */
+ * repairs it, and such a cast runs as one block.
+ *
+ * A row too long for the UB (a 1-D signal of 10^5 samples) streams as pieces
+ * of whole 16-element groups, the pieces of a row in order (gen_cast_long). */
 #include <stdio.h>
 
 #include "kernels.h"
 
 enum { R_SRC = 1, R_DST = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+
+static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t cols,
+			 int to_device, struct cc_prog *p, unsigned *block_dim, char *err,
+			 size_t errlen);
 
 static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, int to_device,
 		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
@@ -29,11 +36,8 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 	int64_t tile = (ub / 2 - 2 * 256) / (c16 * 6);
 	if (tile > 65535)
 		tile = 65535;
-	if (tile < 1) {
-		snprintf(err, errlen, "cast: a row of %lld elements does not fit the UB",
-			 (long long)cols);
-		return -1;
-	}
+	if (tile < 1)
+		return gen_cast_long(cfg, rows, cols, to_device, p, block_dim, err, errlen);
 	int64_t f32_slot = (tile * c16 * 4 + 256 + 255) / 256 * 256;
 	int64_t f16_slot = (tile * c16 * 2 + 256 + 255) / 256 * 256;
 	int64_t blocks = 1;
@@ -123,6 +127,91 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 					       (host_row + 31) / 32, 0, 0);
 				}
 			}
+			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+		}
+		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		cc_end(p);
+	}
+	return 0;
+}
+
+/* Rows of more elements than a tile holds: pieces of `piece` elements (a
+ * multiple of 16, so that every piece starts on a 32-byte boundary of the
+ * device row and of the UB).  A host-side piece that does not end on a
+ * 32-byte boundary is moved as whole blocks: its load reads past it
+ * (harmless), its store spills up to 31 bytes into the next piece, which the
+ * next piece's store (same MTE3 queue, in order) rewrites; such a cast runs
+ * as one block, as the unaligned rows of gen_cast do. */
+static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t cols,
+			 int to_device, struct cc_prog *p, unsigned *block_dim, char *err,
+			 size_t errlen)
+{
+	int64_t c16 = cc_pad16(cols), host_row = cols * 4, dev_row = c16 * 2;
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
+	int64_t piece = (ub / 2 - 2 * 256 - 64) / 6 / 16 * 16;
+	if (piece > 255 * 64) /* one vconv instruction's repeats */
+		piece = 255 * 64;
+	if (piece < 16) {
+		snprintf(err, errlen, "cast: a row of %lld elements does not fit the UB",
+			 (long long)cols);
+		return -1;
+	}
+	int64_t npc = (cols + piece - 1) / piece, units = rows * npc;
+	int64_t f32_slot = (piece * 4 + 64 + 256 + 255) / 256 * 256;
+	int64_t f16_slot = (piece * 2 + 256 + 255) / 256 * 256;
+	/* the host side of every piece is 32-byte aligned when the row is */
+	int whole = host_row % 32 == 0 && (piece * 4) % 32 == 0;
+	int64_t blocks = to_device || whole ? units : 1;
+	if (blocks > cfg->core_count)
+		blocks = cfg->core_count;
+	int64_t per = (units + blocks - 1) / blocks;
+	blocks = (units + per - 1) / per;
+	if (blocks > 1024) {
+		snprintf(err, errlen, "cast: too many blocks");
+		return -1;
+	}
+	*block_dim = (unsigned)blocks;
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	struct isa_insn *in;
+	int labels[1024];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+		int par = 0;
+		for (int64_t u = b * per; u < (b + 1) * per && u < units; u++, par ^= 1) {
+			int64_t r = u / npc, j0 = u % npc * piece;
+			int64_t m = cols - j0 < piece ? cols - j0 : piece, m16 = cc_pad16(m);
+			int64_t hoff = r * host_row + j0 * 4, doff = r * dev_row + j0 * 2;
+			int64_t hblk = (m * 4 + 31) / 32, dblk = m16 * 2 / 32;
+			int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
+			int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_addi(p, R_GM, R_SRC, to_device ? hoff : doff);
+			cc_li(p, R_UB, ub_in);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, to_device ? hblk : dblk, 0, 0);
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+			cc_li(p, R_UB, ub_out);
+			cc_li(p, R_UB + 1, ub_in);
+			in = cc_emit(p, ISA_OP_VCONV);
+			in->rd = R_UB;
+			in->rs1 = R_UB + 1;
+			in->dt = to_device ? ISA_DT_F16 : ISA_DT_F32;
+			in->st = to_device ? ISA_DT_F32 : ISA_DT_F16;
+			in->rep = (m16 + 63) / 64;
+			in->dr = to_device ? 4 : 8;
+			in->s0r = to_device ? 8 : 4;
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+			cc_addi(p, R_GM, R_DST, to_device ? doff : hoff);
+			cc_li(p, R_UB, ub_out);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, to_device ? dblk : hblk, 0, 0);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}
 		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);

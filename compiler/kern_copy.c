@@ -156,3 +156,53 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 	}
 	return 0;
 }
+
+/* Zeros at nruns runs of run_blocks 32-byte blocks, stride_blocks apart,
+ * from block off of the destination (the padding rows of a weight layout
+ * built on the device).  The vector unit zeroes one UB buffer of whole runs
+ * once per core; each DMA then writes as many runs as it holds, its bursts
+ * reading the same zeros.  Arguments: 0 destination. */
+int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, int64_t run_blocks,
+		     int64_t stride_blocks, struct cc_prog *p, unsigned *block_dim, char *err,
+		     size_t errlen)
+{
+	int64_t ub_blocks = (int64_t)cfg->ub_size_kb * 1024 / 32;
+	if (nruns < 1 || run_blocks < 1 || stride_blocks < run_blocks || off < 0 ||
+	    run_blocks > ub_blocks || run_blocks > 65535) {
+		snprintf(err, errlen, "zero fill: bad runs (%lld of %lld blocks, stride %lld)",
+			 (long long)nruns, (long long)run_blocks, (long long)stride_blocks);
+		return -1;
+	}
+	int64_t k = ub_blocks / run_blocks; /* runs per DMA */
+	k = k > 255 ? 255 : k;
+	int64_t per, blocks = cc_split_work((nruns + k - 1) / k, cfg->core_count, &per);
+	int64_t zb = (k * run_blocks + 7) / 8; /* vdup repeats of 8 blocks */
+	*block_dim = (unsigned)blocks;
+	cc_ldarg(p, R_DST, 0);
+	int labels[1024];
+	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < blocks; b++) {
+		cc_label_bind(p, labels[b]);
+		for (int64_t done = 0; done < zb; done += 255) {
+			cc_li(p, R_UB, done * 256);
+			struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
+			in->rd = R_UB;
+			in->rs2 = 0; /* x0: the scalar 0.0 */
+			in->dt = ISA_DT_F16;
+			in->rep = zb - done < 255 ? zb - done : 255;
+			in->db = 1;
+			in->dr = 8;
+		}
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		cc_li(p, R_UB, 0);
+		for (int64_t w = b * per; w < (b + 1) * per && w * k < nruns; w++) {
+			int64_t n = nruns - w * k < k ? nruns - w * k : k;
+			cc_addi(p, R_GM, R_DST, (off + w * k * stride_blocks) * 32);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, run_blocks, 0,
+			       stride_blocks - run_blocks);
+		}
+		cc_end(p);
+	}
+	return 0;
+}

@@ -219,6 +219,49 @@ static void vsel(struct kg *g, int64_t dst, int64_t a, int a_const, int64_t b, i
 	in->s1r = b_const ? 0 : 8;
 }
 
+/* dst (fp16) = a op b on m integer values held as fp16 (exact): both to
+ * s32, the op there (add/sub/mul wrap at 32 bits as int32 does; division
+ * in fp32, exact for these magnitudes, truncated toward zero), then for
+ * 8-bit types r mod 256 = r - 256 floor(r / 256) in fp32 (offset by 128
+ * when signed), exact; back to fp16, which rounds results past 2048 as
+ * the device's integers are (kern_dtype.c). */
+static void int_arith(struct kg *g, const struct cc_logic *lg, int64_t dst, int64_t a, int64_t b,
+		      int64_t ra, const int64_t *w, int64_t m)
+{
+	int64_t r64 = (m + 63) / 64, rb = w[0], f0 = w[1], f1 = w[2];
+	kg_conv_n(g, ISA_DT_S32, ISA_DT_F16, ra, a, m, ISA_RND_TRUNC);
+	kg_conv_n(g, ISA_DT_S32, ISA_DT_F16, rb, b, m, ISA_RND_TRUNC);
+	if (lg->op == CC_L_IDIV) {
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_S32, f0, ra, m, ISA_RND_RNE);
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_S32, f1, rb, m, ISA_RND_RNE);
+		struct isa_insn *in = kg_vinsn(g, ISA_OP_VDIV, ISA_DT_F32, f0, f0, r64);
+		in->rs2 = kg_reg(g, f1);
+		kg_conv_n(g, ISA_DT_S32, ISA_DT_F32, ra, f0, m, ISA_RND_TRUNC);
+	} else {
+		enum isa_op op = lg->op == CC_L_IADD   ? ISA_OP_VADD
+				 : lg->op == CC_L_ISUB ? ISA_OP_VSUB
+						       : ISA_OP_VMUL;
+		struct isa_insn *in = kg_vinsn(g, op, ISA_DT_S32, ra, ra, r64);
+		in->rs2 = kg_reg(g, rb);
+	}
+	if (!lg->wrap8) {
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_S32, dst, ra, m, ISA_RND_RNE);
+		return;
+	}
+	kg_conv_n(g, ISA_DT_F32, ISA_DT_S32, f0, ra, m, ISA_RND_RNE);
+	if (lg->sgn)
+		vscal(g, ISA_OP_VADDS, ISA_DT_F32, f0, f0, kg_fbits(128.0f), r64);
+	vscal(g, ISA_OP_VMULS, ISA_DT_F32, f1, f0, kg_fbits(1.0f / 256.0f), r64);
+	kg_conv_n(g, ISA_DT_S32, ISA_DT_F32, rb, f1, m, ISA_RND_FLOOR);
+	kg_conv_n(g, ISA_DT_F32, ISA_DT_S32, f1, rb, m, ISA_RND_RNE);
+	vscal(g, ISA_OP_VMULS, ISA_DT_F32, f1, f1, kg_fbits(256.0f), r64);
+	struct isa_insn *in = kg_vinsn(g, ISA_OP_VSUB, ISA_DT_F32, f0, f0, r64);
+	in->rs2 = kg_reg(g, f1);
+	if (lg->sgn)
+		vscal(g, ISA_OP_VADDS, ISA_DT_F32, f0, f0, kg_fbits(-128.0f), r64);
+	kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, dst, f0, m, ISA_RND_RNE);
+}
+
 int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_t elems,
 		 struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -230,11 +273,15 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 		return -1;
 	}
 	const int64_t T = LG_TILE;
-	/* UB: inputs, output, a temporary, s32 staging, two bit masks, 1s, 0s */
+	/* UB: inputs, output, a temporary, s32 staging, two bit masks, 1s, 0s,
+	 * and for integer arithmetic three more 32-bit buffers */
 	int64_t o_in = 0, o_out = o_in + 3 * (T * 2 + 256), o_tmp = o_out + T * 2 + 256;
 	int64_t o_s32 = o_tmp + T * 2 + 256, o_bits = o_s32 + T * 4 + 256;
 	int64_t o_bits2 = o_bits + T / 8 + 256, o_one = o_bits2 + T / 8 + 256;
 	int64_t o_zero = o_one + 256, end = o_zero + 256;
+	int64_t o_w[3] = { end, end + T * 4 + 256, end + 2 * (T * 4 + 256) };
+	if (lg->op >= CC_L_IADD)
+		end += 3 * (T * 4 + 256);
 	if (end > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "logic: the UB is too small");
 		return -1;
@@ -312,6 +359,12 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 			case CC_L_WHERE:
 				vcmp(&g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
 				vsel(&g, o_out, x, 0, y, 0, o_bits, rep);
+				break;
+			case CC_L_IADD:
+			case CC_L_ISUB:
+			case CC_L_IMUL:
+			case CC_L_IDIV:
+				int_arith(&g, lg, o_out, a, x, o_s32, o_w, m);
 				break;
 			case CC_L_TRUNC: {
 				/* toward zero through s32, then the target type's range */

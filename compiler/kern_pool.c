@@ -29,6 +29,11 @@
  * are scaled first so that no partial sum can overflow fp16.  Planes of more
  * than 128 pixels reduce to partial rows that are reduced again the same way.
  *
+ * Dilated windows (dh, dw > 1) take their taps dh rows and dw columns apart:
+ * the tiles are planned for the effective window (kh-1)*dh+1 x (kw-1)*dw+1
+ * (ekh x ekw) and only the taps' offsets change, so that a dilation of 1
+ * gives the very program it gave before dilations existed.
+ *
  * Tiles are double-buffered like every kernel: the load of tile t+1 is issued
  * before the vector work of tile t. */
 #include <math.h>
@@ -103,7 +108,9 @@ struct tile {
 	int64_t q0, G;    /* planes q0 .. q0+G-1 (q = image * C1 + c1) */
 	int64_t oh0, oh1; /* output rows (all of them when G > 1) */
 	int store;        /* global pooling: the tile completes its planes */
-	int64_t a, m;     /* global pooling of a big plane: pixels [a, a+m) */
+	int64_t a, m;     /* global pooling of a big plane: pixels [a, a+m); strip
+			   * mode: output columns [a, m) */
+	int64_t i;        /* strip mode: the window row (tap row) this step adds */
 };
 
 struct plan {
@@ -115,6 +122,13 @@ struct plan {
 	int plane_mode;
 	int64_t hop, hp; /* plane mode: output and input rows per stacked plane */
 	int sep;         /* rows of the window first, then columns of those sums */
+	int strip;       /* window rows one at a time (strip_plan) */
+	int64_t snr, snc, snc8, swp, sacc; /* strip: output rows, columns (and
+					    * padded to 8) per tile, input
+					    * pixels per UB row, accumulator */
+	int64_t nrt, nct;                  /* strip: tiles down and across */
+	int sdbl;                          /* strip: window rows' maxima by doubling */
+	int64_t smrow, sbuf[2];            /* strip doubling: its rows, buffers */
 	int64_t gmax, rmax;
 	int64_t gtile, rtile; /* planes, or output rows, of a block's tiles */
 	/* global */
@@ -128,17 +142,24 @@ struct plan {
 	float pad;
 };
 
-/* Window rows (or columns) of output index o that lie inside [0, n). */
-static int64_t inside(int64_t o, int64_t s, int64_t p, int64_t k, int64_t n)
-{
-	int64_t lo = o * s - p, hi = lo + k;
-	lo = lo < 0 ? 0 : lo;
-	hi = hi > n ? n : hi;
-	return hi > lo ? hi - lo : 0;
-}
-
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Window rows (or columns) of output index o that lie inside [0, n): taps
+ * lo + i*dl for i < k (dl the dilation). */
+static int64_t inside(int64_t o, int64_t s, int64_t p, int64_t k, int64_t dl, int64_t n)
+{
+	int64_t lo = o * s - p;
+	if (lo >= n)
+		return 0;
+	int64_t i0 = lo >= 0 ? 0 : (-lo + dl - 1) / dl;     /* the first tap inside */
+	int64_t i1 = min64(k, (n - 1 - lo) / dl + 1);        /* past the last one */
+	return i1 > i0 ? i1 - i0 : 0;
+}
+
+/* The rows (columns) the window spans: its first to its last tap. */
+static int64_t ekh(const struct cc_pool *d) { return (d->kh - 1) * d->dh + 1; }
+static int64_t ekw(const struct cc_pool *d) { return (d->kw - 1) * d->dw + 1; }
 
 /* ---- windowed pooling ------------------------------------------------------------ */
 
@@ -146,7 +167,7 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
  * planes read. */
 static int64_t extra_rows(const struct cc_pool *d, int64_t G)
 {
-	return G > 1 ? max64(0, d->kh - d->sh) : 0;
+	return G > 1 ? max64(0, ekh(d) - d->sh) : 0;
 }
 
 /* Bytes of a tile of G planes with rin input and rout output rows each; the
@@ -156,19 +177,21 @@ static int64_t win_bytes(const struct plan *pl, int64_t G, int64_t rin, int64_t 
 	const struct cc_pool *d = pl->d;
 	int64_t bin = pl->f32 ? 96 : 32, bout = pl->f32 ? 96 : 32, bh = pl->f32 ? 64 : 32;
 	int64_t rows = G * rin + extra_rows(d, G);
-	int64_t in_px = rows * pl->wp + 8 * d->sw + d->kw + 16;
+	int64_t in_px = rows * pl->wp + 8 * d->sw + ekw(d) + 16;
 	int64_t out_px = G * rout * pl->wo8 + 16;
 	int64_t h_px = pl->sep ? rows * pl->wo8 + 16 : 0;
 	return in_px * bin + out_px * bout + h_px * bh + 5 * 256;
 }
+
+static int strip_plan(const struct soc_config *cfg, struct plan *pl, char *err, size_t errlen);
 
 static int win_plan(const struct soc_config *cfg, struct plan *pl, char *err, size_t errlen)
 {
 	const struct cc_pool *d = pl->d;
 	int64_t half = (int64_t)cfg->ub_size_kb * 1024 / 2;
 	int64_t es = pl->f32 ? 2 : 1;
-	pl->wp = max64(d->pl + d->w, (d->wo - 1) * d->sw + d->kw);
-	pl->hneed = (d->ho - 1) * d->sh + d->kh;
+	pl->wp = max64(d->pl + d->w, (d->wo - 1) * d->sw + ekw(d));
+	pl->hneed = (d->ho - 1) * d->sh + ekh(d);
 	pl->wo8 = (d->wo + 7) / 8 * 8;
 	pl->ngrp = pl->wo8 / 8;
 	pl->pad = d->is_max ? -INFINITY : 0.0f;
@@ -182,6 +205,10 @@ static int win_plan(const struct soc_config *cfg, struct plan *pl, char *err, si
 			 (long long)d->kh, (long long)d->kw);
 		return -1;
 	}
+	if (d->is_max && d->sw <= 255 && max64(pl->wp, pl->wo8) * d->sh > 65535) {
+		pl->strip = 1; /* (strip rows are at most a UB's width) */
+		return strip_plan(cfg, pl, err, errlen);
+	}
 	if (max64(pl->wp, pl->wo8) * d->sh * es > 65535 || d->sw * es > 255) {
 		snprintf(err, errlen, "pooling: rows of %lld pixels or stride %lld are not "
 			 "supported yet", (long long)d->w, (long long)d->sw);
@@ -194,12 +221,11 @@ static int win_plan(const struct soc_config *cfg, struct plan *pl, char *err, si
 		pl->gmax++;
 	pl->rmax = 0;
 	while (pl->rmax < d->ho &&
-	       win_bytes(pl, 1, pl->rmax * d->sh + d->kh, pl->rmax + 1) <= half)
+	       win_bytes(pl, 1, pl->rmax * d->sh + ekh(d), pl->rmax + 1) <= half)
 		pl->rmax++;
 	if (pl->rmax < 1) {
-		snprintf(err, errlen, "pooling: a %lld-pixel row does not fit the UB "
-			 "(not supported yet)", (long long)d->w);
-		return -1;
+		pl->strip = 1;
+		return strip_plan(cfg, pl, err, errlen);
 	}
 	/* many small blocks: the cores' vector units share the work, while the
 	 * bandwidth is shared whatever the split */
@@ -219,11 +245,11 @@ static int win_plan(const struct soc_config *cfg, struct plan *pl, char *err, si
 	pl->rtile = min64(pl->rmax, max64(1, (pl->per + 1) / 2));
 
 	int64_t G = pl->plane_mode ? pl->gtile : 1;
-	int64_t rin = pl->plane_mode ? pl->hp : (pl->rtile - 1) * d->sh + d->kh;
+	int64_t rin = pl->plane_mode ? pl->hp : (pl->rtile - 1) * d->sh + ekh(d);
 	int64_t rout = pl->plane_mode ? pl->hop : pl->rtile;
 	pl->in_rows = G * rin + extra_rows(d, G);
 	pl->out_rows = G * rout;
-	int64_t in_px = pl->in_rows * pl->wp + 8 * d->sw + d->kw + 16;
+	int64_t in_px = pl->in_rows * pl->wp + 8 * d->sw + ekw(d) + 16;
 	int64_t out_px = pl->out_rows * pl->wo8 + 16;
 	int64_t h_px = pl->in_rows * pl->wo8 + 16;
 	int64_t at = 0;
@@ -258,7 +284,7 @@ static size_t win_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t
 	size_t nt = 0;
 	if (pl->plane_mode) {
 		for (int64_t q = u0; q < u1 && nt < cap; q += pl->gtile) {
-			struct tile t = { q, min64(pl->gtile, u1 - q), 0, d->ho, 1, 0, 0 };
+			struct tile t = { q, min64(pl->gtile, u1 - q), 0, d->ho, 1, 0, 0, 0 };
 			v[nt++] = t;
 		}
 		return nt;
@@ -268,7 +294,7 @@ static size_t win_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t
 	for (int64_t u = u0; u < u1 && nt < cap;) {
 		int64_t q = u / d->ho, oh0 = u % d->ho;
 		int64_t oh1 = min64(min64(oh0 + r, d->ho), oh0 + (u1 - u));
-		struct tile t = { q, 1, oh0, oh1, 1, 0, 0 };
+		struct tile t = { q, 1, oh0, oh1, 1, 0, 0, 0 };
 		v[nt++] = t;
 		u += oh1 - oh0;
 	}
@@ -278,7 +304,7 @@ static size_t win_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t
 /* Input rows in the UB per stacked plane. */
 static int64_t tile_rin(const struct plan *pl, const struct tile *t)
 {
-	return pl->plane_mode ? pl->hp : (t->oh1 - t->oh0 - 1) * pl->d->sh + pl->d->kh;
+	return pl->plane_mode ? pl->hp : (t->oh1 - t->oh0 - 1) * pl->d->sh + ekh(pl->d);
 }
 
 static int64_t tile_rout(const struct plan *pl, const struct tile *t)
@@ -401,14 +427,14 @@ static void win_compute(struct kg *g, const struct plan *pl, const struct tile *
 	int64_t off[256];
 	if (pl->sep) {
 		for (int64_t j = 0; j < d->kw; j++)
-			off[j] = j;
+			off[j] = j * d->dw;
 		taps(g, pl, pl->hsum[par], src, t->G * rin, pl->wp, d->sw, off, d->kw);
 		for (int64_t i = 0; i < d->kh; i++)
-			off[i] = i * pl->wo8;
+			off[i] = i * d->dh * pl->wo8;
 		taps(g, pl, dst, pl->hsum[par], rt, d->sh * pl->wo8, 1, off, d->kh);
 	} else {
 		for (int64_t k = 0; k < d->kh * d->kw; k++)
-			off[k] = k / d->kw * pl->wp + k % d->kw;
+			off[k] = k / d->kw * d->dh * pl->wp + k % d->kw * d->dw;
 		taps(g, pl, dst, src, rt, d->sh * pl->wp, d->sw, off, d->kh * d->kw);
 	}
 	if (!pl->f32)
@@ -419,7 +445,7 @@ static void win_compute(struct kg *g, const struct plan *pl, const struct tile *
 		/* windows that leave the input: divide by the taps inside */
 		for (int64_t gg = 0; gg < t->G; gg++)
 			for (int64_t oh = t->oh0; oh < t->oh1; oh++) {
-				int64_t k = inside(oh, d->sh, d->pt, d->kh, d->h);
+				int64_t k = inside(oh, d->sh, d->pt, d->kh, d->dh, d->h);
 				if (k == d->kh || k == 0)
 					continue;
 				int64_t R = gg * rout + oh - t->oh0;
@@ -427,7 +453,7 @@ static void win_compute(struct kg *g, const struct plan *pl, const struct tile *
 					  (float)d->kh / (float)k);
 			}
 		for (int64_t ow = 0; ow < d->wo; ow++) {
-			int64_t k = inside(ow, d->sw, d->pl, d->kw, d->w);
+			int64_t k = inside(ow, d->sw, d->pl, d->kw, d->dw, d->w);
 			if (k == d->kw || k == 0)
 				continue;
 			kg_mask_lanes(g, 16); /* the pixel's two blocks */
@@ -454,6 +480,275 @@ static void win_store(struct kg *g, const struct plan *pl, const struct tile *t,
 	for (int64_t gg = 0; gg < t->G; gg++)
 		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (t->q0 + gg) * d->ho * d->wo * 32,
 		    pl->out16[par] + gg * rout * pl->wo8 * 32, rows, d->wo, sgap, 0);
+}
+
+/* ---- strip mode: windows too tall or rows too long for the UB ------------------- */
+
+/* When not even one output row's window fits the UB (a 1000x1000 plane
+ * pooled by a 591x791 dilated window, a 1-D signal of 10^5 samples), max
+ * pooling runs one window row (tap row i) at a time: a step loads, for its
+ * tile's nr output rows and nc output columns, the one input row each
+ * output row reads at tap row i (rows sh apart in GM: one strided DMA), the
+ * kw taps of that row reduce into an accumulator, and the last tap row's
+ * result is stored.  Input is read kh times, and the UB holds nr strips of
+ * (nc8-1)*sw + ekw pixels whatever kh. */
+
+/* With dw a multiple r of sw (the pytorch-converted tests' dilation 10 at
+ * stride 10), output x of a window row is the max of z[x + j*r], j < kw,
+ * over z[m] = strip pixel m*sw: a sliding maximum, computed by doubling
+ * (L2[m] = max(z[m], z[m+r]), L4[m] = max(L2[m], L2[m+2r]), ...) up to the
+ * largest power of two P <= kw, then max(LP[x], LP[x + (kw-P)*r]) (the two
+ * windows overlap; max does not mind): about log2(kw) instructions per 8
+ * pixels of z instead of kw per 8 outputs.  Each level is computed on the
+ * columns the next one reads, rounded up to 8; the pixels past those are
+ * junk that only feeds junk. */
+static int64_t strip_mrow(const struct cc_pool *d, int64_t nc8)
+{
+	return (nc8 + (d->kw - 1) * (d->dw / d->sw) + 7) / 8 * 8;
+}
+
+/* Bytes of the strip slots for nr output rows of nc8 columns: per parity
+ * the input strip (doubling: with slack, a level's last group reads up to 8
+ * pixels of stride sw past it) and the output, then the accumulator and the
+ * doubling buffers. */
+static void strip_sizes(const struct plan *pl, int64_t nr, int64_t nc8, int64_t *in,
+			int64_t *out, int64_t *buf)
+{
+	int64_t swp = (nc8 - 1) * pl->d->sw + ekw(pl->d);
+	*in = ((nr * swp + (pl->sdbl ? 8 * pl->d->sw : 0)) * 32 + 256 + 255) / 256 * 256;
+	*out = (nr * nc8 * 32 + 256 + 255) / 256 * 256;
+	*buf = pl->sdbl ? (nr * strip_mrow(pl->d, nc8) * 32 + 256 + 255) / 256 * 256 : 0;
+}
+
+static int64_t strip_bytes(const struct plan *pl, int64_t nr, int64_t nc8)
+{
+	int64_t in, out, buf;
+	strip_sizes(pl, nr, nc8, &in, &out, &buf);
+	return 2 * (in + out) + out + 2 * buf;
+}
+
+static int strip_plan(const struct soc_config *cfg, struct plan *pl, char *err, size_t errlen)
+{
+	const struct cc_pool *d = pl->d;
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
+	if (!d->is_max) {
+		snprintf(err, errlen, "pooling: average pooling whose window rows do not fit the "
+			 "UB (%lld-pixel rows, a %lldx%lld window) is not supported yet",
+			 (long long)d->w, (long long)ekh(d), (long long)ekw(d));
+		return -1;
+	}
+	pl->sdbl = d->dw % d->sw == 0 && d->kw >= 8;
+	/* the widest strip, in whole groups of 8 output columns, then the rows */
+	int64_t nc8 = (d->wo + 7) / 8 * 8;
+	while (nc8 > 8 && strip_bytes(pl, 1, nc8) > ub)
+		nc8 -= 8;
+	if (strip_bytes(pl, 1, nc8) > ub || d->sw > 255) {
+		snprintf(err, errlen, "pooling: a %lld-pixel window row at stride %lld does not "
+			 "fit the UB (not supported yet)", (long long)ekw(d), (long long)d->sw);
+		return -1;
+	}
+	pl->snc8 = nc8;
+	pl->snc = min64(nc8, d->wo);
+	pl->swp = (nc8 - 1) * d->sw + ekw(d);
+	if (pl->swp > 65535 || nc8 > 65535) {
+		snprintf(err, errlen, "pooling: UB rows of %lld pixels (internal error)",
+			 (long long)pl->swp);
+		return -1;
+	}
+	pl->snr = 1;
+	while (pl->snr < min64(d->ho, 255) && strip_bytes(pl, pl->snr + 1, nc8) <= ub)
+		pl->snr++;
+	pl->nrt = (d->ho + pl->snr - 1) / pl->snr;
+	pl->nct = (d->wo + pl->snc - 1) / pl->snc;
+	pl->units = pl->q * pl->nrt * pl->nct;
+	int64_t nb = max64(1, min64(min64(pl->units, cfg->core_count), MAX_BLOCKS));
+	pl->per = (pl->units + nb - 1) / nb;
+	pl->nb = (pl->units + pl->per - 1) / pl->per;
+	int64_t in, out, buf;
+	strip_sizes(pl, pl->snr, nc8, &in, &out, &buf);
+	for (int par = 0; par < 2; par++) {
+		pl->in16[par] = par * (in + out);
+		pl->out16[par] = pl->in16[par] + in;
+	}
+	pl->sacc = 2 * (in + out);
+	pl->smrow = pl->sdbl ? strip_mrow(d, nc8) : 0;
+	pl->sbuf[0] = pl->sacc + out;
+	pl->sbuf[1] = pl->sbuf[0] + buf;
+	pl->pad = -INFINITY;
+	return 0;
+}
+
+/* Every output tile of block b as kh steps, one per window row. */
+static size_t strip_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t cap)
+{
+	const struct cc_pool *d = pl->d;
+	int64_t u0 = b * pl->per, u1 = min64(u0 + pl->per, pl->units);
+	size_t nt = 0;
+	for (int64_t u = u0; u < u1; u++) {
+		int64_t q = u / (pl->nrt * pl->nct), rt = u / pl->nct % pl->nrt, ct = u % pl->nct;
+		int64_t oh0 = rt * pl->snr, ow0 = ct * pl->snc;
+		for (int64_t i = 0; i < d->kh && nt < cap; i++) {
+			struct tile t = { q, 1, oh0, min64(oh0 + pl->snr, d->ho), i == d->kh - 1,
+					  ow0, min64(ow0 + pl->snc, d->wo), i };
+			v[nt++] = t;
+		}
+	}
+	return nt;
+}
+
+/* Output rows [*oa, *ob) of the tile whose tap-row-i input row is inside the
+ * input, and the strip's input columns inside it: UB pixels [*c0, *c0 + *nw)
+ * from input column *x0. */
+static void strip_span(const struct plan *pl, const struct tile *t, int64_t *oa, int64_t *ob,
+		       int64_t *c0, int64_t *nw, int64_t *x0)
+{
+	const struct cc_pool *d = pl->d;
+	int64_t base = t->i * d->dh - d->pt; /* input row of output row 0 */
+	*oa = t->oh0;
+	while (*oa < t->oh1 && *oa * d->sh + base < 0)
+		(*oa)++;
+	*ob = *oa;
+	while (*ob < t->oh1 && *ob * d->sh + base < d->h)
+		(*ob)++;
+	int64_t first = t->a * d->sw - d->pl; /* input column of UB pixel 0 */
+	int64_t lo = max64(first, 0), hi = min64(first + pl->swp, d->w);
+	*x0 = lo;
+	*c0 = lo - first;
+	*nw = hi > lo ? hi - lo : 0;
+}
+
+static void strip_load(struct kg *g, const struct plan *pl, const struct tile *t, int par)
+{
+	const struct cc_pool *d = pl->d;
+	int64_t oa, ob, c0, nw, x0;
+	strip_span(pl, t, &oa, &ob, &c0, &nw, &x0);
+	if (ob == oa || nw == 0)
+		return;
+	int64_t row0 = oa * d->sh + t->i * d->dh - d->pt;
+	int64_t gm = ((t->q0 * d->h + row0) * d->w + x0) * 32;
+	int64_t ubp = pl->in16[par] + ((oa - t->oh0) * pl->swp + c0) * 32;
+	int64_t sgap = d->sh * d->w - nw;
+	if (sgap <= 65535) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, gm, ubp, ob - oa, nw, sgap, pl->swp - nw);
+		return;
+	}
+	for (int64_t r = 0; r < ob - oa; r++)
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, gm + r * d->sh * d->w * 32,
+		       ubp + r * pl->swp * 32, 1, nw, 0, 0);
+}
+
+/* VDUP of the pad value over columns [x0, x1) of UB rows [r0, r1). */
+static void strip_fill(struct kg *g, const struct plan *pl, int64_t at, int64_t r0, int64_t r1,
+		       int64_t x0, int64_t x1)
+{
+	for (int64_t c = x0; c < x1; c += 8) {
+		kg_mask_lanes(g, min64(8, x1 - c) * 16);
+		for (int64_t r = r0; r < r1; r += 255) {
+			int rd = kg_reg(g, at + (r * pl->swp + c) * 32);
+			int rv = kg_reg(g, kg_fbits(pl->pad));
+			struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
+			in->rd = rd;
+			in->rs2 = rv;
+			in->dt = ISA_DT_F16;
+			in->rep = min64(255, r1 - r);
+			in->dr = pl->swp;
+		}
+	}
+}
+
+/* The window row's maxima by doubling (strip_mrow's comment) into dst, max
+ * with the accumulator after the first window row. */
+static void strip_doubling(struct kg *g, const struct plan *pl, const struct tile *t,
+			   int64_t src, int64_t dst, int64_t nr, int64_t ngrp)
+{
+	const struct cc_pool *d = pl->d;
+	int64_t r = d->dw / d->sw, P = 1, lv = 0, nc8 = ngrp * 8, M = pl->smrow;
+	while (P * 2 <= d->kw)
+		P *= 2;
+	int64_t need = nc8 + (d->kw - P) * r; /* columns of LP read */
+	int64_t at = src, ab = d->sw, ar = pl->swp; /* level L(1 << lv): z itself */
+	for (int64_t w = 2; w <= P; w *= 2, lv++) {
+		/* L(w)[m] = max(L(w/2)[m], L(w/2)[m + (w/2)*r]) on the columns the
+		 * levels above read */
+		int64_t n = need + (P - w) * r, to = pl->sbuf[lv % 2];
+		for (int64_t c = 0; c * 8 < n; c++) {
+			int64_t s0 = at + c * 8 * ab * 32;
+			vbin(g, ISA_OP_VMAX, ISA_DT_F16, to + c * 8 * 32, s0, s0 + w / 2 * r * ab * 32,
+			     nr, 1, ab, ab, M, ar, ar);
+		}
+		at = to;
+		ab = 1;
+		ar = M;
+	}
+	for (int64_t c = 0; c < ngrp; c++) {
+		int64_t s0 = at + c * 8 * ab * 32, da = dst + c * 8 * 32;
+		int64_t s1 = s0 + (d->kw - P) * r * ab * 32, aa = pl->sacc + c * 8 * 32;
+		if (t->i == 0) {
+			vbin(g, ISA_OP_VMAX, ISA_DT_F16, da, s0, s1, nr, 1, ab, ab, pl->snc8, ar,
+			     ar);
+			continue;
+		}
+		/* (dst may be the accumulator itself) */
+		vbin(g, ISA_OP_VMAX, ISA_DT_F16, da, s0, aa, nr, 1, ab, 1, pl->snc8, ar, pl->snc8);
+		vbin(g, ISA_OP_VMAX, ISA_DT_F16, da, s1, da, nr, 1, ab, 1, pl->snc8, ar, pl->snc8);
+	}
+}
+
+static void strip_compute(struct kg *g, const struct plan *pl, const struct tile *t, int par)
+{
+	const struct cc_pool *d = pl->d;
+	int64_t oa, ob, c0, nw, x0, nr = t->oh1 - t->oh0;
+	strip_span(pl, t, &oa, &ob, &c0, &nw, &x0);
+	int64_t src = pl->in16[par];
+	/* what the load did not write: rows outside the input, and the columns
+	 * outside it of the others */
+	if (nw == 0) {
+		oa = ob = t->oh0;
+	}
+	strip_fill(g, pl, src, 0, oa - t->oh0, 0, pl->swp);
+	strip_fill(g, pl, src, ob - t->oh0, nr, 0, pl->swp);
+	strip_fill(g, pl, src, oa - t->oh0, ob - t->oh0, 0, c0);
+	strip_fill(g, pl, src, oa - t->oh0, ob - t->oh0, c0 + nw, pl->swp);
+	/* acc (or, at the last window row, the output) = max(acc, taps of row i) */
+	int64_t dst = t->store ? pl->out16[par] : pl->sacc;
+	int64_t ngrp = (t->m - t->a + 7) / 8;
+	kg_mask_all(g);
+	if (pl->sdbl) {
+		strip_doubling(g, pl, t, src, dst, nr, ngrp);
+		return;
+	}
+	for (int64_t c = 0; c < ngrp; c++) {
+		int64_t da = dst + c * 8 * 32, aa = pl->sacc + c * 8 * 32;
+		int64_t sa = src + c * 8 * d->sw * 32;
+		for (int64_t j = 0; j < d->kw; j++) {
+			int64_t s0 = sa + j * d->dw * 32;
+			if (j == 0 && t->i == 0 && d->kw == 1) {
+				struct isa_insn *in = kg_vinsn(g, ISA_OP_VMOV, ISA_DT_F16, da, s0, nr);
+				in->db = 1;
+				in->s0b = d->sw;
+				in->dr = pl->snc8;
+				in->s0r = pl->swp;
+				continue;
+			}
+			if (j == 0 && t->i == 0)
+				continue; /* paired with tap 1 */
+			int64_t s1 = j == 1 && t->i == 0 ? sa : j == 0 ? aa : da;
+			int64_t s1b = j == 1 && t->i == 0 ? d->sw : 1;
+			int64_t s1r = j == 1 && t->i == 0 ? pl->swp : pl->snc8;
+			vbin(g, ISA_OP_VMAX, ISA_DT_F16, da, s0, s1, nr, 1, d->sw, s1b, pl->snc8,
+			     pl->swp, s1r);
+		}
+	}
+}
+
+static void strip_store(struct kg *g, const struct plan *pl, const struct tile *t, int par)
+{
+	const struct cc_pool *d = pl->d;
+	if (!t->store)
+		return;
+	int64_t nc = t->m - t->a;
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, ((t->q0 * d->ho + t->oh0) * d->wo + t->a) * 32,
+	       pl->out16[par], t->oh1 - t->oh0, nc, pl->snc8 - nc, d->wo - nc);
 }
 
 /* ---- global pooling ---------------------------------------------------------------- */
@@ -571,7 +866,7 @@ static size_t gbl_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t
 		for (int64_t q = q0; q < q1; q++)
 			for (int64_t a = 0; a < pl->P && nt < cap; a += pl->chunk) {
 				int64_t m = min64(pl->chunk, pl->P - a);
-				struct tile t = { q, 1, 0, 1, a + m == pl->P, a, m };
+				struct tile t = { q, 1, 0, 1, a + m == pl->P, a, m, 0 };
 				v[nt++] = t;
 			}
 		return nt;
@@ -579,7 +874,7 @@ static size_t gbl_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t
 	int64_t p = q1 - q0, want = max64((p + pl->gmax - 1) / pl->gmax, min64(p, 2));
 	int64_t gsz = (p + want - 1) / want;
 	for (int64_t q = q0; q < q1 && nt < cap; q += gsz) {
-		struct tile t = { q, min64(gsz, q1 - q), 0, 1, 1, 0, pl->P };
+		struct tile t = { q, min64(gsz, q1 - q), 0, 1, 1, 0, pl->P, 0 };
 		v[nt++] = t;
 	}
 	return nt;
@@ -640,8 +935,8 @@ static void gbl_store(struct kg *g, const struct plan *pl, const struct tile *t,
 static int check_pool(const struct cc_pool *d, char *err, size_t errlen)
 {
 	if (d->n < 1 || d->c < 1 || d->h < 1 || d->w < 1 || d->ho < 1 || d->wo < 1 ||
-	    d->kh < 1 || d->kw < 1 || d->sh < 1 || d->sw < 1 || d->pt < 0 || d->pl < 0 ||
-	    d->pb < 0 || d->pr < 0) {
+	    d->kh < 1 || d->kw < 1 || d->sh < 1 || d->sw < 1 || d->dh < 1 || d->dw < 1 ||
+	    d->pt < 0 || d->pl < 0 || d->pb < 0 || d->pr < 0) {
 		snprintf(err, errlen, "pooling: bad shape");
 		return -1;
 	}
@@ -656,9 +951,14 @@ static int check_pool(const struct cc_pool *d, char *err, size_t errlen)
 	return 0;
 }
 
-int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc_prog *p,
+int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *dp, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen)
 {
+	/* dilations left 0 by callers that know none mean 1 */
+	struct cc_pool dd = *dp;
+	const struct cc_pool *d = &dd;
+	dd.dh = dd.dh ? dd.dh : 1;
+	dd.dw = dd.dw ? dd.dw : 1;
 	if (check_pool(d, err, errlen))
 		return -1;
 	struct plan pl;
@@ -666,11 +966,12 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 	pl.d = d;
 	pl.q = d->n * ((d->c + 15) / 16);
 	pl.global = d->kh == d->h && d->kw == d->w && d->ho == 1 && d->wo == 1 && d->pt == 0 &&
-		    d->pl == 0;
+		    d->pl == 0 && d->dh == 1 && d->dw == 1;
 	pl.f32 = !d->is_max && !pl.global;
 	if (pl.global ? gbl_plan(cfg, &pl, err, errlen) : win_plan(cfg, &pl, err, errlen))
 		return -1;
-	size_t cap = (size_t)(pl.big ? pl.per * ((pl.P + pl.chunk - 1) / pl.chunk) : pl.per) + 8;
+	size_t cap = (size_t)(pl.big ? pl.per * ((pl.P + pl.chunk - 1) / pl.chunk)
+			     : pl.strip ? pl.per * d->kh : pl.per) + 8;
 	struct tile *tiles = malloc(cap * sizeof *tiles);
 	if (!tiles) {
 		snprintf(err, errlen, "pooling: out of memory");
@@ -686,10 +987,11 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		size_t nt = pl.global ? gbl_tiles(&pl, b, tiles, cap)
-				      : win_tiles(&pl, b, tiles, cap);
+			    : pl.strip ? strip_tiles(&pl, b, tiles, cap)
+				       : win_tiles(&pl, b, tiles, cap);
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		if (!pl.global)
+		if (!pl.global && !pl.strip)
 			win_pad_columns(&g, &pl); /* while the first loads run */
 		for (size_t t = 0; t <= nt; t++) {
 			/* load t (issued one tile ahead), then compute and store t-1 */
@@ -698,6 +1000,8 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 				cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 				if (pl.global)
 					gbl_load(&g, &pl, &tiles[t], par);
+				else if (pl.strip)
+					strip_load(&g, &pl, &tiles[t], par);
 				else
 					win_load(&g, &pl, &tiles[t], par);
 				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
@@ -710,6 +1014,8 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 			if (pl.global)
 				gbl_compute(&g, &pl, &tiles[u], par);
+			else if (pl.strip)
+				strip_compute(&g, &pl, &tiles[u], par);
 			else
 				win_compute(&g, &pl, &tiles[u], par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
@@ -717,6 +1023,8 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *d, struct cc
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			if (pl.global)
 				gbl_store(&g, &pl, &tiles[u], par);
+			else if (pl.strip)
+				strip_store(&g, &pl, &tiles[u], par);
 			else
 				win_store(&g, &pl, &tiles[u], par);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);

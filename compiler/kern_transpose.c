@@ -137,7 +137,8 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 	 * repeat), preferably contiguous on both sides */
 	int rq = -1;
 	for (int q = 0; q < r; q++) {
-		if ((lanes && (q == lx || q == ly)) || cnt[q] < 2)
+		/* DMA gaps cannot step backwards: a reversed axis is walked item by item */
+		if ((lanes && (q == lx || q == ly)) || cnt[q] < 2 || pm->sx[q] < 1 || pm->sy[q] < 1)
 			continue;
 		if (rq < 0)
 			rq = q;
@@ -223,7 +224,7 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 				idx[rq] = t0;
 			if (oq >= 0)
 				idx[oq] = o0;
-			int64_t xb = 0, yb = 0;
+			int64_t xb = pm->x0, yb = pm->y0;
 			for (int q = 0; q < r; q++) {
 				/* in the transposing case the output lane axis is a
 				 * 16-row side of the input tile, and vice versa */

@@ -176,13 +176,16 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
  * lane (index % 16) and a block index (index / 16), every other axis a block
  * index.  Indexed by the OUTPUT's axes: dims, the block strides sx (input)
  * and sy (output), and which output axes are the input's and the output's
- * lane axes.  Arguments: 0 x, 1 y. */
+ * lane axes.  x0 and y0 are block offsets of the first element on each side;
+ * an axis may step backwards (a negative stride, e.g. a flipped kernel) if it
+ * is not a lane axis.  Arguments: 0 x, 1 y. */
 #define CC_PERM_MAX_RANK 8
 struct cc_perm {
 	int rank;
 	int64_t dims[CC_PERM_MAX_RANK];
 	int64_t sx[CC_PERM_MAX_RANK], sy[CC_PERM_MAX_RANK];
 	int lane_x, lane_y;
+	int64_t x0, y0;
 };
 int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struct cc_prog *p,
 		   unsigned *block_dim, char *err, size_t errlen);
@@ -225,6 +228,12 @@ struct cc_pad {
 };
 int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_prog *p,
 	       unsigned *block_dim, char *err, size_t errlen);
+
+/* Zeros at nruns runs of run_blocks 32-byte blocks, stride_blocks apart,
+ * from block off (see kern_copy.c).  Arguments: 0 destination. */
+int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, int64_t run_blocks,
+		     int64_t stride_blocks, struct cc_prog *p, unsigned *block_dim, char *err,
+		     size_t errlen);
 
 /* Strided GM copy through the UB (see kern_copy.c).  Arguments: 0 src, 1 dst. */
 int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,
@@ -279,13 +288,19 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
 /* Element-wise on fp16 tensors of one shape (elems, a multiple of 16):
  * comparisons and logic give 0/1; WHERE is in0 != 0 ? in1 : in2; TRUNC
- * rounds toward zero and clamps to [lo, hi]; BOOL is in0 != 0.
+ * rounds toward zero and clamps to [lo, hi]; BOOL is in0 != 0; IADD..IDIV
+ * as the integer type computes them (operands integers, exact in fp16).
  * Arguments: the inputs, then the output. */
 enum cc_lop { CC_L_EQ, CC_L_LT, CC_L_LE, CC_L_GT, CC_L_GE, CC_L_NOT, CC_L_AND, CC_L_OR,
-	      CC_L_XOR, CC_L_WHERE, CC_L_TRUNC, CC_L_BOOL };
+	      CC_L_XOR, CC_L_WHERE, CC_L_TRUNC, CC_L_BOOL,
+	      /* integer arithmetic on integer values: in s32 (wrapping at 32 bits;
+	       * division through fp32, toward zero), then wrapped to wrap8's
+	       * 8 bits (signed when sgn) */
+	      CC_L_IADD, CC_L_ISUB, CC_L_IMUL, CC_L_IDIV };
 struct cc_logic {
 	enum cc_lop op;
 	float lo, hi;
+	int wrap8, sgn;
 };
 int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_t elems,
 		 struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
@@ -390,6 +405,7 @@ struct cc_pool {
 	int64_t ho, wo;         /* output size (the caller applies ceil_mode) */
 	int is_max;
 	int count_include_pad;  /* average pooling: divide by kh*kw even at edges */
+	int64_t dh, dw;         /* dilations: taps dh rows, dw columns apart (0 = 1) */
 };
 /* Arguments: 0 x (NC1HWC0), 1 y (NC1HWC0). */
 int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *pl, struct cc_prog *p,

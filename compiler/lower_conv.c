@@ -157,6 +157,8 @@ static void weight_window(const struct cc_tensor *w, int64_t *kh, int64_t *kw)
 
 int infer_conv(struct cc_ctx *c, struct cc_node *n)
 {
+	if (n->nin > 0 && n->in[0] >= 0 && T(c, n->in[0])->rank == 5)
+		return cc_infer_conv3d(c, n); /* lower_conv3d.c */
 	if (need34(c, n))
 		return -1;
 	struct cc_tensor *x = T(c, n->in[0]);
@@ -176,6 +178,8 @@ int infer_conv(struct cc_ctx *c, struct cc_node *n)
 
 int infer_pool(struct cc_ctx *c, struct cc_node *n)
 {
+	if (n->nin > 0 && n->in[0] >= 0 && T(c, n->in[0])->rank == 5)
+		return cc_infer_pool3d(c, n); /* lower_conv3d.c */
 	if (need34(c, n))
 		return -1;
 	struct cc_tensor *x = T(c, n->in[0]);
@@ -184,9 +188,6 @@ int infer_pool(struct cc_ctx *c, struct cc_node *n)
 	struct window wd;
 	if (window_of(c, n, x, 0, 0, 1, &wd))
 		return -1;
-	/* refused before the input's edge kernel sees a 1-D input's long rows */
-	if (wd.dh != 1 || wd.dw != 1)
-		return NODE_FAIL(c, n, "dilated pooling is not supported yet");
 	int64_t d[4] = { x->dims[0], x->dims[1], wd.ho, wd.wo };
 	if (x->rank == 3)
 		d[2] = wd.wo;
@@ -294,6 +295,13 @@ static int lower_1d(struct cc_ctx *c, struct cc_node *n,
 	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
 	int64_t dx[4] = { x->dims[0], x->dims[1], 1, x->dims[2] };
 	int64_t dy[4] = { y->dims[0], y->dims[1], 1, y->dims[2] };
+	return cc_lower_as4d(c, n, dx, dy, lower);
+}
+
+int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
+		  int (*lower)(struct cc_ctx *, struct cc_node *))
+{
+	int xi = n->in[0], out = n->out[0];
 	int x4 = cc_tensor_new(c, n->name, "in4d", 4, dx);
 	int y4 = x4 < 0 ? -1 : cc_tensor_new(c, n->name, "out4d", 4, dy);
 	if (y4 < 0)
@@ -310,6 +318,19 @@ static int lower_1d(struct cc_ctx *c, struct cc_node *n,
 	return cc_relayout(c, n, y4, out);
 }
 
+/* Weights that are not constants: the device lays them out (lower_wlayout.c)
+ * for one group, with a constant bias. */
+static int dyn_weights(struct cc_ctx *c, struct cc_node *n, int transposed, int64_t cout,
+		       int64_t cin)
+{
+	if (cc_attr_int(n, "group", 1) != 1)
+		return NODE_FAIL(c, n, "grouped convolution with weights that are not constants "
+				       "is not supported yet");
+	if (n->nin > 2 && n->in[2] >= 0 && !T(c, n->in[2])->data)
+		return NODE_FAIL(c, n, "a bias that is not a constant is not supported yet");
+	return cc_conv_weight_fz(c, n, transposed, cout, cin);
+}
+
 /* The conv tasks of node n: y (out) = conv(x (xi), w) with cv's geometry, w
  * ONNX's [cout][cin/groups][kh][kw] fp32; the bias bi, the residual ri when
  * >= 0.  A grouped conv that is not depthwise runs as one task per slice of
@@ -317,9 +338,11 @@ static int lower_1d(struct cc_ctx *c, struct cc_node *n,
  * group's channels are multiples of 16), each reading its channel blocks of
  * x and writing its own of y, the k groups of a slice as one block-diagonal
  * conv (k times their MACs); when no k < groups fits, one block-diagonal
- * conv over all the channels (groups times the MACs). */
+ * conv over all the channels (groups times the MACs).  Weights that are
+ * not constants come laid out by the device (fz, cc_conv_weight_fz; f is
+ * NULL then, one group). */
 static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, int xi, int wi,
-							 int bi, int ri, int out, const struct cc_conv *full, const float *f)
+		      int fz, int bi, int ri, int out, const struct cc_conv *full, const float *f)
 {
 	int64_t G = full->groups;
 	if (G < 1 || full->cin % G || full->cout % G)
@@ -371,14 +394,17 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 			cv.y_n1o = s * k * opg / 16;
 		}
 		uint64_t wb = cc_conv_weight_bytes(&cv);
-		uint16_t *h = calloc(1, wb ? wb : 1);
-		if (!h)
-			return NODE_FAIL(c, n, "out of memory");
-		cc_conv_layout_weights(&cv, f + s * k * opg * cpg * full->kh * full->kw, h);
-		int64_t woff = cc_weight_add(c, h, wb);
-		free(h);
-		if (woff < 0)
-			return NODE_FAIL(c, n, "out of memory");
+		int64_t woff = 0;
+		if (fz < 0) {
+			uint16_t *h = calloc(1, wb ? wb : 1);
+			if (!h)
+				return NODE_FAIL(c, n, "out of memory");
+			cc_conv_layout_weights(&cv, f + s * k * opg * cpg * full->kh * full->kw, h);
+			woff = cc_weight_add(c, h, wb);
+			free(h);
+			if (woff < 0)
+				return NODE_FAIL(c, n, "out of memory");
+		}
 		char name[300];
 		if (k < G)
 			snprintf(name, sizeof name, "%s#g%lld", n->name, (long long)(s * k));
@@ -393,7 +419,10 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 		if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
 			return NODE_FAIL(c, n, "%s", msg);
 		cc_arg_tensor(c, t, xi);
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
+		if (fz >= 0)
+			cc_arg_tensor(c, t, fz);
+		else
+			t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
 		cc_arg_tensor(c, t, out);
 		if (cv.no_fp16_out) /* y's fp16 bytes are not written */
 			t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
@@ -406,7 +435,8 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 			cc_arg_tensor(c, t, y8);
 		/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
 		cc_io_dev(c, t, 0, xi);
-		cc_io_add(t, 0, wi, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
+		cc_io_add(t, 0, fz >= 0 ? fz : wi, wi, CC_F16,
+			  dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
 		if (bi >= 0)
 			cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
 		if (ri >= 0)
@@ -419,19 +449,20 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 			   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
 		if (ri >= 0) /* the addition */
 			t->flops += (uint64_t)(cv.n * cv.cout * ho * wo);
-		t->bytes += wb;
+		if (fz < 0) /* (cc_arg_tensor counted a workspace fz) */
+			t->bytes += wb;
 	}
 	return 0;
 }
 
 int lower_conv(struct cc_ctx *c, struct cc_node *n)
 {
+	if (T(c, n->in[0])->rank == 5)
+		return cc_lower_conv3d(c, n, lower_conv); /* lower_conv3d.c */
 	int xi = n->in[0], wi = n->in[1], out = n->out[0];
 	int bi = n->nin > 2 ? n->in[2] : -1;
 	int ri = n->res_in ? n->in[n->res_in] : -1; /* pass_fuse_residual.c */
 	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
-	if (!w->data)
-		return NODE_FAIL(c, n, "weights that are not constants are not supported yet");
 	if (x->rank == 3)
 		return lower_1d(c, n, lower_conv);
 	struct window wd;
@@ -471,11 +502,15 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	if (ri >= 0 && (c->dev[ri].where != W_WS || !c->dev[ri].nc1hwc0))
 		return NODE_FAIL(c, n, "a residual '%s' that is not a 4-D activation is not "
 				       "supported", T(c, ri)->name);
+	if (!w->data) {
+		int fz = dyn_weights(c, n, 0, cv.cout, cv.cin);
+		return fz < 0 ? -1 : conv_tasks(c, n, "Conv", xi, wi, fz, bi, ri, out, &cv, NULL);
+	}
 	float *f = cc_const_floats(c, n, wi);
 	if (!f)
 		return -1;
 	int rc = n->q_x_scale > 0 ? cc_conv_int8_tasks(c, n, xi, wi, bi, ri, out, &cv, f)
-				  : conv_tasks(c, n, "Conv", xi, wi, bi, ri, out, &cv, f);
+				  : conv_tasks(c, n, "Conv", xi, wi, -1, bi, ri, out, &cv, f);
 	free(f);
 	return rc;
 }
@@ -492,8 +527,6 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n)
 	int xi = n->in[0], wi = n->in[1], out = n->out[0];
 	int bi = n->nin > 2 ? n->in[2] : -1;
 	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
-	if (!w->data)
-		return NODE_FAIL(c, n, "weights that are not constants are not supported yet");
 	if (x->rank == 3)
 		return lower_1d(c, n, lower_convt);
 	if (c->dev[xi].where == W_NONE)
@@ -532,10 +565,17 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n)
 				       "not supported yet");
 	if (cc_conv_ho(&cv) != g.ho || cc_conv_wo(&cv) != g.wo)
 		return NODE_FAIL(c, n, "internal: transposed conv geometry mismatch");
-	float *f = cc_const_floats(c, n, wi);
+	int fz = -1;
+	float *f = NULL, *ft = NULL;
+	if (!w->data) {
+		if ((fz = dyn_weights(c, n, 1, cout, cin)) < 0)
+			return -1;
+		goto weights_done;
+	}
+	f = cc_const_floats(c, n, wi);
 	if (!f)
 		return -1;
-	float *ft = malloc((size_t)(cout * cpg * kh * kw) * sizeof *ft);
+	ft = malloc((size_t)(cout * cpg * kh * kw) * sizeof *ft);
 	if (!ft) {
 		free(f);
 		return NODE_FAIL(c, n, "out of memory");
@@ -548,6 +588,7 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n)
 						f[(((co / opg * cpg + i) * opg + co % opg) * kh +
 						   kh - 1 - a) * kw + kw - 1 - b];
 	free(f);
+weights_done:;
 	int zi = xi;
 	if (g.sh > 1 || g.sw > 1) {
 		int64_t dz[4] = { cv.n, cin, cv.h, cv.w };
@@ -566,13 +607,15 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n)
 		}
 		cc_one_in_one_out(c, t, xi, zi);
 	}
-	int rc = conv_tasks(c, n, "ConvTranspose", zi, wi, bi, -1, out, &cv, ft);
+	int rc = conv_tasks(c, n, "ConvTranspose", zi, wi, fz, bi, -1, out, &cv, ft);
 	free(ft);
 	return rc;
 }
 
 static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, int is_max)
 {
+	if (!global && T(c, n->in[0])->rank == 5)
+		return cc_lower_pool3d(c, n, is_max); /* lower_conv3d.c */
 	int xi = n->in[0], out = n->out[0];
 	struct cc_tensor *x = T(c, xi);
 	if (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]))
@@ -594,8 +637,8 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 		struct window wd;
 		if (window_of(c, n, x, 0, 0, 1, &wd))
 			return -1;
-		if (wd.dh != 1 || wd.dw != 1)
-			return NODE_FAIL(c, n, "dilated pooling is not supported yet");
+		pl.dh = wd.dh; /* kern_pool.c takes the taps dh rows, dw columns apart */
+		pl.dw = wd.dw;
 		pl.kh = wd.kh;
 		pl.kw = wd.kw;
 		pl.sh = wd.sh;
@@ -639,7 +682,9 @@ int lower_gap(struct cc_ctx *c, struct cc_node *n)
 /* BatchNormalization not folded into a Conv: a per-channel affine map. */
 int lower_bn(struct cc_ctx *c, struct cc_node *n)
 {
-	int xi = n->in[0], out = n->out[0];
+	if (T(c, n->in[0])->rank == 5)
+		return cc_lower_bn3d(c, n, lower_bn); /* lower_conv3d.c */
+	int xi = n->in[0];
 	struct cc_tensor *x = T(c, xi);
 	if (x->rank == 3 && c->dev[xi].where == W_WS)
 		return lower_1d(c, n, lower_bn);
@@ -647,6 +692,9 @@ int lower_bn(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "BatchNormalization other than on a 4-D activation is not "
 				       "supported yet");
 	int64_t C = x->dims[1], c16 = cc_pad16(C);
+	for (int k = 1; k < 5 && k < n->nin; k++)
+		if (n->in[k] >= 0 && !T(c, n->in[k])->data)
+			return cc_lower_bn_dynamic(c, n); /* lower_norm.c: the table on the device */
 	float *v[4];
 	for (int k = 0; k < 4; k++) {
 		v[k] = n->nin > k + 1 ? cc_const_floats(c, n, n->in[k + 1]) : NULL;
@@ -673,7 +721,15 @@ int lower_bn(struct cc_ctx *c, struct cc_node *n)
 	free(h);
 	for (int k = 0; k < 4; k++)
 		free(v[k]);
-	if (off < 0 || cc_ws_place(c, out))
+	if (off < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	return cc_bn_affine_task(c, n, -1, off);
+}
+
+int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off)
+{
+	int xi = n->in[0], out = n->out[0];
+	if (cc_ws_place(c, out))
 		return NODE_FAIL(c, n, "out of memory");
 	char op[64] = "BatchNormalization";
 	if (n->fused[0]) {
@@ -683,15 +739,20 @@ int lower_bn(struct cc_ctx *c, struct cc_node *n)
 	struct task *t = cc_task_new(c, n->name, op);
 	if (!t)
 		return NODE_FAIL(c, n, "out of memory");
+	const struct cc_tensor *x = T(c, xi);
 	char msg[256];
-	if (cc_gen_affine(c->cfg, x->dims[0], C, x->dims[2], x->dims[3], (enum cc_act)n->act,
-			  n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg, sizeof msg))
+	if (cc_gen_affine(c->cfg, x->dims[0], x->dims[1], x->dims[2], x->dims[3],
+			  (enum cc_act)n->act, n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg,
+			  sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	cc_arg_tensor(c, t, xi);
-	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
+	if (tab >= 0)
+		cc_arg_tensor(c, t, tab);
+	else
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
 	cc_arg_tensor(c, t, out);
 	cc_io_dev(c, t, 0, xi);
 	cc_io_dev(c, t, 1, out);
-	t->flops = 2 * (uint64_t)cc_tensor_numel(x);
+	t->flops = 2 * (uint64_t)cc_tensor_numel(T(c, xi));
 	return 0;
 }

@@ -523,6 +523,9 @@ int lower_binary(struct cc_ctx *c, struct cc_node *n)
 			  : !strcmp(op, "Mul") ? CC_V_MUL
 					       : CC_V_DIV;
 	struct cc_vchain ch = { .nin = 1 };
+	enum cc_dtype dt = T(c, n->out[0])->dtype;
+	if (dt != CC_F32 && dt != CC_F16) /* integers wrap as their type does */
+		return cc_lower_int_arith(c, n);
 	/* a constant scalar operand becomes an immediate of a scalar-form op */
 	int sa = a->data && cc_tensor_numel(a) == 1, sb = b->data && cc_tensor_numel(b) == 1;
 	if (sa != sb)
@@ -550,7 +553,8 @@ int lower_variadic(struct cc_ctx *c, struct cc_node *n)
 	const char *op = n->op;
 	enum cc_vop vop = !strcmp(op, "Max") ? CC_V_MAX : !strcmp(op, "Min") ? CC_V_MIN : CC_V_ADD;
 	struct cc_tensor *y = T(c, n->out[0]);
-	if (y->dtype != CC_F32 && y->dtype != CC_F16)
+	/* integers: Max and Min choose a value (cc_need_known) */
+	if (y->dtype != CC_F32 && y->dtype != CC_F16 && vop == CC_V_ADD)
 		return NODE_FAIL(c, n, "%s of %s is not supported yet", op, cc_dtype_name(y->dtype));
 	if (n->nin == 1)
 		return lower_identity(c, n);

@@ -132,7 +132,7 @@ int lower_logic(struct cc_ctx *c, struct cc_node *n)
 		    { "GreaterOrEqual", CC_L_GE }, { "Not", CC_L_NOT },
 		    { "And", CC_L_AND },	  { "Or", CC_L_OR },
 		    { "Xor", CC_L_XOR },	  { "Where", CC_L_WHERE } };
-	struct cc_logic lg = { CC_L_EQ, 0, 0 };
+	struct cc_logic lg = { .op = CC_L_EQ };
 	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
 		if (!strcmp(n->op, tab[i].op))
 			lg.op = tab[i].l;
@@ -141,6 +141,28 @@ int lower_logic(struct cc_ctx *c, struct cc_node *n)
 		if ((ins[k] = operand_full(c, n, n->in[k])) < 0)
 			return -1;
 	return logic_task(c, n, &lg, ins, n->nin);
+}
+
+/* Add, Sub, Mul, Div of integer tensors: one cc_gen_logic kernel that
+ * computes as the type does (wrapping; division toward zero) over the
+ * operands expanded to the output's shape. */
+int cc_lower_int_arith(struct cc_ctx *c, struct cc_node *n)
+{
+	enum cc_dtype dt = T(c, n->out[0])->dtype;
+	if (dt != CC_I8 && dt != CC_U8 && dt != CC_I32 && dt != CC_I64)
+		return NODE_FAIL(c, n, "%s of %s is not supported yet (int8, uint8, int32 and int64 "
+				       "are)", n->op, cc_dtype_name(dt));
+	struct cc_logic lg = { .op = !strcmp(n->op, "Add")   ? CC_L_IADD
+				     : !strcmp(n->op, "Sub") ? CC_L_ISUB
+				     : !strcmp(n->op, "Mul") ? CC_L_IMUL
+							     : CC_L_IDIV,
+			       .wrap8 = dt == CC_I8 || dt == CC_U8,
+			       .sgn = dt == CC_I8 };
+	int ins[2];
+	for (int k = 0; k < 2; k++)
+		if ((ins[k] = operand_full(c, n, n->in[k])) < 0)
+			return -1;
+	return logic_task(c, n, &lg, ins, 2);
 }
 
 /* Cast: float types are views (the device holds fp16 whatever the type);
@@ -169,7 +191,7 @@ int lower_cast(struct cc_ctx *c, struct cc_node *n)
 {
 	enum cc_dtype from = T(c, n->in[0])->dtype, to = T(c, n->out[0])->dtype;
 	int isf = from == CC_F32 || from == CC_F16;
-	struct cc_logic lg = { CC_L_TRUNC, -65504.0f, 65504.0f };
+	struct cc_logic lg = { .op = CC_L_TRUNC, .lo = -65504.0f, .hi = 65504.0f };
 	switch (to) {
 	case CC_BOOL:
 		lg.op = CC_L_BOOL;

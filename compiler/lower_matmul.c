@@ -332,12 +332,24 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	if (bias_ti >= 0) {
 		struct cc_tensor *bt = T(c, bias_ti);
 		int64_t cnt = cc_tensor_numel(bt);
-		if (!bt->data || (cnt != N && cnt != 1)) {
-			if (y->rank != 2 || (cnt != N && cnt != M * N) ||
+		/* a row vector ([N], [1, N]; not [N, 1] when M = N), or one value */
+		int row = cnt == 1 || (cnt == N && (bt->rank < 2 || bt->dims[bt->rank - 2] == 1));
+		if (!bt->data || !row) {
+			if (y->rank != 2 ||
 			    (c->dev[bias_ti].where == W_NONE && cc_weight_place_act(c, n, bias_ti)))
 				return NODE_FAIL(c, n, "this C (%lld values, beta %g) is not supported "
 						       "yet", (long long)cnt, (double)beta);
-			add_c = beta == 1.0f ? bias_ti : scaled(c, n, bias_ti, beta);
+			int ci = bias_ti;
+			if (!(cnt == N && row) &&
+			    !(bt->rank == 2 && bt->dims[0] == M && bt->dims[1] == N)) {
+				/* one value or a column ([M, 1]): broadcast to [M, N] first */
+				int64_t dd[2] = { M, N };
+				if ((ci = cc_temp_new(c, n, 2, dd)) < 0)
+					return NODE_FAIL(c, n, "out of memory");
+				if (cc_expand_into(c, n, bias_ti, ci))
+					return -1;
+			}
+			add_c = beta == 1.0f ? ci : scaled(c, n, ci, beta);
 			if (add_c < 0)
 				return -1;
 		}

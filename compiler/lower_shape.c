@@ -193,6 +193,20 @@ int lower_concat(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "Concat's axis is out of range");
 	if (n->nin > 64)
 		return NODE_FAIL(c, n, "Concat of more than 64 inputs is not supported yet");
+	/* empty inputs add nothing: the concat of the others */
+	int full[64], nfull = 0;
+	for (int k = 0; k < n->nin; k++)
+		if (cc_tensor_numel(T(c, n->in[k])) != 0)
+			full[nfull++] = n->in[k];
+	if (nfull < n->nin) {
+		int *in = n->in, nin = n->nin;
+		n->in = full;
+		n->nin = nfull;
+		int rc = lower_concat(c, n);
+		n->in = in;
+		n->nin = nin;
+		return rc;
+	}
 	for (int k = 0; k < n->nin; k++)
 		if (cc_act_input(c, n, n->in[k]))
 			return -1;

@@ -63,10 +63,18 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	if (t->rank < 0)
 		return NODE_FAIL(c, n, "the shape of input '%s' is unknown", t->name);
 	/* data movement keeps integer and bool values (fp16 on the device too,
-	 * see kern_dtype.c); arithmetic on them is not supported yet */
+	 * see kern_dtype.c), and so does choosing between values: the fp16
+	 * rounding is monotonic, so the max of the rounded values is the rounded
+	 * max (exact for 8-bit integers; for wider ones as exact as their
+	 * fp16 form, |v| <= 2048).  Add, Sub, Mul and Div wrap as the integer
+	 * type does in a kernel of their own (cc_lower_int_arith); other
+	 * arithmetic on integers is not supported yet */
 	static const char *const moves[] = { "Identity", "Reshape",   "Flatten", "Squeeze",
 					     "Unsqueeze", "Transpose", "Concat",  "Slice",
-					     "Split",    "Expand",    "Gather",  "Pad" };
+					     "Split",    "Expand",    "Gather",  "Pad",
+					     "Max",      "Min",       "Clip",    "MaxPool",
+					     "Relu",     "Add",       "Sub",     "Mul",
+					     "Div" };
 	int move = 0;
 	for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
 		move = move || !strcmp(n->op, moves[i]);

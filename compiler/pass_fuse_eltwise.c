@@ -15,8 +15,20 @@
 
 #define MAX_CHAIN 6 /* nodes per kernel: keeps the chain's UB slots few */
 
+/* Integer results wrap as their type does (lower_logic.c's kernel), which
+ * the fp16 chain does not: only float nodes join chains. */
+static int float_out(const struct cc_graph *g, const struct cc_node *n)
+{
+	if (n->nout < 1 || n->out[0] < 0)
+		return 0;
+	enum cc_dtype dt = g->t[n->out[0]].dtype;
+	return dt == CC_F32 || dt == CC_F16;
+}
+
 static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
 {
+	if (!float_out(g, n))
+		return 0;
 	static const char *const unary[] = { "Relu", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
 					     "Neg", "HardSigmoid", "HardSwish", "LeakyRelu",
 					     "Sigmoid", "Erf", "Tanh", "Gelu" };
@@ -50,7 +62,8 @@ static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
 static int binary_head(const struct cc_graph *g, const struct cc_node *n)
 {
 	if ((strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
-	     strcmp(n->op, "Div")) || n->nin != 2 || n->nout < 1 || n->chain_prev)
+	     strcmp(n->op, "Div")) || n->nin != 2 || n->nout < 1 || n->chain_prev ||
+	    !float_out(g, n))
 		return 0;
 	for (int k = 0; k < 2; k++) {
 		if (n->in[k] < 0 || g->t[n->in[k]].data)

@@ -67,6 +67,22 @@ START_TEST(int64_edges_many_tiles)
 }
 END_TEST
 
+/* Add/Sub/Mul/Div wrapping as uint8 and int8 do (a broadcast and a
+ * constant scalar operand among them) */
+START_TEST(integer_arithmetic_8bit)
+{
+	run_model("int_arith8");
+}
+END_TEST
+
+/* int32/int64 division toward zero, products, a broadcast sum; Max, Min
+ * and Clip on integers */
+START_TEST(integer_arithmetic_32bit)
+{
+	run_model("int_arith32");
+}
+END_TEST
+
 START_TEST(double_input_is_refused)
 {
 	char path[8192], err[4096];
@@ -90,6 +106,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, compare_logic_where_cast_outputs);
 	tcase_add_test(tc, integer_and_bool_inputs);
 	tcase_add_test(tc, int64_edges_many_tiles);
+	tcase_add_test(tc, integer_arithmetic_8bit);
+	tcase_add_test(tc, integer_arithmetic_32bit);
 	tcase_add_test(tc, double_input_is_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -64,8 +64,8 @@ static void run_pass(const char *name, const char *soc, const char *pass, int fu
 	*nop = 0;
 	for (unsigned i = 0; i < m.ntasks; i++)
 		*nop += !strcmp(m.tasks[i].op_type, op);
-	struct rt_tensor in[2];
-	ck_assert_uint_le(m.ninputs, 2);
+	struct rt_tensor in[3];
+	ck_assert_uint_le(m.ninputs, 3);
 	for (unsigned k = 0; k < m.ninputs; k++) {
 		char ext[8];
 		snprintf(ext, sizeof ext, "in%u", k);
@@ -148,6 +148,21 @@ START_TEST(gemm_transposed_activations)
 		run("gemm_tt", socs[s], 1, &y, "Transpose", &nt);
 		ck_assert_uint_eq(nt, 0);
 		check_ref("gemm_tt", &y);
+		rt_tensor_free(&y);
+	}
+}
+END_TEST
+
+/* Gemm's C broadcast over [M, N]: a column as an input and as a constant
+ * (M = N: it must not be taken for a row vector), one value as an input. */
+START_TEST(gemm_c_broadcast)
+{
+	static const char *const names[] = { "gemm_col_c", "gemm_col_c_const", "gemm_one_c" };
+	for (int k = 0; k < 3; k++) {
+		struct rt_tensor y;
+		unsigned nt;
+		run(names[k], "Ascend910", 1, &y, "Gemm", &nt);
+		check_ref(names[k], &y);
 		rt_tensor_free(&y);
 	}
 }
@@ -368,6 +383,7 @@ int main(void)
 	tcase_add_loop_test(tc, batched_folded_matches_numpy, 0,
 			    (int)(sizeof cases / sizeof cases[0]));
 	tcase_add_test(tc, gemm_transposed_activations);
+	tcase_add_test(tc, gemm_c_broadcast);
 	tcase_add_test(tc, fuse_matmul_bias_pattern);
 	tcase_add_test(tc, fuse_matmul_bias_is_exact);
 	tcase_add_test(tc, batch_spreads_over_cores);

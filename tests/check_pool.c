@@ -4,7 +4,10 @@
  * Transdata must be exact for fp16-representable values and write zeros into
  * the padding channels; max pooling must be exact; average pooling is within
  * fp16 tolerances.  Every run prints its cycles; ResNet's stem pooling also
- * runs in timing mode, which must give the cycles of full mode. */
+ * runs in timing mode, which must give the cycles of full mode.  Dilated
+ * pooling runs on every SoC.  The Models case compiles and runs
+ * tests/pool_bn_models.py's models (dilated MaxPool, BatchNormalization whose
+ * parameters are graph inputs) against PyTorch. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include "fp16.h"
 #include "kernels.h"
 #include "gen_util.h"
+#include "model_util.h"
 #include "sim.h"
 
 
@@ -157,13 +161,14 @@ static int64_t out_dim(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1,
 	return o;
 }
 
-static struct cc_pool pool_desc(const struct pool_case *pc)
+/* dh, dw: the dilations (the window spans (k-1)*d+1 rows, columns) */
+static struct cc_pool pool_desc(const struct pool_case *pc, int64_t dh, int64_t dw)
 {
 	struct cc_pool d = { pc->n, pc->c, pc->h, pc->w, pc->kh, pc->kw, pc->sh, pc->sw,
 			     pc->pt, pc->pl, pc->pb, pc->pr, 0, 0, pc->is_max,
-			     pc->count_include_pad };
-	d.ho = out_dim(pc->h, pc->kh, pc->sh, pc->pt, pc->pb, pc->ceil_mode);
-	d.wo = out_dim(pc->w, pc->kw, pc->sw, pc->pl, pc->pr, pc->ceil_mode);
+			     pc->count_include_pad, dh, dw };
+	d.ho = out_dim(pc->h, (pc->kh - 1) * dh + 1, pc->sh, pc->pt, pc->pb, pc->ceil_mode);
+	d.wo = out_dim(pc->w, (pc->kw - 1) * dw + 1, pc->sw, pc->pl, pc->pr, pc->ceil_mode);
 	return d;
 }
 
@@ -175,7 +180,8 @@ static double pool_ref_at(const struct cc_pool *d, const uint16_t *x, int64_t i,
 	int64_t cnt = 0;
 	for (int64_t a = 0; a < d->kh; a++)
 		for (int64_t b = 0; b < d->kw; b++) {
-			int64_t ih = oh * d->sh - d->pt + a, iw = ow * d->sw - d->pl + b;
+			int64_t ih = oh * d->sh - d->pt + a * d->dh;
+			int64_t iw = ow * d->sw - d->pl + b * d->dw;
 			if (ih < 0 || ih >= d->h || iw < 0 || iw >= d->w)
 				continue;
 			double v = dv_f16_to_f32(x[nc1hwc0_at(d->c, d->h * d->w, i, ch,
@@ -199,13 +205,14 @@ static void pool_ref(const struct cc_pool *d, const uint16_t *x, double *ref)
 						pool_ref_at(d, x, i, ch, oh, ow);
 }
 
-/* Run one pooling; checks the results in full mode.  Returns the cycles. */
-static uint64_t pool_run(const char *soc, const struct pool_case *pc, enum sim_mode mode,
-			 unsigned *bd_out)
+/* Run one pooling with dilations dh, dw; checks the results in full mode.
+ * Returns the cycles. */
+static uint64_t pool_run_d(const char *soc, const struct pool_case *pc, int64_t dh, int64_t dw,
+			   enum sim_mode mode, unsigned *bd_out)
 {
 	struct rig r;
 	rig_open(&r, soc, mode);
-	struct cc_pool d = pool_desc(pc);
+	struct cc_pool d = pool_desc(pc, dh, dw);
 	int64_t c16 = c1_of(d.c) * 16;
 	int64_t nin = d.n * c16 * d.h * d.w, nout = d.n * c16 * d.ho * d.wo;
 	uint16_t *x = malloc((size_t)nin * 2), *y = malloc((size_t)nout * 2);
@@ -224,11 +231,12 @@ static uint64_t pool_run(const char *soc, const struct pool_case *pc, enum sim_m
 
 	char err[1024], what[160];
 	snprintf(what, sizeof what, "%s %lldx%lldx%lldx%lld k%lldx%lld s%lldx%lld "
-		 "p%lld,%lld,%lld,%lld%s -> %lldx%lld on %s",
+		 "p%lld,%lld,%lld,%lld d%lldx%lld%s -> %lldx%lld on %s",
 		 d.is_max ? "maxpool" : d.count_include_pad ? "avgpool(incl)" : "avgpool",
 		 (long long)d.n, (long long)d.c, (long long)d.h, (long long)d.w, (long long)d.kh,
 		 (long long)d.kw, (long long)d.sh, (long long)d.sw, (long long)d.pt,
-		 (long long)d.pl, (long long)d.pb, (long long)d.pr, pc->ceil_mode ? " ceil" : "",
+		 (long long)d.pl, (long long)d.pb, (long long)d.pr, (long long)dh, (long long)dw,
+		 pc->ceil_mode ? " ceil" : "",
 		 (long long)d.ho, (long long)d.wo, soc);
 	struct cc_prog p;
 	unsigned bd;
@@ -272,6 +280,12 @@ static uint64_t pool_run(const char *soc, const struct pool_case *pc, enum sim_m
 	free(ref);
 	rig_close(&r);
 	return cycles;
+}
+
+static uint64_t pool_run(const char *soc, const struct pool_case *pc, enum sim_mode mode,
+			 unsigned *bd_out)
+{
+	return pool_run_d(soc, pc, 1, 1, mode, bd_out);
 }
 
 /* ResNet's stem pooling: timing mode, the same cycles in full mode (checked) */
@@ -322,6 +336,50 @@ START_TEST(avgpool_shapes)
 }
 END_TEST
 
+/* Dilated windows (ONNX dilations): the taps dh rows, dw columns apart.  The
+ * big cases spread over several cores and several tiles per core (both
+ * checked on the Ascend910), in row-run and stacked-plane tiling, direct and
+ * separable windows, with ceil_mode and average pooling too; the last four
+ * run in strip mode, window row by window row (a window of 166x137 pixels;
+ * a 1-D signal of 30000 samples, cut across its columns; two whose column
+ * dilation is a multiple of the stride, the window rows' maxima by
+ * doubling). */
+START_TEST(dilated_pool)
+{
+	static const struct {
+		struct pool_case pc;
+		int64_t dh, dw;
+		int many; /* several blocks expected on the Ascend910 */
+	} cases[] = {
+		{ { 1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0, 0 }, 2, 2, 1 }, /* row runs */
+		{ { 4, 48, 20, 20, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0 }, 2, 2, 1 },
+		{ { 8, 256, 10, 10, 3, 3, 1, 1, 2, 2, 2, 2, 1, 0, 0 }, 2, 2, 1 }, /* stacked */
+		{ { 1, 32, 9, 10, 2, 3, 2, 3, 0, 1, 0, 1, 1, 0, 1 }, 3, 2, 0 },    /* ceil */
+		{ { 1, 16, 31, 29, 2, 2, 1, 1, 1, 0, 1, 0, 1, 0, 1 }, 1, 3, 0 },   /* ceil, one axis */
+		{ { 2, 24, 17, 17, 3, 3, 2, 1, 2, 2, 2, 2, 0, 0, 0 }, 2, 3, 0 },   /* average */
+		{ { 2, 24, 17, 17, 3, 2, 1, 2, 2, 1, 2, 1, 0, 1, 1 }, 2, 2, 0 },   /* incl, ceil */
+		{ { 1, 16, 40, 40, 20, 20, 20, 20, 0, 0, 0, 0, 1, 0, 0 }, 1, 1, 0 },
+		{ { 1, 16, 40, 40, 17, 17, 2, 2, 0, 0, 0, 0, 1, 0, 0 }, 2, 2, 0 }, /* 289 taps */
+		/* strip mode (kern_pool.c): no output row's window fits the UB */
+		{ { 1, 32, 200, 180, 12, 9, 7, 6, 5, 8, 5, 8, 1, 0, 1 }, 15, 17, 1 },
+		{ { 2, 16, 1, 30000, 1, 50, 1, 4, 0, 7, 0, 7, 1, 0, 0 }, 1, 3, 1 }, /* 1-D */
+		/* dw a multiple of sw: sliding maxima by doubling */
+		{ { 1, 32, 300, 200, 9, 10, 4, 5, 4, 9, 4, 9, 1, 0, 1 }, 20, 5, 1 },
+		{ { 1, 16, 1, 20000, 1, 12, 1, 3, 0, 5, 0, 5, 1, 0, 0 }, 1, 6, 1 },
+	};
+	/* every SoC of sim/soc: the tiling must fit each UB */
+	static const char *const all[] = { "Ascend910", "Ascend310", "Ascend310P3" };
+	for (size_t s = 0; s < 3; s++)
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			unsigned bd;
+			pool_run_d(all[s], &cases[i].pc, cases[i].dh, cases[i].dw, SIM_MODE_FULL,
+				   &bd);
+			if (s == 0 && cases[i].many)
+				ck_assert_uint_gt(bd, 1);
+		}
+}
+END_TEST
+
 START_TEST(global_pool)
 {
 	static const struct pool_case cases[] = {
@@ -346,6 +404,30 @@ START_TEST(global_pool)
 }
 END_TEST
 
+/* ---- models (tests/pool_bn_models.py), compiled and run against PyTorch ---------- */
+
+static char models_dir[4096];
+
+static void run_model(const char *model)
+{
+	tu_models(models_dir, sizeof models_dir, "poolbn", "pool_bn_models.py", NULL,
+		  "python3-torch, python3-onnx");
+	tu_run_compare(models_dir, model, model);
+}
+
+#define MODEL_TEST(name)          \
+	START_TEST(name)          \
+	{                         \
+		run_model(#name); \
+	}                         \
+	END_TEST
+
+MODEL_TEST(maxpool_dil_ceil)
+MODEL_TEST(maxpool1d_dil)
+MODEL_TEST(maxpool1d_long)
+MODEL_TEST(bn_inputs_relu)
+MODEL_TEST(bn1d_mixed)
+
 int main(void)
 {
 	Suite *s = suite_create("pool");
@@ -358,11 +440,23 @@ int main(void)
 	tcase_add_test(tp, maxpool_shapes);
 	tcase_add_test(tp, avgpool_shapes);
 	tcase_add_test(tp, global_pool);
+	tcase_add_test(tp, dilated_pool);
 	tcase_set_timeout(tp, 300);
 	suite_add_tcase(s, tp);
+	TCase *tm = tcase_create("Models");
+	tcase_add_test(tm, maxpool_dil_ceil);
+	tcase_add_test(tm, maxpool1d_dil);
+	tcase_add_test(tm, maxpool1d_long);
+	tcase_add_test(tm, bn_inputs_relu);
+	tcase_add_test(tm, bn1d_mixed);
+	tcase_set_timeout(tm, 300);
+	suite_add_tcase(s, tm);
+	/* one process, so that the models are made once */
 	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	tu_models_free(models_dir);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -8,7 +8,8 @@
  * NC1HWC0's channels) in constant, reflect and edge modes, reflect pads
  * past the axis, negative pads, an int32 Pad with an integer
  * constant_value; Resize cubic against torch's bicubic, tf_crop_and_resize
- * and exclude_outside against ONNX's reference.  Models and
+ * and exclude_outside against ONNX's reference; an empty Slice feeding a
+ * Concat and an element-wise op.  Models and
  * numpy/torch references from tests/shape_ops_models.py; the tolerances
  * are check_nodes'. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -226,6 +227,12 @@ START_TEST(pad_int32_constant)
 }
 END_TEST
 
+START_TEST(concat_empty)
+{
+	run_model("concat_empty");
+}
+END_TEST
+
 START_TEST(concat_channels_4d)
 {
 	run_model("concat_channels_4d");
@@ -304,6 +311,7 @@ int main(void)
 	tcase_add_test(tc, pad_crop_last);
 	tcase_add_test(tc, pad_crop_and_pad_4d);
 	tcase_add_test(tc, pad_int32_constant);
+	tcase_add_test(tc, concat_empty);
 	tcase_add_test(tc, resize_crop_linear);
 	tcase_add_test(tc, resize_crop_cubic);
 	tcase_add_test(tc, resize_cubic_exclude);

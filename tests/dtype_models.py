@@ -136,6 +136,51 @@ def main():
     i = rng.integers(-2048, 2049, (3, 700)).astype(np.int64)
     write(out, "wide", [i], [-i.astype(np.float32), -i])
 
+    # integer arithmetic wraps as the type does: uint8 (b broadcast over
+    # rows, zeros kept out of the divisor), int8, a constant scalar operand
+    u8, i8 = P.UINT8, P.INT8
+    nodes = [h.make_node("Add", ["a", "b"], ["s"]), h.make_node("Sub", ["a", "b"], ["d"]),
+             h.make_node("Mul", ["a", "b"], ["m"]), h.make_node("Div", ["a", "b"], ["q"]),
+             h.make_node("Add", ["c", "e"], ["cs"]), h.make_node("Sub", ["c", "e"], ["cd"]),
+             h.make_node("Mul", ["c", "e"], ["cm"]), h.make_node("Mul", ["c", "three"], ["c3"])]
+    save(out, "int_arith8", nodes,
+         [vi("a", u8, [3, 700]), vi("b", u8, [700]), vi("c", i8, [3, 700]),
+          vi("e", i8, [3, 700])],
+         [vi(n, t, [3, 700]) for n, t in (("s", u8), ("d", u8), ("m", u8), ("q", u8),
+                                          ("cs", i8), ("cd", i8), ("cm", i8), ("c3", i8))],
+         [nh.from_array(np.array(3, np.int8), "three")])
+    a = rng.integers(0, 256, (3, 700)).astype(np.uint8)
+    b = rng.integers(1, 256, 700).astype(np.uint8)
+    c = rng.integers(-128, 128, (3, 700)).astype(np.int8)
+    e = rng.integers(-128, 128, (3, 700)).astype(np.int8)
+    with np.errstate(over="ignore"):
+        write(out, "int_arith8", [a, b, c, e],
+              [a + b, a - b, a * b, a // b, c + e, c - e, c * e, c * np.int8(3)])
+    # int32 and int64 division toward zero (as C, ONNX Runtime), products,
+    # a broadcast sum; Max/Min/Clip choose integer values
+    i32 = P.INT32
+    nodes = [h.make_node("Div", ["f", "g"], ["fq"]), h.make_node("Mul", ["f", "g"], ["fm"]),
+             h.make_node("Add", ["f", "r"], ["fa"]), h.make_node("Div", ["k", "l"], ["kq"]),
+             h.make_node("Max", ["c", "e"], ["mx"]), h.make_node("Min", ["c", "e"], ["mn"]),
+             h.make_node("Clip", ["c", "lo", "hi"], ["cl"])]
+    save(out, "int_arith32", nodes,
+         [vi("f", i32, [5, 40]), vi("g", i32, [5, 40]), vi("r", i32, [40]),
+          vi("k", P.INT64, [7, 9]), vi("l", P.INT64, [7, 9]), vi("c", i8, [3, 700]),
+          vi("e", i8, [3, 700])],
+         [vi("fq", i32, [5, 40]), vi("fm", i32, [5, 40]), vi("fa", i32, [5, 40]),
+          vi("kq", P.INT64, [7, 9]), vi("mx", i8, [3, 700]), vi("mn", i8, [3, 700]),
+          vi("cl", i8, [3, 700])],
+         [nh.from_array(np.array(-5, np.int8), "lo"), nh.from_array(np.array(7, np.int8), "hi")])
+    f = rng.integers(-40, 41, (5, 40)).astype(np.int32)
+    g = rng.integers(1, 41, (5, 40)).astype(np.int32) * rng.choice([-1, 1], (5, 40)).astype(np.int32)
+    r = rng.integers(-1000, 1001, 40).astype(np.int32)
+    k = rng.integers(-2000, 2001, (7, 9)).astype(np.int64)
+    l = rng.integers(1, 60, (7, 9)).astype(np.int64) * rng.choice([-1, 1], (7, 9))
+    trunc = lambda x, y: (np.abs(x) // np.abs(y)) * np.sign(x) * np.sign(y)
+    write(out, "int_arith32", [f, g, r, k, l, c, e],
+          [trunc(f, g).astype(np.int32), f * g, f + r, trunc(k, l).astype(np.int64),
+           np.maximum(c, e), np.minimum(c, e), np.clip(c, -5, 7).astype(np.int8)])
+
     # float64 is not held on the device: refused
     save(out, "double_in", [h.make_node("Cast", ["d"], ["f"], to=P.FLOAT)],
          [vi("d", P.DOUBLE, [4])], [vi("f", P.FLOAT, [4])])

@@ -79,6 +79,16 @@ def main():
     save(out, "gemm_tt", [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=1,
                                            transB=1, alpha=0.5)],
          [("a", a), ("b", b)], [("c", c)], 0.5 * mm(a.T, b.T) + c)
+    # Gemm's C broadcast: a column [M, 1] as an input (beta 0.5), a constant
+    # column when M = N (not a row vector), one value as an input
+    a, b, c = det([20, 24], 31), det([24, 20], 32), det([20, 1], 33)
+    save(out, "gemm_col_c", [helper.make_node("Gemm", ["a", "b", "c"], ["y"], beta=0.5)],
+         [("a", a), ("b", b), ("c", c)], [], mm(a, b) + 0.5 * c)
+    save(out, "gemm_col_c_const", [helper.make_node("Gemm", ["a", "b", "c"], ["y"])],
+         [("a", a)], [("b", b), ("c", c)], mm(a, b) + c)
+    b2, c1 = det([18, 24], 35), det([1], 34)
+    save(out, "gemm_one_c", [helper.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)],
+         [("a", a), ("b", b2), ("c", c1)], [], mm(a, b2.T) + c1)
     # Linear on a 3-D input: MatMul then Add(bias, MatMul) (the bias fusion)
     x, w, bias = det([2, 20, 24], 17), det([24, 40], 18), det([40], 19)
     save(out, "mm_bias", [helper.make_node(MM, ["x", "w"], ["t"]),

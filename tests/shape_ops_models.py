@@ -227,4 +227,11 @@ for name, shape, kw in (("resize_cubic_torch", (2, 20, 5, 7),
     os.makedirs(d, exist_ok=True)
     onnx.save_tensor(numpy_helper.from_array(x.numpy(), "x"), os.path.join(d, "input_0.pb"))
     onnx.save_tensor(numpy_helper.from_array(y.numpy(), "y"), os.path.join(d, "output_0.pb"))
+# empty tensors: a Slice that keeps nothing feeds a Concat (which skips it)
+# and an unused element-wise op (which runs no kernel)
+x = data(2, 19)
+save("concat_empty", [helper.make_node("Slice", ["x", "s", "e"], ["t"]),
+                      helper.make_node("Sigmoid", ["t"], ["u"]),
+                      helper.make_node("Concat", ["t", "x", "u"], ["y"], axis=0)],
+     x, x, inits=[ints("s", [5]), ints("e", [7])])
 print("ok")

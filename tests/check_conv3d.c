@@ -1,0 +1,113 @@
+/* check_conv3d: the 3-D (rank-5) Conv, MaxPool, AveragePool and
+ * BatchNormalization (compiler/lower_conv3d.c) at sizes the ONNX node tests
+ * do not reach: 16 -> 32 channels over 8x16x16 (several channel blocks,
+ * every core), per-axis strides, pads and dilations, groups that are not
+ * whole channel blocks, a fused ReLU, odd sizes; pools with ceil_mode and
+ * count_include_pad both ways and a pooled row of 1521 pixels;
+ * BatchNorm3d with non-trivial running statistics.  Models exported by
+ * tests/conv3d_models.py with torch's outputs as the reference; the
+ * tolerances are check_nodes'. */
+#include <check.h>
+#include <stdlib.h>
+
+#include "model_util.h"
+
+static char dir[4096];
+
+static void make_models(void)
+{
+	tu_models(dir, sizeof dir, "conv3d", "conv3d_models.py", NULL,
+		  "python3-torch, python3-onnx");
+}
+
+/* model.onnx on its own data set (tests/model_util.c: fp16 tolerances). */
+static void run_model(const char *model)
+{
+	make_models();
+	tu_run_compare(dir, model, model);
+}
+
+START_TEST(conv3d_relu)
+{
+	run_model("conv3d_relu");
+}
+END_TEST
+
+START_TEST(conv3d_groups)
+{
+	run_model("conv3d_groups");
+}
+END_TEST
+
+START_TEST(conv3d_odd)
+{
+	run_model("conv3d_odd");
+}
+END_TEST
+
+START_TEST(maxpool3d_ceil)
+{
+	run_model("maxpool3d_ceil");
+}
+END_TEST
+
+START_TEST(avgpool3d_ceil_incl)
+{
+	run_model("avgpool3d_ceil_incl");
+}
+END_TEST
+
+START_TEST(avgpool3d_ceil_excl)
+{
+	run_model("avgpool3d_ceil_excl");
+}
+END_TEST
+
+START_TEST(avgpool3d_pads_incl)
+{
+	run_model("avgpool3d_pads_incl");
+}
+END_TEST
+
+START_TEST(avgpool3d_pads_incl_ceil)
+{
+	run_model("avgpool3d_pads_incl_ceil");
+}
+END_TEST
+
+START_TEST(avgpool3d_wide)
+{
+	run_model("avgpool3d_wide");
+}
+END_TEST
+
+START_TEST(bn3d_relu)
+{
+	run_model("bn3d_relu");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("conv3d");
+	TCase *tc = tcase_create("Core");
+	tcase_add_test(tc, conv3d_relu);
+	tcase_add_test(tc, conv3d_groups);
+	tcase_add_test(tc, conv3d_odd);
+	tcase_add_test(tc, maxpool3d_ceil);
+	tcase_add_test(tc, avgpool3d_ceil_incl);
+	tcase_add_test(tc, avgpool3d_ceil_excl);
+	tcase_add_test(tc, avgpool3d_pads_incl);
+	tcase_add_test(tc, avgpool3d_pads_incl_ceil);
+	tcase_add_test(tc, avgpool3d_wide);
+	tcase_add_test(tc, bn3d_relu);
+	tcase_set_timeout(tc, 600);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK); /* one export for the whole run */
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	tu_models_free(dir);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
