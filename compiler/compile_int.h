@@ -193,6 +193,8 @@ int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off)
  * lower_conv / lower_bn, run on 4-D views) */
 int cc_infer_conv3d(struct cc_ctx *c, struct cc_node *n);
 int cc_infer_pool3d(struct cc_ctx *c, struct cc_node *n);
+int cc_lower_convt3d(struct cc_ctx *c, struct cc_node *n,
+		     int (*lower4)(struct cc_ctx *, struct cc_node *));
 int cc_lower_conv3d(struct cc_ctx *c, struct cc_node *n,
 		    int (*lower4)(struct cc_ctx *, struct cc_node *));
 int cc_lower_pool3d(struct cc_ctx *c, struct cc_node *n, int is_max);
@@ -222,6 +224,7 @@ int infer_flatten(struct cc_ctx *c, struct cc_node *n);
 int infer_reshape(struct cc_ctx *c, struct cc_node *n);
 int infer_transpose(struct cc_ctx *c, struct cc_node *n);
 int infer_concat(struct cc_ctx *c, struct cc_node *n);
+int infer_dropout(struct cc_ctx *c, struct cc_node *n);
 int lower_identity(struct cc_ctx *c, struct cc_node *n);
 int lower_view(struct cc_ctx *c, struct cc_node *n);
 int lower_concat(struct cc_ctx *c, struct cc_node *n);

@@ -257,6 +257,8 @@ static int convt_geom(struct cc_ctx *c, struct cc_node *n, const struct cc_tenso
 
 int infer_convt(struct cc_ctx *c, struct cc_node *n)
 {
+	if (!cc_need_known(c, n, 0) && T(c, n->in[0])->rank == 5)
+		return cc_infer_conv3d(c, n); /* lower_conv3d.c */
 	if (need34(c, n))
 		return -1;
 	struct cc_tensor *x = T(c, n->in[0]);
@@ -527,6 +529,8 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n)
 	int xi = n->in[0], wi = n->in[1], out = n->out[0];
 	int bi = n->nin > 2 ? n->in[2] : -1;
 	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
+	if (x->rank == 5) /* lower_conv3d.c: as a Conv3d */
+		return cc_lower_convt3d(c, n, lower_conv);
 	if (x->rank == 3)
 		return lower_1d(c, n, lower_convt);
 	if (c->dev[xi].where == W_NONE)

@@ -1,5 +1,5 @@
 /* lower_conv3d.c: the 3-D (rank-5, [N, C, D, H, W]) forms of Conv,
- * MaxPool, AveragePool and BatchNormalization, composed from the tested
+ * ConvTranspose, MaxPool, AveragePool and BatchNormalization, composed from the tested
  * 2-D kernels at the lowering level (the way lower_conv.c's lower_1d runs
  * the 1-D forms as 2-D).  A rank-5 activation is padded ND on the device
  * (W padded to 16); the 2-D kernels want NC1HWC0, so every form moves its
@@ -24,7 +24,10 @@
  *   with the weights viewed as [Co, Ci/g*KD, kh, kw] (ONNX's
  *   [Co][Ci/g][KD][kh][kw] is that in row-major order, each group's (ci, kd)
  *   channels contiguous) gives [N*Do, Co, Ho, Wo], permuted to
- *   [N, Co, Do, Ho, Wo].  The input is read KD/sd times over. */
+ *   [N, Co, Do, Ho, Wo].  The input is read KD/sd times over.  Weights
+ *   that are graph inputs go through lower_wlayout.c on that view.
+ * - ConvTranspose: a stride-1 Conv with zeros inserted and flipped weights
+ *   (see its section below). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,31 +38,29 @@ struct axis {
 	int64_t k, s, d, pb, pe, o;
 };
 
-/* The three axes (D, H, W) of node n's window over x [N, C, D, H, W]: the
- * kernel from kernel_shape or the weights' kdims, strides, dilations,
- * pads [Db, Hb, Wb, De, He, We] with auto_pad resolved as lower_conv.c's
- * window_of does for 2-D, ceil_mode for the pools. */
-static int geom3(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
-		 const int64_t *kdims, int pool, struct axis *ax)
+/* The window attributes of node n per axis (D, H, W): the kernel from
+ * kernel_shape or the weights' kdims, strides, dilations, pads [Db, Hb,
+ * Wb, De, He, We], and (op, when not NULL) ConvTranspose's
+ * output_padding; each with 3 values (pads 6). */
+static int attrs3(struct cc_ctx *c, struct cc_node *n, const int64_t *kdims, struct axis *ax,
+		  int64_t *op)
 {
 	const struct cc_attr *a;
 	for (int i = 0; i < 3; i++) {
 		ax[i] = (struct axis){ kdims ? kdims[i] : 0, 1, 1, 0, 0, 0 };
+		if (op)
+			op[i] = 0;
 	}
-	if ((a = cc_attr_find(n, "kernel_shape")) && a->type == CC_ATTR_INTS) {
-		if (a->n != 3)
-			return NODE_FAIL(c, n, "kernel_shape must have 3 values for a rank-5 input");
-		for (int i = 0; i < 3; i++)
-			ax[i].k = a->ints[i];
-	}
-	static const char *const names[2] = { "strides", "dilations" };
-	for (int j = 0; j < 2; j++)
+	static const char *const names[4] = { "kernel_shape", "strides", "dilations",
+					      "output_padding" };
+	for (int j = 0; j < (op ? 4 : 3); j++)
 		if ((a = cc_attr_find(n, names[j])) && a->type == CC_ATTR_INTS) {
 			if (a->n != 3)
 				return NODE_FAIL(c, n, "%s must have 3 values for a rank-5 input",
 						 names[j]);
 			for (int i = 0; i < 3; i++)
-				*(j ? &ax[i].d : &ax[i].s) = a->ints[i];
+				*(j == 0 ? &ax[i].k : j == 1 ? &ax[i].s : j == 2 ? &ax[i].d : &op[i]) =
+					a->ints[i];
 		}
 	if ((a = cc_attr_find(n, "pads")) && a->type == CC_ATTR_INTS) {
 		if (a->n != 6)
@@ -69,6 +70,17 @@ static int geom3(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
 			ax[i].pe = a->ints[i + 3];
 		}
 	}
+	return 0;
+}
+
+/* The three axes (D, H, W) of node n's window over x [N, C, D, H, W]
+ * (attrs3) with auto_pad resolved as lower_conv.c's window_of does for
+ * 2-D, ceil_mode for the pools. */
+static int geom3(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
+		 const int64_t *kdims, int pool, struct axis *ax)
+{
+	if (attrs3(c, n, kdims, ax, NULL))
+		return -1;
 	int ceil_mode = pool && cc_attr_int(n, "ceil_mode", 0);
 	const struct cc_attr *ap = cc_attr_find(n, "auto_pad");
 	const char *mode = ap && ap->s ? ap->s : "NOTSET";
@@ -99,6 +111,10 @@ static int geom3(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
 	return 0;
 }
 
+static int geomt3(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
+		  const struct cc_tensor *w, struct axis *ax, int64_t *op);
+
+/* Conv's and ConvTranspose's output shapes */
 int cc_infer_conv3d(struct cc_ctx *c, struct cc_node *n)
 {
 	if (cc_need_known(c, n, 0))
@@ -108,9 +124,16 @@ int cc_infer_conv3d(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "the weights must be a 5-D tensor");
 	struct cc_tensor *w = T(c, n->in[1]);
 	struct axis ax[3];
-	if (geom3(c, n, x, w->dims + 2, 0, ax))
+	int64_t op[3], d[5] = { x->dims[0], w->dims[0], 0, 0, 0 };
+	if (!strcmp(n->op, "ConvTranspose")) { /* weights [Ci, Co/g, ...] */
+		if (geomt3(c, n, x, w, ax, op))
+			return -1;
+		d[1] = w->dims[1] * cc_attr_int(n, "group", 1);
+	} else if (geom3(c, n, x, w->dims + 2, 0, ax)) {
 		return -1;
-	int64_t d[5] = { x->dims[0], w->dims[0], ax[0].o, ax[1].o, ax[2].o };
+	}
+	for (int i = 0; i < 3; i++)
+		d[2 + i] = ax[i].o;
 	return cc_set_shape(T(c, n->out[0]), x->dtype, 5, d);
 }
 
@@ -259,8 +282,6 @@ int cc_lower_conv3d(struct cc_ctx *c, struct cc_node *n,
 	int xi = n->in[0], wi = n->in[1], out = n->out[0];
 	if (need_act(c, n, xi))
 		return -1;
-	if (!T(c, wi)->data)
-		return NODE_FAIL(c, n, "weights that are not constants are not supported yet");
 	if (n->q_x_scale > 0)
 		return NODE_FAIL(c, n, "an int8 3-D Conv is not supported yet");
 	if (n->res_in)
@@ -368,4 +389,240 @@ int cc_lower_conv3d(struct cc_ctx *c, struct cc_node *n,
 	memcpy(po.sx, sxo, sizeof sxo);
 	po.lane_y = cc_dev_strides(y, po.sy);
 	return permute_task(c, n, y4, out, &po, "Transpose");
+}
+
+/* ---- ConvTranspose over [N, C, D, H, W] ----------------------------------
+ *
+ * As the 2-D one (lower_conv.c): a stride-1 Conv3d over the input with s - 1
+ * zeros inserted along each axis, padded d*(k-1) - pads (+ output_padding at
+ * the end), with the weights flipped along the three axes and transposed
+ * per group.  The zeros: along H and W by the 2-D ZeroInsert kernel on the
+ * view [N, C*D, H, W]; along D by a zero fill of the padded-ND result and
+ * one permute placing every input depth slice at its sd-th slot.  Constant
+ * weights are flipped at compile time; weights that are graph inputs by
+ * one permute on the device, from the NC1HWC0 view [Ci, Co, KD*kh, kw]
+ * (the lane: Co) to the padded ND [Co, Ci, KD, kh, kw] (the lane: kw), the
+ * three taps walked backwards. */
+
+/* floor(a / 2) for a of either sign */
+static int64_t half_floor(int64_t a) { return a >= 0 ? a / 2 : -((-a + 1) / 2); }
+
+/* Node n's transposed-conv window per axis (D, H, W): kernel (kernel_shape
+ * or the weights), strides, dilations, pads, output_padding (in o's
+ * place until the output size is known), and the output size. */
+static int geomt3(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor *x,
+		  const struct cc_tensor *w, struct axis *ax, int64_t *op)
+{
+	if (attrs3(c, n, w->dims + 2, ax, op))
+		return -1;
+	const struct cc_attr *ap = cc_attr_find(n, "auto_pad");
+	const char *mode = ap && ap->s ? ap->s : "NOTSET";
+	const struct cc_attr *os = cc_attr_find(n, "output_shape");
+	if (os && (os->type != CC_ATTR_INTS || os->n != 3))
+		return NODE_FAIL(c, n, "output_shape must have 3 values for a rank-5 input");
+	for (int i = 0; i < 3; i++) {
+		struct axis *v = &ax[i];
+		if (v->k < 1 || v->s < 1 || v->d < 1 || op[i] < 0)
+			return NODE_FAIL(c, n, "bad kernel, strides, dilations or output_padding");
+		int64_t in = x->dims[2 + i];
+		/* the output before any padding is taken off */
+		int64_t full = v->s * (in - 1) + op[i] + (v->k - 1) * v->d + 1, o = -1;
+		if (os)
+			o = os->ints[i];
+		else if (!strncmp(mode, "SAME", 4))
+			o = in * v->s;
+		else if (!strcmp(mode, "VALID"))
+			v->pb = v->pe = 0;
+		if (o >= 0) {
+			int64_t t = full - o;
+			v->pb = !strcmp(mode, "SAME_UPPER") ? half_floor(t) : t - half_floor(t);
+			v->pe = t - v->pb;
+		}
+		v->o = full - v->pb - v->pe;
+		if (v->o < 1)
+			return NODE_FAIL(c, n, "the output would be empty");
+	}
+	return 0;
+}
+
+/* x [N, C, D, H, W] with s - 1 zeros inserted along each axis: the tensor
+ * (x itself when every stride is 1), or -1. */
+static int zero_insert3(struct cc_ctx *c, struct cc_node *n, int xi, const struct axis *ax)
+{
+	const struct cc_tensor *x = T(c, xi);
+	int64_t N = x->dims[0], C = x->dims[1], D = x->dims[2], H = x->dims[3], W = x->dims[4];
+	int64_t Hz = (H - 1) * ax[1].s + 1, Wz = (W - 1) * ax[2].s + 1, Dz = (D - 1) * ax[0].s + 1;
+	char msg[256];
+	int cur = xi;
+	if (ax[1].s > 1 || ax[2].s > 1) { /* H, W: the 2-D kernel on [N, C*D, H, W] */
+		int64_t d4[4] = { N, C * D, H, W }, z4[4] = { N, C * D, Hz, Wz };
+		int64_t d5[5] = { N, C, D, Hz, Wz };
+		int a = cc_tensor_new(c, n->name, "zi_in", 4, d4);
+		int b = a < 0 ? -1 : cc_tensor_new(c, n->name, "zi_out", 4, z4);
+		int e = b < 0 ? -1 : cc_tensor_new(c, n->name, "zi_hw", 5, d5);
+		if (e < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_relayout(c, n, xi, a))
+			return -1;
+		struct task *t = cc_output_task(c, n, b);
+		if (!t)
+			return -1;
+		snprintf(t->op_type, sizeof t->op_type, "ZeroInsert");
+		if (cc_gen_zero_insert(c->cfg, N * ((C * D + 15) / 16), H, W, ax[1].s, ax[2].s,
+				       &t->prog, &t->block_dim, msg, sizeof msg))
+			return NODE_FAIL(c, n, "%s", msg);
+		cc_one_in_one_out(c, t, a, b);
+		if (cc_relayout(c, n, b, e))
+			return -1;
+		cur = e;
+	}
+	if (ax[0].s == 1)
+		return cur;
+	/* D: zero every depth slice of the result, then one permute puts the
+	 * input's slices at every sd-th */
+	int64_t dz[5] = { N, C, Dz, Hz, Wz };
+	int z = cc_tensor_new(c, n->name, "zi_d", 5, dz);
+	if (z < 0 || cc_ws_place(c, z))
+		return NODE_FAIL(c, n, "out of memory");
+	int64_t slab = Hz * ((Wz + 15) / 16); /* blocks of one depth slice */
+	struct task *t = cc_task_new(c, n->name, "ZeroFill");
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_zero_runs(c->cfg, 0, N * C * Dz, slab, slab, &t->prog, &t->block_dim, msg,
+			     sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_arg_tensor(c, t, z);
+	cc_io_dev(c, t, 1, z);
+	int64_t sx[CC_MAX_RANK];
+	struct cc_perm pm = { .rank = 5, .lane_x = 4, .lane_y = 4 };
+	cc_dev_strides(T(c, cur), sx);
+	cc_dev_strides(T(c, z), pm.sy);
+	for (int q = 0; q < 5; q++) {
+		pm.dims[q] = T(c, cur)->dims[q];
+		pm.sx[q] = sx[q];
+	}
+	pm.sy[2] *= ax[0].s;
+	t = cc_task_new(c, n->name, "ZeroInsert");
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_permute(c->cfg, &pm, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_one_in_one_out(c, t, cur, z);
+	return z;
+}
+
+/* The transposed conv's weights as a Conv3d's [Co, Ci/g, KD, kh, kw],
+ * flipped along the taps: a new constant, or (one group) a permute on the
+ * device.  The tensor, or -1. */
+static int flipped_weights(struct cc_ctx *c, struct cc_node *n, int wi, int64_t G)
+{
+	const struct cc_tensor *w = T(c, wi);
+	int64_t Ci = w->dims[0], opg = w->dims[1], KD = w->dims[2], kh = w->dims[3];
+	int64_t kw = w->dims[4], cpg = Ci / G, Co = opg * G, kk = KD * kh * kw;
+	int64_t d5[5] = { Co, cpg, KD, kh, kw };
+	if (w->data) {
+		float *f = cc_const_floats(c, n, wi);
+		if (!f)
+			return -1;
+		int ti = cc_tensor_new(c, n->name, "wflip", 5, d5);
+		float *ft = ti < 0 ? NULL : malloc((size_t)(Co * cpg * kk) * sizeof *ft);
+		if (!ft) {
+			free(f);
+			return NODE_FAIL(c, n, "out of memory");
+		}
+		for (int64_t co = 0; co < Co; co++)
+			for (int64_t i = 0; i < cpg; i++)
+				for (int64_t t = 0; t < kk; t++)
+					ft[(co * cpg + i) * kk + t] =
+						f[((co / opg * cpg + i) * opg + co % opg) * kk + kk - 1 - t];
+		free(f);
+		struct cc_tensor *wt = T(c, ti);
+		wt->dtype = CC_F32;
+		wt->data = ft;
+		wt->nbytes = (size_t)(Co * cpg * kk) * sizeof *ft;
+		return ti;
+	}
+	if (G != 1)
+		return NODE_FAIL(c, n, "grouped convolution with weights that are not constants "
+				       "is not supported yet");
+	if (c->dev[wi].where != W_WS)
+		return NODE_FAIL(c, n, "weights '%s' that are not constants must be float "
+				       "activations", w->name);
+	/* [Ci, Co, KD*kh, kw] NC1HWC0 (lane Co) -> [Co, Ci, KD, kh, kw] ND (lane kw) */
+	int64_t d4[4] = { Ci, Co, KD * kh, kw };
+	int w4 = cc_tensor_new(c, n->name, "w4d", 4, d4);
+	int wf = w4 < 0 ? -1 : cc_tensor_new(c, n->name, "wflip", 5, d5);
+	if (wf < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_relayout(c, n, wi, w4))
+		return -1;
+	int64_t st[CC_MAX_RANK];
+	cc_dev_strides(T(c, w4), st); /* Ci, Co (per 16), row, column */
+	struct cc_perm pm = { .rank = 5, .lane_x = 0 };
+	memcpy(pm.dims, d5, sizeof d5);
+	int64_t sx[5] = { st[1], st[0], -kh * st[2], -st[2], -st[3] };
+	memcpy(pm.sx, sx, sizeof sx);
+	pm.x0 = (KD * kh - 1) * st[2] + (kw - 1) * st[3];
+	pm.lane_y = cc_dev_strides(T(c, wf), pm.sy);
+	struct task *t = cc_output_task(c, n, wf);
+	if (!t)
+		return -1;
+	snprintf(t->op_type, sizeof t->op_type, "TransData");
+	char msg[256];
+	if (cc_gen_permute(c->cfg, &pm, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_one_in_one_out(c, t, w4, wf);
+	return wf;
+}
+
+int cc_lower_convt3d(struct cc_ctx *c, struct cc_node *n,
+		     int (*lower4)(struct cc_ctx *, struct cc_node *))
+{
+	int xi = n->in[0], wi = n->in[1];
+	if (need_act(c, n, xi))
+		return -1;
+	const struct cc_tensor *x = T(c, xi), *w = T(c, wi);
+	struct axis ax[3];
+	int64_t op[3];
+	if (geomt3(c, n, x, w, ax, op))
+		return -1;
+	int64_t G = cc_attr_int(n, "group", 1), Ci = x->dims[1];
+	if (G < 1 || Ci % G || w->dims[0] != Ci)
+		return NODE_FAIL(c, n, "weights [%lld, %lld, ...] do not fit %lld input channels in "
+				       "%lld groups", (long long)w->dims[0], (long long)w->dims[1],
+				 (long long)Ci, (long long)G);
+	/* the equivalent conv's pads */
+	int64_t ks[3], dl[3], pads[6], one[3] = { 1, 1, 1 };
+	for (int i = 0; i < 3; i++) {
+		ks[i] = ax[i].k;
+		dl[i] = ax[i].d;
+		pads[i] = ax[i].d * (ax[i].k - 1) - ax[i].pb;
+		pads[i + 3] = ax[i].d * (ax[i].k - 1) - ax[i].pe + op[i];
+		if (pads[i] < 0 || pads[i + 3] < 0)
+			return NODE_FAIL(c, n, "pads larger than the dilated kernel (a cropped "
+					       "output) are not supported yet");
+	}
+	int zi = zero_insert3(c, n, xi, ax);
+	int wf = zi < 0 ? -1 : flipped_weights(c, n, wi, G);
+	if (wf < 0)
+		return -1;
+	struct cc_attr at[5] = {
+		{ .name = "kernel_shape", .type = CC_ATTR_INTS, .ints = ks, .n = 3 },
+		{ .name = "strides", .type = CC_ATTR_INTS, .ints = one, .n = 3 },
+		{ .name = "dilations", .type = CC_ATTR_INTS, .ints = dl, .n = 3 },
+		{ .name = "pads", .type = CC_ATTR_INTS, .ints = pads, .n = 6 },
+		{ .name = "group", .type = CC_ATTR_INT, .i = G },
+	};
+	struct cc_attr *attrs = n->attrs;
+	int nattrs = n->nattrs;
+	n->attrs = at;
+	n->nattrs = 5;
+	n->in[0] = zi;
+	n->in[1] = wf;
+	int rc = cc_lower_conv3d(c, n, lower4);
+	n->attrs = attrs;
+	n->nattrs = nattrs;
+	n->in[0] = xi;
+	n->in[1] = wi;
+	return rc;
 }

@@ -198,6 +198,80 @@ int infer_reduce(struct cc_ctx *c, struct cc_node *n)
 
 /* ReduceSum/Mean/Max/Min on a padded ND tensor whose reduced axes (size-1
  * ones aside) are adjacent: [A][R][C] (see kern_reduce.c). */
+/* The reduced axes of set over x, size-1 ones aside: the first and last
+ * (k0, k1), and whether they are adjacent. */
+static int reduce_span(const struct cc_tensor *x, unsigned set, int *k0, int *k1)
+{
+	*k0 = *k1 = -1;
+	for (int i = 0; i < x->rank; i++)
+		if (set >> i & 1 && x->dims[i] > 1) {
+			if (*k0 < 0)
+				*k0 = i;
+			*k1 = i;
+		}
+	if (*k0 < 0) /* only size-1 axes: a reduction of one element each */
+		for (int i = 0; i < x->rank; i++)
+			if (set >> i & 1)
+				*k0 = *k1 = i;
+	for (int i = *k0; i <= *k1; i++)
+		if (!(set >> i & 1) && x->dims[i] > 1)
+			return 0;
+	return 1;
+}
+
+static int reduce_adjacent(struct cc_ctx *c, struct cc_node *n, int xi, int out, unsigned set);
+
+/* Reductions the kernel cannot take as they come (a 4-D input or output,
+ * which live in NC1HWC0, or axes that are not adjacent): one permute into
+ * a padded ND tensor with the kept axes first and the reduced ones last
+ * (a leading 1 when that would be 4-D), the reduction of its trailing axes
+ * into [kept..., 1...], and a view (or relayout) to the output's shape. */
+static int reduce_permuted(struct cc_ctx *c, struct cc_node *n, int xi, int out, unsigned set)
+{
+	const struct cc_tensor *x = T(c, xi);
+	int r = x->rank, lead = r == 4, q = lead;
+	int64_t dp[CC_MAX_RANK + 1], dt[CC_MAX_RANK + 1], sx[CC_MAX_RANK];
+	int src[CC_MAX_RANK + 1];
+	if (r + lead > CC_PERM_MAX_RANK)
+		return NODE_FAIL(c, n, "%s of rank %d over these axes is not supported yet", n->op,
+				 r);
+	if (lead) {
+		dp[0] = dt[0] = 1;
+		src[0] = -1;
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < r; i++)
+			if ((set >> i & 1) == (unsigned)pass) {
+				src[q] = i;
+				dp[q] = x->dims[i];
+				dt[q++] = pass ? 1 : x->dims[i];
+			}
+	int lx = cc_dev_strides(x, sx);
+	int xp = cc_tensor_new(c, n->name, "rperm", q, dp);
+	int yt = xp < 0 ? -1 : cc_tensor_new(c, n->name, "rsum", q, dt);
+	if (yt < 0 || cc_ws_place(c, xp))
+		return NODE_FAIL(c, n, "out of memory");
+	struct cc_perm pm = { .rank = q };
+	pm.lane_y = cc_dev_strides(T(c, xp), pm.sy);
+	for (int k = 0; k < q; k++) {
+		pm.dims[k] = dp[k];
+		pm.sx[k] = src[k] < 0 ? 0 : sx[src[k]];
+		if (src[k] == lx)
+			pm.lane_x = k;
+	}
+	struct task *t = cc_task_new(c, n->name, "Transpose");
+	char msg[256];
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_permute(c->cfg, &pm, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_one_in_one_out(c, t, xi, xp);
+	unsigned tail = ((1u << q) - 1) & ~((1u << (q - __builtin_popcount(set))) - 1);
+	if (reduce_adjacent(c, n, xp, yt, tail))
+		return -1;
+	return cc_view_into(c, n, yt, out);
+}
+
 int lower_reduce(struct cc_ctx *c, struct cc_node *n)
 {
 	int xi = n->in[0], out = n->out[0];
@@ -207,29 +281,25 @@ int lower_reduce(struct cc_ctx *c, struct cc_node *n)
 		return -1;
 	if (!set) /* noop_with_empty_axes: an alias, as Identity */
 		return lower_identity(c, n);
-	int kind = !strcmp(n->op, "ReduceSum") ? 0 : !strcmp(n->op, "ReduceMean") ? 1
-		 : !strcmp(n->op, "ReduceMax") ? 2 : 3;
-	if (c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0 || y->rank == 4)
-		return NODE_FAIL(c, n, "%s of a 4-D tensor, to a 4-D tensor or of a constant is "
-				       "not supported yet", n->op);
+	if (c->dev[xi].where != W_WS)
+		return NODE_FAIL(c, n, "%s of a constant is not supported yet", n->op);
 	for (int i = 0; i < x->rank; i++)
 		if (x->dims[i] < 1)
 			return NODE_FAIL(c, n, "empty tensors are not supported yet");
-	int k0 = -1, k1 = -1;
-	for (int i = 0; i < x->rank; i++)
-		if (set >> i & 1 && x->dims[i] > 1) {
-			if (k0 < 0)
-				k0 = i;
-			k1 = i;
-		}
-	if (k0 < 0) /* only size-1 axes: a reduction of one element each */
-		for (int i = 0; i < x->rank; i++)
-			if (set >> i & 1)
-				k0 = k1 = i;
-	for (int i = k0; i <= k1; i++)
-		if (!(set >> i & 1) && x->dims[i] > 1)
-			return NODE_FAIL(c, n, "%s over axes that are not adjacent is not "
-					       "supported yet", n->op);
+	int k0, k1;
+	if (c->dev[xi].nc1hwc0 || y->rank == 4 || !reduce_span(x, set, &k0, &k1))
+		return reduce_permuted(c, n, xi, out, set);
+	return reduce_adjacent(c, n, xi, out, set);
+}
+
+/* The kernel's case: x padded ND, its reduced axes adjacent. */
+static int reduce_adjacent(struct cc_ctx *c, struct cc_node *n, int xi, int out, unsigned set)
+{
+	struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int kind = !strcmp(n->op, "ReduceSum") ? 0 : !strcmp(n->op, "ReduceMean") ? 1
+		 : !strcmp(n->op, "ReduceMax") ? 2 : 3;
+	int k0, k1;
+	reduce_span(x, set, &k0, &k1);
 	int last = k1 == x->rank - 1;
 	int64_t A = 1, R = 1, cols = x->dims[x->rank - 1], C = cc_pad16(cols);
 	for (int i = 0; i < k0; i++)

@@ -92,10 +92,22 @@ int infer_concat(struct cc_ctx *c, struct cc_node *n)
 	return cc_set_shape(T(c, n->out[0]), x->dtype, x->rank, d);
 }
 
+/* Dropout: y as x; the mask, bool of x's shape */
+int infer_dropout(struct cc_ctx *c, struct cc_node *n)
+{
+	if (infer_same(c, n))
+		return -1;
+	const struct cc_tensor *x = T(c, n->in[0]);
+	if (n->nout > 1 && n->out[1] >= 0)
+		return cc_set_shape(T(c, n->out[1]), CC_BOOL, x->rank, x->dims);
+	return 0;
+}
+
 int lower_identity(struct cc_ctx *c, struct cc_node *n)
 {
 	int in = n->in[0];
-	if (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]))
+	int mask = n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]);
+	if (mask && strcmp(n->op, "Dropout"))
 		return NODE_FAIL(c, n, "the mask output is not supported yet");
 	if (!strcmp(n->op, "Dropout") && n->nin > 2 && n->in[2] >= 0) {
 		/* training mode drops at random unless the ratio is a constant 0 */
@@ -105,6 +117,21 @@ int lower_identity(struct cc_ctx *c, struct cc_node *n)
 		int zero = ra && ra->data && ra->dtype == CC_F32 && !*(const float *)ra->data;
 		if (!off && !zero)
 			return NODE_FAIL(c, n, "training mode is not supported yet");
+	}
+	if (mask) { /* nothing is dropped: the mask is all true, a constant */
+		struct cc_tensor *m = T(c, n->out[1]);
+		int64_t cnt = cc_tensor_numel(m);
+		if (cnt < 0 || m->data || m->dtype != CC_BOOL)
+			return NODE_FAIL(c, n, "a mask output that is not a bool tensor of known "
+					       "shape is not supported yet");
+		uint8_t *ones = malloc((size_t)(cnt ? cnt : 1));
+		if (!ones)
+			return NODE_FAIL(c, n, "out of memory");
+		memset(ones, 1, (size_t)(cnt ? cnt : 1));
+		m->data = ones;
+		m->nbytes = (size_t)cnt;
+		if (cc_weight_place_act(c, n, n->out[1]))
+			return -1;
 	}
 	if (c->dev[in].where == W_NONE && cc_weight_place_act(c, n, in))
 		return -1;

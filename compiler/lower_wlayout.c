@@ -4,8 +4,8 @@
  * as it does constants (cc_conv_layout_weights).
  *
  * The weights arrive as an activation: [Cout, Cin, kh, kw] in NC1HWC0 (a
- * Conv's; ConvTranspose's are [Cin, Cout, kh, kw]), 1-D ones first
- * relaid out as [.., 1, kw].  FRACTAL_Z is [C1*kh*kw][N1][16 k][16 n] with
+ * Conv's; ConvTranspose's are [Cin, Cout, kh, kw]), 1-D ones and 3-D
+ * ones (viewed as [Co, Ci*KD, kh, kw]) first relaid out into NC1HWC0.  FRACTAL_Z is [C1*kh*kw][N1][16 k][16 n] with
  * k = ci % 16 a block row and n = co % 16 its lane (kern_conv.c), so the
  * layout is one axis permutation (cc_gen_permute) over the output axes
  * (c1, i, j, co, k), ci split into its block c1 and row k:
@@ -48,8 +48,11 @@ int cc_conv_weight_fz(struct cc_ctx *c, struct cc_node *n, int transposed, int64
 		return NODE_FAIL(c, n, "weights '%s' that are not constants must be float "
 				       "activations", w->name);
 	int64_t kh = w->rank == 3 ? 1 : w->dims[2], kw = w->dims[w->rank - 1];
-	if (w->rank == 3) { /* [.., kw] padded ND -> [.., 1, kw] NC1HWC0 */
-		int64_t d4[4] = { w->dims[0], w->dims[1], 1, kw };
+	if (!c->dev[wi].nc1hwc0) {
+		/* 1-D weights ([.., kw] padded ND) -> [.., 1, kw] NC1HWC0; a 3-D
+		 * conv's [Co, Ci, KD, kh, kw] (padded ND) viewed 4-D by
+		 * lower_conv3d.c as [Co, Ci*KD, kh, kw]: the same row-major order */
+		int64_t d4[4] = { w->dims[0], w->dims[1], kh, kw };
 		int w4 = cc_tensor_new(c, n->name, "w4d", 4, d4);
 		if (w4 < 0)
 			return NODE_FAIL(c, n, "out of memory");

@@ -1,5 +1,5 @@
-/* check_conv3d: the 3-D (rank-5) Conv, MaxPool, AveragePool and
- * BatchNormalization (compiler/lower_conv3d.c) at sizes the ONNX node tests
+/* check_conv3d: the 3-D (rank-5) Conv, ConvTranspose, MaxPool, AveragePool
+ * and BatchNormalization (compiler/lower_conv3d.c) at sizes the ONNX node tests
  * do not reach: 16 -> 32 channels over 8x16x16 (several channel blocks,
  * every core), per-axis strides, pads and dilations, groups that are not
  * whole channel blocks, a fused ReLU, odd sizes; pools with ceil_mode and
@@ -42,6 +42,19 @@ END_TEST
 START_TEST(conv3d_odd)
 {
 	run_model("conv3d_odd");
+}
+END_TEST
+
+/* ConvTranspose3d: zeros inserted along D, H and W, flipped weights */
+START_TEST(convt3d_s2_relu)
+{
+	run_model("convt3d_s2_relu");
+}
+END_TEST
+
+START_TEST(convt3d_groups_dil)
+{
+	run_model("convt3d_groups_dil");
 }
 END_TEST
 
@@ -94,6 +107,8 @@ int main(void)
 	tcase_add_test(tc, conv3d_relu);
 	tcase_add_test(tc, conv3d_groups);
 	tcase_add_test(tc, conv3d_odd);
+	tcase_add_test(tc, convt3d_s2_relu);
+	tcase_add_test(tc, convt3d_groups_dil);
 	tcase_add_test(tc, maxpool3d_ceil);
 	tcase_add_test(tc, avgpool3d_ceil_incl);
 	tcase_add_test(tc, avgpool3d_ceil_excl);

@@ -1,6 +1,6 @@
 /* check_conv_inputs: Conv and ConvTranspose whose weights are graph inputs
  * or computed by a node, laid out as FRACTAL_Z on the device
- * (compiler/lower_wlayout.c): 2-D and 1-D, several 16-channel blocks and
+ * (compiler/lower_wlayout.c): 2-D, 1-D and 3-D, several 16-channel blocks and
  * counts that are not multiples of 16 on both sides (the permute's zeroed
  * lanes, ConvTranspose's zero-filled rows), strides, pads, dilations,
  * output_padding, a constant bias and a fused Relu, a layer large enough
@@ -41,10 +41,12 @@ MODEL_TEST(conv_1x1)
 MODEL_TEST(conv_3x3_big)
 MODEL_TEST(conv_computed_w)
 MODEL_TEST(conv1d_dil)
+MODEL_TEST(conv3d_s2)
 MODEL_TEST(convt_s2_op1)
 MODEL_TEST(convt_40_33)
 MODEL_TEST(convt_32_dil)
 MODEL_TEST(convt1d_s3)
+MODEL_TEST(convt3d_s2)
 
 /* The layout is tasks of the model: a TransData to FRACTAL_Z before the
  * conv, which reads it from the workspace (no weight bytes in the .om). */
@@ -150,10 +152,12 @@ int main(void)
 	tcase_add_test(tc, conv_3x3_big);
 	tcase_add_test(tc, conv_computed_w);
 	tcase_add_test(tc, conv1d_dil);
+	tcase_add_test(tc, conv3d_s2);
 	tcase_add_test(tc, convt_s2_op1);
 	tcase_add_test(tc, convt_40_33);
 	tcase_add_test(tc, convt_32_dil);
 	tcase_add_test(tc, convt1d_s3);
+	tcase_add_test(tc, convt3d_s2);
 	tcase_add_test(tc, layout_tasks);
 	tcase_add_test(tc, zero_runs);
 	tcase_add_test(tc, grouped_refused);

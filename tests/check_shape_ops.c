@@ -9,7 +9,8 @@
  * past the axis, negative pads, an int32 Pad with an integer
  * constant_value; Resize cubic against torch's bicubic, tf_crop_and_resize
  * and exclude_outside against ONNX's reference; an empty Slice feeding a
- * Concat and an element-wise op.  Models and
+ * Concat and an element-wise op; Reduce* of 4-D tensors and over axes that
+ * are not adjacent.  Models and
  * numpy/torch references from tests/shape_ops_models.py; the tolerances
  * are check_nodes'. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -227,6 +228,17 @@ START_TEST(pad_int32_constant)
 }
 END_TEST
 
+/* Reduce* of 4-D tensors and over axes that are not adjacent */
+START_TEST(reduce_any_axes)
+{
+	static const char *const m[] = { "reduce_mean_hw_4d", "reduce_sum_c_4d",
+					 "reduce_max_nh_4d", "reduce_min_02_3d",
+					 "reduce_mean_134_5d" };
+	for (int k = 0; k < 5; k++)
+		run_model(m[k]);
+}
+END_TEST
+
 START_TEST(concat_empty)
 {
 	run_model("concat_empty");
@@ -312,6 +324,7 @@ int main(void)
 	tcase_add_test(tc, pad_crop_and_pad_4d);
 	tcase_add_test(tc, pad_int32_constant);
 	tcase_add_test(tc, concat_empty);
+	tcase_add_test(tc, reduce_any_axes);
 	tcase_add_test(tc, resize_crop_linear);
 	tcase_add_test(tc, resize_crop_cubic);
 	tcase_add_test(tc, resize_cubic_exclude);

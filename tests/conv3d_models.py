@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Models and reference data for tests/check_conv3d.c: the 3-D (rank-5)
-Conv, MaxPool, AveragePool and BatchNormalization at sizes the ONNX node
+Conv, ConvTranspose, MaxPool, AveragePool and BatchNormalization at sizes the ONNX node
 tests do not reach (16 -> 32 channels over 8x16x16, several blocks of
 channels and cores; strides, pads, dilations and groups per axis; a fused
 ReLU; ceil_mode and count_include_pad both ways; rows of over 1000 output
@@ -80,6 +80,14 @@ save("conv3d_groups", nn.Conv3d(16, 32, 3, padding=1, groups=4), (1, 16, 8, 16, 
 # depth dilation 2, no bias
 save("conv3d_odd", nn.Conv3d(5, 7, (2, 3, 1), stride=(3, 1, 1), padding=(2, 1, 0),
                              dilation=(2, 1, 1), bias=False), (1, 5, 9, 9, 20))
+# ConvTranspose3d: strides, pads and output_padding per axis, bias, ReLU;
+# groups and a depth dilation
+save("convt3d_s2_relu", nn.Sequential(
+    nn.ConvTranspose3d(16, 24, 3, stride=2, padding=1, output_padding=(1, 0, 1)),
+    nn.ReLU()), (1, 16, 5, 8, 8))
+save("convt3d_groups_dil", nn.ConvTranspose3d(8, 12, (2, 3, 3), stride=(1, 2, 1),
+                                              padding=(0, 1, 1), dilation=(2, 1, 1),
+                                              groups=4), (2, 8, 4, 6, 7))
 # MaxPool3d / AvgPool3d with ceil_mode, count_include_pad both ways
 save("maxpool3d_ceil", nn.MaxPool3d(3, stride=2, padding=1, ceil_mode=True),
      (2, 16, 9, 17, 17))

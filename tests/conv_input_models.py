@@ -4,7 +4,7 @@ ConvTranspose whose weights are graph inputs (or computed by a node), which
 the device lays out as FRACTAL_Z itself (compiler/lower_wlayout.c), at sizes
 the ONNX node tests do not reach: several 16-channel blocks, channel counts
 that are not multiples of 16, strides, pads, dilations, 1-D forms, a fused
-bias and Relu, enough work for every core.  Each model NAME.onnx comes with
+bias and Relu, a 3-D conv, enough work for every core.  Each model NAME.onnx comes with
 NAME/input_N.pb and NAME/output_0.pb (the reference: PyTorch on the same
 fp16-representable values).
 usage: conv_input_models.py OUTDIR"""
@@ -64,7 +64,7 @@ def conv(name, x, w, b=None, relu=False, scale_w=None, **kw):
         nodes.append(helper.make_node("Relu", ["c"], ["y"]))
     if b is not None:
         inits.append(("b", b))
-    fn = F.conv1d if x.ndim == 3 else F.conv2d
+    fn = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.ndim]
     sp = x.ndim - 2
     pads = attrs.get("pads", [0] * 2 * sp)
     wr = w * scale_w if scale_w is not None else w
@@ -79,7 +79,7 @@ def conv(name, x, w, b=None, relu=False, scale_w=None, **kw):
 def convt(name, x, w, b=None, **kw):
     ins = ["x", "w"] + (["b"] if b is not None else [])
     nodes = [helper.make_node("ConvTranspose", ins, ["y"], **kw)]
-    fn = F.conv_transpose1d if x.ndim == 3 else F.conv_transpose2d
+    fn = {3: F.conv_transpose1d, 4: F.conv_transpose2d, 5: F.conv_transpose3d}[x.ndim]
     sp = x.ndim - 2
     pads = kw.get("pads", [0] * 2 * sp)
     assert pads[:sp] == pads[sp:]
@@ -95,12 +95,16 @@ conv("conv_1x1", data(1, 48, 7, 7), data(64, 48, 1, 1, scale=0.2))
 conv("conv_3x3_big", data(1, 64, 28, 28), data(128, 64, 3, 3, scale=0.05), pads=[1, 1, 1, 1])
 conv("conv_computed_w", data(1, 24, 10, 10), data(20, 24, 3, 3, scale=0.2), scale_w=0.5,
      pads=[0, 2, 1, 0], dilations=[2, 1])
+conv("conv3d_s2", data(1, 5, 6, 7, 9), data(12, 5, 3, 3, 2, scale=0.2), b=data(12),
+     strides=[2, 1, 2], pads=[1, 0, 1, 1, 1, 0])
 conv("conv1d_dil", data(2, 19, 30), data(24, 19, 5, scale=0.2), dilations=[2], pads=[3, 3])
 convt("convt_s2_op1", data(1, 21, 5, 6), data(21, 18, 3, 3, scale=0.25), b=data(18),
       strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])
 convt("convt_40_33", data(2, 40, 4, 4), data(40, 33, 4, 4, scale=0.1), strides=[2, 2],
       pads=[1, 1, 1, 1])
 convt("convt_32_dil", data(1, 32, 6, 5), data(32, 16, 3, 2, scale=0.1), dilations=[2, 1])
+convt("convt3d_s2", data(1, 18, 3, 5, 4), data(18, 20, 2, 3, 3, scale=0.2), b=data(20),
+      strides=[2, 1, 2], pads=[1, 1, 0, 1, 1, 0], output_padding=[1, 0, 1])
 convt("convt1d_s3", data(1, 17, 9), data(17, 5, 3, scale=0.3), strides=[3])
 # refused: a grouped conv with weights as an input
 g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], group=2)], "grouped",

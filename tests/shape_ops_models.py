@@ -227,6 +227,25 @@ for name, shape, kw in (("resize_cubic_torch", (2, 20, 5, 7),
     os.makedirs(d, exist_ok=True)
     onnx.save_tensor(numpy_helper.from_array(x.numpy(), "x"), os.path.join(d, "input_0.pb"))
     onnx.save_tensor(numpy_helper.from_array(y.numpy(), "y"), os.path.join(d, "output_0.pb"))
+# reductions of 4-D (NC1HWC0) tensors and over axes that are not adjacent
+# (a permute first): spatial mean, channel sum, non-adjacent max/min
+for name, op, shape, axes, keep in (
+        ("reduce_mean_hw_4d", "ReduceMean", (2, 40, 7, 9), [2, 3], 1),
+        ("reduce_sum_c_4d", "ReduceSum", (2, 37, 5, 6), [1], 0),
+        ("reduce_max_nh_4d", "ReduceMax", (3, 20, 6, 5), [0, 2], 1),
+        ("reduce_min_02_3d", "ReduceMin", (5, 6, 33), [0, 2], 0),
+        ("reduce_mean_134_5d", "ReduceMean", (2, 3, 4, 5, 18), [1, 3, 4], 1)):
+    x = data(*shape)
+    fn = {"ReduceMean": np.mean, "ReduceSum": np.sum, "ReduceMax": np.max,
+          "ReduceMin": np.min}[op]
+    y = fn(x.astype(np.float64), axis=tuple(axes), keepdims=bool(keep))
+    if op == "ReduceSum":  # opset 13: axes as an input
+        node = helper.make_node(op, ["x", "axes"], ["y"], keepdims=keep)
+        save(name, [node], x, y.astype(np.float32), inits=[ints("axes", axes)])
+    else:
+        node = helper.make_node(op, ["x"], ["y"], axes=axes, keepdims=keep)
+        save(name, [node], x, y.astype(np.float32))
+
 # empty tensors: a Slice that keeps nothing feeds a Concat (which skips it)
 # and an unused element-wise op (which runs no kernel)
 x = data(2, 19)
