@@ -257,6 +257,7 @@ int infer_where(struct cc_ctx *c, struct cc_node *n);
 int lower_logic(struct cc_ctx *c, struct cc_node *n);
 int infer_cast(struct cc_ctx *c, struct cc_node *n);
 int cc_lower_int_arith(struct cc_ctx *c, struct cc_node *n);
+int cc_lower_pow_any(struct cc_ctx *c, struct cc_node *n);
 int lower_cast(struct cc_ctx *c, struct cc_node *n);
 
 #endif

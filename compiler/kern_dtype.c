@@ -18,6 +18,7 @@
  * Both kinds stream tiles through the UB one at a time (flags as in
  * kern_cast.c with one buffer set); the device kernels split their tiles
  * over the cores. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -189,11 +190,11 @@ int cc_gen_int_edge(const struct soc_config *cfg, enum cc_dtype dt, int64_t n, i
 
 #define LG_TILE 4096 /* fp16 elements: vcmp of 32 repeats */
 
-static struct isa_insn *vcmp(struct kg *g, enum isa_cmp k, int64_t bits, int64_t a, int64_t b,
-			     int b_const, int64_t rep)
+static struct isa_insn *vcmp_dt(struct kg *g, enum isa_dtype dt, enum isa_cmp k, int64_t bits,
+				int64_t a, int64_t b, int b_const, int64_t rep)
 {
 	int rb = kg_reg(g, b);
-	struct isa_insn *in = kg_vinsn(g, ISA_OP_VCMP, ISA_DT_F16, bits, a, rep);
+	struct isa_insn *in = kg_vinsn(g, ISA_OP_VCMP, dt, bits, a, rep);
 	in->rs2 = rb;
 	in->cmp = k;
 	in->s0b = 1;
@@ -203,12 +204,18 @@ static struct isa_insn *vcmp(struct kg *g, enum isa_cmp k, int64_t bits, int64_t
 	return in;
 }
 
+static struct isa_insn *vcmp(struct kg *g, enum isa_cmp k, int64_t bits, int64_t a, int64_t b,
+			     int b_const, int64_t rep)
+{
+	return vcmp_dt(g, ISA_DT_F16, k, bits, a, b, b_const, rep);
+}
+
 /* dst = bit ? a : b; a constant operand is one repeat read again (stride 0). */
-static void vsel(struct kg *g, int64_t dst, int64_t a, int a_const, int64_t b, int b_const,
-		 int64_t bits, int64_t rep)
+static void vsel_dt(struct kg *g, enum isa_dtype dt, int64_t dst, int64_t a, int a_const,
+		    int64_t b, int b_const, int64_t bits, int64_t rep)
 {
 	int rb = kg_reg(g, b), rm = kg_reg(g, bits);
-	struct isa_insn *in = kg_vinsn(g, ISA_OP_VSEL, ISA_DT_F16, dst, a, rep);
+	struct isa_insn *in = kg_vinsn(g, ISA_OP_VSEL, dt, dst, a, rep);
 	in->rs2 = rb;
 	in->rs3 = rm;
 	in->db = 1;
@@ -217,6 +224,56 @@ static void vsel(struct kg *g, int64_t dst, int64_t a, int a_const, int64_t b, i
 	in->s0r = a_const ? 0 : 8;
 	in->s1b = 1;
 	in->s1r = b_const ? 0 : 8;
+}
+
+static void vsel(struct kg *g, int64_t dst, int64_t a, int a_const, int64_t b, int b_const,
+		 int64_t bits, int64_t rep)
+{
+	vsel_dt(g, ISA_DT_F16, dst, a, a_const, b, b_const, bits, rep);
+}
+
+/* dst (fp16) = a ** b on m fp16 values, in fp32: |a|^b = exp(b ln|a|);
+ * for a < 0 the sign of an odd integer b, NaN for a b that is not an
+ * integer; b = 0 gives 1 (0^0 and NaN^0 too), as C's pow does.  w: three
+ * fp32 buffers and f3 a fourth; k: fp32 blocks of 0, 1 and NaN; rounded to
+ * the nearest integer first when the result is an integer type. */
+static void vpow(struct kg *g, int64_t dst, int64_t a, int64_t b, const int64_t *w, int64_t f3,
+		 int64_t bits, int64_t bits2, const int64_t *k, int64_t m, int int_out)
+{
+	int64_t r64 = (m + 63) / 64, x = w[0], y = w[1], r = w[2];
+	kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, x, a, m, ISA_RND_RNE);
+	kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, y, b, m, ISA_RND_RNE);
+	vcmp_dt(g, ISA_DT_F32, ISA_CMP_LT, bits2, x, k[0], 1, r64); /* a < 0 */
+	kg_vinsn(g, ISA_OP_VABS, ISA_DT_F32, r, x, r64);
+	kg_vinsn(g, ISA_OP_VLN, ISA_DT_F32, r, r, r64);
+	struct isa_insn *in = kg_vinsn(g, ISA_OP_VMUL, ISA_DT_F32, r, r, r64);
+	in->rs2 = kg_reg(g, y);
+	kg_vinsn(g, ISA_OP_VEXP, ISA_DT_F32, r, r, r64);
+	/* b an integer: b == trunc(b) */
+	kg_conv_n(g, ISA_DT_S32, ISA_DT_F32, f3, y, m, ISA_RND_TRUNC);
+	kg_conv_n(g, ISA_DT_F32, ISA_DT_S32, f3, f3, m, ISA_RND_RNE);
+	vcmp_dt(g, ISA_DT_F32, ISA_CMP_EQ, bits, y, f3, 0, r64);
+	/* the sign 1 - 2p, p = b - 2 floor(b / 2) the parity of an integer b */
+	vscal(g, ISA_OP_VMULS, ISA_DT_F32, f3, y, kg_fbits(0.5f), r64);
+	kg_conv_n(g, ISA_DT_S32, ISA_DT_F32, f3, f3, m, ISA_RND_FLOOR);
+	kg_conv_n(g, ISA_DT_F32, ISA_DT_S32, f3, f3, m, ISA_RND_RNE);
+	vscal(g, ISA_OP_VMULS, ISA_DT_F32, f3, f3, kg_fbits(-2.0f), r64);
+	in = kg_vinsn(g, ISA_OP_VADD, ISA_DT_F32, f3, f3, r64);
+	in->rs2 = kg_reg(g, y);
+	vscal(g, ISA_OP_VMULS, ISA_DT_F32, f3, f3, kg_fbits(-2.0f), r64);
+	vscal(g, ISA_OP_VADDS, ISA_DT_F32, f3, f3, kg_fbits(1.0f), r64);
+	in = kg_vinsn(g, ISA_OP_VMUL, ISA_DT_F32, x, r, r64);
+	in->rs2 = kg_reg(g, f3);
+	vsel_dt(g, ISA_DT_F32, x, x, 0, k[2], 1, bits, r64);  /* not an integer: NaN */
+	vsel_dt(g, ISA_DT_F32, r, x, 0, r, 0, bits2, r64);    /* a < 0 */
+	vcmp_dt(g, ISA_DT_F32, ISA_CMP_EQ, bits, y, k[0], 1, r64);
+	vsel_dt(g, ISA_DT_F32, r, k[1], 1, r, 0, bits, r64);  /* b = 0: 1 */
+	if (int_out) {
+		kg_conv_n(g, ISA_DT_S32, ISA_DT_F32, r, r, m, ISA_RND_RNE);
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_S32, dst, r, m, ISA_RND_RNE);
+	} else {
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, dst, r, m, ISA_RND_RNE);
+	}
 }
 
 /* dst (fp16) = a op b on m integer values held as fp16 (exact): both to
@@ -280,8 +337,9 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 	int64_t o_bits2 = o_bits + T / 8 + 256, o_one = o_bits2 + T / 8 + 256;
 	int64_t o_zero = o_one + 256, end = o_zero + 256;
 	int64_t o_w[3] = { end, end + T * 4 + 256, end + 2 * (T * 4 + 256) };
+	int64_t o_k[3] = { o_w[2] + T * 4 + 256, o_w[2] + T * 4 + 512, o_w[2] + T * 4 + 768 };
 	if (lg->op >= CC_L_IADD)
-		end += 3 * (T * 4 + 256);
+		end += 3 * (T * 4 + 256) + (lg->op == CC_L_POW ? 3 * 256 : 0);
 	if (end > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "logic: the UB is too small");
 		return -1;
@@ -305,6 +363,11 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 		int r0 = kg_reg(&g, kg_fbits(0.0f));
 		in = kg_vinsn(&g, ISA_OP_VDUP, ISA_DT_F16, o_zero, 0, 1);
 		in->rs2 = r0;
+		for (int k = 0; lg->op == CC_L_POW && k < 3; k++) { /* fp32 0, 1, NaN */
+			int rk = kg_reg(&g, kg_fbits(k == 0 ? 0.0f : k == 1 ? 1.0f : NAN));
+			in = kg_vinsn(&g, ISA_OP_VDUP, ISA_DT_F32, o_k[k], 0, 1);
+			in->rs2 = rk;
+		}
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
 		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
@@ -365,6 +428,9 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 			case CC_L_IMUL:
 			case CC_L_IDIV:
 				int_arith(&g, lg, o_out, a, x, o_s32, o_w, m);
+				break;
+			case CC_L_POW:
+				vpow(&g, o_out, a, x, o_w, o_s32, o_bits, o_bits2, o_k, m, lg->int_out);
 				break;
 			case CC_L_TRUNC: {
 				/* toward zero through s32, then the target type's range */

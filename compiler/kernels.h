@@ -296,11 +296,15 @@ enum cc_lop { CC_L_EQ, CC_L_LT, CC_L_LE, CC_L_GT, CC_L_GE, CC_L_NOT, CC_L_AND, C
 	      /* integer arithmetic on integer values: in s32 (wrapping at 32 bits;
 	       * division through fp32, toward zero), then wrapped to wrap8's
 	       * 8 bits (signed when sgn) */
-	      CC_L_IADD, CC_L_ISUB, CC_L_IMUL, CC_L_IDIV };
+	      CC_L_IADD, CC_L_ISUB, CC_L_IMUL, CC_L_IDIV,
+	      /* in0 ** in1 in fp32 (C's pow: negative bases with integer
+	       * exponents, 0 ** 0 = 1); int_out rounds to an integer */
+	      CC_L_POW };
 struct cc_logic {
 	enum cc_lop op;
 	float lo, hi;
 	int wrap8, sgn;
+	int int_out;
 };
 int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_t elems,
 		 struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);

@@ -301,14 +301,10 @@ int lower_unary(struct cc_ctx *c, struct cc_node *n)
 int lower_pow(struct cc_ctx *c, struct cc_node *n)
 {
 	const struct cc_tensor *y = T(c, n->in[1]);
-	if (!y->data)
-		return NODE_FAIL(c, n, "an exponent that is not a constant is not supported yet");
-	if (cc_tensor_numel(y) != 1)
-		return NODE_FAIL(c, n, "an exponent tensor (not one constant scalar) is not "
-				       "supported yet");
-	if (T(c, n->in[0])->dtype != CC_F32 && T(c, n->in[0])->dtype != CC_F16)
-		return NODE_FAIL(c, n, "a %s base is not supported yet",
-				 cc_dtype_name(T(c, n->in[0])->dtype));
+	enum cc_dtype dx = T(c, n->in[0])->dtype;
+	/* any other exponent, or an integer base: lower_logic.c's fp32 kernel */
+	if (!y->data || cc_tensor_numel(y) != 1 || (dx != CC_F32 && dx != CC_F16))
+		return cc_lower_pow_any(c, n);
 	return lower_eltwise(c, n);
 }
 

@@ -165,6 +165,21 @@ int cc_lower_int_arith(struct cc_ctx *c, struct cc_node *n)
 	return logic_task(c, n, &lg, ins, 2);
 }
 
+/* Pow whose exponent is not one constant scalar (a tensor, broadcast or
+ * not, or an input), or whose base is an integer: one cc_gen_logic kernel
+ * computing C's pow in fp32 over the operands expanded to the output's
+ * shape, rounded to an integer for an integer result. */
+int cc_lower_pow_any(struct cc_ctx *c, struct cc_node *n)
+{
+	enum cc_dtype dt = T(c, n->out[0])->dtype;
+	struct cc_logic lg = { .op = CC_L_POW, .int_out = dt != CC_F32 && dt != CC_F16 };
+	int ins[2];
+	for (int k = 0; k < 2; k++)
+		if ((ins[k] = operand_full(c, n, n->in[k])) < 0)
+			return -1;
+	return logic_task(c, n, &lg, ins, 2);
+}
+
 /* Cast: float types are views (the device holds fp16 whatever the type);
  * to bool is x != 0; float to an integer type truncates toward zero and
  * saturates to the type's range, as does narrowing between integer types

@@ -67,14 +67,15 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	 * rounding is monotonic, so the max of the rounded values is the rounded
 	 * max (exact for 8-bit integers; for wider ones as exact as their
 	 * fp16 form, |v| <= 2048).  Add, Sub, Mul and Div wrap as the integer
-	 * type does in a kernel of their own (cc_lower_int_arith); other
-	 * arithmetic on integers is not supported yet */
+	 * type does in a kernel of their own (cc_lower_int_arith), Pow rounds
+	 * its fp32 result (cc_lower_pow_any); other arithmetic on integers is
+	 * not supported yet */
 	static const char *const moves[] = { "Identity", "Reshape",   "Flatten", "Squeeze",
 					     "Unsqueeze", "Transpose", "Concat",  "Slice",
 					     "Split",    "Expand",    "Gather",  "Pad",
 					     "Max",      "Min",       "Clip",    "MaxPool",
 					     "Relu",     "Add",       "Sub",     "Mul",
-					     "Div" };
+					     "Div",      "Pow" };
 	int move = 0;
 	for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
 		move = move || !strcmp(n->op, moves[i]);

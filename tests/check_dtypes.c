@@ -83,6 +83,14 @@ START_TEST(integer_arithmetic_32bit)
 }
 END_TEST
 
+/* Pow with tensor exponents: negative bases (integer exponents keep the
+ * sign, others give NaN), 0 ** 0, 0 ** -1, a broadcast, integer Pow */
+START_TEST(pow_tensor_exponents)
+{
+	run_model("pow_any");
+}
+END_TEST
+
 START_TEST(double_input_is_refused)
 {
 	char path[8192], err[4096];
@@ -108,6 +116,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, int64_edges_many_tiles);
 	tcase_add_test(tc, integer_arithmetic_8bit);
 	tcase_add_test(tc, integer_arithmetic_32bit);
+	tcase_add_test(tc, pow_tensor_exponents);
 	tcase_add_test(tc, double_input_is_refused);
 	suite_add_tcase(s, tc);
 	return s;

@@ -181,6 +181,28 @@ def main():
           [trunc(f, g).astype(np.int32), f * g, f + r, trunc(k, l).astype(np.int64),
            np.maximum(c, e), np.minimum(c, e), np.clip(c, -5, 7).astype(np.int8)])
 
+    # Pow with tensor exponents (C's pow): negative bases with integer and
+    # non-integer exponents (NaN), 0 ** 0 = 1, 0 ** -1 = inf, a broadcast
+    # row of exponents; an int32 base and exponent (an integer result)
+    nodes = [h.make_node("Pow", ["px", "py"], ["pz"]),
+             h.make_node("Pow", ["pi", "pj"], ["pk"]),
+             h.make_node("Pow", ["px", "pl"], ["pm"])]
+    save(out, "pow_any", nodes,
+         [vi("px", P.FLOAT, [6, 300]), vi("py", P.FLOAT, [300]), vi("pi", i32, [5, 40]),
+          vi("pj", i32, [40]), vi("pl", P.INT64, [6, 300])],
+         [vi("pz", P.FLOAT, [6, 300]), vi("pk", i32, [5, 40]), vi("pm", P.FLOAT, [6, 300])])
+    px = (rng.integers(-16, 17, (6, 300)) / 4.0).astype(np.float32)
+    px[0, :5] = 0
+    py = (rng.integers(-12, 13, 300) / 4.0).astype(np.float32)
+    py[:3] = [0, -1, 2]
+    pi = rng.integers(-6, 7, (5, 40)).astype(np.int32)
+    pj = rng.integers(0, 4, 40).astype(np.int32)
+    pl = rng.integers(-3, 4, (6, 300)).astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        write(out, "pow_any", [px, py, pi, pj, pl],
+              [np.power(px, py), np.power(pi, pj).astype(np.int32),
+               np.power(px.astype(np.float64), pl).astype(np.float32)])
+
     # float64 is not held on the device: refused
     save(out, "double_in", [h.make_node("Cast", ["d"], ["f"], to=P.FLOAT)],
          [vi("d", P.DOUBLE, [4])], [vi("f", P.FLOAT, [4])])

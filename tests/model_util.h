@@ -18,7 +18,8 @@ void tu_models_free(const char *dir);
 /* Compile dir/MODEL.onnx for Ascend910, run it on dir/SET/input_N.pb and
  * compare every output with dir/SET/output_N.pb: of its declared type and
  * size; floats within check_nodes' fp16 tolerances (2e-3 of the output's
- * peak (at least 1) + 4e-3 relative), integers and bools exactly. */
+ * peak (at least 1) + 4e-3 relative; NaN and infinities exactly), integers and
+ * bools exactly. */
 void tu_run_compare(const char *dir, const char *model, const char *set);
 
 /* ONNX Runtime as the reference (tests/ort_run.js, npm onnxruntime-node in
