@@ -245,3 +245,32 @@ void cc_drain_flags(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int
 	for (int ev = 0; ev < n; ev++)
 		cc_wait_flag(p, src, dst, ev);
 }
+
+void cc_ub_zero(struct cc_prog *p, int r_addr, int r_tmp, int64_t ub, int64_t n)
+{
+	for (int64_t done = 0; done < n;) {
+		int64_t rep = (n - done) / 8 < 255 ? (n - done) / 8 : 255, part = 0;
+		if (rep == 0) {
+			part = n - done;
+			rep = 1;
+			cc_li(p, r_tmp, part * 16);
+			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
+			m->rs1 = r_tmp;
+		}
+		cc_li(p, r_addr, ub + done * 32);
+		struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
+		in->rd = r_addr;
+		in->rs2 = 0; /* x0: the scalar 0.0 */
+		in->dt = ISA_DT_F16;
+		in->rep = rep;
+		in->db = 1;
+		in->dr = 8;
+		if (part) {
+			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
+			m->rs1 = 0; /* all lanes again */
+			done += part;
+		} else {
+			done += rep * 8;
+		}
+	}
+}

@@ -75,6 +75,10 @@ void cc_set_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev
 void cc_prime_flags(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int n);
 void cc_drain_flags(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int n);
 void cc_wait_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev);
+/* n 32-byte blocks of zeros at UB address ub (V pipe, registers r_addr and
+ * r_tmp): whole repeats of 8 blocks, the rest under a lane mask, so that
+ * nothing past them is written. */
+void cc_ub_zero(struct cc_prog *p, int r_addr, int r_tmp, int64_t ub, int64_t n);
 /* DMA: nburst bursts of len 32-byte blocks, gaps in blocks. */
 void cc_dma(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t nburst, int64_t len,
 	    int64_t sgap, int64_t dgap);

@@ -176,23 +176,13 @@ int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, i
 	int64_t k = ub_blocks / run_blocks; /* runs per DMA */
 	k = k > 255 ? 255 : k;
 	int64_t per, blocks = cc_split_work((nruns + k - 1) / k, cfg->core_count, &per);
-	int64_t zb = (k * run_blocks + 7) / 8; /* vdup repeats of 8 blocks */
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_DST, 0);
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
-		for (int64_t done = 0; done < zb; done += 255) {
-			cc_li(p, R_UB, done * 256);
-			struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
-			in->rd = R_UB;
-			in->rs2 = 0; /* x0: the scalar 0.0 */
-			in->dt = ISA_DT_F16;
-			in->rep = zb - done < 255 ? zb - done : 255;
-			in->db = 1;
-			in->dr = 8;
-		}
+		cc_ub_zero(p, R_UB, R_UB + 2, 0, k * run_blocks);
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 		cc_li(p, R_UB, 0);

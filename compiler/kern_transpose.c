@@ -88,36 +88,6 @@ static void run_dma(struct cc_prog *p, enum isa_op op, int gm, int ub, int64_t n
 		cc_dma(p, op, gm, ub, n, 1, 0, stride - 1);
 }
 
-/* n 32-byte blocks of zeros at ub (V pipe): whole repeats of 8 blocks, then
- * the rest under a lane mask, so that nothing past them is written. */
-static void zero_blocks(struct cc_prog *p, int64_t ub, int64_t n)
-{
-	for (int64_t done = 0; done < n;) {
-		int64_t rep = (n - done) / 8 < 255 ? (n - done) / 8 : 255, part = 0;
-		if (rep == 0) {
-			part = n - done;
-			rep = 1;
-			cc_li(p, R_UB + 2, part * 16);
-			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
-			m->rs1 = R_UB + 2;
-		}
-		cc_li(p, R_UB, ub + done * 32);
-		struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
-		in->rd = R_UB;
-		in->rs2 = 0; /* x0: the scalar 0.0 */
-		in->dt = ISA_DT_F16;
-		in->rep = rep;
-		in->db = 1;
-		in->dr = 8;
-		if (part) {
-			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
-			m->rs1 = 0; /* all lanes again */
-			done += part;
-		} else {
-			done += rep * 8;
-		}
-	}
-}
 
 int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struct cc_prog *p,
 		   unsigned *block_dim, char *err, size_t errlen)
@@ -273,7 +243,7 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 			if (va < 16) /* the output's padding lanes: zeros, not stale UB */
-				zero_blocks(p, ub_in + va * R * 32, (16 - va) * R);
+				cc_ub_zero(p, R_UB, R_UB + 2, ub_in + va * R * 32, (16 - va) * R);
 			cc_li(p, R_UB, ub_out);
 			cc_li(p, R_UB + 1, ub_in);
 			struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);

@@ -70,18 +70,18 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	 * type does in a kernel of their own (cc_lower_int_arith), Pow rounds
 	 * its fp32 result (cc_lower_pow_any); other arithmetic on integers is
 	 * not supported yet */
-	static const char *const moves[] = { "Identity", "Reshape",   "Flatten", "Squeeze",
-					     "Unsqueeze", "Transpose", "Concat",  "Slice",
-					     "Split",    "Expand",    "Gather",  "Pad",
-					     "Max",      "Min",       "Clip",    "MaxPool",
-					     "Relu",     "Add",       "Sub",     "Mul",
-					     "Div",      "Pow" };
-	int move = 0;
-	for (size_t i = 0; i < sizeof moves / sizeof moves[0]; i++)
-		move = move || !strcmp(n->op, moves[i]);
+	static const char *const int_ops[] = { "Identity", "Reshape",   "Flatten", "Squeeze",
+					       "Unsqueeze", "Transpose", "Concat",  "Slice",
+					       "Split",    "Expand",    "Gather",  "Pad",
+					       "Max",      "Min",       "Clip",    "MaxPool",
+					       "Relu",     "Add",       "Sub",     "Mul",
+					       "Div",      "Pow" };
+	int int_op = 0;
+	for (size_t i = 0; i < sizeof int_ops / sizeof int_ops[0]; i++)
+		int_op = int_op || !strcmp(n->op, int_ops[i]);
 	int isint = t->dtype == CC_I64 || t->dtype == CC_I32 || t->dtype == CC_BOOL ||
 		    t->dtype == CC_U8 || t->dtype == CC_I8;
-	if (t->dtype != CC_F32 && t->dtype != CC_F16 && !(move && isint))
+	if (t->dtype != CC_F32 && t->dtype != CC_F16 && !(int_op && isint))
 		return NODE_FAIL(c, n, "input '%s' is %s: types other than float32 and float16 "
 				       "are not supported yet",
 				 t->name, cc_dtype_name(t->dtype));

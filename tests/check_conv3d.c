@@ -14,91 +14,29 @@
 
 static char dir[4096];
 
-static void make_models(void)
-{
-	tu_models(dir, sizeof dir, "conv3d", "conv3d_models.py", NULL,
-		  "python3-torch, python3-onnx");
-}
-
 /* model.onnx on its own data set (tests/model_util.c: fp16 tolerances). */
 static void run_model(const char *model)
 {
-	make_models();
+	tu_models(dir, sizeof dir, "conv3d", "conv3d_models.py", NULL,
+		  "python3-torch, python3-onnx");
 	tu_run_compare(dir, model, model);
 }
 
-START_TEST(conv3d_relu)
-{
-	run_model("conv3d_relu");
-}
-END_TEST
-
-START_TEST(conv3d_groups)
-{
-	run_model("conv3d_groups");
-}
-END_TEST
-
-START_TEST(conv3d_odd)
-{
-	run_model("conv3d_odd");
-}
-END_TEST
+TU_MODEL_TEST(run_model, conv3d_relu)
+TU_MODEL_TEST(run_model, conv3d_groups)
+TU_MODEL_TEST(run_model, conv3d_odd)
 
 /* ConvTranspose3d: zeros inserted along D, H and W, flipped weights */
-START_TEST(convt3d_s2_relu)
-{
-	run_model("convt3d_s2_relu");
-}
-END_TEST
+TU_MODEL_TEST(run_model, convt3d_s2_relu)
+TU_MODEL_TEST(run_model, convt3d_groups_dil)
 
-START_TEST(convt3d_groups_dil)
-{
-	run_model("convt3d_groups_dil");
-}
-END_TEST
-
-START_TEST(maxpool3d_ceil)
-{
-	run_model("maxpool3d_ceil");
-}
-END_TEST
-
-START_TEST(avgpool3d_ceil_incl)
-{
-	run_model("avgpool3d_ceil_incl");
-}
-END_TEST
-
-START_TEST(avgpool3d_ceil_excl)
-{
-	run_model("avgpool3d_ceil_excl");
-}
-END_TEST
-
-START_TEST(avgpool3d_pads_incl)
-{
-	run_model("avgpool3d_pads_incl");
-}
-END_TEST
-
-START_TEST(avgpool3d_pads_incl_ceil)
-{
-	run_model("avgpool3d_pads_incl_ceil");
-}
-END_TEST
-
-START_TEST(avgpool3d_wide)
-{
-	run_model("avgpool3d_wide");
-}
-END_TEST
-
-START_TEST(bn3d_relu)
-{
-	run_model("bn3d_relu");
-}
-END_TEST
+TU_MODEL_TEST(run_model, maxpool3d_ceil)
+TU_MODEL_TEST(run_model, avgpool3d_ceil_incl)
+TU_MODEL_TEST(run_model, avgpool3d_ceil_excl)
+TU_MODEL_TEST(run_model, avgpool3d_pads_incl)
+TU_MODEL_TEST(run_model, avgpool3d_pads_incl_ceil)
+TU_MODEL_TEST(run_model, avgpool3d_wide)
+TU_MODEL_TEST(run_model, bn3d_relu)
 
 int main(void)
 {

@@ -29,12 +29,7 @@ static void run_model(const char *model)
 	tu_run_compare(dir, model, model);
 }
 
-#define MODEL_TEST(name)          \
-	START_TEST(name)          \
-	{                         \
-		run_model(#name); \
-	}                         \
-	END_TEST
+#define MODEL_TEST(name) TU_MODEL_TEST(run_model, name)
 
 MODEL_TEST(conv_s2_bias_relu)
 MODEL_TEST(conv_1x1)

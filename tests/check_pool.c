@@ -415,12 +415,7 @@ static void run_model(const char *model)
 	tu_run_compare(models_dir, model, model);
 }
 
-#define MODEL_TEST(name)          \
-	START_TEST(name)          \
-	{                         \
-		run_model(#name); \
-	}                         \
-	END_TEST
+#define MODEL_TEST(name) TU_MODEL_TEST(run_model, name)
 
 MODEL_TEST(maxpool_dil_ceil)
 MODEL_TEST(maxpool1d_dil)

@@ -11,10 +11,10 @@ usage: conv3d_models.py OUTDIR"""
 import os
 import sys
 
-import numpy as np
-import onnx
 import torch
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+from onnx_case import save_case, write_set
 
 out = sys.argv[1]
 torch.manual_seed(3)
@@ -35,12 +35,7 @@ def save(name, model, shape):
     path = os.path.join(out, name + ".onnx")
     torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
                       opset_version=13)
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save_tensor(numpy_helper.from_array(x.numpy().astype(np.float32), "x"),
-                     os.path.join(d, "input_0.pb"))
-    onnx.save_tensor(numpy_helper.from_array(y.numpy().astype(np.float32), "y"),
-                     os.path.join(d, "output_0.pb"))
+    write_set(out, name, [("x", x.numpy())], y.numpy())
 
 
 def save_pool(name, shape, k, s, p, ceil):
@@ -54,18 +49,7 @@ def save_pool(name, shape, k, s, p, ceil):
     node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=list(k),
                             strides=list(s), pads=list(p) * 2,
                             ceil_mode=int(ceil), count_include_pad=1)
-    g = helper.make_graph(
-        [node], name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(out, name + ".onnx"))
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save_tensor(numpy_helper.from_array(x.numpy(), "x"), os.path.join(d, "input_0.pb"))
-    onnx.save_tensor(numpy_helper.from_array(y.numpy(), "y"), os.path.join(d, "output_0.pb"))
+    save_case(out, name, [node], [("x", x.numpy())], y.numpy())
 
 
 nn = torch.nn

@@ -15,7 +15,9 @@ import numpy as np
 import onnx
 import torch
 import torch.nn.functional as F
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+from onnx_case import save_case
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -28,21 +30,7 @@ def data(*shape, scale=1.0):
 
 def save(name, nodes, inputs, y, inits=()):
     """inputs: (name, array) pairs, graph inputs in order"""
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in inputs],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
-        initializer=[numpy_helper.from_array(v, k) for k, v in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(out, name + ".onnx"))
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    for i, (k, v) in enumerate(inputs):
-        onnx.save_tensor(numpy_helper.from_array(v, k), os.path.join(d, "input_%d.pb" % i))
-    onnx.save_tensor(numpy_helper.from_array(y.astype(np.float32), "y"),
-                     os.path.join(d, "output_0.pb"))
+    save_case(out, name, nodes, inputs, y, inits)
 
 
 def t(a):

@@ -22,6 +22,15 @@ void tu_models_free(const char *dir);
  * bools exactly. */
 void tu_run_compare(const char *dir, const char *model, const char *set);
 
+/* A Check test named after the model it runs through run(name) (in a file
+ * that includes check.h). */
+#define TU_MODEL_TEST(run, name) \
+	START_TEST(name)         \
+	{                        \
+		run(#name);      \
+	}                        \
+	END_TEST
+
 /* ONNX Runtime as the reference (tests/ort_run.js, npm onnxruntime-node in
  * $srcdir/tests/ort/node_modules).  NULL when it can run, else why not, naming
  * the command that installs it; a test then exits 77 (automake's SKIP). */

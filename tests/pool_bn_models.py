@@ -7,13 +7,13 @@ Each model NAME.onnx comes with NAME/input_N.pb (the graph's inputs in
 order) and NAME/output_0.pb (the reference: PyTorch in fp32 on
 fp16-representable data).
 usage: pool_bn_models.py OUTDIR"""
-import os
 import sys
 
 import numpy as np
-import onnx
 import torch
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
+
+from onnx_case import save_case
 
 out = sys.argv[1]
 rng = np.random.default_rng(11)
@@ -28,21 +28,7 @@ def data(*shape, lo=None, hi=None):
 
 
 def save(name, nodes, ins, y, inits=(), opset=13):
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info(k, TensorProto.FLOAT, list(v.shape)) for k, v in ins],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
-        initializer=[numpy_helper.from_array(v, k) for k, v in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(out, name + ".onnx"))
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    for i, (k, v) in enumerate(ins):
-        onnx.save_tensor(numpy_helper.from_array(v, k), os.path.join(d, f"input_{i}.pb"))
-    onnx.save_tensor(numpy_helper.from_array(y.astype(np.float32), "y"),
-                     os.path.join(d, "output_0.pb"))
+    save_case(out, name, nodes, ins, y, inits, opset)
 
 
 def bn_ref(x, s, b, m, v, eps):

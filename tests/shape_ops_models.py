@@ -16,26 +16,14 @@ import onnx
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
+from onnx_case import save_case
+
 out = sys.argv[1]
 rng = np.random.default_rng(7)
 
 
 def save(name, nodes, x, y, opset=13, inits=()):
-    g = helper.make_graph(
-        nodes, name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
-        initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 7
-    onnx.checker.check_model(m)
-    onnx.save(m, os.path.join(out, name + ".onnx"))
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save_tensor(numpy_helper.from_array(x.astype(np.float32), "x"),
-                     os.path.join(d, "input_0.pb"))
-    onnx.save_tensor(numpy_helper.from_array(y.astype(np.float32), "y"),
-                     os.path.join(d, "output_0.pb"))
+    save_case(out, name, nodes, [("x", x)], y, inits, opset)
 
 
 def ints(name, v):
