@@ -105,14 +105,16 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
 enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_MATMUL_BIAS,
-       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_QDQ, SW_N };
+       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_QDQ, SW_CONCAT, SW_SPLIT,
+       SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
 						"ConvActivationFusionPass", "ElementwiseFusionPass",
 						"ConstantFoldingPass", "ConvEltwiseFusionPass",
 						"MatMulBiasAddFusionPass", "GeluFusionPass",
 						"LayerNormFusionPass", "AttentionSoftmaxFusionPass",
-						"MatMulEltwiseFusionPass", "QuantConvFusionPass" };
+						"MatMulEltwiseFusionPass", "QuantConvFusionPass",
+						"ConcatInPlacePass", "SplitInPlacePass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -200,8 +202,17 @@ static int read_switches(struct cc_ctx *c, const char *path, int on[SW_N])
 }
 
 
-static int write_report_json(struct cc_ctx *c, const char *path, int nodes_in, int nodes_out,
-			     const int changes[SW_N], const int on[SW_N])
+static uint64_t task_bytes(const struct cc_ctx *c)
+{
+	uint64_t b = 0;
+	for (unsigned i = 0; i < c->ntasks; i++)
+		b += c->tasks[i].bytes;
+	return b;
+}
+
+static int write_report_json(struct cc_ctx *c, const struct om_model *m, const char *path,
+			     int nodes_in, int nodes_out, const int changes[SW_N],
+			     const int on[SW_N])
 {
 	FILE *f = fopen(path, "w");
 	if (!f)
@@ -212,9 +223,21 @@ static int write_report_json(struct cc_ctx *c, const char *path, int nodes_in, i
 	sim_json_str(f, c->cfg->name);
 	fprintf(f, ", \"nodes_before\": %d, \"nodes_after\": %d, \"tasks\": %u, "
 		   "\"weights_bytes\": %llu, \"workspace_bytes\": %llu, "
-		   "\"workspace_bytes_without_reuse\": %llu, \"passes\": [",
+		   "\"workspace_bytes_without_reuse\": %llu",
 		nodes_in, nodes_out, c->ntasks, (unsigned long long)c->wbytes,
 		(unsigned long long)c->ws_bytes, (unsigned long long)c->ws_no_reuse);
+	fprintf(f, ", \"tasks_by_type\": {");
+	const char **ty;
+	unsigned *cnt;
+	int nty = om_task_types(m, &ty, &cnt);
+	for (int k = 0; k < nty; k++) {
+		fprintf(f, "%s", k ? ", " : "");
+		sim_json_str(f, ty[k]);
+		fprintf(f, ": %u", cnt[k]);
+	}
+	free(ty);
+	free(cnt);
+	fprintf(f, "}, \"task_bytes\": %llu, \"passes\": [", (unsigned long long)task_bytes(c));
 	for (int i = 0; i < SW_N; i++)
 		fprintf(f, "%s{\"name\": \"%s\", \"enabled\": %s, \"changes\": %d}", i ? ", " : "",
 			switch_names[i], on[i] ? "true" : "false", changes[i]);
@@ -302,6 +325,10 @@ static int plan_memory(struct cc_ctx *c)
 					(int64_t)c->dev[c->tasks[k].argt[a]].offset;
 	c->ws_bytes = peak;
 	c->ws_no_reuse = sum;
+	cc_log(&c->log, "  concat: %d inputs written in place by their producers, %d copied",
+	       c->concat_inplace, c->concat_copies);
+	cc_log(&c->log, "  split: %d Slice/Split outputs are views of their input (no task)",
+	       c->slice_views);
 	cc_log(&c->log, "  memplan: %d workspace tensors, %llu bytes without reuse, %llu with",
 	       n, (unsigned long long)sum, (unsigned long long)peak);
 	return 0;
@@ -313,6 +340,9 @@ static void ctx_free(struct cc_ctx *c)
 		cc_prog_free(&c->tasks[i].prog);
 	free(c->tasks);
 	free(c->dev);
+	free(c->vroot);
+	free(c->vc1);
+	free(c->vwhy);
 	free(c->weights);
 	free(c->log.buf);
 	cc_graph_free(&c->g);
@@ -609,6 +639,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		cc_fail(&c, "out of memory");
 		goto done;
 	}
+	if (on[SW_CONCAT] && (changes[SW_CONCAT] = cc_plan_concat(&c)) < 0)
+		goto done;
+	c.split_views = on[SW_SPLIT]; /* lower_data.c's slice_view */
 	/* graph inputs cross the edge: fp32 host -> fp16 device */
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
@@ -671,6 +704,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n)))
 			goto done;
 	}
+	changes[SW_SPLIT] = c.slice_views;
 	for (int i = 0; i < c.g.noutputs; i++) {
 		int ti = c.g.outputs[i];
 		struct dev_tensor *d = &c.dev[ti];
@@ -697,7 +731,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			goto done;
 		}
 		t->args[0] = (struct om_arg){ d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE,
-					      d->where == W_WEIGHT ? (int64_t)d->offset : 0, 0 };
+					      d->where == W_WEIGHT ? (int64_t)d->offset
+								   : (int64_t)d->voff, 0 };
 		t->argt[0] = d->where == W_WS ? d->storage : -1;
 		t->nargs = 1;
 		cc_io_dev(&c, t, 0, ti);
@@ -729,12 +764,12 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	int nodes_out = 0;
 	for (int i = 0; i < c.g.nn; i++)
 		nodes_out += !c.g.n[i].dead;
-	if (opt && opt->report_json &&
-	    write_report_json(&c, opt->report_json, nodes_in, nodes_out, changes, on))
-		goto done;
 	const char *base = strrchr(onnx_path, '/');
 	base = base ? base + 1 : onnx_path;
 	if (build_model(&c, out, base))
+		goto done;
+	if (opt && opt->report_json &&
+	    write_report_json(&c, out, opt->report_json, nodes_in, nodes_out, changes, on))
 		goto done;
 	cc_aipp_model(aipp, out);
 	if (opt && opt->report) {
@@ -743,6 +778,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		fprintf(f, "  nodes: %d in the model, %d after the passes; %u tasks (%d input and "
 			   "%d output TransData)\n",
 			nodes_in, nodes_out, c.ntasks, c.g.ninputs - cc_aipp_count(aipp), c.g.noutputs);
+		fprintf(f, "  tasks by type: ");
+		om_print_task_types(out, f);
+		fprintf(f, "\n  main-memory bytes the tasks move (compile-time estimate): %llu\n",
+			(unsigned long long)task_bytes(&c));
 		if (aipp)
 			fprintf(f, "  aipp: %d input%s preprocessed on the AI Core (%s)\n",
 				cc_aipp_count(aipp), cc_aipp_count(aipp) == 1 ? "" : "s",

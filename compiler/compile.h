@@ -31,7 +31,8 @@ struct cc_options {
 	"IdentityEliminationPass, ConvBatchNormFusionPass, ConvActivationFusionPass, " \
 	"ConvEltwiseFusionPass, ElementwiseFusionPass, ConstantFoldingPass, " \
 	"MatMulBiasAddFusionPass, GeluFusionPass, LayerNormFusionPass, " \
-	"AttentionSoftmaxFusionPass, MatMulEltwiseFusionPass, QuantConvFusionPass"
+	"AttentionSoftmaxFusionPass, MatMulEltwiseFusionPass, QuantConvFusionPass, " \
+	"ConcatInPlacePass, SplitInPlacePass"
 
 /* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
  * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */

@@ -34,6 +34,11 @@ struct dev_tensor {
 	int nc1hwc0;           /* 4-D: [n][ceil(c/16)][h][w][16] */
 	int64_t n, c, h, w;
 	int storage;           /* the tensor whose workspace bytes these are (views share) */
+	/* a view inside its storage (Concat in place, plan_concat.c): the byte
+	 * offset of its first block, and with several images the storage's
+	 * channel blocks per image (0: the tensor's own, images dense) */
+	uint64_t voff;
+	int64_t c1s;
 	int first, last;       /* tasks that first and last touch the storage */
 	/* 1 + a scratch holding the tensor also as int8 NC1HWC0 (C0 = 32) at
 	 * scale q8_scale, written by its producer for int8 convs (0: none) */
@@ -73,6 +78,15 @@ struct cc_ctx {
 	uint8_t *weights;
 	uint64_t wbytes, wcap;
 	uint64_t ws_bytes, ws_no_reuse;
+	/* Concat in place (plan_concat.c): for tensors below vplan_n, the
+	 * tensor whose storage holds it (vroot, -1: its own) and its channel
+	 * block offset there */
+	int *vroot;
+	int64_t *vc1;
+	const char **vwhy; /* why a planned tensor's set was refused, or NULL */
+	int vplan_n;
+	int concat_inplace, concat_copies; /* inputs of Concat nodes, for the report */
+	int split_views, slice_views; /* SplitInPlacePass on; Slice/Split outputs made views */
 	struct cc_pass_log log;
 	char *err;
 	size_t errlen;
@@ -133,6 +147,21 @@ int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out);
 int cc_dev_strides(const struct cc_tensor *t, int64_t *st);
 int cc_act_input(struct cc_ctx *c, struct cc_node *n, int xi);
 int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims);
+
+/* plan_concat.c: which tensors live inside a Concat's output (before
+ * lowering; cc_ws_place places them there): the number of views, or -1. */
+int cc_plan_concat(struct cc_ctx *c);
+/* Why input k of concat n is copied, not in place (for the report). */
+const char *cc_concat_why(struct cc_ctx *c, const struct cc_node *n, int k);
+/* Whether every reader of tensor ti can take it with its images a stride
+ * apart (channel blocks of a larger buffer), and it is no graph output. */
+int cc_strided_readers_ok(struct cc_ctx *c, int ti);
+/* out as a view of xi's bytes, boff bytes in, with the channel-block
+ * stride c1s between images (0: dense); Slice and Split of whole blocks. */
+int cc_view_at(struct cc_ctx *c, int xi, int out, uint64_t boff, int64_t c1s);
+/* The channel-block stride between a tensor's images as kernels see it:
+ * the storage's C1 for a view inside a concat buffer, else the tensor's. */
+int64_t cc_c1_stride(const struct cc_ctx *c, int ti);
 
 /* lower_quant.c: int8 convolutions, QuantizeLinear / DequantizeLinear */
 int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int bi, int ri,

@@ -4,6 +4,8 @@
  * 16 scales of a C1 plane are one block that every pixel block reads (block
  * and repeat strides 0).  Work is cut into (plane, pixel tile) pieces dealt
  * to the blocks in order; double-buffered like every streaming kernel.
+ * x_c1s, y_c1s: channel blocks between images (a tensor inside a concat
+ * buffer, plan_concat.c), 0 for the tensor's own.
  * Arguments: 0 x, 1 params (fp16 scale [C16] then shift [C16]), 2 y. */
 #include <stdio.h>
 #include <string.h>
@@ -13,10 +15,11 @@
 enum { R_X = 1, R_P = 2, R_Y = 3, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_S = 25 };
 
 int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
-		  enum cc_act act, float lo, float hi, struct cc_prog *p, unsigned *block_dim,
-		  char *err, size_t errlen)
+		  int64_t x_c1s, int64_t y_c1s, enum cc_act act, float lo, float hi,
+		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
 	int64_t c1 = (c + 15) / 16, planes = n * c1, pix = h * w;
+	int64_t xs = x_c1s ? x_c1s : c1, ys = y_c1s ? y_c1s : c1;
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
 	int64_t params = 2 * c1 * 32;
 	int64_t tile = (ub - params - 512) / (4 * 32) / 8 * 8; /* pixels: 2 buffers x in/out */
@@ -50,7 +53,9 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 		for (int64_t u = b * per; u < (b + 1) * per && u < total; u++, par ^= 1) {
 			int64_t plane = u / per_plane, p0 = (u % per_plane) * tile;
 			int64_t np = pix - p0 < tile ? pix - p0 : tile;
-			int64_t cb = plane % c1, off = (plane * pix + p0) * 32;
+			int64_t cb = plane % c1, img = plane / c1;
+			int64_t off = ((img * xs + cb) * pix + p0) * 32;
+			int64_t yoff = ((img * ys + cb) * pix + p0) * 32;
 			int64_t rep = (np + 7) / 8;
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_addi(p, R_GM, R_X, off);
@@ -102,7 +107,7 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_Y, off);
+			cc_addi(p, R_GM, R_Y, yoff);
 			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, np, 0, 0);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 		}

@@ -323,6 +323,30 @@ static void interior(const struct plan *pl, const struct tile *t, int64_t *r0, i
 		*r1 = *r0;
 }
 
+/* Plane q's place among x's (y's) planes, images x_c1s (y_c1s) channel
+ * blocks apart inside a concat buffer (plan_concat.c); and how many planes
+ * from q on (of left) are contiguous there, so one transfer moves them. */
+static int64_t plane_at(const struct cc_pool *d, int64_t c1s, int64_t q)
+{
+	int64_t c1 = (d->c + 15) / 16;
+	return c1s ? q / c1 * c1s + q % c1 : q;
+}
+static int64_t plane_run(const struct cc_pool *d, int64_t c1s, int64_t q, int64_t left)
+{
+	int64_t c1 = (d->c + 15) / 16, r = c1 - q % c1;
+	return c1s && r < left ? r : left;
+}
+static int64_t out_plane(const struct cc_pool *d, int64_t q) { return plane_at(d, d->y_c1s, q); }
+static int64_t out_run(const struct cc_pool *d, int64_t q, int64_t left)
+{
+	return plane_run(d, d->y_c1s, q, left);
+}
+static int64_t in_plane(const struct cc_pool *d, int64_t q) { return plane_at(d, d->x_c1s, q); }
+static int64_t in_run(const struct cc_pool *d, int64_t q, int64_t left)
+{
+	return plane_run(d, d->x_c1s, q, left);
+}
+
 static void win_load(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	const struct cc_pool *d = pl->d;
@@ -333,13 +357,18 @@ static void win_load(struct kg *g, const struct plan *pl, const struct tile *t, 
 	int64_t ih0 = t->oh0 * d->sh + r0 - d->pt, nr = r1 - r0;
 	int64_t dgap = pl->wp - d->w;
 	if (t->G > 1 && nr == d->h && rin == d->h) {
-		/* stacked planes follow each other as in GM */
-		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, t->q0 * d->h * d->w * 32,
-		    pl->in16[par] + d->pl * 32, t->G * nr, d->w, 0, dgap);
+		/* stacked planes follow each other as in GM (within an image,
+		 * for a view inside a concat buffer) */
+		for (int64_t gg = 0, r; gg < t->G; gg += r) {
+			r = in_run(d, t->q0 + gg, t->G - gg);
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, in_plane(d, t->q0 + gg) * d->h * d->w * 32,
+			       pl->in16[par] + (gg * nr * pl->wp + d->pl) * 32, r * nr, d->w, 0,
+			       dgap);
+		}
 		return;
 	}
 	for (int64_t gg = 0; gg < t->G; gg++)
-		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, ((t->q0 + gg) * d->h + ih0) * d->w * 32,
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (in_plane(d, t->q0 + gg) * d->h + ih0) * d->w * 32,
 		    pl->in16[par] + ((gg * rin + r0) * pl->wp + d->pl) * 32, nr, d->w, 0, dgap);
 }
 
@@ -473,12 +502,16 @@ static void win_store(struct kg *g, const struct plan *pl, const struct tile *t,
 	int64_t rout = tile_rout(pl, t), rows = t->oh1 - t->oh0;
 	int64_t sgap = pl->wo8 - d->wo;
 	if (t->G == 1 || rout == rows) {
-		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (t->q0 * d->ho + t->oh0) * d->wo * 32,
-		    pl->out16[par], t->G * rows, d->wo, sgap, 0);
+		for (int64_t gg = 0, r; gg < t->G; gg += r) {
+			r = out_run(d, t->q0 + gg, t->G - gg);
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST,
+			       (out_plane(d, t->q0 + gg) * d->ho + t->oh0) * d->wo * 32,
+			       pl->out16[par] + gg * rows * pl->wo8 * 32, r * rows, d->wo, sgap, 0);
+		}
 		return;
 	}
 	for (int64_t gg = 0; gg < t->G; gg++)
-		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (t->q0 + gg) * d->ho * d->wo * 32,
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, out_plane(d, t->q0 + gg) * d->ho * d->wo * 32,
 		    pl->out16[par] + gg * rout * pl->wo8 * 32, rows, d->wo, sgap, 0);
 }
 
@@ -625,7 +658,7 @@ static void strip_load(struct kg *g, const struct plan *pl, const struct tile *t
 	if (ob == oa || nw == 0)
 		return;
 	int64_t row0 = oa * d->sh + t->i * d->dh - d->pt;
-	int64_t gm = ((t->q0 * d->h + row0) * d->w + x0) * 32;
+	int64_t gm = ((in_plane(d, t->q0) * d->h + row0) * d->w + x0) * 32;
 	int64_t ubp = pl->in16[par] + ((oa - t->oh0) * pl->swp + c0) * 32;
 	int64_t sgap = d->sh * d->w - nw;
 	if (sgap <= 65535) {
@@ -747,7 +780,8 @@ static void strip_store(struct kg *g, const struct plan *pl, const struct tile *
 	if (!t->store)
 		return;
 	int64_t nc = t->m - t->a;
-	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, ((t->q0 * d->ho + t->oh0) * d->wo + t->a) * 32,
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST,
+	       ((out_plane(d, t->q0) * d->ho + t->oh0) * d->wo + t->a) * 32,
 	       pl->out16[par], t->oh1 - t->oh0, nc, pl->snc8 - nc, d->wo - nc);
 }
 
@@ -882,8 +916,11 @@ static size_t gbl_tiles(const struct plan *pl, int64_t b, struct tile *v, size_t
 
 static void gbl_load(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
-	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (t->q0 * pl->P + t->a) * 32, pl->in16[par], 1,
-	    t->G * t->m, 0, 0);
+	for (int64_t gg = 0, r; gg < t->G; gg += r) { /* (G > 1: whole planes) */
+		r = in_run(pl->d, t->q0 + gg, t->G - gg);
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (in_plane(pl->d, t->q0 + gg) * pl->P + t->a) * 32,
+		       pl->in16[par] + gg * t->m * 32, 1, r * t->m, 0, 0);
+	}
 }
 
 static void gbl_compute(struct kg *g, const struct plan *pl, const struct tile *t, int par)
@@ -926,8 +963,11 @@ static void gbl_compute(struct kg *g, const struct plan *pl, const struct tile *
 
 static void gbl_store(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
-	if (t->store)
-		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, t->q0 * 32, pl->out16[par], 1, t->G, 0, 0);
+	for (int64_t gg = 0, r; t->store && gg < t->G; gg += r) {
+		r = out_run(pl->d, t->q0 + gg, t->G - gg);
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, out_plane(pl->d, t->q0 + gg) * 32,
+		       pl->out16[par] + gg * 32, 1, r, 0, 0);
+	}
 }
 
 /* ---- the program ----------------------------------------------------------------- */

@@ -410,16 +410,19 @@ struct cc_pool {
 	int is_max;
 	int count_include_pad;  /* average pooling: divide by kh*kw even at edges */
 	int64_t dh, dw;         /* dilations: taps dh rows, dw columns apart (0 = 1) */
+	int64_t x_c1s, y_c1s;   /* x's, y's channel blocks between images (a tensor
+				 * inside a concat buffer), 0: its own */
 };
 /* Arguments: 0 x (NC1HWC0), 1 y (NC1HWC0). */
 int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *pl, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
 
-/* y = act(x * scale[c] + shift[c]) on NC1HWC0 (BatchNormalization).
+/* y = act(x * scale[c] + shift[c]) on NC1HWC0 (BatchNormalization); x_c1s,
+ * y_c1s: the channel blocks between images (0: the tensor's own C1).
  * Arguments: 0 x, 1 params (fp16 scale [C16] then shift [C16]), 2 y. */
 int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
-		  enum cc_act act, float lo, float hi, struct cc_prog *p, unsigned *block_dim,
-		  char *err, size_t errlen);
+		  int64_t x_c1s, int64_t y_c1s, enum cc_act act, float lo, float hi,
+		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
 
 /* Edge conversions for 4-D tensors: the host's fp32 NCHW and the device's
  * fp16 NC1HWC0.  Arguments: 0 source, 1 destination. */

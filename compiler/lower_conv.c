@@ -395,6 +395,13 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 			cv.y_n1 = (full->cout + 15) / 16;
 			cv.y_n1o = s * k * opg / 16;
 		}
+		/* images a stride apart inside a concat buffer (plan_concat.c):
+		 * the view's argument points at its first block, the stride is
+		 * the buffer's */
+		if (c->dev[xi].c1s)
+			cv.x_c1 = c->dev[xi].c1s;
+		if (c->dev[out].c1s)
+			cv.y_n1 = c->dev[out].c1s;
 		uint64_t wb = cc_conv_weight_bytes(&cv);
 		int64_t woff = 0;
 		if (fz < 0) {
@@ -660,6 +667,8 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 	struct task *t = cc_output_task(c, n, out);
 	if (!t)
 		return -1;
+	pl.x_c1s = c->dev[xi].c1s; /* inside a concat buffer (plan_concat.c) */
+	pl.y_c1s = c->dev[out].c1s;
 	char msg[256];
 	if (cc_gen_pool(c->cfg, &pl, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
@@ -746,7 +755,7 @@ int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off)
 	const struct cc_tensor *x = T(c, xi);
 	char msg[256];
 	if (cc_gen_affine(c->cfg, x->dims[0], x->dims[1], x->dims[2], x->dims[3],
-			  (enum cc_act)n->act, n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg,
+			  c->dev[xi].c1s, c->dev[out].c1s, (enum cc_act)n->act, n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg,
 			  sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	cc_arg_tensor(c, t, xi);

@@ -330,6 +330,45 @@ int infer_slice(struct cc_ctx *c, struct cc_node *n)
  * a start or step: N, H and W are sliced first, then the channels as a
  * leading axis of an ND [N, C, H*W] relayout, and the result relaid out
  * into NC1HWC0 (two relayouts through fp32 each way: slow, but exact). */
+/* Whether the box b of x (steps sp, the lanes in place) is a view of x's
+ * bytes, as ATC plans a Split or Slice of whole blocks: the sliced axes
+ * come after axes of extent 1 (one contiguous range), or NC1HWC0's
+ * channels of several images when every reader takes images a stride
+ * apart (plan_concat.c's rule); a slice that ends inside a channel block
+ * of x would show x's next channels in its pad lanes, so it must end at
+ * x's end or on a block boundary.  Returns the view's channel-block
+ * stride (0: dense), or -1 for a copy. */
+static int64_t slice_view(struct cc_ctx *c, int xi, int out, const int64_t *b,
+			  const int64_t *sp)
+{
+	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	const struct dev_tensor *d = &c->dev[xi];
+	int r = x->rank, lane = lane_axis(x), i0 = -1;
+	if (!c->split_views || d->where != W_WS || d->c1s || y->is_output ||
+	    (x->dtype != CC_F32 && x->dtype != CC_F16))
+		return -1;
+	for (int i = 0; i < r; i++) {
+		if (sp[i] != 1)
+			return -1;
+		if (i0 < 0 && y->dims[i] != x->dims[i])
+			i0 = i;
+	}
+	for (int i = i0 + 1; i0 >= 0 && i < r; i++)
+		if (y->dims[i] != x->dims[i])
+			return -1;
+	if (i0 < 0 || (i0 == lane && (b[lane] + y->dims[lane]) % 16 &&
+		       b[lane] + y->dims[lane] != x->dims[lane]))
+		return -1;
+	int outer1 = 1;
+	for (int i = 0; i < i0; i++)
+		outer1 &= y->dims[i] == 1;
+	if (outer1)
+		return 0;
+	if (r != 4 || i0 != 1 || !cc_strided_readers_ok(c, out))
+		return -1;
+	return (x->dims[1] + 15) / 16;
+}
+
 static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b,
 		    const int64_t *sp, int out)
 {
@@ -410,6 +449,11 @@ static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *
 	if (whole) { /* the whole of x: an alias */
 		c->dev[out] = c->dev[xi];
 		return 0;
+	}
+	int64_t c1s = slice_view(c, xi, out, b, sp);
+	if (c1s >= 0) { /* a view of x's bytes: no task */
+		c->slice_views++;
+		return cc_view_at(c, xi, out, (uint64_t)off * 32, c1s);
 	}
 	if (cc_ws_place(c, out))
 		return NODE_FAIL(c, n, "out of memory");

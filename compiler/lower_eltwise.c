@@ -357,7 +357,7 @@ static int bcast_binary(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 				return NODE_FAIL(c, n, "out of memory");
 			struct task *t = cc_task_new(c, n->name, n->op);
 			char msg[256];
-			if (!t || cc_gen_affine(c->cfg, y->dims[0], C, y->dims[2], y->dims[3],
+			if (!t || cc_gen_affine(c->cfg, y->dims[0], C, y->dims[2], y->dims[3], 0, 0,
 						CC_ACT_NONE, 0, 0, &t->prog, &t->block_dim, msg,
 						sizeof msg))
 				return NODE_FAIL(c, n, "%s", t ? msg : "out of memory");

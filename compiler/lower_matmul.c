@@ -494,7 +494,8 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
 		struct om_arg *ba = &t->args[t->nargs++];
 		ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : 0) + obb * 2;
+		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : (int64_t)bdev.voff) +
+			    obb * 2;
 		cc_arg_tensor(c, t, prod);
 		t->args[t->nargs - 1].value += oc * 2;
 		if (bias_off >= 0) {

@@ -167,6 +167,19 @@ static int concat_into(struct cc_ctx *c, struct cc_node *n, const int *ins, int 
 		int64_t ext = x->dims[axis];
 		if (ext == 0)
 			continue;
+		if (nc && axis == lane && at % 16 == 0 && c->dev[xi].where == W_WS &&
+		    c->dev[xi].storage == c->dev[out].storage &&
+		    c->dev[xi].voff == c->dev[out].voff + (uint64_t)(at / 16 * y->dims[2] *
+								     y->dims[3] * 32)) {
+			at += ext; /* written in place by its producer (plan_concat.c) */
+			c->concat_inplace++;
+			continue;
+		}
+		if (ins == n->in) {
+			cc_log(&c->log, "  concat: '%s' input %d ('%s') copied: %s", n->name, k,
+			       x->name, cc_concat_why(c, n, k));
+			c->concat_copies++;
+		}
 		struct task *t = cc_task_new(c, n->name, "Concat");
 		if (!t)
 			return NODE_FAIL(c, n, "out of memory");
@@ -187,9 +200,13 @@ static int concat_into(struct cc_ctx *c, struct cc_node *n, const int *ins, int 
 				outer *= i == lane ? cc_pad16(y->dims[i]) / 16 : y->dims[i];
 			/* the axis' block extent: along the channels whole C1 blocks */
 			int64_t blk = axis == lane ? (ext + 15) / 16 : ext;
-			if (cc_gen_copy(c->cfg, outer, blk * sx[axis] * 32, blk * sx[axis] * 32,
-					(axis == lane ? (y->dims[axis] + 15) / 16 : y->dims[axis]) *
-						sy[axis] * 32,
+			/* images a stride apart inside a concat buffer (cc_c1_stride) */
+			int64_t xs = nc && axis == 1 ? cc_c1_stride(c, xi) : blk;
+			int64_t ys = nc && axis == 1 ? cc_c1_stride(c, out)
+				     : axis == lane ? (y->dims[axis] + 15) / 16
+						    : y->dims[axis];
+			if (cc_gen_copy(c->cfg, outer, blk * sx[axis] * 32, xs * sx[axis] * 32,
+					ys * sy[axis] * 32,
 					&t->prog, &t->block_dim, msg, sizeof msg))
 				return NODE_FAIL(c, n, "%s", msg);
 			yoff = (axis == lane ? at / 16 : at) * sy[axis] * 32;
@@ -243,6 +260,9 @@ int lower_concat(struct cc_ctx *c, struct cc_node *n)
 			split |= T(c, n->in[k])->dims[1] % 16 != 0;
 	if (!split)
 		return concat_into(c, n, n->in, n->nin, out, axis);
+	cc_log(&c->log, "  concat: '%s' copied through relayouts: %s", n->name,
+	       cc_concat_why(c, n, 0));
+	c->concat_copies += n->nin;
 	int ins[64];
 	int64_t e3[3] = { y->dims[0], y->dims[1], y->dims[2] * y->dims[3] };
 	for (int k = 0; k < n->nin; k++) {

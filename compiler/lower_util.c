@@ -121,15 +121,56 @@ static void dev_shape(struct cc_ctx *c, int ti)
 	}
 }
 
-int cc_ws_place(struct cc_ctx *c, int ti)
+static void ws_own(struct cc_ctx *c, int ti)
 {
 	struct dev_tensor *d = &c->dev[ti];
 	dev_shape(c, ti);
 	d->where = W_WS;
 	d->size = dev_bytes(d);
 	d->storage = ti;
+	d->voff = 0;
+	d->c1s = 0;
+	d->first = d->last = -1;
+}
+
+/* Its own bytes, or, planned inside a concat buffer (plan_concat.c), a view
+ * of the buffer's storage at its channel offset (the storage's entry is
+ * made here if its producer has not run yet). */
+int cc_ws_place(struct cc_ctx *c, int ti)
+{
+	int s = ti < c->vplan_n ? c->vroot[ti] : -1;
+	if (s < 0 || s == ti) {
+		ws_own(c, ti);
+		return 0;
+	}
+	if (c->dev[s].where != W_WS)
+		ws_own(c, s);
+	struct dev_tensor *d = &c->dev[ti];
+	dev_shape(c, ti);
+	d->where = W_WS;
+	d->size = dev_bytes(d);
+	d->storage = s;
+	d->voff = (uint64_t)(c->vc1[ti] * d->h * d->w * 32);
+	/* (a view as wide as the buffer is dense) */
+	d->c1s = d->n > 1 && (d->c + 15) / 16 != (c->dev[s].c + 15) / 16 ? (c->dev[s].c + 15) / 16
+									   : 0;
 	d->first = d->last = -1;
 	return 0;
+}
+
+int cc_view_at(struct cc_ctx *c, int xi, int out, uint64_t boff, int64_t c1s)
+{
+	c->dev[out] = c->dev[xi];
+	dev_shape(c, out);
+	c->dev[out].voff += boff;
+	c->dev[out].c1s = c1s;
+	return 0;
+}
+
+int64_t cc_c1_stride(const struct cc_ctx *c, int ti)
+{
+	const struct dev_tensor *d = &c->dev[ti];
+	return d->c1s ? d->c1s : (d->c + 15) / 16;
 }
 
 int cc_tensor_new(struct cc_ctx *c, const char *base, const char *what, int rank,
@@ -280,7 +321,8 @@ void cc_arg_tensor(struct cc_ctx *c, struct task *t, int ti)
 		return;
 	}
 	a->kind = d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : 0;
+	/* (a workspace view: its place in the storage; the plan adds the storage's) */
+	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : (int64_t)d->voff;
 	a->index = 0;
 	t->bytes += (uint64_t)dev_elems(d) * 2;
 }

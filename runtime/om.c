@@ -1172,3 +1172,49 @@ const char *om_format_name(int32_t format)
 		return "UNDEFINED";
 	}
 }
+
+int om_task_types(const struct om_model *m, const char ***types, unsigned **counts)
+{
+	unsigned nty = 0, *cnt = calloc(m->ntasks + 1, sizeof *cnt);
+	const char **ty = calloc(m->ntasks + 1, sizeof *ty);
+	*types = NULL;
+	*counts = NULL;
+	if (!cnt || !ty) {
+		free(cnt);
+		free(ty);
+		return -1;
+	}
+	for (unsigned i = 0; i < m->ntasks; i++) {
+		unsigned k = 0;
+		while (k < nty && strcmp(ty[k], m->tasks[i].op_type))
+			k++;
+		if (k == nty)
+			ty[nty++] = m->tasks[i].op_type;
+		cnt[k]++;
+	}
+	for (unsigned i = 1; i < nty; i++) /* insertion sort: few types */
+		for (unsigned j = i; j > 0 && (cnt[j] > cnt[j - 1] ||
+					      (cnt[j] == cnt[j - 1] && strcmp(ty[j], ty[j - 1]) < 0));
+		     j--) {
+			unsigned tc = cnt[j];
+			const char *tt = ty[j];
+			cnt[j] = cnt[j - 1];
+			ty[j] = ty[j - 1];
+			cnt[j - 1] = tc;
+			ty[j - 1] = tt;
+		}
+	*types = ty;
+	*counts = cnt;
+	return (int)nty;
+}
+
+void om_print_task_types(const struct om_model *m, FILE *f)
+{
+	const char **ty;
+	unsigned *cnt;
+	int n = om_task_types(m, &ty, &cnt);
+	for (int k = 0; k < n; k++)
+		fprintf(f, "%s%s %u", k ? ", " : "", ty[k], cnt[k]);
+	free(ty);
+	free(cnt);
+}

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define OM_MAX_RANK 8
 
@@ -83,6 +84,11 @@ int om_write(const char *path, const struct om_model *m, char *err, size_t errle
 int om_read(const char *path, struct om_model *m, const char *expect_soc, char *err,
 	    size_t errlen);
 void om_free(struct om_model *m);
+/* The model's op types (pointers into its tasks) and their task counts,
+ * most first, ties by name: the number of types, or -1 when out of memory;
+ * the caller frees both arrays.  ...printed as "Conv+Relu 52, Gemm 1". */
+int om_task_types(const struct om_model *m, const char ***types, unsigned **counts);
+void om_print_task_types(const struct om_model *m, FILE *f);
 
 /* msprof's names for an ONNX TensorProto.DataType ("FLOAT16", "FLOAT", "INT32")
  * and an ACL aclFormat ("NCHW", "NC1HWC0", "FRACTAL_Z"): "UNDEFINED" for any

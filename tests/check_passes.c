@@ -215,6 +215,54 @@ static void run_chain_model(const char *name, int fuse, struct rt_tensor *out,
 	run_switched(name, "ElementwiseFusionPass", fuse, "Ascend310", out, ntasks);
 }
 
+/* Concat in place moves no arithmetic: the same output bytes with the pass
+ * on and off, at one image and at three (views a stride apart); only the
+ * concats that must copy (an unaligned input, a graph input, the graph
+ * output) keep tasks. */
+START_TEST(concat_in_place_is_exact)
+{
+	make_models();
+	static const char *const models[] = { "concat_b1", "concat_b3" };
+	for (int k = 0; k < 2; k++) {
+		struct rt_tensor a, b;
+		unsigned ta, tb;
+		run_switched(models[k], "ConcatInPlacePass", 1, "Ascend310", &a, &ta);
+		run_switched(models[k], "ConcatInPlacePass", 0, "Ascend310", &b, &tb);
+		/* off: cat1 3 copies, cat2 2, cat3 2 (unaligned and out relaid out
+		 * either way) */
+		ck_assert_msg(ta + 7 == tb, "%s: %u tasks with the pass, %u without", models[k],
+			      ta, tb);
+		ck_assert_uint_eq(a.nbytes, b.nbytes);
+		ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "%s: outputs differ", models[k]);
+		rt_tensor_free(&a);
+		rt_tensor_free(&b);
+	}
+}
+END_TEST
+
+/* Split and Slice of whole blocks as views (SplitInPlacePass): the same
+ * bytes with the pass on and off; with one image the split's three outputs
+ * are views, with three the Relu's input is copied (it cannot read images a
+ * stride apart) and the first image's slice is one (dense) view. */
+START_TEST(split_views_are_exact)
+{
+	make_models();
+	static const char *const models[] = { "split_b1", "split_b3" };
+	for (int k = 0; k < 2; k++) {
+		struct rt_tensor a, b;
+		unsigned ta, tb;
+		run_switched(models[k], "SplitInPlacePass", 1, "Ascend310", &a, &ta);
+		run_switched(models[k], "SplitInPlacePass", 0, "Ascend310", &b, &tb);
+		ck_assert_msg(ta + 3 == tb, "%s: %u tasks with the pass, %u without", models[k],
+			      ta, tb);
+		ck_assert_uint_eq(a.nbytes, b.nbytes);
+		ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "%s: outputs differ", models[k]);
+		rt_tensor_free(&a);
+		rt_tensor_free(&b);
+	}
+}
+END_TEST
+
 START_TEST(eltwise_fusion_is_exact)
 {
 	make_models();
@@ -766,6 +814,8 @@ int main(void)
 	tcase_add_test(tc, dce_removes_identity_zero_pad_and_dead_nodes);
 	tcase_add_test(tc, memplan_reuse_report_and_switches);
 	tcase_add_test(tc, eltwise_fusion_is_exact);
+	tcase_add_test(tc, concat_in_place_is_exact);
+	tcase_add_test(tc, split_views_are_exact);
 	tcase_add_test(tc, constfold_shape_subgraph);
 	tcase_add_test(tc, fuse_residual_pattern);
 	tcase_add_test(tc, fuse_residual_is_exact);

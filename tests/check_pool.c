@@ -166,7 +166,7 @@ static struct cc_pool pool_desc(const struct pool_case *pc, int64_t dh, int64_t 
 {
 	struct cc_pool d = { pc->n, pc->c, pc->h, pc->w, pc->kh, pc->kw, pc->sh, pc->sw,
 			     pc->pt, pc->pl, pc->pb, pc->pr, 0, 0, pc->is_max,
-			     pc->count_include_pad, dh, dw };
+			     pc->count_include_pad, dh, dw, 0, 0 };
 	d.ho = out_dim(pc->h, (pc->kh - 1) * dh + 1, pc->sh, pc->pt, pc->pb, pc->ceil_mode);
 	d.wo = out_dim(pc->w, (pc->kw - 1) * dw + 1, pc->sw, pc->pl, pc->pr, pc->ceil_mode);
 	return d;

@@ -119,6 +119,7 @@ def main():
     gelu_models(out)
     bcast_models(out)
     attention_models(out)
+    concat_models(out)
     # x + sublayer(x) into a LayerNormalization (opset 17): the Add fuses in
     ab = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 10, 48]) for n in "ab"]
     yl = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10, 48])
@@ -344,6 +345,109 @@ def attention_models(out):
                              helper.make_node("Div", ["s0", "c"], ["s"], name="scale"),
                              helper.make_node("Softmax", ["s"], ["y"], name="softmax",
                                               axis=-1)], inputs, [y, s_out], [c])
+
+
+def concat_models(out):
+    # Concat in place (ConcatInPlacePass): conv and pool outputs written into
+    # their slot, a nested concat (cat1 inside cat2) read by a Conv and a
+    # BatchNormalization as a view, and concats that must copy: an unaligned
+    # first input (8 channels), a graph input, a graph output.  With three
+    # images the views' images are a stride apart (and on a 2-core chip a
+    # block's pooled planes cross from one image to the next).
+    rng = np.random.default_rng(11)
+    for nb in (1, 3):
+        xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, [nb, 48, 8, 8])
+        ys = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+        def wt(name, co, ci, k):
+            return numpy_helper.from_array(
+                (rng.standard_normal((co, ci, k, k)) / np.sqrt(ci * k * k)).astype(np.float32),
+                name)
+        bnp = [numpy_helper.from_array(v.astype(np.float32), n) for v, n in (
+            (rng.uniform(0.5, 1.5, 96), "cs"), (rng.uniform(-1, 1, 96), "cB"),
+            (rng.uniform(-1, 1, 96), "cm"), (rng.uniform(0.5, 1.5, 96), "cv"))]
+        save(out, "concat_b%d" % nb, [
+            helper.make_node("Conv", ["x", "w1"], ["c1"], name="c1"),
+            helper.make_node("Conv", ["x", "w2"], ["c2"], name="c2", pads=[1, 1, 1, 1]),
+            helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[3, 3],
+                             pads=[1, 1, 1, 1]),
+            helper.make_node("Concat", ["c1", "c2", "p"], ["cat1"], name="cat1", axis=1),
+            helper.make_node("Conv", ["cat1", "w3"], ["c3"], name="c3"),
+            helper.make_node("BatchNormalization", ["cat1", "cs", "cB", "cm", "cv"], ["b1"],
+                             name="bn"),
+            helper.make_node("Relu", ["b1"], ["rb"], name="relu"),
+            helper.make_node("Concat", ["cat1", "c3"], ["cat2"], name="cat2", axis=1),
+            helper.make_node("Conv", ["cat2", "w4"], ["c4"], name="c4"),
+            helper.make_node("Concat", ["c4", "x"], ["u"], name="unaligned", axis=1),
+            helper.make_node("GlobalAveragePool", ["u"], ["gu"], name="gap_u"),
+            helper.make_node("GlobalAveragePool", ["rb"], ["gb"], name="gap_b"),
+            helper.make_node("AveragePool", ["cat2"], ["ap"], name="apool",
+                             kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("GlobalAveragePool", ["ap"], ["ga"], name="gap_a"),
+            # a pool reading a view (cat1 inside cat2) and one writing a slot
+            helper.make_node("AveragePool", ["cat1"], ["ap1"], name="apool1",
+                             kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("GlobalAveragePool", ["ap1"], ["g1"], name="gap_1"),
+            helper.make_node("Conv", ["x", "w6"], ["c6"], name="c6"),
+            helper.make_node("AveragePool", ["c6"], ["ap2"], name="apool2",
+                             kernel_shape=[2, 2], strides=[2, 2]),
+            helper.make_node("Conv", ["x", "w5"], ["c5"], name="c5", pads=[1, 1, 1, 1],
+                             strides=[2, 2]),
+            helper.make_node("Concat", ["ap2", "c5"], ["cat3"], name="cat3", axis=1),
+            helper.make_node("GlobalAveragePool", ["cat3"], ["g3"], name="gap_3"),
+            helper.make_node("Concat", ["gu", "gb", "ga", "g1", "g3"], ["y"], name="out",
+                             axis=1)],
+            [xs], [ys], [wt("w1", 32, 48, 1), wt("w2", 16, 48, 3), wt("w3", 16, 96, 1),
+                         wt("w4", 8, 112, 1), wt("w5", 16, 48, 3),
+                         wt("w6", 32, 48, 1)] + bnp)
+
+    # Split and Slice of whole channel blocks as views (SplitInPlacePass): a
+    # conv's output split 32/16/16, read by a Conv, a pool and a
+    # BatchNormalization (they take images a stride apart) and by a Relu
+    # (which does not: a copy with several images); a Slice of the first
+    # image (one contiguous range) and one ending inside a channel block.
+    for nb in (1, 3):
+        xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, [nb, 16, 8, 8])
+        ys = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+        bnp = [numpy_helper.from_array(v.astype(np.float32), n) for v, n in (
+            (rng.uniform(0.5, 1.5, 16), "ss"), (rng.uniform(-1, 1, 16), "sB"),
+            (rng.uniform(-1, 1, 16), "sm"), (rng.uniform(0.5, 1.5, 16), "sv"))]
+        sizes = numpy_helper.from_array(np.array([32, 16, 16], np.int64), "sizes")
+        def ints(name, v):
+            return numpy_helper.from_array(np.array(v, np.int64), name)
+        save(out, "split_b%d" % nb, [
+            helper.make_node("Conv", ["x", "w0"], ["c0"], name="c0", pads=[1, 1, 1, 1]),
+            helper.make_node("Split", ["c0", "sizes"], ["s0", "s1", "s2"], name="split",
+                             axis=1),
+            helper.make_node("Conv", ["s0", "w1"], ["c1"], name="c1"),
+            helper.make_node("MaxPool", ["s1"], ["p1"], name="pool", kernel_shape=[2, 2],
+                             strides=[2, 2]),
+            helper.make_node("BatchNormalization", ["s2", "ss", "sB", "sm", "sv"], ["b2"],
+                             name="bn"),
+            helper.make_node("Relu", ["s2"], ["r2"], name="relu"),
+            helper.make_node("Slice", ["c0", "st", "en", "ax"], ["sl"], name="slice_img"),
+            helper.make_node("Slice", ["c0", "st2", "en2", "ax2"], ["sl2"], name="slice_odd"),
+            helper.make_node("GlobalAveragePool", ["c1"], ["g1"], name="g1"),
+            helper.make_node("GlobalAveragePool", ["p1"], ["g2"], name="g2"),
+            helper.make_node("Add", ["b2", "r2"], ["a2"], name="add"),
+            helper.make_node("GlobalAveragePool", ["a2"], ["g3"], name="g3"),
+            helper.make_node("ReduceMean", ["sl"], ["g4"], name="g4", axes=[0, 2, 3],
+                             keepdims=1),
+            helper.make_node("ReduceMean", ["sl2"], ["g5"], name="g5", axes=[2, 3],
+                             keepdims=1),
+            helper.make_node("Concat", ["g1", "g2", "g3"], ["gc"], name="gcat", axis=1),
+            helper.make_node("Flatten", ["gc"], ["gf"], name="flat"),
+            helper.make_node("Flatten", ["g4"], ["g4f"], name="flat4"),
+            helper.make_node("Flatten", ["g5"], ["g5f"], name="flat5"),
+            helper.make_node("Concat", ["gf", "g4f"], ["y0"], name="ycat0", axis=0),
+            helper.make_node("ReduceMean", ["g5f"], ["g5m"], name="g5m", axes=[0, 1],
+                             keepdims=1),
+            helper.make_node("Add", ["y0", "g5m"], ["y"], name="ysum")],
+            [xs], [ys], [numpy_helper.from_array(
+                (rng.standard_normal((64, 16, 3, 3)) / 12).astype(np.float32), "w0"),
+                numpy_helper.from_array(
+                (rng.standard_normal((16, 32, 1, 1)) / 6).astype(np.float32), "w1"),
+                sizes, ints("st", [0]), ints("en", [1]), ints("ax", [0]),
+                ints("st2", [16]), ints("en2", [40]), ints("ax2", [1])] + bnp)
 
 
 if __name__ == "__main__":

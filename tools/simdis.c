@@ -51,6 +51,9 @@ int main(int argc, char **argv)
 		}
 		printf("# %s: model '%s' for %s, %u tasks, %u kernels\n", in, m.name, m.soc,
 		       m.ntasks, m.nkernels);
+		printf("# tasks by type: ");
+		om_print_task_types(&m, stdout);
+		printf("\n");
 		int rc = 0;
 		for (unsigned k = 0; k < m.nkernels; k++) {
 			printf("\n# kernel %s (%llu instructions), run by task", m.kernels[k].name,
