@@ -70,10 +70,14 @@
  * Other grouped convolutions run on the cube as one full convolution whose
  * weights are zero outside the diagonal blocks (a group's inputs against its
  * outputs): groups times the MACs the grouped conv needs.  The compiler
- * keeps that factor small by giving the kernel a channel slice of x and y
- * (cv->x_c1...: the slice's channel blocks within each image, which moves
- * only the GM addresses of the input loads and output writes), one task per
- * set of groups whose channels fill whole 16-channel blocks.
+ * keeps that factor small by cutting the channels into slices of k groups
+ * that fill whole 16-channel blocks (cv->slices), each such a block-diagonal
+ * conv on its own channel blocks of x and y, all in one kernel: a tile is
+ * (slice, image group, pixel range, channel range), the slice outermost, so
+ * that a block's run of tiles stays within few slices and loads their
+ * weights once.  The slice moves only GM addresses (input loads, weight
+ * loads, output writes) and the bias's place in the UB, so every output
+ * element is computed exactly as a kernel of that slice alone would.
  *
  * Depthwise (groups == cin == cout) runs on the vector unit: one C0 lane is
  * one channel, so a pixel (32 bytes) is one vector block and a tap is one
@@ -497,6 +501,8 @@ struct geo {
 	int64_t C1, N1, Ho, Wo, M, M1, kk;
 	int64_t XC1, XO, YN1, YO; /* channel blocks per image of x and y, and the
 				   * conv's first ones (a slice: cv->x_c1...) */
+	int64_t S;      /* slices (cv->slices), at least 1 */
+	int64_t wslice; /* weight bytes of one slice */
 	int ev;   /* event ids per pipe pair the kernel may use */
 	int flat; /* 1x1, stride 1, no padding: slabs are runs of pixels, not rows */
 	int acold; /* the input and output (and residual) overflow the L2: reads of
@@ -514,24 +520,29 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->k0 = cv->int8 ? 32 : 16;
 	g->C1 = cdiv(cv->cin, g->k0);
 	g->N1 = cdiv(cv->cout, 16);
-	g->ub_fixed = up(g->N1 * PIX, 512) + (cv->int8 ? up(g->N1 * 64, 512) : 0);
+	g->S = cv->slices > 1 ? cv->slices : 1;
+	/* the bias of every slice a block may cover */
+	g->ub_fixed = up(g->S * g->N1 * PIX, 512) + (cv->int8 ? up(g->N1 * 64, 512) : 0);
 	g->Ho = cc_conv_ho(cv);
 	g->Wo = cc_conv_wo(cv);
 	g->M = g->Ho * g->Wo;
 	g->M1 = cdiv(g->M, 16);
 	g->kk = cv->kh * cv->kw;
-	g->XC1 = cv->x_c1 ? cv->x_c1 : g->C1;
+	g->wslice = g->C1 * g->kk * g->N1 * FRAC;
+	g->XC1 = cv->x_c1 ? cv->x_c1 : g->S * g->C1;
 	g->XO = cv->x_c1 ? cv->x_c1o : 0;
-	g->YN1 = cv->y_n1 ? cv->y_n1 : g->N1;
+	g->YN1 = cv->y_n1 ? cv->y_n1 : g->S * g->N1;
 	g->YO = cv->y_n1 ? cv->y_n1o : 0;
 	g->ev = (int)min64(cfg->core_event_ids, MAX_EV);
 	g->flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt && !cv->pl &&
 		  !cv->pb && !cv->pr;
-	int64_t xy = cv->n * (g->C1 * cv->h * cv->w + (1 + cv->has_residual) * g->N1 * g->M) * PIX;
+	int64_t xy = cv->n * g->S *
+		     (g->C1 * cv->h * cv->w + (1 + cv->has_residual) * g->N1 * g->M) * PIX;
 	g->acold = xy > cfg->l2_size_kb * 1024;
 }
 
-/* Main memory sees every byte of x, w, y (and r) at least once. */
+/* Main memory sees every byte of x, w, y (and r) at least once (wbytes
+ * and ych1 for one slice). */
 static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
 {
 	const struct soc_config *cfg = g->cfg;
@@ -540,7 +551,7 @@ static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
 			      (double)(g->C1 * cv->h * cv->w +
 				       (1 + cv->has_residual) * ych1 * g->M) * PIX +
 		      wbytes;
-	return once / soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
+	return (double)g->S * once / soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
 }
 
 /* ---- cube path ----------------------------------------------------------- */
@@ -562,10 +573,10 @@ struct cube_tiling {
 	double core;          /* the modelled time of the slowest block alone */
 };
 
-/* Images [img, img + nimg), output pixels [m0, m0 + mrows) of each, output
- * channel blocks [n1a, n1a + n1c). */
+/* Of slice sl: images [img, img + nimg), output pixels [m0, m0 + mrows) of
+ * each, output channel blocks [n1a, n1a + n1c) (within the slice). */
 struct tile {
-	int64_t img, nimg, m0, mrows, n1a, n1c;
+	int64_t sl, img, nimg, m0, mrows, n1a, n1c;
 };
 
 /* M fractal rows a tile's image takes (its rows rounded up to 16), and the
@@ -600,7 +611,10 @@ struct stage { /* one (tile, K chunk) */
 
 static void tile_of(const struct geo *g, const struct cube_tiling *t, int64_t idx, struct tile *o)
 {
-	int64_t gr, mi, ni;
+	/* the slice outermost: a block's run of tiles spans few slices */
+	int64_t per = t->tiles / g->S, gr, mi, ni;
+	o->sl = idx / per;
+	idx %= per;
 	if (t->order == 0) {
 		gr = idx / (t->mt * t->nt);
 		mi = idx / t->nt % t->mt;
@@ -657,11 +671,11 @@ static void slab_of(const struct geo *g, int64_t m0, int64_t mrows, struct slab 
 struct pool {
 	int es, ew;
 	int sval[MAX_EV], wval[MAX_EV];
-	int64_t skey[MAX_EV][5], wkey[MAX_EV][5];
+	int64_t skey[MAX_EV][6], wkey[MAX_EV][6];
 	int64_t used[MAX_EV]; /* last stage that used the slot, -1: never */
 };
 
-static int pool_find(const int *valid, int64_t (*keys)[5], int n, const int64_t key[5])
+static int pool_find(const int *valid, int64_t (*keys)[6], int n, const int64_t key[6])
 {
 	for (int i = 0; i < n; i++)
 		if (valid[i] && !memcmp(keys[i], key, sizeof keys[i]))
@@ -689,8 +703,8 @@ static int pool_victim(const struct pool *p, int need_s, int need_w, int keep)
 static void pool_use(struct pool *p, struct stage *s, int64_t n)
 {
 	/* an image group is known by its first image */
-	int64_t sk[5] = { s->t.img, s->s.x0, s->s.fh * s->s.fw, s->c1a, s->c1c };
-	int64_t wk[5] = { s->c1a, s->c1c, s->t.n1a, s->t.n1c, 0 };
+	int64_t sk[6] = { s->t.img, s->s.x0, s->s.fh * s->s.fw, s->c1a, s->c1c, s->t.sl };
+	int64_t wk[6] = { s->c1a, s->c1c, s->t.n1a, s->t.n1c, s->t.sl, 0 };
 	int hs = pool_find(p->sval, p->skey, p->es, sk);
 	int hw = pool_find(p->wval, p->wkey, p->ew, wk);
 	s->lslot = -1;
@@ -798,8 +812,8 @@ static void cube_gm(struct gen *gn, const struct geo *g, const struct tile *tl, 
 	for (int64_t i = 0; i < nw; i++) {
 		int64_t img = per_img ? i : 0, n = per_img ? 0 : i;
 		addi(gn, greg, load ? R_RES : R_Y,
-		     (((tl->img + img) * g->YN1 + g->YO + tl->n1a + n0 + n) * g->M + tl->m0) *
-			     PIX);
+		     (((tl->img + img) * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0 + n) *
+			      g->M + tl->m0) * PIX);
 		li(gn, R_A, ub + (n * mf + img * mfi) * FRAC);
 		int64_t nb = per_img ? nn : tl->nimg;
 		int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
@@ -881,8 +895,9 @@ static void cube_gm8(struct gen *gn, const struct geo *g, const struct cube_tili
 /* Progress through a block's program. */
 struct cube_state {
 	int64_t fm[4];        /* the fmatrix in effect: fh, fw, pt, pb */
-	int64_t l0b_key[2][4]; /* what each L0B half holds */
+	int64_t l0b_key[2][5]; /* what each L0B half holds */
 	int64_t step, tiles, groups;
+	int64_t sl0; /* the block's first slice: its bias is first in the UB */
 	/* the residual: the block's stages; buffer groups loaded and added; the
 	 * next group to load: the stage ending its tile, its first channel block */
 	const struct stage *st;
@@ -983,7 +998,9 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 		if (cv->has_bias)
 			for (int64_t n1 = 0; n1 < nn; n1++)
 				vop(gn, ISA_OP_VADD, ub + n1 * mf * FRAC, ub + n1 * mf * FRAC,
-				    mem->ub_bias + (tl->n1a + n0 + n1) * PIX, mf * 2, 1, 8, 0, 0);
+				    mem->ub_bias +
+					    ((tl->sl - cs->sl0) * g->N1 + tl->n1a + n0 + n1) * PIX,
+				    mf * 2, 1, 8, 0, 0);
 		if (cv->has_residual) {
 			/* the buffer's whole [nn][mf*16] pixels: the rows between
 			 * images are junk on both sides and are not written */
@@ -1031,7 +1048,8 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 	wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, s->lslot);
 	if (s->sload) {
 		int64_t plane = cv->h * cv->w, px = s->s.fh * s->s.fw, one = s->c1c * px;
-		int64_t base = (tl->img * g->XC1 + g->XO + s->c1a) * plane + s->s.x0;
+		int64_t base = (tl->img * g->XC1 + g->XO + tl->sl * g->C1 + s->c1a) * plane +
+			       s->s.x0;
 		if ((px == plane || s->c1c == 1) && one <= 0xffff) {
 			addi(gn, R_GM, R_X, base * PIX);
 			li(gn, R_A, mem->l1_slab[s->sslot]);
@@ -1046,7 +1064,8 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 		}
 	}
 	if (s->wload) {
-		addi(gn, R_WGM, R_W, (s->c1a * g->kk * g->N1 + tl->n1a) * FRAC);
+		addi(gn, R_WGM, R_W,
+		     tl->sl * g->wslice + (s->c1a * g->kk * g->N1 + tl->n1a) * FRAC);
 		li(gn, R_A, mem->l1_w[s->wslot]);
 		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_WGM, s->c1c * g->kk, tl->n1c * 16,
 		    (g->N1 - tl->n1c) * 16, 0);
@@ -1106,7 +1125,7 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 			in->k1cnt = kn;
 			in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
 		}
-		int64_t key[4] = { s->c1a * g->kk + kp, kn, tl->n1a, tl->n1c };
+		int64_t key[5] = { s->c1a * g->kk + kp, kn, tl->n1a, tl->n1c, tl->sl };
 		if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
 			li(gn, R_A, pb * mem->l0b_half);
 			li(gn, R_B, wl1 + kp * tl->n1c * FRAC);
@@ -1159,9 +1178,16 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 	for (int b = 0; b < t->nr; b++)
 		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
+	/* the bias of the block's slices [sl0, sl0 + nsl): its tiles go in order */
+	int64_t sl0 = ns ? st[0].t.sl : 0, nsl = ns ? st[ns - 1].t.sl - sl0 + 1 : 1;
 	if (cv->has_bias) {
 		li(gn, R_A, mem.ub_bias);
-		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_BIAS, 1, g->N1, 0, 0);
+		int breg = R_BIAS;
+		if (sl0) { /* (R_TMP: the dispatch is done with it) */
+			addi(gn, R_TMP, R_BIAS, sl0 * g->N1 * PIX);
+			breg = R_TMP;
+		}
+		dma(gn, ISA_OP_MOV_GM_UB, R_A, breg, 1, nsl * g->N1, 0, 0);
 	}
 	if (cv->int8) { /* 16 fp32 scales per channel block: 64 bytes */
 		li(gn, R_A, mem.ub_deq);
@@ -1177,6 +1203,7 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 	memset(cs.l0b_key, 0xff, sizeof cs.l0b_key);
 	cs.st = st;
 	cs.ns = ns;
+	cs.sl0 = sl0;
 	cs.rs = next_last(&cs, 0);
 	for (int64_t i = 0; i < ns; i++) {
 		cube_loads(gn, g, &mem, &st[i]);
@@ -1236,19 +1263,22 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	struct model m;
-	model_init(&m, cfg, t->blocks, t->nt >= t->blocks);
+	model_init(&m, cfg, t->blocks, t->nt * g->S >= t->blocks);
 	m.acold = g->acold;
 	int64_t t0 = part_lo(t->tiles, t->blocks, t->blocks - 1), t1 = t->tiles, nb = t1 - t0;
+	/* the slices the block touches; a slice's tiles are whole runs of the
+	 * inner index, so the pieces counted by tile index are per slice too */
+	int64_t spt = t->tiles / g->S, nsl = (t1 - 1) / spt - t0 / spt + 1;
 	int64_t dpix, dn, sset, wset; /* slab and weight pieces cycled through */
 	if (t->order == 0) {
 		dpix = (t1 - 1) / t->nt - t0 / t->nt + 1;
-		dn = min64(t->nt, nb);
+		dn = min64(t->nt * nsl, nb);
 		sset = t->nch;
 		wset = dn * t->nch;
 	} else {
 		int64_t per = t->ng * t->mt;
 		dn = (t1 - 1) / per - t0 / per + 1;
-		dpix = min64(per, nb);
+		dpix = min64(per * nsl, nb);
 		sset = dpix * t->nch;
 		wset = t->nch;
 	}
@@ -1260,8 +1290,9 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	double kn = (double)(cdiv(K1 * 16, cfg->cube_k) * cdiv(nf * 16, cfg->cube_n));
 	double tile = (double)cdiv(mf * 16, cfg->cube_m) * kn;
 	/* the whole layer's cube work, each pixel fractal once, over the blocks */
-	double all = (double)(cv->n * g->M1 * 16) / (double)cfg->cube_m * (double)(K1 * 16) /
-		     (double)cfg->cube_k * (double)(g->N1 * 16) / (double)cfg->cube_n;
+	double all = (double)(g->S * cv->n * g->M1 * 16) / (double)cfg->cube_m *
+		     (double)(K1 * 16) / (double)cfg->cube_k * (double)(g->N1 * 16) /
+		     (double)cfg->cube_n;
 	double cube = fmax((double)nb * ga * (double)cdiv(mfi * 16, cfg->cube_m) * kn,
 			   all / (double)t->blocks);
 	double slab = ga * (double)(g->C1 * px_min * PIX), w = (double)(K1 * nf * FRAC);
@@ -1274,8 +1305,9 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	double sbytes = (double)(sset > sslots ? nb : dpix) * slab;
 	double wbytes = (double)(wset > wslots ? nb : dn) * w;
 	/* the average block's share of the input and of the weights, each once */
-	sbytes = fmax(sbytes, (double)(cv->n * t->mt * g->C1 * px_min * PIX) / (double)t->blocks);
-	wbytes = fmax(wbytes, (double)(K1 * g->N1 * FRAC) / (double)t->blocks);
+	sbytes = fmax(sbytes, (double)(g->S * cv->n * t->mt * g->C1 * px_min * PIX) /
+				      (double)t->blocks);
+	wbytes = fmax(wbytes, (double)(g->S * K1 * g->N1 * FRAC) / (double)t->blocks);
 	/* a last pixel tile may be short */
 	double out = (double)nb * ga * (double)(((mfi - 1) * 16 + 1) * nf * PIX);
 	/* the residual: as many bytes read as written */
@@ -1314,7 +1346,7 @@ static double cube_time_block(const struct geo *g, const struct cube_tiling *t, 
 	int64_t ns = plan_stages(g, t, b, st), timed = min64(ns, PREFIX);
 	struct model m;
 	/* weights no other block shares come from main memory */
-	model_init(&m, g->cfg, t->blocks, t->nt >= t->blocks);
+	model_init(&m, g->cfg, t->blocks, t->nt * g->S >= t->blocks);
 	m.acold = g->acold;
 	struct gen gn = { .m = &m };
 	cube_block(&gn, g, t, st, timed);
@@ -1473,7 +1505,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 					if (t.kf < 1 || t.slab_bytes + t.w_bytes > l1 ||
 					    t.c1f * g->kk > 0xffff)
 						continue;
-					t.tiles = ng * mt * nt;
+					t.tiles = g->S * ng * mt * nt;
 					t.blocks = min64(t.tiles, cfg->core_count);
 					for (int order = 0; order < 2; order++) {
 						if (order == 1 && (nt == 1 || ng * mt == 1))
@@ -1556,7 +1588,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 			st = s;
 			cap = need;
 		}
-		int64_t slabs = t.ng * t.mt * t.nch, ws = t.nt * t.nch;
+		int64_t slabs = g->S * t.ng * t.mt * t.nch, ws = g->S * t.nt * t.nch;
 		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
 		if (cv->q8_out) /* whole pairs per buffer */
 			for (int u = 0; u < 3; u++)
@@ -1898,6 +1930,11 @@ static int gen_depthwise(const struct geo *g, struct cc_prog *p, unsigned *block
 
 /* ---- interface ----------------------------------------------------------- */
 
+static int is_depthwise(const struct cc_conv *cv)
+{
+	return cv->groups > 1 && cv->groups == cv->cin && cv->groups == cv->cout;
+}
+
 static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 {
 	if (cv->n < 1 || cv->cin < 1 || cv->h < 1 || cv->w < 1 || cv->cout < 1 || cv->kh < 1 ||
@@ -1937,6 +1974,20 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 				      "channel slice is not supported yet");
 		return -1;
 	}
+	if (cv->slices < 0 || (cv->slices > 1 && (cv->cin % 16 || cv->cout % 16 || cv->int8 ||
+						    cv->q8_out || is_depthwise(cv)))) {
+		snprintf(err, errlen, "conv: %lld slices need a cube convolution in fp16 of whole "
+			 "16-channel blocks (cin %lld, cout %lld)", (long long)cv->slices,
+			 (long long)cv->cin, (long long)cv->cout);
+		return -1;
+	}
+	int64_t S = cv->slices > 1 ? cv->slices : 1;
+	if ((cv->x_c1 && (cv->x_c1o < 0 || cv->x_c1o + S * cdiv(cv->cin, 16) > cv->x_c1)) ||
+	    (cv->y_n1 && (cv->y_n1o < 0 || cv->y_n1o + S * cdiv(cv->cout, 16) > cv->y_n1))) {
+		snprintf(err, errlen, "conv: the channel slice is outside x's %lld or y's %lld "
+			 "channel blocks", (long long)cv->x_c1, (long long)cv->y_n1);
+		return -1;
+	}
 	if (cv->has_residual && cv->groups != 1) {
 		snprintf(err, errlen, "conv: a residual added to a grouped or depthwise "
 			 "convolution is not supported yet");
@@ -1948,11 +1999,6 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
-}
-
-static int is_depthwise(const struct cc_conv *cv)
-{
-	return cv->groups > 1 && cv->groups == cv->cin && cv->groups == cv->cout;
 }
 
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
@@ -1981,6 +2027,11 @@ int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct c
 
 uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
 {
+	if (cv->slices > 1) { /* the slices' FRACTAL_Z one after another */
+		struct cc_conv one = *cv;
+		one.slices = 1;
+		return (uint64_t)cv->slices * cc_conv_weight_bytes(&one);
+	}
 	uint64_t kk = (uint64_t)(cv->kh * cv->kw);
 	if (cv->int8) /* [K1][N1][32][16] bytes: 512 per fractal, as fp16's */
 		return (uint64_t)cdiv(cv->cin, 32) * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
@@ -1993,6 +2044,15 @@ uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
 void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *out)
 {
 	int64_t C1 = cdiv(cv->cin, 16), N1 = cdiv(cv->cout, 16), kk = cv->kh * cv->kw;
+	if (cv->slices > 1) { /* slice s: output channels [s*cout, (s + 1)*cout) of w */
+		struct cc_conv one = *cv;
+		one.slices = 1;
+		size_t n = (size_t)(cc_conv_weight_bytes(&one) / 2);
+		int64_t per = cv->cout * (cv->cin / cv->groups) * kk; /* ONNX values a slice */
+		for (int64_t sl = 0; sl < cv->slices; sl++)
+			cc_conv_layout_weights(&one, w + sl * per, out + (size_t)sl * n);
+		return;
+	}
 	if (!is_depthwise(cv)) {
 		/* fractal row k1 = (c1*kh + i)*kw + j, so the tap (i, j) is k1 % kk;
 		 * grouped: zero outside the diagonal blocks (ci in co's group) */

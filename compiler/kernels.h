@@ -327,12 +327,21 @@ struct cc_conv {
 	enum cc_act act;
 	float clip_lo, clip_hi; /* CC_ACT_CLIP */
 	int has_residual;       /* groups == 1 only: r added before act */
-	/* A channel slice of larger tensors (the compiler's per-group tasks of
-	 * a grouped conv): x has x_c1 channel blocks per image and the conv
-	 * reads blocks [x_c1o, x_c1o + C1) of each; y (and r) has y_n1 and the
-	 * conv writes [y_n1o, y_n1o + N1).  0: the tensors are the conv's own.
-	 * Cube path only. */
+	/* A channel slice of larger tensors: x has x_c1 channel blocks per
+	 * image and the conv reads blocks [x_c1o, x_c1o + C1) of each; y (and
+	 * r) has y_n1 and the conv writes [y_n1o, y_n1o + N1).  0: the tensors
+	 * are the conv's own (the slices' own, side by side).  Cube path only. */
 	int64_t x_c1, x_c1o, y_n1, y_n1o;
+	/* 0 or 1: one conv.  S > 1: S convs of this shape side by side in one
+	 * kernel, their tiles dealt to the blocks together (the compiler's
+	 * grouped conv as one task: each slice is k groups whose channels fill
+	 * whole 16-channel blocks, block-diagonal within the slice).  Slice s
+	 * reads x's blocks from x_c1o + s*C1 and writes y's (and reads r's)
+	 * from y_n1o + s*N1; its weights follow slice s - 1's in the weights
+	 * argument (cc_conv_layout_weights lays out all S) and its bias is
+	 * values [s*cout, (s + 1)*cout) of the bias argument.  Cube path, not
+	 * int8; cin and cout multiples of 16. */
+	int64_t slices;
 	/* int8 on the cube (groups == 1, no slice): x is int8 NC1HWC0 with C0 =
 	 * 32, the weights int8 FRACTAL_Z with 32-row K fractals, L0C int32, and
 	 * the drain dequantizes each output channel with its own scale (the
@@ -357,16 +366,18 @@ static inline int64_t cc_conv_wo(const struct cc_conv *c)
 }
 /* y = act(conv(x, w) + bias + r).  Arguments: 0 x (NC1HWC0), 1 the weights
  * as cc_conv_layout_weights lays them out, 2 y (NC1HWC0), 3 the bias (fp16,
- * cout padded to 16) when has_bias, then the residual r (NC1HWC0, y's
- * shape) when has_residual.  Each step rounds to fp16 as separate kernels
- * would: fp16(fp16(fp16(conv) + bias) + r), then act. */
+ * cout padded to 16; with slices, S*cout) when has_bias, then the residual
+ * r (NC1HWC0, y's shape) when has_residual.  Each step rounds to fp16 as
+ * separate kernels would: fp16(fp16(fp16(conv) + bias) + r), then act. */
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
 /* Bytes of the device weights of cv (FRACTAL_Z for the cube, grouped convs
  * block-diagonal in it, or the depthwise kernel's own layout; int8: one
- * byte per element, fractals of 32 input x 16 output channels). */
+ * byte per element, fractals of 32 input x 16 output channels); with
+ * slices, all the slices' one after another. */
 uint64_t cc_conv_weight_bytes(const struct cc_conv *cv);
-/* w is ONNX's [cout][cin/groups][kh][kw] fp32; out gets cc_conv_weight_bytes. */
+/* w is ONNX's [cout][cin/groups][kh][kw] fp32 (with slices, S*cout output
+ * channels: the slices' in order); out gets cc_conv_weight_bytes. */
 void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *out);
 /* An int8 matmul's A: fp16 padded ND [rows][k16] to int8 [rows][k32] (the
  * pad columns zero), q = saturate(rne(x * inv_scale)) in fp16 as

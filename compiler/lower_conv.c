@@ -333,16 +333,18 @@ static int dyn_weights(struct cc_ctx *c, struct cc_node *n, int transposed, int6
 	return cc_conv_weight_fz(c, n, transposed, cout, cin);
 }
 
-/* The conv tasks of node n: y (out) = conv(x (xi), w) with cv's geometry, w
+/* The conv task of node n: y (out) = conv(x (xi), w) with cv's geometry, w
  * ONNX's [cout][cin/groups][kh][kw] fp32; the bias bi, the residual ri when
- * >= 0.  A grouped conv that is not depthwise runs as one task per slice of
- * k groups whose channels fill whole 16-channel blocks (k = 1 when a
- * group's channels are multiples of 16), each reading its channel blocks of
- * x and writing its own of y, the k groups of a slice as one block-diagonal
- * conv (k times their MACs); when no k < groups fits, one block-diagonal
- * conv over all the channels (groups times the MACs).  Weights that are
- * not constants come laid out by the device (fz, cc_conv_weight_fz; f is
- * NULL then, one group). */
+ * >= 0.  A grouped conv that is not depthwise is cut into slices of k
+ * groups whose channels fill whole 16-channel blocks (k = 1 when a group's
+ * channels are multiples of 16), each reading its channel blocks of x and
+ * writing its own of y, the k groups of a slice as one block-diagonal conv
+ * (k times their MACs); the slices run as one task, as ATC runs a grouped
+ * conv, their tiles dealt to the cores together (cc_conv.slices), so that a
+ * ResNeXt is not launch-bound on a task per slice.  When no k < groups
+ * fits, one block-diagonal conv over all the channels (groups times the
+ * MACs).  Weights that are not constants come laid out by the device (fz,
+ * cc_conv_weight_fz; f is NULL then, one group). */
 static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, int xi, int wi,
 		      int fz, int bi, int ri, int out, const struct cc_conv *full, const float *f)
 {
@@ -383,84 +385,78 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 		strncat(op, "+", sizeof op - strlen(op) - 1);
 		strncat(op, n->fused, sizeof op - strlen(op) - 1);
 	}
-	int64_t ho = cc_conv_ho(full), wo = cc_conv_wo(full);
-	for (int64_t s = 0; s < G / k; s++) {
-		struct cc_conv cv = *full;
-		if (k < G) {
-			cv.cin = k * cpg;
-			cv.cout = k * opg;
-			cv.groups = k;
-			cv.x_c1 = (full->cin + 15) / 16;
-			cv.x_c1o = s * k * cpg / 16;
-			cv.y_n1 = (full->cout + 15) / 16;
-			cv.y_n1o = s * k * opg / 16;
-		}
-		/* images a stride apart inside a concat buffer (plan_concat.c):
-		 * the view's argument points at its first block, the stride is
-		 * the buffer's */
-		if (c->dev[xi].c1s)
-			cv.x_c1 = c->dev[xi].c1s;
-		if (c->dev[out].c1s)
-			cv.y_n1 = c->dev[out].c1s;
-		uint64_t wb = cc_conv_weight_bytes(&cv);
-		int64_t woff = 0;
-		if (fz < 0) {
-			uint16_t *h = calloc(1, wb ? wb : 1);
-			if (!h)
-				return NODE_FAIL(c, n, "out of memory");
-			cc_conv_layout_weights(&cv, f + s * k * opg * cpg * full->kh * full->kw, h);
-			woff = cc_weight_add(c, h, wb);
-			free(h);
-			if (woff < 0)
-				return NODE_FAIL(c, n, "out of memory");
-		}
-		char name[300];
-		if (k < G)
-			snprintf(name, sizeof name, "%s#g%lld", n->name, (long long)(s * k));
-		struct task *t = cc_task_new(c, k < G ? name : n->name, op);
-		if (!t)
-			return NODE_FAIL(c, n, "out of memory");
-		char msg[256];
-		/* int8 convs reading y: it is also written as int8 (lower_quant.c) */
-		int y8 = k == G && !dw ? cc_q8_plan(c, n, out, &cv) : -1;
-		if (y8 == -2)
-			return -1;
-		if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
-			return NODE_FAIL(c, n, "%s", msg);
-		cc_arg_tensor(c, t, xi);
-		if (fz >= 0)
-			cc_arg_tensor(c, t, fz);
-		else
-			t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
-		cc_arg_tensor(c, t, out);
-		if (cv.no_fp16_out) /* y's fp16 bytes are not written */
-			t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
-		if (bi >= 0)
-			t->args[t->nargs++] =
-				(struct om_arg){ OM_ARG_WEIGHT, boff + s * k * opg * 2, 0 };
-		if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
-			cc_arg_tensor(c, t, ri);
-		if (y8 >= 0)
-			cc_arg_tensor(c, t, y8);
-		/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
-		cc_io_dev(c, t, 0, xi);
-		cc_io_add(t, 0, fz >= 0 ? fz : wi, wi, CC_F16,
-			  dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
-		if (bi >= 0)
-			cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
-		if (ri >= 0)
-			cc_io_dev(c, t, 0, ri);
-		if (!cv.no_fp16_out)
-			cc_io_dev(c, t, 1, out);
-		if (y8 >= 0)
-			cc_io_add(t, 1, y8, out, CC_I8, CC_FMT_NC1HWC0);
-		t->flops = 2 * (uint64_t)(cv.n * cv.cout * ho * wo) *
-			   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
-		if (ri >= 0) /* the addition */
-			t->flops += (uint64_t)(cv.n * cv.cout * ho * wo);
-		if (fz < 0) /* (cc_arg_tensor counted a workspace fz) */
-			t->bytes += wb;
+	int64_t ho = cc_conv_ho(full), wo = cc_conv_wo(full), S = G / k;
+	struct cc_conv cv = *full;
+	if (k < G) { /* the slices side by side: x's and y's whole channel blocks */
+		cv.cin = k * cpg;
+		cv.cout = k * opg;
+		cv.groups = k;
+		cv.slices = S;
+		cv.x_c1 = (full->cin + 15) / 16;
+		cv.y_n1 = (full->cout + 15) / 16;
 	}
+	/* images a stride apart inside a concat buffer (plan_concat.c): the
+	 * view's argument points at its first block, the stride is the
+	 * buffer's (plan_concat.c gives grouped convs no such view) */
+	if (c->dev[xi].c1s)
+		cv.x_c1 = c->dev[xi].c1s;
+	if (c->dev[out].c1s)
+		cv.y_n1 = c->dev[out].c1s;
+	/* all the slices' weights, one after another (slice s at s * wb / S) */
+	uint64_t wb = cc_conv_weight_bytes(&cv);
+	int64_t woff = 0;
+	if (fz < 0) {
+		uint16_t *h = calloc(1, wb ? wb : 1);
+		if (!h)
+			return NODE_FAIL(c, n, "out of memory");
+		cc_conv_layout_weights(&cv, f, h);
+		woff = cc_weight_add(c, h, wb);
+		free(h);
+		if (woff < 0)
+			return NODE_FAIL(c, n, "out of memory");
+	}
+	struct task *t = cc_task_new(c, n->name, op);
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	char msg[256];
+	/* int8 convs reading y: it is also written as int8 (lower_quant.c) */
+	int y8 = k == G && !dw ? cc_q8_plan(c, n, out, &cv) : -1;
+	if (y8 == -2)
+		return -1;
+	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_arg_tensor(c, t, xi);
+	if (fz >= 0)
+		cc_arg_tensor(c, t, fz);
+	else
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
+	cc_arg_tensor(c, t, out);
+	if (cv.no_fp16_out) /* y's fp16 bytes are not written */
+		t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
+	if (bi >= 0) /* the slices' biases follow one another: slice s's at s * cout */
+		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
+	if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
+		cc_arg_tensor(c, t, ri);
+	if (y8 >= 0)
+		cc_arg_tensor(c, t, y8);
+	/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
+	cc_io_dev(c, t, 0, xi);
+	cc_io_add(t, 0, fz >= 0 ? fz : wi, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
+	if (bi >= 0)
+		cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
+	if (ri >= 0)
+		cc_io_dev(c, t, 0, ri);
+	if (!cv.no_fp16_out)
+		cc_io_dev(c, t, 1, out);
+	if (y8 >= 0)
+		cc_io_add(t, 1, y8, out, CC_I8, CC_FMT_NC1HWC0);
+	/* the MACs the cube does: a slice's block-diagonal conv, S times */
+	t->flops = 2 * (uint64_t)S * (uint64_t)(cv.n * cv.cout * ho * wo) *
+		   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
+	if (ri >= 0) /* the addition */
+		t->flops += (uint64_t)(full->n * full->cout * ho * wo);
+	if (fz < 0) /* (cc_arg_tensor counted a workspace fz) */
+		t->bytes += wb;
 	return 0;
 }
 

@@ -11,15 +11,20 @@
  * is added after the bias, before the activation, and must not be written
  * to.  The program also
  * tells how many images the cube tiles stack along M: the load3d before each
- * mmad, one per image. */
+ * mmad, one per image.  Grouped convs are also compiled from models
+ * (tests/conv_models.py): one task each, matching PyTorch. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile.h"
 #include "fp16.h"
 #include "kernels.h"
+#include "model.h"
+#include "model_util.h"
 #include "sim.h"
 
 #define SLACK 1024         /* bytes after each GM buffer */
@@ -596,11 +601,28 @@ START_TEST(conv_residual_images_per_tile)
 }
 END_TEST
 
-/* A grouped conv as the compiler runs it: one kernel per set of k groups
- * (block-diagonal weights within the set) on its channel slice of the full
- * x and y (cv.x_c1...), all writing one y, checked against the plain
- * grouped convolution.  k * cin/groups and k * cout/groups must be
- * multiples of 16. */
+/* Generate and load cv's kernel; its block_dim into *bd. */
+static void load_conv(const struct soc_config *cfg, const struct cc_conv *cv,
+		      struct sim_kernel *kn, unsigned *bd)
+{
+	char err[1024];
+	struct cc_prog p;
+	cc_prog_init(&p);
+	ck_assert_msg(cc_gen_conv(cfg, cv, &p, bd, err, sizeof err) == 0, "%s", err);
+	uint8_t *code;
+	size_t bytes;
+	ck_assert_msg(cc_prog_finish(&p, &code, &bytes, err, sizeof err) == 0, "%s", err);
+	cc_prog_free(&p);
+	ck_assert_msg(sim_kernel_load(kn, "conv", code, bytes, err, sizeof err) == 0, "%s", err);
+	free(code);
+}
+
+/* A grouped conv cut into slices of k groups (block-diagonal weights
+ * within a slice), each on its channel slice of the full x and y: as the
+ * compiler runs it, all the slices in one kernel (cv.slices), checked
+ * against the plain grouped convolution and, bit for bit, against one
+ * kernel per slice (cv.x_c1...), each writing its part of y.
+ * k * cin/groups and k * cout/groups must be multiples of 16. */
 static void run_sliced(const char *soc, const struct cc_conv *cv, int64_t k, uint64_t seed)
 {
 	char err[1024];
@@ -635,18 +657,9 @@ static void run_sliced(const char *soc, const struct cc_conv *cv, int64_t k, uin
 		sub.x_c1o = t * k * cpg / 16;
 		sub.y_n1 = N1;
 		sub.y_n1o = t * k * opg / 16;
-		struct cc_prog p;
-		cc_prog_init(&p);
 		unsigned bd = 0;
-		ck_assert_msg(cc_gen_conv(&cfg, &sub, &p, &bd, err, sizeof err) == 0, "%s", err);
-		uint8_t *code;
-		size_t bytes;
-		ck_assert_msg(cc_prog_finish(&p, &code, &bytes, err, sizeof err) == 0, "%s", err);
-		cc_prog_free(&p);
 		struct sim_kernel kn;
-		ck_assert_msg(sim_kernel_load(&kn, "conv", code, bytes, err, sizeof err) == 0, "%s",
-			      err);
-		free(code);
+		load_conv(&cfg, &sub, &kn, &bd);
 		size_t nwd = (size_t)cc_conv_weight_bytes(&sub) / 2;
 		uint16_t *wd = malloc(nwd * 2);
 		ck_assert_ptr_nonnull(wd);
@@ -662,15 +675,49 @@ static void run_sliced(const char *soc, const struct cc_conv *cv, int64_t k, uin
 		sim_result_free(&res);
 		sim_kernel_free(&kn);
 	}
+	uint16_t *y1 = malloc(ny * 2 + SLACK);
+	ck_assert_ptr_nonnull(y1);
+	ck_assert_int_eq(sim_gm_read(dev, ya, y1, ny * 2 + SLACK), 0);
+	/* the slices in one kernel, its bias and weights the slices' in order */
+	struct cc_conv all = *cv;
+	all.cin = k * cpg;
+	all.cout = k * opg;
+	all.groups = k;
+	all.slices = cv->groups / k;
+	all.x_c1 = C1;
+	all.y_n1 = N1;
+	unsigned bd = 0;
+	struct sim_kernel kn;
+	load_conv(&cfg, &all, &kn, &bd);
+	size_t nwd = (size_t)cc_conv_weight_bytes(&all) / 2;
+	uint16_t *wd = malloc(nwd * 2);
+	ck_assert_ptr_nonnull(wd);
+	cc_conv_layout_weights(&all, w, wd);
+	ya = gm_buffer(dev, NULL, ny * 2, 1);
+	int64_t args[4] = { (int64_t)xa, (int64_t)gm_buffer(dev, wd, nwd * 2, 0), (int64_t)ya,
+			    (int64_t)gm_buffer(dev, bias, (uint64_t)cv->cout * 2, 0) };
+	free(wd);
+	struct sim_result res;
+	memset(&res, 0, sizeof res);
+	ck_assert_msg(sim_run(dev, &kn, bd, args, cv->has_bias ? 4 : 3, &res) == 0, "%s: %s", soc,
+		      res.error);
+	uint64_t cycles = res.cycles;
+	sim_result_free(&res);
+	sim_kernel_free(&kn);
 	ck_assert_int_eq(sim_gm_read(dev, ya, y, ny * 2 + SLACK), 0);
 	struct result r;
 	memset(&r, 0, sizeof r);
 	check_output(soc, cv, x, w, bias, NULL, y, &r);
 	for (size_t i = ny; i < ny + SLACK / 2; i++)
 		ck_assert_msg(y[i] == SENTINEL, "%s: written past the output", soc);
-	printf("%-12s grouped n%lld c%lld -> %lld g%lld in %lld slices: max err %.2g (peak %.3g)\n",
+	ck_assert_msg(!memcmp(y, y1, ny * 2), "%s: one kernel differs from a kernel per slice",
+		      soc);
+	printf("%-12s grouped n%lld c%lld -> %lld g%lld in %lld slices, one kernel of block_dim "
+	       "%u, %llu cycles: max err %.2g (peak %.3g)\n",
 	       soc, (long long)cv->n, (long long)cv->cin, (long long)cv->cout,
-	       (long long)cv->groups, (long long)(cv->groups / k), r.max_err, r.peak);
+	       (long long)cv->groups, (long long)(cv->groups / k), bd,
+	       (unsigned long long)cycles, r.max_err, r.peak);
+	free(y1);
 	free(x);
 	free(y);
 	free(bias);
@@ -709,6 +756,57 @@ START_TEST(conv_grouped)
 	cv.groups = 32;
 	cv.has_bias = 1;
 	run_sliced("Ascend310", &cv, 1, 95);
+	/* 32 groups of 8 (16 slices of 2) at batch 2, bias and relu: the
+	 * slices' tiles shared by the 310P3's 8 cores */
+	cv = conv(2, 256, 9, 9, 256, 3, 2, 1);
+	cv.groups = 32;
+	cv.has_bias = 1;
+	cv.act = CC_ACT_RELU;
+	run_sliced("Ascend310P3", &cv, 2, 96);
+}
+END_TEST
+
+/* Grouped convs as the compiler lowers them: whatever the number of slices
+ * of groups, one task whose blocks cover them all (ATC's one task per
+ * grouped conv), no longer one per slice; the outputs match PyTorch's. */
+START_TEST(conv_grouped_models)
+{
+	static const char *const names[] = { "conv_g4", "conv_g32", "conv_g32x4_bn_relu",
+					      "conv_g32x8_s2", "conv_g16x32", "ct_groups2" };
+	static const char *const socs[] = { "Ascend310P3", "Ascend910" };
+	char dir[4096] = "", model[256], set[256], path[8192], err[4096];
+	tu_models(dir, sizeof dir, "convm", "conv_models.py", NULL, "python3-torch, python3-onnx");
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		snprintf(model, sizeof model, "node/test_%s/model", names[i]);
+		snprintf(set, sizeof set, "node/test_%s/test_data_set_0", names[i]);
+		tu_run_compare(dir, model, set);
+		snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
+		for (size_t k = 0; k < sizeof socs / sizeof socs[0]; k++) {
+			struct soc_config cfg;
+			ck_assert_msg(soc_load(socs[k], &cfg, err, sizeof err) == 0, "%s", err);
+			struct om_model m;
+			int rc = cc_compile(path, &cfg, NULL, &m, err, sizeof err);
+			ck_assert_msg(rc == 0, "%s: %s", names[i], err);
+			int convs = 0;
+			unsigned bd = 0;
+			for (unsigned t = 0; t < m.ntasks; t++)
+				if (!strncmp(m.tasks[t].op_type, "Conv", 4)) {
+					convs++;
+					bd = m.tasks[t].block_dim;
+					ck_assert_msg(!strchr(m.tasks[t].name, '#'), "%s: task %s",
+						      names[i], m.tasks[t].name);
+				}
+			ck_assert_msg(convs == 1, "%s on %s: %d conv tasks", names[i], socs[k],
+				      convs);
+			/* each has work for 8 cores at least: its (slice, tile) pairs
+			 * fill them (the 310P3's all) */
+			ck_assert_msg(bd >= (cfg.core_count < 8 ? cfg.core_count : 8),
+				      "%s on %s: block_dim %u of %lld cores", names[i], socs[k], bd,
+				      (long long)cfg.core_count);
+			om_free(&m);
+		}
+	}
+	tu_models_free(dir);
 }
 END_TEST
 
@@ -747,6 +845,23 @@ START_TEST(conv_refusals)
 	cv = conv(1, 16, 4, 4, 16, 7, 1, 0);
 	ck_assert_int_eq(gen_error(&cv, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "does not fit"), "%s", err);
+	/* slices: whole channel blocks, the cube path, inside the tensors */
+	cv = conv(1, 8, 8, 8, 16, 3, 1, 1);
+	cv.groups = 2;
+	cv.slices = 4;
+	ck_assert_int_eq(gen_error(&cv, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "slices"), "%s", err);
+	cv = conv(1, 16, 8, 8, 16, 3, 1, 1);
+	cv.groups = 16;
+	cv.slices = 2;
+	ck_assert_int_eq(gen_error(&cv, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "slices"), "%s", err);
+	cv.groups = 4;
+	cv.slices = 4;
+	cv.x_c1 = 4;
+	cv.x_c1o = 1;
+	ck_assert_int_eq(gen_error(&cv, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "outside"), "%s", err);
 	/* the residual rides on the cube path's drain only */
 	cv = conv(1, 32, 8, 8, 32, 3, 1, 1);
 	cv.groups = 32;
@@ -775,6 +890,7 @@ int main(void)
 	tcase_add_test(tc, conv_timing_matches_full);
 	tcase_add_test(tc, conv_refusals);
 	tcase_add_test(tc, conv_grouped);
+	tcase_add_test(tc, conv_grouped_models);
 	tcase_add_test(tc, conv_images_per_tile);
 	tcase_add_test(tc, conv_images_per_tile_layer4);
 	tcase_add_test(tc, conv_residual);

@@ -45,7 +45,24 @@ cases = {
     "conv_g3_odd": (nn.Conv2d(12, 18, 3, padding=1, groups=3), (2, 12, 7, 7)),
     "conv1d_seq": (nn.Sequential(nn.Conv1d(4, 8, 3, padding=1), nn.BatchNorm1d(8).eval(), nn.ReLU(),
                                  nn.MaxPool1d(2), nn.Conv1d(8, 6, 3, groups=2)), (2, 4, 20)),
+    # grouped convs run as one task over several slices of groups (each
+    # slice's channels whole 16-channel blocks): ResNeXt's 32 groups of 4
+    # (8 slices of 4 groups) with its BatchNorm and ReLU; 32 groups of 8
+    # (16 slices of 2) at batch 2, strided; 16 groups of 32 channels (one
+    # group a slice) without bias
+    "conv_g32x4_bn_relu": (nn.Sequential(nn.Conv2d(128, 128, 3, padding=1, groups=32, bias=False),
+                                         nn.BatchNorm2d(128).eval(), nn.ReLU()), (1, 128, 14, 14)),
+    "conv_g32x8_s2": (nn.Conv2d(256, 256, 3, stride=2, padding=1, groups=32), (2, 256, 9, 9)),
+    "conv_g16x32": (nn.Conv2d(512, 512, 3, padding=1, groups=16, bias=False), (1, 512, 7, 7)),
 }
+# BatchNorm's default statistics would fold trivially; a generator of its
+# own leaves the other cases' inputs as they were
+g = torch.Generator().manual_seed(1)
+with torch.no_grad():
+    bn = cases["conv_g32x4_bn_relu"][0][1]
+    for t, lo, hi in ((bn.running_mean, -0.2, 0.2), (bn.running_var, 0.5, 1.5),
+                      (bn.weight, 0.5, 1.5), (bn.bias, -0.2, 0.2)):
+        t.uniform_(lo, hi, generator=g)
 for name, (mod, shape) in cases.items():
     mod.eval()
     x = torch.randn(*shape)
