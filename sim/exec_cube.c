@@ -8,73 +8,26 @@
  * Whole fractals are computed; only the first k columns of A / rows of B
  * take part, so padding in the last K fractal need not be zero.
  * fp16 products are exact in fp32 and are accumulated in fp32 in k order;
- * int8 products accumulate in int32 (wrapping).
+ * int8 products accumulate in int32 (wrapping).  The arithmetic is cube_kern.c's: SIMD
+ * kernels giving the same bits as its scalar reference.
  * Cost: ceil(m/cube.m) * ceil(k/k_step) * ceil(n/cube.n) cycles, k_step =
  * cube.k (f16) or 2*cube.k (s8), plus cube.latency_cycles before the result
  * is in L0C. */
 #include "core.h"
+#include "cube_kern.h"
 #include "fp16.h"
-
-#include <string.h>
 
 #define FR 512
 
+/* The fp16 operands are widened to fp32 (exactly) once per instruction, into the core's scratch
+ * buffers, so the kernels' inner loops do no conversion. */
 static void mmad_f16(struct sim_core *c, const uint8_t *a, const uint8_t *b, uint8_t *cc,
 		     int64_t M1, int64_t K1, int64_t N1, int64_t k, int init)
 {
 	float *fa = c->fa, *fb = c->fb;
 	dv_f16_to_f32_n((const uint16_t *)(const void *)a, fa, (size_t)(M1 * K1 * 256));
 	dv_f16_to_f32_n((const uint16_t *)(const void *)b, fb, (size_t)(K1 * N1 * 256));
-	for (int64_t n1 = 0; n1 < N1; n1++)
-		for (int64_t m1 = 0; m1 < M1; m1++) {
-			float acc[16][16];
-			float *out = (float *)(void *)(cc + (n1 * M1 + m1) * 1024);
-			if (init)
-				memset(acc, 0, sizeof acc);
-			else
-				memcpy(acc, out, sizeof acc);
-			for (int64_t k1 = 0; k1 < K1; k1++) {
-				const float *af = fa + (m1 * K1 + k1) * 256;
-				const float *bf = fb + (k1 * N1 + n1) * 256;
-				int64_t kn = k - k1 * 16 < 16 ? k - k1 * 16 : 16;
-				for (int m = 0; m < 16; m++)
-					for (int64_t kk = 0; kk < kn; kk++) {
-						float av = af[m * 16 + kk];
-						const float *brow = bf + kk * 16;
-						for (int n = 0; n < 16; n++)
-							acc[m][n] += av * brow[n];
-					}
-			}
-			memcpy(out, acc, sizeof acc);
-		}
-}
-
-static void mmad_s8(const uint8_t *a, const uint8_t *b, uint8_t *cc, int64_t M1, int64_t K1,
-		    int64_t N1, int64_t k, int init)
-{
-	for (int64_t n1 = 0; n1 < N1; n1++)
-		for (int64_t m1 = 0; m1 < M1; m1++) {
-			int32_t acc[16][16];
-			uint8_t *out = cc + (n1 * M1 + m1) * 1024;
-			if (init)
-				memset(acc, 0, sizeof acc);
-			else
-				memcpy(acc, out, sizeof acc);
-			for (int64_t k1 = 0; k1 < K1; k1++) {
-				const int8_t *af = (const int8_t *)a + (m1 * K1 + k1) * FR;
-				const int8_t *bf = (const int8_t *)b + (k1 * N1 + n1) * FR;
-				int64_t kn = k - k1 * 32 < 32 ? k - k1 * 32 : 32;
-				for (int m = 0; m < 16; m++)
-					for (int64_t kk = 0; kk < kn; kk++) {
-						int32_t av = af[m * 32 + kk];
-						const int8_t *brow = bf + kk * 16;
-						for (int n = 0; n < 16; n++) /* wraps like hardware */
-							acc[m][n] = (int32_t)((uint32_t)acc[m][n] +
-									      (uint32_t)(av * brow[n]));
-					}
-			}
-			memcpy(out, acc, sizeof acc);
-		}
+	dv_mmad_f32(fa, fb, cc, M1, K1, N1, k, init);
 }
 
 int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
@@ -95,7 +48,8 @@ int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct
 		return -1;
 	if (!c->dev->timing_only) {
 		if (s8)
-			mmad_s8(a, b, cc, M1, K1, N1, in->k, (int)in->init);
+			dv_mmad_s8((const int8_t *)a, (const int8_t *)b, cc, M1, K1, N1, in->k,
+				   (int)in->init);
 		else
 			mmad_f16(c, a, b, cc, M1, K1, N1, in->k, (int)in->init);
 	}

@@ -231,18 +231,28 @@ int exec_LOAD3D(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	if (!src || !dst)
 		return -1;
 	if (!c->dev->timing_only) {
-		for (int64_t m = 0; m < in->mcnt; m++) {
-			int64_t mm = m0 + m, oh = mm / Wo, ow = mm % Wo;
-			for (int64_t k = 0; k < in->k1cnt; k++) {
-				int64_t k1 = k10 + k, c1 = k1 / kk;
-				int64_t i = k1 / in->kw % in->kh, j = k1 % in->kw;
-				int64_t ih = oh * in->sh - c->fmatrix.pt + i * in->dh;
-				int64_t iw = ow * in->sw - c->fmatrix.pl + j * in->dw;
-				uint8_t *d = dst + ((m / 16) * in->k1cnt + k) * FRAC + (m % 16) * BLK;
-				if (mm >= Ho * Wo || ih < 0 || ih >= H || iw < 0 || iw >= W)
+		/* k outer, m inner: the divisions that split k1 into (c1, i, j) run once per k,
+		 * and the output position (oh, ow) steps along without dividing.  Each 32-byte
+		 * block goes to the same place as in any order (L1 and L0A do not overlap). */
+		int64_t HoWo = Ho * Wo, frac_stride = in->k1cnt * FRAC;
+		for (int64_t k = 0; k < in->k1cnt; k++) {
+			int64_t k1 = k10 + k, c1 = k1 / kk;
+			int64_t i = k1 / in->kw % in->kh, j = k1 % in->kw;
+			int64_t ih0 = i * in->dh - c->fmatrix.pt, iw0 = j * in->dw - c->fmatrix.pl;
+			const uint8_t *plane = src + c1 * H * W * BLK;
+			uint8_t *dk = dst + k * FRAC;
+			int64_t oh = m0 / Wo, ow = m0 % Wo;
+			for (int64_t m = 0; m < in->mcnt; m++) {
+				int64_t ih = oh * in->sh + ih0, iw = ow * in->sw + iw0;
+				uint8_t *d = dk + (m / 16) * frac_stride + (m % 16) * BLK;
+				if (m0 + m >= HoWo || ih < 0 || ih >= H || iw < 0 || iw >= W)
 					memset(d, 0, BLK);
 				else
-					memcpy(d, src + ((c1 * H + ih) * W + iw) * BLK, BLK);
+					memcpy(d, plane + (ih * W + iw) * BLK, BLK);
+				if (++ow == Wo) {
+					ow = 0;
+					oh++;
+				}
 			}
 		}
 	}
