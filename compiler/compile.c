@@ -106,7 +106,7 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 
 enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_MATMUL_BIAS,
        SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_QDQ, SW_CONCAT, SW_SPLIT,
-       SW_N };
+       SW_L2, SW_N };
 static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConvBatchNormFusionPass",
 						"ConvActivationFusionPass", "ElementwiseFusionPass",
@@ -114,7 +114,8 @@ static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"MatMulBiasAddFusionPass", "GeluFusionPass",
 						"LayerNormFusionPass", "AttentionSoftmaxFusionPass",
 						"MatMulEltwiseFusionPass", "QuantConvFusionPass",
-						"ConcatInPlacePass", "SplitInPlacePass" };
+						"ConcatInPlacePass", "SplitInPlacePass",
+						"L2FusionPass" };
 
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
@@ -250,7 +251,7 @@ static int write_report_json(struct cc_ctx *c, const struct om_model *m, const c
 		fprintf(f, ", \"type\": ");
 		sim_json_str(f, c->tasks[i].op_type);
 		fprintf(f, ", \"block_dim\": %u, \"instructions\": %zu, \"flops\": %llu}",
-			c->tasks[i].block_dim, c->tasks[i].prog.n,
+			c->tasks[i].block_dim, task_insns(c, i),
 			(unsigned long long)c->tasks[i].flops);
 	}
 	fprintf(f, "]}\n");
@@ -343,6 +344,9 @@ static void ctx_free(struct cc_ctx *c)
 	free(c->vroot);
 	free(c->vc1);
 	free(c->vwhy);
+	free(c->l2);
+	free(c->l2_at);
+	free(c->wblobs);
 	free(c->weights);
 	free(c->log.buf);
 	cc_graph_free(&c->g);
@@ -377,7 +381,8 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 	memset(m, 0, sizeof *m);
 	snprintf(m->name, sizeof m->name, "%s", name);
 	snprintf(m->soc, sizeof m->soc, "%s", c->cfg->name);
-	m->nkernels = m->ntasks = c->ntasks;
+	m->ntasks = c->ntasks;
+	m->nkernels = 0;
 	m->kernels = calloc(c->ntasks ? c->ntasks : 1, sizeof *m->kernels);
 	m->tasks = calloc(c->ntasks ? c->ntasks : 1, sizeof *m->tasks);
 	m->inputs = calloc((size_t)c->g.ninputs + 1, sizeof *m->inputs);
@@ -387,21 +392,25 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		return cc_fail(c, "out of memory");
 	for (unsigned i = 0; i < c->ntasks; i++) {
 		struct task *t = &c->tasks[i];
-		struct om_kernel *k = &m->kernels[i];
-		snprintf(k->name, sizeof k->name, "k%u_", i);
-		size_t l = strlen(k->name);
-		for (const char *s = t->op_type; *s && l + 1 < sizeof k->name; s++)
-			k->name[l++] = isalnum((unsigned char)*s) ? *s : '_';
-		k->name[l] = 0;
-		size_t bytes;
-		char msg[256];
-		if (cc_prog_finish(&t->prog, &k->code, &bytes, msg, sizeof msg))
-			return cc_fail(c, "task '%s': %s", t->name, msg);
-		k->bytes = bytes;
 		struct om_task *ot = &m->tasks[i];
+		if (t->shared) { /* (the task it shares comes first) */
+			ot->kernel = m->tasks[t->shared - 1].kernel;
+		} else {
+			struct om_kernel *k = &m->kernels[m->nkernels];
+			snprintf(k->name, sizeof k->name, "k%u_", i);
+			size_t l = strlen(k->name);
+			for (const char *s = t->op_type; *s && l + 1 < sizeof k->name; s++)
+				k->name[l++] = isalnum((unsigned char)*s) ? *s : '_';
+			k->name[l] = 0;
+			size_t bytes;
+			char msg[256];
+			if (cc_prog_finish(&t->prog, &k->code, &bytes, msg, sizeof msg))
+				return cc_fail(c, "task '%s': %s", t->name, msg);
+			k->bytes = bytes;
+			ot->kernel = m->nkernels++;
+		}
 		snprintf(ot->name, sizeof ot->name, "%s", t->name);
 		snprintf(ot->op_type, sizeof ot->op_type, "%s", t->op_type);
-		ot->kernel = i;
 		ot->block_dim = t->block_dim;
 		ot->nargs = t->nargs;
 		ot->args = calloc(t->nargs ? t->nargs : 1, sizeof *ot->args);
@@ -487,6 +496,141 @@ static int empty_node(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "computing from the empty input '%s' is not supported yet",
 				 T(c, n->in[empty_in])->name);
 	return 0;
+}
+
+/* Tensor ti's images [b0, b0 + cnt) as a tensor of its own: a view (NC1HWC0
+ * images follow one another), placed before its producer lowers. */
+static int batch_slice(struct cc_ctx *c, int ti, int64_t b0, int64_t cnt)
+{
+	int64_t d[4];
+	memcpy(d, T(c, ti)->dims, sizeof d);
+	uint64_t img = (uint64_t)((d[1] + 15) / 16 * d[2] * d[3] * 32);
+	d[0] = cnt;
+	int s = cc_tensor_new(c, T(c, ti)->name, "b", 4, d);
+	if (s < 0)
+		return -1;
+	T(c, s)->dtype = T(c, ti)->dtype;
+	cc_view_at(c, ti, s, (uint64_t)b0 * img, 0);
+	c->dev[s].pinned = 1;
+	return s;
+}
+
+/* Whether node j's tasks of the first slice [t0, t1) can serve a later
+ * slice of the same size with their arguments moved: every workspace
+ * argument is one of the node's batch-sliced tensors (its storage the full
+ * tensor), so the slice's kernels differ in those addresses only. */
+static int slice_clonable(struct cc_ctx *c, const struct cc_node *n, unsigned t0, unsigned t1,
+			  int64_t N)
+{
+	if (t0 == t1)
+		return 0;
+	for (unsigned i = t0; i < t1; i++)
+		for (unsigned a = 0; a < c->tasks[i].nargs; a++) {
+			int st = c->tasks[i].argt[a], mine = 0;
+			if (c->tasks[i].args[a].kind == OM_ARG_INPUT)
+				return 0;
+			if (st < 0)
+				continue; /* a weight: laid out once for every slice */
+			for (int k = 0; k < n->nin + n->nout; k++) {
+				int ti = k < n->nin ? n->in[k] : n->out[k - n->nin];
+				mine |= ti == st;
+			}
+			if (!mine || T(c, st)->rank != 4 || T(c, st)->dims[0] != N)
+				return 0;
+		}
+	return 1;
+}
+
+/* An L2-fused chain (plan_l2.c): every node for images [0, S), then every
+ * node for [S, 2S)...; each node lowered as itself on batch slices of its
+ * activations (its constants as they are, laid out once).  A later slice of
+ * the first's size runs the first slice's kernels with its own addresses
+ * (as ATC reuses one kernel binary for every slice), so code and compile
+ * time do not grow with the slice count. */
+static int lower_sliced(struct cc_ctx *c, const struct cc_l2chain *ch)
+{
+	for (int j = ch->first; j <= ch->last; j++) /* the full outputs, sliced below */
+		for (int k = 0; !c->g.n[j].dead && k < c->g.n[j].nout; k++)
+			if (c->g.n[j].out[k] >= 0 && cc_ws_place(c, c->g.n[j].out[k]))
+				return -1;
+	int64_t N = T(c, c->g.n[ch->first].out[0])->dims[0];
+	int len = ch->last - ch->first + 1;
+	unsigned *t0 = calloc((size_t)len, sizeof *t0), *t1 = calloc((size_t)len, sizeof *t1);
+	if (!t0 || !t1) {
+		free(t0);
+		free(t1);
+		return cc_fail(c, "out of memory");
+	}
+	int rc = -1;
+	c->wdedupe = 1;
+	c->nwblobs = 0;
+	for (int64_t b0 = 0; b0 < N; b0 += ch->S) {
+		int64_t cnt = N - b0 < ch->S ? N - b0 : ch->S;
+		for (int j = ch->first; j <= ch->last; j++) {
+			struct cc_node m = c->g.n[j];
+			if (m.dead)
+				continue;
+			char name[600];
+			snprintf(name, sizeof name, "%s#b%lld", c->g.n[j].name, (long long)b0);
+			unsigned *f0 = &t0[j - ch->first], *f1 = &t1[j - ch->first];
+			if (b0 && cnt == ch->S && slice_clonable(c, &m, *f0, *f1, N)) {
+				for (unsigned i = *f0; i < *f1; i++) {
+					struct task *t = cc_task_new(c, name, c->tasks[i].op_type);
+					if (!t) {
+						cc_fail(c, "out of memory");
+						goto done;
+					}
+					struct task *src = &c->tasks[i]; /* (after the realloc) */
+					struct cc_prog own = t->prog;
+					char tname[sizeof t->name];
+					memcpy(tname, t->name, sizeof tname);
+					*t = *src;
+					t->prog = own;
+					t->shared = i + 1;
+					memcpy(t->name, tname, sizeof tname);
+					for (unsigned a = 0; a < t->nargs; a++)
+						if (t->argt[a] >= 0) /* the slice's images */
+							t->args[a].value += (int64_t)((uint64_t)b0 *
+								(uint64_t)((T(c, t->argt[a])->dims[1] + 15) / 16 *
+									   T(c, t->argt[a])->dims[2] *
+									   T(c, t->argt[a])->dims[3] * 32));
+				}
+				continue;
+			}
+			int in[64], out[8];
+			if (m.nin > 64 || m.nout > 8) {
+				cc_node_fail(c, &m, "too many inputs for L2 fusion");
+				goto done;
+			}
+			for (int k = 0; k < m.nin + m.nout; k++) {
+				int ti = k < m.nin ? m.in[k] : m.out[k - m.nin];
+				int v = ti;
+				if (ti >= 0 && !T(c, ti)->data && T(c, ti)->rank == 4 &&
+				    T(c, ti)->dims[0] == N && c->dev[ti].where == W_WS &&
+				    (v = batch_slice(c, ti, b0, cnt)) < 0) {
+					cc_fail(c, "out of memory");
+					goto done;
+				}
+				*(k < m.nin ? &in[k] : &out[k - m.nin]) = v;
+			}
+			m.in = in;
+			m.out = out;
+			m.name = name;
+			unsigned first = c->ntasks;
+			if (op_find(m.op)->lower(c, &m))
+				goto done;
+			if (!b0) {
+				*f0 = first;
+				*f1 = c->ntasks;
+			}
+		}
+	}
+	rc = 0;
+done:
+	c->wdedupe = 0;
+	free(t0);
+	free(t1);
+	return rc;
 }
 
 int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct cc_options *opt,
@@ -642,6 +786,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	if (on[SW_CONCAT] && (changes[SW_CONCAT] = cc_plan_concat(&c)) < 0)
 		goto done;
 	c.split_views = on[SW_SPLIT]; /* lower_data.c's slice_view */
+	if (opt && opt->buffer_optimize == CC_BUF_OFF)
+		on[SW_L2] = 0; /* --buffer_optimize=off_optimize */
+	if (on[SW_L2] && (changes[SW_L2] = cc_plan_l2(&c)) < 0)
+		goto done;
 	/* graph inputs cross the edge: fp32 host -> fp16 device */
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
@@ -700,6 +848,13 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	}
 	for (int i = 0; i < c.g.nn; i++) {
 		struct cc_node *n = &c.g.n[i];
+		if (c.l2_at && c.l2_at[i] >= 0) { /* an L2-fused chain, slice by slice */
+			const struct cc_l2chain *ch = &c.l2[c.l2_at[i]];
+			if (lower_sliced(&c, ch))
+				goto done;
+			i = ch->last;
+			continue;
+		}
 		int e = n->dead ? 0 : empty_node(&c, n);
 		if (e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n)))
 			goto done;
@@ -795,7 +950,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		for (unsigned i = 0; i < c.ntasks; i++)
 			fprintf(f, "  task %3u %-12s %-32s block_dim %2u, %6zu insns\n", i,
 				c.tasks[i].op_type, c.tasks[i].name, c.tasks[i].block_dim,
-				c.tasks[i].prog.n);
+				task_insns(&c, i));
 	}
 	rc = 0;
 done:

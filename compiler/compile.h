@@ -24,6 +24,9 @@ struct cc_options {
 	const char *insert_op_conf; /* ATC's AIPP config (--insert_op_conf), or NULL */
 	enum cc_precision_mode precision_mode;
 	const char *keep_dtype; /* ATC's --keep_dtype file, or NULL */
+	/* ATC's --buffer_optimize: l2_optimize (the default, L2 fusion) or
+	 * off_optimize */
+	enum cc_buffer_optimize { CC_BUF_L2 = 0, CC_BUF_OFF } buffer_optimize;
 };
 
 /* The passes a fusion switch file can turn off, by these names. */
@@ -32,7 +35,7 @@ struct cc_options {
 	"ConvEltwiseFusionPass, ElementwiseFusionPass, ConstantFoldingPass, " \
 	"MatMulBiasAddFusionPass, GeluFusionPass, LayerNormFusionPass, " \
 	"AttentionSoftmaxFusionPass, MatMulEltwiseFusionPass, QuantConvFusionPass, " \
-	"ConcatInPlacePass, SplitInPlacePass"
+	"ConcatInPlacePass, SplitInPlacePass, L2FusionPass"
 
 /* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
  * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */

@@ -40,6 +40,8 @@ struct dev_tensor {
 	uint64_t voff;
 	int64_t c1s;
 	int first, last;       /* tasks that first and last touch the storage */
+	int pinned;            /* placed before its producer lowers (a batch slice of
+				* an L2-fused chain): cc_ws_place leaves it */
 	/* 1 + a scratch holding the tensor also as int8 NC1HWC0 (C0 = 32) at
 	 * scale q8_scale, written by its producer for int8 convs (0: none) */
 	int q8;
@@ -66,7 +68,11 @@ struct task {
 	uint64_t flops, bytes;
 	struct task_io in[MAX_TASK_ARGS], out[MAX_TASK_ARGS];
 	unsigned nin, nout;
+	/* 1 + the task whose kernel this one runs with its own arguments (the
+	 * slices of an L2-fused chain), or 0: its own prog */
+	unsigned shared;
 };
+
 
 struct cc_ctx {
 	const char *path;
@@ -87,12 +93,31 @@ struct cc_ctx {
 	int vplan_n;
 	int concat_inplace, concat_copies; /* inputs of Concat nodes, for the report */
 	int split_views, slice_views; /* SplitInPlacePass on; Slice/Split outputs made views */
+	/* L2 fusion (plan_l2.c): the chains, the chain of each node (-1: none);
+	 * while a chain lowers, identical weight blobs are laid out once */
+	struct cc_l2chain {
+		int first, last; /* node indices */
+		int64_t S;       /* images per slice */
+	} *l2;
+	int *l2_at, nl2;
+	int wdedupe;
+	struct cc_wblob {
+		uint64_t hash, off, bytes;
+	} *wblobs;
+	unsigned nwblobs, capwblobs;
 	struct cc_pass_log log;
 	char *err;
 	size_t errlen;
 };
 
 #define NODE_FAIL(c, n, ...) cc_node_fail(c, n, __VA_ARGS__)
+
+/* Instructions of task i's kernel (its own, or the one it shares). */
+static inline size_t task_insns(const struct cc_ctx *c, unsigned i)
+{
+	const struct task *t = &c->tasks[i];
+	return t->shared ? c->tasks[t->shared - 1].prog.n : t->prog.n;
+}
 
 static inline struct cc_tensor *T(struct cc_ctx *c, int i) { return &c->g.t[i]; }
 
@@ -147,6 +172,10 @@ int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out);
 int cc_dev_strides(const struct cc_tensor *t, int64_t *st);
 int cc_act_input(struct cc_ctx *c, struct cc_node *n, int xi);
 int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims);
+
+/* plan_l2.c: which runs of nodes run a slice of the batch at a time (ATC's
+ * L2 fusion): the number of chains, or -1. */
+int cc_plan_l2(struct cc_ctx *c);
 
 /* plan_concat.c: which tensors live inside a Concat's output (before
  * lowering; cc_ws_place places them there): the number of views, or -1. */

@@ -138,6 +138,8 @@ static void ws_own(struct cc_ctx *c, int ti)
  * made here if its producer has not run yet). */
 int cc_ws_place(struct cc_ctx *c, int ti)
 {
+	if (c->dev[ti].pinned)
+		return 0;
 	int s = ti < c->vplan_n ? c->vroot[ti] : -1;
 	if (s < 0 || s == ti) {
 		ws_own(c, ti);
@@ -207,8 +209,36 @@ int cc_scratch_new(struct cc_ctx *c, const char *base, uint64_t bytes)
 	return ti;
 }
 
+/* FNV-1a over a blob: the key of cc_weight_add's dedupe. */
+static uint64_t blob_hash(const void *data, uint64_t bytes)
+{
+	const unsigned char *p = data;
+	uint64_t h = 1469598103934665603ull;
+	for (uint64_t i = 0; i < bytes; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
 int64_t cc_weight_add(struct cc_ctx *c, const void *data, uint64_t bytes)
 {
+	uint64_t hash = 0;
+	if (c->wdedupe) { /* an L2-fused chain's later slices: the first's copy */
+		hash = blob_hash(data, bytes);
+		for (unsigned i = 0; i < c->nwblobs; i++) {
+			const struct cc_wblob *b = &c->wblobs[i];
+			if (b->hash == hash && b->bytes == bytes &&
+			    !memcmp(c->weights + b->off, data, bytes))
+				return (int64_t)b->off;
+		}
+		if (c->nwblobs == c->capwblobs) {
+			unsigned cap = c->capwblobs ? 2 * c->capwblobs : 64;
+			struct cc_wblob *w = realloc(c->wblobs, cap * sizeof *w);
+			if (!w)
+				return -1;
+			c->wblobs = w;
+			c->capwblobs = cap;
+		}
+	}
 	uint64_t off = (c->wbytes + 511) / 512 * 512;
 	uint64_t need = off + bytes + 512;
 	if (need > c->wcap) {
@@ -224,6 +254,8 @@ int64_t cc_weight_add(struct cc_ctx *c, const void *data, uint64_t bytes)
 	}
 	memcpy(c->weights + off, data, bytes);
 	c->wbytes = off + bytes + 512; /* slack for whole-block reads */
+	if (c->wdedupe)
+		c->wblobs[c->nwblobs++] = (struct cc_wblob){ hash, off, bytes };
 	return (int64_t)off;
 }
 

@@ -135,14 +135,27 @@ int cc_plan_concat(struct cc_ctx *c)
 	int *member = calloc((size_t)nt + 1, sizeof *member);
 	int *bad = calloc((size_t)nt + 1, sizeof *bad);
 	int *store = malloc((size_t)(nt + 1) * sizeof *store);
-	if (!c->vroot || !c->vc1 || !c->vwhy || !u.parent || !u.off || !prod || !member || !bad || !store) {
-		free(u.parent);
-		free(u.off);
-		free(prod);
-		free(member);
-		free(bad);
-		free(store);
-		return cc_fail(c, "out of memory");
+	/* the bytes some task writes: a member no concat makes (its producer),
+	 * or an input a concat of the set copies (cpy: that input); at most a
+	 * span per tensor and per concat input */
+	struct span {
+		int t, cpy;
+		int64_t pos, len;
+	} *sp = NULL;
+	int nsp = 0, views = -1;
+	size_t cap = (size_t)nt + 1;
+	for (int i = 0; i < c->g.nn; i++)
+		if (!c->g.n[i].dead && !strcmp(c->g.n[i].op, "Concat"))
+			cap += (size_t)c->g.n[i].nin;
+	sp = malloc(cap * sizeof *sp);
+	/* a reader of each tensor that cannot take images a stride apart; a
+	 * set's extent */
+	int *plain = calloc((size_t)nt + 1, sizeof *plain);
+	int64_t *lo = malloc((size_t)(nt + 1) * sizeof *lo), *hi = malloc((size_t)(nt + 1) * sizeof *hi);
+	if (!c->vroot || !c->vc1 || !c->vwhy || !u.parent || !u.off || !prod || !member || !bad ||
+	    !store || !sp || !plain || !lo || !hi) {
+		cc_fail(c, "out of memory");
+		goto done;
 	}
 	for (int i = 0; i < nt; i++) {
 		u.parent[i] = i;
@@ -157,15 +170,6 @@ int cc_plan_concat(struct cc_ctx *c)
 			for (int k = 0; k < c->g.n[i].nout; k++)
 				if (c->g.n[i].out[k] >= 0)
 					prod[c->g.n[i].out[k]] = i;
-	/* the bytes some task writes: a member no concat makes (its producer),
-	 * or an input a concat of the set copies (cpy: that input) */
-	struct span {
-		int t, cpy;
-		int64_t pos, len;
-	} *sp = malloc((size_t)(nt + 1) * sizeof *sp);
-	int nsp = 0, cap = nt + 1;
-	if (!sp)
-		goto oom;
 	int concats = 0, joined = 0;
 	/* the constraints of every concat of the right kind */
 	for (int i = 0; i < c->g.nn; i++) {
@@ -194,13 +198,6 @@ int cc_plan_concat(struct cc_ctx *c)
 				member[x] = member[y] = 1;
 				joined++;
 			} else {
-				if (nsp == cap) {
-					struct span *g = realloc(sp, (size_t)(2 * cap) * sizeof *sp);
-					if (!g)
-						goto oom;
-					sp = g;
-					cap *= 2;
-				}
 				sp[nsp++] = (struct span){ y, x, pos, c1_of(xt) };
 			}
 			pos += c1_of(xt);
@@ -208,24 +205,8 @@ int cc_plan_concat(struct cc_ctx *c)
 	}
 	for (int i = 0; i < nt; i++)
 		if (member[i] && strcmp(c->g.n[prod[i]].op, "Concat")) {
-			if (nsp == cap) {
-				struct span *g = realloc(sp, (size_t)(2 * cap) * sizeof *sp);
-				if (!g)
-					goto oom;
-				sp = g;
-				cap *= 2;
-			}
 			sp[nsp++] = (struct span){ i, -1, 0, c1_of(T(c, i)) };
 		}
-	/* a reader of each tensor that cannot take images a stride apart */
-	int *plain = calloc((size_t)nt + 1, sizeof *plain);
-	int64_t *lo = malloc((size_t)(nt + 1) * sizeof *lo), *hi = malloc((size_t)(nt + 1) * sizeof *hi);
-	if (!plain || !lo || !hi) {
-		free(plain);
-		free(lo);
-		free(hi);
-		goto oom;
-	}
 	for (int k = 0; k < c->g.nn; k++) {
 		const struct cc_node *m = &c->g.n[k];
 		for (int a = 0; !m->dead && a < m->nin; a++)
@@ -304,11 +285,8 @@ int cc_plan_concat(struct cc_ctx *c)
 			bad[sp[k].t] = 1;
 			c->vwhy[sp[k].t] = "two of its tensors would share bytes";
 		}
-	free(plain);
-	free(lo);
-	free(hi);
-	free(sp);
-	int sets = 0, views = 0;
+	int sets = 0;
+	views = 0;
 	for (int i = 0; i < nt; i++) {
 		if (!member[i])
 			continue;
@@ -332,22 +310,18 @@ int cc_plan_concat(struct cc_ctx *c)
 	cc_log(&c->log, "  concat: %d Concat nodes; %d inputs planned in place, %d tensors as "
 			"views of %d buffers (%d sets refused)",
 	       concats, joined, views, sets, badsets);
+done:
 	free(u.parent);
 	free(u.off);
 	free(prod);
 	free(member);
 	free(bad);
 	free(store);
-	return views;
-oom:
 	free(sp);
-	free(u.parent);
-	free(u.off);
-	free(prod);
-	free(member);
-	free(bad);
-	free(store);
-	return cc_fail(c, "out of memory");
+	free(plain);
+	free(lo);
+	free(hi);
+	return views;
 }
 
 int cc_strided_readers_ok(struct cc_ctx *c, int ti)

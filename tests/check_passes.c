@@ -165,6 +165,8 @@ START_TEST(memplan_reuse_report_and_switches)
 }
 END_TEST
 
+static int l2_kb; /* a smaller L2 for the next run_switched (0: the SoC's) */
+
 /* Compile model name with the pass named on or off, run it on the SoC with
  * fixed inputs: its output and task count. */
 static void run_switched(const char *name, const char *pass, int fuse, const char *soc,
@@ -180,6 +182,10 @@ static void run_switched(const char *name, const char *pass, int fuse, const cha
 	fclose(f);
 	struct soc_config cfg;
 	ck_assert_int_eq(soc_load(soc, &cfg, err, sizeof err), 0);
+	if (l2_kb) { /* (and no task gap: slices of one image pay here) */
+		cfg.l2_size_kb = l2_kb;
+		cfg.runtime_task_gap_us = 0;
+	}
 	struct cc_options opt = { .fusion_switch_file = sw };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
@@ -215,28 +221,35 @@ static void run_chain_model(const char *name, int fuse, struct rt_tensor *out,
 	run_switched(name, "ElementwiseFusionPass", fuse, "Ascend310", out, ntasks);
 }
 
-/* Concat in place moves no arithmetic: the same output bytes with the pass
- * on and off, at one image and at three (views a stride apart); only the
- * concats that must copy (an unaligned input, a graph input, the graph
- * output) keep tasks. */
-START_TEST(concat_in_place_is_exact)
+/* Models compiled with pass on and off: the same output bytes, and
+ * `saved` fewer tasks with it on. */
+static void same_bytes_fewer_tasks(const char *const *models, int n, const char *pass,
+				   unsigned saved)
 {
-	make_models();
-	static const char *const models[] = { "concat_b1", "concat_b3" };
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < n; k++) {
 		struct rt_tensor a, b;
 		unsigned ta, tb;
-		run_switched(models[k], "ConcatInPlacePass", 1, "Ascend310", &a, &ta);
-		run_switched(models[k], "ConcatInPlacePass", 0, "Ascend310", &b, &tb);
-		/* off: cat1 3 copies, cat2 2, cat3 2 (unaligned and out relaid out
-		 * either way) */
-		ck_assert_msg(ta + 7 == tb, "%s: %u tasks with the pass, %u without", models[k],
-			      ta, tb);
+		run_switched(models[k], pass, 1, "Ascend310", &a, &ta);
+		run_switched(models[k], pass, 0, "Ascend310", &b, &tb);
+		ck_assert_msg(ta + saved == tb, "%s: %u tasks with %s, %u without", models[k], ta,
+			      pass, tb);
 		ck_assert_uint_eq(a.nbytes, b.nbytes);
 		ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "%s: outputs differ", models[k]);
 		rt_tensor_free(&a);
 		rt_tensor_free(&b);
 	}
+}
+
+/* Concat in place moves no arithmetic: the same output bytes with the pass
+ * on and off, at one image and at three (views a stride apart; on a 2-core
+ * SoC a pool's planes cross images); only the concats that must copy (an
+ * unaligned input, a graph input, the graph output) keep tasks: without the
+ * pass cat1 copies 3 inputs, cat2 2, cat3 2. */
+START_TEST(concat_in_place_is_exact)
+{
+	make_models();
+	static const char *const models[] = { "concat_b1", "concat_b3" };
+	same_bytes_fewer_tasks(models, 2, "ConcatInPlacePass", 7);
 }
 END_TEST
 
@@ -248,18 +261,28 @@ START_TEST(split_views_are_exact)
 {
 	make_models();
 	static const char *const models[] = { "split_b1", "split_b3" };
-	for (int k = 0; k < 2; k++) {
-		struct rt_tensor a, b;
-		unsigned ta, tb;
-		run_switched(models[k], "SplitInPlacePass", 1, "Ascend310", &a, &ta);
-		run_switched(models[k], "SplitInPlacePass", 0, "Ascend310", &b, &tb);
-		ck_assert_msg(ta + 3 == tb, "%s: %u tasks with the pass, %u without", models[k],
-			      ta, tb);
-		ck_assert_uint_eq(a.nbytes, b.nbytes);
-		ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "%s: outputs differ", models[k]);
-		rt_tensor_free(&a);
-		rt_tensor_free(&b);
-	}
+	same_bytes_fewer_tasks(models, 2, "SplitInPlacePass", 3);
+}
+END_TEST
+
+/* L2 fusion runs a chain a slice of the batch at a time: more tasks, the
+ * same bytes out (each image's arithmetic is its own), and fewer
+ * main-memory bytes once the activations outgrow the L2 (a 256 KiB L2 here,
+ * 8 images of 32 KiB-per-channel-block activations). */
+START_TEST(l2_fusion_is_exact)
+{
+	make_models();
+	struct rt_tensor a, b;
+	unsigned ta, tb;
+	l2_kb = 256;
+	run_switched("l2chain", "L2FusionPass", 1, "Ascend310P3", &a, &ta);
+	run_switched("l2chain", "L2FusionPass", 0, "Ascend310P3", &b, &tb);
+	l2_kb = 0;
+	ck_assert_msg(ta > tb, "%u tasks with L2 fusion, %u without", ta, tb);
+	ck_assert_uint_eq(a.nbytes, b.nbytes);
+	ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "outputs differ with L2 fusion");
+	rt_tensor_free(&a);
+	rt_tensor_free(&b);
 }
 END_TEST
 
@@ -816,6 +839,7 @@ int main(void)
 	tcase_add_test(tc, eltwise_fusion_is_exact);
 	tcase_add_test(tc, concat_in_place_is_exact);
 	tcase_add_test(tc, split_views_are_exact);
+	tcase_add_test(tc, l2_fusion_is_exact);
 	tcase_add_test(tc, constfold_shape_subgraph);
 	tcase_add_test(tc, fuse_residual_pattern);
 	tcase_add_test(tc, fuse_residual_is_exact);

@@ -449,6 +449,31 @@ def concat_models(out):
                 sizes, ints("st", [0]), ints("en", [1]), ints("ax", [0]),
                 ints("st2", [16]), ints("en2", [40]), ints("ax2", [1])] + bnp)
 
+    # L2 fusion (L2FusionPass): a chain of convs, a residual, a pool and a
+    # BatchNormalization over 8 images whose activations outgrow a small L2
+    # (the test shrinks it): run a slice of the batch at a time
+    xs = helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 16, 32, 32])
+    ys = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    def wt(name, co, ci, k):
+        return numpy_helper.from_array(
+            (rng.standard_normal((co, ci, k, k)) / np.sqrt(ci * k * k)).astype(np.float32), name)
+    bnl = [numpy_helper.from_array(v.astype(np.float32), n) for v, n in (
+        (rng.uniform(0.5, 1.5, 32), "ls"), (rng.uniform(-1, 1, 32), "lB"),
+        (rng.uniform(-1, 1, 32), "lm"), (rng.uniform(0.5, 1.5, 32), "lv"))]
+    save(out, "l2chain", [
+        helper.make_node("Conv", ["x", "v1"], ["a1"], name="l2c1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a1"], ["r1"], name="l2r1"),
+        helper.make_node("Conv", ["r1", "v2"], ["a2"], name="l2c2", pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["a2", "r1"], ["s2"], name="l2add"),
+        helper.make_node("Relu", ["s2"], ["r2"], name="l2r2"),
+        helper.make_node("BatchNormalization", ["r2", "ls", "lB", "lm", "lv"], ["b2"],
+                         name="l2bn"),
+        helper.make_node("MaxPool", ["b2"], ["p2"], name="l2pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("Conv", ["p2", "v3"], ["a3"], name="l2c3"),
+        helper.make_node("GlobalAveragePool", ["a3"], ["y"], name="l2gap")],
+        [xs], [ys], [wt("v1", 32, 16, 3), wt("v2", 32, 32, 3), wt("v3", 16, 32, 1)] + bnl)
+
 
 if __name__ == "__main__":
     main()

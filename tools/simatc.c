@@ -17,6 +17,8 @@ static void usage(FILE *f)
 		"  --output=NAME           write NAME.om\n"
 		"  --soc_version=SOC       Ascend310, Ascend910 (or Ascend910A), Ascend310P3, or an .ini\n"
 		"  --input_shape=\"name:1,3,224,224;name2:...\"  fix dynamic input dimensions\n"
+		"  --buffer_optimize=l2_optimize|off_optimize  L2 fusion of memory-bound chains (on\n"
+		"                          by default)\n"
 		"  --precision_mode=MODE   force_fp16 (the default), allow_mix_precision (Softmax,\n"
 		"                          LayerNorm, Exp, Log, Pow, large reductions in fp32) or\n"
 		"                          must_keep_origin_dtype (float32 nodes in fp32 where a\n"
@@ -83,6 +85,17 @@ int main(int argc, char **argv)
 			}
 		} else if (IS("--keep_dtype"))
 			opt.keep_dtype = v;
+		else if (IS("--buffer_optimize")) {
+			if (!strcmp(v, "l2_optimize"))
+				opt.buffer_optimize = CC_BUF_L2;
+			else if (!strcmp(v, "off_optimize"))
+				opt.buffer_optimize = CC_BUF_OFF;
+			else {
+				fprintf(stderr, "simatc: --buffer_optimize=%s: l2_optimize or "
+						"off_optimize\n", v);
+				return 2;
+			}
+		}
 		else if (IS("--set")) {
 			if (nsets == 64) {
 				fprintf(stderr, "simatc: too many --set\n");
