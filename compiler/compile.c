@@ -575,7 +575,9 @@ static int lower_sliced(struct cc_ctx *c, const struct cc_l2chain *ch)
 			unsigned *f0 = &t0[j - ch->first], *f1 = &t1[j - ch->first];
 			if (b0 && cnt == ch->S && slice_clonable(c, &m, *f0, *f1, N)) {
 				for (unsigned i = *f0; i < *f1; i++) {
-					struct task *t = cc_task_new(c, name, c->tasks[i].op_type);
+					char op[sizeof c->tasks[i].op_type]; /* (the tasks move) */
+					memcpy(op, c->tasks[i].op_type, sizeof op);
+					struct task *t = cc_task_new(c, name, op);
 					if (!t) {
 						cc_fail(c, "out of memory");
 						goto done;
