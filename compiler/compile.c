@@ -453,6 +453,11 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 			td->dims[2] = d->h;
 			td->dims[3] = d->w;
 			td->dims[4] = 16;
+			if (d->c04) { /* [n][1][h][w][4] */
+				td->format = CC_FMT_NC1HWC0_C04;
+				td->dims[1] = 1;
+				td->dims[4] = 4;
+			}
 		} else {
 			td->rank = 2;
 			td->dims[0] = d->rows;
@@ -831,6 +836,11 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		cc_ws_place(&c, ti);
 		struct dev_tensor *d = &c.dev[ti];
+		/* ATC's small-channel path: the input's own bytes for its convs */
+		if (!(opt && opt->no_small_channel) && cc_conv_c04_input(&c, ti)) {
+			d->c04 = 1;
+			d->size = dev_bytes(d);
+		}
 		struct task *t = cc_task_new(&c, T(&c, ti)->name, "TransData");
 		if (!t || cc_gen_edge(&c, d, 1, t, msg, sizeof msg)) {
 			cc_fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
@@ -847,6 +857,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		t->argt[t->nargs++] = ti;
 		cc_io_dev(&c, t, 1, ti);
 		t->bytes = (uint64_t)numel * 6;
+		if (d->c04) { /* fp32 in, 4 fp16 channels a pixel out */
+			t->bytes = (uint64_t)numel * 4 + (uint64_t)dev_elems(d) * 2;
+			snprintf(t->note, sizeof t->note, "to NC1HWC0_C04 (small channel)");
+		}
 	}
 	for (int i = 0; i < c.g.nn; i++) {
 		struct cc_node *n = &c.g.n[i];
@@ -950,9 +964,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (c.log.buf)
 			fputs(c.log.buf, f);
 		for (unsigned i = 0; i < c.ntasks; i++)
-			fprintf(f, "  task %3u %-12s %-32s block_dim %2u, %6zu insns\n", i,
+			fprintf(f, "  task %3u %-12s %-32s block_dim %2u, %6zu insns%s%s\n", i,
 				c.tasks[i].op_type, c.tasks[i].name, c.tasks[i].block_dim,
-				task_insns(&c, i));
+				task_insns(&c, i), c.tasks[i].note[0] ? ", " : "",
+				c.tasks[i].note);
 	}
 	rc = 0;
 done:

@@ -32,6 +32,8 @@ struct dev_tensor {
 	uint64_t offset, size; /* offset: in the weights; workspace offsets come from the plan */
 	int64_t rows, cols;    /* ND: the leading dimensions' product, the last dimension */
 	int nc1hwc0;           /* 4-D: [n][ceil(c/16)][h][w][16] */
+	int c04;               /* a graph input read only by small-channel convs
+				* (cc_conv.c04): [n][h][w][4] instead */
 	int64_t n, c, h, w;
 	int storage;           /* the tensor whose workspace bytes these are (views share) */
 	/* a view inside its storage (Concat in place, plan_concat.c): the byte
@@ -66,6 +68,7 @@ struct task {
 	int argt[MAX_TASK_ARGS]; /* workspace args: the storage tensor, patched by the plan */
 	unsigned nargs;
 	uint64_t flops, bytes;
+	char note[48]; /* a remark for its compile report line, or "" */
 	struct task_io in[MAX_TASK_ARGS], out[MAX_TASK_ARGS];
 	unsigned nin, nout;
 	/* 1 + the task whose kernel this one runs with its own arguments (the
@@ -123,6 +126,8 @@ static inline struct cc_tensor *T(struct cc_ctx *c, int i) { return &c->g.t[i]; 
 
 static inline int64_t dev_elems(const struct dev_tensor *d)
 {
+	if (d->c04)
+		return d->n * d->h * d->w * 4;
 	if (d->nc1hwc0)
 		return d->n * ((d->c + 15) / 16) * d->h * d->w * 16;
 	return d->rows * cc_pad16(d->cols);
@@ -241,6 +246,7 @@ int lower_bn(struct cc_ctx *c, struct cc_node *n);
 /* Node n lowered by lower on 4-D views: its input relaid out as dx, its
  * output computed as dy and relaid out back (the 1-D forms, 3-D
  * BatchNormalization). */
+int cc_conv_c04_input(struct cc_ctx *c, int ti);
 int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
 		  int (*lower)(struct cc_ctx *, struct cc_node *));
 /* BatchNormalization's affine task for node n: its [2][C16] table (k, then

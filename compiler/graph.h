@@ -35,7 +35,7 @@ enum cc_dtype {
 
 /* Memory layouts (the values are ACL's aclFormat numbers). */
 enum cc_format { CC_FMT_NCHW = 0, CC_FMT_NHWC = 1, CC_FMT_ND = 2, CC_FMT_NC1HWC0 = 3,
-		 CC_FMT_FRACTAL_Z = 4, CC_FMT_FRACTAL_NZ = 29 };
+		 CC_FMT_FRACTAL_Z = 4, CC_FMT_NC1HWC0_C04 = 12, CC_FMT_FRACTAL_NZ = 29 };
 
 struct cc_tensor {
 	char *name;

@@ -509,6 +509,8 @@ struct geo {
 		    * x (and r, written layers before) miss it */
 	int64_t ub_fixed; /* UB bytes the bias (and int8 dequant scales) take */
 	int64_t k0;       /* input channels per block and fractal row: 16, int8 32 */
+	int64_t xpix;     /* bytes of one input pixel of one C1 plane: 32, C04 8 */
+	int64_t kf1;      /* K fractals per C1 plane: kh*kw, C04 ceil(kh*kw*4 / 16) */
 };
 
 static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
@@ -528,7 +530,9 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->M = g->Ho * g->Wo;
 	g->M1 = cdiv(g->M, 16);
 	g->kk = cv->kh * cv->kw;
-	g->wslice = g->C1 * g->kk * g->N1 * FRAC;
+	g->xpix = cv->c04 ? 8 : PIX;
+	g->kf1 = cv->c04 ? cdiv(g->kk * 4, 16) : g->kk;
+	g->wslice = g->C1 * g->kf1 * g->N1 * FRAC;
 	g->XC1 = cv->x_c1 ? cv->x_c1 : g->S * g->C1;
 	g->XO = cv->x_c1 ? cv->x_c1o : 0;
 	g->YN1 = cv->y_n1 ? cv->y_n1 : g->S * g->N1;
@@ -537,7 +541,7 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt && !cv->pl &&
 		  !cv->pb && !cv->pr;
 	int64_t xy = cv->n * g->S *
-		     (g->C1 * cv->h * cv->w + (1 + cv->has_residual) * g->N1 * g->M) * PIX;
+		     ((g->C1 * cv->h * cv->w * g->xpix) + (1 + cv->has_residual) * g->N1 * g->M * PIX);
 	g->acold = xy > cfg->l2_size_kb * 1024;
 }
 
@@ -548,8 +552,8 @@ static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	double once = (double)cv->n *
-			      (double)(g->C1 * cv->h * cv->w +
-				       (1 + cv->has_residual) * ych1 * g->M) * PIX +
+			      (double)(g->C1 * cv->h * cv->w * g->xpix +
+				       (1 + cv->has_residual) * ych1 * g->M * PIX) +
 		      wbytes;
 	return (double)g->S * once / soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
 }
@@ -1050,24 +1054,28 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 		int64_t plane = cv->h * cv->w, px = s->s.fh * s->s.fw, one = s->c1c * px;
 		int64_t base = (tl->img * g->XC1 + g->XO + tl->sl * g->C1 + s->c1a) * plane +
 			       s->s.x0;
-		if ((px == plane || s->c1c == 1) && one <= 0xffff) {
-			addi(gn, R_GM, R_X, base * PIX);
+		/* pixels to 32-byte blocks: C04 pixels are 8 bytes, and every count
+		 * here is then a multiple of 4 (cc_conv_c04_ok) */
+		int64_t bp = PIX / g->xpix;
+		if ((px == plane || s->c1c == 1) && one / bp <= 0xffff) {
+			addi(gn, R_GM, R_X, base * g->xpix);
 			li(gn, R_A, mem->l1_slab[s->sslot]);
-			dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, tl->nimg, one,
-			    g->XC1 * plane - one, 0);
+			dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, tl->nimg, one / bp,
+			    (g->XC1 * plane - one) / bp, 0);
 		} else {
 			for (int64_t i = 0; i < tl->nimg; i++) {
-				addi(gn, R_GM, R_X, (base + i * g->XC1 * plane) * PIX);
-				li(gn, R_A, mem->l1_slab[s->sslot] + i * one * PIX);
-				dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px, plane - px, 0);
+				addi(gn, R_GM, R_X, (base + i * g->XC1 * plane) * g->xpix);
+				li(gn, R_A, mem->l1_slab[s->sslot] + i * one * g->xpix);
+				dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px / bp,
+				    (plane - px) / bp, 0);
 			}
 		}
 	}
 	if (s->wload) {
 		addi(gn, R_WGM, R_W,
-		     tl->sl * g->wslice + (s->c1a * g->kk * g->N1 + tl->n1a) * FRAC);
+		     tl->sl * g->wslice + (s->c1a * g->kf1 * g->N1 + tl->n1a) * FRAC);
 		li(gn, R_A, mem->l1_w[s->wslot]);
-		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_WGM, s->c1c * g->kk, tl->n1c * 16,
+		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_WGM, s->c1c * g->kf1, tl->n1c * 16,
 		    (g->N1 - tl->n1c) * 16, 0);
 	}
 	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
@@ -1093,8 +1101,8 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		in->pr = cv->pr;
 		memcpy(cs->fm, fm, sizeof fm);
 	}
-	int64_t mfi = tile_mfi(tl), k1n = s->c1c * g->kk;
-	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * PIX; /* one image's slab */
+	int64_t mfi = tile_mfi(tl), k1n = s->c1c * g->kf1;
+	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * g->xpix; /* one image's slab */
 	int c = (int)(cs->tiles & 1);
 	for (int64_t kp = 0; kp < k1n; kp += t->kf, cs->step++) {
 		int64_t kn = min64(t->kf, k1n - kp);
@@ -1124,8 +1132,9 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 			in->mcnt = mfi * 16;
 			in->k1cnt = kn;
 			in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
+			in->c04 = cv->c04;
 		}
-		int64_t key[5] = { s->c1a * g->kk + kp, kn, tl->n1a, tl->n1c, tl->sl };
+		int64_t key[5] = { s->c1a * g->kf1 + kp, kn, tl->n1a, tl->n1c, tl->sl };
 		if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
 			li(gn, R_A, pb * mem->l0b_half);
 			li(gn, R_B, wl1 + kp * tl->n1c * FRAC);
@@ -1286,7 +1295,7 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	 * over a run of tiles (with uneven groups the smallest is far off) */
 	int64_t gmin = max64(1, cv->n / t->ng), mfi = max64(1, g->M1 / t->mt), mf = gmin * mfi;
 	double ga = (double)cv->n / (double)t->ng;
-	int64_t nf = max64(1, g->N1 / t->nt), K1 = g->C1 * g->kk;
+	int64_t nf = max64(1, g->N1 / t->nt), K1 = g->C1 * g->kf1;
 	double kn = (double)(cdiv(K1 * 16, cfg->cube_k) * cdiv(nf * 16, cfg->cube_n));
 	double tile = (double)cdiv(mf * 16, cfg->cube_m) * kn;
 	/* the whole layer's cube work, each pixel fractal once, over the blocks */
@@ -1295,7 +1304,7 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 		     (double)cfg->cube_n;
 	double cube = fmax((double)nb * ga * (double)cdiv(mfi * 16, cfg->cube_m) * kn,
 			   all / (double)t->blocks);
-	double slab = ga * (double)(g->C1 * px_min * PIX), w = (double)(K1 * nf * FRAC);
+	double slab = ga * (double)(g->C1 * px_min * g->xpix), w = (double)(K1 * nf * FRAC);
 	/* least-recently-used replacement cycling through more pieces than L1
 	 * has slots for them evicts each before it comes round again: then every
 	 * tile loads its slab or weights anew */
@@ -1305,7 +1314,7 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	double sbytes = (double)(sset > sslots ? nb : dpix) * slab;
 	double wbytes = (double)(wset > wslots ? nb : dn) * w;
 	/* the average block's share of the input and of the weights, each once */
-	sbytes = fmax(sbytes, (double)(g->S * cv->n * t->mt * g->C1 * px_min * PIX) /
+	sbytes = fmax(sbytes, (double)(g->S * cv->n * t->mt * g->C1 * px_min * g->xpix) /
 				      (double)t->blocks);
 	wbytes = fmax(wbytes, (double)(g->S * K1 * g->N1 * FRAC) / (double)t->blocks);
 	/* a last pixel tile may be short */
@@ -1315,7 +1324,7 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	double bytes = (sbytes + rbytes) / (m.acold ? m.wrd : m.rd) +
 		       wbytes / (m.wcold ? m.wrd : m.rd);
 	double lat = 2.0 * (double)cfg->l2_latency_cycles + m.s;
-	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kk, t->kf);
+	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kf1, t->kf);
 	int64_t steps = nb * tsteps;
 	double scalar = ((13.0 + 5.0 * (ga - 1.0)) * (double)steps + 10.0 * (double)nb) *
 			(double)cfg->core_scalar_cycles;
@@ -1370,7 +1379,7 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 	if (all) {
 		for (int64_t b = 0; b < t->blocks; b++)
 			t->core = fmax(t->core, cube_time_block(g, t, st, b, &walked));
-		t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kk * g->N1 * FRAC), g->N1));
+		t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
 		return walked;
 	}
 	for (int64_t b = 0; b < t->blocks; b++) {
@@ -1379,10 +1388,10 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 		for (int64_t i = 0; i < ns; i++) {
 			const struct stage *s = &st[i];
 			if (s->sload)
-				bytes += (double)(s->t.nimg * s->c1c * s->s.fh * s->s.fw * PIX);
+				bytes += (double)(s->t.nimg * s->c1c * s->s.fh * s->s.fw * g->xpix);
 			if (s->wload)
-				bytes += (double)(s->c1c * g->kk * s->t.n1c * FRAC);
-			cube += (double)(cdiv(tile_m(&s->t), cfg->cube_m) * s->c1c * g->kk *
+				bytes += (double)(s->c1c * g->kf1 * s->t.n1c * FRAC);
+			cube += (double)(cdiv(tile_m(&s->t), cfg->cube_m) * s->c1c * g->kf1 *
 					 s->t.n1c);
 			if (s->last && g->cv->has_residual)
 				bytes += (double)(s->t.nimg * s->t.mrows * s->t.n1c * PIX);
@@ -1398,7 +1407,7 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 	for (int k = 0; k < 3; k++)
 		if (!(k > 0 && pick[k] == pick[0]) && !(k > 1 && pick[k] == pick[1]))
 			t->core = fmax(t->core, cube_time_block(g, t, st, pick[k], &walked));
-	t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kk * g->N1 * FRAC), g->N1));
+	t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
 	return walked;
 }
 
@@ -1499,11 +1508,11 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 					t.mf = mf;
 					t.nf = nf;
 					t.c1f = cdiv(g->C1, t.nch);
-					t.kf = min64(min64(l0a / mf, l0b / nf), t.c1f * g->kk);
-					t.slab_bytes = up(gi * t.c1f * px_max * PIX, 512);
-					t.w_bytes = up(t.c1f * g->kk * nf * FRAC, 512);
+					t.kf = min64(min64(l0a / mf, l0b / nf), t.c1f * g->kf1);
+					t.slab_bytes = up(gi * t.c1f * px_max * g->xpix, 512);
+					t.w_bytes = up(t.c1f * g->kf1 * nf * FRAC, 512);
 					if (t.kf < 1 || t.slab_bytes + t.w_bytes > l1 ||
-					    t.c1f * g->kk > 0xffff)
+					    t.c1f * g->kf1 > 0xffff)
 						continue;
 					t.tiles = g->S * ng * mt * nt;
 					t.blocks = min64(t.tiles, cfg->core_count);
@@ -1993,12 +2002,34 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 			 "convolution is not supported yet");
 		return -1;
 	}
+	if (cv->c04) {
+		struct cc_conv plain = *cv;
+		plain.c04 = 0;
+		if (!cc_conv_c04_ok(&plain)) {
+			snprintf(err, errlen, "conv: the small-channel (C04) path needs a plain fp16 "
+					      "convolution of at most 4 input channels and an input "
+					      "width that is a multiple of 4 (cin %lld, width %lld)",
+				 (long long)cv->cin, (long long)cv->w);
+			return -1;
+		}
+	}
 	if (cv->act == CC_ACT_CLIP && !(cv->clip_lo <= cv->clip_hi)) {
 		snprintf(err, errlen, "conv: clip range [%g, %g] is empty", (double)cv->clip_lo,
 			 (double)cv->clip_hi);
 		return -1;
 	}
 	return 0;
+}
+
+int cc_conv_c04_ok(const struct cc_conv *cv)
+{
+	/* whole 32-byte blocks of 8-byte pixels: image planes and slab rows (or
+	 * a flat conv's runs of 16 pixels) start on a block */
+	int flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt &&
+		   !cv->pl && !cv->pb && !cv->pr;
+	return !cv->c04 && cv->groups == 1 && cv->cin >= 1 && cv->cin <= 4 && !cv->int8 &&
+	       !cv->q8_out && !cv->no_fp16_out && cv->slices <= 1 && !cv->x_c1 &&
+	       (cv->w % 4 == 0 || (flat && cv->h * cv->w % 4 == 0));
 }
 
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
@@ -2038,6 +2069,8 @@ uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
 	uint64_t c1 = (uint64_t)cdiv(cv->cin, 16);
 	if (is_depthwise(cv))
 		return c1 * kk * PIX;
+	if (cv->c04) /* 4 taps of 4 channels a fractal row */
+		return (uint64_t)cdiv((int64_t)kk * 4, 16) * (uint64_t)cdiv(cv->cout, 16) * FRAC;
 	return c1 * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
 }
 
@@ -2051,6 +2084,24 @@ void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *
 		int64_t per = cv->cout * (cv->cin / cv->groups) * kk; /* ONNX values a slice */
 		for (int64_t sl = 0; sl < cv->slices; sl++)
 			cc_conv_layout_weights(&one, w + sl * per, out + (size_t)sl * n);
+		return;
+	}
+	if (cv->c04) {
+		/* K element kx = k1*16 + k is tap kx / 4, channel kx % 4, the order
+		 * load3d c04=1 expands the input in; zero past the taps and cin */
+		int64_t K1 = cdiv(kk * 4, 16);
+		for (int64_t k1 = 0; k1 < K1; k1++)
+			for (int64_t n1 = 0; n1 < N1; n1++)
+				for (int64_t k = 0; k < 16; k++)
+					for (int64_t n = 0; n < 16; n++) {
+						int64_t kx = k1 * 16 + k, tap = kx / 4, ci = kx % 4;
+						int64_t co = n1 * 16 + n;
+						float v = tap < kk && ci < cv->cin && co < cv->cout
+								  ? w[(co * cv->cin + ci) * kk + tap]
+								  : 0.0f;
+						out[((k1 * N1 + n1) * 16 + k) * 16 + n] =
+							dv_f32_to_f16(v);
+					}
 		return;
 	}
 	if (!is_depthwise(cv)) {

@@ -23,7 +23,12 @@
  * of 2 to 7 pixels have no such 8 pixels: those tensors run as one block, as
  * do those of 1 pixel unless C is a multiple of 8 (no spill then).  Chunks of
  * a split plane are multiples of 8 pixels (the last one is moved back to end
- * at the plane's end), so their writes never spill. */
+ * at the plane's end), so their writes never spill.
+ *
+ * For a conv on the small-channel path (kern_conv.c, cc_conv.c04) the input
+ * goes to NC1HWC0 with C0 = 4 instead: 8 bytes a pixel, the image's own
+ * bytes, packed from the 16-lane pixels by transposes (c04_pack); rows are
+ * padded to 64 pixels in the UB for it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +49,7 @@ struct tile {
 struct plan {
 	int64_t n, c, hw, c1n, q;
 	int to_dev, flat, aligned;
+	int c04; /* to_dev into NC1HWC0 with C0 = 4 (8-byte pixels) */
 	int chunked;
 	int64_t cap;  /* pixels (channel-row length x planes) per tile */
 	int64_t npad; /* row length of a whole-plane tile */
@@ -67,9 +73,15 @@ static int64_t hc_of(const struct plan *pl, int64_t q)
 	return q / pl->c1n * pl->c + q % pl->c1n * 16;
 }
 
+/* C04 packs groups of 64 pixels (c04_pack), so its rows are padded to 64. */
+static int64_t pad_row(const struct plan *pl, int64_t m)
+{
+	return pl->c04 ? (m + 63) / 64 * 64 : cc_pad16(m);
+}
+
 static int64_t tile_npad(const struct plan *pl, const struct tile *t)
 {
-	return pl->flat ? 1 : cc_pad16(t->m);
+	return pl->flat ? 1 : pad_row(pl, t->m);
 }
 
 /* A run of the tile's planes from g0 whose channel rows follow each other on
@@ -146,6 +158,28 @@ static void zero_pad_channels(struct kg *g, int64_t at, int64_t npix, int64_t nc
 	}
 }
 
+/* C04: the tile's [G][np][16] pixels at slot 2 (lanes past c zero) packed
+ * to [G][np][4] at slot 1 (free once slot 2 is written), through slot 0
+ * (free after the conversion).  Per group of 64 pixels: transpose p (p =
+ * 0..3) reads the pixels 4r + p (r = 0..15, rows 4 blocks apart) and writes
+ * their channels as rows 4p .. 4p+15 of a 16-row matrix M (the rows past
+ * 4p+3 hold the zero lanes, and the next transpose overwrites them; the
+ * last one's spill goes to M's 16 spare rows), so that row 4p + ch of M is
+ * channel ch of pixels p, p+4, ..., p+60; transposing M gives row r =
+ * pixels 4r .. 4r+3 of 4 channels each: 8-byte pixels, 4 to a block. */
+static void c04_pack(struct kg *g, const struct plan *pl, const struct tile *t, int par)
+{
+	int64_t pm = pl->slot[par][2], mm = pl->slot[par][0], out = pl->slot[par][1];
+	int64_t groups = t->G * tile_npad(pl, t) / 64;
+	for (int64_t j = 0; j < groups; j += 255) {
+		int64_t rep = groups - j < 255 ? groups - j : 255;
+		for (int p = 0; p < 4; p++)
+			kg_transpose(g, mm + j * 1024 + p * 4 * 32, pm + j * 2048 + p * 32, rep, 1, 4,
+				     32, 64);
+		kg_transpose(g, out + j * 512, mm + j * 1024, rep, 1, 1, 16, 32);
+	}
+}
+
 static void in_compute(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	int64_t np = tile_npad(pl, t);
@@ -179,11 +213,23 @@ static void in_compute(struct kg *g, const struct plan *pl, const struct tile *t
 		if (k < 16)
 			zero_pad_channels(g, out + gg * np * 32, np, k);
 	}
+	if (pl->c04)
+		c04_pack(g, pl, t, par);
 }
 
 static void in_store(struct kg *g, const struct plan *pl, const struct tile *t, int par)
 {
 	int64_t np = tile_npad(pl, t), out = pl->slot[par][2];
+	if (pl->c04) { /* 4 pixels a block; planes (images) m pixels apart in GM */
+		int64_t at = (t->q0 * pl->hw + t->a) * 8;
+		out = pl->slot[par][1];
+		if (t->G > 1 && np != t->m)
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, at, out, t->G, t->m / 4, (np - t->m) / 4,
+			       0);
+		else
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, at, out, 1, t->G * t->m / 4, 0, 0);
+		return;
+	}
 	int64_t off = (t->q0 * pl->hw + t->a) * 32;
 	if (t->G > 1 && np != t->m)
 		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, off, out, t->G, t->m, np - t->m, 0);
@@ -274,9 +320,16 @@ static void out_store(struct kg *g, const struct plan *pl, const struct tile *t,
 /* ---- planning and the per-block programs --------------------------------------- */
 
 static int make_plan(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
-		     int to_dev, struct plan *pl, char *err, size_t errlen)
+		     int to_dev, int c04, struct plan *pl, char *err, size_t errlen)
 {
 	memset(pl, 0, sizeof *pl);
+	if (c04 && (c > 4 || h * w % 4)) {
+		snprintf(err, errlen, "transdata to C04: %lld channels (at most 4) and %lldx%lld "
+			 "pixels (a multiple of 4) do not fit", (long long)c, (long long)h,
+			 (long long)w);
+		return -1;
+	}
+	pl->c04 = c04;
 	if (n < 1 || c < 1 || h < 1 || w < 1) {
 		snprintf(err, errlen, "transdata: empty tensor %lldx%lldx%lldx%lld", (long long)n,
 			 (long long)c, (long long)h, (long long)w);
@@ -297,12 +350,14 @@ static int make_plan(const struct soc_config *cfg, int64_t n, int64_t c, int64_t
 	pl->cap = (half - 3 * SLACK) / 128;
 	if (!pl->flat)
 		pl->cap = pl->cap / 16 * 16 < 4080 ? pl->cap / 16 * 16 : 4080;
+	if (c04) /* whole groups of 64 (c04_pack) */
+		pl->cap = pl->cap / 64 * 64;
 	if (pl->cap < 16) {
 		snprintf(err, errlen, "transdata: the %lld KiB UB is too small",
 			 (long long)cfg->ub_size_kb);
 		return -1;
 	}
-	pl->npad = pl->flat ? 1 : cc_pad16(pl->hw);
+	pl->npad = pl->flat ? 1 : pad_row(pl, pl->hw);
 	pl->chunked = pl->npad > pl->cap;
 	pl->gmax = pl->chunked ? 1 : pl->cap / pl->npad;
 	if (pl->gmax > 255)
@@ -325,7 +380,7 @@ static int make_plan(const struct soc_config *cfg, int64_t n, int64_t c, int64_t
 		int64_t want = (2 * nb + pl->q - 1) / pl->q;
 		if (k < want)
 			k = want;
-		pl->tchunk = cc_pad16((pl->hw + k - 1) / k);
+		pl->tchunk = pad_row(pl, (pl->hw + k - 1) / k);
 		if (pl->tchunk > pl->cap)
 			pl->tchunk = pl->cap;
 		pl->nchunk = (pl->hw + pl->tchunk - 1) / pl->tchunk;
@@ -396,11 +451,11 @@ static size_t block_tiles(const struct plan *pl, int64_t b, struct tile *v, size
 }
 
 static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
-			 int to_dev, struct cc_prog *p, unsigned *block_dim, char *err,
+			 int to_dev, int c04, struct cc_prog *p, unsigned *block_dim, char *err,
 			 size_t errlen)
 {
 	struct plan pl;
-	if (make_plan(cfg, n, c, h, w, to_dev, &pl, err, errlen))
+	if (make_plan(cfg, n, c, h, w, to_dev, c04, &pl, err, errlen))
 		return -1;
 	size_t cap = (size_t)pl.per + 8;
 	struct tile *tiles = malloc(cap * sizeof *tiles);
@@ -467,11 +522,17 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 int cc_gen_nchw_in(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
-	return gen_transdata(cfg, n, c, h, w, 1, p, block_dim, err, errlen);
+	return gen_transdata(cfg, n, c, h, w, 1, 0, p, block_dim, err, errlen);
+}
+
+int cc_gen_nchw_in_c04(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	return gen_transdata(cfg, n, c, h, w, 1, 1, p, block_dim, err, errlen);
 }
 
 int cc_gen_nchw_out(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
-	return gen_transdata(cfg, n, c, h, w, 0, p, block_dim, err, errlen);
+	return gen_transdata(cfg, n, c, h, w, 0, 0, p, block_dim, err, errlen);
 }

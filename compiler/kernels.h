@@ -355,7 +355,16 @@ struct cc_conv {
 	 * dequant scales); no_fp16_out: only that form is written. */
 	int q8_out, no_fp16_out;
 	float q8_inv_scale;
+	/* The small-channel path (ATC's C04, groups == 1, cin <= 4, fp16, no
+	 * slice): x is NC1HWC0 with C0 = 4 ([N][H][W][4], 8 bytes a pixel, the
+	 * image's own bytes), w a multiple of 4 unless the conv is 1x1 stride 1
+	 * unpadded; load3d c04=1 expands it, and the weights are FRACTAL_Z in
+	 * its K order (K row k = tap k / 4, channel k % 4): ceil(kh*kw*4 / 16)
+	 * fractal rows instead of kh*kw. */
+	int c04;
 };
+/* Whether cv (c04 off) could take the small-channel path. */
+int cc_conv_c04_ok(const struct cc_conv *cv);
 static inline int64_t cc_conv_ho(const struct cc_conv *c)
 {
 	return (c->h + c->pt + c->pb - c->dh * (c->kh - 1) - 1) / c->sh + 1;
@@ -439,6 +448,10 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
  * fp16 NC1HWC0.  Arguments: 0 source, 1 destination. */
 int cc_gen_nchw_in(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* The same into NC1HWC0 with C0 = 4 ([n][h][w][4] fp16, c <= 4, channels
+ * past c zero; h*w a multiple of 4), for convs on the small-channel path. */
+int cc_gen_nchw_in_c04(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
 int cc_gen_nchw_out(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
 

@@ -457,6 +457,8 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 		t->flops += (uint64_t)(full->n * full->cout * ho * wo);
 	if (fz < 0) /* (cc_arg_tensor counted a workspace fz) */
 		t->bytes += wb;
+	if (cv.c04)
+		snprintf(t->note, sizeof t->note, "small-channel path (C04 input)");
 	return 0;
 }
 
@@ -501,6 +503,7 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	cv.clip_lo = n->act_lo;
 	cv.clip_hi = n->act_hi;
 	cv.has_residual = ri >= 0;
+	cv.c04 = c->dev[xi].c04; /* the input was laid out for it (cc_c04_input) */
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	/* the kernel reads the residual in the output's own layout */
@@ -764,4 +767,45 @@ int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off)
 	cc_io_dev(c, t, 1, out);
 	t->flops = 2 * (uint64_t)cc_tensor_numel(T(c, xi));
 	return 0;
+}
+
+/* Whether graph input ti can be laid out as NC1HWC0 with C0 = 4 for ATC's
+ * small-channel path: every live node reading it is a 2-D fp16 Conv with
+ * constant weights that reads it as its x only and takes that path
+ * (cc_conv_c04_ok).  Then its TransData writes the image's own bytes (8 a
+ * pixel for up to 4 channels instead of 32) and those convs read them. */
+int cc_conv_c04_input(struct cc_ctx *c, int ti)
+{
+	const struct cc_tensor *x = T(c, ti);
+	if (x->rank != 4 || x->is_output || x->dims[1] > 4)
+		return 0;
+	int readers = 0;
+	for (int k = 0; k < c->g.nn; k++) {
+		struct cc_node *n = &c->g.n[k];
+		int reads = 0;
+		for (int i = 0; i < n->nin; i++)
+			reads |= n->in[i] == ti;
+		if (n->dead || !reads)
+			continue;
+		readers++;
+		if (strcmp(n->op, "Conv") || (n->domain && n->domain[0]) || n->in[0] != ti ||
+		    n->q_x_scale > 0 || n->nin < 2 || n->in[1] < 0 || !T(c, n->in[1])->data ||
+		    T(c, n->in[1])->rank != 4)
+			return 0;
+		for (int i = 1; i < n->nin; i++)
+			if (n->in[i] == ti)
+				return 0;
+		const struct cc_tensor *w = T(c, n->in[1]);
+		struct window wd;
+		if (window_of(c, n, x, w->dims[2], w->dims[3], 0, &wd))
+			return 0; /* its lowering reports the error */
+		struct cc_conv cv = { .n = x->dims[0], .cin = x->dims[1], .h = x->dims[2],
+				      .w = x->dims[3], .cout = w->dims[0], .kh = wd.kh, .kw = wd.kw,
+				      .sh = wd.sh, .sw = wd.sw, .pt = wd.pt, .pl = wd.pl,
+				      .pb = wd.pb, .pr = wd.pr, .dh = wd.dh, .dw = wd.dw,
+				      .groups = cc_attr_int(n, "group", 1) };
+		if (!cc_conv_c04_ok(&cv) || cv.h * cv.w % 4)
+			return 0;
+	}
+	return readers > 0;
 }

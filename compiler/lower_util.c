@@ -113,6 +113,7 @@ static void dev_shape(struct cc_ctx *c, int ti)
 	struct cc_tensor *t = T(c, ti);
 	cc_rows_cols(t, &d->rows, &d->cols);
 	d->nc1hwc0 = t->rank == 4;
+	d->c04 = 0;
 	if (d->nc1hwc0) {
 		d->n = t->dims[0];
 		d->c = t->dims[1];
@@ -383,7 +384,9 @@ void cc_io_add(struct task *t, int output, int ti, int shape, enum cc_dtype dt,
 /* A tensor in its device layout: fp16, NC1HWC0 for 4-D activations, else ND. */
 void cc_io_dev(struct cc_ctx *c, struct task *t, int output, int ti)
 {
-	cc_io_add(t, output, ti, ti, CC_F16, c->dev[ti].nc1hwc0 ? CC_FMT_NC1HWC0 : CC_FMT_ND);
+	const struct dev_tensor *d = &c->dev[ti];
+	cc_io_add(t, output, ti, ti, CC_F16,
+		  d->c04 ? CC_FMT_NC1HWC0_C04 : d->nc1hwc0 ? CC_FMT_NC1HWC0 : CC_FMT_ND);
 }
 
 /* The common shape of a one-input kernel: its output placed in the
@@ -463,6 +466,9 @@ int cc_run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain *ch
 int cc_gen_edge(struct cc_ctx *c, const struct dev_tensor *d, int to_device,
 		struct task *t, char *msg, size_t len)
 {
+	if (d->c04 && to_device)
+		return cc_gen_nchw_in_c04(c->cfg, d->n, d->c, d->h, d->w, &t->prog, &t->block_dim,
+					  msg, len);
 	if (d->nc1hwc0)
 		return to_device ? cc_gen_nchw_in(c->cfg, d->n, d->c, d->h, d->w, &t->prog,
 						  &t->block_dim, msg, len)

@@ -1166,6 +1166,8 @@ const char *om_format_name(int32_t format)
 		return "NC1HWC0";
 	case 4:
 		return "FRACTAL_Z";
+	case 12:
+		return "NC1HWC0_C04";
 	case 29:
 		return "FRACTAL_NZ";
 	default:

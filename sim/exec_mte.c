@@ -193,6 +193,59 @@ int exec_SET_FMATRIX(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	return 0;
 }
 
+/* load3d c04=1: img2col of a small-channel map, [H][W][4] f16 (C0 = 4, 8
+ * bytes a pixel, the NC1HWC0_C04 of ACL's formats).  K runs over (tap,
+ * channel) with the channel fastest: element k of column fractal k1 is tap t
+ * = (k1*16 + k) / 4 = (i, j) = (t / kw, t % kw), channel (k1*16 + k) % 4, so
+ * one 16-element fractal row holds 4 taps of 4 channels and the kernel's
+ * ceil(kh*kw*4 / 16) fractals cover every tap (those past kh*kw read zero);
+ * FRACTAL_Z weights laid out in the same K order match it.  Fractals past
+ * the last tap do not exist: asking for one is an error. */
+static int load3d_c04(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost,
+		      int64_t H, int64_t W, int64_t Ho, int64_t Wo, int64_t m0, int64_t k10)
+{
+	const struct isa_dec *in = e->in;
+	if (in->dt != ISA_DT_F16)
+		return sim_fail(c, "load3d c04=1 supports dt=f16 only");
+	int64_t kk = in->kh * in->kw, k1n = (kk * 4 + 15) / 16;
+	if (k10 + in->k1cnt > k1n)
+		return sim_fail(c, "load3d c04=1: fractals [%lld, %lld) past the %lld of a %dx%d "
+				"kernel", (long long)k10, (long long)(k10 + in->k1cnt),
+				(long long)k1n, (int)in->kh, (int)in->kw);
+	uint64_t sspan = (uint64_t)(H * W) * 8;
+	uint64_t dspan = (uint64_t)(in->mcnt / 16) * (uint64_t)in->k1cnt * FRAC;
+	uint8_t *src = sim_buf_at(c, SIM_BUF_L1, e->rs1, sspan, "src");
+	uint8_t *dst = src ? sim_buf_at(c, SIM_BUF_L0A, e->rd, dspan, "dst") : NULL;
+	if (!src || !dst)
+		return -1;
+	if (!c->dev->timing_only) {
+		/* per group of 4 K elements (one tap): the tap's 4 channels, 8 bytes */
+		int64_t HoWo = Ho * Wo, frac_stride = in->k1cnt * FRAC;
+		for (int64_t q = 0; q < in->k1cnt * 4; q++) {
+			int64_t t = k10 * 4 + q, i = t / in->kw, j = t % in->kw;
+			int64_t ih0 = i * in->dh - c->fmatrix.pt, iw0 = j * in->dw - c->fmatrix.pl;
+			uint8_t *dq = dst + (q / 4) * FRAC + (q % 4) * 8;
+			int64_t oh = m0 / Wo, ow = m0 % Wo;
+			for (int64_t m = 0; m < in->mcnt; m++) {
+				int64_t ih = oh * in->sh + ih0, iw = ow * in->sw + iw0;
+				uint8_t *d = dq + (m / 16) * frac_stride + (m % 16) * BLK;
+				if (t >= kk || m0 + m >= HoWo || ih < 0 || ih >= H || iw < 0 || iw >= W)
+					memset(d, 0, 8);
+				else
+					memcpy(d, src + (ih * W + iw) * 8, 8);
+				if (++ow == Wo) {
+					ow = 0;
+					oh++;
+				}
+			}
+		}
+	}
+	cost->occ = cycles_for((double)dspan, c->dev->cfg.mte_l1_to_l0a_bytes_per_cycle);
+	cost->lat = (uint64_t)c->dev->cfg.mte_local_latency_cycles;
+	c->st->l1_to_l0a_bytes += dspan;
+	return 0;
+}
+
 /* load3d: img2col.  The feature map at L1[src] is one batch image in
  * NC1HWC0 ([C1][H][W][C0], C0 = 16 f16 or 32 s8, 32 bytes per pixel).
  * Matrix row m is output pixel (m / Wo, m % Wo); column fractal k1 is
@@ -222,6 +275,8 @@ int exec_LOAD3D(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	int64_t m0 = e->rs2, k10 = e->rs3;
 	if (m0 < 0 || k10 < 0)
 		return sim_fail(c, "negative m_start or k1_start");
+	if (in->c04)
+		return load3d_c04(c, e, cost, H, W, Ho, Wo, m0, k10);
 	int64_t kk = in->kh * in->kw;
 	int64_t c1_last = (k10 + in->k1cnt - 1) / kk;
 	uint64_t sspan = (uint64_t)(c1_last + 1) * (uint64_t)(H * W) * BLK;

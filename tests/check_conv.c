@@ -240,7 +240,16 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 
 	int64_t args[5];
 	unsigned nargs = 0;
-	args[nargs++] = (int64_t)gm_buffer(dev, x, nx * 2, 0);
+	if (cv->c04) { /* the device's x: [n][h][w][4], the first 4 lanes of each pixel */
+		uint16_t *x4 = malloc(nx / 4 * 2);
+		ck_assert_ptr_nonnull(x4);
+		for (size_t i = 0; i < nx / 4; i++)
+			x4[i] = x[i / 4 * 16 + i % 4];
+		args[nargs++] = (int64_t)gm_buffer(dev, x4, nx / 4 * 2, 0);
+		free(x4);
+	} else {
+		args[nargs++] = (int64_t)gm_buffer(dev, x, nx * 2, 0);
+	}
 	args[nargs++] = (int64_t)gm_buffer(dev, wd, nwd * 2, 0);
 	uint64_t ya = gm_buffer(dev, NULL, ny * 2, 1);
 	args[nargs++] = (int64_t)ya;
@@ -294,6 +303,8 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	sim_device_free(dev);
 }
 
+static int gen_error(const struct cc_conv *cv, char *err, size_t len);
+
 /* A small case: on both SoCs. */
 static void check_both(const struct cc_conv *cv, uint64_t seed)
 {
@@ -327,6 +338,42 @@ START_TEST(conv_7x7_stem)
 {
 	struct cc_conv cv = conv(1, 3, 56, 56, 64, 7, 2, 3);
 	check_both(&cv, 4);
+}
+END_TEST
+
+/* The small-channel path (cc_conv.c04): 1, 3 and 4 input channels, 7x7
+ * and 3x3, strides 1 and 2, batch 1 and 2, a flat 1x1, a residual; the
+ * device input is the image's 4 channels a pixel.  Its first conv (7x7
+ * over 3 channels) must read 4x fewer bytes and take fewer cube steps. */
+START_TEST(conv_c04)
+{
+	struct cc_conv cs[] = { conv(1, 3, 56, 56, 64, 7, 2, 3), conv(2, 3, 16, 16, 24, 3, 2, 1),
+				conv(1, 1, 12, 20, 16, 3, 1, 1), conv(2, 4, 8, 12, 40, 7, 2, 3),
+				conv(1, 4, 7, 12, 8, 3, 1, 0), conv(2, 2, 6, 6, 32, 1, 1, 0),
+				residual(conv(1, 3, 8, 8, 16, 3, 1, 1), 1, CC_ACT_RELU, 0, 0) };
+	cs[5].w = 6; /* flat: a width that is not a multiple of 4 */
+	for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+		ck_assert_msg(cc_conv_c04_ok(&cs[i]), "case %zu", i);
+		cs[i].c04 = 1;
+		check_both(&cs[i], 40 + i);
+	}
+	struct result a, b;
+	struct cc_conv stem = conv(1, 3, 56, 56, 64, 7, 2, 3);
+	run_conv("Ascend310P3", &stem, SIM_MODE_TIMING, 1, 9, &a);
+	stem.c04 = 1;
+	run_conv("Ascend310P3", &stem, SIM_MODE_TIMING, 1, 9, &b);
+	/* 13 K fractals per tile instead of 49 */
+	ck_assert_msg(b.cube_steps * 3 < a.cube_steps, "cube steps %llu vs %llu",
+		      (unsigned long long)b.cube_steps, (unsigned long long)a.cube_steps);
+	/* refused where 8-byte pixels would not fill 32-byte blocks */
+	struct cc_conv bad = conv(1, 3, 15, 15, 24, 3, 2, 1);
+	ck_assert(!cc_conv_c04_ok(&bad));
+	bad = conv(1, 5, 16, 16, 24, 3, 2, 1);
+	ck_assert(!cc_conv_c04_ok(&bad));
+	bad.c04 = 1;
+	char err[512];
+	ck_assert_int_ne(gen_error(&bad, err, sizeof err), 0);
+	ck_assert_msg(strstr(err, "small-channel"), "%s", err);
 }
 END_TEST
 
@@ -810,6 +857,49 @@ START_TEST(conv_grouped_models)
 }
 END_TEST
 
+/* First convs from models (tests/conv_models.py) vs PyTorch: the input's
+ * TransData writes NC1HWC0_C04 and the conv reads it (format 12), except
+ * for an odd width (NC1HWC0, format 3) or with --enable_small_channel=0. */
+START_TEST(conv_c04_models)
+{
+	static const struct { const char *name; int c04; } cs[] = {
+		{ "first_c3_7x7_s2_bn_relu", 1 }, { "first_c3_3x3_s2", 1 }, { "first_c1_3x3", 1 },
+		{ "first_c4_3x3_s2", 1 }, { "first_c3_7x7_s2_b1", 1 }, { "first_c3_odd_width", 0 }
+	};
+	char dir[4096] = "", model[256], set[256], path[8192], err[4096];
+	tu_models(dir, sizeof dir, "convm", "conv_models.py", NULL, "python3-torch, python3-onnx");
+	struct soc_config cfg;
+	ck_assert_msg(soc_load("Ascend310P3", &cfg, err, sizeof err) == 0, "%s", err);
+	for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+		snprintf(model, sizeof model, "node/test_%s/model", cs[i].name);
+		snprintf(set, sizeof set, "node/test_%s/test_data_set_0", cs[i].name);
+		tu_run_compare(dir, model, set);
+		snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
+		for (int off = 0; off < 2; off++) {
+			struct cc_options opt = { .no_small_channel = off };
+			struct om_model m;
+			ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s: %s",
+				      cs[i].name, err);
+			int want = cs[i].c04 && !off ? 12 : 3, convs = 0;
+			for (unsigned t = 0; t < m.ntasks; t++) {
+				const struct om_task *k = &m.tasks[t];
+				if (!strcmp(k->op_type, "TransData") && k->noutputs && t == 0)
+					ck_assert_int_eq(k->outputs[0].format, want);
+				if (strncmp(k->op_type, "Conv", 4))
+					continue;
+				convs++;
+				ck_assert_msg(k->ninputs && k->inputs[0].format == want,
+					      "%s: conv input format %d, want %d", cs[i].name,
+					      k->ninputs ? k->inputs[0].format : -1, want);
+			}
+			ck_assert_int_eq(convs, 1);
+			om_free(&m);
+		}
+	}
+	tu_models_free(dir);
+}
+END_TEST
+
 static int gen_error(const struct cc_conv *cv, char *err, size_t len)
 {
 	struct soc_config cfg;
@@ -879,6 +969,8 @@ int main(void)
 	tcase_add_test(tc, conv_3x3_stride1_batch2);
 	tcase_add_test(tc, conv_3x3_stride2_cin3);
 	tcase_add_test(tc, conv_7x7_stem);
+	tcase_add_test(tc, conv_c04);
+	tcase_add_test(tc, conv_c04_models);
 	tcase_add_test(tc, conv_dilation2);
 	tcase_add_test(tc, conv_asymmetric);
 	tcase_add_test(tc, conv_bias_relu);

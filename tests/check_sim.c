@@ -261,6 +261,50 @@ START_TEST(conv_img2col_matches_reference)
 }
 END_TEST
 
+/* load3d c04=1 (the small-channel path): 8-byte pixels of 4 channels, K
+ * element kx of the 13 fractals = tap kx / 4, channel kx % 4, against a
+ * direct 7x7 stride-2 convolution in C. */
+START_TEST(conv_c04_img2col_matches_reference)
+{
+	struct ktest t;
+	kt_open(&t, "Ascend310P3", NULL, SIM_MODE_FULL, "conv_c04.s");
+	enum { H = 8, W = 8, C = 4, O = 16, K1 = 13, HO = 4, WO = 4 };
+	uint16_t x[H * W * C], w[K1 * 16 * O], y[HO * WO * O];
+	uint64_t s = 17;
+	for (int i = 0; i < H * W * C; i++)
+		x[i] = kt_rand_f16(&s);
+	for (int i = 0; i < K1 * 16 * O; i++)
+		w[i] = kt_rand_f16(&s);
+	uint64_t gx = kt_alloc(&t, sizeof x), gw = kt_alloc(&t, sizeof w), gy = kt_alloc(&t, sizeof y);
+	sim_gm_write(t.dev, gx, x, sizeof x);
+	sim_gm_write(t.dev, gw, w, sizeof w);
+	ck_assert_msg(kt_run(&t, 1) == 0, "%s", t.res.error);
+	sim_gm_read(t.dev, gy, y, sizeof y);
+	for (int oh = 0; oh < HO; oh++)
+		for (int ow = 0; ow < WO; ow++)
+			for (int o = 0; o < O; o++) {
+				double ref = 0;
+				for (int i = 0; i < 7; i++)
+					for (int j = 0; j < 7; j++) {
+						int ih = oh * 2 - 3 + i, iw = ow * 2 - 3 + j;
+						if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+							continue;
+						for (int ci = 0; ci < C; ci++) {
+							int kx = (i * 7 + j) * 4 + ci;
+							ref += (double)dv_f16_to_f32(x[(ih * W + iw) * C + ci]) *
+							       dv_f16_to_f32(w[kx * O + o]);
+						}
+					}
+				double got = dv_f16_to_f32(y[(oh * WO + ow) * O + o]);
+				ck_assert_msg(fabs(got - ref) <= fabs(ref) / 1024 + 2e-3,
+					      "y[%d][%d][%d] = %g, reference %g", oh, ow, o, got, ref);
+			}
+	/* L1 -> L0A moved the 13 expanded fractals, not 49 */
+	ck_assert_uint_eq(t.res.total.l1_to_l0a_bytes, 13 * 512);
+	kt_close(&t);
+}
+END_TEST
+
 START_TEST(int8_cube_accumulates_exactly)
 {
 	struct ktest t;
@@ -391,6 +435,10 @@ START_TEST(hardware_rules_are_enforced)
 	expect_rule("vexp x0, x0, dt=s32\nend\n", "s32");
 	expect_rule("mmad x0, x0, x0, m=16, k=16, n=16, dt=f32\nend\n", "mmad supports");
 	expect_rule("load3d x0, x0, x0, x0, kh=1, kw=1, mcnt=16, k1cnt=1\nend\n", "set_fmatrix");
+	expect_rule("set_fmatrix fh=4, fw=4\nload3d x0, x0, x0, x0, kh=3, kw=3, mcnt=16, "
+		    "k1cnt=4, c04=1\nend\n", "past the 3");
+	expect_rule("set_fmatrix fh=4, fw=4\nload3d x0, x0, x0, x0, kh=3, kw=3, mcnt=16, "
+		    "k1cnt=1, dt=s8, c04=1\nend\n", "f16 only");
 }
 END_TEST
 
@@ -417,6 +465,7 @@ int main(void)
 	tcase_add_test(tc, vadd_all_cores_share_hbm);
 	tcase_add_test(tc, scalar_gm_loads_and_vbrcb);
 	tcase_add_test(tc, conv_img2col_matches_reference);
+	tcase_add_test(tc, conv_c04_img2col_matches_reference);
 	tcase_add_test(tc, int8_cube_accumulates_exactly);
 	tcase_add_test(tc, timing_mode_and_determinism);
 	tcase_set_timeout(tc, 600);

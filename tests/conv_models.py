@@ -54,6 +54,16 @@ cases = {
                                          nn.BatchNorm2d(128).eval(), nn.ReLU()), (1, 128, 14, 14)),
     "conv_g32x8_s2": (nn.Conv2d(256, 256, 3, stride=2, padding=1, groups=32), (2, 256, 9, 9)),
     "conv_g16x32": (nn.Conv2d(512, 512, 3, padding=1, groups=16, bias=False), (1, 512, 7, 7)),
+    # first convs of 1-4 channels take the small-channel (C04) path: the
+    # ResNet stem (7x7 stride 2, BN, ReLU) at batch 2, a MobileNet-like 3x3
+    # stride 2, one channel, four channels; an odd width falls back to C0 16
+    "first_c3_7x7_s2_bn_relu": (nn.Sequential(nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False),
+                                              nn.BatchNorm2d(64).eval(), nn.ReLU()), (2, 3, 32, 32)),
+    "first_c3_3x3_s2": (nn.Conv2d(3, 32, 3, stride=2, padding=1), (1, 3, 28, 28)),
+    "first_c1_3x3": (nn.Conv2d(1, 16, 3, padding=1), (1, 1, 20, 24)),
+    "first_c4_3x3_s2": (nn.Conv2d(4, 32, 3, stride=2, padding=1), (2, 4, 16, 16)),
+    "first_c3_7x7_s2_b1": (nn.Conv2d(3, 24, 7, stride=2, padding=3), (1, 3, 36, 40)),
+    "first_c3_odd_width": (nn.Conv2d(3, 16, 3, padding=1), (1, 3, 15, 15)),
 }
 # BatchNorm's default statistics would fold trivially; a generator of its
 # own leaves the other cases' inputs as they were

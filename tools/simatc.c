@@ -29,6 +29,8 @@ static void usage(FILE *f)
 		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): " CC_PASS_NAMES "\n"
 		"  --insert_op_conf=F      AIPP config (ATC's aipp_op format, static): the input\n"
 		"                          becomes a uint8 image preprocessed on the AI Core\n"
+		"  --enable_small_channel=0|1  1 (the default): a first conv of 1-4 input\n"
+		"                          channels reads them as C0 = 4 (ATC's small-channel path)\n"
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
 		"Supported operators: %s\n", cc_supported_ops());
 }
@@ -69,6 +71,14 @@ int main(int argc, char **argv)
 			opt.fusion_switch_file = v;
 		else if (IS("--insert_op_conf"))
 			opt.insert_op_conf = v;
+		else if (IS("--enable_small_channel")) {
+			if (strcmp(v, "0") && strcmp(v, "1")) {
+				fprintf(stderr, "simatc: --enable_small_channel takes 0 or 1, not '%s'\n",
+					v);
+				return 1;
+			}
+			opt.no_small_channel = !strcmp(v, "0");
+		}
 		else if (IS("--precision_mode")) {
 			if (!strcmp(v, "force_fp16"))
 				opt.precision_mode = CC_PREC_FORCE_FP16;
