@@ -37,6 +37,16 @@
  * drain comes is loaded there.  Without a residual, relu with no bias is fused into the L0C move;
  * with one it must wait for the sum.
  *
+ * The small-channel path (cv->c04, ATC's C04 for a first conv of 1-4
+ * channels): x is [N][H][W][4], 8 bytes a pixel (geo.xpix), so the slabs
+ * MTE2 brings are the image's own bytes, a quarter of C0 = 16's; load3d
+ * c04=1 expands them with K ordered (tap, channel), 4 taps of 4 channels a
+ * fractal row, so K is ceil(kh*kw*4/16) fractals (geo.kf1: 13 for 7x7, 3
+ * for 3x3) instead of kh*kw, and the cube does that much less work too.
+ * Everything else (tiles, drains, timing) is the same code; an image plane
+ * and a slab row are whole 32-byte blocks when W is a multiple of 4
+ * (cc_conv_c04_ok).
+ *
  * A 1x1 stride-1 unpadded conv is flat: a tile's slab is exactly its own
  * pixels, seen by set_fmatrix as one row.
  *
