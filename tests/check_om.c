@@ -1088,6 +1088,7 @@ START_TEST(test_type_names)
 	ck_assert_str_eq(om_format_name(2), "ND");
 	ck_assert_str_eq(om_format_name(3), "NC1HWC0");
 	ck_assert_str_eq(om_format_name(4), "FRACTAL_Z");
+	ck_assert_str_eq(om_format_name(12), "NC1HWC0_C04");
 	ck_assert_str_eq(om_format_name(29), "FRACTAL_NZ");
 	ck_assert_str_eq(om_format_name(-1), "UNDEFINED");
 	ck_assert_str_eq(om_format_name(1000), "UNDEFINED");
