@@ -2034,11 +2034,12 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 int cc_conv_c04_ok(const struct cc_conv *cv)
 {
 	/* whole 32-byte blocks of 8-byte pixels: image planes and slab rows (or
-	 * a flat conv's runs of 16 pixels) start on a block */
+	 * a flat conv's runs of 16 pixels) start on a block; the output side
+	 * (a requantized int8 copy included) does not depend on the input's C0 */
 	int flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt &&
 		   !cv->pl && !cv->pb && !cv->pr;
 	return !cv->c04 && cv->groups == 1 && cv->cin >= 1 && cv->cin <= 4 && !cv->int8 &&
-	       !cv->q8_out && !cv->no_fp16_out && cv->slices <= 1 && !cv->x_c1 &&
+	       cv->slices <= 1 && !cv->x_c1 &&
 	       (cv->w % 4 == 0 || (flat && cv->h * cv->w % 4 == 0));
 }
 

@@ -285,11 +285,12 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 			ck_assert_msg(!memcmp(y, rr, ny * 2), "%s: the residual was written", soc);
 		}
 	}
-	printf("%-12s n%lld c%lld %lldx%lld -> %lld k%lldx%lld s%lld g%lld%s: blocks %u, "
+	printf("%-12s n%lld c%lld %lldx%lld -> %lld k%lldx%lld s%lld g%lld%s%s: blocks %u, "
 	       "%u images per tile, %llu cycles, cube util %.3f, max err %.2g (peak %.3g)\n",
 	       soc, (long long)cv->n, (long long)cv->cin, (long long)cv->h, (long long)cv->w,
 	       (long long)cv->cout, (long long)cv->kh, (long long)cv->kw, (long long)cv->sh,
-	       (long long)cv->groups, cv->has_residual ? " +r" : "", r->block_dim, r->imgs,
+	       (long long)cv->groups, cv->has_residual ? " +r" : "", cv->c04 ? " c04" : "",
+	       r->block_dim, r->imgs,
 	       (unsigned long long)r->cycles,
 	       r->util, r->max_err, r->peak);
 	fflush(stdout);
