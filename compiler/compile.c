@@ -837,7 +837,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		cc_ws_place(&c, ti);
 		struct dev_tensor *d = &c.dev[ti];
 		/* ATC's small-channel path: the input's own bytes for its convs */
-		if (!(opt && opt->no_small_channel) && cc_conv_c04_input(&c, ti)) {
+		if (opt && opt->small_channel && cc_conv_c04_input(&c, ti)) {
 			d->c04 = 1;
 			d->size = dev_bytes(d);
 		}

@@ -27,9 +27,10 @@ struct cc_options {
 	/* ATC's --buffer_optimize: l2_optimize (the default, L2 fusion) or
 	 * off_optimize */
 	enum cc_buffer_optimize { CC_BUF_L2 = 0, CC_BUF_OFF } buffer_optimize;
-	/* ATC's --enable_small_channel=0: first convs read their 1-4 channel
-	 * input as C0 = 16 like any other (the default takes the C04 path) */
-	int no_small_channel;
+	/* ATC's --enable_small_channel=1: a first conv of 1-4 input channels
+	 * reads them as C0 = 4 (the C04 path); 0, ATC's default and ours: as
+	 * C0 = 16 like any other */
+	int small_channel;
 };
 
 /* The passes a fusion switch file can turn off, by these names. */

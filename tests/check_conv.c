@@ -860,7 +860,7 @@ END_TEST
 
 /* First convs from models (tests/conv_models.py) vs PyTorch: the input's
  * TransData writes NC1HWC0_C04 and the conv reads it (format 12), except
- * for an odd width (NC1HWC0, format 3) or with --enable_small_channel=0. */
+ * for an odd width (NC1HWC0, format 3) or without --enable_small_channel=1. */
 START_TEST(conv_c04_models)
 {
 	static const struct { const char *name; int c04; } cs[] = {
@@ -877,7 +877,7 @@ START_TEST(conv_c04_models)
 		tu_run_compare(dir, model, set);
 		snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
 		for (int off = 0; off < 2; off++) {
-			struct cc_options opt = { .no_small_channel = off };
+			struct cc_options opt = { .small_channel = !off };
 			struct om_model m;
 			ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s: %s",
 				      cs[i].name, err);

@@ -29,8 +29,8 @@ static void usage(FILE *f)
 		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): " CC_PASS_NAMES "\n"
 		"  --insert_op_conf=F      AIPP config (ATC's aipp_op format, static): the input\n"
 		"                          becomes a uint8 image preprocessed on the AI Core\n"
-		"  --enable_small_channel=0|1  1 (the default): a first conv of 1-4 input\n"
-		"                          channels reads them as C0 = 4 (ATC's small-channel path)\n"
+		"  --enable_small_channel=0|1  1: a first conv of 1-4 input channels reads them\n"
+		"                          as C0 = 4 (ATC's small-channel path); 0 (the default)\n"
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
 		"Supported operators: %s\n", cc_supported_ops());
 }
@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 					v);
 				return 1;
 			}
-			opt.no_small_channel = !strcmp(v, "0");
+			opt.small_channel = !strcmp(v, "1");
 		}
 		else if (IS("--precision_mode")) {
 			if (!strcmp(v, "force_fp16"))
