@@ -93,6 +93,10 @@ struct cc_node {
 	 * inputs stays fp16 (for the report). */
 	float q_x_scale;
 	float *q_w_scale;
+	/* an int8 Conv with a fused residual (pass_fuse_residual.c) whose
+	 * residual the QDQ graph quantizes per tensor at this scale (> 0): the
+	 * kernel reads it as int8 and dequantizes it on chip; 0: fp16 */
+	float q_r_scale;
 	char q_note[96];
 	/* mixed precision (pass_precision.c): 1 when the node's kernel computes
 	 * in fp32 on the vector unit (its tensors stay fp16 in memory);

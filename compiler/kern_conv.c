@@ -523,6 +523,18 @@ struct geo {
 	int64_t kf1;      /* K fractals per C1 plane: kh*kw, C04 ceil(kh*kw*4 / 16) */
 };
 
+/* Bytes of the residual over px pixels of every channel block of an image
+ * (0 without one): 32 per pixel and block in fp16, 16 as int8 (32 channels
+ * a 32-byte block). */
+static int64_t res_bytes(const struct cc_conv *cv, int64_t px)
+{
+	return cv->has_residual ? px * PIX / (cv->res_int8 ? 2 : 1) : 0;
+}
+
+/* Output tiles and UB buffers of whole pairs of channel blocks: an int8
+ * block holds two fp16 ones (the int8 output, the int8 residual). */
+static int pairs_of(const struct cc_conv *cv) { return cv->q8_out || cv->res_int8; }
+
 static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
 {
 	g->cfg = cfg;
@@ -551,7 +563,8 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt && !cv->pl &&
 		  !cv->pb && !cv->pr;
 	int64_t xy = cv->n * g->S *
-		     ((g->C1 * cv->h * cv->w * g->xpix) + (1 + cv->has_residual) * g->N1 * g->M * PIX);
+		     (g->C1 * cv->h * cv->w * g->xpix + g->N1 * g->M * PIX +
+		      res_bytes(cv, g->N1 * g->M));
 	g->acold = xy > cfg->l2_size_kb * 1024;
 }
 
@@ -562,8 +575,8 @@ static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	double once = (double)cv->n *
-			      (double)(g->C1 * cv->h * cv->w * g->xpix +
-				       (1 + cv->has_residual) * ych1 * g->M * PIX) +
+			      (double)(g->C1 * cv->h * cv->w * g->xpix + ych1 * g->M * PIX +
+				       res_bytes(cv, ych1 * g->M)) +
 		      wbytes;
 	return (double)g->S * once / soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
 }
@@ -644,7 +657,7 @@ static void tile_of(const struct geo *g, const struct cube_tiling *t, int64_t id
 	o->nimg = part_lo(g->cv->n, t->ng, gr + 1) - o->img;
 	o->m0 = f0 * 16;
 	o->mrows = min64(f1 * 16, g->M) - o->m0;
-	if (g->cv->q8_out) { /* whole pairs of channel blocks: one int8 block each */
+	if (pairs_of(g->cv)) { /* whole pairs of channel blocks: one int8 block each */
 		int64_t pairs = cdiv(g->N1, 2);
 		o->n1a = 2 * part_lo(pairs, t->nt, ni);
 		o->n1c = min64(2 * part_lo(pairs, t->nt, ni + 1), g->N1) - o->n1a;
@@ -802,8 +815,9 @@ static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct
 	m->ub_bias = 0;
 	m->ub_deq = up(g->N1 * PIX, 512);
 	/* the output buffers (with requantization, each followed by its
-	 * interleaved pairs), then r's */
-	int64_t one = t->mf * t->upc * FRAC, qb = one * (g->cv->q8_out ? 2 : 1);
+	 * interleaved pairs; with an int8 residual the same space first holds
+	 * the residual widened to fp16), then r's */
+	int64_t one = t->mf * t->upc * FRAC, qb = one * (pairs_of(g->cv) ? 2 : 1);
 	for (int q = 0; q < t->nq; q++)
 		m->ub_q[q] = g->ub_fixed + q * qb;
 	for (int r = 0; r < t->nr; r++)
@@ -906,6 +920,73 @@ static void cube_gm8(struct gen *gn, const struct geo *g, const struct cube_tili
 	}
 }
 
+/* MTE2: the int8 residual's pairs of channel blocks [n0, n0 + nn) of a
+ * tile (r8 is [N][ceil(N1/2)][M][32] bytes, as cube_gm8 writes y8) into the
+ * second half of UB residual buffer ub, [pairs][mf*16][32] bytes (image i's
+ * rows from row i*mfi*16 of each pair): per image, one burst per pair. */
+static void cube_res_gm8(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+			 const struct tile *tl, int64_t ub, int64_t n0, int64_t nn)
+{
+	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows, P = cdiv(g->N1, 2);
+	int64_t half = t->mf * t->upc * FRAC / 2;
+	for (int64_t i = 0; i < tl->nimg; i++) {
+		addi(gn, R_RGM, R_RES,
+		     (((tl->img + i) * P + (tl->n1a + n0) / 2) * g->M + tl->m0) * PIX);
+		li(gn, R_A, ub + half + i * mfi * 16 * PIX);
+		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_RGM, cdiv(nn, 2), rows, g->M - rows,
+		    mf * 16 - rows);
+	}
+}
+
+/* V: the int8 residual in the second half of UB residual buffer ub (nn
+ * channel blocks, cube_res_gm8) to fp16 [nn][mf*16][16] at ub, as
+ * DequantizeLinear computes it: vconv widens each pair's [mf*16][32] int8
+ * to fp16 in tmp (exact: |q| <= 128), then one vmuls per plane scales
+ * alternate 32-byte blocks (the pair's two 16-channel halves) by r_scale
+ * into the plane, fp16(q * r_scale). */
+static void cube_res_dequant(struct gen *gn, const struct cc_conv *cv,
+			     const struct cube_tiling *t, int64_t ub, int64_t tmp, int64_t mf,
+			     int64_t nn)
+{
+	int64_t pairs = cdiv(nn, 2), px = mf * 16, half = t->mf * t->upc * FRAC / 2;
+	/* 128 values a repeat: 4 pixels of a pair */
+	for (int64_t done = 0; done < pairs * px; done += 4 * MAX_REP) {
+		int64_t rep = min64(MAX_REP, (pairs * px - done) / 4);
+		li(gn, R_A, tmp + done * 64);
+		li(gn, R_B, ub + half + done * 32);
+		struct isa_insn *in = emit(gn, ISA_OP_VCONV);
+		in->rd = R_A;
+		in->rs1 = R_B;
+		in->dt = ISA_DT_F16;
+		in->st = ISA_DT_S8;
+		in->rnd = ISA_RND_RNE;
+		in->rep = rep;
+		in->db = 1;
+		in->dr = 8;
+		in->s0b = 1;
+		in->s0r = 4;
+	}
+	li(gn, R_D, f32_bits(cv->r_scale));
+	for (int64_t n1 = 0; n1 < nn; n1++) {
+		int64_t src = tmp + n1 / 2 * px * 64 + n1 % 2 * 32;
+		for (int64_t done = 0; done < px; done += 8 * MAX_REP) {
+			int64_t rep = min64(MAX_REP, (px - done) / 8);
+			li(gn, R_A, ub + n1 * px * 32 + done * 32);
+			li(gn, R_B, src + done * 64);
+			struct isa_insn *in = emit(gn, ISA_OP_VMULS);
+			in->rd = R_A;
+			in->rs1 = R_B;
+			in->rs2 = R_D;
+			in->dt = ISA_DT_F16;
+			in->rep = rep;
+			in->db = 1;
+			in->dr = 8;
+			in->s0b = 2;
+			in->s0r = 16;
+		}
+	}
+}
+
 /* Progress through a block's program. */
 struct cube_state {
 	int64_t fm[4];        /* the fmatrix in effect: fh, fw, pt, pb */
@@ -935,7 +1016,10 @@ static void cube_res_load(struct gen *gn, const struct geo *g, const struct cube
 	int64_t nn = min64(t->upc, tl->n1c - cs->rn0);
 	int b = (int)(cs->rload % t->nr);
 	wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
-	cube_gm(gn, g, tl, mem->ub_r[b], cs->rn0, nn, 1);
+	if (g->cv->res_int8)
+		cube_res_gm8(gn, g, t, tl, mem->ub_r[b], cs->rn0, nn);
+	else
+		cube_gm(gn, g, tl, mem->ub_r[b], cs->rn0, nn, 1);
 	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 1 + b);
 	cs->rload++;
 	cs->rn0 += t->upc;
@@ -1021,6 +1105,11 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 			int b = (int)(cs->radd % t->nr);
 			int64_t reps = nn * mf * 2;
 			wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 1 + b);
+			/* (the output buffer's second half is free: MTE3 is done
+			 * with it and the requantization comes after the add) */
+			if (cv->res_int8)
+				cube_res_dequant(gn, cv, t, mem->ub_r[b], ub + t->mf * t->upc * FRAC,
+						 mf, nn);
 			for (int64_t r = 0; r < reps; r += MAX_REP)
 				vop(gn, ISA_OP_VADD, ub + r * 256, ub + r * 256,
 				    mem->ub_r[b] + r * 256, min64(MAX_REP, reps - r), 1, 8, 1, 8);
@@ -1329,8 +1418,8 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	wbytes = fmax(wbytes, (double)(g->S * K1 * g->N1 * FRAC) / (double)t->blocks);
 	/* a last pixel tile may be short */
 	double out = (double)nb * ga * (double)(((mfi - 1) * 16 + 1) * nf * PIX);
-	/* the residual: as many bytes read as written */
-	double rbytes = cv->has_residual ? out : 0;
+	/* the residual: as many bytes read as written (half as int8) */
+	double rbytes = cv->has_residual ? out / (cv->res_int8 ? 2 : 1) : 0;
 	double bytes = (sbytes + rbytes) / (m.acold ? m.wrd : m.rd) +
 		       wbytes / (m.wcold ? m.wrd : m.rd);
 	double lat = 2.0 * (double)cfg->l2_latency_cycles + m.s;
@@ -1403,8 +1492,8 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 				bytes += (double)(s->c1c * g->kf1 * s->t.n1c * FRAC);
 			cube += (double)(cdiv(tile_m(&s->t), cfg->cube_m) * s->c1c * g->kf1 *
 					 s->t.n1c);
-			if (s->last && g->cv->has_residual)
-				bytes += (double)(s->t.nimg * s->t.mrows * s->t.n1c * PIX);
+			if (s->last)
+				bytes += (double)(s->t.nimg * res_bytes(g->cv, s->t.mrows * s->t.n1c));
 		}
 		double v[3] = { bytes, cube, bytes / cfg->mte_gm_read_bytes_per_cycle + cube };
 		for (int k = 0; k < 3; k++)
@@ -1500,7 +1589,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 				continue;
 			for (int64_t a = 0; a < nnt; a++) {
 				int64_t nt = nts[a], nf = cdiv(g->N1, nt);
-				if (cv->q8_out) { /* tiles of whole pairs */
+				if (pairs_of(cv)) { /* tiles of whole pairs */
 					if (nt > cdiv(g->N1, 2))
 						continue;
 					nf = min64(g->N1, 2 * cdiv(cdiv(g->N1, 2), nt));
@@ -1508,7 +1597,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 				/* an output buffer (and a residual one) of one block */
 				if (mf * nf * 1024 > cfg->l0c_size_kb * 512 ||
 				    g->ub_fixed + (1 + cv->has_residual) * mf * FRAC +
-						    (cv->q8_out ? 3 * mf * FRAC : 0) > ub)
+						    (pairs_of(cv) ? 3 * mf * FRAC : 0) > ub)
 					continue;
 				for (int64_t b = 0; b < nnch; b++) {
 					struct cube_tiling t = { .ng = ng, .mt = mt, .nt = nt,
@@ -1609,7 +1698,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		}
 		int64_t slabs = g->S * t.ng * t.mt * t.nch, ws = g->S * t.nt * t.nch;
 		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
-		if (cv->q8_out) /* whole pairs per buffer */
+		if (pairs_of(cv)) /* whole pairs per buffer */
 			for (int u = 0; u < 3; u++)
 				upcs[u] = 2 * cdiv(upcs[u], 2);
 		for (int u = 0; u < 3; u++) {
@@ -1625,7 +1714,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 					break;
 				t.nr = nr;
 				t.nq = (int)min64(min64(MAX_UBQ, g->ev),
-						  (bufs - nr) / (cv->q8_out ? 2 : 1));
+						  (bufs - nr) / (pairs_of(cv) ? 2 : 1));
 				for (int s = 1; t.nq >= 1 && s <= g->ev && s <= slabs; s++) {
 					int w = (int)min64(g->ev, ws);
 					while (w > 0 && s * t.slab_bytes + w * t.w_bytes > l1)
@@ -1986,6 +2075,12 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 	     !(cv->q8_inv_scale > 0.0f) || !isfinite(cv->q8_inv_scale))) {
 		snprintf(err, errlen, "conv: an int8 output needs a plain convolution and a "
 				      "positive scale");
+		return -1;
+	}
+	if (cv->res_int8 && (!cv->has_residual || cv->groups != 1 || cv->x_c1 || cv->y_n1 ||
+			     cv->slices > 1 || !(cv->r_scale > 0.0f) || !isfinite(cv->r_scale))) {
+		snprintf(err, errlen, "conv: an int8 residual needs a plain convolution with a "
+				      "residual and a positive scale");
 		return -1;
 	}
 	if (cv->int8 && (cv->groups != 1 || cv->x_c1 || cv->y_n1)) {

@@ -362,6 +362,13 @@ struct cc_conv {
 	 * its K order (K row k = tap k / 4, channel k % 4): ceil(kh*kw*4 / 16)
 	 * fractal rows instead of kh*kw. */
 	int c04;
+	/* The residual read as int8 (has_residual, groups == 1, no slice): r
+	 * is int8 NC1HWC0 with C0 = 32 (the form a producer's requantization
+	 * writes), dequantized on chip to fp16(q * r_scale) before the add, as
+	 * the QDQ graph's DequantizeLinear on the Add's input says; half the
+	 * bytes of the fp16 residual. */
+	int res_int8;
+	float r_scale;
 };
 /* Whether cv (c04 off) could take the small-channel path. */
 int cc_conv_c04_ok(const struct cc_conv *cv);

@@ -510,6 +510,9 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	if (ri >= 0 && (c->dev[ri].where != W_WS || !c->dev[ri].nc1hwc0))
 		return NODE_FAIL(c, n, "a residual '%s' that is not a 4-D activation is not "
 				       "supported", T(c, ri)->name);
+	/* pass_fuse_residual.c gives an int8 residual to int8 convs only */
+	if (n->q_r_scale > 0 && (!w->data || !(n->q_x_scale > 0)))
+		return NODE_FAIL(c, n, "a residual read as int8 needs an int8 convolution");
 	if (!w->data) {
 		int fz = dyn_weights(c, n, 0, cv.cout, cv.cin);
 		return fz < 0 ? -1 : conv_tasks(c, n, "Conv", xi, wi, fz, bi, ri, out, &cv, NULL);

@@ -33,11 +33,13 @@ int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_con
 		for (int k = 0; k < u->nin; k++) {
 			if (u->in[k] != out)
 				continue;
-			if (k == 0 && u->q_x_scale > 0 && !strcmp(u->op, "Conv") &&
-			    (!q8 || u->q_x_scale == s)) {
-				s = u->q_x_scale;
+			/* an int8 conv's residual read as int8 counts as its input */
+			float us = k == 0 ? u->q_x_scale
+					  : k == u->res_in && u->q_x_scale > 0 ? u->q_r_scale : 0;
+			if (us > 0 && !strcmp(u->op, "Conv") && (!q8 || us == s)) {
+				s = us;
 				q8 = 1;
-			} else if (k == 0 && u->q_x_scale > 0) {
+			} else if (us > 0) {
 				return -1; /* two scales: each conv quantizes for itself */
 			} else {
 				fp16 = 1;
@@ -59,6 +61,42 @@ int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_con
 	cv->q8_out = 1;
 	cv->no_fp16_out = !fp16;
 	cv->q8_inv_scale = inv;
+	return sc;
+}
+
+/* Tensor ti (fp16 NC1HWC0) as int8 NC1HWC0 (C0 = 32) at scale s, for node
+ * n: the scratch its producer's output path writes (cc_q8_plan) when it
+ * has that scale, else one a quantize task (named after n, with suffix)
+ * writes now, which later readers at that scale reuse.  Returns the
+ * scratch, or -1 (reported). */
+static int q8_form(struct cc_ctx *c, struct cc_node *n, int ti, float s, const char *suffix)
+{
+	struct dev_tensor *d = &c->dev[ti];
+	if (d->q8 && d->q8_scale == s)
+		return d->q8 - 1;
+	if (!d->nc1hwc0)
+		return NODE_FAIL(c, n, "'%s' read as int8 is not a 4-D activation", T(c, ti)->name);
+	uint64_t qbytes = (uint64_t)(d->n * cdiv(d->c, 32) * d->h * d->w * 32);
+	int sc = cc_scratch_new(c, n->name, qbytes);
+	d = &c->dev[ti]; /* (the new scratch may have moved the table) */
+	char name[300], msg[256];
+	snprintf(name, sizeof name, "%s#%s", n->name, suffix);
+	struct task *t = sc < 0 ? NULL : cc_task_new(c, name, "AscendQuant");
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_quant_c0(c->cfg, d->n, d->c, d->h * d->w, 1.0f / s, &t->prog, &t->block_dim,
+			    msg, sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	cc_arg_tensor(c, t, ti);
+	cc_arg_tensor(c, t, sc);
+	cc_io_dev(c, t, 0, ti);
+	cc_io_add(t, 1, sc, ti, CC_I8, CC_FMT_NC1HWC0);
+	t->flops = (uint64_t)(d->n * d->c * d->h * d->w);
+	/* other int8 readers at this scale reuse it */
+	if (!d->q8) {
+		d->q8 = sc + 1;
+		d->q8_scale = s;
+	}
 	return sc;
 }
 
@@ -106,34 +144,16 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	deq = NULL;
 	bh = NULL;
 
-	/* x as int8 NC1HWC0 (C0 = 32): written by its producer's output path
-	 * (cc_q8_plan), else by a quantize task */
+	/* x (and a residual read as int8) as int8 NC1HWC0 (C0 = 32) */
 	char msg[256];
 	struct task *t;
-	int sc;
-	if (c->dev[xi].q8 && c->dev[xi].q8_scale == n->q_x_scale) {
-		sc = c->dev[xi].q8 - 1;
-	} else {
-		uint64_t qbytes = (uint64_t)(cv.n * cdiv(cv.cin, 32) * cv.h * cv.w * 32);
-		sc = cc_scratch_new(c, n->name, qbytes);
-		char name[300];
-		snprintf(name, sizeof name, "%s#quant", n->name);
-		t = sc < 0 ? NULL : cc_task_new(c, name, "AscendQuant");
-		if (!t)
-			goto oom;
-		if (cc_gen_quant_c0(c->cfg, cv.n, cv.cin, cv.h * cv.w, 1.0f / n->q_x_scale,
-				    &t->prog, &t->block_dim, msg, sizeof msg))
-			return NODE_FAIL(c, n, "%s", msg);
-		cc_arg_tensor(c, t, xi);
-		cc_arg_tensor(c, t, sc);
-		cc_io_dev(c, t, 0, xi);
-		cc_io_add(t, 1, sc, xi, CC_I8, CC_FMT_NC1HWC0);
-		t->flops = (uint64_t)(cv.n * cv.cin * cv.h * cv.w);
-		/* other int8 convs reading x at this scale reuse it */
-		if (!c->dev[xi].q8) {
-			c->dev[xi].q8 = sc + 1;
-			c->dev[xi].q8_scale = n->q_x_scale;
-		}
+	int sc = q8_form(c, n, xi, n->q_x_scale, "quant");
+	int r8 = ri >= 0 && n->q_r_scale > 0 ? q8_form(c, n, ri, n->q_r_scale, "quant_r") : -1;
+	if (sc < 0 || (ri >= 0 && n->q_r_scale > 0 && r8 < 0))
+		return -1;
+	if (r8 >= 0) {
+		cv.res_int8 = 1;
+		cv.r_scale = n->q_r_scale;
 	}
 
 	/* the convolution */
@@ -159,7 +179,7 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	if (bi >= 0)
 		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
 	if (ri >= 0)
-		cc_arg_tensor(c, t, ri);
+		cc_arg_tensor(c, t, r8 >= 0 ? r8 : ri);
 	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, doff, 0 };
 	if (y8 >= 0)
 		cc_arg_tensor(c, t, y8);
@@ -167,7 +187,9 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	cc_io_add(t, 0, wi, wi, CC_I8, CC_FMT_FRACTAL_Z);
 	if (bi >= 0)
 		cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
-	if (ri >= 0)
+	if (r8 >= 0)
+		cc_io_add(t, 0, r8, ri, CC_I8, CC_FMT_NC1HWC0);
+	else if (ri >= 0)
 		cc_io_dev(c, t, 0, ri);
 	if (!cv.no_fp16_out)
 		cc_io_dev(c, t, 1, out);
@@ -271,7 +293,9 @@ int lower_qlinear(struct cc_ctx *c, struct cc_node *n)
 static const char *prec_of(const struct cc_node *n, const char **why)
 {
 	if (n->q_x_scale > 0) {
-		*why = "quantized input and weights (QDQ)";
+		*why = n->q_r_scale > 0 ? "quantized input, weights and residual (QDQ; the "
+					  "residual read as int8)"
+					: "quantized input and weights (QDQ)";
 		return "int8";
 	}
 	*why = n->prec_note[0] ? n->prec_note : n->q_note[0] ? n->q_note : "the default, force_fp16";

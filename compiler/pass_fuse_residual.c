@@ -17,7 +17,18 @@
  * Conv: of a ResNet downsampling block's two convs (both feeding the Add) the
  * later one takes the other's output as r.  Runs after shape inference
  * (shapes are compared) and before the element-wise fusion (which would
- * otherwise make the Add+Relu a chain of its own). */
+ * otherwise make the Add+Relu a chain of its own).
+ *
+ * An int8 Conv (pass_qdq.c) whose residual is a QDQ pair's output (the
+ * graph quantizes the Add's input: the fake-quantization node pass_qdq.c
+ * leaves for a reader that is not a Conv) per tensor, symmetric int8, takes
+ * the pair's float input as r and its scale as q_r_scale: the kernel reads
+ * r as int8 (the form r's producer writes for the int8 convs that read it
+ * at the same scale, or a quantize task's) and dequantizes it on chip,
+ * which is what DequantizeLinear(QuantizeLinear(r)) computes; r's producer
+ * then need not write fp16 at all when every reader takes int8
+ * (lower_quant.c).  The pair dies when nothing else reads it. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,10 +68,34 @@ static int fusable(const struct cc_graph *g, int ai, int k)
 	return same_shape(rt, &g->t[c]) && same_shape(rt, &g->t[a->out[0]]);
 }
 
+/* The scale of the fake-quantization node (a QDQ pair pass_qdq.c merged:
+ * DequantizeLinear on the float input, "QuantizeLinear" fused) producing r
+ * when it quantizes per tensor to symmetric int8 at a scale whose
+ * dequantization fp16 carries (q * s for |q| <= 128 a normal fp16 number);
+ * else 0. */
+static float residual_q8_scale(const struct cc_graph *g, int r)
+{
+	int p = g->t[r].producer;
+	if (p < 0)
+		return 0;
+	const struct cc_node *dq = &g->n[p];
+	if (dq->dead || strcmp(dq->op, "DequantizeLinear") || strcmp(dq->fused, "QuantizeLinear") ||
+	    dq->nin < 3 || dq->in[0] < 0 || dq->in[1] < 0 || dq->in[2] < 0)
+		return 0;
+	const struct cc_tensor *x = &g->t[dq->in[0]], *s = &g->t[dq->in[1]],
+			       *z = &g->t[dq->in[2]];
+	if (x->data || (x->dtype != CC_F32 && x->dtype != CC_F16) || !s->data ||
+	    s->dtype != CC_F32 || cc_tensor_numel(s) != 1 || !z->data || z->dtype != CC_I8 ||
+	    cc_tensor_numel(z) != 1 || *(const int8_t *)z->data != 0)
+		return 0;
+	float sc = *(const float *)s->data;
+	return sc >= 0x1p-14f && sc * 128.0f <= 65504.0f && isfinite(sc) ? sc : 0;
+}
+
 int cc_pass_fuse_residual(struct cc_graph *g, struct cc_pass_log *log, char *err,
 			  size_t errlen)
 {
-	int fused = 0, acts = 0;
+	int fused = 0, acts = 0, r8 = 0;
 	for (int i = 0; i < g->nn; i++) {
 		struct cc_node *a = &g->n[i];
 		if (a->dead || strcmp(a->op, "Add") || a->nin != 2 || a->nout < 1 ||
@@ -108,8 +143,22 @@ int cc_pass_fuse_residual(struct cc_graph *g, struct cc_pass_log *log, char *err
 		conv->out[0] = y;
 		g->t[y].producer = p;
 		fused++;
+		/* an int8 conv reads a quantized residual as int8 */
+		float rs = conv->q_x_scale > 0 ? residual_q8_scale(g, r) : 0;
+		if (rs > 0) {
+			struct cc_node *dq = &g->n[g->t[r].producer];
+			conv->in[3] = dq->in[0];
+			conv->q_r_scale = rs;
+			if (!cc_tensor_uses(g, r))
+				dq->dead = 1;
+			cc_log(log, "    %s reads its residual %s as int8 (scale %g)", conv->name,
+			       g->t[dq->in[0]].name, (double)rs);
+			r8++;
+		}
 	}
 	cc_log(log, "  fuse_residual: %d Add fused into the Conv before (%d with the Relu/Clip "
 		    "after)", fused, acts);
+	if (r8)
+		cc_log(log, "  fuse_residual: %d int8 Conv read their residual as int8", r8);
 	return fused;
 }

@@ -536,16 +536,78 @@ out:
 	return rc;
 }
 
+/* Whether tensor name is computed by a Conv (directly, or through the
+ * BatchNormalization the compiler folds into it): an Add of it and a
+ * residual becomes the Conv's output path in the compiler. */
+static int conv_made(const Onnx__GraphProto *g, const char *name)
+{
+	for (int hop = 0; hop < 2; hop++) {
+		const Onnx__NodeProto *p = NULL;
+		for (size_t i = 0; i < g->n_node && !p; i++)
+			for (size_t k = 0; k < g->node[i]->n_output; k++)
+				if (!strcmp(g->node[i]->output[k], name))
+					p = g->node[i];
+		if (!p)
+			return 0;
+		if (!strcmp(p->op_type, "Conv"))
+			return 1;
+		if (strcmp(p->op_type, "BatchNormalization") || p->n_input < 1)
+			return 0;
+		name = p->input[0];
+	}
+	return 0;
+}
+
+/* For residual Adds (add_q): add_r[i] = 1 + the input of node i that is
+ * the residual, when node i is an Add of a Conv's result and another
+ * tensor; else 0. */
+static int residual_adds(const Onnx__GraphProto *g, int **add_r)
+{
+	*add_r = calloc(g->n_node + 1, sizeof **add_r);
+	if (!*add_r)
+		return -1;
+	for (size_t i = 0; i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		if (strcmp(n->op_type, "Add") || n->n_input != 2 ||
+		    !strcmp(n->input[0], n->input[1]))
+			continue;
+		for (int k = 0; k < 2 && !(*add_r)[i]; k++)
+			if (conv_made(g, n->input[1 - k]) && !conv_made(g, n->input[k]))
+				(*add_r)[i] = 1 + k;
+	}
+	return 0;
+}
+
 int qdq_rewrite(Onnx__ModelProto *m, struct qt_node *qn, size_t nq, const struct qt_act *acts,
-		enum qt_gran gran, long only, char *err, size_t errlen)
+		enum qt_gran gran, long only, int add_q, char *err, size_t errlen)
 {
 	Onnx__GraphProto *g = m->graph;
 	struct vec nodes = { 0 }, done_act = { 0 }, done_w = { 0 }, done_b = { 0 }, dropped = { 0 };
 	struct vec wscales = { 0 }; /* struct wq * per done_w entry */
 	struct vec bscale = { 0 };  /* float * (its s_x) per done_b entry */
-	int rc = -1;
+	int rc = -1, *add_r = NULL;
+	if (add_q && residual_adds(g, &add_r)) {
+		fail(err, errlen, "out of memory");
+		goto out;
+	}
 	for (size_t i = 0; i < g->n_node; i++) {
 		Onnx__NodeProto *np = g->node[i];
+		/* a residual Add reads its residual through the pair already
+		 * made for the int8 convs reading the same tensor (a pair that
+		 * precedes it): the residual crosses the Add as int8, which the
+		 * compiler then reads as int8 in the conv's output path */
+		if (add_r && add_r[i]) {
+			size_t k = (size_t)add_r[i] - 1;
+			char *rin = has_name(&done_act, np->input[k])
+					    ? xfmt("%s_DequantizeLinear_Output", np->input[k])
+					    : NULL;
+			if (has_name(&done_act, np->input[k]) && (!rin || replace_input(np, k, rin))) {
+				free(rin);
+				fail(err, errlen, "node %s: out of memory", np->name);
+				goto out;
+			}
+			free(rin);
+		}
 		struct qt_node *q = NULL;
 		for (size_t k = 0; k < nq; k++)
 			if (qn[k].index == i && (only >= 0 ? (long)k == only : qn[k].why == QT_INT8))
@@ -688,6 +750,7 @@ out:
 		nodes.p = NULL;
 	}
 	free(nodes.p);
+	free(add_r);
 	for (size_t k = 0; k < done_act.n; k++)
 		free(done_act.p[k]);
 	for (size_t k = 0; k < done_w.n; k++) {

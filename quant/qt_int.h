@@ -37,9 +37,12 @@ int qdq_analyze(const Onnx__ModelProto *m, const char *skip_nodes, const char *s
 
 /* Rewrite m: the nodes with why == QT_INT8 (or, when only >= 0, that one
  * node alone: auto_skip's measurement, which the compiler runs as an int8
- * layer) get their Q/DQ pairs. */
+ * layer) get their Q/DQ pairs.  add_q: an Add of a Conv's result and a
+ * residual that int8 convs also read takes the residual through their pair
+ * (int8 across the Add). */
 int qdq_rewrite(Onnx__ModelProto *m, struct qt_node *nodes, size_t nnodes,
-		const struct qt_act *acts, enum qt_gran gran, long only, char *err, size_t errlen);
+		const struct qt_act *acts, enum qt_gran gran, long only, int add_q, char *err,
+		size_t errlen);
 
 /* Add the named tensors as graph outputs (untyped) after the existing ones. */
 int qdq_add_outputs(Onnx__ModelProto *m, char *const *names, size_t n);

@@ -444,7 +444,7 @@ static int auto_skip(struct ctx *c)
 			return -1;
 		}
 		struct om_model om;
-		int rc = qdq_rewrite(m, c->nodes, c->nnodes, c->acts, c->o->gran, (long)k, c->err,
+		int rc = qdq_rewrite(m, c->nodes, c->nnodes, c->acts, c->o->gran, (long)k, 0, c->err,
 				     c->errlen);
 		if (!rc)
 			rc = compile(c, m, &om);
@@ -602,7 +602,8 @@ int qt_quantize(const struct qt_options *o, char *err, size_t errlen)
 		rc = -1;
 		goto out;
 	}
-	rc = qdq_rewrite(m, c.nodes, c.nnodes, c.acts, o->gran, -1, err, errlen);
+	rc = qdq_rewrite(m, c.nodes, c.nnodes, c.acts, o->gran, -1, !o->fp32_residual, err,
+			 errlen);
 	if (!rc)
 		rc = report(&c);
 	if (!rc)

@@ -62,6 +62,10 @@ struct qt_options {
 	enum qt_gran gran;
 	const char *skip_nodes, *skip_types; /* comma-separated, or NULL */
 	unsigned auto_skip;          /* keep the N most harmful layers fp32 */
+	/* 0 (the default): a residual Add (a Conv's result plus a tensor int8
+	 * convs read) reads the residual through its Q/DQ pair, so it stays
+	 * int8 on the device; 1: the residual stays fp32 */
+	int fp32_residual;
 	const char *report_json;     /* or NULL */
 	FILE *report;                /* the text report, or NULL */
 	FILE *progress;              /* progress lines, or NULL */

@@ -19,6 +19,10 @@ PyTorch with the same fake quantization (round half to even, saturation).
                one Conv, Gemm (2-D Linear) or MatMul (3-D Linear) with
                quantized input, weights and output (ONNX Runtime's QDQ form:
                Q/DQ after the op too); NAME/step.pb holds the output's scale.
+  qnode_res    a residual block, y = relu(c2(r) + r) with r = relu(c1(x)),
+               whose Add reads r through the Q/DQ pair c2 reads it by (the
+               residual int8 across the Add), output quantized as above;
+               NAME/rstep.pb holds the residual's scale.
 
 usage: qdq_models.py OUTDIR"""
 import os
@@ -184,6 +188,42 @@ def node_model(name, mod, x):
     write(name, x, y)
 
 
+class ResBlock(nn.Module):
+    """r = relu(c1(x)); y = relu(c2(r) + fq(r)) (rs: the residual's scale,
+    set once it is known; 0: the float residual)."""
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(16, 64, 3, padding=1)
+        self.c2 = nn.Conv2d(64, 64, 3, padding=1)
+        self.rs = 0.0
+
+    def forward(self, x):
+        r = torch.relu(self.c1(x))
+        return torch.relu(self.c2(r) + (fq(r, self.rs) if self.rs else r))
+
+
+def res_model(name, x):
+    """The residual block with its Add reading c2's input pair."""
+    mod = ResBlock().eval()
+    sc, mods = quantize_model(mod, x)
+    qdq_onnx(mod, name, x, sc, mods)
+    path = os.path.join(out, name + ".onnx")
+    m = onnx.load(path)
+    conv2 = [n for n in m.graph.node if n.op_type == "Conv"][1]
+    pair = [n for n in m.graph.node if n.op_type == "DequantizeLinear" and
+            n.output[0] == conv2.input[0]][0]
+    quant = [n for n in m.graph.node if n.output[0] == pair.input[0]][0]
+    add = [n for n in m.graph.node if n.op_type == "Add"][0]
+    k = list(add.input).index(quant.input[0])
+    add.input[k] = pair.output[0]
+    onnx.save(m, path)
+    mod.rs = sc[1]
+    y, _ = output_qdq(name, reference(mod, x, sc, mods))
+    write(name, x, y)
+    onnx.save_tensor(nh.from_array(np.array([sc[1]], np.float32)),
+                     os.path.join(out, name, "rstep.pb"))
+
+
 def builtin_models():
     # node tests (within one output step of ONNX Runtime)
     node_model("qnode_conv", nn.Conv2d(24, 40, 3, stride=2, padding=1),
@@ -266,6 +306,9 @@ def builtin_models():
         else:
             qdq_onnx(model, name, x, sc, mods)
         write(name, x, reference(model, x, sc, mods))
+
+    # last, so that the models above keep their random draws
+    res_model("qnode_res", torch.from_numpy(rng.standard_normal((2, 16, 12, 14)).astype(np.float32)))
 
 
 builtin_models()

@@ -25,6 +25,8 @@ static void usage(FILE *f)
 		"  --skip_types=Gemm,...   keep nodes of these op types fp32\n"
 		"  --auto_skip=N           keep fp32 the N nodes whose quantization alone hurts the\n"
 		"                          output most (one compile and calibration run per node)\n"
+		"  --residual=int8|fp32    a residual Add reads the residual through the Q/DQ pair of\n"
+		"                          the int8 convs reading it (int8, the default) or fp32\n"
 		"  --input_shape=\"name:1,3,224,224;...\"  fix dynamic input dimensions (as simatc)\n"
 		"  --soc_version=SOC       the SoC the calibration is simulated on (default Ascend310P3)\n"
 		"  --report=FILE.json      write the report as JSON (the text report goes to stdout)\n");
@@ -106,6 +108,12 @@ int main(int argc, char **argv)
 						"or per_tensor\n", v);
 				return 2;
 			}
+		} else if (IS("--residual")) {
+			if (strcmp(v, "int8") && strcmp(v, "fp32")) {
+				fprintf(stderr, "simquant: --residual=%s: need int8 or fp32\n", v);
+				return 2;
+			}
+			o.fp32_residual = !strcmp(v, "fp32");
 		} else if (IS("--skip_nodes"))
 			o.skip_nodes = v;
 		else if (IS("--skip_types"))
