@@ -6,8 +6,9 @@
 # is enough for timing: the cycles do not depend on the scales; weights per
 # channel; every Conv and the Linear layer quantized).  Prints the warm
 # latency and throughput of each, the speedup, the int8 model's tasks and
-# int8 layers (the compile report's precision list), and next to them the
-# published 310P3 int8 throughput of the MLPerf ResNet-50 (ascend.md 4.3).
+# int8 layers (the compile report's precision list), the main-memory bytes
+# its tasks move per image (the compile report's estimate), and next to them
+# the published 310P3 int8 throughput of the MLPerf ResNet-50 (ascend.md 4.3).
 # docs/quantization.md quotes it.
 # usage: bench/perf_int8.sh BUILD_DIR [WORK_DIR]
 set -eu
@@ -21,8 +22,8 @@ for b in 1 4 64; do
 	"$build/simquant" --model="$work/resnet50_b$b/model.onnx" \
 		--output="$work/resnet50_b$b.qdq.onnx" --calib_count=1 --seed=7 > /dev/null
 done
-printf '%-6s %11s %11s %10s %10s %8s %6s %6s %14s\n' batch fp16_us int8_us fp16_img/s \
-	int8_img/s speedup tasks int8 published_int8
+printf '%-6s %11s %11s %10s %10s %8s %6s %6s %9s %14s\n' batch fp16_us int8_us fp16_img/s \
+	int8_img/s speedup tasks int8 MB/image published_int8
 for b in 1 4 64; do
 	"$build/simatc" --model="$work/resnet50_b$b/model.onnx" --framework=5 \
 		--output="$work/f16_$b" --soc_version=$soc > /dev/null
@@ -37,9 +38,9 @@ q = json.load(open(sys.argv[2]))
 pub = {"1": "4089", "4": "9492", "64": "12141"}[sys.argv[3]]
 rep = json.load(open(sys.argv[4]))
 int8 = sum(1 for p in rep["precision"] if p["precision"] == "int8")
-print("%-6s %11.1f %11.1f %10.1f %10.1f %8.2f %6d %6s %14s" % (sys.argv[3],
+print("%-6s %11.1f %11.1f %10.1f %10.1f %8.2f %6d %6s %9.1f %14s" % (sys.argv[3],
       f["warm_latency_us"], q["warm_latency_us"], f["throughput_fps"], q["throughput_fps"],
       f["warm_latency_us"] / q["warm_latency_us"], len(q["tasks"]),
-      int8 if int8 else "-", pub))
+      int8 if int8 else "-", rep["task_bytes"] / 1e6 / int(sys.argv[3]), pub))
 ' "$work/f16.json" "$work/i8.json" "$b" "$work/i8_$b.report.json"
 done
