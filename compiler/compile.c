@@ -836,13 +836,33 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		cc_ws_place(&c, ti);
 		struct dev_tensor *d = &c.dev[ti];
+		int fp16 = 1, q8 = -1;
+		float qs = 0;
 		/* ATC's small-channel path: the input's own bytes for its convs */
 		if (opt && opt->small_channel && cc_conv_c04_input(&c, ti)) {
 			d->c04 = 1;
 			d->size = dev_bytes(d);
+		} else if (sc < 0 && d->nc1hwc0 && d->c <= 16 && d->h * d->w > 1 &&
+			   (qs = cc_q8_readers(&c, NULL, ti, &fp16)) > 0 && !fp16 &&
+			   1.0f / qs >= 1.0f / 1024 && 1.0f / qs <= 32768.0f) {
+			/* read only by int8 convs at one scale (a first conv of few
+			 * channels): the TransData writes the int8 form they read, and
+			 * no fp16 (ATC's AscendQuant fused into the TransData) */
+			if ((q8 = cc_scratch_new(&c, T(&c, ti)->name,
+						 (uint64_t)(d->n * d->h * d->w * 32))) < 0) {
+				cc_fail(&c, "input '%s': out of memory", T(&c, ti)->name);
+				goto done;
+			}
+			d = &c.dev[ti]; /* (the scratch may have moved the table) */
+			d->q8 = q8 + 1;
+			d->q8_scale = qs;
+			cc_log(&c.log, "  input '%s': quantized to int8 in its TransData (scale %g) "
+				       "for the int8 convs reading it", T(&c, ti)->name, (double)qs);
 		}
 		struct task *t = cc_task_new(&c, T(&c, ti)->name, "TransData");
-		if (!t || cc_gen_edge(&c, d, 1, t, msg, sizeof msg)) {
+		if (!t || (q8 < 0 ? cc_gen_edge(&c, d, 1, t, msg, sizeof msg)
+				  : cc_gen_nchw_in_q8(cfg, d->n, d->c, d->h, d->w, 1.0f / qs,
+						      &t->prog, &t->block_dim, msg, sizeof msg))) {
 			cc_fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
@@ -854,9 +874,12 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			cc_io_host(&c, t, 0, ti, ti, dt);
 		}
 		t->args[t->nargs] = (struct om_arg){ OM_ARG_WORKSPACE, 0, 0 };
-		t->argt[t->nargs++] = ti;
-		cc_io_dev(&c, t, 1, ti);
-		t->bytes = (uint64_t)numel * 6;
+		t->argt[t->nargs++] = q8 < 0 ? ti : q8;
+		if (q8 < 0)
+			cc_io_dev(&c, t, 1, ti);
+		else
+			cc_io_add(t, 1, q8, ti, CC_I8, CC_FMT_NC1HWC0);
+		t->bytes = (uint64_t)numel * (q8 < 0 ? 6 : 5);
 		if (d->c04) { /* fp32 in, 4 fp16 channels a pixel out */
 			t->bytes = (uint64_t)numel * 4 + (uint64_t)dev_elems(d) * 2;
 			snprintf(t->note, sizeof t->note, "to NC1HWC0_C04 (small channel)");

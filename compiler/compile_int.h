@@ -204,6 +204,10 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
  * convs that read it (cv's q8 fields set): the int8 scratch, -1 for no, -2
  * on error. */
 int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv);
+/* The one scale at which int8 convs other than n read tensor t (their
+ * input, or a residual read as int8), 0 when none does, -1 when they
+ * disagree; *fp16: some reader (or the graph's output) wants fp16. */
+float cc_q8_readers(struct cc_ctx *c, const struct cc_node *n, int t, int *fp16);
 int infer_qlinear(struct cc_ctx *c, struct cc_node *n);
 int lower_qlinear(struct cc_ctx *c, struct cc_node *n);
 /* The report's "precision" entries: every node, int8, fp32 or fp16 and

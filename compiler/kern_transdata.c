@@ -28,7 +28,19 @@
  * For a conv on the small-channel path (kern_conv.c, cc_conv.c04) the input
  * goes to NC1HWC0 with C0 = 4 instead: 8 bytes a pixel, the image's own
  * bytes, packed from the 16-lane pixels by transposes (c04_pack); rows are
- * padded to 64 pixels in the UB for it. */
+ * padded to 64 pixels in the UB for it.
+ *
+ * Quantized (cc_gen_nchw_in_q8, for an int8 first conv: ATC's AscendQuant
+ * fused into the input's TransData): a tensor of at most 16 channels is
+ * written as int8 NC1HWC0 with C0 = 32 instead, q = saturate(rne(x *
+ * inv_scale)) on the fp16 pixels, computed by the very instructions the
+ * quantize kernel runs (kern_quant.c: vmuls into the even blocks of an
+ * interleaved pair whose odd blocks, channels 16..31, are zeros, then
+ * vconv to int8), so the result is the TransData's then the quantize
+ * task's.  The pair is built in the tile's fp32 rows (free once converted,
+ * 64 bytes a pixel as the pair needs) and narrowed into the tile's output
+ * buffer: an int8 pixel of 32 channels is 32 bytes, as an fp16 one of 16,
+ * so the stores are unchanged. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +71,7 @@ struct plan {
 	int tailfix;
 	int64_t slot[2][3]; /* per parity: the three buffers of the stages */
 	int64_t tail16, tail32;
+	float q8_inv; /* > 0: int8 out at this inverse scale (nchw_in, c <= 16) */
 };
 
 static int64_t nch_of(const struct plan *pl, int64_t q)
@@ -215,6 +228,28 @@ static void in_compute(struct kg *g, const struct plan *pl, const struct tile *t
 	}
 	if (pl->c04)
 		c04_pack(g, pl, t, par);
+}
+
+/* The tile's fp16 pixels (its output buffer) to int8 pixels of 32
+ * channels in place, through the interleaved pair in its fp32 rows. */
+static void in_quant(struct kg *g, const struct plan *pl, const struct tile *t, int par)
+{
+	int64_t px = t->G * tile_npad(pl, t), tmp = pl->slot[par][0], out = pl->slot[par][2];
+	kg_mask_all(g);
+	int rs = kg_reg(g, kg_fbits(pl->q8_inv)), rz = kg_reg(g, 0);
+	/* pixel i -> block 2i of tmp, zeros in block 2i + 1: 8 pixels a repeat */
+	for (int h = 0; h < 2; h++)
+		for (int64_t done = 0; done < px; done += 8 * 255) {
+			int64_t rep = px - done < 8 * 255 ? (px - done) / 8 : 255;
+			struct isa_insn *in = kg_vinsn(g, h ? ISA_OP_VDUP : ISA_OP_VMULS, ISA_DT_F16,
+						       tmp + h * 32 + done * 64, out + done * 32, rep);
+			in->rs2 = h ? rz : rs;
+			in->db = 2;
+			in->dr = 16;
+			in->s0b = 1;
+			in->s0r = 8;
+		}
+	kg_conv_n(g, ISA_DT_S8, ISA_DT_F16, out, tmp, px * 32, ISA_RND_RNE);
 }
 
 static void in_store(struct kg *g, const struct plan *pl, const struct tile *t, int par)
@@ -451,12 +486,13 @@ static size_t block_tiles(const struct plan *pl, int64_t b, struct tile *v, size
 }
 
 static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
-			 int to_dev, int c04, struct cc_prog *p, unsigned *block_dim, char *err,
-			 size_t errlen)
+			 int to_dev, int c04, float q8_inv, struct cc_prog *p, unsigned *block_dim,
+			 char *err, size_t errlen)
 {
 	struct plan pl;
 	if (make_plan(cfg, n, c, h, w, to_dev, c04, &pl, err, errlen))
 		return -1;
+	pl.q8_inv = q8_inv;
 	size_t cap = (size_t)pl.per + 8;
 	struct tile *tiles = malloc(cap * sizeof *tiles);
 	if (!tiles) {
@@ -492,10 +528,13 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 			int par = (int)(u % 2), last = u + 1 == nt;
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			if (to_dev)
+			if (to_dev) {
 				in_compute(&g, &pl, &tiles[u], par);
-			else
+				if (pl.q8_inv > 0)
+					in_quant(&g, &pl, &tiles[u], par);
+			} else {
 				out_compute(&g, &pl, &tiles[u], par, last);
+			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
@@ -522,17 +561,30 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 int cc_gen_nchw_in(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
-	return gen_transdata(cfg, n, c, h, w, 1, 0, p, block_dim, err, errlen);
+	return gen_transdata(cfg, n, c, h, w, 1, 0, 0, p, block_dim, err, errlen);
 }
 
 int cc_gen_nchw_in_c04(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
-	return gen_transdata(cfg, n, c, h, w, 1, 1, p, block_dim, err, errlen);
+	return gen_transdata(cfg, n, c, h, w, 1, 1, 0, p, block_dim, err, errlen);
+}
+
+int cc_gen_nchw_in_q8(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		      float inv_scale, struct cc_prog *p, unsigned *block_dim, char *err,
+		      size_t errlen)
+{
+	/* (kern_quant.c computes in fp32 outside this range: not the same ops) */
+	if (c > 16 || h * w == 1 || !(inv_scale >= 1.0f / 1024 && inv_scale <= 32768.0f)) {
+		snprintf(err, errlen, "transdata: int8 output needs at most 16 channels, more than "
+			 "one pixel and an inverse scale in [1/1024, 32768]");
+		return -1;
+	}
+	return gen_transdata(cfg, n, c, h, w, 1, 0, inv_scale, p, block_dim, err, errlen);
 }
 
 int cc_gen_nchw_out(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
-	return gen_transdata(cfg, n, c, h, w, 0, 0, p, block_dim, err, errlen);
+	return gen_transdata(cfg, n, c, h, w, 0, 0, 0, p, block_dim, err, errlen);
 }

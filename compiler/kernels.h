@@ -461,5 +461,12 @@ int cc_gen_nchw_in_c04(const struct soc_config *cfg, int64_t n, int64_t c, int64
 		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
 int cc_gen_nchw_out(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+/* The input's conversion with the quantization for int8 convs fused: fp32
+ * NCHW (c <= 16) to int8 NC1HWC0 with C0 = 32, exactly what cc_gen_nchw_in
+ * then cc_gen_quant_c0 at inv_scale (in its fp16 range) give.  Arguments:
+ * 0 source, 1 destination. */
+int cc_gen_nchw_in_q8(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
+		      float inv_scale, struct cc_prog *p, unsigned *block_dim, char *err,
+		      size_t errlen);
 
 #endif

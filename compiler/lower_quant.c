@@ -20,34 +20,39 @@
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv)
+float cc_q8_readers(struct cc_ctx *c, const struct cc_node *n, int t, int *fp16)
 {
 	float s = 0;
-	int fp16 = T(c, out)->is_output, q8 = 0;
-	if (cv->groups != 1 || cv->x_c1 || cv->y_n1 || c->dev[out].q8)
-		return -1;
+	*fp16 = T(c, t)->is_output;
 	for (int i = 0; i < c->g.nn; i++) {
 		const struct cc_node *u = &c->g.n[i];
 		if (u->dead || u == n)
 			continue;
 		for (int k = 0; k < u->nin; k++) {
-			if (u->in[k] != out)
+			if (u->in[k] != t)
 				continue;
 			/* an int8 conv's residual read as int8 counts as its input */
 			float us = k == 0 ? u->q_x_scale
 					  : k == u->res_in && u->q_x_scale > 0 ? u->q_r_scale : 0;
-			if (us > 0 && !strcmp(u->op, "Conv") && (!q8 || us == s)) {
+			if (us > 0 && !strcmp(u->op, "Conv") && (!s || us == s))
 				s = us;
-				q8 = 1;
-			} else if (us > 0) {
+			else if (us > 0)
 				return -1; /* two scales: each conv quantizes for itself */
-			} else {
-				fp16 = 1;
-			}
+			else
+				*fp16 = 1;
 		}
 	}
-	float inv = q8 ? 1.0f / s : 0;
-	if (!q8 || !(inv >= 1.0f / 1024 && inv <= 32768.0f)) /* kern_quant.c's fp16 range */
+	return s;
+}
+
+int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv)
+{
+	int fp16;
+	if (cv->groups != 1 || cv->x_c1 || cv->y_n1 || c->dev[out].q8)
+		return -1;
+	float s = cc_q8_readers(c, n, out, &fp16);
+	float inv = s > 0 ? 1.0f / s : 0;
+	if (!(s > 0) || !(inv >= 1.0f / 1024 && inv <= 32768.0f)) /* kern_quant.c's fp16 range */
 		return -1;
 	uint64_t bytes = (uint64_t)(cv->n * ((cv->cout + 31) / 32) * cc_conv_ho(cv) *
 				    cc_conv_wo(cv) * 32);
