@@ -35,7 +35,12 @@
  * unit's latest work), and the next group of a tile drained in several
  * right after the add of the one before; a group not yet loaded when its
  * drain comes is loaded there.  Without a residual, relu with no bias is fused into the L0C move;
- * with one it must wait for the sum.
+ * with one it must wait for the sum.  An int8 residual (res_int8: the C0 =
+ * 32 form a requantizing drain writes) comes in pairs of channel blocks
+ * into the second half of its buffer and is dequantized there by V before
+ * the add (cube_res_dequant), through the output buffer's second half,
+ * which the requantization only uses after the add; tiles and buffers then
+ * hold whole pairs, as for an int8 output.
  *
  * The small-channel path (cv->c04, ATC's C04 for a first conv of 1-4
  * channels): x is [N][H][W][4], 8 bytes a pixel (geo.xpix), so the slabs

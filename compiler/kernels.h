@@ -383,7 +383,7 @@ static inline int64_t cc_conv_wo(const struct cc_conv *c)
 /* y = act(conv(x, w) + bias + r).  Arguments: 0 x (NC1HWC0), 1 the weights
  * as cc_conv_layout_weights lays them out, 2 y (NC1HWC0), 3 the bias (fp16,
  * cout padded to 16; with slices, S*cout) when has_bias, then the residual
- * r (NC1HWC0, y's shape) when has_residual.  Each step rounds to fp16 as
+ * r (NC1HWC0, y's shape; res_int8: int8 with C0 = 32) when has_residual.  Each step rounds to fp16 as
  * separate kernels would: fp16(fp16(fp16(conv) + bias) + r), then act. */
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
