@@ -536,10 +536,8 @@ static int slice_clonable(struct cc_ctx *c, const struct cc_node *n, unsigned t0
 				return 0;
 			if (st < 0)
 				continue; /* a weight: laid out once for every slice */
-			for (int k = 0; k < n->nin + n->nout; k++) {
-				int ti = k < n->nin ? n->in[k] : n->out[k - n->nin];
-				mine |= ti == st;
-			}
+			for (int k = 0; k < n->nin + n->nout; k++)
+				mine |= cc_node_tensor(n, k) == st;
 			if (!mine || T(c, st)->rank != 4 || T(c, st)->dims[0] != N)
 				return 0;
 		}
@@ -610,8 +608,7 @@ static int lower_sliced(struct cc_ctx *c, const struct cc_l2chain *ch)
 				goto done;
 			}
 			for (int k = 0; k < m.nin + m.nout; k++) {
-				int ti = k < m.nin ? m.in[k] : m.out[k - m.nin];
-				int v = ti;
+				int ti = cc_node_tensor(&m, k), v = ti;
 				if (ti >= 0 && !T(c, ti)->data && T(c, ti)->rank == 4 &&
 				    T(c, ti)->dims[0] == N && c->dev[ti].where == W_WS &&
 				    (v = batch_slice(c, ti, b0, cnt)) < 0) {

@@ -178,6 +178,12 @@ int cc_dev_strides(const struct cc_tensor *t, int64_t *st);
 int cc_act_input(struct cc_ctx *c, struct cc_node *n, int xi);
 int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims);
 
+/* Node n's tensor k: its inputs, then its outputs (-1: an omitted one). */
+static inline int cc_node_tensor(const struct cc_node *n, int k)
+{
+	return k < n->nin ? n->in[k] : n->out[k - n->nin];
+}
+
 /* plan_l2.c: which runs of nodes run a slice of the batch at a time (ATC's
  * L2 fusion): the number of chains, or -1. */
 int cc_plan_l2(struct cc_ctx *c);

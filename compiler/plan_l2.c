@@ -39,12 +39,6 @@ static int64_t image_bytes(const struct cc_tensor *t)
 	return (t->dims[1] + 15) / 16 * t->dims[2] * t->dims[3] * 32;
 }
 
-/* Node n's tensor k: its inputs, then its outputs (-1: an omitted one). */
-static int node_tensor(const struct cc_node *n, int k)
-{
-	return k < n->nin ? n->in[k] : n->out[k - n->nin];
-}
-
 /* The batch of node n when it can run a slice at a time, else 0. */
 static int64_t node_batch(struct cc_ctx *c, const struct cc_node *n)
 {
@@ -57,7 +51,7 @@ static int64_t node_batch(struct cc_ctx *c, const struct cc_node *n)
 		return 0; /* weights computed at run time: laid out per call */
 	int64_t N = T(c, n->out[0])->dims[0];
 	for (int k = 0; k < n->nin + n->nout; k++) {
-		int ti = node_tensor(n, k);
+		int ti = cc_node_tensor(n, k);
 		if (ti < 0 || (k < n->nin && T(c, ti)->data))
 			continue; /* omitted, or a constant: weights, bias, statistics */
 		const struct cc_tensor *t = T(c, ti);
@@ -75,7 +69,7 @@ static void node_bytes(struct cc_ctx *c, const struct cc_node *n, int64_t *act, 
 {
 	*act = *wts = 0;
 	for (int k = 0; k < n->nin + n->nout; k++) {
-		int ti = node_tensor(n, k);
+		int ti = cc_node_tensor(n, k);
 		const struct cc_tensor *t = ti >= 0 ? T(c, ti) : NULL;
 		if (t && k < n->nin && t->data)
 			*wts += cc_tensor_numel(t) * 2;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "float_bits.h"
 
 /* ck_assert records its location on every call, too slow for element loops; this only calls
  * into Check on failure. */
@@ -42,21 +43,6 @@ static uint64_t next(struct rng *r)
 
 static uint32_t below(struct rng *r, uint32_t n) { return (uint32_t)(next(r) % n); }
 
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
-static float u2f(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
 
 static int is_nan_bits(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 

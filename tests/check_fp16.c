@@ -18,6 +18,7 @@
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
 #define TEST_HW_F16C 1
 #include <immintrin.h>
+#include "float_bits.h"
 #endif
 
 /* Floats in the random samples; every bit pattern is equally likely. */
@@ -31,21 +32,6 @@
 			ck_abort_msg(__VA_ARGS__); \
 	} while (0)
 
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
-static float u2f(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
 
 static float ref_h2f(uint16_t h)
 {

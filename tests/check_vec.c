@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "float_bits.h"
 
 #define UB_SIZE (256u * 1024)
 #define L0C_SIZE (256u * 1024)
@@ -78,21 +79,6 @@ static uint32_t rnd32(void)
 	return (uint32_t)((rng * 0x2545f4914f6cdd1du) >> 32);
 }
 
-static uint32_t f2u(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
-static float u2f(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
 
 static uint8_t *ub(uint64_t a) { return core.buf[SIM_BUF_UB] + a; }
 static uint8_t *l0c(uint64_t a) { return core.buf[SIM_BUF_L0C] + a; }
