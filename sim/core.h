@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 
+#include "cost.h"
 #include "sim.h"
 
 enum sim_buf { SIM_BUF_L1, SIM_BUF_L0A, SIM_BUF_L0B, SIM_BUF_L0C, SIM_BUF_UB, SIM_NBUFS };
@@ -29,12 +30,6 @@ struct sim_pipe {
 	int waiting;      /* blocked in wait_flag on flag index waiting_flag */
 	unsigned waiting_flag;
 	uint64_t wait_since;
-};
-
-/* What an instruction costs: the pipe is occupied for occ cycles, and the
- * result is visible lat cycles after that. */
-struct sim_cost {
-	uint64_t occ, lat;
 };
 
 struct sim_core {
@@ -81,14 +76,11 @@ struct sim_device {
 	uint64_t *l2_tag; /* line address + 1; 0 = invalid */
 	uint64_t *l2_stamp;
 	uint64_t l2_sets, l2_ways, l2_line, l2_clock;
-	/* shared bandwidth servers, in cycles */
+	struct sim_costcfg cc; /* the cost terms, derived from cfg once */
+	/* shared bandwidth servers: the cycle each is next free */
 	double hbm_free, l2_free;
-	double hbm_bpc, l2_bpc; /* bytes per core cycle */
-	uint64_t hbm_lat_cycles;
-	/* PCIe links, host -> device and device -> host, in cycles */
+	/* PCIe links, host -> device and device -> host */
 	double pcie_free[2];
-	double pcie_bpc;
-	uint64_t pcie_lat_cycles;
 	uint64_t gm_used;
 	uint64_t now; /* the device clock: the time of the latest event */
 	char *err;    /* where the current drain's error goes (errbuf) */
@@ -137,18 +129,14 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes);
 
 static inline uint64_t ceil_div_u64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-static inline uint64_t cycles_for(double bytes, double bytes_per_cycle)
-{
-	double c = bytes / bytes_per_cycle;
-	uint64_t u = (uint64_t)c;
-	return (double)u < c ? u + 1 : u;
-}
 
 /* Instruction semantics: one function per instruction of isa.def, grouped
  * by unit in exec_scalar.c, exec_mte.c, exec_cube.c and exec_vec.c.  Sync
- * instructions are the engine's own.  A handler computes its effect (unless
- * the device is timing-only), fills *cost and returns 0, or returns -1 after
- * sim_fail.  Scalar handlers set cost->occ to 0 and may change c->pc. */
+ * instructions are the engine's own.  A handler checks the hardware's rules,
+ * computes its effect (unless the device is timing-only) and returns 0, or
+ * returns -1 after sim_fail.  *cost arrives as sim_insn_cost priced it; only
+ * the handlers of transfers to and from GM change it (the memory system's
+ * share: gm.c).  Scalar handlers may change c->pc. */
 typedef int (*sim_exec_fn)(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 			   struct sim_cost *cost);
 #define EXEC_PROTO(id) \

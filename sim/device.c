@@ -50,11 +50,7 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 	dev->gm_limit = (uint64_t)cfg->hbm_size_mb * 1024 * 1024;
 	dev->err = dev->errbuf;
 	dev->errlen = sizeof dev->errbuf;
-	dev->pcie_bpc = soc_gbps_to_bpc(cfg, cfg->pcie_bandwidth_gbps);
-	dev->pcie_lat_cycles = (uint64_t)(cfg->pcie_latency_us * cfg->core_freq_mhz + 0.5);
-	dev->hbm_bpc = soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
-	dev->l2_bpc = soc_gbps_to_bpc(cfg, cfg->l2_bandwidth_gbps);
-	dev->hbm_lat_cycles = (uint64_t)(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000.0 + 0.5);
+	sim_costcfg_init(&dev->cc, cfg);
 	uint64_t l2 = (uint64_t)cfg->l2_size_kb * 1024;
 	if (l2) {
 		dev->l2_line = (uint64_t)cfg->l2_line_bytes;

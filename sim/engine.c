@@ -285,7 +285,7 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 	struct sim_device *dev = c->dev;
 	const struct sim_kernel *k = c->launch->kernel;
 	uint64_t t = c->s_time > now ? c->s_time : now;
-	uint64_t sc = (uint64_t)dev->cfg.core_scalar_cycles;
+	uint64_t sc = dev->cc.scalar;
 	if (c->s_state == S_END) {
 		uint64_t done;
 		if (!pipes_drained(c, &done))
@@ -366,7 +366,7 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				c->flags[fi] = 0;
 				c->pc++;
 			} else {
-				struct sim_cost cost = { 0, 0 };
+				struct sim_cost cost = sim_insn_cost(&dev->cc, in, NULL, NULL, NULL);
 				c->pc++;
 				if (sim_exec_table[in->op](c, &e, t, &cost))
 					return -1;
@@ -479,7 +479,7 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 			schedule_pipe(g, c, p, start);
 			return 0;
 		}
-		struct sim_cost cost = { 0, 0 };
+		struct sim_cost cost = sim_insn_cost(&dev->cc, in, NULL, NULL, NULL);
 		if (sim_exec_table[in->op](c, e, now, &cost))
 			return -1;
 		if (dev->opt.trace) {
@@ -556,13 +556,13 @@ static int start_launch(struct engine *g, struct sim_launch *l, uint64_t t)
 	double start, end;
 	if (l->dir == SIM_COPY_D2D) { /* read and write through main memory */
 		start = g->hbm_free > (double)t ? g->hbm_free : (double)t;
-		g->hbm_free = start + 2.0 * (double)l->bytes / g->hbm_bpc;
-		end = g->hbm_free + (double)g->hbm_lat_cycles;
+		g->hbm_free = start + 2.0 * (double)l->bytes / g->cc.hbm_bpc;
+		end = g->hbm_free + (double)g->cc.hbm_lat;
 	} else { /* PCIe: transfers of one direction queue; latency overlaps */
 		double *link = &g->pcie_free[l->dir == SIM_COPY_D2H];
 		start = *link > (double)t ? *link : (double)t;
-		*link = start + (double)l->bytes / g->pcie_bpc;
-		end = *link + (double)g->pcie_lat_cycles;
+		*link = start + (double)l->bytes / g->cc.pcie_bpc;
+		end = *link + (double)g->cc.pcie_lat;
 	}
 	l->started = 1;
 	l->start_cycle = (uint64_t)start;

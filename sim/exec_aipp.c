@@ -200,7 +200,7 @@ int exec_AIPP_GM_L1(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		if (g.lat > cost->lat)
 			cost->lat = g.lat;
 	}
-	uint64_t wr = cycles_for((double)dbytes, c->dev->cfg.mte_gm_read_bytes_per_cycle);
+	uint64_t wr = sim_cycles_for((double)dbytes, c->dev->cc.path_bpc[SIM_PATH_GM_RD]);
 	if (wr > cost->occ)
 		cost->occ = wr;
 	c->st->gm_read_bytes += rd_bytes;

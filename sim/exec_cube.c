@@ -10,9 +10,9 @@
  * fp16 products are exact in fp32 and are accumulated in fp32 in k order;
  * int8 products accumulate in int32 (wrapping).  The arithmetic is cube_kern.c's: SIMD
  * kernels giving the same bits as its scalar reference.
- * Cost: ceil(m/cube.m) * ceil(k/k_step) * ceil(n/cube.n) cycles, k_step =
- * cube.k (f16) or 2*cube.k (s8), plus cube.latency_cycles before the result
- * is in L0C. */
+ * Cost (sim_insn_cost, cost.c): ceil(m/cube.m) * ceil(k/k_step) *
+ * ceil(n/cube.n) cycles, k_step = cube.k (f16) or 2*cube.k (s8), plus
+ * cube.latency_cycles before the result is in L0C. */
 #include "core.h"
 #include "cube_kern.h"
 #include "fp16.h"
@@ -33,7 +33,6 @@ static void mmad_f16(struct sim_core *c, const uint8_t *a, const uint8_t *b, uin
 int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
 	const struct isa_dec *in = e->in;
-	const struct soc_config *cfg = &c->dev->cfg;
 	if (in->m < 1 || in->k < 1 || in->n < 1)
 		return sim_fail(c, "m, k and n must be at least 1");
 	if (in->dt != ISA_DT_F16 && in->dt != ISA_DT_S8)
@@ -53,12 +52,7 @@ int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct
 		else
 			mmad_f16(c, a, b, cc, M1, K1, N1, in->k, (int)in->init);
 	}
-	uint64_t kstep = (uint64_t)cfg->cube_k * (s8 ? 2 : 1);
-	uint64_t steps = ceil_div_u64((uint64_t)in->m, (uint64_t)cfg->cube_m) *
-			 ceil_div_u64((uint64_t)in->k, kstep) *
-			 ceil_div_u64((uint64_t)in->n, (uint64_t)cfg->cube_n);
-	cost->occ = steps;
-	cost->lat = (uint64_t)cfg->cube_latency_cycles;
+	uint64_t steps = cost->occ; /* a cube step a cycle */
 	if (s8)
 		c->st->cube_s8_steps += steps;
 	else

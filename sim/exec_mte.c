@@ -105,8 +105,6 @@ static int local_copy(struct sim_core *c, const struct sim_qent *e, struct sim_c
 		return -1;
 	if (!c->dev->timing_only)
 		dma_copy(dst, src, &d);
-	cost->occ = cycles_for((double)(d.nburst * d.burst), bpc);
-	cost->lat = (uint64_t)c->dev->cfg.mte_local_latency_cycles;
 	*stat += d.nburst * d.burst;
 	return 0;
 }
@@ -155,8 +153,6 @@ static int load2d(struct sim_core *c, const struct sim_qent *e, struct sim_cost 
 					memcpy(d + (k * 16 + r) * 2, &t[r * 16 + k], 2);
 		}
 	}
-	cost->occ = cycles_for((double)(rep * FRAC), bpc);
-	cost->lat = (uint64_t)c->dev->cfg.mte_local_latency_cycles;
 	*stat += rep * FRAC;
 	return 0;
 }
@@ -188,8 +184,6 @@ int exec_SET_FMATRIX(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	c->fmatrix.pl = in->pl;
 	c->fmatrix.pr = in->pr;
 	c->fmatrix.set = 1;
-	cost->occ = 1;
-	cost->lat = 0;
 	return 0;
 }
 
@@ -240,8 +234,6 @@ static int load3d_c04(struct sim_core *c, const struct sim_qent *e, struct sim_c
 			}
 		}
 	}
-	cost->occ = cycles_for((double)dspan, c->dev->cfg.mte_l1_to_l0a_bytes_per_cycle);
-	cost->lat = (uint64_t)c->dev->cfg.mte_local_latency_cycles;
 	c->st->l1_to_l0a_bytes += dspan;
 	return 0;
 }
@@ -311,8 +303,6 @@ int exec_LOAD3D(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 			}
 		}
 	}
-	cost->occ = cycles_for((double)dspan, c->dev->cfg.mte_l1_to_l0a_bytes_per_cycle);
-	cost->lat = (uint64_t)c->dev->cfg.mte_local_latency_cycles;
 	c->st->l1_to_l0a_bytes += dspan;
 	return 0;
 }

@@ -144,9 +144,6 @@ static int gm_load(struct sim_core *c, const struct sim_qent *e, unsigned size,
 		v = w;
 	}
 	SET(in->rd, v);
-	const struct soc_config *cfg = &c->dev->cfg;
-	cost->lat = (uint64_t)cfg->l2_latency_cycles +
-		    (uint64_t)(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000);
 	return 0;
 }
 

@@ -140,8 +140,6 @@ static unsigned popcount64(uint64_t v)
 	return n;
 }
 
-static uint64_t nonneg(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
-
 static float bits_f32(uint32_t u)
 {
 	float f;
@@ -242,18 +240,10 @@ static void store_rep(const struct vopnd *o, const struct vgeom *g, uint64_t r,
 	}
 }
 
-/* Cost and statistics of a vector instruction that passed its checks. */
-static void vec_account(struct sim_core *c, enum isa_op op, const struct vgeom *g,
-			unsigned flops_per_lane, struct sim_cost *cost)
+/* Statistics of a vector instruction that passed its checks (its cost is
+ * sim_insn_cost's). */
+static void vec_account(struct sim_core *c, const struct vgeom *g, unsigned flops_per_lane)
 {
-	const struct soc_config *cfg = &c->dev->cfg;
-	uint64_t bpc = cfg->vector_bytes_per_cycle > 0 ? (uint64_t)cfg->vector_bytes_per_cycle : 1;
-	uint64_t per = ceil_div_u64(REPEAT_BYTES, bpc);
-
-	if ((isa_table[op].flags & ISA_F_COMPLEX) && cfg->vector_complex_cycles > 0)
-		per *= (uint64_t)cfg->vector_complex_cycles;
-	cost->occ = g->rep * per;
-	cost->lat = nonneg(cfg->vector_latency_cycles);
 	c->st->vec_repeats += g->rep;
 	c->st->vec_flops += g->rep * g->active * flops_per_lane;
 }
@@ -487,7 +477,7 @@ static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost 
 		if (opnd_at(c, &s0, "src", e->rs1, in->s0b, in->s0r, es, &g))
 			return -1;
 	}
-	vec_account(c, op, &g, k == EW_MLA ? 2 : 1, cost);
+	vec_account(c, &g, k == EW_MLA ? 2 : 1);
 	if (c->dev->timing_only)
 		return 0;
 
@@ -633,7 +623,7 @@ static int vec_red(struct sim_core *c, const struct sim_qent *e, struct sim_cost
 	dst = sim_buf_at(c, SIM_BUF_UB, e->rd, g.rep * es, "dst");
 	if (!dst || opnd_at(c, &s, "src", e->rs1, in->s0b, in->s0r, es, &g))
 		return -1;
-	vec_account(c, op, &g, 1, cost);
+	vec_account(c, &g, 1);
 	if (c->dev->timing_only)
 		return 0;
 	for (uint64_t r = 0; r < g.rep; r++) {
@@ -712,7 +702,7 @@ static int vec_cmp(struct sim_core *c, const struct sim_qent *e, struct sim_cost
 	if (!dst || opnd_at(c, &s0, "src0", e->rs1, in->s0b, in->s0r, es, &g) ||
 	    opnd_at(c, &s1, "src1", e->rs2, in->s1b, in->s1r, es, &g))
 		return -1;
-	vec_account(c, ISA_OP_VCMP, &g, 1, cost);
+	vec_account(c, &g, 1);
 	if (c->dev->timing_only)
 		return 0;
 	for (uint64_t r = 0; r < g.rep; r++) {
@@ -763,7 +753,7 @@ static int vec_sel(struct sim_core *c, const struct sim_qent *e, struct sim_cost
 	bits = sim_buf_at(c, SIM_BUF_UB, e->rs3, g.rep * (n / 8), "select bits");
 	if (!bits)
 		return -1;
-	vec_account(c, ISA_OP_VSEL, &g, 1, cost);
+	vec_account(c, &g, 1);
 	if (c->dev->timing_only)
 		return 0;
 	for (uint64_t r = 0; r < g.rep; r++) {
@@ -895,7 +885,7 @@ static int vec_conv(struct sim_core *c, const struct sim_qent *e, struct sim_cos
 	if (opnd_at(c, &d, "dst", e->rd, in->db, in->dr, des, &g) ||
 	    opnd_at(c, &s, "src", e->rs1, in->s0b, in->s0r, ses, &g))
 		return -1;
-	vec_account(c, ISA_OP_VCONV, &g, 1, cost);
+	vec_account(c, &g, 1);
 	if (c->dev->timing_only)
 		return 0;
 	for (uint64_t r = 0; r < g.rep; r++) {
@@ -972,8 +962,6 @@ int exec_VMASK(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 {
 	c->mask[1] = (uint64_t)e->rs1;
 	c->mask[0] = (uint64_t)e->rs2;
-	cost->occ = 1;
-	cost->lat = 0;
 	return 0;
 }
 
@@ -992,8 +980,6 @@ int exec_VMASKN(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		c->mask[0] = (UINT64_C(1) << n) - 1;
 		c->mask[1] = 0;
 	}
-	cost->occ = 1;
-	cost->lat = 0;
 	return 0;
 }
 
@@ -1003,7 +989,6 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		    struct sim_cost *cost)
 {
 	const struct isa_dec *in = e->in;
-	const struct soc_config *cfg = &c->dev->cfg;
 	uint64_t nf, dbytes, sstep, dstep;
 	const uint8_t *src;
 	uint8_t *dst;
@@ -1042,8 +1027,6 @@ int exec_MOV_L0C_UB(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 			return -1;
 	}
 	c->st->l0c_to_ub_bytes += nf * FRAC_BYTES;
-	cost->occ = cycles_for((double)(nf * FRAC_BYTES), cfg->mte_l0c_to_ub_bytes_per_cycle);
-	cost->lat = nonneg(cfg->mte_local_latency_cycles);
 	if (c->dev->timing_only)
 		return 0;
 	scale = bits_f32((uint32_t)(uint64_t)e->rs2);
@@ -1125,8 +1108,6 @@ int exec_VBRCB(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 					memcpy(d + j * es, v[i], es);
 			}
 		}
-	cost->occ = rep * ceil_div_u64(REPEAT_BYTES, (uint64_t)c->dev->cfg.vector_bytes_per_cycle);
-	cost->lat = (uint64_t)c->dev->cfg.vector_latency_cycles;
 	c->st->vec_repeats += rep;
 	return 0;
 }
@@ -1136,7 +1117,7 @@ int exec_VBRCB(struct sim_core *c, const struct sim_qent *e, uint64_t now, struc
 /* Each repeat transposes one 16x16 matrix of 2-byte elements: source row i
  * (16 elements, 32 bytes) at rs1 + r*s0r*32 + i*s0b*32, destination row i at
  * rd + r*dr*32 + i*db*32.  The mask does not apply (it moves whole rows);
- * dt must be f16 or s16.  Cost: 512 bytes per repeat at the vector width. */
+ * dt must be f16 or s16.  It costs 512 bytes a repeat at the vector width (cost.c). */
 int exec_VTRANSPOSE(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		    struct sim_cost *cost)
 {
@@ -1164,8 +1145,6 @@ int exec_VTRANSPOSE(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 						       (uint64_t)i * (uint64_t)in->db * 32 + j * 2,
 					       &m[j][i], 2);
 		}
-	cost->occ = rep * ceil_div_u64(512, (uint64_t)c->dev->cfg.vector_bytes_per_cycle);
-	cost->lat = (uint64_t)c->dev->cfg.vector_latency_cycles;
 	c->st->vec_repeats += rep;
 	return 0;
 }

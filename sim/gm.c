@@ -142,7 +142,6 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 			      uint64_t burst_bytes, uint64_t stride, int is_write)
 {
 	struct sim_device *dev = c->dev;
-	const struct soc_config *cfg = &dev->cfg;
 	uint64_t bytes = nburst * burst_bytes, hit = 0, miss = 0, hbm = 0;
 	if (dev->l2_sets) {
 		uint64_t line_sz = dev->l2_line;
@@ -168,24 +167,24 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 		miss = bytes;
 		hbm = bytes;
 	}
-	double t0 = (double)now;
+	/* alone, the transfer takes sim_mem_time; the shared servers, queued
+	 * behind every core's earlier traffic, may make it end later */
+	struct sim_cost cost = sim_mem_time(&dev->cc, bytes, miss && !is_write ? hbm : 0,
+					    is_write, 1.0);
+	double t0 = (double)now, end = t0 + (double)cost.occ;
 	double l2_start = dev->l2_free > t0 ? dev->l2_free : t0;
-	dev->l2_free = l2_start + (double)bytes / dev->l2_bpc;
-	double end = t0 + (double)bytes / (is_write ? cfg->mte_gm_write_bytes_per_cycle
-						     : cfg->mte_gm_read_bytes_per_cycle);
+	dev->l2_free = l2_start + (double)bytes / dev->cc.l2_bpc;
 	if (dev->l2_free > end)
 		end = dev->l2_free;
 	if (hbm) {
 		double h_start = dev->hbm_free > t0 ? dev->hbm_free : t0;
-		dev->hbm_free = h_start + (double)hbm / dev->hbm_bpc;
+		dev->hbm_free = h_start + (double)hbm / dev->cc.hbm_bpc;
 		if (dev->hbm_free > end)
 			end = dev->hbm_free;
 	}
-	struct sim_cost cost;
-	cost.occ = cycles_for(end - t0, 1.0);
+	cost.occ = sim_cycles_for(end - t0, 1.0);
 	if (cost.occ == 0)
 		cost.occ = 1;
-	cost.lat = (uint64_t)cfg->l2_latency_cycles + (miss && !is_write ? dev->hbm_lat_cycles : 0);
 	c->st->l2_hit_bytes += hit;
 	c->st->l2_miss_bytes += miss;
 	c->st->hbm_bytes += hbm;

@@ -14,6 +14,7 @@
 
 #include "isa.h"
 #include "soc.h"
+#include "cost.h"
 
 struct sim_device;
 

@@ -455,6 +455,88 @@ START_TEST(kernel_load_rejects_bad_code)
 }
 END_TEST
 
+/* sim_insn_cost gives what the exec handlers used to compute inline; the
+ * figures below are the SoC file's (Ascend910) worked by hand. */
+START_TEST(insn_cost_from_one_function)
+{
+	struct soc_config cfg;
+	char err[256];
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	ck_assert_int_eq(soc_set(&cfg, "vector.bytes_per_cycle=100", err, sizeof err), 0);
+	struct sim_costcfg cc;
+	sim_costcfg_init(&cc, &cfg);
+	struct isa_dec in;
+	unsigned pipe;
+	uint64_t bytes;
+	enum sim_path path;
+
+	memset(&in, 0, sizeof in);
+	in.op = ISA_OP_MMAD;
+	in.m = 33, in.k = 64, in.n = 16, in.dt = ISA_DT_F16;
+	struct sim_cost c = sim_insn_cost(&cc, &in, &pipe, &bytes, &path);
+	ck_assert_uint_eq(pipe, ISA_PIPE_M);
+	ck_assert_uint_eq(c.occ, 3 * 4 * 1); /* ceil(33/16) x 64/16 x 16/16 */
+	ck_assert_uint_eq(c.lat, (uint64_t)cfg.cube_latency_cycles);
+	in.dt = ISA_DT_S8; /* an int8 step is twice as deep */
+	ck_assert_uint_eq(sim_insn_cost(&cc, &in, NULL, NULL, NULL).occ, 3 * 2 * 1);
+
+	memset(&in, 0, sizeof in);
+	in.op = ISA_OP_VEXP;
+	in.rep = 3;
+	c = sim_insn_cost(&cc, &in, &pipe, NULL, NULL);
+	ck_assert_uint_eq(pipe, ISA_PIPE_V);
+	/* ceil(256 / 100) cycles a repeat, times the complex-op factor */
+	ck_assert_uint_eq(c.occ, 3 * 3 * (uint64_t)cfg.vector_complex_cycles);
+	ck_assert_uint_eq(c.lat, (uint64_t)cfg.vector_latency_cycles);
+
+	memset(&in, 0, sizeof in);
+	in.op = ISA_OP_LOAD3D;
+	in.mcnt = 32, in.k1cnt = 3;
+	c = sim_insn_cost(&cc, &in, &pipe, &bytes, &path);
+	ck_assert_uint_eq(pipe, ISA_PIPE_MTE1);
+	ck_assert_uint_eq(path, SIM_PATH_L1_L0A);
+	ck_assert_uint_eq(bytes, 2 * 3 * 512);
+	ck_assert_uint_eq(c.occ, 2 * 3 * 512 / 512); /* 512 B/cycle into L0A */
+	ck_assert_uint_eq(c.lat, (uint64_t)cfg.mte_local_latency_cycles);
+
+	memset(&in, 0, sizeof in);
+	in.op = ISA_OP_MOV_GM_L1;
+	in.nburst = 3, in.len = 5; /* 480 bytes at 128 B/cycle: 3.75 -> 4 */
+	c = sim_insn_cost(&cc, &in, &pipe, &bytes, &path);
+	ck_assert_uint_eq(pipe, ISA_PIPE_MTE2);
+	ck_assert_uint_eq(path, SIM_PATH_GM_RD);
+	ck_assert_uint_eq(bytes, 480);
+	ck_assert_uint_eq(c.occ, 4);
+	ck_assert_uint_eq(c.lat, (uint64_t)cfg.l2_latency_cycles);
+
+	memset(&in, 0, sizeof in);
+	in.op = ISA_OP_SET_FLAG;
+	in.src = ISA_PIPE_MTE2, in.dst = ISA_PIPE_M;
+	c = sim_insn_cost(&cc, &in, &pipe, NULL, NULL);
+	ck_assert_uint_eq(pipe, ISA_PIPE_MTE2);
+	ck_assert_uint_eq(c.occ, 0);
+
+	memset(&in, 0, sizeof in);
+	in.op = ISA_OP_LD_GM; /* stalls the scalar unit for a miss to main memory */
+	c = sim_insn_cost(&cc, &in, &pipe, NULL, NULL);
+	ck_assert_uint_eq(pipe, ISA_PIPE_S);
+	ck_assert_uint_eq(c.lat, (uint64_t)cfg.l2_latency_cycles +
+					 (uint64_t)(cfg.hbm_latency_ns * cfg.core_freq_mhz / 1000));
+
+	/* one core alone runs at its path's rate; 32 cores streaming together
+	 * each get 1/32 of the L2, and of main memory for what misses */
+	uint64_t mb = 1 << 20;
+	struct sim_cost one = sim_mem_time(&cc, mb, 0, 0, 1.0);
+	ck_assert_uint_eq(one.occ, mb / 128);
+	struct sim_cost all = sim_mem_time(&cc, mb, mb, 0, 32.0);
+	double l2 = cfg.l2_bandwidth_gbps * 1000.0 / cfg.core_freq_mhz / 32.0;
+	double hbm = cfg.hbm_bandwidth_gbps * 1000.0 / cfg.core_freq_mhz / 32.0;
+	double rate = fmin(128.0, fmin(l2, hbm));
+	ck_assert_uint_eq(all.occ, (uint64_t)ceil((double)mb / rate));
+	ck_assert_uint_eq(all.lat, one.lat + cc.hbm_lat);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sim");
@@ -468,6 +550,7 @@ int main(void)
 	tcase_add_test(tc, conv_c04_img2col_matches_reference);
 	tcase_add_test(tc, int8_cube_accumulates_exactly);
 	tcase_add_test(tc, timing_mode_and_determinism);
+	tcase_add_test(tc, insn_cost_from_one_function);
 	tcase_set_timeout(tc, 600);
 	suite_add_tcase(s, tc);
 	TCase *tl = tcase_create("Limits");

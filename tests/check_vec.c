@@ -181,7 +181,10 @@ static int run(sim_exec_fn fn, const struct isa_dec *in, int64_t rd, int64_t rs1
 	e.rs2 = rs2;
 	e.rs3 = rs3;
 	errbuf[0] = 0;
-	cost->occ = cost->lat = 12345;
+	/* as the engine does: the cost function prices it, then the handler
+	 * runs (the configuration may have changed since the last call) */
+	sim_costcfg_init(&dev.cc, &dev.cfg);
+	*cost = sim_insn_cost(&dev.cc, in, NULL, NULL, NULL);
 	return fn(&core, &e, 0, cost);
 }
 
