@@ -132,6 +132,7 @@
 #include <string.h>
 
 #include "fp16.h"
+#include "dryrun.h"
 #include "kernels.h"
 
 /* Registers: x1..x4 the arguments, x10.. addresses and operands, x20/x21
@@ -147,7 +148,6 @@ enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_RES = 5, R_DEQ = 6, R_Y8 = 7, R_
 #define MAX_BLOCKS 1024
 #define MAX_EV 8      /* event ids per pipe pair the generator uses, at most */
 #define MAX_UBQ 4     /* UB output buffers, at most */
-#define QCAP 64       /* pipe queue depth the timing model follows, at most */
 #define MAX_TIMED 2000 /* candidates timed in detail, at most */
 #define MAX_WALK 3000000 /* stages walked by the timing, at most (once one fits) */
 #define PREFIX 256 /* stages of a block timed, at most */
@@ -166,143 +166,32 @@ static int64_t f32_bits(float f)
 	return (int64_t)u;
 }
 
-/* ---- timing model ---------------------------------------------------------- */
-
-/* One block on one core, as sim/engine.c runs it: the scalar unit issues in
- * order (stalling on a full queue), each pipe starts its head when free, a
- * set_flag rises once everything its pipe started has completed, a wait_flag
- * holds its pipe until then.  Every wait's set_flag comes earlier in program
- * order, so one pass in program order gives the times.  Shared bandwidth is
- * folded into the GM rates.  Activations are taken to be in the L2 (the
- * layer before just wrote them) unless the layer's input and output overflow
- * it (a large batch); weights that no other block reads come from main
- * memory.  What comes from main memory comes at its latency and this block's
- * share of its bandwidth. */
-struct model {
-	const struct soc_config *cfg;
-	double rd, wr, wrd; /* GM bytes per cycle one block gets: L2 reads, writes, cold weights */
-	int wcold, acold;   /* weights, activations come from main memory */
-	double s;      /* scalar unit clock */
-	double free[ISA_NPIPES], done[ISA_NPIPES];
-	double flag[ISA_NPIPES][ISA_NPIPES][MAX_EV];
-	double start[ISA_NPIPES][QCAP]; /* start times of the last qd instructions */
-	int64_t n[ISA_NPIPES];
-	int64_t insns; /* instructions modelled: what timing costs the compiler */
-	int qd;
-};
-
-static void model_init(struct model *m, const struct soc_config *cfg, int64_t blocks, int wcold)
+/* The scalar unit's time before the block's first instruction: reading
+ * the arguments and the dispatch, a binary search on block_idx. */
+static double dispatch_cycles(const struct sim_costcfg *cc, int64_t blocks)
 {
-	memset(m, 0, sizeof *m);
-	m->cfg = cfg;
-	/* the blocks run the same program, so they move data at the same time:
-	 * each gets its share of the L2, and writes (write-through) of main memory */
-	double l2 = soc_gbps_to_bpc(cfg, cfg->l2_bandwidth_gbps) / (double)blocks;
-	double hbm = soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps) / (double)blocks;
-	m->rd = fmin(cfg->mte_gm_read_bytes_per_cycle, l2);
-	m->wr = fmin(fmin(cfg->mte_gm_write_bytes_per_cycle, l2), hbm);
-	m->wrd = fmin(m->rd, hbm);
-	m->wcold = wcold;
-	m->qd = (int)min64(cfg->core_queue_depth, QCAP);
-	/* the arguments and the dispatch: a binary search on block_idx */
 	int depth = 0;
 	while ((INT64_C(1) << depth) < blocks)
 		depth++;
-	m->s = (double)(7 + 2 * depth) * (double)cfg->core_scalar_cycles;
+	return (double)(7 + 2 * depth) * (double)cc->scalar;
 }
 
-static double occ_of(double bytes, double bpc) { return ceil(bytes / bpc); }
+/* ---- timing model ---------------------------------------------------------- */
 
-static void model_cost(const struct model *m, const struct isa_insn *in, double *occ,
-		       double *lat)
+/* A block is timed by the simulator's dry run (sim/dryrun.h): the
+ * instructions it would run, priced by sim_insn_cost.  The blocks run the
+ * same program, so they move data at the same time: each gets its share of
+ * the L2 and of main memory.  Activations are taken to be in the L2 (the
+ * layer before just wrote them) unless the layer's input and output overflow
+ * it (a large batch, acold); weights that no other block reads (wcold) come
+ * from main memory. */
+static void model_init(struct sim_dryrun *m, const struct soc_config *cfg,
+		       const struct sim_costcfg *cc, int64_t blocks, int wcold, int acold)
 {
-	const struct soc_config *cfg = m->cfg;
-	double local = (double)cfg->mte_local_latency_cycles;
-	double bytes = (double)(in->nburst * in->len * PIX);
-	*lat = local;
-	switch (in->op) {
-	case ISA_OP_MOV_GM_L1:
-	case ISA_OP_MOV_GM_UB:
-		*occ = occ_of(bytes, m->rd);
-		*lat = (double)cfg->l2_latency_cycles;
-		if ((in->rs1 == R_WGM && m->wcold) ||
-		    ((in->rs1 == R_GM || in->rs1 == R_RGM) && m->acold)) {
-			*occ = occ_of(bytes, m->wrd);
-			*lat += ceil(cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000.0);
-		}
-		break;
-	case ISA_OP_MOV_UB_GM:
-		*occ = occ_of(bytes, m->wr);
-		*lat = (double)cfg->l2_latency_cycles;
-		break;
-	case ISA_OP_LOAD3D:
-		*occ = occ_of((double)(in->mcnt / 16 * in->k1cnt * FRAC),
-			      cfg->mte_l1_to_l0a_bytes_per_cycle);
-		break;
-	case ISA_OP_LOAD2D_L0B:
-		*occ = occ_of((double)(in->rep * FRAC), cfg->mte_l1_to_l0b_bytes_per_cycle);
-		break;
-	case ISA_OP_MMAD: /* an int8 step takes twice the depth */
-		*occ = (double)(cdiv(in->m, cfg->cube_m) *
-				cdiv(in->k, cfg->cube_k * (in->dt == ISA_DT_S8 ? 2 : 1)) *
-				cdiv(in->n, cfg->cube_n));
-		*lat = (double)cfg->cube_latency_cycles;
-		break;
-	case ISA_OP_MOV_L0C_UB:
-		*occ = occ_of((double)(in->nfrac * 1024), cfg->mte_l0c_to_ub_bytes_per_cycle);
-		break;
-	case ISA_OP_SET_FMATRIX:
-	case ISA_OP_VMASK:
-	case ISA_OP_VMASKN:
-		*occ = 1;
-		*lat = 0;
-		break;
-	default: /* the plain vector ops this file uses */
-		*occ = (double)in->rep * ceil(256.0 / (double)cfg->vector_bytes_per_cycle);
-		*lat = (double)cfg->vector_latency_cycles;
-		break;
-	}
-}
-
-static void model_step(struct model *m, const struct isa_insn *in)
-{
-	const struct isa_info *info = &isa_table[in->op];
-	double sc = (double)m->cfg->core_scalar_cycles;
-	unsigned p = info->pipe;
-	m->insns++;
-	if (p == ISA_PIPE_SYNC)
-		p = (unsigned)(in->op == ISA_OP_SET_FLAG ? in->src : in->dst);
-	if (p == ISA_PIPE_S || p >= ISA_NPIPES) {
-		m->s += sc;
-		return;
-	}
-	double issue = m->s;
-	int64_t k = m->n[p]++;
-	if (k >= m->qd) /* the queue is full until the instruction qd back starts */
-		issue = fmax(issue, m->start[p][k % m->qd]);
-	m->s = issue + sc;
-	double start = fmax(issue, m->free[p]);
-	if (in->op == ISA_OP_WAIT_FLAG) {
-		start = fmax(start, m->flag[in->src][in->dst][in->ev]);
-		m->free[p] = start;
-	} else if (in->op == ISA_OP_SET_FLAG) {
-		m->flag[in->src][in->dst][in->ev] = fmax(start, m->done[p]);
-		m->free[p] = start;
-	} else {
-		double occ, lat;
-		model_cost(m, in, &occ, &lat);
-		m->free[p] = start + occ;
-		m->done[p] = fmax(m->done[p], start + occ + lat);
-	}
-	m->start[p][k % m->qd] = start;
-}
-
-static double model_time(const struct model *m)
-{
-	double t = m->s;
-	for (unsigned p = 0; p < ISA_NPIPES; p++)
-		t = fmax(t, fmax(m->free[p], m->done[p]));
-	return t;
+	uint32_t cold = (wcold ? UINT32_C(1) << R_WGM : 0) |
+			(acold ? UINT32_C(1) << R_GM | UINT32_C(1) << R_RGM : 0);
+	sim_dryrun_init(m, cc, cfg->core_queue_depth, (double)blocks, cold);
+	m->s = dispatch_cycles(cc, blocks);
 }
 
 /* ---- instruction builder that can also time ------------------------------ */
@@ -312,7 +201,7 @@ static double model_time(const struct model *m)
  * is modelled when the next one is started (its fields are filled in between). */
 struct gen {
 	struct cc_prog *p;
-	struct model *m;
+	struct sim_dryrun *m;
 	struct isa_insn cur;
 	int pending;
 };
@@ -320,7 +209,7 @@ struct gen {
 static void gen_flush(struct gen *g)
 {
 	if (!g->p && g->pending)
-		model_step(g->m, &g->cur);
+		sim_dryrun_step(g->m, &g->cur);
 	g->pending = 0;
 }
 
@@ -512,6 +401,7 @@ static int prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks,
 
 struct geo {
 	const struct soc_config *cfg;
+	struct sim_costcfg cc; /* its cost terms, for the dry runs */
 	const struct cc_conv *cv;
 	int64_t C1, N1, Ho, Wo, M, M1, kk;
 	int64_t XC1, XO, YN1, YO; /* channel blocks per image of x and y, and the
@@ -543,6 +433,7 @@ static int pairs_of(const struct cc_conv *cv) { return cv->q8_out || cv->res_int
 static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
 {
 	g->cfg = cfg;
+	sim_costcfg_init(&g->cc, cfg);
 	g->cv = cv;
 	/* an int8 pixel block is 32 channels of one byte: the same 32 bytes, so
 	 * slabs, load3d and the fractals keep their byte geometry */
@@ -1375,9 +1266,12 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 {
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
-	struct model m;
-	model_init(&m, cfg, t->blocks, t->nt * g->S >= t->blocks);
-	m.acold = g->acold;
+	/* GM bytes per cycle a block gets: reads from the L2, from main memory
+	 * (cold), writes */
+	double share = (double)t->blocks;
+	double rd = sim_mem_bpc(&g->cc, 0, 0, share), wrd = sim_mem_bpc(&g->cc, 0, 1, share);
+	double wr = sim_mem_bpc(&g->cc, 1, 1, share);
+	int wcold = t->nt * g->S >= t->blocks;
 	int64_t t0 = part_lo(t->tiles, t->blocks, t->blocks - 1), t1 = t->tiles, nb = t1 - t0;
 	/* the slices the block touches; a slice's tiles are whole runs of the
 	 * inner index, so the pieces counted by tile index are per slice too */
@@ -1425,9 +1319,8 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	double out = (double)nb * ga * (double)(((mfi - 1) * 16 + 1) * nf * PIX);
 	/* the residual: as many bytes read as written (half as int8) */
 	double rbytes = cv->has_residual ? out / (cv->res_int8 ? 2 : 1) : 0;
-	double bytes = (sbytes + rbytes) / (m.acold ? m.wrd : m.rd) +
-		       wbytes / (m.wcold ? m.wrd : m.rd);
-	double lat = 2.0 * (double)cfg->l2_latency_cycles + m.s;
+	double bytes = (sbytes + rbytes) / (g->acold ? wrd : rd) + wbytes / (wcold ? wrd : rd);
+	double lat = 2.0 * (double)cfg->l2_latency_cycles + dispatch_cycles(&g->cc, t->blocks);
 	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kf1, t->kf);
 	int64_t steps = nb * tsteps;
 	double scalar = ((13.0 + 5.0 * (ga - 1.0)) * (double)steps + 10.0 * (double)nb) *
@@ -1446,8 +1339,8 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	/* the search order: the lower bound is often the cube work alone, the same
 	 * for most tilings; among those the ones that keep the other pipes the
 	 * least busy tend to hide them best */
-	t->rank = lat + cube + bytes + out / m.wr + scalar + mte1 + chain;
-	return lat + fmax(fmax(fmax(cube, bytes), fmax(tile + out / m.wr, scalar)),
+	t->rank = lat + cube + bytes + out / wr + scalar + mte1 + chain;
+	return lat + fmax(fmax(fmax(cube, bytes), fmax(tile + out / wr, scalar)),
 			  fmax(mte1, chain));
 }
 
@@ -1457,17 +1350,16 @@ static double cube_time_block(const struct geo *g, const struct cube_tiling *t, 
 			      int64_t b, int64_t *walked)
 {
 	int64_t ns = plan_stages(g, t, b, st), timed = min64(ns, PREFIX);
-	struct model m;
+	struct sim_dryrun m;
 	/* weights no other block shares come from main memory */
-	model_init(&m, g->cfg, t->blocks, t->nt * g->S >= t->blocks);
-	m.acold = g->acold;
+	model_init(&m, g->cfg, &g->cc, t->blocks, t->nt * g->S >= t->blocks, g->acold);
 	struct gen gn = { .m = &m };
 	cube_block(&gn, g, t, st, timed);
 	/* walked counts stages planned; timing an instruction costs about a
 	 * fifth of that, so a stage of several images' loads or of many K steps
 	 * costs more */
 	*walked += ns + m.insns / 5;
-	return model_time(&m) * (double)ns / (double)timed;
+	return sim_dryrun_time(&m) * (double)ns / (double)timed;
 }
 
 /* Time a tiling on the model: every block (all), or the blocks that load the
@@ -1956,11 +1848,11 @@ static void dw_time(const struct geo *g, struct dw_tiling *t)
 	for (int i = 0; i < 2; i++) {
 		if (i == 1 && busiest == t->blocks - 1)
 			break;
-		struct model m;
-		model_init(&m, g->cfg, t->blocks, 0);
+		struct sim_dryrun m;
+		model_init(&m, g->cfg, &g->cc, t->blocks, 0, 0);
 		struct gen gn = { .m = &m };
 		dw_block(&gn, g, t, i == 0 ? busiest : t->blocks - 1);
-		t->est = fmax(t->est, model_time(&m));
+		t->est = fmax(t->est, sim_dryrun_time(&m));
 	}
 }
 

@@ -49,14 +49,12 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg)
 struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
 			     int is_write, double share)
 {
-	double b = (double)bytes;
-	double t = b / cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
-	double l2 = b * share / cc->l2_bpc;
-	double hbm = (double)hbm_bytes * share / cc->hbm_bpc;
-	if (l2 > t)
-		t = l2;
-	if (hbm > t)
-		t = hbm;
+	/* the slowest of the core's path and its share of the L2, then main memory's share */
+	double path = cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
+	double l2 = cc->l2_bpc / share, hbm = cc->hbm_bpc / share;
+	double t = (double)bytes / (l2 < path ? l2 : path);
+	if (hbm_bytes && (double)hbm_bytes / hbm > t)
+		t = (double)hbm_bytes / hbm;
 	struct sim_cost c = { sim_cycles_for(t, 1.0), cc->l2_lat };
 	if (c.occ == 0)
 		c.occ = 1;
@@ -72,101 +70,11 @@ static struct sim_cost local(const struct sim_costcfg *cc, enum sim_path p, uint
 	return c;
 }
 
-struct sim_cost sim_insn_cost(const struct sim_costcfg *cc, const struct isa_dec *in,
-			      unsigned *pipe_out, uint64_t *bytes_out, enum sim_path *path_out)
-{
-	const struct isa_info *info = &isa_table[in->op];
-	struct sim_cost c = { 0, 0 };
-	unsigned pipe = info->pipe;
-	enum sim_path path = SIM_PATH_NONE;
-	uint64_t bytes = 0, dma = (uint64_t)in->nburst * in->len * BLK;
-
-	switch ((enum isa_op)in->op) {
-	case ISA_OP_SET_FLAG:
-		pipe = (unsigned)in->src;
-		break;
-	case ISA_OP_WAIT_FLAG:
-		pipe = (unsigned)in->dst;
-		break;
-	case ISA_OP_BARRIER:
-		pipe = (unsigned)in->pipe;
-		break;
-	case ISA_OP_LD_GM:
-	case ISA_OP_LDW_GM: /* the scalar unit stalls for a miss to main memory */
-		c.occ = cc->scalar;
-		c.lat = cc->l2_lat + cc->hbm_lat;
-		break;
-	case ISA_OP_MOV_GM_L1:
-	case ISA_OP_MOV_GM_UB:
-		path = SIM_PATH_GM_RD;
-		bytes = dma;
-		c = sim_mem_time(cc, bytes, 0, 0, 1.0);
-		break;
-	case ISA_OP_MOV_UB_GM:
-		path = SIM_PATH_GM_WR;
-		bytes = dma;
-		c = sim_mem_time(cc, bytes, 0, 1, 1.0);
-		break;
-	case ISA_OP_AIPP_GM_L1: /* priced by its handler: the bytes are in its configuration */
-		break;
-	case ISA_OP_MOV_L1_UB:
-		path = SIM_PATH_L1_UB;
-		bytes = dma;
-		c = local(cc, path, bytes);
-		break;
-	case ISA_OP_MOV_UB_L1:
-		path = SIM_PATH_UB_L1;
-		bytes = dma;
-		c = local(cc, path, bytes);
-		break;
-	case ISA_OP_LOAD2D_L0A:
-	case ISA_OP_LOAD2D_L0B:
-		path = in->op == ISA_OP_LOAD2D_L0A ? SIM_PATH_L1_L0A : SIM_PATH_L1_L0B;
-		bytes = (uint64_t)in->rep * FRAC;
-		c = local(cc, path, bytes);
-		break;
-	case ISA_OP_LOAD3D: /* what it writes into L0A */
-		path = SIM_PATH_L1_L0A;
-		bytes = (uint64_t)(in->mcnt / 16) * in->k1cnt * FRAC;
-		c = local(cc, path, bytes);
-		break;
-	case ISA_OP_SET_FMATRIX:
-	case ISA_OP_VMASK:
-	case ISA_OP_VMASKN:
-		c.occ = 1;
-		break;
-	case ISA_OP_MMAD: { /* an int8 step takes twice the depth */
-		uint64_t kstep = cc->cube_k * (in->dt == ISA_DT_S8 ? 2 : 1);
-		c.occ = ceil_div(in->m, cc->cube_m) * ceil_div(in->k, kstep) *
-			ceil_div(in->n, cc->cube_n);
-		c.lat = cc->cube_lat;
-		break;
-	}
-	case ISA_OP_MOV_L0C_UB:
-		path = SIM_PATH_L0C_UB;
-		bytes = (uint64_t)in->nfrac * L0C_FRAC;
-		c = local(cc, path, bytes);
-		break;
-	case ISA_OP_VTRANSPOSE: /* a 16x16 matrix of 2-byte elements a repeat */
-		c.occ = (uint64_t)in->rep * ceil_div(2 * REPEAT_BYTES, cc->vec_bpc);
-		c.lat = cc->vec_lat;
-		break;
-	default:
-		if (pipe == ISA_PIPE_S) {
-			c.occ = cc->scalar;
-		} else if (pipe == ISA_PIPE_V) {
-			c.occ = (uint64_t)in->rep * cc->vec_repeat;
-			if (info->flags & ISA_F_COMPLEX)
-				c.occ *= cc->vec_complex;
-			c.lat = cc->vec_lat;
-		}
-		break;
-	}
-	if (pipe_out)
-		*pipe_out = pipe;
-	if (bytes_out)
-		*bytes_out = bytes;
-	if (path_out)
-		*path_out = path;
-	return c;
-}
+/* One body, two instruction forms (C has no templates): the decoded form the
+ * simulator runs and the builder's form a compiler's dry run prices. */
+#define COST_FN sim_insn_cost
+#define COST_INSN struct isa_dec
+#include "cost_body.h"
+#define COST_FN sim_insn_cost_insn
+#define COST_INSN struct isa_insn
+#include "cost_body.h"

@@ -66,6 +66,11 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg);
 struct sim_cost sim_insn_cost(const struct sim_costcfg *cc, const struct isa_dec *in,
 			      unsigned *pipe, uint64_t *bytes, enum sim_path *path);
 
+/* The same for an instruction as a builder fills it in (a compiler's dry
+ * run): fields out of their encoding's range are priced as they are. */
+struct sim_cost sim_insn_cost_insn(const struct sim_costcfg *cc, const struct isa_insn *in,
+				   unsigned *pipe, uint64_t *bytes, enum sim_path *path);
+
 /* A transfer between one core and GM while `share` cores move data at the
  * same time (each gets 1/share of the L2 and of main memory), nothing else
  * running: `bytes` over the core's path and its share of the L2, and

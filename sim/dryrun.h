@@ -1,0 +1,60 @@
+/* dryrun.h: the time of one block's instruction stream without running it.
+ *
+ * A compiler choosing a tiling times each candidate by feeding the
+ * instructions it would emit, in program order, through sim_dryrun_step:
+ * the scalar unit issues in order (stalling on a full queue), each pipe
+ * starts its head when free, a set_flag rises once everything its pipe
+ * started has completed, a wait_flag holds its pipe until then, and every
+ * instruction costs what sim_insn_cost says, as the engine (engine.c)
+ * charges it.  Every wait's set_flag must come earlier in program order, so
+ * one pass gives the times; branches are not followed (the stream is what
+ * the generator emits, not a program to execute).
+ *
+ * Memory is not simulated: a GM transfer runs at the block's share of the
+ * L2 and main memory (sim_mem_time with `share` cores moving data at once),
+ * from the L2 unless its address register is one of `cold_regs` (then from
+ * main memory, at its latency). */
+#ifndef DV_DRYRUN_H
+#define DV_DRYRUN_H
+
+#include <stdint.h>
+
+#include "cost.h"
+
+#define SIM_DRYRUN_QCAP 64 /* pipe queue depth followed, at most */
+#define SIM_DRYRUN_EVENTS 16 /* event ids per pipe pair (soc.def's core.event_ids, at most) */
+
+struct sim_dryrun {
+	const struct sim_costcfg *cc;
+	double share;      /* cores moving data at the same time */
+	uint32_t cold_regs; /* bit r: GM reads through register xr come from main memory */
+	double s;          /* the scalar unit's clock */
+	double free[ISA_NPIPES], done[ISA_NPIPES];
+	double flag[ISA_NPIPES][ISA_NPIPES][SIM_DRYRUN_EVENTS];
+	double start[ISA_NPIPES][SIM_DRYRUN_QCAP]; /* start times of the last qd instructions */
+	int64_t n[ISA_NPIPES];
+	int64_t insns; /* instructions stepped: what timing costs its caller */
+	int qd;
+	int unrunnable; /* an unknown opcode, or a flag of no single pipe */
+};
+
+/* Start a block at cycle 0 on a core whose pipe queues hold queue_depth
+ * instructions (SIM_DRYRUN_QCAP at most are followed). */
+void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t queue_depth,
+		     double share, uint32_t cold_regs);
+/* Issue one instruction, as a builder fills it in (fields are priced as
+ * they are; the encoder checks their ranges when the program is emitted).
+ * -1 for an unknown opcode or a flag naming no single pipe or an event id
+ * past SIM_DRYRUN_EVENTS: the simulator would refuse the program, and the
+ * block's time is infinite. */
+int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in);
+/* Cycles until everything issued so far has completed (HUGE_VAL after an
+ * instruction the simulator would refuse). */
+double sim_dryrun_time(const struct sim_dryrun *d);
+
+/* The bytes per cycle one of `share` cores moving data together gets from
+ * GM (is_write 0) or to it; from_hbm: the bytes also pass main memory (a
+ * read that misses the L2, any write: the L2 writes through). */
+double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, double share);
+
+#endif
