@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "fp16.h"
+#include "cost.h"
 #include "kernels.h"
 
 enum { R_A = 1, R_B = 2, R_C = 3, R_BIAS = 4, R_DEQ = 5, R_BIDX = 20, R_TMP = 21, R_GM = 10,
@@ -162,7 +163,9 @@ static double estimate(const struct soc_config *cfg, const struct cc_matmul *mm,
 		 * chunks' issue shares */
 		double per_rep;
 		int insns;
-		cc_vchain_cost(mm->epi, cfg->vector_complex_cycles, &per_rep, &insns);
+		struct sim_costcfg cc;
+		sim_costcfg_init(&cc, cfg);
+		cc_vchain_cost(mm->epi, &cc, &per_rep, &insns);
 		double groups = ceil(n1s / (double)group_pieces(cfg, mm, tm));
 		v += tmv * tnv / 128 * per_rep;
 		epi_scalar = groups * insns * 4 * (double)cfg->core_scalar_cycles;

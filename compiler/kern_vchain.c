@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cost.h"
 #include "kernels.h"
 
 static const enum isa_op vop_isa[] = {
@@ -184,9 +185,19 @@ int cc_vchain_buffers(const struct cc_vchain *ch, int *buf)
 	return nbuf;
 }
 
+/* What one repeat of op costs the V pipe: sim_insn_cost's price. */
+static double rep_cycles(const struct sim_costcfg *cc, enum isa_op op)
+{
+	struct isa_insn in;
+	memset(&in, 0, sizeof in);
+	in.op = op;
+	in.rep = 1;
+	return (double)sim_insn_cost_insn(cc, &in, NULL, NULL, NULL).occ;
+}
+
 /* Vector cycles per 256-byte repeat and instructions of one pass of the
- * chain, as emit_step / emit_ratfn issue them. */
-void cc_vchain_cost(const struct cc_vchain *ch, int complex_cycles, double *cycles,
+ * chain, as emit_step / emit_ratfn issue them, priced by sim_insn_cost. */
+void cc_vchain_cost(const struct cc_vchain *ch, const struct sim_costcfg *cc, double *cycles,
 		    int *insns)
 {
 	double c = 0;
@@ -198,10 +209,10 @@ void cc_vchain_cost(const struct cc_vchain *ch, int complex_cycles, double *cycl
 			/* clip, square, scale, two Horner loops, multiply, clamp:
 			 * all plain but the one division */
 			int k = 4 + 2 * (f->np - 1) + 2 * (f->nq - 1) + 3;
-			c += k + complex_cycles;
+			c += k * rep_cycles(cc, ISA_OP_VMUL) + rep_cycles(cc, ISA_OP_VDIV);
 			n += k + 1;
 		} else {
-			c += (isa_table[vop_isa[op]].flags & ISA_F_COMPLEX) ? complex_cycles : 1;
+			c += rep_cycles(cc, vop_isa[op]);
 			n++;
 		}
 	}

@@ -54,7 +54,8 @@ int cc_vchain_nslots(const struct cc_vchain *ch);
 void cc_vchain_emit(struct cc_prog *p, const struct cc_vchain *ch, const int64_t *slot,
 		    int64_t rep);
 int cc_vchain_buffers(const struct cc_vchain *ch, int *buf);
-void cc_vchain_cost(const struct cc_vchain *ch, int complex_cycles, double *cycles,
+struct sim_costcfg;
+void cc_vchain_cost(const struct cc_vchain *ch, const struct sim_costcfg *cc, double *cycles,
 		    int *insns);
 
 /* Edge conversions between the host's fp32 ND tensor [rows, cols] and the
