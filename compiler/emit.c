@@ -249,7 +249,8 @@ void cc_drain_flags(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int
 void cc_ub_zero(struct cc_prog *p, int r_addr, int r_tmp, int64_t ub, int64_t n)
 {
 	for (int64_t done = 0; done < n;) {
-		int64_t rep = (n - done) / 8 < 255 ? (n - done) / 8 : 255, part = 0;
+		int64_t rep = (n - done) / 8 < ISA_VEC_REP_MAX ? (n - done) / 8 : ISA_VEC_REP_MAX;
+		int64_t part = 0;
 		if (rep == 0) {
 			part = n - done;
 			rep = 1;

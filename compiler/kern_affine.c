@@ -23,8 +23,8 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
 	int64_t params = 2 * c1 * 32;
 	int64_t tile = (ub - params - 512) / (4 * 32) / 8 * 8; /* pixels: 2 buffers x in/out */
-	if (tile > 255 * 8)
-		tile = 255 * 8;
+	if (tile > ISA_VEC_REP_MAX * 8)
+		tile = ISA_VEC_REP_MAX * 8;
 	if (tile < 8) {
 		snprintf(err, errlen, "affine: %lld channels of parameters do not fit the UB",
 			 (long long)c);

@@ -31,8 +31,8 @@ int cc_gen_aipp(const struct soc_config *cfg, int64_t n, int64_t ho, int64_t wo,
 	int64_t l1 = (int64_t)cfg->l1_size_kb * 1024, ub = (int64_t)cfg->ub_size_kb * 1024;
 	int64_t slot = (l1 < ub ? l1 : ub) / 2;
 	int64_t tile = slot / row_bytes;
-	if (tile * wo > 65535) /* the DMA's len field (blocks) */
-		tile = 65535 / wo;
+	if (tile * wo > ISA_DMA_LEN_MAX) /* the DMA's len field (blocks) */
+		tile = ISA_DMA_LEN_MAX / wo;
 	if (tile < 1) {
 		snprintf(err, errlen, "aipp: an output row of %lld pixels does not fit half the "
 			 "UB/L1", (long long)wo);

@@ -24,15 +24,15 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 		return -1;
 	}
 	int64_t c16 = cc_pad16(cols), nb = c16 / 16;
-	if (nb > 255) {
+	if (nb > ISA_VEC_BSTRIDE_MAX) { /* nb is the block stride */
 		snprintf(err, errlen, "broadcasting a row of %lld elements is not supported yet",
 			 (long long)cols);
 		return -1;
 	}
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024, vbytes = (c16 * 2 + 31) / 32 * 32;
 	int64_t tile = (ub - vbytes - 512) / (4 * c16 * 2) / 8 * 8; /* rows: 2 x (in, out) */
-	if (tile > 255 * 8)
-		tile = 255 * 8;
+	if (tile > ISA_VEC_REP_MAX * 8)
+		tile = ISA_VEC_REP_MAX * 8;
 	if (tile < 8) {
 		snprintf(err, errlen, "broadcasting a row of %lld elements is not supported yet",
 			 (long long)cols);

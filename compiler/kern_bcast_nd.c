@@ -93,7 +93,7 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 	 * exactly (form B only: rows too wide for 8 to fit), 8 spare blocks
 	 * each as form B's last repeat reaches past a row */
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
-	int64_t tile = run < 2032 ? run : 2032; /* vtranspose groups, repeats <= 255 */
+	int64_t tile = run < 2032 ? run : 2032; /* vtranspose groups, repeats <= ISA_VEC_REP_MAX */
 	/* small enough that every core gets a tile, if there are rows for it
 	 * (8 at least: a whole repeat) */
 	int64_t spread = pad((outer * run + cfg->core_count - 1) / cfg->core_count, 8);
@@ -126,14 +126,14 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 		tile = tile > 32 ? tile / 16 * 16 - 16 : tile / 2;
 	}
 	/* form A: one instruction per column block, 8 rows a repeat (strides
-	 * nb <= 255); form B: one per row, 8 blocks a repeat */
-	if (2 * set > ub || pad(nb, 8) / 8 > 255) {
+	 * nb <= ISA_VEC_BSTRIDE_MAX); form B: one per row, 8 blocks a repeat */
+	if (2 * set > ub || pad(nb, 8) / 8 > ISA_VEC_REP_MAX) {
 		snprintf(err, errlen, "broadcasting rows of %lld blocks is not supported yet",
 			 (long long)nb);
 		return -1;
 	}
 	int64_t ca = nb * (4 + pad(tile, 8) / 8), cb = tile * (4 + pad(nb, 8) / 8);
-	int form_a = !only_b && nb <= 255 && ca <= cb;
+	int form_a = !only_b && nb <= ISA_VEC_BSTRIDE_MAX && ca <= cb;
 	int64_t tpr = (run + tile - 1) / tile; /* tiles per run */
 	int64_t tiles = outer * tpr;
 	int64_t per, blocks = cc_split_work(tiles, cfg->core_count, &per);

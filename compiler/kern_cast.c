@@ -34,12 +34,12 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 	/* UB per parity: fp32 slot + fp16 slot, each with a repeat of slack */
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
 	int64_t tile = (ub / 2 - 2 * 256) / (c16 * 6);
-	if (tile > 65535)
-		tile = 65535;
+	if (tile > ISA_DMA_NBURST_MAX) /* a DMA of one burst per row */
+		tile = ISA_DMA_NBURST_MAX;
 	if (tile < 1)
 		return gen_cast_long(cfg, rows, cols, to_device, p, block_dim, err, errlen);
-	int64_t f32_slot = (tile * c16 * 4 + 256 + 255) / 256 * 256;
-	int64_t f16_slot = (tile * c16 * 2 + 256 + 255) / 256 * 256;
+	int64_t f32_slot = cc_round_up(tile * c16 * 4 + 256, 256);
+	int64_t f16_slot = cc_round_up(tile * c16 * 2 + 256, 256);
 	int64_t blocks = 1;
 	if (to_device || host_aligned) {
 		blocks = (rows + 7) / 8;
@@ -91,10 +91,10 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			/* one flat conversion, 64 lanes per repeat, 255 repeats per insn */
+			/* one flat conversion, 64 lanes per repeat, ISA_VEC_REP_MAX repeats per insn */
 			int64_t reps = (n * c16 + 63) / 64;
-			for (int64_t done = 0; done < reps; done += 255) {
-				int64_t k = reps - done < 255 ? reps - done : 255;
+			for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
+				int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
 				int64_t e0 = done * 64;
 				cc_li(p, R_UB, ub_out + e0 * (to_device ? 2 : 4));
 				cc_li(p, R_UB + 1, ub_in + e0 * (to_device ? 4 : 2));
@@ -150,16 +150,16 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 	int64_t c16 = cc_pad16(cols), host_row = cols * 4, dev_row = c16 * 2;
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
 	int64_t piece = (ub / 2 - 2 * 256 - 64) / 6 / 16 * 16;
-	if (piece > 255 * 64) /* one vconv instruction's repeats */
-		piece = 255 * 64;
+	if (piece > ISA_VEC_REP_MAX * 64) /* one vconv instruction's repeats */
+		piece = ISA_VEC_REP_MAX * 64;
 	if (piece < 16) {
 		snprintf(err, errlen, "cast: a row of %lld elements does not fit the UB",
 			 (long long)cols);
 		return -1;
 	}
 	int64_t npc = (cols + piece - 1) / piece, units = rows * npc;
-	int64_t f32_slot = (piece * 4 + 64 + 256 + 255) / 256 * 256;
-	int64_t f16_slot = (piece * 2 + 256 + 255) / 256 * 256;
+	int64_t f32_slot = cc_round_up(piece * 4 + 64 + 256, 256);
+	int64_t f16_slot = cc_round_up(piece * 2 + 256, 256);
 	/* the host side of every piece is 32-byte aligned when the row is */
 	int whole = host_row % 32 == 0 && (piece * 4) % 32 == 0;
 	int64_t blocks = to_device || whole ? units : 1;

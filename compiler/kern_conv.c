@@ -101,10 +101,10 @@
  * band's input rows into a zero-padded UB slab of Wp pixels per row; the
  * output is computed on a grid of P = sh*Wp/sw pixels per row, which makes
  * the input index of every tap affine in the flattened output index q
- * (sw*q + i*dh*Wp + j*dw), so a tap is one instruction per 255 repeats; the
- * P - Wo junk columns per row are computed and not stored.  Slabs (events
- * MTE2<->V 0..) and accumulators (V<->MTE3 0..) rotate through as many
- * buffers as event ids allow; the weights and bias come once per block
+ * (sw*q + i*dh*Wp + j*dw), so a tap is one instruction per ISA_VEC_REP_MAX
+ * repeats; the P - Wo junk columns per row are computed and not stored.
+ * Slabs (events MTE2<->V 0..) and accumulators (V<->MTE3 0..) rotate through
+ * as many buffers as event ids allow; the weights and bias come once per block
  * (MTE2->V, the id after the slabs').  Band height and buffer counts are
  * chosen with the same timing model.
  *
@@ -144,7 +144,7 @@ enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_RES = 5, R_DEQ = 6, R_Y8 = 7, R_
 
 #define FRAC 512      /* bytes of one 16x16 fp16 fractal */
 #define PIX 32        /* bytes of one NC1HWC0 pixel: 16 fp16 channels, one DMA/vector block */
-#define MAX_REP 255
+#define MAX_REP ISA_VEC_REP_MAX
 #define MAX_BLOCKS 1024
 #define MAX_EV 8      /* event ids per pipe pair the generator uses, at most */
 #define MAX_UBQ 4     /* UB output buffers, at most */
@@ -261,7 +261,7 @@ static void wait_flag(struct gen *g, enum isa_pipe src, enum isa_pipe dst, int e
 static void dma(struct gen *g, enum isa_op op, int rd, int rs1, int64_t nburst, int64_t len,
 		int64_t sgap, int64_t dgap)
 {
-	if (nburst > 1 && sgap == 0 && dgap == 0 && nburst * len <= 0xffff) {
+	if (nburst > 1 && sgap == 0 && dgap == 0 && nburst * len <= ISA_DMA_LEN_MAX) {
 		len *= nburst;
 		nburst = 1;
 	}
@@ -299,7 +299,7 @@ static void vop(struct gen *g, enum isa_op op, int64_t dst, int64_t s0, int64_t 
 }
 
 /* An element-wise op (VUN/VSCAL/VDUP, contiguous) over npix pixels at ub, in
- * instructions of at most 255 repeats; npix is rounded up to whole repeats. */
+ * instructions of at most MAX_REP repeats; npix is rounded up to whole repeats. */
 static void vrun(struct gen *g, enum isa_op op, int64_t ub, int64_t npix, int sreg)
 {
 	int64_t reps = cdiv(npix, 8);
@@ -1052,7 +1052,7 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 		/* pixels to 32-byte blocks: C04 pixels are 8 bytes, and every count
 		 * here is then a multiple of 4 (cc_conv_c04_ok) */
 		int64_t bp = PIX / g->xpix;
-		if ((px == plane || s->c1c == 1) && one / bp <= 0xffff) {
+		if ((px == plane || s->c1c == 1) && one / bp <= ISA_DMA_LEN_MAX) {
 			addi(gn, R_GM, R_X, base * g->xpix);
 			li(gn, R_A, mem->l1_slab[s->sslot]);
 			dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, tl->nimg, one / bp,
@@ -1244,7 +1244,8 @@ static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *f
 		int64_t m0 = part_lo(g->M1, mt, mi) * 16;
 		int64_t m1 = min64(part_lo(g->M1, mt, mi + 1) * 16, g->M);
 		slab_of(g, m0, m1 - m0, &s);
-		if (s.ptp > 255 || s.pbp > 255 || s.fh > 0xffff || s.fh * s.fw > 0xffff)
+		if (s.ptp > ISA_MAX(FMATRIX, pt) || s.pbp > ISA_MAX(FMATRIX, pb) ||
+		    s.fh > ISA_MAX(FMATRIX, fh) || s.fh * s.fw > ISA_DMA_LEN_MAX)
 			return -1; /* set_fmatrix and the DMA's burst length */
 		*fmax = max64(*fmax, s.fh * s.fw);
 		*fmin = min64(*fmin, s.fh * s.fw);
@@ -1508,7 +1509,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 					t.slab_bytes = up(gi * t.c1f * px_max * g->xpix, 512);
 					t.w_bytes = up(t.c1f * g->kf1 * nf * FRAC, 512);
 					if (t.kf < 1 || t.slab_bytes + t.w_bytes > l1 ||
-					    t.c1f * g->kf1 > 0xffff)
+					    t.c1f * g->kf1 > ISA_DMA_NBURST_MAX) /* weight bursts */
 						continue;
 					t.tiles = g->S * ng * mt * nt;
 					t.blocks = min64(t.tiles, cfg->core_count);
@@ -1910,7 +1911,7 @@ static int gen_depthwise(const struct geo *g, struct cc_prog *p, unsigned *block
 			 g->cfg->name, (long long)g->cfg->core_event_ids);
 		return -1;
 	}
-	if (g->C1 * g->kk > 0xffff || g->Wo > 0xffff) { /* DMA burst lengths */
+	if (g->C1 * g->kk > ISA_DMA_LEN_MAX || g->Wo > ISA_DMA_LEN_MAX) { /* DMA burst lengths */
 		snprintf(err, errlen, "conv: depthwise with %lld channels, a %lldx%lld kernel and "
 			 "%lld output columns is not supported yet", (long long)cv->cin,
 			 (long long)cv->kh, (long long)cv->kw, (long long)g->Wo);
@@ -1960,11 +1961,16 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 		return -1;
 	}
 	/* load3d and set_fmatrix encode these in 8 bits, widths in 16 */
-	if (cv->kh > 255 || cv->kw > 255 || cv->sh > 255 || cv->sw > 255 || cv->dh > 255 ||
-	    cv->dw > 255 || cv->pt > 255 || cv->pb > 255 || cv->pl > 255 || cv->pr > 255 ||
-	    cv->w > 0xffff) {
-		snprintf(err, errlen, "conv: kernel, stride, dilation or padding above 255 (or a "
-			 "row wider than 65535) is not supported yet");
+	if (cv->kh > ISA_MAX(LOAD3D, kh) || cv->kw > ISA_MAX(LOAD3D, kw) ||
+	    cv->sh > ISA_MAX(LOAD3D, sh) || cv->sw > ISA_MAX(LOAD3D, sw) ||
+	    cv->dh > ISA_MAX(LOAD3D, dh) || cv->dw > ISA_MAX(LOAD3D, dw) ||
+	    cv->pt > ISA_MAX(FMATRIX, pt) || cv->pb > ISA_MAX(FMATRIX, pb) ||
+	    cv->pl > ISA_MAX(FMATRIX, pl) || cv->pr > ISA_MAX(FMATRIX, pr) ||
+	    cv->w > ISA_MAX(FMATRIX, fw)) {
+		_Static_assert(ISA_MAX(LOAD3D, kh) == ISA_MAX(FMATRIX, pt), "one bound, one message");
+		snprintf(err, errlen, "conv: kernel, stride, dilation or padding above %lld (or a "
+			 "row wider than %lld) is not supported yet", (long long)ISA_MAX(LOAD3D, kh),
+			 (long long)ISA_MAX(FMATRIX, fw));
 		return -1;
 	}
 	if ((cv->q8_out || cv->no_fp16_out) &&

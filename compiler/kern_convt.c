@@ -30,7 +30,7 @@ int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, 
 	}
 	int64_t hz = (h - 1) * sh + 1, wz = (w - 1) * sw + 1;
 	int64_t bufb = (sh * wz + 7) / 8 * 8; /* blocks of a buffer, whole vdup repeats */
-	if (2 * bufb * 32 > (int64_t)cfg->ub_size_kb * 1024 || sh * wz > 65535) {
+	if (2 * bufb * 32 > (int64_t)cfg->ub_size_kb * 1024 || sh * wz > ISA_DMA_LEN_MAX) {
 		snprintf(err, errlen, "ConvTranspose with %lld output columns and stride %lld is not "
 				      "supported yet (the zero-inserted rows do not fit the UB)",
 			 (long long)wz, (long long)sh);
@@ -47,8 +47,9 @@ int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, 
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		kg_mask_all(&g);
-		for (int64_t d = 0; d < 2 * bufb; d += 8 * 255) {
-			int64_t rep = (2 * bufb - d) / 8 < 255 ? (2 * bufb - d) / 8 : 255;
+		for (int64_t d = 0; d < 2 * bufb; d += 8 * ISA_VEC_REP_MAX) {
+			int64_t rep = (2 * bufb - d) / 8 < ISA_VEC_REP_MAX ? (2 * bufb - d) / 8
+									    : ISA_VEC_REP_MAX;
 			int rd = kg_reg(&g, d * 32), rv = kg_reg(&g, kg_fbits(0.0f));
 			struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
 			in->rd = rd;

@@ -70,7 +70,8 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 	 * output band */
 	int64_t a_sz = 16 * nbk, t_sz = 16, b_sz = 16 * (nbo + 1), c_sz = 16 * nbo;
 	int64_t set = (a_sz + t_sz + b_sz + c_sz) * 32;
-	if (rows < 1 || cols < 1 || off + cols > ycols || nbk > 255 || nbo > 255 ||
+	if (rows < 1 || cols < 1 || off + cols > ycols || nbk > CC_VT_BAND_MAX ||
+	    nbo > CC_VT_BAND_MAX ||
 	    2 * set > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "Concat of rows of %lld elements along the last axis is not "
 			 "supported yet", (long long)ycols);
@@ -157,6 +158,11 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 	return 0;
 }
 
+/* Runs (bursts) per zero-fill DMA: a cap of this generator's own, well below
+ * the nburst field's ISA_DMA_NBURST_MAX; it also bounds the buffer the
+ * vector unit zeroes, and the programs built so far depend on its value. */
+enum { ZERO_RUNS_PER_DMA = 255 };
+
 /* Zeros at nruns runs of run_blocks 32-byte blocks, stride_blocks apart,
  * from block off of the destination (the padding rows of a weight layout
  * built on the device).  The vector unit zeroes one UB buffer of whole runs
@@ -168,13 +174,13 @@ int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, i
 {
 	int64_t ub_blocks = (int64_t)cfg->ub_size_kb * 1024 / 32;
 	if (nruns < 1 || run_blocks < 1 || stride_blocks < run_blocks || off < 0 ||
-	    run_blocks > ub_blocks || run_blocks > 65535) {
+	    run_blocks > ub_blocks || run_blocks > ISA_DMA_LEN_MAX) {
 		snprintf(err, errlen, "zero fill: bad runs (%lld of %lld blocks, stride %lld)",
 			 (long long)nruns, (long long)run_blocks, (long long)stride_blocks);
 		return -1;
 	}
 	int64_t k = ub_blocks / run_blocks; /* runs per DMA */
-	k = k > 255 ? 255 : k;
+	k = k > ZERO_RUNS_PER_DMA ? ZERO_RUNS_PER_DMA : k;
 	int64_t per, blocks = cc_split_work((nruns + k - 1) / k, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_DST, 0);

@@ -66,7 +66,7 @@ void kg_mask_all(struct kg *g) { kg_mask_lanes(g, 128); }
 struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
 			      int64_t src, int64_t rep)
 {
-	if (rep < 1 || rep > 255)
+	if (rep < 1 || rep > ISA_VEC_REP_MAX)
 		g->bad = 1;
 	int rd = kg_reg(g, dst), rs = kg_reg(g, src);
 	struct isa_insn *in = cc_emit(g->p, op);
@@ -87,8 +87,8 @@ void kg_flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t ds
 	int64_t reps = (n + 63) / 64;
 	int64_t dsz = dt == ISA_DT_F32 ? 4 : 2, ssz = st == ISA_DT_F32 ? 4 : 2;
 	kg_mask_all(g);
-	for (int64_t done = 0; done < reps; done += 255) {
-		int64_t k = reps - done < 255 ? reps - done : 255;
+	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
+		int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
 		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCONV, dt, dst + done * 64 * dsz,
 					    src + done * 64 * ssz, k);
 		in->st = st;
@@ -104,8 +104,8 @@ void kg_conv_n(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, 
 	int64_t big = dsz > ssz ? dsz : ssz, lanes = 256 / big;
 	int64_t reps = (n + lanes - 1) / lanes;
 	kg_mask_all(g);
-	for (int64_t done = 0; done < reps; done += 255) {
-		int64_t k = reps - done < 255 ? reps - done : 255;
+	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
+		int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
 		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCONV, dt, dst + done * lanes * dsz,
 					       src + done * lanes * ssz, k);
 		in->st = st;
@@ -133,7 +133,7 @@ void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t u
 {
 	int ru = kg_reg(g, ub);
 	cc_addi(g->p, R_GM, gm_base, gm_off);
-	if (nburst < 1 || nburst > 65535 || len < 1 || len > 65535)
+	if (nburst < 1 || nburst > ISA_DMA_NBURST_MAX || len < 1 || len > ISA_DMA_LEN_MAX)
 		g->bad = 1;
 	if (op == ISA_OP_MOV_GM_UB)
 		cc_dma(g->p, op, ru, R_GM, nburst, len, sgap, dgap);

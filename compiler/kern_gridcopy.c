@@ -205,7 +205,8 @@ int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols,
 	 * output band */
 	int64_t a_sz = 16 * nbi, b_sz = 16 * (nbi + 1), c_sz = 16 * yb;
 	int64_t set = (a_sz + b_sz + c_sz) * 32;
-	if (rows < 1 || cols < 1 || b < 0 || b + cols > xcols || nbi > 255 || yb > 255 ||
+	if (rows < 1 || cols < 1 || b < 0 || b + cols > xcols || nbi > CC_VT_BAND_MAX ||
+	    yb > CC_VT_BAND_MAX ||
 	    2 * set > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "Slice of %lld of %lld elements along the last axis is not "
 			 "supported yet", (long long)cols, (long long)xcols);
@@ -243,7 +244,7 @@ int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols,
  * space (one 16x16 vtranspose per input block the map touches: every column
  * one block); the output's columns are assembled in a second column space,
  * up to 8 a vector instruction: a run whose sources advance by a constant
- * 0..255 blocks (the 8-bit block stride: 0 repeats one column, as Pad's
+ * 0..ISA_VEC_BSTRIDE_MAX blocks (the block stride: 0 repeats one column, as Pad's
  * edge mode does) is one vmov, a run of border columns one vdup of the
  * value; the columns past cols are zeroed so that the padding lanes are 0;
  * a vtranspose per output block turns 16 columns back into rows.  Bands
@@ -264,7 +265,8 @@ int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int
 	 * the assembled columns, C the output band */
 	int64_t a_sz = 16 * nbi, b_sz = 16 * nbi, d_sz = 16 * yb, c_sz = 16 * yb;
 	int64_t set = (a_sz + b_sz + d_sz + c_sz) * 32;
-	if (rows < 1 || cols < 1 || lo < 0 || hi >= xcols || nbi > 255 || yb > 255 ||
+	if (rows < 1 || cols < 1 || lo < 0 || hi >= xcols || nbi > CC_VT_BAND_MAX ||
+	    yb > CC_VT_BAND_MAX ||
 	    2 * set > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "moving the lanes of rows of %lld elements into rows of %lld "
 			 "is not supported yet (the columns must fit the UB)", (long long)xcols,
@@ -300,7 +302,8 @@ int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int
 					while (n < 8 && j + n < 16 * yb &&
 					       (j + n < cols ? map[j + n] : -2) == m0)
 						n++;
-				} else if (j + 1 < cols && map[j + 1] >= m0 && map[j + 1] - m0 <= 255) {
+				} else if (j + 1 < cols && map[j + 1] >= m0 &&
+					   map[j + 1] - m0 <= ISA_VEC_BSTRIDE_MAX) {
 					st = map[j + 1] - m0;
 					while (n < 8 && j + n < cols && map[j + n] == m0 + n * st)
 						n++;

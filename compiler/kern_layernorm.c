@@ -329,7 +329,7 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		snprintf(err, errlen, "LayerNormalization of an empty tensor is not supported yet");
 		return -1;
 	}
-	int64_t ub = (int64_t)cfg->ub_size_kb * 1024, T = 255;
+	int64_t ub = (int64_t)cfg->ub_size_kb * 1024, T = ISA_VEC_REP_MAX; /* rows: repeats */
 	for (;;) {
 		plan(&pl, T);
 		if (pl.end <= ub || T == 1)
@@ -338,7 +338,7 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		if (T < 1)
 			T = 1;
 	}
-	if (pl.end > ub || pl.R * 8 > 0xffff) {
+	if (pl.end > ub || pl.R * 8 > ISA_VEC_RSTRIDE_MAX) {
 		snprintf(err, errlen, "LayerNormalization over %lld elements (one row does not fit "
 				      "the %lld KiB UB) is not supported yet",
 			 (long long)ln->cols, (long long)cfg->ub_size_kb);
@@ -399,8 +399,10 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			if (ln->has_residual) /* x += r in fp16, the whole tile at once */
-				for (int64_t e = 0, reps = (n * pl.c16 + 127) / 128; e < reps; e += 255) {
-					int64_t k = reps - e < 255 ? reps - e : 255;
+				for (int64_t e = 0, reps = (n * pl.c16 + 127) / 128; e < reps;
+				     e += ISA_VEC_REP_MAX) {
+					int64_t k = reps - e < ISA_VEC_REP_MAX ? reps - e
+										: ISA_VEC_REP_MAX;
 					vop(&g, ISA_OP_VADD, ISA_DT_F16, pl.xh[par] + e * 256,
 					    pl.xh[par] + e * 256, pl.rh[par] + e * 256, k);
 				}

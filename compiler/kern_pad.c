@@ -31,8 +31,8 @@ static int64_t pad_map(const struct cc_pad *pd, int q, int64_t o)
 
 static void vdup_blocks(struct kg *g, int64_t ub, int64_t nblk, float v)
 {
-	for (int64_t d = 0; d < nblk; d += 8 * 255) {
-		int64_t rep = (nblk - d + 7) / 8 < 255 ? (nblk - d + 7) / 8 : 255;
+	for (int64_t d = 0; d < nblk; d += 8 * ISA_VEC_REP_MAX) {
+		int64_t rep = (nblk - d + 7) / 8 < ISA_VEC_REP_MAX ? (nblk - d + 7) / 8 : ISA_VEC_REP_MAX;
 		int rd = kg_reg(g, ub + d * 32), rv = kg_reg(g, kg_fbits(v));
 		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
 		in->rd = rd;
@@ -67,7 +67,7 @@ int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_
 	int cst = pd->mode == CC_PAD_CONSTANT;
 	int chan = cst && pd->chan_axis >= 0 && pd->chan_axis + 1 < r && pd->chan_valid < 16;
 	int64_t ub_need = (2 + cst + chan) * rowb * 32;
-	if (rowb > 65535 || ub_need > (int64_t)cfg->ub_size_kb * 1024) {
+	if (rowb > ISA_DMA_LEN_MAX || ub_need > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "Pad of rows of %lld blocks is not supported yet", (long long)yw);
 		return -1;
 	}

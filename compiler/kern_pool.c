@@ -76,8 +76,8 @@ static void flat_muls(struct kg *g, enum isa_dtype dt, int64_t at, int64_t n, fl
 {
 	int64_t lanes = dt == ISA_DT_F32 ? 64 : 128, reps = (n + lanes - 1) / lanes;
 	kg_mask_all(g);
-	for (int64_t done = 0; done < reps; done += 255) {
-		int64_t k = reps - done < 255 ? reps - done : 255;
+	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
+		int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
 		vscal(g, ISA_OP_VMULS, dt, at + done * 256, at + done * 256, scalar, k, 1, 8);
 	}
 }
@@ -85,7 +85,7 @@ static void flat_muls(struct kg *g, enum isa_dtype dt, int64_t at, int64_t n, fl
 static void fill(struct kg *g, int64_t at, int64_t npix, float v)
 {
 	for (int64_t done = 0; done < npix;) {
-		int64_t left = npix - done, rep = left / 8 < 255 ? left / 8 : 255;
+		int64_t left = npix - done, rep = left / 8 < ISA_VEC_REP_MAX ? left / 8 : ISA_VEC_REP_MAX;
 		if (rep == 0) {
 			kg_mask_lanes(g, left * 16);
 			rep = 1;
@@ -205,11 +205,13 @@ static int win_plan(const struct soc_config *cfg, struct plan *pl, char *err, si
 			 (long long)d->kh, (long long)d->kw);
 		return -1;
 	}
-	if (d->is_max && d->sw <= 255 && max64(pl->wp, pl->wo8) * d->sh > 65535) {
+	if (d->is_max && d->sw <= ISA_VEC_BSTRIDE_MAX &&
+	    max64(pl->wp, pl->wo8) * d->sh > ISA_VEC_RSTRIDE_MAX) {
 		pl->strip = 1; /* (strip rows are at most a UB's width) */
 		return strip_plan(cfg, pl, err, errlen);
 	}
-	if (max64(pl->wp, pl->wo8) * d->sh * es > 65535 || d->sw * es > 255) {
+	if (max64(pl->wp, pl->wo8) * d->sh * es > ISA_VEC_RSTRIDE_MAX ||
+	    d->sw * es > ISA_VEC_BSTRIDE_MAX) {
 		snprintf(err, errlen, "pooling: rows of %lld pixels or stride %lld are not "
 			 "supported yet", (long long)d->w, (long long)d->sw);
 		return -1;
@@ -268,7 +270,7 @@ static int win_plan(const struct soc_config *cfg, struct plan *pl, char *err, si
 		}
 		pl->out16[par] = at;
 		at += out_px * 32 + 256;
-		at = (at + 255) / 256 * 256;
+		at = cc_round_up(at, 256);
 	}
 	if (at > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "pooling: UB plan overflows (internal error)");
@@ -383,8 +385,8 @@ static void win_pad_columns(struct kg *g, const struct plan *pl)
 			for (int64_t c0 = cols[s][0]; c0 < cols[s][1]; c0 += 8) {
 				int64_t nc = min64(8, cols[s][1] - c0);
 				kg_mask_lanes(g, nc * 16);
-				for (int64_t r = 0; r < pl->in_rows; r += 255) {
-					int64_t rep = min64(255, pl->in_rows - r);
+				for (int64_t r = 0; r < pl->in_rows; r += ISA_VEC_REP_MAX) {
+					int64_t rep = min64(ISA_VEC_REP_MAX, pl->in_rows - r);
 					int rd = kg_reg(g, pl->in16[par] + (r * pl->wp + c0) * 32);
 					int rv = kg_reg(g, kg_fbits(pl->pad));
 					struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
@@ -399,7 +401,7 @@ static void win_pad_columns(struct kg *g, const struct plan *pl)
 
 /* dst rows [0, nrows) of wo8 pixels, pixel x of row R reducing the taps
  * src + (R*srow + x*spx + off[t]) pixels: one instruction per tap, column
- * group of 8 and (fp32) half pixel, repeating over up to 255 rows. */
+ * group of 8 and (fp32) half pixel, repeating over up to ISA_VEC_REP_MAX rows. */
 static void taps(struct kg *g, const struct plan *pl, int64_t dst, int64_t src, int64_t nrows,
 		 int64_t srow, int64_t spx, const int64_t *off, int64_t ntap)
 {
@@ -410,9 +412,9 @@ static void taps(struct kg *g, const struct plan *pl, int64_t dst, int64_t src, 
 	int64_t db = es, dr = pl->wo8 * es, sb = spx * es, sr = srow * es;
 	kg_mask_all(g);
 	for (int64_t c = 0; c < pl->ngrp; c++)
-		for (int64_t R0 = 0; R0 < nrows; R0 += 255)
+		for (int64_t R0 = 0; R0 < nrows; R0 += ISA_VEC_REP_MAX)
 			for (int64_t h = 0; h < es; h++) {
-				int64_t n = min64(255, nrows - R0);
+				int64_t n = min64(ISA_VEC_REP_MAX, nrows - R0);
 				int64_t da = dst + (R0 * pl->wo8 + c * 8) * es * 32 + h * 32;
 				int64_t sa = src + (R0 * srow + c * 8 * spx) * es * 32 + h * 32;
 				if (ntap == 1) {
@@ -486,10 +488,10 @@ static void win_compute(struct kg *g, const struct plan *pl, const struct tile *
 			if (k == d->kw || k == 0)
 				continue;
 			kg_mask_lanes(g, 16); /* the pixel's two blocks */
-			for (int64_t R0 = 0; R0 < rt; R0 += 255) {
+			for (int64_t R0 = 0; R0 < rt; R0 += ISA_VEC_REP_MAX) {
 				int64_t at = acc + (R0 * pl->wo8 + ow) * 64;
 				vscal(g, ISA_OP_VMULS, ISA_DT_F32, at, at, (float)d->kw / (float)k,
-				      min64(255, rt - R0), 1, pl->wo8 * 2);
+				      min64(ISA_VEC_REP_MAX, rt - R0), 1, pl->wo8 * 2);
 			}
 		}
 	}
@@ -548,9 +550,9 @@ static void strip_sizes(const struct plan *pl, int64_t nr, int64_t nc8, int64_t 
 			int64_t *out, int64_t *buf)
 {
 	int64_t swp = (nc8 - 1) * pl->d->sw + ekw(pl->d);
-	*in = ((nr * swp + (pl->sdbl ? 8 * pl->d->sw : 0)) * 32 + 256 + 255) / 256 * 256;
-	*out = (nr * nc8 * 32 + 256 + 255) / 256 * 256;
-	*buf = pl->sdbl ? (nr * strip_mrow(pl->d, nc8) * 32 + 256 + 255) / 256 * 256 : 0;
+	*in = cc_round_up((nr * swp + (pl->sdbl ? 8 * pl->d->sw : 0)) * 32 + 256, 256);
+	*out = cc_round_up(nr * nc8 * 32 + 256, 256);
+	*buf = pl->sdbl ? cc_round_up(nr * strip_mrow(pl->d, nc8) * 32 + 256, 256) : 0;
 }
 
 static int64_t strip_bytes(const struct plan *pl, int64_t nr, int64_t nc8)
@@ -575,7 +577,7 @@ static int strip_plan(const struct soc_config *cfg, struct plan *pl, char *err, 
 	int64_t nc8 = (d->wo + 7) / 8 * 8;
 	while (nc8 > 8 && strip_bytes(pl, 1, nc8) > ub)
 		nc8 -= 8;
-	if (strip_bytes(pl, 1, nc8) > ub || d->sw > 255) {
+	if (strip_bytes(pl, 1, nc8) > ub || d->sw > ISA_VEC_BSTRIDE_MAX) {
 		snprintf(err, errlen, "pooling: a %lld-pixel window row at stride %lld does not "
 			 "fit the UB (not supported yet)", (long long)ekw(d), (long long)d->sw);
 		return -1;
@@ -583,13 +585,13 @@ static int strip_plan(const struct soc_config *cfg, struct plan *pl, char *err, 
 	pl->snc8 = nc8;
 	pl->snc = min64(nc8, d->wo);
 	pl->swp = (nc8 - 1) * d->sw + ekw(d);
-	if (pl->swp > 65535 || nc8 > 65535) {
+	if (pl->swp > ISA_VEC_RSTRIDE_MAX || nc8 > ISA_VEC_RSTRIDE_MAX) {
 		snprintf(err, errlen, "pooling: UB rows of %lld pixels (internal error)",
 			 (long long)pl->swp);
 		return -1;
 	}
 	pl->snr = 1;
-	while (pl->snr < min64(d->ho, 255) && strip_bytes(pl, pl->snr + 1, nc8) <= ub)
+	while (pl->snr < min64(d->ho, ISA_VEC_REP_MAX) && strip_bytes(pl, pl->snr + 1, nc8) <= ub)
 		pl->snr++;
 	pl->nrt = (d->ho + pl->snr - 1) / pl->snr;
 	pl->nct = (d->wo + pl->snc - 1) / pl->snc;
@@ -661,6 +663,8 @@ static void strip_load(struct kg *g, const struct plan *pl, const struct tile *t
 	int64_t gm = ((in_plane(d, t->q0) * d->h + row0) * d->w + x0) * 32;
 	int64_t ubp = pl->in16[par] + ((oa - t->oh0) * pl->swp + c0) * 32;
 	int64_t sgap = d->sh * d->w - nw;
+	/* 16 bits: this generator's own bound, below the field's ISA_DMA_GAP_MAX
+	 * (32 bits); the programs depend on it.  Past it, rows go one by one. */
 	if (sgap <= 65535) {
 		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, gm, ubp, ob - oa, nw, sgap, pl->swp - nw);
 		return;
@@ -676,14 +680,14 @@ static void strip_fill(struct kg *g, const struct plan *pl, int64_t at, int64_t 
 {
 	for (int64_t c = x0; c < x1; c += 8) {
 		kg_mask_lanes(g, min64(8, x1 - c) * 16);
-		for (int64_t r = r0; r < r1; r += 255) {
+		for (int64_t r = r0; r < r1; r += ISA_VEC_REP_MAX) {
 			int rd = kg_reg(g, at + (r * pl->swp + c) * 32);
 			int rv = kg_reg(g, kg_fbits(pl->pad));
 			struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
 			in->rd = rd;
 			in->rs2 = rv;
 			in->dt = ISA_DT_F16;
-			in->rep = min64(255, r1 - r);
+			in->rep = min64(ISA_VEC_REP_MAX, r1 - r);
 			in->dr = pl->swp;
 		}
 	}
@@ -832,9 +836,9 @@ static void gbl_slots(const struct plan *pl, int64_t G, int64_t *in_b, int64_t *
 	int64_t npx = pl->big ? pl->chunk : G * pl->P;
 	int64_t trb = pl->big ? 16 * 128 * 2 : G * cc_pad16(pl->P) * 32;
 	/* slack: transposes read up to 15 pixels past, reductions 256 bytes */
-	*in_b = (npx * 32 + 512 + 255) / 256 * 256;
-	*tr_b = (trb + 256 + 255) / 256 * 256;
-	*out_b = (G * 32 + 32 + 255) / 256 * 256;
+	*in_b = cc_round_up(npx * 32 + 512, 256);
+	*tr_b = cc_round_up(trb + 256, 256);
+	*out_b = cc_round_up(G * 32 + 32, 256);
 }
 
 static int64_t gbl_bytes(const struct plan *pl, int64_t G)
@@ -874,7 +878,7 @@ static int gbl_plan(const struct soc_config *cfg, struct plan *pl, char *err, si
 			pl->chunk -= 128;
 	} else {
 		pl->gmax = 0;
-		while (pl->gmax < 255 && gbl_bytes(pl, pl->gmax + 1) <= half)
+		while (pl->gmax < ISA_VEC_REP_MAX && gbl_bytes(pl, pl->gmax + 1) <= half)
 			pl->gmax++;
 	}
 	if (pl->gmax < 1 || gbl_bytes(pl, pl->gmax) > half) {

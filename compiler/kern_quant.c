@@ -56,9 +56,9 @@ static void vscal_n(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst
 		    int64_t n, int64_t bits)
 {
 	int64_t lanes = 256 / isa_dtype_size(dt), reps = cdiv(n, lanes);
-	for (int64_t done = 0; done < reps; done += 255)
-		vstr(g, op, dt, dst + done * 256, src + done * 256, min64(255, reps - done), 1, 8,
-		     1, 8, 1, bits);
+	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX)
+		vstr(g, op, dt, dst + done * 256, src + done * 256,
+		     min64(ISA_VEC_REP_MAX, reps - done), 1, 8, 1, 8, 1, bits);
 }
 
 /* The streaming every generator here shares: units of work double-buffered
@@ -201,7 +201,7 @@ int cc_gen_quant_nd(const struct soc_config *cfg, int64_t rows, int64_t k, float
 	 * stride, the int8 row */
 	int64_t per_row = k16 * 2 + k32 * 2 + k32;
 	int64_t R = ((int64_t)cfg->ub_size_kb * 1024 / 2 - 1024) / per_row;
-	R = min64(min64(R, 255), rows);
+	R = min64(min64(R, ISA_VEC_REP_MAX), rows);
 	if (R < 1) {
 		snprintf(err, errlen, "quantize: a row of %lld values does not fit the UB",
 			 (long long)k);
@@ -301,11 +301,11 @@ int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int
 			unit_loaded(p, par);
 			kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, f, h, m, ISA_RND_RNE);
 			if (q->mode != CC_QL_DEQUANT) {
-				for (int64_t done = 0; done < reps; done += 255) {
+				for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
 					struct isa_insn *in = vstr(&g, ISA_OP_VDIV, ISA_DT_F32,
 								   f + done * 256, f + done * 256,
-								   min64(255, reps - done), 1, 8, 1, 8,
-								   1, base + o_s);
+								   min64(ISA_VEC_REP_MAX, reps - done), 1,
+								   8, 1, 8, 1, base + o_s);
 					in->s1b = 1;
 					in->s1r = 0;
 				}

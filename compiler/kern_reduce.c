@@ -50,9 +50,10 @@ static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64
 	int64_t mx_st = dst_st > s0_st ? dst_st : s0_st;
 	if (s1 >= 0 && op != ISA_OP_VMULS && s1_st > mx_st)
 		mx_st = s1_st;
-	if (len == 16 && mx_st <= 255 && n >= 8) {
+	if (len == 16 && mx_st <= ISA_VEC_BSTRIDE_MAX && n >= 8) {
 		for (int64_t i = 0; i < n;) {
-			int64_t k = (n - i) / 8 < 255 ? (n - i) / 8 : 255, items = k * 8;
+			int64_t k = (n - i) / 8 < ISA_VEC_REP_MAX ? (n - i) / 8 : ISA_VEC_REP_MAX;
+			int64_t items = k * 8;
 			if (!k) {
 				k = 1;
 				items = n - i;
@@ -80,8 +81,8 @@ static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64
 	}
 	for (int64_t q = 0; q < len; q += 128) {
 		kg_mask_lanes(g, len - q);
-		for (int64_t i = 0; i < n; i += 255) {
-			int64_t k = n - i < 255 ? n - i : 255;
+		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
 			struct isa_insn *in;
 			if (op == ISA_OP_VMULS) /* s1 is the scalar's fp32 bits */
 				in = vbin(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
@@ -104,12 +105,12 @@ static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64
 static void strided32(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
 		      int64_t n, int64_t len, int64_t dst_st, int64_t s0_st, int64_t s1_st)
 {
-	if (dst_st > 65535 || s0_st > 65535 || s1_st > 65535)
+	if (dst_st > ISA_VEC_RSTRIDE_MAX || s0_st > ISA_VEC_RSTRIDE_MAX || s1_st > ISA_VEC_RSTRIDE_MAX)
 		g->bad = 1;
 	for (int64_t q = 0; q < len; q += 64) {
 		kg_mask_lanes(g, len - q >= 64 ? 128 : len - q);
-		for (int64_t i = 0; i < n; i += 255) {
-			int64_t k = n - i < 255 ? n - i : 255;
+		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
 			struct isa_insn *in;
 			if (op == ISA_OP_VMULS) /* s1 is the scalar's fp32 bits */
 				in = vbin(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
@@ -133,8 +134,8 @@ static void flat(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, i
 {
 	int64_t per = dt == ISA_DT_F32 ? 64 : 128, reps = (n + per - 1) / per;
 	kg_mask_all(g);
-	for (int64_t d = 0; d < reps; d += 255) {
-		int64_t k = reps - d < 255 ? reps - d : 255;
+	for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
+		int64_t k = reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX;
 		struct isa_insn *in;
 		if (op == ISA_OP_VDUP) {
 			int rs = kg_reg(g, scalar);
@@ -170,8 +171,8 @@ static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t col
 			sst = 8;
 		}
 		kg_mask_lanes(g, cols);
-		for (int64_t i = 0; i < n; i += 255) {
-			int64_t k = n - i < 255 ? n - i : 255;
+		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
 			in = kg_vinsn(g, kind == RK_MAX ? ISA_OP_VCMAX : ISA_OP_VCMIN, ISA_DT_F16,
 				      out16 + i * 2, src + i * sst * 32, k);
 			in->s0r = sst;
@@ -182,8 +183,8 @@ static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t col
 	for (int64_t h = 0; h * 64 < cols; h++) {
 		int64_t len = cols - h * 64 < 64 ? cols - h * 64 : 64;
 		kg_mask_lanes(g, len);
-		for (int64_t i = 0; i < n; i += 255) {
-			int64_t k = n - i < 255 ? n - i : 255;
+		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
 			in = kg_vinsn(g, ISA_OP_VCONV, ISA_DT_F32, tmp32 + i * 256,
 				      x + h * 128 + i * st * 32, k);
 			in->st = ISA_DT_F16;
@@ -194,8 +195,8 @@ static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t col
 		}
 	}
 	kg_mask_lanes(g, 64);
-	for (int64_t i = 0; i < n; i += 255) {
-		int64_t k = n - i < 255 ? n - i : 255;
+	for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+		int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
 		in = kg_vinsn(g, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4, acc32 + i * 256, k);
 		in->s0r = 8;
 	}
@@ -209,16 +210,16 @@ static void row_sum32(struct kg *g, int64_t x, int64_t n, int64_t cols, int64_t 
 	flat(g, ISA_OP_VDUP, ISA_DT_F32, acc32, 0, n * 64, 0);
 	for (int64_t h = 0; h * 64 < cols; h++) {
 		kg_mask_lanes(g, cols - h * 64 < 64 ? cols - h * 64 : 64);
-		for (int64_t i = 0; i < n; i += 255) {
-			int64_t k = n - i < 255 ? n - i : 255;
+		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
 			struct isa_insn *in = vbin(g, ISA_OP_VADD, ISA_DT_F32, acc32 + i * 256,
 						   acc32 + i * 256, x + h * 256 + i * st * 32, k);
 			in->s1r = st;
 		}
 	}
 	kg_mask_lanes(g, 64);
-	for (int64_t i = 0; i < n; i += 255) {
-		int64_t k = n - i < 255 ? n - i : 255;
+	for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+		int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
 		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4,
 					       acc32 + i * 256, k);
 		in->s0r = 8;

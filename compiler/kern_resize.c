@@ -158,7 +158,7 @@ void cc_resize_table(const struct cc_resize *rs, uint16_t *out)
 static void row_op(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1, int64_t n)
 {
 	for (int64_t done = 0; done < n;) {
-		int64_t left = n - done, rep = left / 8 > 255 ? 255 : left / 8;
+		int64_t left = n - done, rep = left / 8 > ISA_VEC_REP_MAX ? ISA_VEC_REP_MAX : left / 8;
 		int64_t blk = rep ? rep * 8 : left;
 		kg_mask_lanes(g, rep ? 128 : 16 * left);
 		int r2 = kg_reg(g, s1);
@@ -179,7 +179,7 @@ static void col_op(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_
 		   int64_t w, int64_t wo)
 {
 	for (int64_t done = 0; done < nr;) {
-		int64_t left = nr - done, rep = left / 8 > 255 ? 255 : left / 8;
+		int64_t left = nr - done, rep = left / 8 > ISA_VEC_REP_MAX ? ISA_VEC_REP_MAX : left / 8;
 		int64_t rows = rep ? rep * 8 : left;
 		kg_mask_lanes(g, rep ? 128 : 16 * left);
 		int r2 = op == ISA_OP_VMOV ? 0 : kg_reg(g, s1);
@@ -208,7 +208,7 @@ static void dup_blocks(struct kg *g, int64_t dst, int64_t n, int64_t db, float v
 		if (l % 16 < valid)
 			pat |= UINT64_C(1) << l;
 	for (int64_t done = 0; done < n;) {
-		int64_t left = n - done, rep = left / 8 > 255 ? 255 : left / 8;
+		int64_t left = n - done, rep = left / 8 > ISA_VEC_REP_MAX ? ISA_VEC_REP_MAX : left / 8;
 		int64_t lanes = rep ? 128 : 16 * left;
 		kg_mask(g, lanes > 64 ? pat & (lanes >= 128 ? ~UINT64_C(0)
 							    : (UINT64_C(1) << (lanes - 64)) - 1)
@@ -242,11 +242,13 @@ int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, stru
 	int64_t R = ub > tab + slack ? (ub - tab - slack) / 2 / unit_bytes : 0;
 	if (R > per)
 		R = per;
-	if (units < 1 || w < 1 || h < 1 || w > 255 || wo > 255 || R < 1 || T < 1 ||
+	if (units < 1 || w < 1 || h < 1 || w > ISA_VEC_BSTRIDE_MAX || wo > ISA_VEC_BSTRIDE_MAX ||
+	    R < 1 || T < 1 ||
 	    T > CC_RESIZE_MAX_TAPS || T == 3) {
 		snprintf(err, errlen, "Resize from %lldx%lld to %lldx%lld is not supported yet "
-			 "(rows of at most 255 pixels that fit the UB)",
-			 (long long)h, (long long)w, (long long)ho, (long long)wo);
+			 "(rows of at most %lld pixels that fit the UB)",
+			 (long long)h, (long long)w, (long long)ho, (long long)wo,
+			 (long long)ISA_VEC_BSTRIDE_MAX);
 		return -1;
 	}
 	*block_dim = (unsigned)blocks;

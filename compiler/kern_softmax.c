@@ -76,9 +76,9 @@ static void conv_flat(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, i
 		      int64_t src, int64_t n)
 {
 	int64_t reps = (n + 63) / 64, dsz = isa_dtype_size(dt), ssz = isa_dtype_size(st);
-	for (int64_t d = 0; d < reps; d += 255) {
+	for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
 		struct isa_insn *in = vec(p, ISA_OP_VCONV, dst + d * 64 * dsz, src + d * 64 * ssz, -1,
-					  reps - d < 255 ? reps - d : 255);
+					  reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
 		in->dt = dt;
 		in->st = st;
 		in->db = in->s0b = 1;
@@ -91,9 +91,9 @@ static void conv_flat(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, i
 static void flat32(struct cc_prog *p, enum isa_op op, int64_t dst, int64_t src, int64_t n)
 {
 	int64_t reps = (n + 63) / 64;
-	for (int64_t d = 0; d < reps; d += 255)
-		vec(p, op, dst + d * 256, src + d * 256, -1, reps - d < 255 ? reps - d : 255)->dt =
-			ISA_DT_F32;
+	for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX)
+		vec(p, op, dst + d * 256, src + d * 256, -1,
+		    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX)->dt = ISA_DT_F32;
 }
 
 /* n16 fp32 values at v -> one 32-byte block (8 copies) per value at bc. */
@@ -181,8 +181,9 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 				      "128)", (long long)cols);
 		return -1;
 	}
-	/* rows per tile: a multiple of 16; repeats of every instruction <= 255 */
-	int64_t tile = 32640 / c16 / 16 * 16;
+	/* rows per tile: a multiple of 16; repeats of every instruction <= ISA_VEC_REP_MAX,
+	 * 128 lanes each */
+	int64_t tile = ISA_VEC_REP_MAX * 128 / c16 / 16 * 16;
 	if (tile > 240)
 		tile = 240;
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
@@ -240,9 +241,9 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 				uint32_t bits;
 				memcpy(&bits, &scale, 4);
 				cc_li(p, R_N, bits);
-				for (int64_t d = 0; d < reps; d += 255) {
+				for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
 					in = vec(p, ISA_OP_VMULS, ux + d * 256, ux + d * 256, -1,
-						 reps - d < 255 ? reps - d : 255);
+						 reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
 					in->rs2 = R_N;
 				}
 			}
@@ -266,9 +267,9 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 				broadcast_rows(p, red, tmp, bc, n16);
 				rows_op(p, ISA_OP_VSUB, ux, bc, nb, n16);
 				int64_t e = log ? ebuf : ux; /* LogSoftmax keeps x - max */
-				for (int64_t d = 0; d < reps; d += 255)
+				for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX)
 					vec(p, ISA_OP_VEXP, e + d * 256, ux + d * 256, -1,
-					    reps - d < 255 ? reps - d : 255);
+					    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
 				mask_lanes(p, cols);
 				in = vec(p, ISA_OP_VCADD, red, e, -1, n16);
 				in->s0r = nb;

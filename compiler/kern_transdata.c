@@ -145,7 +145,7 @@ static void zero_pad_channels(struct kg *g, int64_t at, int64_t npix, int64_t nc
 	uint64_t pat = 0xffffu & ~((UINT64_C(1) << nch) - 1);
 	uint64_t all = pat | pat << 16 | pat << 32 | pat << 48;
 	for (int64_t done = 0; done < npix;) {
-		int64_t left = npix - done, rep = left / 8 < 255 ? left / 8 : 255;
+		int64_t left = npix - done, rep = left / 8 < ISA_VEC_REP_MAX ? left / 8 : ISA_VEC_REP_MAX;
 		if (rep == 0) {
 			/* fewer than 8 pixels: only their blocks' lanes */
 			uint64_t lo = 0, hi = 0;
@@ -184,8 +184,8 @@ static void c04_pack(struct kg *g, const struct plan *pl, const struct tile *t, 
 {
 	int64_t pm = pl->slot[par][2], mm = pl->slot[par][0], out = pl->slot[par][1];
 	int64_t groups = t->G * tile_npad(pl, t) / 64;
-	for (int64_t j = 0; j < groups; j += 255) {
-		int64_t rep = groups - j < 255 ? groups - j : 255;
+	for (int64_t j = 0; j < groups; j += ISA_VEC_REP_MAX) {
+		int64_t rep = groups - j < ISA_VEC_REP_MAX ? groups - j : ISA_VEC_REP_MAX;
 		for (int p = 0; p < 4; p++)
 			kg_transpose(g, mm + j * 1024 + p * 4 * 32, pm + j * 2048 + p * 32, rep, 1, 4,
 				     32, 64);
@@ -239,8 +239,8 @@ static void in_quant(struct kg *g, const struct plan *pl, const struct tile *t, 
 	int rs = kg_reg(g, kg_fbits(pl->q8_inv)), rz = kg_reg(g, 0);
 	/* pixel i -> block 2i of tmp, zeros in block 2i + 1: 8 pixels a repeat */
 	for (int h = 0; h < 2; h++)
-		for (int64_t done = 0; done < px; done += 8 * 255) {
-			int64_t rep = px - done < 8 * 255 ? (px - done) / 8 : 255;
+		for (int64_t done = 0; done < px; done += 8 * ISA_VEC_REP_MAX) {
+			int64_t rep = px - done < 8 * ISA_VEC_REP_MAX ? (px - done) / 8 : ISA_VEC_REP_MAX;
 			struct isa_insn *in = kg_vinsn(g, h ? ISA_OP_VDUP : ISA_OP_VMULS, ISA_DT_F16,
 						       tmp + h * 32 + done * 64, out + done * 32, rep);
 			in->rs2 = h ? rz : rs;
@@ -395,8 +395,8 @@ static int make_plan(const struct soc_config *cfg, int64_t n, int64_t c, int64_t
 	pl->npad = pl->flat ? 1 : pad_row(pl, pl->hw);
 	pl->chunked = pl->npad > pl->cap;
 	pl->gmax = pl->chunked ? 1 : pl->cap / pl->npad;
-	if (pl->gmax > 255)
-		pl->gmax = 255; /* transposes repeat over planes */
+	if (pl->gmax > ISA_VEC_REP_MAX)
+		pl->gmax = ISA_VEC_REP_MAX; /* transposes repeat over planes */
 
 	/* blocks: at least ~4 KiB of device data each */
 	int64_t work = pl->q * pl->hw;

@@ -16,7 +16,7 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 {
 	int64_t c16 = cc_pad16(cols), r16 = cc_pad16(rows), nb = c16 / 16;
 	int64_t band = 16 * c16 * 2; /* bytes of 16 input rows, and of their transpose */
-	if (nb > 255 || 4 * band > (int64_t)cfg->ub_size_kb * 1024) {
+	if (nb > CC_VT_BAND_MAX || 4 * band > (int64_t)cfg->ub_size_kb * 1024) {
 		snprintf(err, errlen, "transposing rows of %lld elements is not supported yet",
 			 (long long)cols);
 		return -1;
@@ -120,8 +120,8 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 	/* transposing: 4 buffers (in/out, double-buffered) of 16 rows of R
 	 * blocks; vtranspose's block strides are 8 bits.  Copying: 2 buffers */
 	int64_t rmax = lanes ? ub / (4 * 16 * 32) : ub / (2 * 32);
-	if (lanes && rmax > 255)
-		rmax = 255;
+	if (lanes && rmax > ISA_VEC_BSTRIDE_MAX)
+		rmax = ISA_VEC_BSTRIDE_MAX;
 	if (rmax > 4095)
 		rmax = 4095;
 	/* copying whole contiguous runs: a second, outer axis makes the bursts

@@ -250,8 +250,8 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 	int64_t wide = ch->f32 ? 2 : 1;
 	int64_t units = (elems + 127) / 128; /* 256-byte repeats of fp16 */
 	int64_t tile = (int64_t)cfg->ub_size_kb * 1024 / (2 * nslots) / (256 * wide);
-	if (tile > 255 / wide)
-		tile = 255 / wide;
+	if (tile > ISA_VEC_REP_MAX / wide)
+		tile = ISA_VEC_REP_MAX / wide;
 	if (tile < 1) {
 		snprintf(err, errlen, "element-wise chain of %d steps does not fit the %lld KiB UB",
 			 ch->nsteps, (long long)cfg->ub_size_kb);

@@ -15,6 +15,12 @@
 #include "soc.h"
 
 static inline int64_t cc_pad16(int64_t x) { return (x + 15) / 16 * 16; }
+/* A vtranspose over a band of rows nb blocks wide takes nb as both its
+ * repeat count and its block stride: the smaller field bounds nb. */
+#define CC_VT_BAND_MAX                                                                     \
+	(ISA_VEC_REP_MAX < ISA_VEC_BSTRIDE_MAX ? ISA_VEC_REP_MAX : ISA_VEC_BSTRIDE_MAX)
+/* x rounded up to a multiple of m (x >= 0, m > 0): UB buffers start 256-byte aligned */
+static inline int64_t cc_round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 /* An element-wise chain over fp16 tensors of the same padded shape: slots
  * 0..nin-1 are the inputs; step i writes slot nin+i; the last step's slot is

@@ -211,9 +211,9 @@ int lower_cast(struct cc_ctx *c, struct cc_node *n)
 	case CC_BOOL:
 		lg.op = CC_L_BOOL;
 		break;
-	case CC_I8: lg.lo = -128, lg.hi = 127; break;
-	case CC_U8: lg.lo = 0, lg.hi = 255; break;
-	case CC_I16: lg.lo = -32768, lg.hi = 32767; break;
+	case CC_I8: lg.lo = INT8_MIN, lg.hi = INT8_MAX; break;
+	case CC_U8: lg.lo = 0, lg.hi = UINT8_MAX; break;
+	case CC_I16: lg.lo = INT16_MIN, lg.hi = INT16_MAX; break;
 	case CC_U16: lg.lo = 0; break;
 	case CC_I32:
 	case CC_I64: break;

@@ -276,8 +276,8 @@ int lower_qlinear(struct cc_ctx *c, struct cc_node *n)
 				       "supported yet");
 	if (qt == CC_I32 && q.mode == CC_QL_DEQUANT)
 		return NODE_FAIL(c, n, "dequantizing an int32 activation is not supported yet");
-	q.qmin = qt == CC_I8 ? -128 : 0;
-	q.qmax = qt == CC_I8 ? 127 : 255;
+	q.qmin = qt == CC_I8 ? INT8_MIN : 0;
+	q.qmax = qt == CC_I8 ? INT8_MAX : UINT8_MAX;
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	struct task *t = cc_output_task(c, n, out);

@@ -126,7 +126,7 @@ int cc_fold_qdq(struct cc_graph *g, int ni)
 	void *d = malloc((size_t)(total ? total : 1) * es);
 	if (!d)
 		return -1;
-	int64_t lo = q.qtype == CC_I8 ? -128 : 0, hi = q.qtype == CC_I8 ? 127 : 255;
+	int64_t lo = q.qtype == CC_I8 ? INT8_MIN : 0, hi = q.qtype == CC_I8 ? INT8_MAX : UINT8_MAX;
 	for (int64_t i = 0; i < total; i++) {
 		int64_t c = i / inner % dim;
 		float s = q.scale[q.nscale > 1 ? c : 0];

@@ -105,7 +105,10 @@ int isa_doc_markdown(FILE *f)
 		md_cell(f, in->synopsis);
 		fprintf(f, " |\n");
 	}
-	fprintf(f, "\n## Operand formats\n\n| format | field | kind | bits | default | values |\n"
+	fprintf(f, "\n## Operand formats\n\n"
+		   "`values` lists a key=name field's names and an immediate's encodable range "
+		   "(`ISA_MIN`/`ISA_MAX` in `isa/isa.h`).\n\n"
+		   "| format | field | kind | bits | default | values |\n"
 		   "|---|---|---|---|---|---|\n");
 	for (int fm = 0; fm < ISA_NFMTS; fm++) {
 		const struct isa_format *fmt = &isa_formats[fm];
@@ -125,6 +128,12 @@ int isa_doc_markdown(FILE *f)
 				fprintf(f, "%lld |", (long long)fl->dflt);
 			for (int k = 0; fl->names && fl->names[k]; k++)
 				fprintf(f, "%s%s", k ? ", " : " ", fl->names[k]);
+			/* the encodable range (isa.h's ISA_MIN/ISA_MAX of the field) */
+			if (fl->kind == ISA_FK_K)
+				fprintf(f, " 0..%llu", (unsigned long long)(UINT64_MAX >> (64 - fl->width)));
+			else if (fl->kind == ISA_FK_I)
+				fprintf(f, " %lld..%lld", -(long long)(UINT64_MAX >> (65 - fl->width)) - 1,
+					(long long)(UINT64_MAX >> (65 - fl->width)));
 			fprintf(f, " |\n");
 		}
 	}

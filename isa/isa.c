@@ -36,6 +36,28 @@ enum {
 };
 _Static_assert(sizeof(struct isa_dec) == (DEC_PAYLOAD + 7) / 8 * 8, "struct isa_dec is padded");
 
+/* The plain limit names of isa.h stand for one field of several formats:
+ * each must have the same width in all of them, or the name would promise
+ * some format more than its field holds.  The vector formats are every
+ * format with block (b) and repeat (r) strides; LOAD2D's rep is 16 bits and
+ * has its own name. */
+#define SAME_WIDTH(a, b) _Static_assert(ISA_MAX a == ISA_MAX b, #a " and " #b " differ in width");
+#define REP(fmt) SAME_WIDTH((fmt, rep), (VBIN, rep))
+#define BS(fmt, member) SAME_WIDTH((fmt, member), (VBIN, s0b))
+#define RS(fmt, member) SAME_WIDTH((fmt, member), (VBIN, s0r))
+REP(VBIN) BS(VBIN, db) BS(VBIN, s0b) BS(VBIN, s1b) RS(VBIN, dr) RS(VBIN, s0r) RS(VBIN, s1r)
+REP(VUN) BS(VUN, db) BS(VUN, s0b) RS(VUN, dr) RS(VUN, s0r)
+REP(VSCAL) BS(VSCAL, db) BS(VSCAL, s0b) RS(VSCAL, dr) RS(VSCAL, s0r)
+REP(VDUP) BS(VDUP, db) RS(VDUP, dr)
+REP(VCONV) BS(VCONV, db) BS(VCONV, s0b) RS(VCONV, dr) RS(VCONV, s0r)
+REP(VRED) BS(VRED, s0b) RS(VRED, s0r)
+REP(VCMP) BS(VCMP, s0b) BS(VCMP, s1b) RS(VCMP, s0r) RS(VCMP, s1r)
+REP(VSEL) BS(VSEL, db) BS(VSEL, s0b) BS(VSEL, s1b) RS(VSEL, dr) RS(VSEL, s0r) RS(VSEL, s1r)
+SAME_WIDTH((DMA, dgap), (DMA, sgap))
+#undef REP
+#undef BS
+#undef RS
+
 /* One array of fields per format, each closed by a NULL-named sentinel:
  * ISA_FORMAT closes the previous array and opens its own. */
 __attribute__((unused)) static const struct isa_field fields_unused_[] = {

@@ -69,6 +69,47 @@ enum isa_fmt {
 
 enum isa_field_kind { ISA_FK_R = 'R', ISA_FK_I = 'I', ISA_FK_K = 'K', ISA_FK_E = 'E' };
 
+/* Encodable limits, generated from fields.def so that a generator's bound
+ * is the field's width and cannot drift from it: ISA_MAX(fmt, member) is
+ * the largest value isa_encode accepts in a K (unsigned) or I (signed)
+ * field, ISA_MIN(fmt, member) the smallest (0 for K fields); e.g.
+ * ISA_MAX(VBIN, rep) is 255, ISA_MIN(BR, imm) is -2^31.  R and E fields
+ * are bounded by ISA_NREGS and their name tables instead, so they have no
+ * entry (naming one is a compile error).
+ *
+ * These are int64_t constant expressions over an enum of magnitude bits
+ * (the width, less the sign bit of I fields) rather than an enum of the
+ * limits themselves: a C11 enumerator must fit an int, and the 32-bit gaps
+ * and 64-bit immediates do not. */
+#define ISA_LIM_R(fmt, member, width)
+#define ISA_LIM_E(fmt, member, width)
+#define ISA_LIM_K(fmt, member, width)                                                      \
+	ISA_VBITS_##fmt##_##member = (width), ISA_SGN_##fmt##_##member = 0,
+#define ISA_LIM_I(fmt, member, width)                                                      \
+	ISA_VBITS_##fmt##_##member = (width) - 1, ISA_SGN_##fmt##_##member = 1,
+enum isa_field_limit {
+#define ISA_FIELD(fmt, member, kind, lsb, width, dflt, tab) ISA_LIM_##kind(fmt, member, width)
+#include "fields.def"
+	ISA_LIM_END_
+};
+#undef ISA_LIM_R
+#undef ISA_LIM_E
+#undef ISA_LIM_K
+#undef ISA_LIM_I
+#define ISA_MAX(fmt, member) ((int64_t)(UINT64_MAX >> (64 - ISA_VBITS_##fmt##_##member)))
+#define ISA_MIN(fmt, member) (ISA_SGN_##fmt##_##member ? -ISA_MAX(fmt, member) - 1 : INT64_C(0))
+
+/* The limits the compiler and simulator use by a plain name.  Where one
+ * name stands for a field of several formats, isa.c checks at compile time
+ * that they all have the same width. */
+#define ISA_VEC_REP_MAX ISA_MAX(VBIN, rep)         /* repeats of a vector instruction */
+#define ISA_VEC_BSTRIDE_MAX ISA_MAX(VBIN, s0b)     /* vector block strides db, s0b, s1b */
+#define ISA_VEC_RSTRIDE_MAX ISA_MAX(VBIN, s0r)     /* vector repeat strides dr, s0r, s1r */
+#define ISA_DMA_NBURST_MAX ISA_MAX(DMA, nburst)    /* bursts of a DMA */
+#define ISA_DMA_LEN_MAX ISA_MAX(DMA, len)          /* 32-byte blocks in a DMA burst */
+#define ISA_DMA_GAP_MAX ISA_MAX(DMA, sgap)         /* DMA sgap and dgap, in blocks */
+#define ISA_LOAD2D_REP_MAX ISA_MAX(LOAD2D, rep)    /* fractals of a load2d */
+
 /* The operands of one instruction, in two forms with the same member names
  * (one per ISA_MEMBER in fields.def).  Members a format does not use are 0.
  *

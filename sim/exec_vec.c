@@ -19,8 +19,8 @@
  * first rs1 lanes (0 or >= 128: all).  1-byte types would need 256 lanes, more than the
  * mask has, so s8/u8 appear only in vconv.
  *
- * Checks, all before any buffer is touched: rep in 1..255; the dtype supported by the op;
- * every operand's whole footprint (mask ignored) inside UB and aligned to its rule, via
+ * Checks, all before any buffer is touched: rep in 1..ISA_VEC_REP_MAX; the dtype supported by
+ * the op; every operand's whole footprint (mask ignored) inside UB and aligned to its rule, via
  * sim_buf_at.  Strides above 16 bits (the encoding's limit) are rejected.
  *
  * Arithmetic.  f16 is converted to float, computed in float and rounded back RNE (for
@@ -165,8 +165,9 @@ static int check_dtype(struct sim_core *c, enum isa_op op, int64_t dt, unsigned 
 
 static int check_rep(struct sim_core *c, int64_t rep)
 {
-	if (rep < 1 || rep > 255)
-		return sim_fail(c, "rep must be 1..255 (got %lld)", (long long)rep);
+	if (rep < 1 || rep > ISA_VEC_REP_MAX)
+		return sim_fail(c, "rep must be 1..%lld (got %lld)", (long long)ISA_VEC_REP_MAX,
+				(long long)rep);
 	return 0;
 }
 
@@ -1124,8 +1125,8 @@ int exec_VTRANSPOSE(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	const struct isa_dec *in = e->in;
 	if (in->dt != ISA_DT_F16 && in->dt != ISA_DT_S16)
 		return sim_fail(c, "vtranspose moves 2-byte elements: dt=f16 or dt=s16");
-	if (in->rep < 1 || in->rep > 255)
-		return sim_fail(c, "rep must be 1..255");
+	if (in->rep < 1 || in->rep > ISA_VEC_REP_MAX)
+		return sim_fail(c, "rep must be 1..%lld", (long long)ISA_VEC_REP_MAX);
 	uint64_t rep = (uint64_t)in->rep;
 	uint64_t dspan = (rep - 1) * (uint64_t)in->dr * 32 + 15 * (uint64_t)in->db * 32 + 32;
 	uint64_t sspan = (rep - 1) * (uint64_t)in->s0r * 32 + 15 * (uint64_t)in->s0b * 32 + 32;

@@ -279,6 +279,55 @@ START_TEST(field_extremes_fit_decoded_storage)
 }
 END_TEST
 
+/* isa.h's generated ISA_MIN/ISA_MAX agree with the range isa_encode
+ * enforces, for every K and I field, and nothing is left out. */
+struct gen_limit {
+	enum isa_fmt fmt;
+	const char *member;
+	int64_t lo, hi;
+};
+#define LIM_R(fmt, member)
+#define LIM_E(fmt, member)
+#define LIM_K(fmt, member) { ISA_FMT_##fmt, #member, ISA_MIN(fmt, member), ISA_MAX(fmt, member) },
+#define LIM_I LIM_K
+static const struct gen_limit gen_limits[] = {
+#define ISA_FIELD(fmt, member, kind, lsb, width, dflt, tab) LIM_##kind(fmt, member)
+#include "fields.def"
+};
+
+START_TEST(generated_limits_match_table)
+{
+	size_t n = 0;
+	for (int fm = 0; fm < ISA_NFMTS; fm++)
+		for (unsigned i = 0; i < isa_formats[fm].nfields; i++) {
+			const struct isa_field *f = &isa_formats[fm].fields[i];
+			if (f->kind != ISA_FK_K && f->kind != ISA_FK_I)
+				continue;
+			int64_t lo = 0, hi;
+			if (f->kind == ISA_FK_I) {
+				hi = f->width == 64 ? INT64_MAX : (INT64_C(1) << (f->width - 1)) - 1;
+				lo = -hi - 1;
+			} else {
+				hi = (int64_t)((UINT64_C(1) << f->width) - 1);
+			}
+			const struct gen_limit *g = NULL;
+			for (size_t j = 0; j < sizeof gen_limits / sizeof gen_limits[0]; j++)
+				if (gen_limits[j].fmt == (enum isa_fmt)fm &&
+				    strcmp(gen_limits[j].member, f->name) == 0)
+					g = &gen_limits[j];
+			ck_assert_msg(g, "%s.%s has no generated limit", isa_formats[fm].name, f->name);
+			ck_assert_msg(g->lo == lo && g->hi == hi,
+				      "%s.%s: generated %lld..%lld, table %lld..%lld", isa_formats[fm].name,
+				      f->name, (long long)g->lo, (long long)g->hi, (long long)lo,
+				      (long long)hi);
+			n++;
+		}
+	ck_assert_uint_eq(n, sizeof gen_limits / sizeof gen_limits[0]);
+	ck_assert_int_eq(ISA_VEC_REP_MAX, 255);
+	ck_assert_int_eq(ISA_DMA_LEN_MAX, 65535);
+}
+END_TEST
+
 START_TEST(decoder_rejects_garbage)
 {
 	uint8_t b[ISA_INSN_BYTES] = { 0 };
@@ -307,6 +356,7 @@ int main(void)
 	tcase_add_test(tc, aipp_load_round_trip);
 	tcase_add_test(tc, assembler_errors_name_file_line_column);
 	tcase_add_test(tc, field_extremes_fit_decoded_storage);
+	tcase_add_test(tc, generated_limits_match_table);
 	tcase_add_test(tc, decoder_rejects_garbage);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
