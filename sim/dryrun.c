@@ -1,8 +1,12 @@
 /* dryrun.c: one block's time from its instruction stream (see dryrun.h). */
 #include "dryrun.h"
 
+#include <stdio.h>
+
 #include <math.h>
 #include <string.h>
+
+#include "core.h"
 
 /* Times are never NaN: a plain compare (fmax is a libm call here). */
 static inline double dmax(double a, double b) { return a > b ? a : b; }
@@ -25,59 +29,135 @@ void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t
 	d->qd = (int)(queue_depth < SIM_DRYRUN_QCAP ? queue_depth : SIM_DRYRUN_QCAP);
 }
 
-/* What the instruction costs its pipe, the memory at the block's share. */
-static struct sim_cost dry_cost(const struct sim_dryrun *d, const struct isa_insn *in)
+/* A GM transfer at the block's share of the L2 and main memory: cost c as
+ * sim_insn_cost priced it alone, rs1 the register holding its GM address. */
+static struct sim_cost at_share(const struct sim_dryrun *d, struct sim_cost c, uint64_t bytes,
+				enum sim_path path, int64_t rs1)
 {
-	uint64_t bytes;
-	enum sim_path path;
-	struct sim_cost c = sim_insn_cost_insn(d->cc, in, NULL, &bytes, &path);
 	if (path == SIM_PATH_GM_RD) {
-		int cold = in->rs1 >= 0 && in->rs1 < 32 && (d->cold_regs >> in->rs1 & 1);
-		c = sim_mem_time(d->cc, bytes, cold ? bytes : 0, 0, d->share);
-	} else if (path == SIM_PATH_GM_WR) { /* written through to main memory */
-		c = sim_mem_time(d->cc, bytes, bytes, 1, d->share);
+		int cold = rs1 >= 0 && rs1 < 32 && (d->cold_regs >> rs1 & 1);
+		return sim_mem_time(d->cc, bytes, cold ? bytes : 0, 0, d->share);
 	}
+	if (path == SIM_PATH_GM_WR) /* written through to main memory */
+		return sim_mem_time(d->cc, bytes, bytes, 1, d->share);
 	return c;
+}
+
+/* Issue an instruction of pipe p (set_flag/wait_flag already mapped to
+ * theirs) costing c, the ordering the engine gives it. */
+static void issue(struct sim_dryrun *d, unsigned p, int64_t op, int64_t src, int64_t dst,
+		  int64_t ev, struct sim_cost c)
+{
+	double sc = (double)d->cc->scalar;
+	d->insns++;
+	if (op == ISA_OP_BARRIER && p >= ISA_NPIPES) /* pipe=all: the core drains */
+		d->s = sim_dryrun_time(d);
+	if (p == ISA_PIPE_S || p >= ISA_NPIPES) {
+		d->s += sc;
+		return;
+	}
+	double at = d->s;
+	int64_t k = d->n[p]++;
+	if (k >= d->qd) /* the queue is full until the instruction qd back starts */
+		at = dmax(at, d->start[p][k % d->qd]);
+	d->s = at + sc;
+	double start = dmax(at, d->free[p]);
+	if (op == ISA_OP_BARRIER) { /* one pipe: everything it started completes first */
+		start = dmax(start, d->done[p]);
+		d->free[p] = start;
+	} else if (op == ISA_OP_WAIT_FLAG) {
+		start = dmax(start, d->flag[src][dst][ev]);
+		d->free[p] = start;
+	} else if (op == ISA_OP_SET_FLAG) {
+		d->flag[src][dst][ev] = dmax(start, d->done[p]);
+		d->free[p] = start;
+	} else {
+		d->free[p] = start + (double)c.occ;
+		d->done[p] = dmax(d->done[p], start + (double)(c.occ + c.lat));
+	}
+	d->start[p][k % d->qd] = start;
+}
+
+/* A flag the dry run can follow: one pipe each side, an event id it tracks. */
+static int flag_ok(int64_t src, int64_t dst, int64_t ev)
+{
+	return src >= 0 && src < ISA_NPIPES && dst >= 0 && dst < ISA_NPIPES && ev >= 0 &&
+	       ev < SIM_DRYRUN_EVENTS;
 }
 
 int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in)
 {
 	const struct isa_info *info = isa_info((unsigned)in->op);
 	int sync = info && info->pipe == ISA_PIPE_SYNC && in->op != ISA_OP_BARRIER;
-	if (!info || (sync && (in->src < 0 || in->src >= ISA_NPIPES || in->dst < 0 ||
-			       in->dst >= ISA_NPIPES || in->ev < 0 ||
-			       in->ev >= SIM_DRYRUN_EVENTS))) {
+	if (!info || (sync && !flag_ok(in->src, in->dst, in->ev))) {
 		d->unrunnable = 1; /* the simulator would refuse it */
 		return -1;
 	}
-	double sc = (double)d->cc->scalar;
-	unsigned p = info->pipe;
-	d->insns++;
-	if (sync)
-		p = (unsigned)(in->op == ISA_OP_SET_FLAG ? in->src : in->dst);
-	if (p == ISA_PIPE_S || p >= ISA_NPIPES) { /* scalar work, barriers */
-		d->s += sc;
-		return 0;
-	}
-	double issue = d->s;
-	int64_t k = d->n[p]++;
-	if (k >= d->qd) /* the queue is full until the instruction qd back starts */
-		issue = dmax(issue, d->start[p][k % d->qd]);
-	d->s = issue + sc;
-	double start = dmax(issue, d->free[p]);
-	if (in->op == ISA_OP_WAIT_FLAG) {
-		start = dmax(start, d->flag[in->src][in->dst][in->ev]);
-		d->free[p] = start;
-	} else if (in->op == ISA_OP_SET_FLAG) {
-		d->flag[in->src][in->dst][in->ev] = dmax(start, d->done[p]);
-		d->free[p] = start;
-	} else {
-		struct sim_cost c = dry_cost(d, in);
-		d->free[p] = start + (double)c.occ;
-		d->done[p] = dmax(d->done[p], start + (double)(c.occ + c.lat));
-	}
-	d->start[p][k % d->qd] = start;
+	unsigned p;
+	uint64_t bytes;
+	enum sim_path path;
+	struct sim_cost c = sim_insn_cost_insn(d->cc, in, &p, &bytes, &path);
+	issue(d, p, in->op, in->src, in->dst, in->ev, at_share(d, c, bytes, path, in->rs1));
 	return 0;
+}
+
+int sim_dryrun_kernel(struct sim_dryrun *d, const struct sim_kernel *k, unsigned block_idx,
+		      unsigned block_dim, const int64_t *args, unsigned nargs, uint64_t max_insns,
+		      char *err, size_t errlen)
+{
+	struct sim_launch l;
+	struct sim_core c;
+	memset(&l, 0, sizeof l);
+	memset(&c, 0, sizeof c);
+	l.kernel = k;
+	l.block_dim = block_dim;
+	l.nargs = nargs < SIM_MAX_ARGS ? nargs : SIM_MAX_ARGS;
+	memcpy(l.args, args, l.nargs * sizeof *args);
+	c.launch = &l;
+	c.block_idx = block_idx;
+	c.err = err;
+	c.errlen = errlen;
+	if (err && errlen)
+		err[0] = 0;
+	c.cur_pipe = ISA_PIPE_S;
+	for (uint64_t n = 0;; n++) {
+		if (c.pc >= k->ninsns || n == max_insns) {
+			if (err)
+				snprintf(err, errlen, "kernel '%s', block %u, pc %llu: %s", k->name,
+					 block_idx, (unsigned long long)c.pc,
+					 n == max_insns ? "past the instruction limit (an endless loop?)"
+							: "ran past the end (missing 'end'?)");
+			return -1;
+		}
+		const struct isa_dec *in = &k->insns[c.pc];
+		const struct isa_info *info = &isa_table[in->op];
+		struct sim_qent e = { in, (uint32_t)c.pc, 0, c.x[in->rd], c.x[in->rs1], c.x[in->rs2],
+				      c.x[in->rs3] };
+		c.cur = &e;
+		unsigned p;
+		uint64_t bytes;
+		enum sim_path path;
+		struct sim_cost cost = sim_insn_cost(d->cc, in, &p, &bytes, &path);
+		int sync = info->pipe == ISA_PIPE_SYNC && in->op != ISA_OP_BARRIER;
+		if (sync && !flag_ok(in->src, in->dst, in->ev)) {
+			d->unrunnable = 1;
+			return sim_fail(&c, "a flag the simulator refuses");
+		}
+		c.pc++;
+		if (info->pipe == ISA_PIPE_S) {
+			if (in->op == ISA_OP_LD_GM || in->op == ISA_OP_LDW_GM) {
+				c.x[in->rd] = 0; /* no data in a dry run */
+				c.x[0] = 0;
+			} else if (sim_exec_table[in->op](&c, &e, 0, &cost)) {
+				return -1;
+			}
+			d->s += (double)cost.lat; /* a load from GM stalls the scalar unit */
+		}
+		issue(d, p, in->op, in->src, in->dst, in->ev,
+		      at_share(d, cost, bytes, path, in->rs1));
+		if (info->flags & ISA_F_END)
+			return 0;
+	}
 }
 
 double sim_dryrun_time(const struct sim_dryrun *d)

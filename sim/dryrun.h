@@ -48,6 +48,16 @@ void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t
  * past SIM_DRYRUN_EVENTS: the simulator would refuse the program, and the
  * block's time is infinite. */
 int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in);
+/* Run block block_idx of kernel k (of block_dim) through the dry run from
+ * pc 0 to its `end`: scalar instructions compute (by the simulator's own
+ * semantics, so branches and loops are followed; loads from GM read 0),
+ * the rest are issued as sim_dryrun_step issues them.  -1 with err on a
+ * scalar fault, a flag the simulator refuses, or more than max_insns
+ * instructions. */
+struct sim_kernel;
+int sim_dryrun_kernel(struct sim_dryrun *d, const struct sim_kernel *k, unsigned block_idx,
+		      unsigned block_dim, const int64_t *args, unsigned nargs, uint64_t max_insns,
+		      char *err, size_t errlen);
 /* Cycles until everything issued so far has completed (HUGE_VAL after an
  * instruction the simulator would refuse). */
 double sim_dryrun_time(const struct sim_dryrun *d);
