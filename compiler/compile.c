@@ -250,9 +250,11 @@ static int write_report_json(struct cc_ctx *c, const struct om_model *m, const c
 		sim_json_str(f, c->tasks[i].name);
 		fprintf(f, ", \"type\": ");
 		sim_json_str(f, c->tasks[i].op_type);
-		fprintf(f, ", \"block_dim\": %u, \"instructions\": %zu, \"flops\": %llu}",
+		fprintf(f, ", \"block_dim\": %u, \"instructions\": %zu, \"flops\": %llu, "
+			   "\"predicted_cycles\": %llu}",
 			c->tasks[i].block_dim, task_insns(c, i),
-			(unsigned long long)c->tasks[i].flops);
+			(unsigned long long)c->tasks[i].flops,
+			(unsigned long long)m->tasks[i].predicted_cycles);
 	}
 	fprintf(f, "]}\n");
 	if (fclose(f))
@@ -473,6 +475,9 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 	if (c->wbytes)
 		memcpy(m->weights, c->weights, c->wbytes);
 	m->workspace_bytes = c->ws_bytes;
+	char msg[768];
+	if (cc_predict_tasks(c->cfg, m, msg, sizeof msg))
+		return cc_fail(c, "predicting the tasks' cycles: %s", msg);
 	return 0;
 }
 
@@ -984,10 +989,11 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (c.log.buf)
 			fputs(c.log.buf, f);
 		for (unsigned i = 0; i < c.ntasks; i++)
-			fprintf(f, "  task %3u %-12s %-32s block_dim %2u, %6zu insns%s%s\n", i,
-				c.tasks[i].op_type, c.tasks[i].name, c.tasks[i].block_dim,
-				task_insns(&c, i), c.tasks[i].note[0] ? ", " : "",
-				c.tasks[i].note);
+			fprintf(f, "  task %3u %-12s %-32s block_dim %2u, %6zu insns, predicted %llu "
+				   "cycles%s%s\n", i, c.tasks[i].op_type, c.tasks[i].name,
+				c.tasks[i].block_dim, task_insns(&c, i),
+				(unsigned long long)out->tasks[i].predicted_cycles,
+				c.tasks[i].note[0] ? ", " : "", c.tasks[i].note);
 	}
 	rc = 0;
 done:

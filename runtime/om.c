@@ -446,6 +446,7 @@ static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
 		pt[i].block_dim = t->block_dim;
 		pt[i].flops = t->flops;
 		pt[i].bytes = t->bytes;
+		pt[i].predicted_cycles = t->predicted_cycles;
 		pt[i].n_args = t->nargs;
 		pt[i].args = &ppa[a];
 		for (j = 0; j < t->nargs; j++, a++) {
@@ -964,6 +965,7 @@ static int copy_tasks(struct om_reader *r, struct om_model *m)
 		t->block_dim = pt->block_dim;
 		t->flops = pt->flops;
 		t->bytes = pt->bytes;
+		t->predicted_cycles = pt->predicted_cycles;
 		snprintf(field, sizeof field, "task %zu args", i);
 		if (check_count(r, pt->n_args, field) < 0)
 			return -1;

@@ -35,6 +35,7 @@ struct om_task {
 	uint32_t nargs;
 	uint64_t flops; /* useful floating-point (or int) operations */
 	uint64_t bytes; /* bytes the task must move from and to GM at least */
+	uint64_t predicted_cycles; /* the compiler's dry run of it alone (0: unknown) */
 	/* What the task consumes and produces, for profiles: logical dims, the
 	 * dtype and format the task moves them in, size = their bytes at that
 	 * dtype, offset 0.  Older files have none (counts 0, arrays NULL). */

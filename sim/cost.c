@@ -47,11 +47,11 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg)
 }
 
 struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
-			     int is_write, double share)
+			     int is_write, double l2_share, double hbm_share)
 {
 	/* the slowest of the core's path and its share of the L2, then main memory's share */
 	double path = cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
-	double l2 = cc->l2_bpc / share, hbm = cc->hbm_bpc / share;
+	double l2 = cc->l2_bpc / l2_share, hbm = cc->hbm_bpc / hbm_share;
 	double t = (double)bytes / (l2 < path ? l2 : path);
 	if (hbm_bytes && (double)hbm_bytes / hbm > t)
 		t = (double)hbm_bytes / hbm;

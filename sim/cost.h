@@ -71,14 +71,13 @@ struct sim_cost sim_insn_cost(const struct sim_costcfg *cc, const struct isa_dec
 struct sim_cost sim_insn_cost_insn(const struct sim_costcfg *cc, const struct isa_insn *in,
 				   unsigned *pipe, uint64_t *bytes, enum sim_path *path);
 
-/* A transfer between one core and GM while `share` cores move data at the
- * same time (each gets 1/share of the L2 and of main memory), nothing else
- * running: `bytes` over the core's path and its share of the L2, and
- * `hbm_bytes` of them (line fills, write-through) over its share of main
- * memory.  lat: the L2's latency, plus main memory's for a read that
- * misses (hbm_bytes > 0). */
+/* A transfer between one core and GM while other cores move data at the
+ * same time, nothing else running: `bytes` over the core's path and its
+ * share of the L2 (1/l2_share of it), and `hbm_bytes` of them (line fills,
+ * write-through) over its share of main memory (1/hbm_share).  lat: the
+ * L2's latency, plus main memory's for a read that misses (hbm_bytes > 0). */
 struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
-			     int is_write, double share);
+			     int is_write, double l2_share, double hbm_share);
 
 /* Whole cycles to move bytes at bpc bytes per cycle (rounded up). */
 uint64_t sim_cycles_for(double bytes, double bpc);

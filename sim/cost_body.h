@@ -33,12 +33,12 @@ struct sim_cost COST_FN(const struct sim_costcfg *cc, const COST_INSN *in, unsig
 	case ISA_OP_MOV_GM_UB:
 		path = SIM_PATH_GM_RD;
 		bytes = dma;
-		c = sim_mem_time(cc, bytes, 0, 0, 1.0);
+		c = sim_mem_time(cc, bytes, 0, 0, 1.0, 1.0);
 		break;
 	case ISA_OP_MOV_UB_GM:
 		path = SIM_PATH_GM_WR;
 		bytes = dma;
-		c = sim_mem_time(cc, bytes, 0, 1, 1.0);
+		c = sim_mem_time(cc, bytes, 0, 1, 1.0, 1.0);
 		break;
 	case ISA_OP_AIPP_GM_L1: /* priced by its handler: the bytes are in its configuration */
 		break;

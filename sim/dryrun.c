@@ -32,14 +32,14 @@ void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t
 /* A GM transfer at the block's share of the L2 and main memory: cost c as
  * sim_insn_cost priced it alone, rs1 the register holding its GM address. */
 static struct sim_cost at_share(const struct sim_dryrun *d, struct sim_cost c, uint64_t bytes,
-				enum sim_path path, int64_t rs1)
+				enum sim_path path, int cold)
 {
 	if (path == SIM_PATH_GM_RD) {
-		int cold = rs1 >= 0 && rs1 < 32 && (d->cold_regs >> rs1 & 1);
-		return sim_mem_time(d->cc, bytes, cold ? bytes : 0, 0, d->share);
+		return sim_mem_time(d->cc, bytes, cold ? bytes : 0, 0, d->share,
+				    d->hbm_share > 0 ? d->hbm_share : d->share);
 	}
 	if (path == SIM_PATH_GM_WR) /* written through to main memory */
-		return sim_mem_time(d->cc, bytes, bytes, 1, d->share);
+		return sim_mem_time(d->cc, bytes, bytes, 1, d->share, d->share);
 	return c;
 }
 
@@ -97,7 +97,8 @@ int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in)
 	uint64_t bytes;
 	enum sim_path path;
 	struct sim_cost c = sim_insn_cost_insn(d->cc, in, &p, &bytes, &path);
-	issue(d, p, in->op, in->src, in->dst, in->ev, at_share(d, c, bytes, path, in->rs1));
+	int cold = in->rs1 >= 0 && in->rs1 < 32 && (d->cold_regs >> in->rs1 & 1);
+	issue(d, p, in->op, in->src, in->dst, in->ev, at_share(d, c, bytes, path, cold));
 	return 0;
 }
 
@@ -153,8 +154,13 @@ int sim_dryrun_kernel(struct sim_dryrun *d, const struct sim_kernel *k, unsigned
 			}
 			d->s += (double)cost.lat; /* a load from GM stalls the scalar unit */
 		}
-		issue(d, p, in->op, in->src, in->dst, in->ev,
-		      at_share(d, cost, bytes, path, in->rs1));
+		int cold = 0;
+		if (path == SIM_PATH_GM_RD && d->cold) { /* the span its bursts cover */
+			uint64_t span = ((uint64_t)in->nburst - 1) * ((uint64_t)in->len + in->sgap) * 32 +
+					(uint64_t)in->len * 32;
+			cold = d->cold(d->cold_ctx, (uint64_t)e.rs1, span);
+		}
+		issue(d, p, in->op, in->src, in->dst, in->ev, at_share(d, cost, bytes, path, cold));
 		if (info->flags & ISA_F_END)
 			return 0;
 	}

@@ -27,7 +27,12 @@
 struct sim_dryrun {
 	const struct sim_costcfg *cc;
 	double share;      /* cores moving data at the same time */
+	double hbm_share;  /* cores reading from main memory at once (0: share) */
 	uint32_t cold_regs; /* bit r: GM reads through register xr come from main memory */
+	/* sim_dryrun_kernel: whether a GM read of [addr, addr + span) comes from
+	 * main memory (NULL: none does) */
+	int (*cold)(void *ctx, uint64_t addr, uint64_t span);
+	void *cold_ctx;
 	double s;          /* the scalar unit's clock */
 	double free[ISA_NPIPES], done[ISA_NPIPES];
 	double flag[ISA_NPIPES][ISA_NPIPES][SIM_DRYRUN_EVENTS];
@@ -51,7 +56,9 @@ int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in);
 /* Run block block_idx of kernel k (of block_dim) through the dry run from
  * pc 0 to its `end`: scalar instructions compute (by the simulator's own
  * semantics, so branches and loops are followed; loads from GM read 0),
- * the rest are issued as sim_dryrun_step issues them.  -1 with err on a
+ * the rest are issued as sim_dryrun_step issues them, a GM read coming
+ * from main memory when d->cold says so (set it after sim_dryrun_init;
+ * cold_regs does not apply).  -1 with err on a
  * scalar fault, a flag the simulator refuses, or more than max_insns
  * instructions. */
 struct sim_kernel;

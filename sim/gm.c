@@ -170,7 +170,7 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 	/* alone, the transfer takes sim_mem_time; the shared servers, queued
 	 * behind every core's earlier traffic, may make it end later */
 	struct sim_cost cost = sim_mem_time(&dev->cc, bytes, miss && !is_write ? hbm : 0,
-					    is_write, 1.0);
+					    is_write, 1.0, 1.0);
 	double t0 = (double)now, end = t0 + (double)cost.occ;
 	double l2_start = dev->l2_free > t0 ? dev->l2_free : t0;
 	dev->l2_free = l2_start + (double)bytes / dev->cc.l2_bpc;

@@ -527,9 +527,9 @@ START_TEST(insn_cost_from_one_function)
 	/* one core alone runs at its path's rate; 32 cores streaming together
 	 * each get 1/32 of the L2, and of main memory for what misses */
 	uint64_t mb = 1 << 20;
-	struct sim_cost one = sim_mem_time(&cc, mb, 0, 0, 1.0);
+	struct sim_cost one = sim_mem_time(&cc, mb, 0, 0, 1.0, 1.0);
 	ck_assert_uint_eq(one.occ, mb / 128);
-	struct sim_cost all = sim_mem_time(&cc, mb, mb, 0, 32.0);
+	struct sim_cost all = sim_mem_time(&cc, mb, mb, 0, 32.0, 32.0);
 	double l2 = cfg.l2_bandwidth_gbps * 1000.0 / cfg.core_freq_mhz / 32.0;
 	double hbm = cfg.hbm_bandwidth_gbps * 1000.0 / cfg.core_freq_mhz / 32.0;
 	double rate = fmin(128.0, fmin(l2, hbm));
@@ -537,6 +537,12 @@ START_TEST(insn_cost_from_one_function)
 	ck_assert_uint_eq(all.lat, one.lat + cc.hbm_lat);
 }
 END_TEST
+
+static int every_read(void *ctx, uint64_t addr, uint64_t span)
+{
+	(void)ctx, (void)addr, (void)span;
+	return 1;
+}
 
 /* The dry run the compiler times its candidates and predicts its tasks with
  * (sim/dryrun.c) follows the engine: a kernel alone on one core, every GM
@@ -567,7 +573,8 @@ START_TEST(dryrun_matches_the_engine)
 			struct sim_costcfg cc;
 			sim_costcfg_init(&cc, &t.cfg);
 			struct sim_dryrun d;
-			sim_dryrun_init(&d, &cc, t.cfg.core_queue_depth, 1.0, ~UINT32_C(0));
+			sim_dryrun_init(&d, &cc, t.cfg.core_queue_depth, 1.0, 0);
+			d.cold = every_read; /* no L2: every read from main memory */
 			char err[256];
 			ck_assert_msg(sim_dryrun_kernel(&d, &t.k, 0, 1, t.args, t.nargs, 1000000, err,
 							sizeof err) == 0, "%s", err);

@@ -183,7 +183,11 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	 * fills and write-throughs; on-core moves into L0A/L0B and out of L0C */
 	fprintf(f, ",cube_fops,vector_fops,gm_read(B),gm_write(B),main_mem(B),l2_read_bw(GB/s),"
 		   "l2_write_bw(GB/s),main_mem_bw(GB/s),l2_hit_ratio,l0a_write_bw(GB/s),"
-		   "l0b_write_bw(GB/s),l0c_read_bw(GB/s),size(B)\n");
+		   "l0b_write_bw(GB/s),l0c_read_bw(GB/s),size(B)");
+	/* what the compiler predicted for the task alone (its dry run: the
+	 * memory shared evenly, no other task), and what the chip's
+	 * contention, L2 contents and neighbours made of it */
+	fprintf(f, ",predicted_cycles,simulated/predicted\n");
 	for (size_t i = 0; i < in->ntasks; i++) {
 		const struct rt_task_record *r = &in->tasks[i];
 		const struct om_task *t = r->model == m && r->model_task >= 0
@@ -207,7 +211,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 			fprintf(f, ",0,0");
 			for (int p = 0; p < ISA_NPIPES; p++)
 				fprintf(f, ",0,0,0");
-			fprintf(f, ",0,0,0,0,0,0,0,0,0,0,0,0,0,%llu\n", (unsigned long long)r->bytes);
+			fprintf(f, ",0,0,0,0,0,0,0,0,0,0,0,0,0,%llu,0,0\n", (unsigned long long)r->bytes);
 			continue;
 		}
 		unsigned nc = r->cores ? r->cores : 1;
@@ -222,13 +226,15 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		double secs = (double)cyc / (mhz * 1e6);
 		uint64_t l2 = r->st.l2_hit_bytes + r->st.l2_miss_bytes;
 #define BW(b) (secs > 0 ? (double)(b) / secs / 1e9 : 0.0)
-		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,0\n",
+		uint64_t pred = t ? t->predicted_cycles : 0;
+		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,0,%llu,%.3f\n",
 			(unsigned long long)r->st.cube_flops, (unsigned long long)r->st.vec_flops,
 			(unsigned long long)r->st.gm_read_bytes,
 			(unsigned long long)r->st.gm_write_bytes, (unsigned long long)r->st.hbm_bytes,
 			BW(r->st.gm_read_bytes), BW(r->st.gm_write_bytes), BW(r->st.hbm_bytes),
 			l2 ? (double)r->st.l2_hit_bytes / (double)l2 : 0.0, BW(r->st.l1_to_l0a_bytes),
-			BW(r->st.l1_to_l0b_bytes), BW(r->st.l0c_to_ub_bytes));
+			BW(r->st.l1_to_l0b_bytes), BW(r->st.l0c_to_ub_bytes), (unsigned long long)pred,
+			pred ? (double)cyc / (double)pred : 0.0);
 #undef BW
 	}
 	if (close_ok(f, dir, "op_summary.csv", err, errlen)) {

@@ -1,0 +1,156 @@
+/* predict.c: what each task of a compiled model should take, from the
+ * simulator's dry run (sim/dryrun.h) of its own kernel: every block run
+ * through the cost function in the engine's pipe-and-flag order, the
+ * blocks dealt to the cores as the task scheduler deals them (each to the
+ * core that frees first), the L2 and main memory shared evenly by the cores
+ * the task uses, no other task running.  The first read of a weight comes
+ * from main memory (a model's weights outgrow the L2 and are streamed each
+ * inference), later reads of it, by any block, from the L2; everything else
+ * comes from the L2 (its producer just wrote it).
+ * Simulated over predicted is then what contention, the L2's actual
+ * contents and the task's neighbours cost. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile_int.h"
+#include "dryrun.h"
+
+/* Arguments in regions of their own, so that a read's address says where
+ * it reads from: the weights at 1 << 40, the workspace at 2 << 40, input
+ * i at (3 + i) << 40, output j at (3 + ninputs + j) << 40. */
+#define REGION(k) ((int64_t)(k) << 40)
+
+static void region_args(const struct om_model *m, const struct om_task *t, int64_t *args)
+{
+	for (uint32_t a = 0; a < t->nargs && a < SIM_MAX_ARGS; a++) {
+		const struct om_arg *g = &t->args[a];
+		switch (g->kind) {
+		case OM_ARG_SCALAR: args[a] = g->value; break;
+		case OM_ARG_WEIGHT: args[a] = REGION(1) + g->value; break;
+		case OM_ARG_WORKSPACE: args[a] = REGION(2) + g->value; break;
+		case OM_ARG_INPUT: args[a] = REGION(3 + g->index) + g->value; break;
+		default: args[a] = REGION(3 + m->ninputs + g->index) + g->value; break;
+		}
+	}
+}
+
+/* The weight bytes read so far: disjoint spans, sorted. */
+struct touched {
+	uint64_t (*span)[2];
+	size_t n, cap;
+	int oom;
+};
+
+/* A read of a weight nothing read before comes from main memory. */
+static int first_touch(void *ctx, uint64_t addr, uint64_t len)
+{
+	struct touched *t = ctx;
+	uint64_t end = addr + len;
+	if (addr < (uint64_t)REGION(1) || addr >= (uint64_t)REGION(2) || !len)
+		return 0;
+	size_t i = 0;
+	while (i < t->n && t->span[i][1] < addr) /* the first span touching or past it */
+		i++;
+	if (i < t->n && t->span[i][0] <= addr && end <= t->span[i][1])
+		return 0;
+	size_t j = i; /* merge every span [addr, end) touches */
+	while (j < t->n && t->span[j][0] <= end)
+		j++;
+	uint64_t lo = addr, hi = end;
+	if (j > i) {
+		lo = t->span[i][0] < lo ? t->span[i][0] : lo;
+		hi = t->span[j - 1][1] > hi ? t->span[j - 1][1] : hi;
+	}
+	if (j == i) { /* a new span at i */
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 64;
+			uint64_t(*s)[2] = realloc(t->span, cap * sizeof *s);
+			if (!s) {
+				t->oom = 1;
+				return 1;
+			}
+			t->span = s;
+			t->cap = cap;
+		}
+		memmove(t->span + i + 1, t->span + i, (t->n - i) * sizeof *t->span);
+		t->n++;
+	} else { /* spans i..j-1 become one */
+		memmove(t->span + i + 1, t->span + j, (t->n - j) * sizeof *t->span);
+		t->n -= j - i - 1;
+	}
+	t->span[i][0] = lo;
+	t->span[i][1] = hi;
+	return 1;
+}
+
+/* The task's cycles: its blocks dealt to min(block_dim, cores) cores. */
+static int predict_task(const struct soc_config *cfg, const struct sim_costcfg *cc,
+			const struct om_model *m, const struct om_task *t,
+			const struct sim_kernel *k, uint64_t *cycles, char *err, size_t errlen)
+{
+	unsigned ncores = t->block_dim < (unsigned)cfg->core_count ? t->block_dim
+								   : (unsigned)cfg->core_count;
+	double *core = calloc(ncores ? ncores : 1, sizeof *core), end = 0;
+	int64_t args[SIM_MAX_ARGS] = { 0 };
+	struct touched w = { 0 };
+	if (!core) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	region_args(m, t, args);
+	for (unsigned b = 0; b < t->block_dim; b++) {
+		unsigned at = 0; /* the core that frees first */
+		for (unsigned i = 1; i < ncores; i++)
+			if (core[i] < core[at])
+				at = i;
+		struct sim_dryrun d;
+		sim_dryrun_init(&d, cc, cfg->core_queue_depth, (double)ncores, 0);
+		d.cold = first_touch;
+		d.hbm_share = 1; /* the other cores find in the L2 what this one fetched */
+		d.cold_ctx = &w;
+		if (sim_dryrun_kernel(&d, k, b, t->block_dim, args, t->nargs, UINT64_C(1) << 32, err,
+				      errlen) ||
+		    w.oom) {
+			if (w.oom)
+				snprintf(err, errlen, "out of memory");
+			free(core);
+			free(w.span);
+			return -1;
+		}
+		core[at] += sim_dryrun_time(&d);
+		if (core[at] > end)
+			end = core[at];
+	}
+	free(core);
+	free(w.span);
+	*cycles = (uint64_t)(end + 0.5);
+	return 0;
+}
+
+int cc_predict_tasks(const struct soc_config *cfg, struct om_model *m, char *err, size_t errlen)
+{
+	struct sim_costcfg cc;
+	sim_costcfg_init(&cc, cfg);
+	struct sim_kernel *k = calloc(m->nkernels ? m->nkernels : 1, sizeof *k);
+	int rc = 0;
+	if (!k) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i < m->nkernels && !rc; i++)
+		rc = sim_kernel_load(&k[i], m->kernels[i].name, m->kernels[i].code,
+				     m->kernels[i].bytes, err, errlen);
+	for (uint32_t i = 0; i < m->ntasks && !rc; i++) {
+		struct om_task *t = &m->tasks[i];
+		char why[512];
+		rc = predict_task(cfg, &cc, m, t, &k[t->kernel], &t->predicted_cycles, why,
+				  sizeof why);
+		if (rc)
+			snprintf(err, errlen, "task '%s': %s", t->name, why);
+	}
+	for (uint32_t i = 0; i < m->nkernels; i++)
+		sim_kernel_free(&k[i]);
+	free(k);
+	return rc;
+}
