@@ -18,6 +18,7 @@
 
 #include "aipp_conf.h"
 #include "compile.h"
+#include "golden.h"
 #include "model.h"
 #include "model_util.h"
 
@@ -179,14 +180,18 @@ static int compile(const char *model, const char *cfgtext, struct om_model *m, c
 	return cc_compile(path, &cfg, &o, m, err, errlen);
 }
 
-static void run(const struct om_model *m, const struct rt_tensor *in, struct rt_tensor *out)
+/* m run on in; its golden key check_aipp/NAME/Ascend310P3 (name: the case). */
+static void run(const char *name, const struct om_model *m, const struct rt_tensor *in,
+		struct rt_tensor *out)
 {
-	char err[1024];
+	char err[1024], key[512];
 	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &so, err, sizeof err);
 	ck_assert_ptr_nonnull(dev);
 	struct rt_run r;
 	ck_assert_msg(rt_model_run(dev, m, in, 1, out, &r, err, sizeof err) == 0, "%s", err);
+	snprintf(key, sizeof key, "check_aipp/%s/Ascend310P3", name);
+	tu_golden(key, r.cycles, out, 1);
 	rt_run_free(&r);
 	sim_device_free(dev);
 }
@@ -213,11 +218,11 @@ static double rel_diff(const struct rt_tensor *a, const struct rt_tensor *b)
 
 /* The AIPP model's output for the image, and the fp16 model's for host_ref's
  * fp32 input; returns their difference.  mean_bias shifts the host's means
- * (the control). */
-static double compare(const struct spec *s0, int mean_bias, uint64_t seed)
+ * (the control).  name: the case, in the golden keys. */
+static double compare(const char *name, const struct spec *s0, int mean_bias, uint64_t seed)
 {
 	struct spec s = *s0;
-	char text[4096], err[1024];
+	char text[4096], err[1024], key[300];
 	cfg_text(&s, text, sizeof text);
 	struct om_model ma, mf;
 	ck_assert_msg(compile(s.model, text, &ma, err, sizeof err) == 0, "%s\n%s", err, text);
@@ -244,8 +249,10 @@ static double compare(const struct spec *s0, int mean_bias, uint64_t seed)
 		s.mean[c] += mean_bias;
 	host_ref(&s, img.data, x.data);
 	struct rt_tensor ya, yf;
-	run(&ma, &img, &ya);
-	run(&mf, &x, &yf);
+	snprintf(key, sizeof key, "%s/%s/aipp", name, s.model);
+	run(key, &ma, &img, &ya);
+	snprintf(key, sizeof key, "%s/%s/fp16", name, s.model);
+	run(key, &mf, &x, &yf);
 	double d = rel_diff(&ya, &yf);
 	rt_tensor_free(&ya);
 	rt_tensor_free(&yf);
@@ -256,9 +263,9 @@ static double compare(const struct spec *s0, int mean_bias, uint64_t seed)
 	return d;
 }
 
-static void check_spec(const struct spec *s)
+static void check_spec(const char *name, const struct spec *s)
 {
-	double d = compare(s, 0, 11);
+	double d = compare(name, s, 0, 11);
 	fprintf(stderr, "check_aipp: %s %s: max relative difference %g\n", s->model, s->format, d);
 	ck_assert_msg(d <= TOL, "AIPP vs host preprocessing: max relative difference %g", d);
 }
@@ -270,14 +277,14 @@ static const struct spec rgb = {
 
 START_TEST(rgb888_mean_var)
 {
-	check_spec(&rgb);
+	check_spec("rgb888_mean_var", &rgb);
 }
 END_TEST
 
 /* the control: the comparison sees a one-step change of the mean */
 START_TEST(control_detects_wrong_mean)
 {
-	double d = compare(&rgb, 1, 11);
+	double d = compare("control_detects_wrong_mean", &rgb, 1, 11);
 	ck_assert_msg(d > TOL, "a mean off by one went unnoticed (%g)", d);
 }
 END_TEST
@@ -287,7 +294,7 @@ START_TEST(bgr_via_rbuv_swap_and_min)
 	struct spec s = rgb;
 	s.swap = 1;
 	s.min[0] = 1.5f, s.min[1] = 0.25f, s.min[2] = 3;
-	check_spec(&s);
+	check_spec("bgr_via_rbuv_swap_and_min", &s);
 }
 END_TEST
 
@@ -296,7 +303,7 @@ START_TEST(crop)
 	struct spec s = rgb;
 	s.src_w = 40, s.src_h = 30;
 	s.crop = 1, s.cx = 7, s.cy = 5, s.cw = 24, s.ch = 16;
-	check_spec(&s);
+	check_spec("crop", &s);
 }
 END_TEST
 
@@ -305,7 +312,7 @@ START_TEST(padding)
 	struct spec s = rgb;
 	s.src_w = 19, s.src_h = 12;
 	s.padding = 1, s.pl = 2, s.pr = 3, s.pt = 1, s.pb = 3;
-	check_spec(&s);
+	check_spec("padding", &s);
 }
 END_TEST
 
@@ -317,7 +324,7 @@ START_TEST(crop_and_padding_batch2)
 	s.src_w = 30, s.src_h = 20;
 	s.crop = 1, s.cx = 3, s.cy = 2, s.cw = 20, s.ch = 14;
 	s.padding = 1, s.pl = 1, s.pr = 3, s.pt = 2, s.pb = 0;
-	check_spec(&s);
+	check_spec("crop_and_padding_batch2", &s);
 }
 END_TEST
 
@@ -330,7 +337,7 @@ static const struct spec yuv = {
 
 START_TEST(yuv420sp_csc)
 {
-	check_spec(&yuv);
+	check_spec("yuv420sp_csc", &yuv);
 }
 END_TEST
 
@@ -345,7 +352,7 @@ START_TEST(yuv420sp_nv21_crop_csc_output_bias)
 	memcpy(s.m, m, sizeof m);
 	s.ib[0] = 16, s.ib[1] = 0, s.ib[2] = 0;
 	s.ob[0] = 0, s.ob[1] = 128, s.ob[2] = 128;
-	check_spec(&s);
+	check_spec("yuv420sp_nv21_crop_csc_output_bias", &s);
 }
 END_TEST
 
@@ -356,7 +363,7 @@ START_TEST(rgb888_csc)
 	int m[9] = { 77, 150, 29, -43, -85, 128, 128, -107, -21 };
 	memcpy(s.m, m, sizeof m);
 	s.ob[1] = s.ob[2] = 128;
-	check_spec(&s);
+	check_spec("rgb888_csc", &s);
 }
 END_TEST
 
@@ -364,7 +371,7 @@ START_TEST(yuv400)
 {
 	struct spec s = { "net1", 1, 1, 16, 24, "YUV400_U8", AIPP_YUV400_U8, 24, 16,
 			  .mean = { 128 }, .min = { 0.5f }, .var = { 0.0078125f } };
-	check_spec(&s);
+	check_spec("yuv400", &s);
 }
 END_TEST
 
@@ -372,7 +379,7 @@ START_TEST(xrgb8888)
 {
 	struct spec s = rgb;
 	s.format = "XRGB8888_U8", s.fmt = AIPP_XRGB8888_U8;
-	check_spec(&s);
+	check_spec("xrgb8888", &s);
 }
 END_TEST
 
@@ -381,9 +388,9 @@ START_TEST(xrgb8888_ax_swap_and_rbuv_swap)
 	struct spec s = rgb;
 	s.format = "XRGB8888_U8", s.fmt = AIPP_XRGB8888_U8;
 	s.ax = 1;
-	check_spec(&s);
+	check_spec("xrgb8888_ax_swap", &s);
 	s.swap = 1;
-	check_spec(&s);
+	check_spec("xrgb8888_ax_swap_and_rbuv_swap", &s);
 }
 END_TEST
 
@@ -529,7 +536,7 @@ START_TEST(simrun_image)
 	in.data = img;
 	in.nbytes = sizeof img;
 	struct rt_tensor want;
-	run(&m, &in, &want);
+	run("simrun_image", &m, &in, &want);
 	snprintf(p, sizeof p, "%s/img.rgb", dir);
 	FILE *f = fopen(p, "wb");
 	ck_assert_ptr_nonnull(f);

@@ -827,7 +827,7 @@ START_TEST(conv_grouped_models)
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		snprintf(model, sizeof model, "node/test_%s/model", names[i]);
 		snprintf(set, sizeof set, "node/test_%s/test_data_set_0", names[i]);
-		tu_run_compare(dir, model, set);
+		tu_run_compare("check_conv", dir, model, set);
 		snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
 		for (size_t k = 0; k < sizeof socs / sizeof socs[0]; k++) {
 			struct soc_config cfg;
@@ -874,7 +874,7 @@ START_TEST(conv_c04_models)
 	for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
 		snprintf(model, sizeof model, "node/test_%s/model", cs[i].name);
 		snprintf(set, sizeof set, "node/test_%s/test_data_set_0", cs[i].name);
-		tu_run_compare(dir, model, set);
+		tu_run_compare("check_conv", dir, model, set);
 		snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
 		for (int off = 0; off < 2; off++) {
 			struct cc_options opt = { .small_channel = !off };

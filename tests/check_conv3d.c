@@ -19,7 +19,7 @@ static void run_model(const char *model)
 {
 	tu_models(dir, sizeof dir, "conv3d", "conv3d_models.py", NULL,
 		  "python3-torch, python3-onnx");
-	tu_run_compare(dir, model, model);
+	tu_run_compare("check_conv3d", dir, model, model);
 }
 
 TU_MODEL_TEST(run_model, conv3d_relu)

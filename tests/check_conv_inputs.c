@@ -26,7 +26,7 @@ static void run_model(const char *model)
 {
 	tu_models(dir, sizeof dir, "convin", "conv_input_models.py", NULL,
 		  "python3-torch, python3-onnx");
-	tu_run_compare(dir, model, model);
+	tu_run_compare("check_conv_inputs", dir, model, model);
 }
 
 #define MODEL_TEST(name) TU_MODEL_TEST(run_model, name)

@@ -28,7 +28,7 @@ static void make_models(void)
 static void run_model(const char *name)
 {
 	make_models();
-	tu_run_compare(dir, name, name);
+	tu_run_compare("check_dtypes", dir, name, name);
 }
 
 START_TEST(attention_mask_int64_3d)

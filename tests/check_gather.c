@@ -28,7 +28,7 @@ static void make_models(void)
 static void run_model(const char *model, const char *set)
 {
 	make_models();
-	tu_run_compare(dir, model, set);
+	tu_run_compare("check_gather", dir, model, set);
 }
 
 START_TEST(embedding_int64_ids_match_pytorch)

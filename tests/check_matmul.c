@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "golden.h"
 #include "kernels.h"
 #include "model.h"
 #include "model_util.h"
@@ -82,6 +83,9 @@ static void run_pass(const char *name, const char *soc, const char *pass, int fu
 	struct rt_run r;
 	ck_assert_msg(rt_model_run(dev, &m, in, m.ninputs, out, &r, err, sizeof err) == 0, "%s",
 		      err);
+	char key[512];
+	snprintf(key, sizeof key, "check_matmul/%s/%s/%s_%s", name, soc, pass, fuse ? "on" : "off");
+	tu_golden(key, r.cycles, out, m.noutputs);
 	rt_run_free(&r);
 	sim_device_free(dev);
 	for (unsigned k = 0; k < m.ninputs; k++)

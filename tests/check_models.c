@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "golden.h"
 #include "model.h"
 #include "model_util.h"
 
@@ -55,6 +56,9 @@ static void check_model(const char *name, int batch, const char *soc)
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, &in, 1, &out, &run, err, sizeof err) == 0, "%s: %s",
 		      name, err);
+	char key[512];
+	snprintf(key, sizeof key, "check_models/%s_b%d/%s", name, batch, soc);
+	tu_golden(key, run.cycles, &out, 1);
 	ck_assert_uint_eq(out.nbytes, want.nbytes);
 	/* Concat in place (plan_concat.c): no Concat task is left in these
 	 * models, and with the pass off (every concat a copy) the outputs are
@@ -79,6 +83,9 @@ static void check_model(const char *name, int batch, const char *soc)
 		struct rt_run run2;
 		ck_assert_msg(rt_model_run(dev, &moff, &in, 1, &out2, &run2, err, sizeof err) == 0,
 			      "%s: %s", name, err);
+		snprintf(key, sizeof key, "check_models/%s_b%d/%s/ConcatInPlacePass_off", name,
+			 batch, soc);
+		tu_golden(key, run2.cycles, &out2, 1);
 		printf("%s batch %d, ConcatInPlacePass off: %u tasks, %llu cycles (on: %llu)\n",
 		       name, batch, moff.ntasks, (unsigned long long)run2.cycles,
 		       (unsigned long long)run.cycles);

@@ -11,6 +11,7 @@
 
 #include "compile.h"
 #include "fp16.h"
+#include "golden.h"
 #include "model.h"
 #include "model_util.h"
 #include "kernels.h"
@@ -206,6 +207,11 @@ static void run_switched(const char *name, const char *pass, int fuse, const cha
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, in, m.ninputs, out, &run, err, sizeof err) == 0, "%s",
 		      err);
+	char key[512];
+	snprintf(key, sizeof key, "check_passes/%s/%s/%s_%s", name, soc, pass, fuse ? "on" : "off");
+	if (l2_kb)
+		snprintf(key + strlen(key), sizeof key - strlen(key), "/l2_%dkb", l2_kb);
+	tu_golden(key, run.cycles, out, m.noutputs);
 	rt_run_free(&run);
 	sim_device_free(dev);
 	for (unsigned k = 0; k < m.ninputs; k++)
@@ -420,6 +426,7 @@ START_TEST(constfold_shape_subgraph)
 	struct rt_tensor out;
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, &in, 1, &out, &run, err, sizeof err) == 0, "%s", err);
+	tu_golden("check_passes/view_flatten/Ascend910", run.cycles, &out, 1);
 	const float *y = out.data;
 	for (int i = 0; i < 96; i++)
 		ck_assert_float_eq(y[i], x[i] > 0 ? x[i] : 0);
@@ -676,6 +683,9 @@ static void run_on(const char *name, const float *x, size_t n, struct rt_tensor 
 	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, &in, 1, out, &run, err, sizeof err) == 0, "%s", err);
+	char key[512];
+	snprintf(key, sizeof key, "check_passes/%s/Ascend910", name);
+	tu_golden(key, run.cycles, out, 1);
 	rt_run_free(&run);
 	sim_device_free(dev);
 	om_free(&m);

@@ -412,7 +412,7 @@ static void run_model(const char *model)
 {
 	tu_models(models_dir, sizeof models_dir, "poolbn", "pool_bn_models.py", NULL,
 		  "python3-torch, python3-onnx");
-	tu_run_compare(models_dir, model, model);
+	tu_run_compare("check_pool", models_dir, model, model);
 }
 
 #define MODEL_TEST(name) TU_MODEL_TEST(run_model, name)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compile.h"
+#include "golden.h"
 #include "model.h"
 #include "model_util.h"
 
@@ -57,6 +58,13 @@ static void run(const char *name, enum cc_precision_mode mode, const char *keep,
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, in, m.ninputs, out, &run, err, sizeof err) == 0,
 		      "%s: %s", name, err);
+	/* the mode's ATC name, and the keep_dtype file's name (not its temp dir) */
+	static const char *const modes[] = { "force_fp16", "allow_mix_precision",
+					     "must_keep_origin_dtype" };
+	char key[512];
+	snprintf(key, sizeof key, "check_precision/%s/Ascend910/%s/keep_%s", name, modes[mode],
+		 keep ? strrchr(keep, '/') + 1 : "none");
+	tu_golden(key, run.cycles, out, m.noutputs);
 	for (unsigned o = 0; o < m.noutputs; o++) {
 		snprintf(path, sizeof path, "%s/%s/output_%u.pb", dir, name, o);
 		ck_assert_msg(rt_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "golden.h"
 #include "model.h"
 #include "model_util.h"
 #include "quant.h"
@@ -63,9 +64,11 @@ static void compare(const struct rt_tensor *got, const struct rt_tensor *want, s
 	r->cos = gw / sqrt(gg * ww);
 }
 
-/* Compile path (with opt) for soc and run it on in_dir/input_0.pb. */
-static void run(const char *path, const char *soc, const struct cc_options *opt,
-		const char *in_dir, struct rt_tensor *out, struct om_model *m)
+/* Compile path (with opt) for soc and run it on in_dir/input_0.pb; its
+ * golden key check_qconv/NAME/SOC (name: the model and any variant). */
+static void run(const char *name, const char *path, const char *soc,
+		const struct cc_options *opt, const char *in_dir, struct rt_tensor *out,
+		struct om_model *m)
 {
 	char err[4096], p[8192];
 	struct soc_config cfg;
@@ -80,6 +83,8 @@ static void run(const char *path, const char *soc, const struct cc_options *opt,
 	struct rt_run rr;
 	ck_assert_msg(rt_model_run(dev, m, &in, 1, out, &rr, err, sizeof err) == 0, "%s: %s",
 		      path, err);
+	snprintf(p, sizeof p, "check_qconv/%s/%s", name, soc);
+	tu_golden(p, rr.cycles, out, 1);
 	rt_tensor_free(&in);
 	rt_run_free(&rr);
 	sim_device_free(dev);
@@ -151,14 +156,15 @@ struct qrun {
 	struct cmp r;
 };
 
-static void qrun_builtin(const char *name, const char *soc, const struct cc_options *opt,
-			 struct qrun *q)
+static void qrun_builtin(const char *name, const char *variant, const char *soc,
+			 const struct cc_options *opt, struct qrun *q)
 {
-	char path[8192], in[8192];
+	char path[8192], in[8192], key[512];
 	make_models();
 	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
 	snprintf(in, sizeof in, "%s/%s", dir, name);
-	run(path, soc, opt, in, &q->got, &q->m);
+	snprintf(key, sizeof key, "%s%s%s", name, variant ? "/" : "", variant ? variant : "");
+	run(key, path, soc, opt, in, &q->got, &q->m);
 	reference(name, &q->want);
 	compare(&q->got, &q->want, &q->r);
 }
@@ -175,7 +181,7 @@ static void qrun_free(struct qrun *q)
 START_TEST(conv_int8_exact_input)
 {
 	struct qrun q;
-	qrun_builtin("qconv_exact", "Ascend910", NULL, &q);
+	qrun_builtin("qconv_exact", NULL, "Ascend910", NULL, &q);
 	ck_assert_uint_eq(count_type(&q.m, "AscendQuant"), 1);
 	ck_assert_uint_eq(count_int8(&q.m), 1);
 	const float *g = q.got.data, *w = q.want.data;
@@ -192,7 +198,7 @@ END_TEST
 START_TEST(conv_int8_batchnorm_folded)
 {
 	struct qrun q;
-	qrun_builtin("qconv_bn", "Ascend310P3", NULL, &q);
+	qrun_builtin("qconv_bn", NULL, "Ascend310P3", NULL, &q);
 	ck_assert_uint_eq(count_int8(&q.m), 1);
 	ck_assert_uint_eq(count_type(&q.m, "Conv+BatchNormalization+Relu"), 1);
 	ck_assert_msg(q.r.cos > 0.99999 && q.r.maxdiff < 0.01 * q.r.peak,
@@ -210,7 +216,7 @@ START_TEST(net_mixed_int8_fp16)
 	snprintf(rep, sizeof rep, "%s/qnet_report.json", dir);
 	struct cc_options opt = { .report_json = rep };
 	struct qrun q;
-	qrun_builtin("qnet", "Ascend910", &opt, &q);
+	qrun_builtin("qnet", NULL, "Ascend910", &opt, &q);
 	ck_assert_uint_eq(count_int8(&q.m), 4);
 	ck_assert_uint_eq(count_int8_mm(&q.m), 1);
 	/* c1 and c2 requantize for c2 and c3 in their output paths; c1's input
@@ -253,7 +259,7 @@ START_TEST(pass_off_runs_fake_quant)
 	fclose(f);
 	struct cc_options opt = { .fusion_switch_file = sw };
 	struct qrun q;
-	qrun_builtin("qnet", "Ascend910", &opt, &q);
+	qrun_builtin("qnet", "QuantConvFusionPass_off", "Ascend910", &opt, &q);
 	ck_assert_uint_eq(count_int8(&q.m), 0);
 	ck_assert_uint_eq(count_type(&q.m, "QuantizeLinear"), 6);
 	ck_assert_uint_eq(count_type(&q.m, "DequantizeLinear"), 6);
@@ -273,7 +279,7 @@ static void versus_ort(const char *name, const char *path, const char *in, doubl
 	ck_assert_msg(tu_ort_run(path, in, odir) == 0, "ONNX Runtime failed on %s", path);
 	struct rt_tensor got, ort;
 	struct om_model m;
-	run(path, "Ascend310P3", NULL, in, &got, &m);
+	run(name, path, "Ascend310P3", NULL, in, &got, &m);
 	snprintf(p, sizeof p, "%s/output_0.pb", odir);
 	ck_assert_msg(rt_tensor_read(p, &ort, err, sizeof err) == 0, "%s", err);
 	struct cmp r;
@@ -323,7 +329,7 @@ static void within_one_step(const char *name, int rstep, int min_same, struct om
 	ck_assert(mkdir(odir, 0700) == 0 || access(odir, F_OK) == 0);
 	ck_assert_msg(tu_ort_run(path, in, odir) == 0, "ONNX Runtime failed on %s", path);
 	struct rt_tensor got, ort, step;
-	run(path, "Ascend910", NULL, in, &got, m);
+	run(name, path, "Ascend910", NULL, in, &got, m);
 	snprintf(p, sizeof p, "%s/output_0.pb", odir);
 	ck_assert_msg(rt_tensor_read(p, &ort, err, sizeof err) == 0, "%s", err);
 	snprintf(p, sizeof p, "%s/step.pb", in);
@@ -452,11 +458,12 @@ START_TEST(simquant_models_vs_onnxruntime)
 	tu_models(mdir, sizeof mdir, "qconv-tv", "export_models.py", args, "python3-torchvision");
 	char *save = NULL;
 	for (char *tok = strtok_r(list, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		char tag[256], fp32[8192], qdq[8192], in[8192], err[4096];
+		char tag[256], name[300], fp32[8192], qdq[8192], in[8192], err[4096];
 		snprintf(tag, sizeof tag, "%s", tok);
 		char *colon = strchr(tag, ':');
 		ck_assert_ptr_nonnull(colon);
 		*colon = 0;
+		snprintf(name, sizeof name, "%s_b%s_qdq", tag, colon + 1); /* (its golden key) */
 		snprintf(fp32, sizeof fp32, "%s/%s_b%s/model.onnx", mdir, tag, colon + 1);
 		snprintf(qdq, sizeof qdq, "%s/%s_b%s/qdq.onnx", mdir, tag, colon + 1);
 		snprintf(in, sizeof in, "%s/%s_b%s/test_data_set_0", mdir, tag, colon + 1);
@@ -467,7 +474,7 @@ START_TEST(simquant_models_vs_onnxruntime)
 		char saved[4096];
 		memcpy(saved, dir, sizeof saved);
 		memcpy(dir, mdir, sizeof dir);
-		versus_ort(tag, qdq, in, 0.999, 1);
+		versus_ort(name, qdq, in, 0.999, 1);
 		memcpy(dir, saved, sizeof dir);
 	}
 	tu_models_free(mdir);

@@ -39,7 +39,7 @@ static void make_models(void)
 static void run_model(const char *model)
 {
 	make_models();
-	tu_run_compare(dir, model, model);
+	tu_run_compare("check_shape_ops", dir, model, model);
 }
 
 START_TEST(softmax_opset11_axis1_4d)

@@ -6,10 +6,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "compile.h"
+#include "golden.h"
 #include "model.h"
 
 void tu_models(char *dir, size_t len, const char *tag, const char *script, const char *args,
@@ -94,7 +96,7 @@ static size_t elem_size(int dtype)
 	return dtype == 7 ? 8 : dtype == 2 || dtype == 3 || dtype == 9 ? 1 : 4;
 }
 
-void tu_run_compare(const char *dir, const char *model, const char *set)
+void tu_run_compare(const char *test, const char *dir, const char *model, const char *set)
 {
 	char path[8192], err[4096];
 	struct soc_config cfg;
@@ -116,6 +118,10 @@ void tu_run_compare(const char *dir, const char *model, const char *set)
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, in, ni, out, &run, err, sizeof err) == 0, "%s: %s",
 		      model, err);
+	/* the set only when it is not the model's own */
+	snprintf(path, sizeof path, "%s/%s%s%s/Ascend910", test, model, strcmp(model, set) ? "/" : "",
+		 strcmp(model, set) ? set : "");
+	tu_golden(path, run.cycles, out, no);
 	for (unsigned o = 0; o < no; o++) {
 		snprintf(path, sizeof path, "%s/%s/output_%u.pb", dir, set, o);
 		ck_assert_msg(rt_tensor_read(path, &want[o], err, sizeof err) == 0, "%s", err);

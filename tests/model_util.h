@@ -19,8 +19,9 @@ void tu_models_free(const char *dir);
  * compare every output with dir/SET/output_N.pb: of its declared type and
  * size; floats within check_nodes' fp16 tolerances (2e-3 of the output's
  * peak (at least 1) + 4e-3 relative; NaN and infinities exactly), integers and
- * bools exactly. */
-void tu_run_compare(const char *dir, const char *model, const char *set);
+ * bools exactly.  The cycles and output bytes are checked against the golden
+ * file (golden.h) as test/MODEL[/SET]/Ascend910 (test: the program's name). */
+void tu_run_compare(const char *test, const char *dir, const char *model, const char *set);
 
 /* A Check test named after the model it runs through run(name) (in a file
  * that includes check.h). */
