@@ -3,10 +3,11 @@
  * through the cost function in the engine's pipe-and-flag order, the
  * blocks dealt to the cores as the task scheduler deals them (each to the
  * core that frees first), the L2 and main memory shared evenly by the cores
- * the task uses, no other task running.  The first read of a weight comes
- * from main memory (a model's weights outgrow the L2 and are streamed each
- * inference), later reads of it, by any block, from the L2; everything else
- * comes from the L2 (its producer just wrote it).
+ * the task uses, no other task running.  Reads come from the L2 (an
+ * activation's producer has just written it), and the task takes at least
+ * the time main memory needs to stream the weights it reads, once (a
+ * model's weights outgrow the L2 and are streamed each inference; the
+ * first core to read one fetches it for all).
  * Simulated over predicted is then what contention, the L2's actual
  * contents and the task's neighbours cost. */
 #include <stdio.h>
@@ -39,28 +40,24 @@ static void region_args(const struct om_model *m, const struct om_task *t, int64
 struct touched {
 	uint64_t (*span)[2];
 	size_t n, cap;
+	uint64_t bytes; /* in the spans */
 	int oom;
 };
 
-/* A read of a weight nothing read before comes from main memory. */
-static int first_touch(void *ctx, uint64_t addr, uint64_t len)
+/* Count the weight bytes of [addr, addr + len) not read before; 1 if there
+ * were any. */
+static int touch(struct touched *t, uint64_t addr, uint64_t len)
 {
-	struct touched *t = ctx;
 	uint64_t end = addr + len;
-	if (addr < (uint64_t)REGION(1) || addr >= (uint64_t)REGION(2) || !len)
-		return 0;
 	size_t i = 0;
 	while (i < t->n && t->span[i][1] < addr) /* the first span touching or past it */
 		i++;
-	if (i < t->n && t->span[i][0] <= addr && end <= t->span[i][1])
-		return 0;
-	size_t j = i; /* merge every span [addr, end) touches */
-	while (j < t->n && t->span[j][0] <= end)
-		j++;
-	uint64_t lo = addr, hi = end;
-	if (j > i) {
-		lo = t->span[i][0] < lo ? t->span[i][0] : lo;
-		hi = t->span[j - 1][1] > hi ? t->span[j - 1][1] : hi;
+	size_t j = i; /* the spans [addr, end) touches: i .. j-1 */
+	uint64_t lo = addr, hi = end, held = 0;
+	for (; j < t->n && t->span[j][0] <= end; j++) {
+		lo = t->span[j][0] < lo ? t->span[j][0] : lo;
+		hi = t->span[j][1] > hi ? t->span[j][1] : hi;
+		held += t->span[j][1] - t->span[j][0];
 	}
 	if (j == i) { /* a new span at i */
 		if (t->n == t->cap) {
@@ -68,20 +65,35 @@ static int first_touch(void *ctx, uint64_t addr, uint64_t len)
 			uint64_t(*s)[2] = realloc(t->span, cap * sizeof *s);
 			if (!s) {
 				t->oom = 1;
-				return 1;
+				return 0;
 			}
 			t->span = s;
 			t->cap = cap;
 		}
 		memmove(t->span + i + 1, t->span + i, (t->n - i) * sizeof *t->span);
 		t->n++;
-	} else { /* spans i..j-1 become one */
+	} else { /* spans i .. j-1 become one */
 		memmove(t->span + i + 1, t->span + j, (t->n - j) * sizeof *t->span);
 		t->n -= j - i - 1;
 	}
 	t->span[i][0] = lo;
 	t->span[i][1] = hi;
-	return 1;
+	t->bytes += (hi - lo) - held;
+	return (hi - lo) > held;
+}
+
+/* Every read is priced from the L2; the weights' bytes are counted once,
+ * for the task's main-memory floor (predict_task), whichever core fetches
+ * them first. */
+static int first_touch(void *ctx, uint64_t addr, uint64_t nburst, uint64_t burst,
+		       uint64_t stride)
+{
+	int cold = 0;
+	if (addr < (uint64_t)REGION(1) || addr >= (uint64_t)REGION(2))
+		return 0;
+	for (uint64_t i = 0; i < nburst; i++)
+		cold |= touch(ctx, addr + i * stride, burst);
+	return cold;
 }
 
 /* The task's cycles: its blocks dealt to min(block_dim, cores) cores. */
@@ -124,6 +136,13 @@ static int predict_task(const struct soc_config *cfg, const struct sim_costcfg *
 	}
 	free(core);
 	free(w.span);
+	/* the weights stream from main memory once, at its whole bandwidth */
+	if (w.bytes) {
+		double floor = (double)sim_cycles_for((double)w.bytes, cc->hbm_bpc) +
+			       (double)cc->hbm_lat;
+		if (floor > end)
+			end = floor;
+	}
 	*cycles = (uint64_t)(end + 0.5);
 	return 0;
 }

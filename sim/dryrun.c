@@ -155,11 +155,9 @@ int sim_dryrun_kernel(struct sim_dryrun *d, const struct sim_kernel *k, unsigned
 			d->s += (double)cost.lat; /* a load from GM stalls the scalar unit */
 		}
 		int cold = 0;
-		if (path == SIM_PATH_GM_RD && d->cold) { /* the span its bursts cover */
-			uint64_t span = ((uint64_t)in->nburst - 1) * ((uint64_t)in->len + in->sgap) * 32 +
-					(uint64_t)in->len * 32;
-			cold = d->cold(d->cold_ctx, (uint64_t)e.rs1, span);
-		}
+		if (path == SIM_PATH_GM_RD && d->cold) /* DMA bursts count 32-byte blocks */
+			cold = d->cold(d->cold_ctx, (uint64_t)e.rs1, in->nburst, (uint64_t)in->len * 32,
+				       ((uint64_t)in->len + in->sgap) * 32);
 		issue(d, p, in->op, in->src, in->dst, in->ev, at_share(d, cost, bytes, path, cold));
 		if (info->flags & ISA_F_END)
 			return 0;

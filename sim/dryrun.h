@@ -29,9 +29,10 @@ struct sim_dryrun {
 	double share;      /* cores moving data at the same time */
 	double hbm_share;  /* cores reading from main memory at once (0: share) */
 	uint32_t cold_regs; /* bit r: GM reads through register xr come from main memory */
-	/* sim_dryrun_kernel: whether a GM read of [addr, addr + span) comes from
-	 * main memory (NULL: none does) */
-	int (*cold)(void *ctx, uint64_t addr, uint64_t span);
+	/* sim_dryrun_kernel: whether a GM read of nburst bursts of `burst` bytes,
+	 * `stride` bytes apart from addr, comes from main memory (NULL: none
+	 * does) */
+	int (*cold)(void *ctx, uint64_t addr, uint64_t nburst, uint64_t burst, uint64_t stride);
 	void *cold_ctx;
 	double s;          /* the scalar unit's clock */
 	double free[ISA_NPIPES], done[ISA_NPIPES];

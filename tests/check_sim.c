@@ -538,9 +538,10 @@ START_TEST(insn_cost_from_one_function)
 }
 END_TEST
 
-static int every_read(void *ctx, uint64_t addr, uint64_t span)
+static int every_read(void *ctx, uint64_t addr, uint64_t nburst, uint64_t burst,
+		      uint64_t stride)
 {
-	(void)ctx, (void)addr, (void)span;
+	(void)ctx, (void)addr, (void)nburst, (void)burst, (void)stride;
 	return 1;
 }
 
