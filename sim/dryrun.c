@@ -45,8 +45,9 @@ static struct sim_cost at_share(const struct sim_dryrun *d, struct sim_cost c, u
 
 /* Issue an instruction of pipe p (set_flag/wait_flag already mapped to
  * theirs) costing c, the ordering the engine gives it. */
-static void issue(struct sim_dryrun *d, unsigned p, int64_t op, int64_t src, int64_t dst,
-		  int64_t ev, struct sim_cost c)
+static inline __attribute__((always_inline)) void issue(struct sim_dryrun *d, unsigned p,
+							int64_t op, int64_t src, int64_t dst,
+							int64_t ev, struct sim_cost c)
 {
 	double sc = (double)d->cc->scalar;
 	d->insns++;
@@ -88,6 +89,11 @@ static int flag_ok(int64_t src, int64_t dst, int64_t ev)
 int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in)
 {
 	const struct isa_info *info = isa_info((unsigned)in->op);
+	if (info && info->pipe == ISA_PIPE_S) { /* the common case: nothing to price */
+		d->insns++;
+		d->s += (double)d->cc->scalar;
+		return 0;
+	}
 	int sync = info && info->pipe == ISA_PIPE_SYNC && in->op != ISA_OP_BARRIER;
 	if (!info || (sync && !flag_ok(in->src, in->dst, in->ev))) {
 		d->unrunnable = 1; /* the simulator would refuse it */
