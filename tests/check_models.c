@@ -36,6 +36,35 @@ static void export_all(void)
 		  "python3-torch, python3-torchvision, python3-onnx");
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Every task has the compiler's prediction (compiler/predict.c), and at
+ * the median the simulated cycles are within 0.85-1.2 of it: what the
+ * dry run leaves out (contention, the L2's contents) is a correction, not
+ * the whole story. */
+static void check_predictions(const struct om_model *m, const struct rt_run *run,
+			      const char *name, int batch, const char *soc)
+{
+	double *r = malloc((m->ntasks + 1) * sizeof *r);
+	ck_assert_ptr_nonnull(r);
+	for (uint32_t i = 0; i < m->ntasks; i++) {
+		ck_assert_msg(m->tasks[i].predicted_cycles > 0, "%s b%d: task '%s' has no prediction",
+			      name, batch, m->tasks[i].name);
+		r[i] = (double)run->task[i].cycles / (double)m->tasks[i].predicted_cycles;
+	}
+	qsort(r, m->ntasks, sizeof *r, cmp_double);
+	double med = r[m->ntasks / 2];
+	printf("%s batch %d on %s: simulated/predicted median %.3f (%.3f .. %.3f)\n", name, batch,
+	       soc, med, r[0], r[m->ntasks - 1]);
+	ck_assert_msg(med >= 0.85 && med <= 1.2, "%s b%d on %s: simulated/predicted median %.3f",
+		      name, batch, soc, med);
+	free(r);
+}
+
 static void check_model(const char *name, int batch, const char *soc)
 {
 	char dir[4096], path[4200], err[8192];
@@ -60,6 +89,7 @@ static void check_model(const char *name, int batch, const char *soc)
 	snprintf(key, sizeof key, "check_models/%s_b%d/%s", name, batch, soc);
 	tu_golden(key, run.cycles, &out, 1);
 	ck_assert_uint_eq(out.nbytes, want.nbytes);
+	check_predictions(&m, &run, name, batch, soc);
 	/* Concat in place (plan_concat.c): no Concat task is left in these
 	 * models, and with the pass off (every concat a copy) the outputs are
 	 * the same bytes */
