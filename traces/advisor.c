@@ -127,7 +127,7 @@ static const char *const pipe_names[NP] = { "scalar", "mte1", "mte2", "mte3", "m
 	X(C_L2_RD, 0, "l2_read_bw(GB/s)", NULL) X(C_L2_WR, 0, "l2_write_bw(GB/s)", NULL)        \
 	X(C_L2_HIT, 0, "l2_hit_ratio", NULL) X(C_CUBE_FOPS, 0, "cube_fops", NULL)               \
 	X(C_MAIN_MEM, 0, "main_mem(B)", NULL) X(C_SIZE, 0, "size(B)", NULL)                     \
-	X(C_IQ, 0, "iq_full_ratio", NULL)                                                       \
+	X(C_IQ, 0, "iq_full_ratio", NULL) X(C_PRED, 0, "simulated/predicted", NULL)             \
 	X(C_R_SCALAR, 0, "scalar_ratio", NULL) X(C_R_MTE1, 0, "mte1_ratio", NULL)               \
 	X(C_R_MTE2, 1, "mte2_ratio", NULL) X(C_R_MTE3, 1, "mte3_ratio", NULL)                   \
 	X(C_R_MAC, 1, "mac_ratio", NULL) X(C_R_VEC, 1, "vec_ratio", NULL)                       \
@@ -158,6 +158,7 @@ struct row {
 	long stream, task_id, infer;
 	double dur, wait, block;
 	double ratio[NP], wf[NP], iq, mem_bw, l2_bw, l2_hit, cube_fops, main_mem, size;
+	double pred; /* simulated over the compiler's prediction; 0: none */
 };
 
 /* an op: the analysed tasks of one name and type */
@@ -167,6 +168,7 @@ struct op {
 	double dur, wait, overhead; /* sums over the tasks */
 	double ratio[NP], wf[NP], iq, mem_bw, l2_bw, l2_hit; /* time-weighted means */
 	double weight;                                        /* their weights' sum */
+	double pred, pred_weight; /* simulated/predicted, time-weighted over the predicted tasks */
 	double cube_fops, main_mem;                           /* sums */
 	enum adv_bound bound;
 	char reason[400];
@@ -365,6 +367,7 @@ static int read_rows(struct adv_report *r, struct row **out, char *err, size_t e
 		w->cube_fops = v[C_CUBE_FOPS];
 		w->main_mem = v[C_MAIN_MEM];
 		w->size = v[C_SIZE];
+		w->pred = col[C_PRED] >= 0 ? v[C_PRED] : 0;
 	}
 	*out = rows;
 	return 0;
@@ -630,6 +633,10 @@ static int group(struct adv_report *r, const struct row *rows, size_t nrows,
 		o->l2_hit += wt * w->l2_hit;
 		o->cube_fops += w->cube_fops;
 		o->main_mem += w->main_mem;
+		if (w->pred > 0) {
+			o->pred += wt * w->pred;
+			o->pred_weight += wt;
+		}
 		/* the op order of one execution (the first analysed one, its
 		 * stream), for finding adjacent ops to fuse */
 		if (!seq_started) {
@@ -654,6 +661,8 @@ static int group(struct adv_report *r, const struct row *rows, size_t nrows,
 		o->mem_bw /= wsum;
 		o->l2_bw /= wsum;
 		o->l2_hit /= wsum;
+		if (o->pred_weight > 0)
+			o->pred /= o->pred_weight;
 	}
 	return 0;
 }
@@ -1283,14 +1292,21 @@ void adv_print_text(FILE *f, const struct adv_report *r)
 		fprintf(f, "  %zu. [%s] %s\n", i + 1, bound_names[r->rec[i].bound], r->rec[i].text);
 	unsigned n = shown_ops(r);
 	fprintf(f, "\ntop %u of %zu ops by time (mean per execution):\n", n, r->nops);
-	fprintf(f, "  %-24s %-14s %-11s %10s %6s %5s %5s %5s %5s %5s %6s %8s\n", "name", "type",
-		"bound", "us", "share", "block", "mac", "vec", "mte2", "mte3", "max_wf", "mem_GB/s");
+	fprintf(f, "  %-24s %-14s %-11s %10s %6s %5s %5s %5s %5s %5s %6s %8s %8s\n", "name",
+		"type", "bound", "us", "share", "block", "mac", "vec", "mte2", "mte3", "max_wf",
+		"mem_GB/s", "sim/pred");
 	for (unsigned i = 0; i < n; i++) {
 		const struct op *o = &r->op[i];
 		fprintf(f, "  %-24.24s %-14.14s %-11s %10.3f %5.1f%% %5u %5.2f %5.2f %5.2f %5.2f "
-			   "%6.2f %8.1f\n", o->name, o->type, bound_names[o->bound], o->dur / o->count,
+			   "%6.2f %8.1f", o->name, o->type, bound_names[o->bound], o->dur / o->count,
 			pct(o->dur, r->task_time), o->block_dim, o->ratio[P_MAC], o->ratio[P_VEC],
 			o->ratio[P_MTE2], o->ratio[P_MTE3], wait_max(o), o->mem_bw);
+		/* what contention and the memory system made of the compiler's
+		 * prediction (op_summary.csv's simulated/predicted) */
+		if (o->pred_weight > 0)
+			fprintf(f, " %8.2f\n", o->pred);
+		else
+			fprintf(f, " %8s\n", "-");
 		fprintf(f, "      why: %s\n", o->reason);
 	}
 	if (r->ncopies) {
@@ -1406,6 +1422,11 @@ void adv_print_json(FILE *f, const struct adv_report *r)
 		jnum(f, o->iq, 4);
 		fputs(", \"main_mem_bw_gbps\": ", f);
 		jnum(f, o->mem_bw, 3);
+		fputs(", \"simulated_over_predicted\": ", f);
+		if (o->pred_weight > 0)
+			jnum(f, o->pred, 3);
+		else
+			fputs("null", f);
 		fputs(", \"l2_bw_gbps\": ", f);
 		jnum(f, o->l2_bw, 3);
 		fputs(", \"cube_tflops\": ", f);
