@@ -158,11 +158,6 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 	return 0;
 }
 
-/* Runs (bursts) per zero-fill DMA: a cap of this generator's own, well below
- * the nburst field's ISA_DMA_NBURST_MAX; it also bounds the buffer the
- * vector unit zeroes, and the programs built so far depend on its value. */
-enum { ZERO_RUNS_PER_DMA = 255 };
-
 /* Zeros at nruns runs of run_blocks 32-byte blocks, stride_blocks apart,
  * from block off of the destination (the padding rows of a weight layout
  * built on the device).  The vector unit zeroes one UB buffer of whole runs
@@ -179,8 +174,11 @@ int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, i
 			 (long long)nruns, (long long)run_blocks, (long long)stride_blocks);
 		return -1;
 	}
-	int64_t k = ub_blocks / run_blocks; /* runs per DMA */
-	k = k > ZERO_RUNS_PER_DMA ? ZERO_RUNS_PER_DMA : k;
+	/* runs per DMA: as many as the UB's zeros cover and one DMA's bursts
+	 * count, but no more than there are (the vector unit zeroes them all) */
+	int64_t k = ub_blocks / run_blocks;
+	k = k < ISA_DMA_NBURST_MAX ? k : ISA_DMA_NBURST_MAX;
+	k = k < nruns ? k : nruns;
 	int64_t per, blocks = cc_split_work((nruns + k - 1) / k, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_DST, 0);
