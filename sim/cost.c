@@ -46,13 +46,20 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg)
 	cc->pcie_bpc = soc_gbps_to_bpc(cfg, cfg->pcie_bandwidth_gbps);
 }
 
+double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, double share)
+{
+	double r = cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
+	double l2 = cc->l2_bpc / share, hbm = cc->hbm_bpc / share;
+	r = l2 < r ? l2 : r;
+	return from_hbm && hbm < r ? hbm : r;
+}
+
 struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
 			     int is_write, double l2_share, double hbm_share)
 {
-	/* the slowest of the core's path and its share of the L2, then main memory's share */
-	double path = cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
-	double l2 = cc->l2_bpc / l2_share, hbm = cc->hbm_bpc / hbm_share;
-	double t = (double)bytes / (l2 < path ? l2 : path);
+	/* the core's path and its share of the L2; then what main memory's share adds */
+	double t = (double)bytes / sim_mem_bpc(cc, is_write, 0, l2_share);
+	double hbm = cc->hbm_bpc / hbm_share;
 	if (hbm_bytes && (double)hbm_bytes / hbm > t)
 		t = (double)hbm_bytes / hbm;
 	struct sim_cost c = { sim_cycles_for(t, 1.0), cc->l2_lat };

@@ -1,23 +1,14 @@
 /* dryrun.c: one block's time from its instruction stream (see dryrun.h). */
 #include "dryrun.h"
 
-#include <stdio.h>
-
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core.h"
 
 /* Times are never NaN: a plain compare (fmax is a libm call here). */
 static inline double dmax(double a, double b) { return a > b ? a : b; }
-
-double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, double share)
-{
-	double r = cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
-	double l2 = cc->l2_bpc / share, hbm = cc->hbm_bpc / share;
-	r = fmin(r, l2);
-	return from_hbm ? fmin(r, hbm) : r;
-}
 
 void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t queue_depth,
 		     double share, uint32_t cold_regs)
@@ -29,8 +20,9 @@ void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t
 	d->qd = (int)(queue_depth < SIM_DRYRUN_QCAP ? queue_depth : SIM_DRYRUN_QCAP);
 }
 
-/* A GM transfer at the block's share of the L2 and main memory: cost c as
- * sim_insn_cost priced it alone, rs1 the register holding its GM address. */
+/* A GM transfer at the block's share of the L2 and main memory (cold: the
+ * read comes from main memory); anything else costs c, as sim_insn_cost
+ * priced it. */
 static struct sim_cost at_share(const struct sim_dryrun *d, struct sim_cost c, uint64_t bytes,
 				enum sim_path path, int cold)
 {

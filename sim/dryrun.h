@@ -70,9 +70,4 @@ int sim_dryrun_kernel(struct sim_dryrun *d, const struct sim_kernel *k, unsigned
  * instruction the simulator would refuse). */
 double sim_dryrun_time(const struct sim_dryrun *d);
 
-/* The bytes per cycle one of `share` cores moving data together gets from
- * GM (is_write 0) or to it; from_hbm: the bytes also pass main memory (a
- * read that misses the L2, any write: the L2 writes through). */
-double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, double share);
-
 #endif
