@@ -351,6 +351,7 @@ static void ctx_free(struct cc_ctx *c)
 	free(c->wblobs);
 	free(c->weights);
 	free(c->log.buf);
+	cc_tile_cache_free(c->tiles);
 	cc_graph_free(&c->g);
 }
 
@@ -654,6 +655,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	c.errlen = errlen;
 	if (cc_onnx_load(onnx_path, &c.g, err, errlen))
 		return -1;
+	c.tiles = cc_tile_cache_new(); /* NULL: tilings are chosen anew each time */
 	int rc = -1;
 	int nodes_in = 0;
 	struct cc_aipp *aipp = NULL; /* --insert_op_conf (kern_aipp.c) */

@@ -21,6 +21,7 @@
 #include "graph.h"
 #include "kernels.h"
 #include "passes.h"
+#include "tile_cache.h"
 #include "sim.h"
 
 /* W_INPUT: an integer graph input read in place from the host's buffer
@@ -109,6 +110,7 @@ struct cc_ctx {
 	} *wblobs;
 	unsigned nwblobs, capwblobs;
 	struct cc_pass_log log;
+	struct cc_tile_cache *tiles; /* tilings chosen so far, by shape */
 	char *err;
 	size_t errlen;
 };

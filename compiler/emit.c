@@ -5,7 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dryrun.h"
+
 void cc_prog_init(struct cc_prog *p) { memset(p, 0, sizeof *p); }
+
+void cc_prog_init_dryrun(struct cc_prog *p, struct sim_dryrun *d)
+{
+	memset(p, 0, sizeof *p);
+	p->dry = d;
+}
 
 void cc_prog_free(struct cc_prog *p)
 {
@@ -23,6 +31,10 @@ static void flush(struct cc_prog *p)
 	if (!p->pending)
 		return;
 	p->pending = 0;
+	if (p->dry) {
+		sim_dryrun_step(p->dry, &p->cur);
+		return;
+	}
 	size_t pc = p->n - 1;
 	if (p->fix_label[pc] >= 0) {
 		if (p->nfix == p->capfix) {
@@ -49,7 +61,7 @@ static void flush(struct cc_prog *p)
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 {
 	flush(p);
-	if (!p->oom && p->n == p->cap) {
+	if (!p->oom && !p->dry && p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 256;
 		uint8_t *v = realloc(p->code, cap * ISA_INSN_BYTES + 1);
 		int *f = realloc(p->fix_label, cap * sizeof *f);
@@ -70,12 +82,23 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 	for (unsigned i = 0; i < fmt->nfields; i++)
 		if (fmt->fields[i].dflt != ISA_REQ)
 			isa_field_set(in, &fmt->fields[i], fmt->fields[i].dflt);
+	if (p->dry) { /* timed at the next flush, never stored */
+		p->n++;
+		p->pending = 1;
+		return in;
+	}
 	if (p->oom)
 		return in; /* filled in and dropped: cc_prog_finish reports the failure */
 	p->fix_label[p->n] = -1;
 	p->n++;
 	p->pending = 1;
 	return in;
+}
+
+double cc_prog_dry_time(struct cc_prog *p)
+{
+	flush(p);
+	return sim_dryrun_time(p->dry);
 }
 
 int cc_label_new(struct cc_prog *p)
@@ -167,14 +190,14 @@ void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label)
 	struct isa_insn *in = cc_emit(p, ISA_OP_BEQ);
 	in->rs1 = rs1;
 	in->rs2 = rs2;
-	if (!p->oom)
+	if (!p->oom && !p->dry)
 		p->fix_label[p->n - 1] = label;
 }
 
 void cc_jmp_label(struct cc_prog *p, int label)
 {
 	cc_emit(p, ISA_OP_JMP);
-	if (!p->oom)
+	if (!p->oom && !p->dry)
 		p->fix_label[p->n - 1] = label;
 }
 
@@ -231,6 +254,20 @@ void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx
 		labels[b] = cc_label_new(p);
 		cc_li(p, r_tmp, b);
 		cc_beq_label(p, r_idx, r_tmp, labels[b]);
+	}
+}
+
+void cc_block_dispatch_path(struct cc_prog *p, int64_t blocks, int64_t b, int r_idx, int r_tmp)
+{
+	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
+	in->rd = r_idx;
+	in->spr = ISA_SPR_BLOCK_IDX;
+	/* block 0 falls through every compare; block b > 0 branches at the b-th */
+	for (int64_t i = 1; i <= (b ? b : blocks - 1); i++) {
+		cc_li(p, r_tmp, i);
+		in = cc_emit(p, ISA_OP_BEQ); /* its target is not needed */
+		in->rs1 = r_idx;
+		in->rs2 = r_tmp;
 	}
 }
 

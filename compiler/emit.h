@@ -12,6 +12,8 @@
 
 #include "isa.h"
 
+struct sim_dryrun;
+
 /* Instructions are encoded as soon as the generator starts the next one (or
  * at cc_prog_finish), so a program costs 16 bytes per instruction (plus its
  * fix_label entry) however large struct isa_insn is.  The one being filled in
@@ -38,10 +40,19 @@ struct cc_prog {
 	size_t err_pc;
 	char err[200];
 	struct isa_insn cur;
+	/* A dry run instead of a program (cc_prog_init_dryrun): each instruction
+	 * is timed as it is finished and not kept, so a generator's candidate
+	 * costs what its own instructions cost (sim/dryrun.h). */
+	struct sim_dryrun *dry;
 };
 
 void cc_prog_init(struct cc_prog *p);
 void cc_prog_free(struct cc_prog *p);
+/* A program whose instructions go through the dry run d, in program order
+ * (branches are not followed; cc_prog_finish is not called on it). */
+void cc_prog_init_dryrun(struct cc_prog *p, struct sim_dryrun *d);
+/* Cycles until everything a dry-run program issued has completed. */
+double cc_prog_dry_time(struct cc_prog *p);
 /* Append an instruction (op and fields set by the caller, through the
  * returned pointer, before the next cc_emit). */
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op);
@@ -60,6 +71,9 @@ int64_t cc_split_work(int64_t units, int64_t cores, int64_t *per);
  * every block b > 0 (block 0 falls through to labels[0]); the caller binds
  * labels[b] where block b's straight-line code starts. */
 void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp);
+/* The instructions block b runs through in cc_block_dispatch's code, for a
+ * dry run of that block (which does not follow branches). */
+void cc_block_dispatch_path(struct cc_prog *p, int64_t blocks, int64_t b, int r_idx, int r_tmp);
 
 /* Shorthands. */
 void cc_li(struct cc_prog *p, int rd, int64_t imm);

@@ -8,8 +8,9 @@
  * accumulates into L0C.  Per tile: V moves groups of 16-column pieces of L0C
  * to the UB as fp16 (adding the bias), MTE3 writes their rows out.  L1 has
  * up to four chunk slots (loads in flight hide the memory latency), L0 and
- * L0C two, the UB two groups.  The tile sizes are chosen by estimating each
- * candidate's time from the SoC's rates and keeping the fastest.
+ * L0C two, the UB two groups.  The tile sizes are chosen by timing each
+ * candidate's own busiest block on the simulator's dry run (sim/dryrun.h)
+ * and keeping the fastest.
  *
  * A batch of products (cc_gen_matmul_batch) deals batch x tiles to the
  * blocks; each operand has a per-batch stride (0: shared) and a row stride,
@@ -31,10 +32,14 @@
 
 #include "fp16.h"
 #include "cost.h"
+#include "dryrun.h"
 #include "kernels.h"
+#include "tile_cache.h"
 
+/* R_GM: GM addresses of A and C; R_GB of B (a dry run tells a constant B's
+ * reads, from main memory, by it) */
 enum { R_A = 1, R_B = 2, R_C = 3, R_BIAS = 4, R_DEQ = 5, R_BIDX = 20, R_TMP = 21, R_GM = 10,
-       R_X = 12, R_Y = 13, R_S = 14 };
+       R_GB = 11, R_X = 12, R_Y = 13, R_S = 14 };
 
 /* 16-column pieces of a tile moved from L0C to the UB at a time */
 #define MM_GROUP 4
@@ -107,133 +112,6 @@ static int panel_fits(const struct soc_config *cfg, const struct cc_matmul *mm, 
 	int64_t K16 = cc_pad16(mm->K), nsl = l1_slots(cfg);
 	return !mm->a_trans && (K16 + kc - 1) / kc >= nsl - 1 &&
 	       2 * tm * K16 * 2 + nsl * kc * tn * 2 <= (int64_t)cfg->l1_size_kb * 1024;
-}
-
-/* Estimated cycles of the slowest block for a tiling, from the SoC's rates:
- * the batch's tiles are dealt to the blocks in contiguous runs; a block's
- * time is its busiest pipe (the scalar unit issuing every instruction
- * included) plus the pipeline's fill and drain, and all blocks share the L2
- * and main memory. */
-static double estimate(const struct soc_config *cfg, const struct cc_matmul *mm, int64_t tm,
-		       int64_t tn, int64_t kc)
-{
-	int64_t M = mm->M, K16 = cc_pad16(mm->K), N16 = cc_pad16(mm->N);
-	int64_t mt = (M + tm - 1) / tm, nt = (N16 + tn - 1) / tn;
-	int64_t items = mm->batch * mt * nt;
-	int64_t blocks = items < cfg->core_count ? items : cfg->core_count;
-	double per_block = (double)((items + blocks - 1) / blocks);
-	int64_t chunks = (K16 + kc - 1) / kc, k1s = kc / 16;
-	/* the slowest block's tiles are whole ones (the smaller last row and
-	 * column tiles do not make up for a block with an extra whole tile) */
-	double tmv = (double)(tm < cc_pad16(M) ? tm : cc_pad16(M)), tnv = (double)(tn < N16 ? tn : N16);
-	double m1s = tmv / 16, n1s = tnv / 16;
-	/* A loads per block: every tile, or once per panel (a run of tiles of
-	 * one row, which may straddle two rows) */
-	double a_loads = per_block;
-	if (panel_fits(cfg, mm, tm, tn, kc))
-		a_loads = fmin(per_block, ceil(per_block / (double)nt) + (nt > 1));
-	double rd = cfg->mte_gm_read_bytes_per_cycle, af = a_loads / per_block;
-	/* per chunk, in the steady state: each pipe's work, and the memory
-	 * latency, which the L1 slots hide only part of.  A load waits for the
-	 * L2, and for main memory in the share of the loaded bytes that nothing
-	 * loaded before (a GEMV's weights: all of them) */
-	double chunk_bytes = (af * tmv + tnv) * (double)kc * 2;
-	double uniq = (double)mm->batch * (double)M * K16 * 2 +
-		      (double)(mm->b_bs ? mm->batch : 1) * K16 * N16 * 2;
-	double loaded = (double)blocks * per_block * (double)chunks * chunk_bytes;
-	double miss = loaded > 0 ? fmin(1.0, uniq / loaded) : 1.0;
-	double lat = (double)cfg->l2_latency_cycles +
-		     miss * cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000;
-	double cube = m1s * (double)k1s * n1s;
-	double mte2 = (af * tmv + tnv) * (double)kc * 2 / rd;
-	double mte1 = tmv * kc * 2 / cfg->mte_l1_to_l0a_bytes_per_cycle +
-		      tnv * kc * 2 / cfg->mte_l1_to_l0b_bytes_per_cycle;
-	/* scalar instructions: the DMAs and load2d loops (3 each), the mmad
-	 * and the flags */
-	double b_dmas = mm->b_nz ? 1 : mm->b_trans ? (double)k1s : n1s;
-	double a_dmas = mm->a_trans ? m1s : (double)k1s;
-	double scalar = (3 * (a_dmas * af + b_dmas + fmin(m1s, k1s) + fmin(n1s, k1s)) + 16) *
-			(double)cfg->core_scalar_cycles;
-	double chunk = fmax(fmax(cube, mte2), fmax(fmax(mte1, scalar), (lat + mte2) / l1_slots(cfg))) + 8;
-	double v = tmv * tnv * 4 / cfg->mte_l0c_to_ub_bytes_per_cycle;
-	double epi_scalar = 0;
-	if (mm->epi) {
-		/* the chain over the tile's repeats on V, and its instructions
-		 * (three or four scalar ones each) on the scalar unit, which the
-		 * chunks' issue shares */
-		double per_rep;
-		int insns;
-		struct sim_costcfg cc;
-		sim_costcfg_init(&cc, cfg);
-		cc_vchain_cost(mm->epi, &cc, &per_rep, &insns);
-		double groups = ceil(n1s / (double)group_pieces(cfg, mm, tm));
-		v += tmv * tnv / 128 * per_rep;
-		epi_scalar = groups * insns * 4 * (double)cfg->core_scalar_cycles;
-		/* measured on the 910 (BERT's FFN1, K = 768): with V setting
-		 * the pace, the in-order issue stalls behind V's queue and each
-		 * chunk's flags and loads cost V about 30 cycles of its time,
-		 * and each group about a memory latency */
-		v += (double)chunks * 30 + groups * (double)cfg->l2_latency_cycles;
-	}
-	/* a tile's first chunk waits for its L0C buffer and, with A, for a
-	 * load that no earlier chunk overlapped: about one memory latency
-	 * less the slots' hiding, measured as ~150 cycles on the 910 */
-	double tile = fmax(fmax((double)chunks * chunk, (double)chunks * scalar + epi_scalar),
-			   v + n1s * 6) + 150;
-	/* the L2 serves every block's loads; main memory the distinct bytes */
-	double l2 = (double)blocks * per_block * chunks * mte2 * rd /
-		    (cfg->l2_bandwidth_gbps * 1000.0 / cfg->core_freq_mhz);
-	double hbm = uniq / (cfg->hbm_bandwidth_gbps * 1000.0 / cfg->core_freq_mhz);
-	/* fill: the memory latency and the first chunk's load; drain: the last
-	 * tile's move out of L0C and its writes, a memory latency late */
-	double fill = lat + cfg->hbm_latency_ns * cfg->core_freq_mhz / 1000 + (tmv + tnv) * kc * 2 / rd;
-	double drain = v + tmv * tnv * 2 / cfg->mte_gm_write_bytes_per_cycle +
-		       cfg->l2_latency_cycles;
-	return fmax(fmax(per_block * tile, l2), hbm) + fill + drain;
-}
-
-static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_matmul *mm)
-{
-	struct mm_tiling best = { 0, 0, 0, 1e300 };
-	int64_t M16 = cc_pad16(mm->M), K16 = cc_pad16(mm->K), N16 = cc_pad16(mm->N);
-	int64_t l0a = cfg->l0a_size_kb * 1024 / 2, l0b = cfg->l0b_size_kb * 1024 / 2;
-	int64_t l0c = cfg->l0c_size_kb * 1024 / 2, l1 = cfg->l1_size_kb * 1024 / l1_slots(cfg);
-	/* every multiple of 16 up to 256: odd sizes (192, 144) deal the work
-	 * evenly to the cores where powers of two leave some with an extra tile */
-	for (int64_t tm = 16; tm <= 256 && tm <= M16; tm += 16) {
-		for (int64_t tn = 16; tn <= 256 && tn <= N16; tn += 16) {
-			if (tm * tn * 4 > l0c || group_pieces(cfg, mm, tm) < 1)
-				continue;
-			for (int64_t kc = 16; kc <= 4096; kc += kc < 128 ? 16 : kc) {
-				if (kc > 16 && kc - 16 >= K16)
-					break;
-				if (tm * kc * 2 > l0a || kc * tn * 2 > l0b ||
-				    (tm + tn) * kc * 2 > l1)
-					continue;
-				double e = estimate(cfg, mm, tm, tn, kc);
-				if (e < best.est * 0.999) {
-					best.tm = tm;
-					best.tn = tn;
-					best.kc = kc;
-					best.est = e;
-				}
-			}
-		}
-	}
-	return best;
-}
-
-int cc_gen_matmul(const struct soc_config *cfg, int64_t M, int64_t K, int64_t N, int b_nz,
-		  int has_bias, struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
-{
-	struct cc_matmul mm = { .batch = 1, .M = M, .K = K, .N = N, .b_nz = b_nz,
-				.has_bias = has_bias };
-	return cc_gen_matmul_batch(cfg, &mm, p, block_dim, err, errlen);
-}
-
-double cc_matmul_estimate(const struct soc_config *cfg, const struct cc_matmul *mm)
-{
-	return choose(cfg, mm).est;
 }
 
 /* The output path: V moves a tile out of L0C buffer c a group of 16-column
@@ -323,22 +201,397 @@ static void out_groups(struct cc_prog *p, struct mm_out *o, int64_t count)
 		o->active = 0;
 }
 
+/* A tiling and what follows from it: the operands' strides, the blocks and
+ * the buffers. */
+struct mm_plan {
+	const struct soc_config *cfg;
+	const struct cc_matmul *mm;
+	struct mm_tiling t;
+	int64_t K16, N16, a_rs, b_rs, c_rs;
+	int64_t mt, nt, tiles, items, blocks;
+	int64_t l1_half, panel_bytes, l0a_half, l0b_half, l0c_half;
+	int64_t gp, group_bytes, ub_bias, ub_deq;
+	int reuse, nsl, nbuf, out_slot;
+	int buf[CC_MAX_VSTEPS + 16];
+};
+
+static void plan_tiling(const struct soc_config *cfg, const struct cc_matmul *mm,
+			struct mm_tiling t, struct mm_plan *pl)
+{
+	memset(pl, 0, sizeof *pl);
+	pl->cfg = cfg;
+	pl->mm = mm;
+	pl->t = t;
+	int64_t M16 = cc_pad16(mm->M);
+	pl->K16 = cc_pad16(mm->K);
+	pl->N16 = cc_pad16(mm->N);
+	/* row strides in elements (0: the dense padded rows) */
+	pl->a_rs = mm->a_rs ? mm->a_rs : mm->a_trans ? M16 : pl->K16;
+	pl->b_rs = mm->b_rs ? mm->b_rs : mm->b_trans ? pl->K16 : pl->N16;
+	pl->c_rs = mm->c_rs ? mm->c_rs : pl->N16;
+	pl->mt = (mm->M + t.tm - 1) / t.tm;
+	pl->nt = (pl->N16 + t.tn - 1) / t.tn;
+	pl->tiles = pl->mt * pl->nt;
+	pl->items = mm->batch * pl->tiles;
+	pl->blocks = pl->items < cfg->core_count ? pl->items : cfg->core_count;
+	if (pl->blocks > CC_MAX_BLOCKS)
+		pl->blocks = CC_MAX_BLOCKS;
+	pl->l1_half = t.kc * (t.tm + t.tn) * 2;
+	pl->reuse = panel_fits(cfg, mm, t.tm, t.tn, t.kc);
+	pl->nsl = l1_slots(cfg);
+	pl->panel_bytes = t.tm * pl->K16 * 2;
+	pl->l0a_half = cfg->l0a_size_kb * 1024 / 2;
+	pl->l0b_half = cfg->l0b_size_kb * 1024 / 2;
+	pl->l0c_half = cfg->l0c_size_kb * 1024 / 2;
+	/* UB: two sets (one per group parity) of nbuf buffers of a group of
+	 * 16-column pieces of a tile, fp16; then the bias row */
+	pl->gp = group_pieces(cfg, mm, t.tm);
+	pl->nbuf = ub_bufs(mm, pl->buf);
+	pl->group_bytes = pl->gp * t.tm * 32;
+	pl->ub_bias = 2 * pl->nbuf * pl->group_bytes;
+	pl->ub_deq = pl->ub_bias + pl->N16 * 2;
+	pl->out_slot = mm->epi ? mm->epi->nin + mm->epi->nsteps - 1 : 0;
+}
+
+/* Block b's items: a contiguous run (neighbours share A's row panel). */
+static int64_t items_lo(const struct mm_plan *pl, int64_t b)
+{
+	return pl->items * b / pl->blocks;
+}
+
+/* The arguments into registers. */
+static void emit_args(const struct mm_plan *pl, struct cc_prog *p)
+{
+	cc_ldarg(p, R_A, 0);
+	cc_ldarg(p, R_B, 1);
+	cc_ldarg(p, R_C, 2);
+	if (pl->mm->has_bias)
+		cc_ldarg(p, R_BIAS, 3);
+	if (pl->mm->int8)
+		cc_ldarg(p, R_DEQ, 3 + pl->mm->has_bias);
+}
+
+/* Block b's straight-line code, from its label to its end. */
+static void emit_block(const struct mm_plan *pl, struct cc_prog *p, int64_t b)
+{
+	const struct cc_matmul *mm = pl->mm;
+	const struct mm_tiling t = pl->t;
+	int64_t M = mm->M, K = mm->K, N = mm->N, K16 = pl->K16, N16 = pl->N16;
+	int64_t a_rs = pl->a_rs, b_rs = pl->b_rs, nt = pl->nt, mt = pl->mt, tiles = pl->tiles;
+	int64_t l0a_half = pl->l0a_half, l0b_half = pl->l0b_half, l0c_half = pl->l0c_half;
+	int64_t panel_bytes = pl->panel_bytes, l1_half = pl->l1_half, gp = pl->gp;
+	int reuse = pl->reuse, nsl = pl->nsl, b_nz = mm->b_nz, has_bias = mm->has_bias;
+	struct isa_insn *in;
+	for (int ev = 0; ev < nsl; ev++)
+		cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
+	for (int ev = 0; ev < 2; ev++) {
+		cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_M, ev);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, ev);
+	}
+	if (has_bias) {
+		cc_li(p, R_X, pl->ub_bias);
+		cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_BIAS, 1, N16 / 16, 0, 0);
+	}
+	if (mm->int8) { /* N16 fp32 scales */
+		cc_li(p, R_X, pl->ub_deq);
+		cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_DEQ, 1, N16 / 8, 0, 0);
+	}
+	if (has_bias || mm->int8) {
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+	}
+	int64_t chunk = 0, tcount = 0, panels = 0, key = -1;
+	struct mm_out o = { .mm = mm, .gp = gp, .group_bytes = pl->group_bytes,
+			    .ub_bias = pl->ub_bias, .ub_deq = pl->ub_deq, .l0c_half = l0c_half,
+			    .c_rs = pl->c_rs, .nbuf = pl->nbuf, .out_slot = pl->out_slot,
+			    .buf = pl->buf };
+	for (int64_t it = items_lo(pl, b), hi = items_lo(pl, b + 1); it < hi; it++, tcount++) {
+		int64_t bi = it / tiles, ti = it % tiles;
+		int64_t a_base = bi * mm->a_bs, b_base = bi * mm->b_bs, c_base = bi * mm->c_bs;
+		int64_t m0 = ti / nt * t.tm, n0 = ti % nt * t.tn;
+		int64_t rows = M - m0 < t.tm ? M - m0 : t.tm;
+		int64_t tm = cc_pad16(rows), m1s = tm / 16; /* the cube's rows this tile */
+		int64_t tn = N16 - n0 < t.tn ? N16 - n0 : t.tn, n1s = tn / 16;
+		int64_t ncols = N - n0 < tn ? N - n0 : tn; /* B^T rows this tile */
+		int c = (int)(tcount & 1);
+		/* with the panel kept, A is loaded for the first tile of a row */
+		int load_a = !reuse || key != bi * mt + m0 / t.tm;
+		if (load_a && reuse) {
+			key = bi * mt + m0 / t.tm;
+			panels++;
+		}
+		int64_t panel = (panels & 1) * panel_bytes;
+		for (int64_t k0 = 0; k0 < K16; k0 += t.kc, chunk++) {
+			int pb = (int)(chunk & 1), sl = (int)(chunk % nsl);
+			int64_t kc = K16 - k0 < t.kc ? K16 - k0 : t.kc, k1s = kc / 16;
+			int64_t kvalid = K - k0 < kc ? K - k0 : kc;
+			/* L1: A's chunk in its panel (the MTE1 -> MTE2 wait below
+			 * also orders the panel's reuse: panel P's slot was last read
+			 * before panel P-1's first chunk, see panel_fits),
+			 * or A and B chunks side by side */
+			int64_t l1a = reuse ? panel + k0 * tm * 2 : sl * l1_half;
+			int64_t l1b = reuse ? 2 * panel_bytes + sl * t.kc * t.tn * 2
+					    : l1a + t.kc * t.tm * 2;
+			/* MTE2: A piece [k1][tm][16] (A^T: [m1][kc][16]), B piece
+			 * [n1][kc][16] (B^T: [k1][tn][16]) */
+			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
+			if (!load_a) {
+				/* in L1 already */
+			} else if (mm->a_trans) {
+				for (int64_t m1 = 0; m1 < m1s; m1++) {
+					cc_addi(p, R_GM, R_A,
+						(a_base + k0 * a_rs + m0 + m1 * 16) * 2);
+					cc_li(p, R_X, l1a + m1 * kc * 32);
+					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, kvalid, 1,
+					       a_rs / 16 - 1, 0);
+				}
+			} else {
+				for (int64_t k1 = 0; k1 < k1s; k1++) {
+					cc_addi(p, R_GM, R_A,
+						(a_base + m0 * a_rs + k0 + k1 * 16) * 2);
+					cc_li(p, R_X, l1a + k1 * tm * 32);
+					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, rows, 1,
+					       a_rs / 16 - 1, 0);
+				}
+			}
+			if (b_nz) {
+				int64_t kb = (kvalid + 15) / 16 * 16; /* whole rows of 16 */
+				cc_addi(p, R_GB, R_B,
+					(b_base + ((n0 / 16) * K16 + k0) * 16) * 2);
+				cc_li(p, R_X, l1b);
+				cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GB, n1s, kb, K16 - kb, kc - kb);
+			} else if (mm->b_trans) {
+				for (int64_t k1 = 0; k1 < k1s; k1++) {
+					cc_addi(p, R_GB, R_B,
+						(b_base + n0 * b_rs + k0 + k1 * 16) * 2);
+					cc_li(p, R_X, l1b + k1 * tn * 32);
+					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GB, ncols, 1,
+					       b_rs / 16 - 1, 0);
+				}
+			} else {
+				for (int64_t n1 = 0; n1 < n1s; n1++) {
+					cc_addi(p, R_GB, R_B,
+						(b_base + k0 * b_rs + n0 + n1 * 16) * 2);
+					cc_li(p, R_X, l1b + n1 * kc * 32);
+					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GB, kvalid, 1,
+					       b_rs / 16 - 1, 0);
+				}
+			}
+			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
+			/* MTE1: L0A [m1][k1], L0B [k1][n1]; a transposed operand's
+			 * fractals are transposed on the way (load2d trans) */
+			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
+			cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+			/* fractal (m1, k1) of A in L1, in fractals from l1a */
+			int64_t am = mm->a_trans ? kc / 16 : 1, ak = mm->a_trans ? 1 : tm / 16;
+			load2d(p, ISA_OP_LOAD2D_L0A, l1a, pb * l0a_half, m1s, k1s, am, ak,
+			       mm->a_trans);
+			/* fractal (k1, n1) of B in L1 */
+			int64_t bk = mm->b_trans ? tn / 16 : 1, bn = mm->b_trans ? 1 : kc / 16;
+			load2d(p, ISA_OP_LOAD2D_L0B, l1b, pb * l0b_half, k1s, n1s, bk, bn,
+			       mm->b_trans);
+			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
+			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+			/* M */
+			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+			if (k0 == 0)
+				cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, c);
+			cc_li(p, R_GM, c * l0c_half);
+			cc_li(p, R_X, pb * l0a_half);
+			cc_li(p, R_Y, pb * l0b_half);
+			in = cc_emit(p, ISA_OP_MMAD);
+			in->rd = R_GM;
+			in->rs1 = R_X;
+			in->rs2 = R_Y;
+			in->m = tm;
+			in->k = mm->int8 ? 2 * kvalid : kvalid; /* int8: value pairs */
+			in->n = tn;
+			in->init = k0 == 0;
+			if (mm->int8)
+				in->dt = ISA_DT_S8;
+			cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+			/* the previous tile's groups, spaced evenly over this
+			 * tile's chunks: V works through them while the cube
+			 * computes, and the in-order issue never waits for a
+			 * V queue filled with several groups at once */
+			if (o.active) {
+				int64_t nch = (K16 + t.kc - 1) / t.kc, ci = k0 / t.kc;
+				int64_t all = (o.n1s + gp - 1) / gp, done = o.g0 / gp;
+				int64_t want = ((ci + 1) * all + nch - 1) / nch;
+				if (want > done)
+					out_groups(p, &o, want - done);
+			}
+		}
+		cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_V, c);
+		/* an epilogue's tile waits for the next tile's chunks
+		 * (out_groups) */
+		out_groups(p, &o, -1);
+		o.active = 1;
+		o.c = c;
+		o.tm = tm;
+		o.m1s = m1s;
+		o.n1s = n1s;
+		o.rows = rows;
+		o.m0 = m0;
+		o.n0 = n0;
+		o.c_base = c_base;
+		o.g0 = 0;
+		if (!mm->epi)
+			out_groups(p, &o, -1);
+	}
+	out_groups(p, &o, -1);
+	for (int ev = 0; ev < nsl; ev++)
+		cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
+	for (int ev = 0; ev < 2; ev++) {
+		cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, ev);
+		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, ev);
+	}
+	cc_end(p);
+}
+
+/* The output elements of block b's tiles (edge tiles are smaller). */
+static int64_t block_area(const struct mm_plan *pl, int64_t b)
+{
+	int64_t area = 0;
+	for (int64_t it = items_lo(pl, b), hi = items_lo(pl, b + 1); it < hi; it++) {
+		int64_t ti = it % pl->tiles;
+		int64_t m0 = ti / pl->nt * pl->t.tm, n0 = ti % pl->nt * pl->t.tn;
+		int64_t rows = pl->mm->M - m0 < pl->t.tm ? pl->mm->M - m0 : pl->t.tm;
+		int64_t tn = pl->N16 - n0 < pl->t.tn ? pl->N16 - n0 : pl->t.tn;
+		area += cc_pad16(rows) * tn;
+	}
+	return area;
+}
+
+/* A tiling's cycles: its busiest block (the first with the largest tiles
+ * in all) run through the dry run, from the arguments and the
+ * dispatch to its end, its GM transfers at its share of the L2 and main
+ * memory.  A constant B comes from main memory; the blocks that read the
+ * same columns of it (other rows of tiles) find them in the L2, so main
+ * memory serves the distinct bytes: its bandwidth is shared by as many
+ * blocks as read distinct bytes at once. */
+static double time_tiling(const struct sim_costcfg *cc, const struct mm_plan *pl)
+{
+	const struct cc_matmul *mm = pl->mm;
+	int64_t b = 0, most = -1;
+	for (int64_t i = 0; i < pl->blocks; i++) {
+		int64_t area = block_area(pl, i);
+		if (area > most) {
+			most = area;
+			b = i;
+		}
+	}
+	struct sim_dryrun d;
+	sim_dryrun_init(&d, cc, pl->cfg->core_queue_depth, (double)pl->blocks,
+			mm->b_nz ? UINT32_C(1) << R_GB : 0);
+	d.hbm_share = 1;
+	struct cc_prog p;
+	cc_prog_init_dryrun(&p, &d);
+	emit_args(pl, &p);
+	cc_block_dispatch_path(&p, pl->blocks, b, R_BIDX, R_TMP);
+	emit_block(pl, &p, b);
+	double cycles = cc_prog_dry_time(&p);
+	cc_prog_free(&p);
+	if (mm->b_nz) { /* main memory streams the constant B once */
+		double uniq = (double)(mm->b_bs ? mm->batch : 1) * (double)(pl->K16 * pl->N16) * 2;
+		cycles = fmax(cycles, (double)sim_cycles_for(uniq, cc->hbm_bpc) + (double)cc->hbm_lat);
+	}
+	return cycles;
+}
+
+/* What the choice depends on, as cache key words: every field but the
+ * cache, the epilogue by its steps. */
+static size_t cache_key(const struct cc_matmul *mm, int64_t *key)
+{
+	size_t n = 0;
+	int64_t f[] = { mm->batch, mm->M, mm->K, mm->N, mm->b_nz, mm->a_trans, mm->b_trans,
+			mm->has_bias, mm->a_bs, mm->b_bs, mm->c_bs, mm->a_rs, mm->b_rs, mm->c_rs,
+			mm->int8, mm->epi ? mm->epi->nin : -1, mm->epi ? mm->epi->nsteps : -1,
+			mm->epi ? mm->epi->f32 : -1 };
+	for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+		key[n++] = f[i];
+	_Static_assert(18 + 4 * CC_MAX_VSTEPS <= CC_TILE_KEY_MAX, "a chain's key fits");
+	for (int i = 0; mm->epi && i < mm->epi->nsteps; i++) {
+		const struct cc_vstep *st = &mm->epi->step[i];
+		uint32_t u;
+		memcpy(&u, &st->scalar, sizeof u);
+		key[n++] = st->op;
+		key[n++] = st->a;
+		key[n++] = st->b;
+		key[n++] = u;
+	}
+	return n;
+}
+
+/* The fastest tiling by the dry run; est 1e300 and tm 0 when none fits. */
+static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_matmul *mm)
+{
+	struct mm_tiling best = { 0, 0, 0, 1e300 };
+	int64_t key[CC_TILE_KEY_MAX];
+	size_t nkey = cache_key(mm, key);
+	double v[4];
+	if (cc_tile_cache_get(mm->cache, "matmul", key, nkey, v, 4))
+		return (struct mm_tiling){ (int64_t)v[0], (int64_t)v[1], (int64_t)v[2], v[3] };
+	struct sim_costcfg cc;
+	sim_costcfg_init(&cc, cfg);
+	int64_t M16 = cc_pad16(mm->M), K16 = cc_pad16(mm->K), N16 = cc_pad16(mm->N);
+	int64_t l0a = cfg->l0a_size_kb * 1024 / 2, l0b = cfg->l0b_size_kb * 1024 / 2;
+	int64_t l0c = cfg->l0c_size_kb * 1024 / 2, l1 = cfg->l1_size_kb * 1024 / l1_slots(cfg);
+	/* every multiple of 16 up to 256: odd sizes (192, 144) deal the work
+	 * evenly to the cores where powers of two leave some with an extra tile */
+	for (int64_t tm = 16; tm <= 256 && tm <= M16; tm += 16) {
+		for (int64_t tn = 16; tn <= 256 && tn <= N16; tn += 16) {
+			if (tm * tn * 4 > l0c || group_pieces(cfg, mm, tm) < 1)
+				continue;
+			for (int64_t kc = 16; kc <= 4096; kc += kc < 128 ? 16 : kc) {
+				if (kc > 16 && kc - 16 >= K16)
+					break;
+				if (tm * kc * 2 > l0a || kc * tn * 2 > l0b ||
+				    (tm + tn) * kc * 2 > l1)
+					continue;
+				struct mm_plan pl;
+				plan_tiling(cfg, mm, (struct mm_tiling){ tm, tn, kc, 0 }, &pl);
+				double e = time_tiling(&cc, &pl);
+				if (e < best.est * 0.999) {
+					best.tm = tm;
+					best.tn = tn;
+					best.kc = kc;
+					best.est = e;
+				}
+			}
+		}
+	}
+	cc_tile_cache_put(mm->cache, "matmul", key, nkey,
+			  (double[]){ (double)best.tm, (double)best.tn, (double)best.kc, best.est }, 4);
+	return best;
+}
+
 int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm,
 			struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
 	int64_t M = mm->M, K = mm->K, N = mm->N, batch = mm->batch;
-	int b_nz = mm->b_nz, has_bias = mm->has_bias;
 	if (M < 1 || K < 1 || N < 1 || batch < 1) {
 		snprintf(err, errlen, "matmul: empty operand (%lld x %lld x %lld x %lld)",
 			 (long long)batch, (long long)M, (long long)K, (long long)N);
 		return -1;
 	}
-	if (b_nz && mm->b_trans) {
+	if (mm->b_nz && mm->b_trans) {
 		snprintf(err, errlen, "matmul: a constant B is laid out, not transposed");
 		return -1;
 	}
-	if (mm->int8 && (!b_nz || mm->a_trans)) {
+	if (mm->int8 && (!mm->b_nz || mm->a_trans)) {
 		snprintf(err, errlen, "matmul: int8 needs a constant B and A not transposed");
+		return -1;
+	}
+	if ((mm->a_rs | mm->b_rs | mm->c_rs) % 16) {
+		snprintf(err, errlen, "matmul: row strides must be whole 32-byte blocks");
+		return -1;
+	}
+	int buf[CC_MAX_VSTEPS + 16];
+	if (mm->epi && (mm->epi->nin != 1 || (ub_bufs(mm, buf), buf[0] != 0))) {
+		snprintf(err, errlen, "matmul: an epilogue chain takes the product only");
 		return -1;
 	}
 	struct mm_tiling t = choose(cfg, mm);
@@ -347,223 +600,31 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 			 (long long)M, (long long)K, (long long)N);
 		return -1;
 	}
-	int64_t K16 = cc_pad16(K), N16 = cc_pad16(N), M16 = cc_pad16(M);
-	/* row strides in elements (0: the dense padded rows) */
-	int64_t a_rs = mm->a_rs ? mm->a_rs : mm->a_trans ? M16 : K16;
-	int64_t b_rs = mm->b_rs ? mm->b_rs : mm->b_trans ? K16 : N16;
-	int64_t c_rs = mm->c_rs ? mm->c_rs : N16;
-	if (a_rs % 16 || b_rs % 16 || c_rs % 16) {
-		snprintf(err, errlen, "matmul: row strides must be whole 32-byte blocks");
-		return -1;
-	}
-	int64_t mt = (M + t.tm - 1) / t.tm, nt = (N16 + t.tn - 1) / t.tn, tiles = mt * nt;
-	int64_t items = batch * tiles;
-	int64_t blocks = items < cfg->core_count ? items : cfg->core_count;
-	if (blocks > 1024)
-		blocks = 1024;
-	*block_dim = (unsigned)blocks;
-	/* buffers */
-	int64_t l1_half = t.kc * (t.tm + t.tn) * 2;
-	int reuse = panel_fits(cfg, mm, t.tm, t.tn, t.kc), nsl = l1_slots(cfg);
-	int64_t panel_bytes = t.tm * K16 * 2;
-	int64_t l0a_half = cfg->l0a_size_kb * 1024 / 2, l0b_half = cfg->l0b_size_kb * 1024 / 2;
-	int64_t l0c_half = cfg->l0c_size_kb * 1024 / 2;
-	/* UB: two sets (one per group parity) of nbuf buffers of a group of
-	 * 16-column pieces of a tile, fp16; then the bias row */
-	int64_t gp = group_pieces(cfg, mm, t.tm);
-	int buf[CC_MAX_VSTEPS + 16];
-	int nbuf = ub_bufs(mm, buf);
-	int64_t group_bytes = gp * t.tm * 32;
-	int64_t ub_bias = 2 * nbuf * group_bytes, ub_deq = ub_bias + N16 * 2;
-	int out_slot = mm->epi ? mm->epi->nin + mm->epi->nsteps - 1 : 0;
-	if (mm->epi && (mm->epi->nin != 1 || buf[0] != 0)) {
-		snprintf(err, errlen, "matmul: an epilogue chain takes the product only");
-		return -1;
-	}
-
-	cc_ldarg(p, R_A, 0);
-	cc_ldarg(p, R_B, 1);
-	cc_ldarg(p, R_C, 2);
-	if (has_bias)
-		cc_ldarg(p, R_BIAS, 3);
-	if (mm->int8)
-		cc_ldarg(p, R_DEQ, 3 + has_bias);
-	struct isa_insn *in;
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
+	struct mm_plan pl;
+	plan_tiling(cfg, mm, t, &pl);
+	*block_dim = (unsigned)pl.blocks;
+	emit_args(&pl, p);
+	int labels[CC_MAX_BLOCKS];
+	cc_block_dispatch(p, pl.blocks, labels, R_BIDX, R_TMP);
+	for (int64_t b = 0; b < pl.blocks; b++) {
 		cc_label_bind(p, labels[b]);
-		for (int ev = 0; ev < nsl; ev++)
-			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
-		for (int ev = 0; ev < 2; ev++) {
-			cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_M, ev);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, ev);
-		}
-		if (has_bias) {
-			cc_li(p, R_X, ub_bias);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_BIAS, 1, N16 / 16, 0, 0);
-		}
-		if (mm->int8) { /* N16 fp32 scales */
-			cc_li(p, R_X, ub_deq);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_DEQ, 1, N16 / 8, 0, 0);
-		}
-		if (has_bias || mm->int8) {
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		}
-		int64_t chunk = 0, tcount = 0, panels = 0, key = -1;
-		struct mm_out o = { .mm = mm, .gp = gp, .group_bytes = group_bytes,
-				    .ub_bias = ub_bias, .ub_deq = ub_deq, .l0c_half = l0c_half,
-				    .c_rs = c_rs,
-				    .nbuf = nbuf, .out_slot = out_slot, .buf = buf };
-		/* a contiguous run of items: neighbours share A's row panel */
-		int64_t lo = items * b / blocks, hi = items * (b + 1) / blocks;
-		for (int64_t it = lo; it < hi; it++, tcount++) {
-			int64_t bi = it / tiles, ti = it % tiles;
-			int64_t a_base = bi * mm->a_bs, b_base = bi * mm->b_bs, c_base = bi * mm->c_bs;
-			int64_t m0 = ti / nt * t.tm, n0 = ti % nt * t.tn;
-			int64_t rows = M - m0 < t.tm ? M - m0 : t.tm;
-			int64_t tm = cc_pad16(rows), m1s = tm / 16; /* the cube's rows this tile */
-			int64_t tn = N16 - n0 < t.tn ? N16 - n0 : t.tn, n1s = tn / 16;
-			int64_t ncols = N - n0 < tn ? N - n0 : tn; /* B^T rows this tile */
-			int c = (int)(tcount & 1);
-			/* with the panel kept, A is loaded for the first tile of a row */
-			int load_a = !reuse || key != bi * mt + m0 / t.tm;
-			if (load_a && reuse) {
-				key = bi * mt + m0 / t.tm;
-				panels++;
-			}
-			int64_t panel = (panels & 1) * panel_bytes;
-			for (int64_t k0 = 0; k0 < K16; k0 += t.kc, chunk++) {
-				int pb = (int)(chunk & 1), sl = (int)(chunk % nsl);
-				int64_t kc = K16 - k0 < t.kc ? K16 - k0 : t.kc, k1s = kc / 16;
-				int64_t kvalid = K - k0 < kc ? K - k0 : kc;
-				/* L1: A's chunk in its panel (the MTE1 -> MTE2 wait below
-				 * also orders the panel's reuse: panel P's slot was last read
-				 * before panel P-1's first chunk, see panel_fits),
-				 * or A and B chunks side by side */
-				int64_t l1a = reuse ? panel + k0 * tm * 2 : sl * l1_half;
-				int64_t l1b = reuse ? 2 * panel_bytes + sl * t.kc * t.tn * 2
-						    : l1a + t.kc * t.tm * 2;
-				/* MTE2: A piece [k1][tm][16] (A^T: [m1][kc][16]), B piece
-				 * [n1][kc][16] (B^T: [k1][tn][16]) */
-				cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
-				if (!load_a) {
-					/* in L1 already */
-				} else if (mm->a_trans) {
-					for (int64_t m1 = 0; m1 < m1s; m1++) {
-						cc_addi(p, R_GM, R_A,
-							(a_base + k0 * a_rs + m0 + m1 * 16) * 2);
-						cc_li(p, R_X, l1a + m1 * kc * 32);
-						cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, kvalid, 1,
-						       a_rs / 16 - 1, 0);
-					}
-				} else {
-					for (int64_t k1 = 0; k1 < k1s; k1++) {
-						cc_addi(p, R_GM, R_A,
-							(a_base + m0 * a_rs + k0 + k1 * 16) * 2);
-						cc_li(p, R_X, l1a + k1 * tm * 32);
-						cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, rows, 1,
-						       a_rs / 16 - 1, 0);
-					}
-				}
-				if (b_nz) {
-					int64_t kb = (kvalid + 15) / 16 * 16; /* whole rows of 16 */
-					cc_addi(p, R_GM, R_B,
-						(b_base + ((n0 / 16) * K16 + k0) * 16) * 2);
-					cc_li(p, R_X, l1b);
-					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, n1s, kb, K16 - kb, kc - kb);
-				} else if (mm->b_trans) {
-					for (int64_t k1 = 0; k1 < k1s; k1++) {
-						cc_addi(p, R_GM, R_B,
-							(b_base + n0 * b_rs + k0 + k1 * 16) * 2);
-						cc_li(p, R_X, l1b + k1 * tn * 32);
-						cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, ncols, 1,
-						       b_rs / 16 - 1, 0);
-					}
-				} else {
-					for (int64_t n1 = 0; n1 < n1s; n1++) {
-						cc_addi(p, R_GM, R_B,
-							(b_base + k0 * b_rs + n0 + n1 * 16) * 2);
-						cc_li(p, R_X, l1b + n1 * kc * 32);
-						cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, kvalid, 1,
-						       b_rs / 16 - 1, 0);
-					}
-				}
-				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
-				/* MTE1: L0A [m1][k1], L0B [k1][n1]; a transposed operand's
-				 * fractals are transposed on the way (load2d trans) */
-				cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
-				cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-				/* fractal (m1, k1) of A in L1, in fractals from l1a */
-				int64_t am = mm->a_trans ? kc / 16 : 1, ak = mm->a_trans ? 1 : tm / 16;
-				load2d(p, ISA_OP_LOAD2D_L0A, l1a, pb * l0a_half, m1s, k1s, am, ak,
-				       mm->a_trans);
-				/* fractal (k1, n1) of B in L1 */
-				int64_t bk = mm->b_trans ? tn / 16 : 1, bn = mm->b_trans ? 1 : kc / 16;
-				load2d(p, ISA_OP_LOAD2D_L0B, l1b, pb * l0b_half, k1s, n1s, bk, bn,
-				       mm->b_trans);
-				cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
-				cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
-				/* M */
-				cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
-				if (k0 == 0)
-					cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, c);
-				cc_li(p, R_GM, c * l0c_half);
-				cc_li(p, R_X, pb * l0a_half);
-				cc_li(p, R_Y, pb * l0b_half);
-				in = cc_emit(p, ISA_OP_MMAD);
-				in->rd = R_GM;
-				in->rs1 = R_X;
-				in->rs2 = R_Y;
-				in->m = tm;
-				in->k = mm->int8 ? 2 * kvalid : kvalid; /* int8: value pairs */
-				in->n = tn;
-				in->init = k0 == 0;
-				if (mm->int8)
-					in->dt = ISA_DT_S8;
-				cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-				/* the previous tile's groups, spaced evenly over this
-				 * tile's chunks: V works through them while the cube
-				 * computes, and the in-order issue never waits for a
-				 * V queue filled with several groups at once */
-				if (o.active) {
-					int64_t nch = (K16 + t.kc - 1) / t.kc, ci = k0 / t.kc;
-					int64_t all = (o.n1s + gp - 1) / gp, done = o.g0 / gp;
-					int64_t want = ((ci + 1) * all + nch - 1) / nch;
-					if (want > done)
-						out_groups(p, &o, want - done);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_V, c);
-			/* an epilogue's tile waits for the next tile's chunks
-			 * (out_groups) */
-			out_groups(p, &o, -1);
-			o.active = 1;
-			o.c = c;
-			o.tm = tm;
-			o.m1s = m1s;
-			o.n1s = n1s;
-			o.rows = rows;
-			o.m0 = m0;
-			o.n0 = n0;
-			o.c_base = c_base;
-			o.g0 = 0;
-			if (!mm->epi)
-				out_groups(p, &o, -1);
-		}
-		out_groups(p, &o, -1);
-		for (int ev = 0; ev < nsl; ev++)
-			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
-		for (int ev = 0; ev < 2; ev++) {
-			cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, ev);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, ev);
-		}
-		cc_end(p);
+		emit_block(&pl, p, b);
 	}
 	return 0;
+}
+
+int cc_gen_matmul(const struct soc_config *cfg, int64_t M, int64_t K, int64_t N, int b_nz,
+		  int has_bias, struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	struct cc_matmul mm = { .batch = 1, .M = M, .K = K, .N = N, .b_nz = b_nz,
+				.has_bias = has_bias };
+	return cc_gen_matmul_batch(cfg, &mm, p, block_dim, err, errlen);
+}
+
+
+double cc_matmul_estimate(const struct soc_config *cfg, const struct cc_matmul *mm)
+{
+	return choose(cfg, mm).est;
 }
 
 void cc_layout_b_nz(const float *b, int64_t K, int64_t N, int transposed, uint16_t *out)

@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cost.h"
 #include "kernels.h"
 
 static const enum isa_op vop_isa[] = {
@@ -183,41 +182,6 @@ int cc_vchain_buffers(const struct cc_vchain *ch, int *buf)
 	for (int t = ns; t < cc_vchain_nslots(ch); t++)
 		buf[t] = nbuf++;
 	return nbuf;
-}
-
-/* What one repeat of op costs the V pipe: sim_insn_cost's price. */
-static double rep_cycles(const struct sim_costcfg *cc, enum isa_op op)
-{
-	struct isa_insn in;
-	memset(&in, 0, sizeof in);
-	in.op = op;
-	in.rep = 1;
-	return (double)sim_insn_cost_insn(cc, &in, NULL, NULL, NULL).occ;
-}
-
-/* Vector cycles per 256-byte repeat and instructions of one pass of the
- * chain, as emit_step / emit_ratfn issue them, priced by sim_insn_cost. */
-void cc_vchain_cost(const struct cc_vchain *ch, const struct sim_costcfg *cc, double *cycles,
-		    int *insns)
-{
-	double c = 0;
-	int n = 0;
-	for (int s = 0; s < ch->nsteps; s++) {
-		enum cc_vop op = ch->step[s].op;
-		if (op == CC_V_ERF || op == CC_V_TANH) {
-			const struct ratfn *f = op == CC_V_ERF ? &fn_erf : &fn_tanh;
-			/* clip, square, scale, two Horner loops, multiply, clamp:
-			 * all plain but the one division */
-			int k = 4 + 2 * (f->np - 1) + 2 * (f->nq - 1) + 3;
-			c += k * rep_cycles(cc, ISA_OP_VMUL) + rep_cycles(cc, ISA_OP_VDIV);
-			n += k + 1;
-		} else {
-			c += rep_cycles(cc, vop_isa[op]);
-			n++;
-		}
-	}
-	*cycles = c;
-	*insns = n;
 }
 
 /* rep vconv repeats of 64 lanes between fp16 and fp32, contiguous both sides. */

@@ -53,16 +53,13 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
  * the temporaries of Erf/Tanh steps); the chain over rep 256-byte repeats
  * at UB addresses slot[0 .. nslots-1] (slots may share an address as
  * cc_vchain_buffers assigns them); a sharing of buffers by liveness
- * (buf[slot], the inputs in buffers 0..nin-1; returns the buffer count);
- * and the vector cycles per repeat and instructions of one pass.
+ * (buf[slot], the inputs in buffers 0..nin-1; returns the buffer count).
  * cc_vchain_emit uses registers x16..x18 and x25. */
 int cc_vchain_nslots(const struct cc_vchain *ch);
 void cc_vchain_emit(struct cc_prog *p, const struct cc_vchain *ch, const int64_t *slot,
 		    int64_t rep);
 int cc_vchain_buffers(const struct cc_vchain *ch, int *buf);
-struct sim_costcfg;
-void cc_vchain_cost(const struct cc_vchain *ch, const struct sim_costcfg *cc, double *cycles,
-		    int *insns);
+struct cc_tile_cache;
 
 /* Edge conversions between the host's fp32 ND tensor [rows, cols] and the
  * device's fp16 padded layout.  Arguments: 0 source, 1 destination. */
@@ -99,10 +96,12 @@ struct cc_matmul {
 	/* an element-wise chain (one input: the fp16 product, bias added) run
 	 * on each piece in the UB before it is written, or NULL */
 	const struct cc_vchain *epi;
+	/* the compile's chosen tilings (NULL: choose anew every time) */
+	struct cc_tile_cache *cache;
 };
 int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm,
 			struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
-/* The cost model's estimate (cycles) of the tiling cc_gen_matmul_batch picks. */
+/* The dry run's cycles (the busiest block) of the tiling cc_gen_matmul_batch picks. */
 double cc_matmul_estimate(const struct soc_config *cfg, const struct cc_matmul *mm);
 /* Lay a row-major fp32 [K, N] (or, transposed, [N, K]) matrix out as fp16
  * [N16/16][K16][16] for cc_gen_matmul's b_nz; out holds N16*K16 halves. */

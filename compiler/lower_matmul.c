@@ -404,7 +404,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		nb++;
 	}
 	struct cc_matmul mm = { .batch = 1, .K = K, .N = N, .b_nz = b_nz,
-				.has_bias = bias_off >= 0 };
+				.has_bias = bias_off >= 0, .cache = c->tiles };
 	struct cc_vchain epi; /* pass_fuse_matmul_bias.c's element-wise epilogue */
 	if (n->epilogue) {
 		int ins[2];
