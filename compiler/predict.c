@@ -4,10 +4,11 @@
  * blocks dealt to the cores as the task scheduler deals them (each to the
  * core that frees first), the L2 and main memory shared evenly by the cores
  * the task uses, no other task running.  Reads come from the L2 (an
- * activation's producer has just written it), and the task takes at least
- * the time main memory needs to stream the weights it reads, once (a
- * model's weights outgrow the L2 and are streamed each inference; the
- * first core to read one fetches it for all).
+ * activation's producer has just written it) but for the weights and the
+ * model's inputs (copied in from the host): their first read comes from
+ * main memory, and the task takes at least the time main memory needs to
+ * stream them, once (a model's weights outgrow the L2 and are streamed each
+ * inference; the first core to read one fetches it for all).
  * Simulated over predicted is then what contention, the L2's actual
  * contents and the task's neighbours cost. */
 #include <stdio.h>
@@ -42,6 +43,7 @@ struct touched {
 	size_t n, cap;
 	uint64_t bytes; /* in the spans */
 	int oom;
+	uint32_t ninputs; /* the model's inputs, in regions 3 .. 3 + ninputs - 1 */
 };
 
 /* Count the weight bytes of [addr, addr + len) not read before; 1 if there
@@ -82,14 +84,18 @@ static int touch(struct touched *t, uint64_t addr, uint64_t len)
 	return (hi - lo) > held;
 }
 
-/* Every read is priced from the L2; the weights' bytes are counted once,
- * for the task's main-memory floor (predict_task), whichever core fetches
- * them first. */
+/* A read of the weights or of a model input is cold (from main memory) the
+ * first time its bytes are read; those bytes are counted once, for the
+ * task's main-memory floor (predict_task), whichever core fetches them
+ * first.  Every other read is priced from the L2. */
 static int first_touch(void *ctx, uint64_t addr, uint64_t nburst, uint64_t burst,
 		       uint64_t stride)
 {
 	int cold = 0;
-	if (addr < (uint64_t)REGION(1) || addr >= (uint64_t)REGION(2))
+	struct touched *t = ctx;
+	int weights = addr >= (uint64_t)REGION(1) && addr < (uint64_t)REGION(2);
+	int input = addr >= (uint64_t)REGION(3) && addr < (uint64_t)REGION(3 + t->ninputs);
+	if (!weights && !input)
 		return 0;
 	for (uint64_t i = 0; i < nburst; i++)
 		cold |= touch(ctx, addr + i * stride, burst);
@@ -105,7 +111,7 @@ static int predict_task(const struct soc_config *cfg, const struct sim_costcfg *
 								   : (unsigned)cfg->core_count;
 	double *core = calloc(ncores ? ncores : 1, sizeof *core), end = 0;
 	int64_t args[SIM_MAX_ARGS] = { 0 };
-	struct touched w = { 0 };
+	struct touched w = { .ninputs = m->ninputs };
 	if (!core) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
