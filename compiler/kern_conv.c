@@ -166,16 +166,6 @@ static int64_t f32_bits(float f)
 	return (int64_t)u;
 }
 
-/* The scalar unit's time before the block's first instruction: reading
- * the arguments and the dispatch, a binary search on block_idx. */
-static double dispatch_cycles(const struct sim_costcfg *cc, int64_t blocks)
-{
-	int depth = 0;
-	while ((INT64_C(1) << depth) < blocks)
-		depth++;
-	return (double)(7 + 2 * depth) * (double)cc->scalar;
-}
-
 /* ---- timing model ---------------------------------------------------------- */
 
 /* A block is timed by the simulator's dry run (sim/dryrun.h): the
@@ -191,7 +181,6 @@ static void model_init(struct sim_dryrun *m, const struct soc_config *cfg,
 	uint32_t cold = (wcold ? UINT32_C(1) << R_WGM : 0) |
 			(acold ? UINT32_C(1) << R_GM | UINT32_C(1) << R_RGM : 0);
 	sim_dryrun_init(m, cc, cfg->core_queue_depth, (double)blocks, cold);
-	m->s = dispatch_cycles(cc, blocks);
 }
 
 /* ---- instruction builder that can also time ------------------------------ */
@@ -373,22 +362,56 @@ static void dispatch(struct cc_prog *p, const int *labels, int64_t lo, int64_t h
 }
 
 /* Argument registers and the dispatch on block_idx; labels[b] starts block b. */
-static int prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks, int *labels)
+static void ldarg(struct gen *g, int rd, int idx)
 {
-	cc_ldarg(p, R_X, 0);
-	cc_ldarg(p, R_W, 1);
-	cc_ldarg(p, R_Y, 2);
+	struct isa_insn *in = emit(g, ISA_OP_LDARG);
+	in->rd = rd;
+	in->imm = idx;
+}
+
+/* The arguments into their registers, and block_idx. */
+static void args_and_idx(struct gen *g, const struct cc_conv *cv)
+{
+	ldarg(g, R_X, 0);
+	ldarg(g, R_W, 1);
+	ldarg(g, R_Y, 2);
 	if (cv->has_bias)
-		cc_ldarg(p, R_BIAS, 3);
+		ldarg(g, R_BIAS, 3);
 	if (cv->has_residual)
-		cc_ldarg(p, R_RES, cv->has_bias ? 4 : 3);
+		ldarg(g, R_RES, cv->has_bias ? 4 : 3);
 	if (cv->int8)
-		cc_ldarg(p, R_DEQ, 3 + cv->has_bias + cv->has_residual);
+		ldarg(g, R_DEQ, 3 + cv->has_bias + cv->has_residual);
 	if (cv->q8_out)
-		cc_ldarg(p, R_Y8, 3 + cv->has_bias + cv->has_residual + cv->int8);
-	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
+		ldarg(g, R_Y8, 3 + cv->has_bias + cv->has_residual + cv->int8);
+	struct isa_insn *in = emit(g, ISA_OP_RDSPR);
 	in->rd = R_BIDX;
 	in->spr = ISA_SPR_BLOCK_IDX;
+}
+
+/* What block b runs before its own code, for a dry run: the arguments and
+ * its path through dispatch()'s search (the branches it takes and the ones
+ * it falls through). */
+static void prologue_path(struct gen *g, const struct cc_conv *cv, int64_t blocks, int64_t b)
+{
+	args_and_idx(g, cv);
+	for (int64_t lo = 0, hi = blocks; hi - lo > 1;) {
+		int64_t mid = (lo + hi) / 2;
+		li(g, R_TMP, mid);
+		struct isa_insn *in = emit(g, ISA_OP_BGE);
+		in->rs1 = R_BIDX;
+		in->rs2 = R_TMP;
+		if (b >= mid)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	emit(g, ISA_OP_JMP);
+}
+
+static int prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks, int *labels)
+{
+	struct gen gp = { .p = p };
+	args_and_idx(&gp, cv);
 	for (int64_t b = 0; b < blocks; b++)
 		labels[b] = cc_label_new(p);
 	if (p->oom)
@@ -1321,7 +1344,7 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	/* the residual: as many bytes read as written (half as int8) */
 	double rbytes = cv->has_residual ? out / (cv->res_int8 ? 2 : 1) : 0;
 	double bytes = (sbytes + rbytes) / (g->acold ? wrd : rd) + wbytes / (wcold ? wrd : rd);
-	double lat = 2.0 * (double)cfg->l2_latency_cycles + dispatch_cycles(&g->cc, t->blocks);
+	double lat = 2.0 * (double)cfg->l2_latency_cycles;
 	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kf1, t->kf);
 	int64_t steps = nb * tsteps;
 	double scalar = ((13.0 + 5.0 * (ga - 1.0)) * (double)steps + 10.0 * (double)nb) *
@@ -1355,6 +1378,7 @@ static double cube_time_block(const struct geo *g, const struct cube_tiling *t, 
 	/* weights no other block shares come from main memory */
 	model_init(&m, g->cfg, &g->cc, t->blocks, t->nt * g->S >= t->blocks, g->acold);
 	struct gen gn = { .m = &m };
+	prologue_path(&gn, g->cv, t->blocks, b);
 	cube_block(&gn, g, t, st, timed);
 	/* walked counts stages planned; timing an instruction costs about a
 	 * fifth of that, so a stage of several images' loads or of many K steps
@@ -1852,6 +1876,7 @@ static void dw_time(const struct geo *g, struct dw_tiling *t)
 		struct sim_dryrun m;
 		model_init(&m, g->cfg, &g->cc, t->blocks, 0, 0);
 		struct gen gn = { .m = &m };
+		prologue_path(&gn, g->cv, t->blocks, i == 0 ? busiest : t->blocks - 1);
 		dw_block(&gn, g, t, i == 0 ? busiest : t->blocks - 1);
 		t->est = fmax(t->est, sim_dryrun_time(&m));
 	}
