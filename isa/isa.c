@@ -33,13 +33,13 @@ enum {
 #include "fields.def"
 
 /* Every member where fields.def puts it (an offset its type's alignment
- * would move fails here), inside the 32 bytes. */
+ * would move fails here), inside the struct. */
 #define ISA_MEMBER(member, bits, sgn, off)                                                      \
 	_Static_assert(offsetof(struct isa_dec, member) == (off) &&                              \
 			       (off) + (bits) / 8 <= ISA_DEC_BYTES,                               \
 		       #member ": not at its fields.def offset");
 #include "fields.def"
-_Static_assert(sizeof(struct isa_dec) == ISA_DEC_BYTES, "struct isa_dec is not 32 bytes");
+_Static_assert(sizeof(struct isa_dec) == ISA_DEC_BYTES, "struct isa_dec is not ISA_DEC_BYTES");
 
 /* The members of one format must not share a byte, op's included.  Per
  * format, the sum of its members' byte masks equals their union only when

@@ -124,11 +124,11 @@ enum isa_field_limit {
  * holds one of per instruction of a loaded kernel: each member only as wide
  * as its widest field, which isa_decode always fills exactly since it only
  * accepts values that fit their field, at the byte offset fields.def gives
- * it, where members of formats that never meet share bytes (32 bytes where
- * one member after another took 80).  So a member the instruction's format
- * lacks may read as another format's operand: only the engine's members (op,
- * the registers, dt, the sync operands, imm) and, for a vector instruction,
- * the vector operands are 0 when the format lacks them (fields.def). */
+ * it, where members of formats that never meet share bytes (24 bytes where
+ * one member after another took 88).  So a member the instruction's format
+ * lacks may read as another format's operand: only op, the registers and dt
+ * and, for a vector instruction, the vector operands are 0 when the format
+ * lacks them (fields.def). */
 #define ISA_CT_64_1 int64_t
 #define ISA_CT_32_0 uint32_t
 #define ISA_CT_16_0 uint16_t
@@ -141,7 +141,7 @@ struct isa_insn {
 
 /* Each member in a struct of its own that pads it to its offset; op, at 0,
  * needs no pad (C has no empty arrays). */
-#define ISA_DEC_BYTES 32
+#define ISA_DEC_BYTES 24
 struct isa_dec {
 	union {
 		uint8_t op;
