@@ -111,30 +111,48 @@ enum isa_field_limit {
 #define ISA_LOAD2D_REP_MAX ISA_MAX(LOAD2D, rep)    /* fractals of a load2d */
 
 /* The operands of one instruction, in two forms with the same member names
- * (one per ISA_MEMBER in fields.def).  Members a format does not use are 0.
+ * (op and one per ISA_MEMBER in fields.def).
  *
  * struct isa_insn is the form builders fill in (the compiler's kernel
  * generators, the assembler) and isa_encode reads: every member is int64_t,
  * so whatever a generator computes reaches isa_encode's range check intact
  * and a value that does not fit is rejected naming the field, never
- * truncated on the way.  Builders hold one or a few at a time.
+ * truncated on the way.  Builders hold one or a few at a time.  Members a
+ * format does not use are 0.
  *
  * struct isa_dec is the decoded form isa_decode writes and the simulator
  * holds one of per instruction of a loaded kernel: each member only as wide
- * as its widest field (80 bytes rather than 50 * 8), which isa_decode always
- * fills exactly since it only accepts values that fit their field. */
+ * as its widest field, which isa_decode always fills exactly since it only
+ * accepts values that fit their field, at the byte offset fields.def gives
+ * it, where members of formats that never meet share bytes (24 bytes where
+ * one member after another took 88).  So a member the instruction's format
+ * lacks may read as another format's operand: only op, the registers and dt
+ * and, for a vector instruction, the vector operands are 0 when the format
+ * lacks them (fields.def). */
 #define ISA_CT_64_1 int64_t
 #define ISA_CT_32_0 uint32_t
 #define ISA_CT_16_0 uint16_t
 #define ISA_CT_8_0 uint8_t
 struct isa_insn {
-#define ISA_MEMBER(member, bits, sgn) int64_t member;
+	int64_t op;
+#define ISA_MEMBER(member, bits, sgn, off) int64_t member;
 #include "fields.def"
 };
 
+/* Each member in a struct of its own that pads it to its offset; op, at 0,
+ * needs no pad (C has no empty arrays). */
+#define ISA_DEC_BYTES 24
 struct isa_dec {
-#define ISA_MEMBER(member, bits, sgn) ISA_CT_##bits##_##sgn member;
+	union {
+		uint8_t op;
+#define ISA_MEMBER(member, bits, sgn, off)                                                        \
+	struct {                                                                                   \
+		uint8_t pad_##member[off];                                                         \
+		ISA_CT_##bits##_##sgn member;                                                      \
+	};
 #include "fields.def"
+		uint8_t bytes_[ISA_DEC_BYTES];
+	};
 };
 
 struct isa_field {
@@ -142,6 +160,8 @@ struct isa_field {
 	size_t offset;     /* of the int64_t member in struct isa_insn */
 	size_t dec_offset; /* of the member in struct isa_dec */
 	unsigned char dec_size; /* its bytes: 1, 2, 4 or 8 */
+	uint64_t max; /* the largest value of an R, K or E field (its register file,
+		       * width or name table), which isa_decode checks */
 	char kind;         /* enum isa_field_kind */
 	unsigned lsb, width;
 	int64_t dflt; /* ISA_REQ: required */

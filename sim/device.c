@@ -1,5 +1,6 @@
 /* device.c: the device handle, kernel loading, and sim_run. */
 #include "core.h"
+#include "insn_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,7 @@ int sim_kernel_load(struct sim_kernel *k, const char *name, const uint8_t *code,
 		return -1;
 	}
 	k->ninsns = bytes / ISA_INSN_BYTES;
-	k->insns = calloc(k->ninsns, sizeof *k->insns);
+	k->insns = sim_insn_mem_alloc(k->ninsns, &k->insns_mapped);
 	if (!k->insns) {
 		snprintf(err, errlen, "kernel '%s': out of memory", name);
 		return -1;
@@ -157,9 +158,10 @@ int sim_kernel_load(struct sim_kernel *k, const char *name, const uint8_t *code,
 
 void sim_kernel_free(struct sim_kernel *k)
 {
-	free(k->insns);
+	sim_insn_mem_free(k->insns, k->insns_mapped);
 	k->insns = NULL;
 	k->ninsns = 0;
+	k->insns_mapped = 0;
 }
 
 int sim_run(struct sim_device *dev, const struct sim_kernel *k, unsigned block_dim,

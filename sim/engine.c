@@ -36,9 +36,11 @@ enum s_state { S_IDLE, S_RUN, S_WAIT_QUEUE, S_WAIT_FLAG, S_BARRIER, S_END };
 /* The engine is the device's scheduler state (struct sim_device). */
 #define engine sim_device
 
+/* Branch-free: which of two events comes first is as likely either way, so
+ * a branch on it mispredicts half the time in the heap's sifts. */
 static int ev_less(const struct sim_event *a, const struct sim_event *b)
 {
-	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+	return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
 }
 
 static int push_ev(struct engine *g, uint64_t t, unsigned core, unsigned kind, uint32_t flag,
@@ -70,24 +72,35 @@ static int push(struct engine *g, uint64_t t, unsigned core, unsigned kind)
 	return push_ev(g, t, core, kind, 0, 0, NULL);
 }
 
+/* Remove the earliest event.  The hole at the root sinks to a leaf along the
+ * earlier child of each pair (one branch-free comparison a level, where
+ * sinking the last event directly takes two unpredictable ones), then the
+ * last event rises from there; it belongs near the bottom, so it rarely
+ * rises far.  Keys (t, seq) are all distinct, so any correct heap pops the
+ * same sequence: this cannot move a cycle. */
 static struct sim_event pop(struct engine *g)
 {
 	struct sim_event top = g->heap[0], last = g->heap[--g->nheap];
-	size_t i = 0;
+	size_t n = g->nheap, i = 0;
+	if (!n)
+		return top;
 	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct sim_event *best = &last;
-		if (l < g->nheap && ev_less(&g->heap[l], best))
-			m = l, best = &g->heap[l];
-		if (r < g->nheap && ev_less(&g->heap[r], best))
-			m = r;
-		if (m == i)
+		size_t c = 2 * i + 1;
+		if (c + 1 < n)
+			c += (size_t)ev_less(&g->heap[c + 1], &g->heap[c]);
+		else if (c >= n)
 			break;
-		g->heap[i] = g->heap[m];
-		i = m;
+		g->heap[i] = g->heap[c];
+		i = c;
 	}
-	if (g->nheap)
-		g->heap[i] = last;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ev_less(&last, &g->heap[p]))
+			break;
+		g->heap[i] = g->heap[p];
+		i = p;
+	}
+	g->heap[i] = last;
 	return top;
 }
 

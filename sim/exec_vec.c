@@ -319,23 +319,30 @@ static void u32_to_raw(enum isa_dtype dt, const uint32_t *u, uint8_t *raw, unsig
 
 /* --- element-wise ------------------------------------------------------------------- */
 
-/* d = op(a, b); d holds the old dst on entry for mla. */
-static void ew_float(enum ew k, unsigned n, const float *a, const float *b, float *d)
+/* The float ops whose result bits depend on the operands in order only:
+ * subtraction and division (two NaNs give the first's payload, on every x86
+ * instruction, scalar or packed), the selections max, min and relu (an
+ * operand or 0, as the C expression says), rec (one NaN at most) and abs.
+ * a, b and d are distinct arrays and n whole 16-lane vectors: so told, the
+ * compiler vectorises these loops at -O2 (no alias checks, no scalar tail)
+ * and each lane is the same IEEE operation as before, never reassociated or
+ * fused (-ffp-contract=off): the same bits (check_vec's special values).
+ * Addition and multiplication stay in ew_float's scalar loops: they commute,
+ * and which operand's payload two NaNs give would be the compiler's choice,
+ * made afresh for the vector code.  Not inlined: inlined into vec_ew, the
+ * arrays' restrict is lost and the loops stay scalar. */
+_Static_assert(REPEAT_BYTES / 4 % 16 == 0, "a repeat is not whole 16-lane vectors");
+static __attribute__((noinline)) void ew_float_ordered(enum ew k, unsigned n,
+							const float *restrict a,
+							const float *restrict b, float *restrict d)
 {
 	unsigned i;
 
+	n &= ~15u; /* no change: 64 (f32) or 128 (f16) lanes */
 	switch (k) {
-	case EW_ADD:
-		for (i = 0; i < n; i++)
-			d[i] = a[i] + b[i];
-		break;
 	case EW_SUB:
 		for (i = 0; i < n; i++)
 			d[i] = a[i] - b[i];
-		break;
-	case EW_MUL:
-		for (i = 0; i < n; i++)
-			d[i] = a[i] * b[i];
 		break;
 	case EW_DIV:
 		for (i = 0; i < n; i++)
@@ -349,13 +356,49 @@ static void ew_float(enum ew k, unsigned n, const float *a, const float *b, floa
 		for (i = 0; i < n; i++)
 			d[i] = a[i] < b[i] ? a[i] : b[i];
 		break;
-	case EW_MLA:
-		for (i = 0; i < n; i++)
-			d[i] = fmaf(a[i], b[i], d[i]);
-		break;
 	case EW_RELU:
 		for (i = 0; i < n; i++)
 			d[i] = a[i] > 0.0f ? a[i] : 0.0f;
+		break;
+	case EW_REC:
+		for (i = 0; i < n; i++)
+			d[i] = 1.0f / a[i];
+		break;
+	case EW_ABS:
+		for (i = 0; i < n; i++)
+			d[i] = fabsf(a[i]);
+		break;
+	default:
+		break; /* ew_float sends only these */
+	}
+}
+
+/* d = op(a, b); d holds the old dst on entry for mla. */
+static void ew_float(enum ew k, unsigned n, const float *a, const float *b, float *d)
+{
+	unsigned i;
+
+	switch (k) {
+	case EW_SUB:
+	case EW_DIV:
+	case EW_MAX:
+	case EW_MIN:
+	case EW_RELU:
+	case EW_REC:
+	case EW_ABS:
+		ew_float_ordered(k, n, a, b, d);
+		break;
+	case EW_ADD:
+		for (i = 0; i < n; i++)
+			d[i] = a[i] + b[i];
+		break;
+	case EW_MUL:
+		for (i = 0; i < n; i++)
+			d[i] = a[i] * b[i];
+		break;
+	case EW_MLA:
+		for (i = 0; i < n; i++)
+			d[i] = fmaf(a[i], b[i], d[i]);
 		break;
 	case EW_EXP:
 		for (i = 0; i < n; i++)
@@ -369,17 +412,9 @@ static void ew_float(enum ew k, unsigned n, const float *a, const float *b, floa
 		for (i = 0; i < n; i++)
 			d[i] = sqrtf(a[i]);
 		break;
-	case EW_REC:
-		for (i = 0; i < n; i++)
-			d[i] = 1.0f / a[i];
-		break;
 	case EW_RSQRT:
 		for (i = 0; i < n; i++)
 			d[i] = 1.0f / sqrtf(a[i]);
-		break;
-	case EW_ABS:
-		for (i = 0; i < n; i++)
-			d[i] = fabsf(a[i]);
 		break;
 	case EW_MOV:
 	case EW_DUP:

@@ -40,6 +40,7 @@ struct sim_kernel {
 	char name[128];
 	struct isa_dec *insns;
 	size_t ninsns;
+	size_t insns_mapped; /* how insns was allocated (sim/insn_mem.h) */
 };
 
 struct sim_result {

@@ -345,6 +345,42 @@ START_TEST(decoder_rejects_garbage)
 }
 END_TEST
 
+/* Every E field of every instruction: the last name decodes, one past the
+ * name table does not (the decoder checks each format's fields as
+ * straight-line code; this covers each one). */
+START_TEST(decoder_rejects_every_enum_past_its_table)
+{
+	for (unsigned op = 0; op < ISA_NOPS; op++) {
+		const struct isa_info *info = isa_info(op);
+		if (!info)
+			continue;
+		const struct isa_format *fmt = &isa_formats[info->fmt];
+		for (unsigned i = 0; i < fmt->nfields; i++) {
+			const struct isa_field *f = &fmt->fields[i];
+			if (f->kind != ISA_FK_E)
+				continue;
+			uint64_t n = 0;
+			while (f->names[n])
+				n++;
+			ck_assert_uint_eq(f->max, n - 1);
+			if (n >= (UINT64_C(1) << f->width))
+				continue; /* every value of the field has a name */
+			for (uint64_t v = n - 1; v <= n; v++) {
+				uint8_t b[ISA_INSN_BYTES] = { (uint8_t)op };
+				for (unsigned bit = 0; bit < f->width; bit++)
+					if (v >> bit & 1)
+						b[(f->lsb + bit) / 8] |= (uint8_t)(1u << (f->lsb + bit) % 8);
+				struct isa_dec in;
+				ck_assert_msg(isa_decode(b, &in) == (v < n ? 0 : -1), "%s.%s=%llu",
+					      info->mnemonic, f->name, (unsigned long long)v);
+				if (v < n)
+					ck_assert_int_eq(isa_dec_get(&in, f), (int64_t)v);
+			}
+		}
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("isa");
@@ -358,6 +394,7 @@ int main(void)
 	tcase_add_test(tc, field_extremes_fit_decoded_storage);
 	tcase_add_test(tc, generated_limits_match_table);
 	tcase_add_test(tc, decoder_rejects_garbage);
+	tcase_add_test(tc, decoder_rejects_every_enum_past_its_table);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -412,8 +412,11 @@ static void ref_lane(enum isa_op op, enum kind k, enum isa_dtype dt, const uint8
 
 /* Run one element-wise instruction (template tmpl gives rep and strides) on random data and
  * check every dst lane, every untouched byte, the cost and the statistics. */
-static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct isa_dec *tmpl,
-		     uint64_t d, uint64_t s0, uint64_t s1, int64_t scalar)
+typedef void fill_fn(enum isa_dtype dt, uint64_t a, uint64_t n);
+
+static void ew_check_with(fill_fn *filler, const struct ew_case *k, enum isa_dtype dt,
+			  const struct isa_dec *tmpl, uint64_t d, uint64_t s0, uint64_t s1,
+			  int64_t scalar)
 {
 	struct isa_dec in = *tmpl;
 	struct sim_cost cost;
@@ -423,7 +426,7 @@ static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct is
 
 	in.op = k->op;
 	in.dt = dt;
-	fill(dt, 0, REGION);
+	filler(dt, 0, REGION);
 	take_snapshot();
 	run_ok(k->fn, &in, (int64_t)d, (int64_t)s0, k->kind == K_BIN ? (int64_t)s1 : scalar, 0,
 	       &cost);
@@ -453,6 +456,40 @@ static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct is
 							   (k->op == ISA_OP_VMLA ? 2 : 1));
 }
 
+static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct isa_dec *tmpl,
+		     uint64_t d, uint64_t s0, uint64_t s1, int64_t scalar)
+{
+	ew_check_with(fill, k, dt, tmpl, d, s0, s1, scalar);
+}
+
+/* Half the lanes special values (zeros, infinities, quiet and signalling
+ * NaNs with payloads and either sign, subnormals, the extremes), half any
+ * bits at all: the element-wise loops are vectorised by the compiler and
+ * must give the scalar reference's bits on every one. */
+static void fill_special(enum isa_dtype dt, uint64_t a, uint64_t n)
+{
+	static const uint16_t h[] = { 0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7d01,
+				      0xfd55, 0x7fff, 0x0001, 0x8001, 0x03ff, 0x83ff, 0x0400,
+				      0x7bff, 0xfbff, 0x3c00, 0xbc00 };
+	static const uint32_t f[] = { 0x00000000, 0x80000000, 0x7f800000, 0xff800000,
+				      0x7fc00000, 0xffc00000, 0x7fa00001, 0xff812345,
+				      0x7fffffff, 0x00000001, 0x80000001, 0x007fffff,
+				      0x807fffff, 0x00800000, 0x7f7fffff, 0xff7fffff,
+				      0x3f800000, 0xbf800000 };
+
+	if (dt == ISA_DT_F16)
+		for (uint64_t i = 0; i + 2 <= n; i += 2) {
+			uint32_t r = rnd32();
+			wr16(ub(a + i), r & 1 ? h[(r >> 1) % (sizeof h / sizeof h[0])]
+					      : (uint16_t)(r >> 16));
+		}
+	else
+		for (uint64_t i = 0; i + 4 <= n; i += 4) {
+			uint32_t r = rnd32();
+			wr32(ub(a + i), r & 1 ? f[(r >> 1) % (sizeof f / sizeof f[0])] : rnd32());
+		}
+}
+
 /* A few scalars per dtype: fp32 bits that f16 cannot hold, and integers wider than the type. */
 static int64_t scalar_for(enum isa_dtype dt, unsigned which)
 {
@@ -479,6 +516,30 @@ START_TEST(test_ew_all_ops)
 			for (unsigned s = 0; s < nscal; s++)
 				ew_check(&ew_cases[c], (enum isa_dtype)dt, &t, 0x8000, 0x0, 0x2000,
 					 scalar_for((enum isa_dtype)dt, s));
+		}
+}
+END_TEST
+
+START_TEST(test_ew_special_values)
+{
+	/* The float ops whose every result bit IEEE 754 and x86 define from the operands in
+	 * order: subtraction and division (when two NaNs meet, the first operand's), the
+	 * selections max, min, relu, abs and mov, and rec (1 / a: one NaN at most).  These the
+	 * compiler vectorises (exec_vec.c, ew_float_ordered).  vadd, vmul and vmla are not
+	 * here: with two NaN operands the payload is whichever operand the compiler puts first
+	 * (both in the simulator and in this reference), so they stay scalar loops. */
+	static const enum isa_op ops[] = { ISA_OP_VSUB, ISA_OP_VDIV, ISA_OP_VMAX, ISA_OP_VMIN,
+					   ISA_OP_VRELU, ISA_OP_VREC, ISA_OP_VABS, ISA_OP_VMOV,
+					   ISA_OP_VMAXS, ISA_OP_VMINS };
+
+	for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+		for (unsigned dt = ISA_DT_F16; dt <= ISA_DT_F32; dt++) {
+			struct isa_dec t = vinsn(ops[o], (enum isa_dtype)dt, 8);
+
+			for (unsigned trial = 0; trial < 4; trial++)
+				ew_check_with(fill_special, ew_find(ops[o]), (enum isa_dtype)dt, &t,
+					      0x8000, 0x0, 0x4000,
+					      scalar_for((enum isa_dtype)dt, trial));
 		}
 }
 END_TEST
@@ -1600,6 +1661,7 @@ static Suite *vec_suite(void)
 	/* the lane-by-lane loops are slow under the sanitizers */
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_ew_all_ops);
+	tcase_add_test(tc, test_ew_special_values);
 	tcase_add_test(tc, test_ew_strides);
 	tcase_add_test(tc, test_ew_in_place);
 	tcase_add_test(tc, test_vmla_fused);
