@@ -682,6 +682,13 @@ struct om_sec {
 	Elf64_Shdr sh;
 };
 
+/* An open .om file (om.h): the mapping weights and code point into. */
+struct om_file {
+	Elf *elf; /* ELF_C_READ_MMAP: section data points into its mapping */
+	int fd;
+	uint64_t weights_offset; /* file offset of the .weights section */
+};
+
 struct om_reader {
 	const char *path;
 	char *err;
@@ -929,10 +936,8 @@ static int copy_kernels(struct om_reader *r, struct om_model *m)
 				    "%s: kernel %zu (%s): code size %" PRIu64
 				    " is not a positive multiple of %d",
 				    r->path, i, k->name, size, OM_INSN_BYTES);
-		k->code = malloc(size);
-		if (!k->code)
-			return fail(r->err, r->errlen, "%s: out of memory", r->path);
-		memcpy(k->code, code, size);
+		/* read-only, as the mapping is: nothing writes a read model's code */
+		k->code = (uint8_t *)code;
 	}
 	return 0;
 }
@@ -1028,13 +1033,11 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 	    0)
 		return -1;
 	m->weights_bytes = wsize;
-	if (wsize) {
-		m->weights = malloc(wsize);
-		if (!m->weights)
-			return fail(r->err, r->errlen, "%s: out of memory (%" PRIu64 " bytes of "
-				    "weights)", r->path, wsize);
-		memcpy(m->weights, w, wsize);
-	}
+	/* The weights stay in the file's mapping, read-only (a write faults
+	 * rather than changing what a later load sees); rt_model_load maps its
+	 * own copy-on-write view for the device. */
+	m->weights = (uint8_t *)w;
+	m->file->weights_offset = find_sec(r, OM_WEIGHTS_SECTION)->sh.sh_offset;
 	if (copy_kernels(r, m) < 0 || copy_tasks(r, m) < 0 ||
 	    copy_descs(r, &m->inputs, &m->ninputs, pm->inputs, pm->n_inputs, "input") < 0 ||
 	    copy_descs(r, &m->outputs, &m->noutputs, pm->outputs, pm->n_outputs, "output") < 0 ||
@@ -1060,6 +1063,17 @@ int om_read(const char *path, struct om_model *m, const char *expect_soc, char *
 		return fail(err, errlen, "om_read: no path");
 	if (open_elf(&r) < 0)
 		goto out;
+	/* From here res owns the ELF and the descriptor: om_free closes them. */
+	res.file = malloc(sizeof *res.file);
+	if (!res.file) {
+		fail(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	res.file->elf = r.elf;
+	res.file->fd = r.fd;
+	res.file->weights_offset = 0;
+	r.elf = NULL;
+	r.fd = -1;
 	if (!find_sec(&r, OM_META_SECTION)) {
 		fail(err, errlen, "%s: not an .om file (no %s section)", path, OM_META_SECTION);
 		goto out;
@@ -1095,7 +1109,7 @@ void om_free(struct om_model *m)
 
 	if (!m)
 		return;
-	if (m->kernels)
+	if (m->kernels && !m->file) /* a read model's code lies in the file's mapping */
 		for (i = 0; i < m->nkernels; i++)
 			free(m->kernels[i].code);
 	if (m->tasks)
@@ -1109,8 +1123,23 @@ void om_free(struct om_model *m)
 	free(m->inputs);
 	free(m->outputs);
 	free(m->tensors);
-	free(m->weights);
+	if (m->file) {
+		elf_end(m->file->elf);
+		close(m->file->fd);
+		free(m->file);
+	} else {
+		free(m->weights);
+	}
 	memset(m, 0, sizeof *m);
+}
+
+int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset)
+{
+	if (!m->file)
+		return -1;
+	*fd = m->file->fd;
+	*offset = m->file->weights_offset;
+	return 0;
 }
 
 const char *om_dtype_name(int32_t dtype)

@@ -110,7 +110,7 @@ void sim_device_free(struct sim_device *dev)
 		return;
 	cores_free(dev);
 	for (size_t i = 0; i < dev->ngm; i++)
-		free(dev->gm[i].host);
+		sim_gm_block_release(&dev->gm[i]);
 	free(dev->gm);
 	free(dev->l2_tag);
 	free(dev->l2_stamp);

@@ -7,6 +7,8 @@
  * editing the .om.meta message of a good file with libelf and protobuf-c, so
  * that om_read's own checks are tested and not only om_write's.  Truncated and
  * bit-flipped files must fail with a message, never crash (run under ASan).
+ * A read model's weights stay in the file's mapping; a device block mapped
+ * from them copy-on-write must never write through to the file.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, popen, strdup */
@@ -27,6 +29,8 @@
 
 #include "om.h"
 #include "om.pb-c.h"
+#include "sim.h"
+#include "soc.h"
 
 #define ERRLEN 2048
 
@@ -732,6 +736,86 @@ START_TEST(test_roundtrip_minimal)
 }
 END_TEST
 
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	long len = ftell(f);
+	ck_assert_int_gt(len, 0);
+	rewind(f);
+	uint8_t *b = malloc((size_t)len);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(fread(b, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return b;
+}
+
+/* om_read leaves the weights in the file; a GM block mapped from them has
+ * the weights, zeros after them, and takes writes without changing the
+ * file, the model's view or the next block mapped from it. */
+START_TEST(test_weights_mapped_cow)
+{
+	struct om_model m, r;
+	struct soc_config cfg;
+	char path[512], err[ERRLEN] = "";
+	int fd;
+	uint64_t off;
+
+	sample_model(&m);
+	ck_assert_int_eq(om_weights_file(&m, &fd, &off), -1); /* built in memory */
+	tmp_path(path, sizeof path, "cow.om");
+	write_ok(path, &m);
+	size_t flen;
+	uint8_t *before = slurp(path, &flen);
+	if (om_read(path, &r, NULL, err, sizeof err) != 0)
+		ck_abort_msg("om_read: %s", err);
+	ck_assert_int_eq(om_weights_file(&r, &fd, &off), 0);
+	ck_assert_uint_le(off + r.weights_bytes, flen);
+	ck_assert(memcmp(before + off, m.weights, m.weights_bytes) == 0);
+
+	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
+	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
+	ck_assert_msg(dev, "%s", err);
+	uint64_t bytes = r.weights_bytes + 5000; /* past the file part's last page */
+	uint64_t a = sim_gm_alloc_file(dev, bytes, fd, off, r.weights_bytes);
+	ck_assert_uint_ne(a, 0);
+	uint8_t *p = sim_gm_ptr(dev, a, bytes);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(memcmp(p, m.weights, m.weights_bytes) == 0);
+	for (uint64_t i = r.weights_bytes; i < bytes; i++)
+		ck_assert_uint_eq(p[i], 0);
+
+	/* a kernel overwriting its weights: through GM, and the loader's
+	 * copy of the block onto itself */
+	uint8_t *junk = malloc(bytes);
+	ck_assert_ptr_nonnull(junk);
+	memset(junk, 0xa5, bytes);
+	ck_assert_int_eq(sim_gm_write(dev, a, junk, bytes), 0);
+	ck_assert_int_eq(sim_gm_write(dev, a, p, bytes), 0);
+	ck_assert(memcmp(p, junk, bytes) == 0);
+
+	size_t flen2;
+	uint8_t *after = slurp(path, &flen2);
+	ck_assert_uint_eq(flen2, flen);
+	ck_assert(memcmp(before, after, flen) == 0);
+	ck_assert(memcmp(r.weights, m.weights, m.weights_bytes) == 0);
+	uint64_t b = sim_gm_alloc_file(dev, bytes, fd, off, r.weights_bytes);
+	ck_assert_uint_ne(b, 0);
+	ck_assert(memcmp(sim_gm_ptr(dev, b, bytes), m.weights, m.weights_bytes) == 0);
+
+	/* freed both ways: by address and with the device */
+	ck_assert_int_eq(sim_gm_free(dev, a), 0);
+	sim_device_free(dev);
+	free(junk);
+	free(before);
+	free(after);
+	om_free(&r);
+	om_free(&m);
+}
+END_TEST
+
 /* The ELF header and section flags om.h promises, checked with libelf. */
 START_TEST(test_elf_layout)
 {
@@ -1210,6 +1294,7 @@ static Suite *om_suite(void)
 	tcase_set_timeout(errors, 120);
 	tcase_add_test(core, test_roundtrip);
 	tcase_add_test(core, test_roundtrip_minimal);
+	tcase_add_test(core, test_weights_mapped_cow);
 	tcase_add_test(core, test_elf_layout);
 	tcase_add_test(core, test_readelf);
 	tcase_add_test(core, test_edit_meta_identity);
