@@ -89,6 +89,8 @@ struct sim_device {
 	size_t errlen;
 	char errbuf[1024];
 	struct sim_core *cores;
+	void *sram; /* one mapping holding every core's buffers (device.c) */
+	size_t sramlen;
 	/* the scheduler (engine.c): pending events and the kernel launches
 	 * that have started and still have blocks to hand out */
 	struct sim_event *heap;
