@@ -92,21 +92,28 @@ def main():
          os.path.join(work, "mobilenet_v2_b1", "test_data_set_0"), []),
     ]
     py = "/usr/bin/python3"
-    if not (os.path.exists(models[0][1]) and os.path.exists(models[2][1])):
-        subprocess.run([py, os.path.join(src, "tests", "export_models.py"), work,
-                        "resnet50:1", "mobilenet_v2:1"], check=True, stdout=subprocess.DEVNULL)
+    exports = []
+    if not (os.path.exists(models[0][2]) and os.path.exists(models[2][2])):
+        exports.append(["export_models.py", "resnet50:1", "mobilenet_v2:1"])
     if not os.path.exists(models[1][2]):
-        subprocess.run([py, os.path.join(src, "tests", "export_bert.py"), work, "128:1"],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        exports.append(["export_bert.py", "128:1"])
+    for e in exports:  # torch and torchvision: minutes, once per build directory
+        p = subprocess.run([py, os.path.join(src, "tests", e[0]), work] + e[1:],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if p.returncode:
+            die("tests/%s failed (exit %d): %s" % (e[0], p.returncode,
+                                                   p.stderr.decode()[-2000:]))
 
     rows = []
     for name, onnx, inputs, opts in models:
         stem = os.path.join(work, re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_"))
         om = stem + ".om"
         if newer(simatc, om) or newer(onnx, om):
-            subprocess.run([simatc, "--model=" + onnx, "--framework=5", "--output=" + stem,
-                            "--soc_version=Ascend910"] + opts, check=True, env=env,
-                           stdout=subprocess.DEVNULL)
+            p = subprocess.run([simatc, "--model=" + onnx, "--framework=5", "--output=" + stem,
+                                "--soc_version=Ascend910"] + opts, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if p.returncode:
+                die("simatc %s failed: %s" % (onnx, p.stderr.decode()[-2000:]))
         ort_wall, ort_run_ms, full, timing = [], [], [], []
         cycles = None
         # interleaved, so that a change of the machine's load hits every side
