@@ -14,6 +14,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* fsync, O_CLOEXEC */
 #endif
+#define _DEFAULT_SOURCE /* madvise: glibc's posix_madvise ignores POSIX_MADV_DONTNEED */
 
 #include "om.h"
 
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -682,9 +684,13 @@ struct om_sec {
 	Elf64_Shdr sh;
 };
 
-/* An open .om file (om.h): the mapping weights and code point into. */
+/* An open .om file (om.h): our own read-only mapping of all of it, which
+ * weights and code point into (libelf only parses the headers, and its
+ * handle is closed once om_read is done; a mapping of our own is one whose
+ * pages we may drop, see om_drop_code). */
 struct om_file {
-	Elf *elf; /* ELF_C_READ_MMAP: section data points into its mapping */
+	const uint8_t *map;
+	size_t len;
 	int fd;
 	uint64_t weights_offset; /* file offset of the .weights section */
 };
@@ -696,6 +702,7 @@ struct om_reader {
 	int fd;
 	uint64_t fsize;
 	Elf *elf;
+	const uint8_t *map; /* the whole file (om_file's) */
 	struct om_sec *secs; /* sorted by name */
 	size_t nsecs;
 	Dvom__Model *pm;
@@ -827,7 +834,8 @@ static int sec_bytes(struct om_reader *r, const char *name, const char *what, in
 	if (!d || !d->d_buf || d->d_size != s->sh.sh_size)
 		return fail(r->err, r->errlen, "%s: %s: cannot read section %s (%s)", r->path,
 			    what, name, d ? "short data" : elf_errmsg(-1));
-	*buf = d->d_buf;
+	/* the same bytes in our mapping (open_elf checked they lie in the file) */
+	*buf = r->map + s->sh.sh_offset;
 	return 0;
 }
 
@@ -1063,17 +1071,25 @@ int om_read(const char *path, struct om_model *m, const char *expect_soc, char *
 		return fail(err, errlen, "om_read: no path");
 	if (open_elf(&r) < 0)
 		goto out;
-	/* From here res owns the ELF and the descriptor: om_free closes them. */
+	/* From here res owns the mapping and the descriptor: om_free closes
+	 * them.  open_elf found an ELF header, so the file is not empty. */
 	res.file = malloc(sizeof *res.file);
 	if (!res.file) {
 		fail(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
-	res.file->elf = r.elf;
+	res.file->len = (size_t)r.fsize;
+	res.file->map = mmap(NULL, res.file->len, PROT_READ, MAP_PRIVATE, r.fd, 0);
+	if (res.file->map == MAP_FAILED) {
+		fail(err, errlen, "%s: cannot map it: %s", path, strerror(errno));
+		free(res.file);
+		res.file = NULL;
+		goto out;
+	}
 	res.file->fd = r.fd;
 	res.file->weights_offset = 0;
-	r.elf = NULL;
 	r.fd = -1;
+	r.map = res.file->map;
 	if (!find_sec(&r, OM_META_SECTION)) {
 		fail(err, errlen, "%s: not an .om file (no %s section)", path, OM_META_SECTION);
 		goto out;
@@ -1124,13 +1140,27 @@ void om_free(struct om_model *m)
 	free(m->outputs);
 	free(m->tensors);
 	if (m->file) {
-		elf_end(m->file->elf);
+		munmap((void *)m->file->map, m->file->len);
 		close(m->file->fd);
 		free(m->file);
 	} else {
 		free(m->weights);
 	}
 	memset(m, 0, sizeof *m);
+}
+
+void om_drop_code(const struct om_model *m, uint32_t k)
+{
+	if (!m->file || k >= m->nkernels || !m->kernels[k].bytes)
+		return;
+	/* Whole pages around the code: neighbouring bytes are file pages too,
+	 * read back just the same. */
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg <= 0)
+		return;
+	uintptr_t a = (uintptr_t)m->kernels[k].code, e = a + m->kernels[k].bytes;
+	a -= a % (uintptr_t)pg;
+	madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
 int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset)

@@ -574,12 +574,15 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 		rt_model_unload(m);
 		return -1;
 	}
-	for (unsigned i = 0; i < om->nkernels; i++)
+	for (unsigned i = 0; i < om->nkernels; i++) {
 		if (sim_kernel_load(&m->kernels[i], om->kernels[i].name, om->kernels[i].code,
 				    om->kernels[i].bytes, err, errlen)) {
 			rt_model_unload(m);
 			return -1;
 		}
+		/* decoded: the encoded copy need not stay resident */
+		om_drop_code(om, i);
+	}
 	size_t before;
 	rt_tasks(d, &before);
 	if (rt_memcpy_async(rt_default_stream(d), SIM_COPY_H2D, (void *)src, m->weights, 0,
