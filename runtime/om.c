@@ -1153,19 +1153,24 @@ void om_drop_code(const struct om_model *m, uint32_t k)
 {
 	if (!m->file || k >= m->nkernels || !m->kernels[k].bytes)
 		return;
+	/* Only pages of the file's mapping: on memory of any other kind (code
+	 * a caller put in place of the file's) DONTNEED would zero it. */
+	uintptr_t lo = (uintptr_t)m->file->map, hi = lo + m->file->len;
+	uintptr_t a = (uintptr_t)m->kernels[k].code, e = a + m->kernels[k].bytes;
+	long pg = sysconf(_SC_PAGESIZE);
+	if (a < lo || e > hi || e < a || pg <= 0)
+		return;
 	/* Whole pages around the code: neighbouring bytes are file pages too,
 	 * read back just the same. */
-	long pg = sysconf(_SC_PAGESIZE);
-	if (pg <= 0)
-		return;
-	uintptr_t a = (uintptr_t)m->kernels[k].code, e = a + m->kernels[k].bytes;
 	a -= a % (uintptr_t)pg;
 	madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
 int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset)
 {
-	if (!m->file)
+	/* weights a caller put in place of the file's are not the file's */
+	if (!m->file || m->weights != m->file->map + m->file->weights_offset ||
+	    m->weights_bytes > m->file->len - m->file->weights_offset)
 		return -1;
 	*fd = m->file->fd;
 	*offset = m->file->weights_offset;
