@@ -14,6 +14,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* fsync, O_CLOEXEC */
 #endif
+#define _DEFAULT_SOURCE /* madvise: glibc's posix_madvise ignores POSIX_MADV_DONTNEED */
 
 #include "om.h"
 
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -682,6 +684,17 @@ struct om_sec {
 	Elf64_Shdr sh;
 };
 
+/* An open .om file (om.h): our own read-only mapping of all of it, which
+ * weights and code point into (libelf only parses the headers, and its
+ * handle is closed once om_read is done; a mapping of our own is one whose
+ * pages we may drop, see om_drop_code). */
+struct om_file {
+	const uint8_t *map;
+	size_t len;
+	int fd;
+	uint64_t weights_offset; /* file offset of the .weights section */
+};
+
 struct om_reader {
 	const char *path;
 	char *err;
@@ -689,6 +702,7 @@ struct om_reader {
 	int fd;
 	uint64_t fsize;
 	Elf *elf;
+	const uint8_t *map; /* the whole file (om_file's) */
 	struct om_sec *secs; /* sorted by name */
 	size_t nsecs;
 	Dvom__Model *pm;
@@ -820,7 +834,8 @@ static int sec_bytes(struct om_reader *r, const char *name, const char *what, in
 	if (!d || !d->d_buf || d->d_size != s->sh.sh_size)
 		return fail(r->err, r->errlen, "%s: %s: cannot read section %s (%s)", r->path,
 			    what, name, d ? "short data" : elf_errmsg(-1));
-	*buf = d->d_buf;
+	/* the same bytes in our mapping (open_elf checked they lie in the file) */
+	*buf = r->map + s->sh.sh_offset;
 	return 0;
 }
 
@@ -929,10 +944,8 @@ static int copy_kernels(struct om_reader *r, struct om_model *m)
 				    "%s: kernel %zu (%s): code size %" PRIu64
 				    " is not a positive multiple of %d",
 				    r->path, i, k->name, size, OM_INSN_BYTES);
-		k->code = malloc(size);
-		if (!k->code)
-			return fail(r->err, r->errlen, "%s: out of memory", r->path);
-		memcpy(k->code, code, size);
+		/* read-only, as the mapping is: nothing writes a read model's code */
+		k->code = (uint8_t *)code;
 	}
 	return 0;
 }
@@ -1028,13 +1041,11 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 	    0)
 		return -1;
 	m->weights_bytes = wsize;
-	if (wsize) {
-		m->weights = malloc(wsize);
-		if (!m->weights)
-			return fail(r->err, r->errlen, "%s: out of memory (%" PRIu64 " bytes of "
-				    "weights)", r->path, wsize);
-		memcpy(m->weights, w, wsize);
-	}
+	/* The weights stay in the file's mapping, read-only (a write faults
+	 * rather than changing what a later load sees); rt_model_load maps its
+	 * own copy-on-write view for the device. */
+	m->weights = (uint8_t *)w;
+	m->file->weights_offset = find_sec(r, OM_WEIGHTS_SECTION)->sh.sh_offset;
 	if (copy_kernels(r, m) < 0 || copy_tasks(r, m) < 0 ||
 	    copy_descs(r, &m->inputs, &m->ninputs, pm->inputs, pm->n_inputs, "input") < 0 ||
 	    copy_descs(r, &m->outputs, &m->noutputs, pm->outputs, pm->n_outputs, "output") < 0 ||
@@ -1060,6 +1071,25 @@ int om_read(const char *path, struct om_model *m, const char *expect_soc, char *
 		return fail(err, errlen, "om_read: no path");
 	if (open_elf(&r) < 0)
 		goto out;
+	/* From here res owns the mapping and the descriptor: om_free closes
+	 * them.  open_elf found an ELF header, so the file is not empty. */
+	res.file = malloc(sizeof *res.file);
+	if (!res.file) {
+		fail(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	res.file->len = (size_t)r.fsize;
+	res.file->map = mmap(NULL, res.file->len, PROT_READ, MAP_PRIVATE, r.fd, 0);
+	if (res.file->map == MAP_FAILED) {
+		fail(err, errlen, "%s: cannot map it: %s", path, strerror(errno));
+		free(res.file);
+		res.file = NULL;
+		goto out;
+	}
+	res.file->fd = r.fd;
+	res.file->weights_offset = 0;
+	r.fd = -1;
+	r.map = res.file->map;
 	if (!find_sec(&r, OM_META_SECTION)) {
 		fail(err, errlen, "%s: not an .om file (no %s section)", path, OM_META_SECTION);
 		goto out;
@@ -1095,7 +1125,7 @@ void om_free(struct om_model *m)
 
 	if (!m)
 		return;
-	if (m->kernels)
+	if (m->kernels && !m->file) /* a read model's code lies in the file's mapping */
 		for (i = 0; i < m->nkernels; i++)
 			free(m->kernels[i].code);
 	if (m->tasks)
@@ -1109,8 +1139,42 @@ void om_free(struct om_model *m)
 	free(m->inputs);
 	free(m->outputs);
 	free(m->tensors);
-	free(m->weights);
+	if (m->file) {
+		munmap((void *)m->file->map, m->file->len);
+		close(m->file->fd);
+		free(m->file);
+	} else {
+		free(m->weights);
+	}
 	memset(m, 0, sizeof *m);
+}
+
+void om_drop_code(const struct om_model *m, uint32_t k)
+{
+	if (!m->file || k >= m->nkernels || !m->kernels[k].bytes)
+		return;
+	/* Only pages of the file's mapping: on memory of any other kind (code
+	 * a caller put in place of the file's) DONTNEED would zero it. */
+	uintptr_t lo = (uintptr_t)m->file->map, hi = lo + m->file->len;
+	uintptr_t a = (uintptr_t)m->kernels[k].code, e = a + m->kernels[k].bytes;
+	long pg = sysconf(_SC_PAGESIZE);
+	if (a < lo || e > hi || e < a || pg <= 0)
+		return;
+	/* Whole pages around the code: neighbouring bytes are file pages too,
+	 * read back just the same. */
+	a -= a % (uintptr_t)pg;
+	madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
+int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset)
+{
+	/* weights a caller put in place of the file's are not the file's */
+	if (!m->file || m->weights != m->file->map + m->file->weights_offset ||
+	    m->weights_bytes > m->file->len - m->file->weights_offset)
+		return -1;
+	*fd = m->file->fd;
+	*offset = m->file->weights_offset;
+	return 0;
 }
 
 const char *om_dtype_name(int32_t dtype)

@@ -75,6 +75,13 @@ struct om_model {
 	uint8_t *weights;
 	uint64_t weights_bytes;
 	uint64_t workspace_bytes;
+	/* om_read's file, kept open: weights and every kernel's code point into
+	 * its read-only mapping instead of malloc'd copies (a model's weights are
+	 * most of its bytes), and the runtime maps the weights copy-on-write
+	 * from it (om_weights_file).  NULL for a model built in memory, whose
+	 * arrays om_free frees.  The file must not be rewritten in place while
+	 * the model is open; om_write replaces files by rename. */
+	struct om_file *file;
 };
 
 /* Write m to path; nothing is left behind on failure. */
@@ -84,7 +91,15 @@ int om_write(const char *path, const struct om_model *m, char *err, size_t errle
  * NULL, must equal the model's SoC.  Errors name the file and the field. */
 int om_read(const char *path, struct om_model *m, const char *expect_soc, char *err,
 	    size_t errlen);
+/* Closes m's file too (models from om_read). */
 void om_free(struct om_model *m);
+/* After kernel k's code has been decoded: let its pages leave memory (a
+ * later read maps them from the file again).  Nothing for a model built in
+ * memory. */
+void om_drop_code(const struct om_model *m, uint32_t k);
+/* Where m's weights lie in its file: 0 with the open descriptor and the byte
+ * offset of weights[0] for a model from om_read, -1 for one built in memory. */
+int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset);
 /* The model's op types (pointers into its tasks) and their task counts,
  * most first, ties by name: the number of types, or -1 when out of memory;
  * the caller frees both arrays.  ...printed as "Conv+Relu 52, Gemm 1". */

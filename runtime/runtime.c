@@ -547,7 +547,23 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 	m->om = om;
 	m->dev = d;
 	m->owns_weights = 1;
-	m->weights = sim_gm_alloc(d->sim, om->weights_bytes + RT_BUFFER_SLACK);
+	/* A model read from a file gets its weights block mapped from it
+	 * copy-on-write and the load copies that block onto itself: the load
+	 * task keeps its PCIe cycles, but no byte moves until a kernel reads
+	 * it, and a kernel writing its weights cannot reach the file or the
+	 * next load.  A model built in memory, or a file that cannot be mapped,
+	 * is copied in. */
+	const uint8_t *src = om->weights;
+	int fd;
+	uint64_t off;
+	if (om->weights_bytes && !om_weights_file(om, &fd, &off)) {
+		m->weights = sim_gm_alloc_file(d->sim, om->weights_bytes + RT_BUFFER_SLACK, fd, off,
+					       om->weights_bytes);
+		if (m->weights)
+			src = sim_gm_ptr(d->sim, m->weights, om->weights_bytes);
+	}
+	if (!m->weights)
+		m->weights = sim_gm_alloc(d->sim, om->weights_bytes + RT_BUFFER_SLACK);
 	m->workspace = sim_gm_alloc(d->sim, om->workspace_bytes + RT_BUFFER_SLACK);
 	m->kernels = calloc(om->nkernels + 1, sizeof *m->kernels);
 	if (!m->weights || !m->workspace || !m->kernels) {
@@ -558,15 +574,18 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 		rt_model_unload(m);
 		return -1;
 	}
-	for (unsigned i = 0; i < om->nkernels; i++)
+	for (unsigned i = 0; i < om->nkernels; i++) {
 		if (sim_kernel_load(&m->kernels[i], om->kernels[i].name, om->kernels[i].code,
 				    om->kernels[i].bytes, err, errlen)) {
 			rt_model_unload(m);
 			return -1;
 		}
+		/* decoded: the encoded copy need not stay resident */
+		om_drop_code(om, i);
+	}
 	size_t before;
 	rt_tasks(d, &before);
-	if (rt_memcpy_async(rt_default_stream(d), SIM_COPY_H2D, om->weights, m->weights, 0,
+	if (rt_memcpy_async(rt_default_stream(d), SIM_COPY_H2D, (void *)src, m->weights, 0,
 			    om->weights_bytes, err, errlen)) {
 		rt_model_unload(m);
 		return -1;

@@ -55,7 +55,9 @@ static int alloc_outputs(const struct om_model *om, struct rt_tensor *o, char *e
 		for (int r = 0; r < d->rank; r++)
 			o[i].dims[r] = d->dims[r];
 		o[i].nbytes = d->size;
-		o[i].data = calloc(1, d->size ? d->size : 1);
+		/* not cleared: the device-to-host copy queued for it writes all
+		 * nbytes before the run returns it (a failed run frees it) */
+		o[i].data = malloc(d->size ? d->size : 1);
 		if (!o[i].data) {
 			snprintf(err, errlen, "out of memory");
 			return -1;

@@ -69,6 +69,8 @@ struct sim_device {
 	struct gm_block {
 		uint64_t addr, size;
 		uint8_t *host;
+		void *map; /* sim_gm_alloc_file's mapping (host lies inside), or NULL */
+		size_t maplen;
 	} *gm;
 	size_t ngm, capgm;
 	uint64_t gm_next, gm_limit;
@@ -87,6 +89,8 @@ struct sim_device {
 	size_t errlen;
 	char errbuf[1024];
 	struct sim_core *cores;
+	void *sram; /* one mapping holding every core's buffers (device.c) */
+	size_t sramlen;
 	/* the scheduler (engine.c): pending events and the kernel launches
 	 * that have started and still have blocks to hand out */
 	struct sim_event *heap;
@@ -124,6 +128,9 @@ uint8_t *sim_buf_at_aligned(struct sim_core *c, enum sim_buf b, int64_t addr, ui
  * accounts the L2 and main memory and returns the cost. */
 struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, uint64_t nburst,
 			      uint64_t burst_bytes, uint64_t stride, int is_write);
+
+/* Release a block's host memory (freed or unmapped, as it was made). */
+void sim_gm_block_release(struct gm_block *b);
 
 /* Forget the L2 lines of [addr, addr+bytes) (written behind the L2's back). */
 void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes);

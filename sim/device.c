@@ -1,9 +1,12 @@
 /* device.c: the device handle, kernel loading, and sim_run. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (POSIX only since 2024) */
 #include "core.h"
 #include "insn_mem.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The dispatch table, generated from isa.def: a missing handler is a link
  * error; sync instructions belong to the engine. */
@@ -25,8 +28,6 @@ static void cores_free(struct sim_device *dev)
 		return;
 	for (int64_t i = 0; i < dev->cfg.core_count; i++) {
 		struct sim_core *c = &dev->cores[i];
-		for (int b = 0; b < SIM_NBUFS; b++)
-			free(c->buf[b]);
 		for (int p = 0; p < ISA_NPIPES; p++)
 			free(c->pipe[p].q);
 		free(c->flags);
@@ -35,6 +36,9 @@ static void cores_free(struct sim_device *dev)
 	}
 	free(dev->cores);
 	dev->cores = NULL;
+	if (dev->sram)
+		munmap(dev->sram, dev->sramlen);
+	dev->sram = NULL;
 }
 
 struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim_options *opt,
@@ -74,18 +78,43 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 					cfg->l0b_align_bytes, cfg->l0c_align_bytes,
 					cfg->ub_align_bytes };
 	size_t nflags = ISA_NPIPES * ISA_NPIPES * (size_t)cfg->core_event_ids;
+	/* Every core's buffers in one anonymous mapping: the kernel hands out
+	 * zero pages as they are first touched, so a device costs no clearing
+	 * and no memory for the buffers a run never uses (all of them in
+	 * timing mode), where calloc would clear the smaller ones eagerly.
+	 * Each buffer starts on a page and is followed by an inaccessible
+	 * page, so an overrun still faults as it would off a heap block under
+	 * the sanitizers. */
+	long pgl = sysconf(_SC_PAGESIZE);
+	uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096, per_core = 0, stride[SIM_NBUFS];
+	for (int b = 0; b < SIM_NBUFS; b++) {
+		stride[b] = ((uint64_t)kb[b] * 1024 + pg - 1) / pg * pg + pg;
+		per_core += stride[b];
+	}
+	uint64_t sram = pg + per_core * (uint64_t)cfg->core_count;
+	if (sram > SIZE_MAX)
+		goto oom;
+	dev->sramlen = (size_t)sram;
+	dev->sram = mmap(NULL, dev->sramlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (dev->sram == MAP_FAILED) {
+		dev->sram = NULL;
+		goto oom;
+	}
 	for (int64_t i = 0; i < cfg->core_count; i++) {
 		struct sim_core *c = &dev->cores[i];
 		c->dev = dev;
 		c->id = (unsigned)i;
 		c->err = dev->errbuf;
 		c->errlen = sizeof dev->errbuf;
+		uint8_t *mem = (uint8_t *)dev->sram + pg + (uint64_t)i * per_core;
 		for (int b = 0; b < SIM_NBUFS; b++) {
 			c->buf_size[b] = (uint64_t)kb[b] * 1024;
 			c->buf_align[b] = (uint64_t)al[b];
-			c->buf[b] = calloc(1, c->buf_size[b]);
-			if (!c->buf[b])
+			c->buf[b] = mem;
+			if (stride[b] > pg &&
+			    mprotect(mem, (size_t)(stride[b] - pg), PROT_READ | PROT_WRITE))
 				goto oom;
+			mem += stride[b];
 		}
 		for (int p = 0; p < ISA_NPIPES; p++) {
 			c->pipe[p].q = calloc((size_t)cfg->core_queue_depth, sizeof *c->pipe[p].q);
@@ -111,7 +140,7 @@ void sim_device_free(struct sim_device *dev)
 		return;
 	cores_free(dev);
 	for (size_t i = 0; i < dev->ngm; i++)
-		free(dev->gm[i].host);
+		sim_gm_block_release(&dev->gm[i]);
 	free(dev->gm);
 	free(dev->l2_tag);
 	free(dev->l2_stamp);

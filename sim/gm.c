@@ -9,10 +9,13 @@
  * Servers are FIFO in simulated time: requests reach them in global time
  * order (the engine processes events in time order), so N cores streaming
  * together share the bandwidth instead of each getting all of it. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS (POSIX only since 2024) */
 #include "core.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static struct gm_block *gm_find(struct sim_device *dev, uint64_t addr)
 {
@@ -30,13 +33,17 @@ static struct gm_block *gm_find(struct sim_device *dev, uint64_t addr)
 	return NULL;
 }
 
-uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes)
+static uint64_t gm_size(uint64_t bytes)
 {
 	uint64_t size = (bytes + 511) & ~(uint64_t)511;
-	if (size == 0)
-		size = 512;
-	if (size > dev->gm_limit - dev->gm_used)
-		return 0;
+	return size ? size : 512;
+}
+
+/* Append a block of size bytes (gm_size) at host; map/maplen as gm_block's.
+ * Blocks stay sorted because addresses only grow. */
+static uint64_t gm_add(struct sim_device *dev, uint64_t size, uint8_t *host, void *map,
+		       size_t maplen)
+{
 	if (dev->ngm == dev->capgm) {
 		size_t cap = dev->capgm ? dev->capgm * 2 : 16;
 		struct gm_block *g = realloc(dev->gm, cap * sizeof *g);
@@ -45,16 +52,79 @@ uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes)
 		dev->gm = g;
 		dev->capgm = cap;
 	}
-	uint8_t *host = calloc(1, size);
-	if (!host)
-		return 0;
 	struct gm_block *b = &dev->gm[dev->ngm++];
 	b->addr = dev->gm_next;
 	b->size = size;
 	b->host = host;
+	b->map = map;
+	b->maplen = maplen;
 	dev->gm_next += size;
 	dev->gm_used += size;
 	return b->addr;
+}
+
+uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes)
+{
+	uint64_t size = gm_size(bytes);
+	if (size > dev->gm_limit - dev->gm_used)
+		return 0;
+	/* calloc: large blocks come as fresh zero pages, touched only when used */
+	uint8_t *host = calloc(1, size);
+	if (!host)
+		return 0;
+	uint64_t addr = gm_add(dev, size, host, NULL, 0);
+	if (!addr)
+		free(host);
+	return addr;
+}
+
+uint64_t sim_gm_alloc_file(struct sim_device *dev, uint64_t bytes, int fd, uint64_t offset,
+			   uint64_t file_bytes)
+{
+	uint64_t size = gm_size(bytes);
+	long pg = sysconf(_SC_PAGESIZE);
+	if (size > dev->gm_limit - dev->gm_used || file_bytes > size || pg <= 0)
+		return 0;
+	/* mmap wants page-aligned file offsets: map from the page holding offset
+	 * and start the block delta bytes in. */
+	uint64_t page = (uint64_t)pg, delta = offset % page;
+	uint64_t maplen = (delta + size + page - 1) / page * page;
+	uint64_t filelen = (delta + file_bytes + page - 1) / page * page;
+	if (maplen > SIZE_MAX || offset > (uint64_t)INT64_MAX)
+		return 0;
+	/* Reserve the whole block as anonymous zero pages, then lay the file's
+	 * pages over its start: the tail beyond the file part needs no clearing
+	 * and no page past the file's end is ever mapped from it (SIGBUS). */
+	uint8_t *map = mmap(NULL, (size_t)maplen, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return 0;
+	if (file_bytes &&
+	    mmap(map, (size_t)filelen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+		 (off_t)(offset - delta)) == MAP_FAILED) {
+		munmap(map, (size_t)maplen);
+		return 0;
+	}
+	uint8_t *host = map + delta;
+	/* Whatever follows the region in its last page is other file content,
+	 * not part of the block: zero it, as sim_gm_alloc's blocks are (this
+	 * copies that one page). */
+	if (filelen > delta + file_bytes)
+		memset(host + file_bytes, 0, (size_t)(filelen - delta - file_bytes));
+	uint64_t addr = gm_add(dev, size, host, map, (size_t)maplen);
+	if (!addr)
+		munmap(map, (size_t)maplen);
+	return addr;
+}
+
+void sim_gm_block_release(struct gm_block *b)
+{
+	if (b->map)
+		munmap(b->map, b->maplen);
+	else
+		free(b->host);
+	b->host = NULL;
+	b->map = NULL;
 }
 
 int sim_gm_free(struct sim_device *dev, uint64_t addr)
@@ -62,7 +132,7 @@ int sim_gm_free(struct sim_device *dev, uint64_t addr)
 	struct gm_block *b = gm_find(dev, addr);
 	if (!b || b->addr != addr)
 		return -1;
-	free(b->host);
+	sim_gm_block_release(b);
 	dev->gm_used -= b->size;
 	size_t i = (size_t)(b - dev->gm);
 	memmove(b, b + 1, (dev->ngm - i - 1) * sizeof *b);
@@ -104,7 +174,11 @@ int sim_gm_write(struct sim_device *dev, uint64_t addr, const void *src, size_t 
 	void *p = sim_gm_ptr(dev, addr, n);
 	if (!p)
 		return -1;
-	memcpy(p, src, n);
+	/* A block may already hold the source (a model's weights mapped from
+	 * its file are loaded from themselves): then there is nothing to move,
+	 * and touching the pages would only copy them. */
+	if (p != src)
+		memcpy(p, src, n);
 	return 0;
 }
 

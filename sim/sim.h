@@ -65,6 +65,14 @@ uint64_t sim_device_now(const struct sim_device *dev);
 uint64_t sim_gm_alloc(struct sim_device *dev, uint64_t bytes);
 int sim_gm_write(struct sim_device *dev, uint64_t addr, const void *src, size_t n);
 int sim_gm_read(struct sim_device *dev, uint64_t addr, void *dst, size_t n);
+/* A block like sim_gm_alloc's whose first file_bytes (<= bytes) are the
+ * bytes at offset of the file fd, mapped copy-on-write: nothing is read or
+ * copied until the simulation touches a page, and writes through GM stay in
+ * this process (the file never changes).  The rest is zero.  Returns 0 when
+ * the device memory is full or the file cannot be mapped.  The file must not
+ * change while the block exists (the unwritten pages show the file). */
+uint64_t sim_gm_alloc_file(struct sim_device *dev, uint64_t bytes, int fd, uint64_t offset,
+			   uint64_t file_bytes);
 /* Host pointer to [addr, addr+n) if it lies inside one allocation, else NULL. */
 void *sim_gm_ptr(struct sim_device *dev, uint64_t addr, uint64_t n);
 

@@ -7,6 +7,10 @@
  * editing the .om.meta message of a good file with libelf and protobuf-c, so
  * that om_read's own checks are tested and not only om_write's.  Truncated and
  * bit-flipped files must fail with a message, never crash (run under ASan).
+ * A read model's weights stay in the file's mapping; a device block mapped
+ * from them copy-on-write must never write through to the file, and a model
+ * run from its file must give the bytes and cycles of the same model run
+ * from memory (where the weights are copied in).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, popen, strdup */
@@ -25,8 +29,12 @@
 
 #include <libelf.h>
 
+#include "isa.h"
+#include "model.h"
 #include "om.h"
 #include "om.pb-c.h"
+#include "sim.h"
+#include "soc.h"
 
 #define ERRLEN 2048
 
@@ -732,6 +740,233 @@ START_TEST(test_roundtrip_minimal)
 }
 END_TEST
 
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	long len = ftell(f);
+	ck_assert_int_gt(len, 0);
+	rewind(f);
+	uint8_t *b = malloc((size_t)len);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(fread(b, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return b;
+}
+
+/* om_read leaves the weights in the file; a GM block mapped from them has
+ * the weights, zeros after them, and takes writes without changing the
+ * file, the model's view or the next block mapped from it. */
+START_TEST(test_weights_mapped_cow)
+{
+	struct om_model m, r;
+	struct soc_config cfg;
+	char path[512], err[ERRLEN] = "";
+	int fd;
+	uint64_t off;
+
+	sample_model(&m);
+	ck_assert_int_eq(om_weights_file(&m, &fd, &off), -1); /* built in memory */
+	tmp_path(path, sizeof path, "cow.om");
+	write_ok(path, &m);
+	size_t flen;
+	uint8_t *before = slurp(path, &flen);
+	if (om_read(path, &r, NULL, err, sizeof err) != 0)
+		ck_abort_msg("om_read: %s", err);
+	ck_assert_int_eq(om_weights_file(&r, &fd, &off), 0);
+	ck_assert_uint_le(off + r.weights_bytes, flen);
+	ck_assert(memcmp(before + off, m.weights, m.weights_bytes) == 0);
+	uint8_t *keep = r.weights; /* weights put in place of the file's are not it */
+	r.weights = m.weights;
+	ck_assert_int_eq(om_weights_file(&r, &fd, &off), -1);
+	r.weights = keep;
+	ck_assert_int_eq(om_weights_file(&r, &fd, &off), 0);
+
+	/* dropped code reads back from the file; code that is not the file's
+	 * is left alone (DONTNEED would zero heap memory) */
+	om_drop_code(&r, 0);
+	ck_assert(memcmp(r.kernels[0].code, m.kernels[0].code, m.kernels[0].bytes) == 0);
+	uint8_t *code1 = r.kernels[1].code, *mine = malloc(m.kernels[1].bytes);
+	ck_assert_ptr_nonnull(mine);
+	memcpy(mine, m.kernels[1].code, m.kernels[1].bytes);
+	r.kernels[1].code = mine;
+	om_drop_code(&r, 1);
+	ck_assert(memcmp(mine, m.kernels[1].code, m.kernels[1].bytes) == 0);
+	r.kernels[1].code = code1;
+	free(mine);
+	om_drop_code(&m, 0); /* built in memory: nothing */
+	om_drop_code(&r, 99); /* no such kernel: nothing */
+
+	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
+	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
+	ck_assert_msg(dev, "%s", err);
+	uint64_t bytes = r.weights_bytes + 5000; /* past the file part's last page */
+	uint64_t a = sim_gm_alloc_file(dev, bytes, fd, off, r.weights_bytes);
+	ck_assert_uint_ne(a, 0);
+	uint8_t *p = sim_gm_ptr(dev, a, bytes);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(memcmp(p, m.weights, m.weights_bytes) == 0);
+	for (uint64_t i = r.weights_bytes; i < bytes; i++)
+		ck_assert_uint_eq(p[i], 0);
+
+	/* a kernel overwriting its weights: through GM, and the loader's
+	 * copy of the block onto itself */
+	uint8_t *junk = malloc(bytes);
+	ck_assert_ptr_nonnull(junk);
+	memset(junk, 0xa5, bytes);
+	ck_assert_int_eq(sim_gm_write(dev, a, junk, bytes), 0);
+	ck_assert_int_eq(sim_gm_write(dev, a, p, bytes), 0);
+	ck_assert(memcmp(p, junk, bytes) == 0);
+
+	size_t flen2;
+	uint8_t *after = slurp(path, &flen2);
+	ck_assert_uint_eq(flen2, flen);
+	ck_assert(memcmp(before, after, flen) == 0);
+	ck_assert(memcmp(r.weights, m.weights, m.weights_bytes) == 0);
+	uint64_t b = sim_gm_alloc_file(dev, bytes, fd, off, r.weights_bytes);
+	ck_assert_uint_ne(b, 0);
+	ck_assert(memcmp(sim_gm_ptr(dev, b, bytes), m.weights, m.weights_bytes) == 0);
+
+	/* freed both ways: by address and with the device */
+	ck_assert_int_eq(sim_gm_free(dev, a), 0);
+	sim_device_free(dev);
+	free(junk);
+	free(before);
+	free(after);
+	om_free(&r);
+	om_free(&m);
+}
+END_TEST
+
+/* y = w + x (tests/kernels/vadd.s, 32768 fp16 elements), then a second
+ * task overwrites the weights with x + x: a model whose kernels write their
+ * weights.  Weights 1.0, x 2.0: y is 3.0 unless a load saw the 4.0 a
+ * previous execution left. */
+#define COW_N 32768
+static void vadd_model(struct om_model *m)
+{
+	char err[ERRLEN], k[600];
+	const char *kd = getenv("DAVINCI_KERNEL_DIR");
+	struct isa_program prog;
+
+	snprintf(k, sizeof k, "%s/vadd.s", kd ? kd : "tests/kernels");
+	ck_assert_msg(isa_assemble_file(k, &prog, err, sizeof err) == 0, "%s", err);
+	memset(m, 0, sizeof *m);
+	snprintf(m->name, sizeof m->name, "weights_cow");
+	snprintf(m->soc, sizeof m->soc, "Ascend910");
+	m->nkernels = 1;
+	m->kernels = calloc(1, sizeof *m->kernels);
+	ck_assert_ptr_nonnull(m->kernels);
+	snprintf(m->kernels[0].name, sizeof m->kernels[0].name, "vadd");
+	m->kernels[0].code = prog.code;
+	m->kernels[0].bytes = prog.ninsns * ISA_INSN_BYTES;
+	m->weights_bytes = 2 * COW_N;
+	m->weights = malloc(m->weights_bytes);
+	ck_assert_ptr_nonnull(m->weights);
+	for (size_t i = 0; i < COW_N; i++) {
+		m->weights[2 * i] = 0x00; /* fp16 1.0 = 0x3c00, little-endian */
+		m->weights[2 * i + 1] = 0x3c;
+	}
+	m->workspace_bytes = 512;
+	struct om_tensor_desc d = { .dtype = 10, .format = 2, .rank = 1, .dims = { COW_N },
+				    .size = 2 * COW_N };
+	m->ninputs = m->noutputs = 1;
+	m->inputs = calloc(1, sizeof d);
+	m->outputs = calloc(1, sizeof d);
+	ck_assert(m->inputs && m->outputs);
+	m->inputs[0] = m->outputs[0] = d;
+	snprintf(m->inputs[0].name, sizeof d.name, "x");
+	snprintf(m->outputs[0].name, sizeof d.name, "y");
+	static const struct om_arg add[] = { { OM_ARG_WEIGHT, 0, 0 }, { OM_ARG_INPUT, 0, 0 },
+					     { OM_ARG_OUTPUT, 0, 0 }, { OM_ARG_SCALAR, COW_N, 0 } };
+	static const struct om_arg clobber[] = { { OM_ARG_INPUT, 0, 0 }, { OM_ARG_INPUT, 0, 0 },
+						 { OM_ARG_WEIGHT, 0, 0 },
+						 { OM_ARG_SCALAR, COW_N, 0 } };
+	const struct om_arg *args[2] = { add, clobber };
+	m->ntasks = 2;
+	m->tasks = calloc(2, sizeof *m->tasks);
+	ck_assert_ptr_nonnull(m->tasks);
+	for (int t = 0; t < 2; t++) {
+		struct om_task *tk = &m->tasks[t];
+		snprintf(tk->name, sizeof tk->name, t ? "clobber_weights" : "add");
+		snprintf(tk->op_type, sizeof tk->op_type, "Add");
+		tk->block_dim = 1;
+		tk->nargs = 4;
+		tk->args = malloc(sizeof add);
+		ck_assert_ptr_nonnull(tk->args);
+		memcpy(tk->args, args[t], sizeof add);
+	}
+}
+
+/* One execution of m on a fresh Ascend910; returns its cycles, y in *y. */
+static uint64_t run_vadd(const struct om_model *m, struct rt_tensor *y)
+{
+	struct soc_config cfg;
+	char err[ERRLEN];
+	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
+	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
+	ck_assert_msg(dev, "%s", err);
+	struct rt_tensor x = { .name = "x", .dtype = 10, .rank = 1, .dims = { COW_N },
+			       .nbytes = 2 * COW_N };
+	uint16_t *xd = malloc(x.nbytes);
+	ck_assert_ptr_nonnull(xd);
+	for (size_t i = 0; i < COW_N; i++)
+		xd[i] = 0x4000; /* 2.0 */
+	x.data = xd;
+	struct rt_run run;
+	ck_assert_msg(rt_model_run(dev, m, &x, 1, y, &run, err, sizeof err) == 0, "%s", err);
+	uint64_t cycles = run.cycles;
+	rt_run_free(&run);
+	free(xd);
+	sim_device_free(dev);
+	return cycles;
+}
+
+/* A model run from its file equals the same model run from memory, and
+ * its kernels writing their weights change neither the file nor the next
+ * load. */
+START_TEST(test_weights_cow_run)
+{
+	struct om_model m, r;
+	struct rt_tensor ym, yf, yf2;
+	char path[512], err[ERRLEN] = "";
+
+	vadd_model(&m);
+	tmp_path(path, sizeof path, "cow_run.om");
+	write_ok(path, &m);
+	size_t flen, flen2;
+	uint8_t *before = slurp(path, &flen);
+	if (om_read(path, &r, "Ascend910", err, sizeof err) != 0)
+		ck_abort_msg("om_read: %s", err);
+
+	uint64_t cm = run_vadd(&m, &ym);
+	uint64_t cf = run_vadd(&r, &yf);
+	uint64_t cf2 = run_vadd(&r, &yf2);
+	ck_assert_uint_eq(cf, cm);
+	ck_assert_uint_eq(cf2, cm);
+	ck_assert_uint_eq(yf.nbytes, 2 * COW_N);
+	const uint16_t *y = ym.data;
+	for (size_t i = 0; i < COW_N; i++)
+		ck_assert_uint_eq(y[i], 0x4200); /* 3.0 */
+	ck_assert(memcmp(yf.data, ym.data, yf.nbytes) == 0);
+	ck_assert(memcmp(yf2.data, ym.data, yf2.nbytes) == 0);
+
+	uint8_t *after = slurp(path, &flen2);
+	ck_assert_uint_eq(flen2, flen);
+	ck_assert(memcmp(before, after, flen) == 0);
+	ck_assert(memcmp(r.weights, m.weights, m.weights_bytes) == 0);
+	rt_tensor_free(&ym);
+	rt_tensor_free(&yf);
+	rt_tensor_free(&yf2);
+	free(before);
+	free(after);
+	om_free(&r);
+	om_free(&m);
+}
+END_TEST
+
 /* The ELF header and section flags om.h promises, checked with libelf. */
 START_TEST(test_elf_layout)
 {
@@ -1210,6 +1445,8 @@ static Suite *om_suite(void)
 	tcase_set_timeout(errors, 120);
 	tcase_add_test(core, test_roundtrip);
 	tcase_add_test(core, test_roundtrip_minimal);
+	tcase_add_test(core, test_weights_mapped_cow);
+	tcase_add_test(core, test_weights_cow_run);
 	tcase_add_test(core, test_elf_layout);
 	tcase_add_test(core, test_readelf);
 	tcase_add_test(core, test_edit_meta_identity);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // ort_run.js: ONNX Runtime (CPU execution provider) as the tests' reference.
 //
-//   node tests/ort_run.js MODEL.onnx IN_DIR OUT_DIR
+//   node tests/ort_run.js MODEL.onnx IN_DIR OUT_DIR [--speed]
 //
 // Reads IN_DIR/input_N.pb (ONNX TensorProto, the backend-test layout; N = 0,1,...
 // in the order of the model's inputs), runs the model once and writes
@@ -13,6 +13,10 @@
 // kernels saturate int16 pair sums: cosine 0.98 on a ResNet-50 that is 0.9999
 // on a VNNI machine), and a reference must not.  "basic" computes the QDQ
 // graph as written: dequantize, float op, quantize.
+// --speed is for bench/model_speed.py: ORT as a user would time it, one
+// intra-op and one inter-op thread at ORT's default optimization level
+// ("all": a fair opponent, not a reference), and it prints
+// "ort_ms session=<create> run=<one inference>" on stdout.
 // Needs tests/ort/node_modules (cd tests/ort && npm ci --ignore-scripts).
 //
 // The TensorProto codec is written here (protobuf wire format, only the fields
@@ -174,19 +178,28 @@ function encodeTensor(name, dims, dataType, raw) {
 
 // ---- main --------------------------------------------------------------------
 async function main() {
-	const args = process.argv.slice(2);
+	let args = process.argv.slice(2);
+	const speed = args.includes('--speed');
+	args = args.filter((a) => a !== '--speed');
 	if (args.length !== 3)
-		die('usage: node tests/ort_run.js MODEL.onnx IN_DIR OUT_DIR');
+		die('usage: node tests/ort_run.js MODEL.onnx IN_DIR OUT_DIR [--speed]');
 	const [model, inDir, outDir] = args;
 	if (!fs.existsSync(model))
 		die(model + ': no such file');
 	if (!fs.existsSync(inDir) || !fs.statSync(inDir).isDirectory())
 		die(inDir + ': no such directory');
 	let session;
+	const opts = { executionProviders: ['cpu'], graphOptimizationLevel: 'basic',
+		logSeverityLevel: 3 }; // errors only: old-opset warnings are noise here
+	if (speed) {
+		opts.graphOptimizationLevel = 'all';
+		opts.intraOpNumThreads = 1;
+		opts.interOpNumThreads = 1;
+		opts.executionMode = 'sequential';
+	}
+	const t0 = process.hrtime.bigint();
 	try {
-		session = await ort.InferenceSession.create(model, {
-			executionProviders: ['cpu'], graphOptimizationLevel: 'basic',
-			logSeverityLevel: 3 }); // errors only: old-opset warnings are noise here
+		session = await ort.InferenceSession.create(model, opts);
 	} catch (e) {
 		die(model + ': ONNX Runtime could not load it: ' + e.message);
 	}
@@ -204,11 +217,16 @@ async function main() {
 		feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
 	});
 	let results;
+	const t1 = process.hrtime.bigint();
 	try {
 		results = await session.run(feeds);
 	} catch (e) {
 		die(model + ': ONNX Runtime run failed: ' + e.message);
 	}
+	const t2 = process.hrtime.bigint();
+	if (speed)
+		process.stdout.write('ort_ms session=' + (Number(t1 - t0) / 1e6).toFixed(3) +
+			' run=' + (Number(t2 - t1) / 1e6).toFixed(3) + '\n');
 	fs.mkdirSync(outDir, { recursive: true });
 	session.outputNames.forEach((name, i) => {
 		const r = results[name];
