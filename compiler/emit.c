@@ -164,7 +164,12 @@ void cc_addi(struct cc_prog *p, int rd, int rs1, int64_t imm)
 
 void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_BEQ);
+	cc_branch_label(p, ISA_OP_BEQ, rs1, rs2, label);
+}
+
+void cc_branch_label(struct cc_prog *p, enum isa_op op, int rs1, int rs2, int label)
+{
+	struct isa_insn *in = cc_emit(p, op);
 	in->rs1 = rs1;
 	in->rs2 = rs2;
 	if (!p->oom)

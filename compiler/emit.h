@@ -66,6 +66,8 @@ void cc_li(struct cc_prog *p, int rd, int64_t imm);
 void cc_ldarg(struct cc_prog *p, int rd, int idx);
 void cc_addi(struct cc_prog *p, int rd, int rs1, int64_t imm);
 void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label);
+/* op one of BEQ, BNE, BLT, BGE: if rs1 op rs2, continue at label (either way). */
+void cc_branch_label(struct cc_prog *p, enum isa_op op, int rs1, int rs2, int label);
 void cc_jmp_label(struct cc_prog *p, int label);
 void cc_end(struct cc_prog *p);
 void cc_set_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev);
