@@ -47,7 +47,32 @@ static uint64_t fnv(const uint8_t *b, size_t n)
 	return h;
 }
 
-static int record(struct roll *r, struct kg *g, size_t i, kg_step_fn *emit, const void *ctx)
+/* Append a scratch program's code as step (or block) sg's. */
+static int add_code(struct roll *r, struct sig *sg, const uint8_t *code, size_t bytes)
+{
+	sg->c0 = r->ncode;
+	sg->clen = 0;
+	if (!sg->ok)
+		return r->rec.oom ? -1 : 0;
+	if (r->ncode + bytes > r->capcode) {
+		size_t cap = r->capcode ? r->capcode : 4096;
+		while (cap < r->ncode + bytes)
+			cap *= 2;
+		uint8_t *c = realloc(r->code, cap);
+		if (!c)
+			return -1;
+		r->code = c;
+		r->capcode = cap;
+	}
+	if (bytes)
+		memcpy(r->code + r->ncode, code, bytes);
+	r->ncode += bytes;
+	sg->clen = bytes;
+	sg->hash = fnv(r->code + sg->c0, bytes);
+	return r->rec.oom ? -1 : 0;
+}
+
+static int record(struct roll *r, size_t i, kg_step_fn *emit, const void *ctx)
 {
 	struct cc_prog sp;
 	cc_prog_init(&sp);
@@ -62,30 +87,9 @@ static int record(struct roll *r, struct kg *g, size_t i, kg_step_fn *emit, cons
 	char err[200];
 	sg->ok = !s.bad && !cc_prog_finish(&sp, &code, &bytes, err, sizeof err);
 	cc_prog_free(&sp);
-	(void)g;
-	sg->c0 = r->ncode;
-	sg->clen = 0;
-	if (!sg->ok)
-		return r->rec.oom ? -1 : 0;
-	if (r->ncode + bytes > r->capcode) {
-		size_t cap = r->capcode ? r->capcode : 4096;
-		while (cap < r->ncode + bytes)
-			cap *= 2;
-		uint8_t *c = realloc(r->code, cap);
-		if (!c) {
-			free(code);
-			return -1;
-		}
-		r->code = c;
-		r->capcode = cap;
-	}
-	if (bytes)
-		memcpy(r->code + r->ncode, code, bytes);
+	int rc = add_code(r, sg, code, bytes);
 	free(code);
-	r->ncode += bytes;
-	sg->clen = bytes;
-	sg->hash = fnv(r->code + sg->c0, bytes);
-	return r->rec.oom ? -1 : 0;
+	return rc;
 }
 
 static int same_code(const struct roll *r, size_t a, size_t b)
@@ -155,7 +159,7 @@ int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 	r.match = calloc(ROLL_PMAX * n, 1);
 	int rc = r.sig && r.match ? 0 : -1;
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = record(&r, g, i, emit, ctx);
+		rc = record(&r, i, emit, ctx);
 	for (size_t P = 1; P <= ROLL_PMAX && !rc; P++)
 		for (size_t t = 0; t + P < n; t++)
 			r.match[(P - 1) * n + t] = (unsigned char)same_code(&r, t, t + P);
@@ -194,6 +198,145 @@ int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 	}
 	free(r.sig);
 	free(r.match);
+	free(r.code);
+	free(r.rec.off);
+	free(r.rec.base);
+	return rc;
+}
+
+/* ---- blocks ---------------------------------------------------------------------- */
+
+/* Block b's code emitted alone, its GM offsets recorded. */
+static int record_block(struct roll *r, int64_t b, kg_block_fn *emit, void *ctx)
+{
+	struct cc_prog sp;
+	cc_prog_init(&sp);
+	struct kg s = { .p = &sp, .rec = &r->rec };
+	kg_reset(&s);
+	struct sig *sg = &r->sig[b];
+	sg->o0 = r->rec.n;
+	emit(&s, ctx, b);
+	sg->on = r->rec.n - sg->o0;
+	uint8_t *code = NULL;
+	size_t bytes = 0;
+	char err[200];
+	sg->ok = !s.bad && !cc_prog_finish(&sp, &code, &bytes, err, sizeof err);
+	cc_prog_free(&sp);
+	int rc = add_code(r, sg, code, bytes);
+	free(code);
+	return rc;
+}
+
+/* Whether block b runs block b0's code with its offsets moved by j advances
+ * (v: set by the first member, j = 1). */
+static int member(struct roll *r, int64_t b0, int64_t b, int64_t j, struct adv *v)
+{
+	if (!same_code(r, (size_t)b0, (size_t)b))
+		return 0;
+	const struct sig *x = &r->sig[b0], *y = &r->sig[b];
+	struct adv w = { 0 };
+	for (size_t k = 0; k < x->on; k++) {
+		int64_t d = r->rec.off[y->o0 + k] - r->rec.off[x->o0 + k];
+		if (j == 1) {
+			int reg = r->rec.base[x->o0 + k], i = 0;
+			while (i < w.n && w.reg[i] != reg)
+				i++;
+			if (i == w.n) {
+				if (w.n == KG_MAX_ADV)
+					return 0;
+				w.reg[w.n] = reg;
+				w.d[w.n++] = d;
+			} else if (w.d[i] != d) {
+				return 0;
+			}
+			continue;
+		}
+		int i = 0;
+		while (i < v->n && v->reg[i] != r->rec.base[x->o0 + k])
+			i++;
+		if (i == v->n || v->d[i] * j != d)
+			return 0;
+	}
+	if (j == 1)
+		*v = w;
+	return 1;
+}
+
+int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
+{
+	struct cc_prog *p = g->p;
+	struct roll r = { .n = (size_t)nb };
+	r.sig = calloc((size_t)nb, sizeof *r.sig);
+	int64_t *cls = malloc((size_t)nb * sizeof *cls); /* block -> its class's first */
+	int *labels = malloc((size_t)nb * sizeof *labels);
+	int rc = r.sig && cls && labels ? 0 : -1;
+	for (int64_t b = 0; b < nb && !rc; b++) {
+		cls[b] = -1;
+		rc = record_block(&r, b, emit, ctx);
+	}
+	if (!rc)
+		cc_block_dispatch(p, nb, labels, R_BIDX, R_TMP);
+	for (int64_t b0 = 0; b0 < nb && !rc; b0++) {
+		if (cls[b0] >= 0)
+			continue;
+		/* the class: b0 and every Q-th block after it that runs its code */
+		struct adv v = { 0 };
+		int64_t Q = 0, count = 1;
+		for (int64_t b = b0 + 1; b < nb && !Q; b++)
+			if (cls[b] < 0 && member(&r, b0, b, 1, &v))
+				Q = b - b0;
+		if (Q)
+			for (count = 2; b0 + count * Q < nb && cls[b0 + count * Q] < 0 &&
+					member(&r, b0, b0 + count * Q, count, &v);
+			     count++)
+				;
+		for (int64_t j = 0; j < count; j++) {
+			cls[b0 + j * Q] = b0;
+			cc_label_bind(p, labels[b0 + j * Q]);
+		}
+		kg_reset(g);
+		if (count > 1) {
+			/* j = (block_idx - b0) / Q; each base += j * its advance */
+			int rj = R_BIDX;
+			if (b0) {
+				cc_addi(p, R_TMP, R_BIDX, -b0);
+				rj = R_TMP;
+			}
+			if (Q > 1 && (Q & (Q - 1)) == 0) {
+				int sh = 0;
+				while ((INT64_C(1) << sh) < Q)
+					sh++;
+				struct isa_insn *in = cc_emit(p, ISA_OP_SHRI);
+				in->rd = R_TMP;
+				in->rs1 = rj;
+				in->imm = sh;
+				rj = R_TMP;
+			} else if (Q > 1) {
+				cc_li(p, R_GM, Q);
+				struct isa_insn *in = cc_emit(p, ISA_OP_DIVU);
+				in->rd = R_TMP;
+				in->rs1 = rj;
+				in->rs2 = R_GM;
+				rj = R_TMP;
+			}
+			for (int i = 0; i < v.n; i++) {
+				if (!v.d[i])
+					continue;
+				struct isa_insn *in = cc_emit(p, ISA_OP_MULI);
+				in->rd = R_GM;
+				in->rs1 = rj;
+				in->imm = v.d[i];
+				in = cc_emit(p, ISA_OP_ADD);
+				in->rd = v.reg[i];
+				in->rs1 = v.reg[i];
+				in->rs2 = R_GM;
+			}
+		}
+		emit(g, ctx, b0);
+	}
+	free(r.sig);
+	free(cls);
+	free(labels);
 	free(r.code);
 	free(r.rec.off);
 	free(r.rec.base);

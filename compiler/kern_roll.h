@@ -18,4 +18,14 @@ typedef void kg_step_fn(struct kg *g, const void *ctx, size_t i);
  * or -1 out of memory. */
 int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx);
 
+/* Emits block b's code, from kg_reset's state to its end instruction. */
+typedef void kg_block_fn(struct kg *g, void *ctx, int64_t b);
+
+/* Blocks 0 .. nb-1 behind one block dispatch (cc_block_dispatch, registers
+ * R_BIDX and R_TMP); blocks b0, b0+Q, b0+2Q ... whose code is the same, GM
+ * offsets moving by a constant per Q blocks and base register, share one
+ * copy, which first moves its bases on by (block_idx - b0) / Q constants
+ * (registers R_TMP and R_GM).  Returns 0, or -1 out of memory. */
+int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx);
+
 #endif
