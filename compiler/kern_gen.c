@@ -26,11 +26,20 @@ static void redefined(struct kg *g, int r)
 		g->loop[i].redef[r] = 1;
 }
 
+/* The cache's registers: [*lo, *hi). */
+static void window(const struct kg *g, int *lo, int *hi)
+{
+	*lo = g->cn ? g->c0 : R_C0;
+	*hi = g->cn ? g->cn : R_CN;
+}
+
 /* A register holding v; the least recently used one is reloaded. */
 int kg_reg(struct kg *g, int64_t v)
 {
-	int lru = R_C0;
-	for (int r = R_C0; r < R_CN; r++) {
+	int c0, cn;
+	window(g, &c0, &cn);
+	int lru = c0;
+	for (int r = c0; r < cn; r++) {
 		if (g->rvalid[r] && g->rval[r] == v) {
 			g->rage[r] = ++g->clock;
 			/* read as the loop head left it: every iteration must see it so */
@@ -73,8 +82,10 @@ void kg_loop_begin(struct kg *g, const struct kg_loop *lp)
 		g->bad = 1;
 		return;
 	}
+	int c0, cn;
+	window(g, &c0, &cn);
 	for (int i = 0; i < lp->nadv; i++)
-		if (lp->reg[i] >= R_C0 && lp->reg[i] < R_CN)
+		if (lp->reg[i] >= c0 && lp->reg[i] < cn)
 			g->bad = 1; /* (a cached constant must not move) */
 	cc_li(g->p, R_LC0 + g->depth, lp->count);
 	struct kg_frame *f = &g->loop[g->depth++];
@@ -101,7 +112,9 @@ void kg_loop_end(struct kg *g)
 	 * mask first: setting it may load registers) */
 	if (!f->mask_unknown)
 		kg_mask(g, f->mhi, f->mlo);
-	for (int r = R_C0; r < R_CN; r++)
+	int c0, cn;
+	window(g, &c0, &cn);
+	for (int r = c0; r < cn; r++)
 		if (f->livein[r] && !(g->rvalid[r] && g->rval[r] == f->hval[r])) {
 			cc_li(g->p, r, f->hval[r]);
 			g->rval[r] = f->hval[r];

@@ -55,6 +55,7 @@ struct kg_rec {
 
 struct kg {
 	struct cc_prog *p;
+	int c0, cn; /* the cache's registers x[c0, cn) (cn 0: R_C0 .. R_CN-1) */
 	int64_t rval[32];
 	unsigned rage[32], clock;
 	int rvalid[32];

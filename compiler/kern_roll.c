@@ -72,11 +72,12 @@ static int add_code(struct roll *r, struct sig *sg, const uint8_t *code, size_t 
 	return r->rec.oom ? -1 : 0;
 }
 
-static int record(struct roll *r, size_t i, kg_step_fn *emit, const void *ctx)
+static int record(struct roll *r, const struct kg *g, size_t i, kg_step_fn *emit,
+		  const void *ctx)
 {
 	struct cc_prog sp;
 	cc_prog_init(&sp);
-	struct kg s = { .p = &sp, .rec = &r->rec };
+	struct kg s = { .p = &sp, .c0 = g->c0, .cn = g->cn, .rec = &r->rec };
 	kg_forget(&s);
 	struct sig *sg = &r->sig[i];
 	sg->o0 = r->rec.n;
@@ -159,7 +160,7 @@ int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 	r.match = calloc(ROLL_PMAX * n, 1);
 	int rc = r.sig && r.match ? 0 : -1;
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = record(&r, i, emit, ctx);
+		rc = record(&r, g, i, emit, ctx);
 	for (size_t P = 1; P <= ROLL_PMAX && !rc; P++)
 		for (size_t t = 0; t + P < n; t++)
 			r.match[(P - 1) * n + t] = (unsigned char)same_code(&r, t, t + P);
@@ -207,11 +208,12 @@ int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 /* ---- blocks ---------------------------------------------------------------------- */
 
 /* Block b's code emitted alone, its GM offsets recorded. */
-static int record_block(struct roll *r, int64_t b, kg_block_fn *emit, void *ctx)
+static int record_block(struct roll *r, const struct kg *g, int64_t b, kg_block_fn *emit,
+			void *ctx)
 {
 	struct cc_prog sp;
 	cc_prog_init(&sp);
-	struct kg s = { .p = &sp, .rec = &r->rec };
+	struct kg s = { .p = &sp, .c0 = g->c0, .cn = g->cn, .rec = &r->rec };
 	kg_reset(&s);
 	struct sig *sg = &r->sig[b];
 	sg->o0 = r->rec.n;
@@ -272,7 +274,7 @@ int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 	int rc = r.sig && cls && labels ? 0 : -1;
 	for (int64_t b = 0; b < nb && !rc; b++) {
 		cls[b] = -1;
-		rc = record_block(&r, b, emit, ctx);
+		rc = record_block(&r, g, b, emit, ctx);
 	}
 	if (!rc)
 		cc_block_dispatch(p, nb, labels, R_BIDX, R_TMP);
