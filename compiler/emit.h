@@ -60,6 +60,11 @@ int64_t cc_split_work(int64_t units, int64_t cores, int64_t *per);
  * every block b > 0 (block 0 falls through to labels[0]); the caller binds
  * labels[b] where block b's straight-line code starts. */
 void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp);
+/* The same with the caller's labels: block b branches to labels[b], or falls
+ * through past the dispatch when labels[b] < 0 (blocks that run the code
+ * placed right after it need no compare). */
+void cc_block_dispatch_to(struct cc_prog *p, int64_t blocks, const int *labels, int r_idx,
+			  int r_tmp);
 
 /* Shorthands. */
 void cc_li(struct cc_prog *p, int rd, int64_t imm);

@@ -264,80 +264,107 @@ static int member(struct roll *r, int64_t b0, int64_t b, int64_t j, struct adv *
 	return 1;
 }
 
+/* Block b0's class: b0 and every Q-th block after it that runs its code
+ * (count of them, their bases' advances per Q blocks in *v). */
+static void find_class(struct roll *r, const int64_t *cls, int64_t nb, int64_t b0, int64_t *Q,
+		       int64_t *count, struct adv *v)
+{
+	v->n = 0;
+	*Q = 0;
+	*count = 1;
+	for (int64_t b = b0 + 1; b < nb && !*Q; b++)
+		if (cls[b] < 0 && member(r, b0, b, 1, v))
+			*Q = b - b0;
+	if (*Q)
+		for (*count = 2; b0 + *count * *Q < nb && cls[b0 + *count * *Q] < 0 &&
+				 member(r, b0, b0 + *count * *Q, *count, v);
+		     ++*count)
+			;
+}
+
+/* Moves the bases of a shared copy of b0's code on for the block running
+ * it: j = (block_idx - b0) / Q, each base += j * its advance. */
+static void move_bases(struct cc_prog *p, int64_t b0, int64_t Q, const struct adv *v)
+{
+	int rj = R_BIDX;
+	if (b0) {
+		cc_addi(p, R_TMP, R_BIDX, -b0);
+		rj = R_TMP;
+	}
+	if (Q > 1 && (Q & (Q - 1)) == 0) {
+		int sh = 0;
+		while ((INT64_C(1) << sh) < Q)
+			sh++;
+		struct isa_insn *in = cc_emit(p, ISA_OP_SHRI);
+		in->rd = R_TMP;
+		in->rs1 = rj;
+		in->imm = sh;
+		rj = R_TMP;
+	} else if (Q > 1) {
+		cc_li(p, R_GM, Q);
+		struct isa_insn *in = cc_emit(p, ISA_OP_DIVU);
+		in->rd = R_TMP;
+		in->rs1 = rj;
+		in->rs2 = R_GM;
+		rj = R_TMP;
+	}
+	for (int i = 0; i < v->n; i++) {
+		if (!v->d[i])
+			continue;
+		struct isa_insn *in = cc_emit(p, ISA_OP_MULI);
+		in->rd = R_GM;
+		in->rs1 = rj;
+		in->imm = v->d[i];
+		in = cc_emit(p, ISA_OP_ADD);
+		in->rd = v->reg[i];
+		in->rs1 = v->reg[i];
+		in->rs2 = R_GM;
+	}
+}
+
 int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 {
 	struct cc_prog *p = g->p;
 	struct roll r = { .n = (size_t)nb };
 	r.sig = calloc((size_t)nb, sizeof *r.sig);
 	int64_t *cls = malloc((size_t)nb * sizeof *cls); /* block -> its class's first */
-	int *labels = malloc((size_t)nb * sizeof *labels);
-	int rc = r.sig && cls && labels ? 0 : -1;
+	int64_t *q = malloc((size_t)nb * sizeof *q);
+	struct adv *v = malloc((size_t)nb * sizeof *v);
+	int *labels = calloc((size_t)nb, sizeof *labels);
+	int rc = r.sig && cls && q && v && labels ? 0 : -1;
 	for (int64_t b = 0; b < nb && !rc; b++) {
 		cls[b] = -1;
+		labels[b] = -1;
 		rc = record_block(&r, g, b, emit, ctx);
 	}
-	if (!rc)
-		cc_block_dispatch(p, nb, labels, R_BIDX, R_TMP);
+	/* the classes, then one label each; block 0's class falls through */
 	for (int64_t b0 = 0; b0 < nb && !rc; b0++) {
 		if (cls[b0] >= 0)
 			continue;
-		/* the class: b0 and every Q-th block after it that runs its code */
-		struct adv v = { 0 };
-		int64_t Q = 0, count = 1;
-		for (int64_t b = b0 + 1; b < nb && !Q; b++)
-			if (cls[b] < 0 && member(&r, b0, b, 1, &v))
-				Q = b - b0;
-		if (Q)
-			for (count = 2; b0 + count * Q < nb && cls[b0 + count * Q] < 0 &&
-					member(&r, b0, b0 + count * Q, count, &v);
-			     count++)
-				;
+		int64_t count;
+		find_class(&r, cls, nb, b0, &q[b0], &count, &v[b0]);
+		int l = b0 ? cc_label_new(p) : -1;
 		for (int64_t j = 0; j < count; j++) {
-			cls[b0 + j * Q] = b0;
-			cc_label_bind(p, labels[b0 + j * Q]);
+			cls[b0 + j * q[b0]] = b0;
+			labels[b0 + j * q[b0]] = l;
 		}
+	}
+	if (!rc)
+		cc_block_dispatch_to(p, nb, labels, R_BIDX, R_TMP);
+	for (int64_t b0 = 0; b0 < nb && !rc; b0++) {
+		if (cls[b0] != b0)
+			continue;
+		if (b0)
+			cc_label_bind(p, labels[b0]);
 		kg_reset(g);
-		if (count > 1) {
-			/* j = (block_idx - b0) / Q; each base += j * its advance */
-			int rj = R_BIDX;
-			if (b0) {
-				cc_addi(p, R_TMP, R_BIDX, -b0);
-				rj = R_TMP;
-			}
-			if (Q > 1 && (Q & (Q - 1)) == 0) {
-				int sh = 0;
-				while ((INT64_C(1) << sh) < Q)
-					sh++;
-				struct isa_insn *in = cc_emit(p, ISA_OP_SHRI);
-				in->rd = R_TMP;
-				in->rs1 = rj;
-				in->imm = sh;
-				rj = R_TMP;
-			} else if (Q > 1) {
-				cc_li(p, R_GM, Q);
-				struct isa_insn *in = cc_emit(p, ISA_OP_DIVU);
-				in->rd = R_TMP;
-				in->rs1 = rj;
-				in->rs2 = R_GM;
-				rj = R_TMP;
-			}
-			for (int i = 0; i < v.n; i++) {
-				if (!v.d[i])
-					continue;
-				struct isa_insn *in = cc_emit(p, ISA_OP_MULI);
-				in->rd = R_GM;
-				in->rs1 = rj;
-				in->imm = v.d[i];
-				in = cc_emit(p, ISA_OP_ADD);
-				in->rd = v.reg[i];
-				in->rs1 = v.reg[i];
-				in->rs2 = R_GM;
-			}
-		}
+		if (q[b0])
+			move_bases(p, b0, q[b0], &v[b0]);
 		emit(g, ctx, b0);
 	}
 	free(r.sig);
 	free(cls);
+	free(q);
+	free(v);
 	free(labels);
 	free(r.code);
 	free(r.rec.off);
