@@ -2,8 +2,10 @@
  *
  * Kernel generators describe code with the ISA's decoded form (struct
  * isa_insn); cc_prog_finish encodes it through the ISA table, resolving
- * labels.  Generators emit straight-line code per block where sizes are known
- * at compile time, which keeps every buffer and event id a plain immediate. */
+ * labels.  Generators emit code per block where sizes are known at compile
+ * time, which keeps every buffer and event id a plain immediate; where that
+ * code repeats with only its GM addresses moving, the builder (kern_roll.h)
+ * runs it as a loop. */
 #ifndef DV_EMIT_H
 #define DV_EMIT_H
 

@@ -35,7 +35,11 @@
  * gives the very program it gave before dilations existed.
  *
  * Tiles are double-buffered like every kernel: the load of tile t+1 is issued
- * before the vector work of tile t. */
+ * before the vector work of tile t.  A block is a sequence of such steps
+ * (load one tile, compute and store the one before); steps that repeat with
+ * only their GM addresses moving run as a loop, and blocks that do likewise
+ * share one copy of the code (kern_roll.h), so the code follows the tiles'
+ * kinds rather than their count or the batch. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
