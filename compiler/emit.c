@@ -187,7 +187,12 @@ void cc_addi(struct cc_prog *p, int rd, int rs1, int64_t imm)
 
 void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_BEQ);
+	cc_branch_label(p, ISA_OP_BEQ, rs1, rs2, label);
+}
+
+void cc_branch_label(struct cc_prog *p, enum isa_op op, int rs1, int rs2, int label)
+{
+	struct isa_insn *in = cc_emit(p, op);
 	in->rs1 = rs1;
 	in->rs2 = rs2;
 	if (!p->oom && !p->dry)
@@ -246,15 +251,24 @@ int64_t cc_split_work(int64_t units, int64_t cores, int64_t *per)
 
 void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp)
 {
+	labels[0] = -1;
+	for (int64_t b = 1; b < blocks; b++)
+		labels[b] = cc_label_new(p);
+	cc_block_dispatch_to(p, blocks, labels, r_idx, r_tmp);
+	labels[0] = cc_label_new(p);
+}
+
+void cc_block_dispatch_to(struct cc_prog *p, int64_t blocks, const int *labels, int r_idx,
+			  int r_tmp)
+{
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
 	in->rd = r_idx;
 	in->spr = ISA_SPR_BLOCK_IDX;
-	labels[0] = cc_label_new(p);
-	for (int64_t b = 1; b < blocks; b++) {
-		labels[b] = cc_label_new(p);
-		cc_li(p, r_tmp, b);
-		cc_beq_label(p, r_idx, r_tmp, labels[b]);
-	}
+	for (int64_t b = 0; b < blocks; b++)
+		if (labels[b] >= 0) {
+			cc_li(p, r_tmp, b);
+			cc_beq_label(p, r_idx, r_tmp, labels[b]);
+		}
 }
 
 void cc_block_dispatch_path(struct cc_prog *p, int64_t blocks, int64_t b, int r_idx, int r_tmp)

@@ -2,8 +2,10 @@
  *
  * Kernel generators describe code with the ISA's decoded form (struct
  * isa_insn); cc_prog_finish encodes it through the ISA table, resolving
- * labels.  Generators emit straight-line code per block where sizes are known
- * at compile time, which keeps every buffer and event id a plain immediate. */
+ * labels.  Generators emit code per block where sizes are known at compile
+ * time, which keeps every buffer and event id a plain immediate; where that
+ * code repeats with only its GM addresses moving, the builder (kern_roll.h)
+ * runs it as a loop. */
 #ifndef DV_EMIT_H
 #define DV_EMIT_H
 
@@ -74,12 +76,19 @@ void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx
 /* The instructions block b runs through in cc_block_dispatch's code, for a
  * dry run of that block (which does not follow branches). */
 void cc_block_dispatch_path(struct cc_prog *p, int64_t blocks, int64_t b, int r_idx, int r_tmp);
+/* The same with the caller's labels: block b branches to labels[b], or falls
+ * through past the dispatch when labels[b] < 0 (blocks that run the code
+ * placed right after it need no compare). */
+void cc_block_dispatch_to(struct cc_prog *p, int64_t blocks, const int *labels, int r_idx,
+			  int r_tmp);
 
 /* Shorthands. */
 void cc_li(struct cc_prog *p, int rd, int64_t imm);
 void cc_ldarg(struct cc_prog *p, int rd, int idx);
 void cc_addi(struct cc_prog *p, int rd, int rs1, int64_t imm);
 void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label);
+/* op one of BEQ, BNE, BLT, BGE: if rs1 op rs2, continue at label (either way). */
+void cc_branch_label(struct cc_prog *p, enum isa_op op, int rs1, int rs2, int label);
 void cc_jmp_label(struct cc_prog *p, int label);
 void cc_end(struct cc_prog *p);
 void cc_set_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev);

@@ -1,4 +1,5 @@
 /* kern_gen.c: see kern_gen.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "kern_gen.h"
@@ -7,16 +8,44 @@
 void kg_reset(struct kg *g)
 {
 	memset(g->rvalid, 0, sizeof g->rvalid);
+	memset(g->bias, 0, sizeof g->bias);
 	g->mhi = g->mlo = ~UINT64_C(0); /* every block starts with all lanes */
+	g->mask_unknown = 0;
+}
+
+void kg_forget(struct kg *g)
+{
+	memset(g->rvalid, 0, sizeof g->rvalid);
+	g->mask_unknown = 1;
+}
+
+/* Register r now holds something the open loops' heads did not give it. */
+static void redefined(struct kg *g, int r)
+{
+	for (int i = 0; i < g->depth; i++)
+		g->loop[i].redef[r] = 1;
+}
+
+/* The cache's registers: [*lo, *hi). */
+static void window(const struct kg *g, int *lo, int *hi)
+{
+	*lo = g->cn ? g->c0 : R_C0;
+	*hi = g->cn ? g->cn : R_CN;
 }
 
 /* A register holding v; the least recently used one is reloaded. */
 int kg_reg(struct kg *g, int64_t v)
 {
-	int lru = R_C0;
-	for (int r = R_C0; r < R_CN; r++) {
+	int c0, cn;
+	window(g, &c0, &cn);
+	int lru = c0;
+	for (int r = c0; r < cn; r++) {
 		if (g->rvalid[r] && g->rval[r] == v) {
 			g->rage[r] = ++g->clock;
+			/* read as the loop head left it: every iteration must see it so */
+			for (int i = 0; i < g->depth; i++)
+				if (!g->loop[i].redef[r])
+					g->loop[i].livein[r] = 1;
 			return r;
 		}
 		if (!g->rvalid[r] || (g->rvalid[lru] && g->rage[r] < g->rage[lru]))
@@ -26,7 +55,80 @@ int kg_reg(struct kg *g, int64_t v)
 	g->rval[lru] = v;
 	g->rvalid[lru] = 1;
 	g->rage[lru] = ++g->clock;
+	redefined(g, lru);
 	return lru;
+}
+
+struct kg_label kg_label(struct kg *g) { return (struct kg_label){ cc_label_new(g->p) }; }
+
+void kg_bind(struct kg *g, struct kg_label l)
+{
+	cc_label_bind(g->p, l.id);
+	kg_forget(g);
+}
+
+void kg_branch(struct kg *g, enum isa_op op, int rs1, int rs2, struct kg_label l)
+{
+	if (op != ISA_OP_BEQ && op != ISA_OP_BNE && op != ISA_OP_BLT && op != ISA_OP_BGE)
+		g->bad = 1;
+	cc_branch_label(g->p, op, rs1, rs2, l.id);
+}
+
+void kg_jump(struct kg *g, struct kg_label l) { cc_jmp_label(g->p, l.id); }
+
+void kg_loop_begin(struct kg *g, const struct kg_loop *lp)
+{
+	if (g->depth == KG_MAX_LOOPS || lp->count < 1 || lp->nadv < 0 || lp->nadv > KG_MAX_ADV) {
+		g->bad = 1;
+		return;
+	}
+	int c0, cn;
+	window(g, &c0, &cn);
+	for (int i = 0; i < lp->nadv; i++)
+		if (lp->reg[i] >= c0 && lp->reg[i] < cn)
+			g->bad = 1; /* (a cached constant must not move) */
+	cc_li(g->p, R_LC0 + g->depth, lp->count);
+	struct kg_frame *f = &g->loop[g->depth++];
+	f->lp = *lp;
+	f->head = cc_label_new(g->p);
+	cc_label_bind(g->p, f->head);
+	memcpy(f->hval, g->rval, sizeof f->hval);
+	memcpy(f->hvalid, g->rvalid, sizeof f->hvalid);
+	memset(f->livein, 0, sizeof f->livein);
+	memset(f->redef, 0, sizeof f->redef);
+	f->mhi = g->mhi;
+	f->mlo = g->mlo;
+	f->mask_unknown = g->mask_unknown;
+}
+
+void kg_loop_end(struct kg *g)
+{
+	if (g->depth == 0) {
+		g->bad = 1;
+		return;
+	}
+	struct kg_frame *f = &g->loop[g->depth - 1];
+	/* the back edge: the head's lane mask and live-in registers again (the
+	 * mask first: setting it may load registers) */
+	if (!f->mask_unknown)
+		kg_mask(g, f->mhi, f->mlo);
+	int c0, cn;
+	window(g, &c0, &cn);
+	for (int r = c0; r < cn; r++)
+		if (f->livein[r] && !(g->rvalid[r] && g->rval[r] == f->hval[r])) {
+			cc_li(g->p, r, f->hval[r]);
+			g->rval[r] = f->hval[r];
+			g->rvalid[r] = 1;
+			redefined(g, r);
+		}
+	for (int i = 0; i < f->lp.nadv; i++)
+		cc_addi(g->p, f->lp.reg[i], f->lp.reg[i], f->lp.delta[i]);
+	int rc = R_LC0 + g->depth - 1;
+	cc_addi(g->p, rc, rc, -1);
+	cc_branch_label(g->p, ISA_OP_BNE, rc, 0, f->head);
+	for (int i = 0; i < f->lp.nadv; i++)
+		g->bias[f->lp.reg[i]] += f->lp.count * f->lp.delta[i];
+	g->depth--;
 }
 
 int64_t kg_fbits(float f)
@@ -38,7 +140,7 @@ int64_t kg_fbits(float f)
 
 void kg_mask(struct kg *g, uint64_t hi, uint64_t lo)
 {
-	if (g->mhi == hi && g->mlo == lo)
+	if (!g->mask_unknown && g->mhi == hi && g->mlo == lo)
 		return;
 	int rh = kg_reg(g, (int64_t)hi), rl = kg_reg(g, (int64_t)lo);
 	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASK);
@@ -46,6 +148,7 @@ void kg_mask(struct kg *g, uint64_t hi, uint64_t lo)
 	in->rs2 = rl;
 	g->mhi = hi;
 	g->mlo = lo;
+	g->mask_unknown = 0;
 }
 
 /* The first n lanes (n >= 128: all). */
@@ -132,6 +235,29 @@ void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t u
 		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
 	int ru = kg_reg(g, ub);
+	if (g->rec) {
+		struct kg_rec *rc = g->rec;
+		if (rc->n == rc->cap) {
+			size_t cap = rc->cap ? 2 * rc->cap : 64;
+			int64_t *o = realloc(rc->off, cap * sizeof *o);
+			if (o)
+				rc->off = o;
+			int *b = realloc(rc->base, cap * sizeof *b);
+			if (b)
+				rc->base = b;
+			if (o && b)
+				rc->cap = cap;
+		}
+		if (rc->n < rc->cap) {
+			rc->off[rc->n] = gm_off;
+			rc->base[rc->n++] = gm_base;
+		} else {
+			rc->oom = 1;
+		}
+		gm_off = 0;
+	} else {
+		gm_off -= g->bias[gm_base];
+	}
 	cc_addi(g->p, R_GM, gm_base, gm_off);
 	if (nburst < 1 || nburst > ISA_DMA_NBURST_MAX || len < 1 || len > ISA_DMA_LEN_MAX)
 		g->bad = 1;

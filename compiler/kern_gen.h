@@ -1,6 +1,7 @@
 /* kern_gen.h: emission helpers shared by the pooling and TransData
  * generators: constants cached in registers (least recently used reloaded),
- * the lane mask the vector unit holds, and vector/DMA shorthands. */
+ * the lane mask the vector unit holds, labels and counted loops, and
+ * vector/DMA shorthands. */
 #ifndef DV_KERN_GEN_H
 #define DV_KERN_GEN_H
 
@@ -9,20 +10,83 @@
 #include "kernels.h"
 
 /* Registers: x1/x2 the arguments, x3 GM addresses, x4/x5 block dispatch,
- * x8..x23 the constant cache. */
-enum { R_SRC = 1, R_DST = 2, R_GM = 3, R_BIDX = 4, R_TMP = 5, R_C0 = 8, R_CN = 24 };
+ * x6/x7 loop counters (one per nesting level), x8..x23 the constant cache. */
+enum { R_SRC = 1, R_DST = 2, R_GM = 3, R_BIDX = 4, R_TMP = 5, R_LC0 = 6, R_C0 = 8, R_CN = 24 };
+#define KG_MAX_LOOPS 2
+#define KG_MAX_ADV 4
+
+/* A place in the program to branch to. */
+struct kg_label {
+	int id;
+};
+
+/* A counted loop: the body runs count times; reg[i] advances by delta[i]
+ * after every iteration (address arithmetic: a GM base walking over tiles). */
+struct kg_loop {
+	int64_t count;
+	int nadv;
+	int reg[KG_MAX_ADV];
+	int64_t delta[KG_MAX_ADV];
+};
+
+/* An open loop.  The body is emitted once, with the cache as it is at the
+ * head; a cached register the body reads before redefining it (live in) is
+ * assumed to hold its head value on every iteration, so the latch reloads
+ * the live-in registers the body left holding something else, and the lane
+ * mask likewise. */
+struct kg_frame {
+	struct kg_loop lp;
+	int head;
+	int64_t hval[32];
+	int hvalid[32];
+	unsigned char livein[32], redef[32];
+	uint64_t mhi, mlo;
+	int mask_unknown;
+};
+
+/* GM offsets recorded instead of encoded (kg_dma): the caller compares
+ * programs that differ only in where their transfers point. */
+struct kg_rec {
+	int64_t *off;
+	int *base;
+	size_t n, cap;
+	int oom;
+};
 
 struct kg {
 	struct cc_prog *p;
+	int c0, cn; /* the cache's registers x[c0, cn) (cn 0: R_C0 .. R_CN-1) */
 	int64_t rval[32];
 	unsigned rage[32], clock;
 	int rvalid[32];
 	uint64_t mhi, mlo; /* the lane mask the vector unit holds */
+	int mask_unknown;  /* ... unless this is set (after a label) */
 	int bad;
+	/* GM base register r holds its kernel argument + bias[r] (loops advance
+	 * the bases; kg_dma's offsets stay relative to the argument) */
+	int64_t bias[32];
+	struct kg_frame loop[KG_MAX_LOOPS];
+	int depth;
+	struct kg_rec *rec; /* non-NULL: kg_dma records its GM offsets */
 };
 
+/* The start of a block: nothing cached, all lanes, GM bases at their arguments. */
 void kg_reset(struct kg *g);
+/* Nothing cached and the lane mask unknown (a join of paths). */
+void kg_forget(struct kg *g);
 int kg_reg(struct kg *g, int64_t v);
+struct kg_label kg_label(struct kg *g);
+/* Bind l here; code after it assumes nothing cached (any branch may reach it). */
+void kg_bind(struct kg *g, struct kg_label l);
+/* op BEQ, BNE, BLT or BGE: if rs1 op rs2, continue at l. */
+void kg_branch(struct kg *g, enum isa_op op, int rs1, int rs2, struct kg_label l);
+void kg_jump(struct kg *g, struct kg_label l);
+/* for (counter = count; ; ) { body; advance; if (--counter != 0) repeat }:
+ * the body is what the caller emits between kg_loop_begin and kg_loop_end
+ * (count >= 1; at most KG_MAX_LOOPS nested).  After the loop every advanced
+ * GM base stands count deltas further on, which kg_dma accounts for. */
+void kg_loop_begin(struct kg *g, const struct kg_loop *lp);
+void kg_loop_end(struct kg *g);
 int64_t kg_fbits(float f);
 void kg_mask(struct kg *g, uint64_t hi, uint64_t lo);
 /* The first n lanes (n >= 128: all). */
@@ -39,6 +103,7 @@ void kg_conv_n(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, 
 	       int64_t n, enum isa_rnd rnd);
 void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t db, int64_t s0b,
 		  int64_t dr, int64_t s0r);
+/* A transfer at GM gm_off bytes past kernel argument register gm_base. */
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
 	    int64_t nburst, int64_t len, int64_t sgap, int64_t dgap);
 

@@ -36,65 +36,28 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
 
-enum { R_X = 1, R_Y = 2, R_P = 3, R_M = 4, R_V = 5, R_RES = 6, R_GM = 10, R_DU = 22, R_N = 24, R_S = 25,
-       R_BIDX = 20, R_TMP = 21, R_POOL = 11, NPOOL = 8 /* x11..x18 */ };
+enum { R_X = 1, R_Y = 2, R_P = 3, R_M = 4, R_V = 5, R_RES = 6, R_GMA = 10, R_DU = 22, R_N = 24,
+       R_S = 25, R_BI = 20, R_BT = 21, R_POOL = 11, NPOOL = 8 /* x11..x18 */ };
 
-/* The program and which UB addresses the pool registers hold: the scalar
- * unit issues one instruction a cycle, and a vector instruction of a small
- * tile takes only a few cycles, so reloading three addresses before each
- * one would make the kernel scalar-bound.  Reset where blocks start (a
- * branch target: the registers hold whatever the dispatch left). */
-struct lg {
-	struct cc_prog *p;
-	int64_t val[NPOOL];
-	int valid[NPOOL];
-	unsigned used[NPOOL], clock;
-};
-
-static void regs_reset(struct lg *g)
-{
-	memset(g->valid, 0, sizeof g->valid);
-}
-
-/* A pool register holding addr, loading it into the least recently used
- * one (not in busy, a mask of registers this instruction already uses). */
-static int reg_for(struct lg *g, int64_t addr, unsigned busy)
-{
-	int best = -1;
-	for (int i = 0; i < NPOOL; i++)
-		if (g->valid[i] && g->val[i] == addr) {
-			g->used[i] = ++g->clock;
-			return R_POOL + i;
-		}
-	for (int i = 0; i < NPOOL; i++) {
-		if (busy >> i & 1)
-			continue;
-		if (!g->valid[i]) {
-			best = i;
-			break;
-		}
-		if (best < 0 || g->used[i] < g->used[best])
-			best = i;
-	}
-	cc_li(g->p, R_POOL + best, addr);
-	g->val[best] = addr;
-	g->valid[best] = 1;
-	g->used[best] = ++g->clock;
-	return R_POOL + best;
-}
+/* The UB addresses live in the builder's register cache, in the pool
+ * registers: the scalar unit issues one instruction a cycle, and a vector
+ * instruction of a small tile takes only a few cycles, so reloading three
+ * addresses before each one would make the kernel scalar-bound.  Reset
+ * where blocks start (a branch target: the registers hold whatever the
+ * dispatch left).  Least recently used is reloaded: an instruction's own
+ * operands were used last, so none of them is evicted by another. */
 
 static int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 /* A vector instruction with its UB operands (src1 < 0: none). */
-static struct isa_insn *vop(struct lg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+static struct isa_insn *vop(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
 			    int64_t src0, int64_t src1, int64_t rep)
 {
-	int rd = reg_for(g, dst, 0), busy = 1 << (rd - R_POOL);
-	int rs1 = src0 >= 0 ? reg_for(g, src0, (unsigned)busy) : rd;
-	busy |= 1 << (rs1 - R_POOL);
-	int rs2 = src1 >= 0 ? reg_for(g, src1, (unsigned)busy) : rd;
+	int rd = kg_reg(g, dst);
+	int rs1 = src0 >= 0 ? kg_reg(g, src0) : rd;
+	int rs2 = src1 >= 0 ? kg_reg(g, src1) : rd;
 	struct isa_insn *in = cc_emit(g->p, op);
 	in->rd = rd;
 	in->rs1 = rs1;
@@ -105,7 +68,7 @@ static struct isa_insn *vop(struct lg *g, enum isa_op op, enum isa_dtype dt, int
 }
 
 /* The *S forms: the scalar (fp32 bits) in R_S. */
-static struct isa_insn *vscal(struct lg *g, enum isa_op op, int64_t dst, int64_t src, float s,
+static struct isa_insn *vscal(struct kg *g, enum isa_op op, int64_t dst, int64_t src, float s,
 			      int64_t rep)
 {
 	uint32_t bits;
@@ -116,14 +79,14 @@ static struct isa_insn *vscal(struct lg *g, enum isa_op op, int64_t dst, int64_t
 	return in;
 }
 
-static void mask_lanes(struct lg *g, int64_t lanes)
+static void mask_lanes(struct kg *g, int64_t lanes)
 {
 	cc_li(g->p, R_N, lanes);
 	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASKN);
 	in->rs1 = R_N;
 }
 
-static struct isa_insn *conv(struct lg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
+static struct isa_insn *conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
 			     int64_t src, int64_t rep)
 {
 	struct isa_insn *in = vop(g, ISA_OP_VCONV, dt, dst, src, -1, rep);
@@ -181,7 +144,7 @@ static void plan(struct ln_plan *pl, int64_t T)
 }
 
 /* x (fp32 rows of R repeats) op= the row's broadcast block at bc. */
-static void rows_op(struct lg *g, enum isa_op op, const struct ln_plan *pl, int64_t bc,
+static void rows_op(struct kg *g, enum isa_op op, const struct ln_plan *pl, int64_t bc,
 		    int64_t n)
 {
 	if (n >= pl->R) {
@@ -203,7 +166,7 @@ static void rows_op(struct lg *g, enum isa_op op, const struct ln_plan *pl, int6
 }
 
 /* s32[r] = sum over the row's C lanes of x (squares: x * x), x the fp32 tile. */
-static void row_sums(struct lg *g, const struct ln_plan *pl, int squares, int64_t n)
+static void row_sums(struct kg *g, const struct ln_plan *pl, int squares, int64_t n)
 {
 	int64_t rs = pl->R * 8, src = pl->xf;
 	struct isa_insn *in;
@@ -246,7 +209,7 @@ static void row_sums(struct lg *g, const struct ln_plan *pl, int squares, int64_
 }
 
 /* One per-row statistic (fp32 at s) as 16 fp16 copies per row at dst. */
-static void stat_blocks(struct lg *g, const struct ln_plan *pl, int64_t s, int64_t dst,
+static void stat_blocks(struct kg *g, const struct ln_plan *pl, int64_t s, int64_t dst,
 			int64_t n)
 {
 	struct isa_insn *in = conv(g, ISA_DT_F16, ISA_DT_F32, pl->h16, s, (n + 63) / 64);
@@ -254,7 +217,7 @@ static void stat_blocks(struct lg *g, const struct ln_plan *pl, int64_t s, int64
 	in = vop(g, ISA_OP_VBRCB, ISA_DT_F16, dst, pl->h16, -1, (n + 7) / 8);
 }
 
-static void compute_tile(struct lg *g, const struct cc_layernorm *ln,
+static void compute_tile(struct kg *g, const struct cc_layernorm *ln,
 			 const struct ln_plan *pl, int par, int64_t n)
 {
 	int64_t xh = pl->xh[par], hr = pl->c16 / 16; /* fp16 row stride in 32-byte units */
@@ -363,13 +326,13 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		cc_ldarg(p, R_V, a++);
 	if (ln->has_residual)
 		cc_ldarg(p, R_RES, a++);
-	struct lg g = { .p = p };
+	struct kg g = { .p = p, .c0 = R_POOL, .cn = R_POOL + NPOOL };
 	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
+	cc_block_dispatch(p, blocks, labels, R_BI, R_BT);
 	int64_t rowb = pl.c16 * 2; /* bytes of a padded fp16 row */
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
-		regs_reset(&g);
+		kg_reset(&g);
 		int64_t r0 = b * per, r1 = r0 + per < ln->rows ? r0 + per : ln->rows;
 		if (ln->has_gamma || ln->has_beta) {
 			cc_li(p, R_DU, pl.prm);
@@ -388,13 +351,13 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 			n = r1 - r < n ? r1 - r : n;
 			/* the buffers of par are free once the store of two tiles ago is done */
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_X, r * rowb);
+			cc_addi(p, R_GMA, R_X, r * rowb);
 			cc_li(p, R_DU, pl.xh[par]);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GM, 1, n * pl.c16 / 16, 0, 0);
+			cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GMA, 1, n * pl.c16 / 16, 0, 0);
 			if (ln->has_residual) {
-				cc_addi(p, R_GM, R_RES, r * rowb);
+				cc_addi(p, R_GMA, R_RES, r * rowb);
 				cc_li(p, R_DU, pl.rh[par]);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GM, 1, n * pl.c16 / 16, 0, 0);
+				cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GMA, 1, n * pl.c16 / 16, 0, 0);
 			}
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
@@ -409,15 +372,15 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 			compute_tile(&g, ln, &pl, par, n);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_Y, r * rowb);
+			cc_addi(p, R_GMA, R_Y, r * rowb);
 			cc_li(p, R_DU, pl.xh[par]);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_DU, 1, n * pl.c16 / 16, 0, 0);
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GMA, R_DU, 1, n * pl.c16 / 16, 0, 0);
 			for (int k = 0; k < 2; k++) {
 				if (!(k ? ln->want_rstd : ln->want_mean))
 					continue;
-				cc_addi(p, R_GM, k ? R_V : R_M, r * 32);
+				cc_addi(p, R_GMA, k ? R_V : R_M, r * 32);
 				cc_li(p, R_DU, k ? pl.ro[par] : pl.mo[par]);
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_DU, 1, n, 0, 0);
+				cc_dma(p, ISA_OP_MOV_UB_GM, R_GMA, R_DU, 1, n, 0, 0);
 			}
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
 		}

@@ -35,13 +35,18 @@
  * gives the very program it gave before dilations existed.
  *
  * Tiles are double-buffered like every kernel: the load of tile t+1 is issued
- * before the vector work of tile t. */
+ * before the vector work of tile t.  A block is a sequence of such steps
+ * (load one tile, compute and store the one before); steps that repeat with
+ * only their GM addresses moving run as a loop, and blocks that do likewise
+ * share one copy of the code (kern_roll.h), so the code follows the tiles'
+ * kinds rather than their count or the batch. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
 
 
 #define MAX_BLOCKS 1024
@@ -976,6 +981,67 @@ static void gbl_store(struct kg *g, const struct plan *pl, const struct tile *t,
 
 /* ---- the program ----------------------------------------------------------------- */
 
+/* Step t of a block: load tile t (issued one tile ahead), then compute and
+ * store tile t-1; steps 0 .. nt. */
+static void step(struct kg *g, const struct plan *pl, const struct tile *tiles, size_t nt,
+		 size_t t)
+{
+	struct cc_prog *p = g->p;
+	if (t < nt) {
+		int par = (int)(t % 2);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+		if (pl->global)
+			gbl_load(g, pl, &tiles[t], par);
+		else if (pl->strip)
+			strip_load(g, pl, &tiles[t], par);
+		else
+			win_load(g, pl, &tiles[t], par);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	}
+	if (t == 0)
+		return;
+	size_t u = t - 1;
+	int par = (int)(u % 2);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	if (pl->global)
+		gbl_compute(g, pl, &tiles[u], par);
+	else if (pl->strip)
+		strip_compute(g, pl, &tiles[u], par);
+	else
+		win_compute(g, pl, &tiles[u], par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	if (pl->global)
+		gbl_store(g, pl, &tiles[u], par);
+	else if (pl->strip)
+		strip_store(g, pl, &tiles[u], par);
+	else
+		win_store(g, pl, &tiles[u], par);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
+struct steps {
+	const struct plan *pl;
+	const struct tile *tiles;
+	size_t nt;
+};
+
+static void step_fn(struct kg *g, const void *ctx, size_t t)
+{
+	const struct steps *st = ctx;
+	step(g, st->pl, st->tiles, st->nt, t);
+}
+
+/* A block's steps, repeated runs of them (the interior tiles of a plane,
+ * the planes of a stack, the middle window rows of a strip) as loops. */
+static int emit_steps(struct kg *g, const struct plan *pl, const struct tile *tiles, size_t nt)
+{
+	struct steps st = { pl, tiles, nt };
+	return kg_emit_rolled(g, nt + 1, step_fn, &st);
+}
+
 static int check_pool(const struct cc_pool *d, char *err, size_t errlen)
 {
 	if (d->n < 1 || d->c < 1 || d->h < 1 || d->w < 1 || d->ho < 1 || d->wo < 1 ||
@@ -993,6 +1059,32 @@ static int check_pool(const struct cc_pool *d, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+struct blocks {
+	const struct plan *pl;
+	struct tile *tiles; /* a block's, cap of them */
+	size_t cap;
+	int oom;
+};
+
+static void block_fn(struct kg *g, void *ctx, int64_t b)
+{
+	struct blocks *bl = ctx;
+	const struct plan *pl = bl->pl;
+	struct cc_prog *p = g->p;
+	size_t nt = pl->global ? gbl_tiles(pl, b, bl->tiles, bl->cap)
+		    : pl->strip ? strip_tiles(pl, b, bl->tiles, bl->cap)
+				: win_tiles(pl, b, bl->tiles, bl->cap);
+	cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+	if (!pl->global && !pl->strip)
+		win_pad_columns(g, pl); /* while the first loads run */
+	if (emit_steps(g, pl, bl->tiles, nt))
+		bl->oom = 1;
+	cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+	cc_end(p);
 }
 
 int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *dp, struct cc_prog *p,
@@ -1014,10 +1106,11 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *dp, struct c
 	pl.f32 = !d->is_max && !pl.global;
 	if (pl.global ? gbl_plan(cfg, &pl, err, errlen) : win_plan(cfg, &pl, err, errlen))
 		return -1;
-	size_t cap = (size_t)(pl.big ? pl.per * ((pl.P + pl.chunk - 1) / pl.chunk)
-			     : pl.strip ? pl.per * d->kh : pl.per) + 8;
-	struct tile *tiles = malloc(cap * sizeof *tiles);
-	if (!tiles) {
+	struct blocks bl = { &pl, NULL, 0, 0 };
+	bl.cap = (size_t)(pl.big ? pl.per * ((pl.P + pl.chunk - 1) / pl.chunk)
+			  : pl.strip ? pl.per * d->kh : pl.per) + 8;
+	bl.tiles = malloc(bl.cap * sizeof *bl.tiles);
+	if (!bl.tiles) {
 		snprintf(err, errlen, "pooling: out of memory");
 		return -1;
 	}
@@ -1025,59 +1118,12 @@ int cc_gen_pool(const struct soc_config *cfg, const struct cc_pool *dp, struct c
 	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	int labels[MAX_BLOCKS];
-	cc_block_dispatch(p, pl.nb, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < pl.nb; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		size_t nt = pl.global ? gbl_tiles(&pl, b, tiles, cap)
-			    : pl.strip ? strip_tiles(&pl, b, tiles, cap)
-				       : win_tiles(&pl, b, tiles, cap);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		if (!pl.global && !pl.strip)
-			win_pad_columns(&g, &pl); /* while the first loads run */
-		for (size_t t = 0; t <= nt; t++) {
-			/* load t (issued one tile ahead), then compute and store t-1 */
-			if (t < nt) {
-				int par = (int)(t % 2);
-				cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-				if (pl.global)
-					gbl_load(&g, &pl, &tiles[t], par);
-				else if (pl.strip)
-					strip_load(&g, &pl, &tiles[t], par);
-				else
-					win_load(&g, &pl, &tiles[t], par);
-				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			}
-			if (t == 0)
-				continue;
-			size_t u = t - 1;
-			int par = (int)(u % 2);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			if (pl.global)
-				gbl_compute(&g, &pl, &tiles[u], par);
-			else if (pl.strip)
-				strip_compute(&g, &pl, &tiles[u], par);
-			else
-				win_compute(&g, &pl, &tiles[u], par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			if (pl.global)
-				gbl_store(&g, &pl, &tiles[u], par);
-			else if (pl.strip)
-				strip_store(&g, &pl, &tiles[u], par);
-			else
-				win_store(&g, &pl, &tiles[u], par);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
+	int rc = kg_emit_blocks(&g, pl.nb, block_fn, &bl);
+	free(bl.tiles);
+	if (rc || bl.oom) {
+		snprintf(err, errlen, "pooling: out of memory");
+		return -1;
 	}
-	free(tiles);
 	if (g.bad) {
 		snprintf(err, errlen, "pooling: a field overflows (internal error)");
 		return -1;

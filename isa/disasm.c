@@ -2,6 +2,7 @@
  * input: every field is printed, so a listing re-assembles to the same bytes. */
 #include "isa.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void isa_disasm(const struct isa_dec *in, char *buf, size_t len)
@@ -43,10 +44,29 @@ void isa_disasm(const struct isa_dec *in, char *buf, size_t len)
 	}
 }
 
+/* The pc a branch at pc goes to, or -1 when it is not a branch or leaves the
+ * program (0 .. n: the end is a place too). */
+static int64_t target(const struct isa_dec *in, size_t pc, size_t n)
+{
+	if (!(isa_table[in->op].flags & ISA_F_BRANCH))
+		return -1;
+	int64_t t = (int64_t)pc + in->imm;
+	return t >= 0 && t <= (int64_t)n ? t : -1;
+}
+
 int isa_disasm_program(FILE *f, const uint8_t *code, size_t bytes, int explain)
 {
 	int bad = 0;
 	char text[256];
+	/* branch targets get labels (L<pc>), so that loops read as loops; the
+	 * assembler resolves them back to the same offsets */
+	size_t n = bytes / ISA_INSN_BYTES;
+	unsigned char *is_target = calloc(n + 1, 1);
+	for (size_t pc = 0; is_target && pc < n; pc++) {
+		struct isa_dec in;
+		if (isa_decode(code + pc * ISA_INSN_BYTES, &in) == 0 && target(&in, pc, n) >= 0)
+			is_target[target(&in, pc, n)] = 1;
+	}
 	for (size_t pc = 0; pc * ISA_INSN_BYTES < bytes; pc++) {
 		struct isa_dec in;
 		const uint8_t *p = code + pc * ISA_INSN_BYTES;
@@ -56,6 +76,8 @@ int isa_disasm_program(FILE *f, const uint8_t *code, size_t bytes, int explain)
 			bad = 1;
 			break;
 		}
+		if (is_target && is_target[pc])
+			fprintf(f, "L%zu:\n", pc);
 		if (isa_decode(p, &in) != 0) {
 			fprintf(f, "\t# pc %zu: invalid instruction", pc);
 			for (int i = 0; i < ISA_INSN_BYTES; i++)
@@ -65,11 +87,22 @@ int isa_disasm_program(FILE *f, const uint8_t *code, size_t bytes, int explain)
 			continue;
 		}
 		isa_disasm(&in, text, sizeof text);
+		int64_t t = is_target ? target(&in, pc, n) : -1;
+		if (t >= 0) {
+			/* the offset is the branch's last operand: the label instead */
+			char *at = strrchr(text, ' ');
+			if (at)
+				snprintf(at + 1, sizeof text - (size_t)(at + 1 - text), "L%lld",
+					 (long long)t);
+		}
 		if (explain)
 			fprintf(f, "\t%-60s # %4zu: %s\n", text, pc, isa_table[in.op].synopsis);
 		else
 			fprintf(f, "\t%-60s # %4zu\n", text, pc);
 	}
+	if (is_target && is_target[n] && n * ISA_INSN_BYTES == bytes)
+		fprintf(f, "L%zu:\n", n);
+	free(is_target);
 	return bad ? -1 : 0;
 }
 

@@ -1,0 +1,373 @@
+/* kern_roll.c: see kern_roll.h.
+ *
+ * Every step is first emitted on its own into a scratch program, from a
+ * builder that holds nothing (no cached register, the lane mask unknown)
+ * and with its GM offsets recorded rather than encoded: two steps whose
+ * scratch code is the same byte for byte ask for the same work whatever
+ * the builder held before them, so one body can run both.  Steps t and
+ * t + P "pair" when their code is the same and, per GM base register, every
+ * transfer's offset moved by the same amount D.  A run of pairs t .. t+L-1
+ * with the same D per base is a loop of floor(L/P) + 1 iterations of steps
+ * t .. t+P-1, the bases advancing by D each iteration. */
+#include "kern_roll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ROLL_PMAX 16 /* the longest period looked for, in steps */
+
+struct sig {
+	size_t c0, clen; /* code: bytes [c0, c0 + clen) of the scratch copy */
+	size_t o0, on;   /* GM offsets: rec entries [o0, o0 + on) */
+	uint64_t hash;
+	int ok; /* the scratch program encoded (else it pairs with nothing) */
+};
+
+struct roll {
+	size_t n;
+	struct sig *sig;
+	uint8_t *code;
+	size_t ncode, capcode;
+	struct kg_rec rec;
+	unsigned char *match; /* [P-1][t]: steps t and t+P have the same code */
+};
+
+/* The advance of each GM base over a run: up to KG_MAX_ADV bases. */
+struct adv {
+	int n;
+	int reg[KG_MAX_ADV];
+	int64_t d[KG_MAX_ADV];
+};
+
+static uint64_t fnv(const uint8_t *b, size_t n)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * UINT64_C(1099511628211);
+	return h;
+}
+
+/* Append a scratch program's code as step (or block) sg's. */
+static int add_code(struct roll *r, struct sig *sg, const uint8_t *code, size_t bytes)
+{
+	sg->c0 = r->ncode;
+	sg->clen = 0;
+	if (!sg->ok)
+		return r->rec.oom ? -1 : 0;
+	if (r->ncode + bytes > r->capcode) {
+		size_t cap = r->capcode ? r->capcode : 4096;
+		while (cap < r->ncode + bytes)
+			cap *= 2;
+		uint8_t *c = realloc(r->code, cap);
+		if (!c)
+			return -1;
+		r->code = c;
+		r->capcode = cap;
+	}
+	if (bytes)
+		memcpy(r->code + r->ncode, code, bytes);
+	r->ncode += bytes;
+	sg->clen = bytes;
+	sg->hash = fnv(r->code + sg->c0, bytes);
+	return r->rec.oom ? -1 : 0;
+}
+
+static int record(struct roll *r, const struct kg *g, size_t i, kg_step_fn *emit,
+		  const void *ctx)
+{
+	struct cc_prog sp;
+	cc_prog_init(&sp);
+	struct kg s = { .p = &sp, .c0 = g->c0, .cn = g->cn, .rec = &r->rec };
+	kg_forget(&s);
+	struct sig *sg = &r->sig[i];
+	sg->o0 = r->rec.n;
+	emit(&s, ctx, i);
+	sg->on = r->rec.n - sg->o0;
+	uint8_t *code = NULL;
+	size_t bytes = 0;
+	char err[200];
+	sg->ok = !s.bad && !cc_prog_finish(&sp, &code, &bytes, err, sizeof err);
+	cc_prog_free(&sp);
+	int rc = add_code(r, sg, code, bytes);
+	free(code);
+	return rc;
+}
+
+static int same_code(const struct roll *r, size_t a, size_t b)
+{
+	const struct sig *x = &r->sig[a], *y = &r->sig[b];
+	if (!x->ok || !y->ok || x->hash != y->hash || x->clen != y->clen || x->on != y->on)
+		return 0;
+	if (memcmp(r->code + x->c0, r->code + y->c0, x->clen))
+		return 0;
+	for (size_t k = 0; k < x->on; k++)
+		if (r->rec.base[x->o0 + k] != r->rec.base[y->o0 + k])
+			return 0;
+	return 1;
+}
+
+/* Merge pair (a, b)'s offset moves into v; 0 when they disagree with it. */
+static int merge(const struct roll *r, size_t a, size_t b, struct adv *v)
+{
+	const struct sig *x = &r->sig[a], *y = &r->sig[b];
+	for (size_t k = 0; k < x->on; k++) {
+		int reg = r->rec.base[x->o0 + k];
+		int64_t d = r->rec.off[y->o0 + k] - r->rec.off[x->o0 + k];
+		int j = 0;
+		while (j < v->n && v->reg[j] != reg)
+			j++;
+		if (j == v->n) {
+			if (v->n == KG_MAX_ADV)
+				return 0;
+			v->reg[v->n] = reg;
+			v->d[v->n++] = d;
+		} else if (v->d[j] != d) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Iterations of a loop of period P from step s (its advances in *v). */
+static size_t iterations(const struct roll *r, size_t s, size_t P, struct adv *v)
+{
+	size_t L = 0;
+	v->n = 0;
+	for (size_t t = s; t + P < r->n && r->match[(P - 1) * r->n + t]; t++, L++) {
+		struct adv w = *v;
+		if (!merge(r, t, t + P, &w))
+			break;
+		*v = w;
+	}
+	size_t k = L / P + 1, fit = (r->n - s) / P;
+	k = k < fit ? k : fit;
+	/* the advances of exactly the pairs the loop relies on */
+	v->n = 0;
+	for (size_t t = s; t < s + (k > 0 ? k - 1 : 0) * P; t++)
+		merge(r, t, t + P, v);
+	return k;
+}
+
+int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
+{
+	if (g->depth == KG_MAX_LOOPS || n < 4) {
+		for (size_t i = 0; i < n; i++)
+			emit(g, ctx, i);
+		return 0;
+	}
+	struct roll r = { .n = n };
+	r.sig = calloc(n, sizeof *r.sig);
+	r.match = calloc(ROLL_PMAX * n, 1);
+	int rc = r.sig && r.match ? 0 : -1;
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = record(&r, g, i, emit, ctx);
+	for (size_t P = 1; P <= ROLL_PMAX && !rc; P++)
+		for (size_t t = 0; t + P < n; t++)
+			r.match[(P - 1) * n + t] = (unsigned char)same_code(&r, t, t + P);
+	for (size_t cur = 0; cur < n && !rc;) {
+		size_t bs = 0, bp = 0, bk = 0, saved = 0;
+		struct adv bv = { 0 };
+		for (size_t s = cur; s < n && s < cur + ROLL_PMAX; s++)
+			for (size_t P = 1; P <= ROLL_PMAX && s + 2 * P <= n; P++) {
+				struct adv v;
+				size_t k = iterations(&r, s, P, &v);
+				if (k >= 2 && (k - 1) * P > saved) {
+					saved = (k - 1) * P;
+					bs = s;
+					bp = P;
+					bk = k;
+					bv = v;
+				}
+			}
+		if (!saved) {
+			emit(g, ctx, cur++);
+			continue;
+		}
+		while (cur < bs)
+			emit(g, ctx, cur++);
+		struct kg_loop lp = { .count = (int64_t)bk };
+		for (int j = 0; j < bv.n; j++)
+			if (bv.d[j]) {
+				lp.reg[lp.nadv] = bv.reg[j];
+				lp.delta[lp.nadv++] = bv.d[j];
+			}
+		kg_loop_begin(g, &lp);
+		for (size_t t = bs; t < bs + bp; t++)
+			emit(g, ctx, t);
+		kg_loop_end(g);
+		cur = bs + bk * bp;
+	}
+	free(r.sig);
+	free(r.match);
+	free(r.code);
+	free(r.rec.off);
+	free(r.rec.base);
+	return rc;
+}
+
+/* ---- blocks ---------------------------------------------------------------------- */
+
+/* Block b's code emitted alone, its GM offsets recorded. */
+static int record_block(struct roll *r, const struct kg *g, int64_t b, kg_block_fn *emit,
+			void *ctx)
+{
+	struct cc_prog sp;
+	cc_prog_init(&sp);
+	struct kg s = { .p = &sp, .c0 = g->c0, .cn = g->cn, .rec = &r->rec };
+	kg_reset(&s);
+	struct sig *sg = &r->sig[b];
+	sg->o0 = r->rec.n;
+	emit(&s, ctx, b);
+	sg->on = r->rec.n - sg->o0;
+	uint8_t *code = NULL;
+	size_t bytes = 0;
+	char err[200];
+	sg->ok = !s.bad && !cc_prog_finish(&sp, &code, &bytes, err, sizeof err);
+	cc_prog_free(&sp);
+	int rc = add_code(r, sg, code, bytes);
+	free(code);
+	return rc;
+}
+
+/* Whether block b runs block b0's code with its offsets moved by j advances
+ * (v: set by the first member, j = 1). */
+static int member(struct roll *r, int64_t b0, int64_t b, int64_t j, struct adv *v)
+{
+	if (!same_code(r, (size_t)b0, (size_t)b))
+		return 0;
+	const struct sig *x = &r->sig[b0], *y = &r->sig[b];
+	struct adv w = { 0 };
+	for (size_t k = 0; k < x->on; k++) {
+		int64_t d = r->rec.off[y->o0 + k] - r->rec.off[x->o0 + k];
+		if (j == 1) {
+			int reg = r->rec.base[x->o0 + k], i = 0;
+			while (i < w.n && w.reg[i] != reg)
+				i++;
+			if (i == w.n) {
+				if (w.n == KG_MAX_ADV)
+					return 0;
+				w.reg[w.n] = reg;
+				w.d[w.n++] = d;
+			} else if (w.d[i] != d) {
+				return 0;
+			}
+			continue;
+		}
+		int i = 0;
+		while (i < v->n && v->reg[i] != r->rec.base[x->o0 + k])
+			i++;
+		if (i == v->n || v->d[i] * j != d)
+			return 0;
+	}
+	if (j == 1)
+		*v = w;
+	return 1;
+}
+
+/* Block b0's class: b0 and every Q-th block after it that runs its code
+ * (count of them, their bases' advances per Q blocks in *v). */
+static void find_class(struct roll *r, const int64_t *cls, int64_t nb, int64_t b0, int64_t *Q,
+		       int64_t *count, struct adv *v)
+{
+	v->n = 0;
+	*Q = 0;
+	*count = 1;
+	for (int64_t b = b0 + 1; b < nb && !*Q; b++)
+		if (cls[b] < 0 && member(r, b0, b, 1, v))
+			*Q = b - b0;
+	if (*Q)
+		for (*count = 2; b0 + *count * *Q < nb && cls[b0 + *count * *Q] < 0 &&
+				 member(r, b0, b0 + *count * *Q, *count, v);
+		     ++*count)
+			;
+}
+
+/* Moves the bases of a shared copy of b0's code on for the block running
+ * it: j = (block_idx - b0) / Q, each base += j * its advance. */
+static void move_bases(struct cc_prog *p, int64_t b0, int64_t Q, const struct adv *v)
+{
+	int rj = R_BIDX;
+	if (b0) {
+		cc_addi(p, R_TMP, R_BIDX, -b0);
+		rj = R_TMP;
+	}
+	if (Q > 1 && (Q & (Q - 1)) == 0) {
+		int sh = 0;
+		while ((INT64_C(1) << sh) < Q)
+			sh++;
+		struct isa_insn *in = cc_emit(p, ISA_OP_SHRI);
+		in->rd = R_TMP;
+		in->rs1 = rj;
+		in->imm = sh;
+		rj = R_TMP;
+	} else if (Q > 1) {
+		cc_li(p, R_GM, Q);
+		struct isa_insn *in = cc_emit(p, ISA_OP_DIVU);
+		in->rd = R_TMP;
+		in->rs1 = rj;
+		in->rs2 = R_GM;
+		rj = R_TMP;
+	}
+	for (int i = 0; i < v->n; i++) {
+		if (!v->d[i])
+			continue;
+		struct isa_insn *in = cc_emit(p, ISA_OP_MULI);
+		in->rd = R_GM;
+		in->rs1 = rj;
+		in->imm = v->d[i];
+		in = cc_emit(p, ISA_OP_ADD);
+		in->rd = v->reg[i];
+		in->rs1 = v->reg[i];
+		in->rs2 = R_GM;
+	}
+}
+
+int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
+{
+	struct cc_prog *p = g->p;
+	struct roll r = { .n = (size_t)nb };
+	r.sig = calloc((size_t)nb, sizeof *r.sig);
+	int64_t *cls = malloc((size_t)nb * sizeof *cls); /* block -> its class's first */
+	int64_t *q = malloc((size_t)nb * sizeof *q);
+	struct adv *v = malloc((size_t)nb * sizeof *v);
+	int *labels = calloc((size_t)nb, sizeof *labels);
+	int rc = r.sig && cls && q && v && labels ? 0 : -1;
+	for (int64_t b = 0; b < nb && !rc; b++) {
+		cls[b] = -1;
+		labels[b] = -1;
+		rc = record_block(&r, g, b, emit, ctx);
+	}
+	/* the classes, then one label each; block 0's class falls through */
+	for (int64_t b0 = 0; b0 < nb && !rc; b0++) {
+		if (cls[b0] >= 0)
+			continue;
+		int64_t count;
+		find_class(&r, cls, nb, b0, &q[b0], &count, &v[b0]);
+		int l = b0 ? cc_label_new(p) : -1;
+		for (int64_t j = 0; j < count; j++) {
+			cls[b0 + j * q[b0]] = b0;
+			labels[b0 + j * q[b0]] = l;
+		}
+	}
+	if (!rc)
+		cc_block_dispatch_to(p, nb, labels, R_BIDX, R_TMP);
+	for (int64_t b0 = 0; b0 < nb && !rc; b0++) {
+		if (cls[b0] != b0)
+			continue;
+		if (b0)
+			cc_label_bind(p, labels[b0]);
+		kg_reset(g);
+		if (q[b0])
+			move_bases(p, b0, q[b0], &v[b0]);
+		emit(g, ctx, b0);
+	}
+	free(r.sig);
+	free(cls);
+	free(q);
+	free(v);
+	free(labels);
+	free(r.code);
+	free(r.rec.off);
+	free(r.rec.base);
+	return rc;
+}

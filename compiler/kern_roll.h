@@ -1,0 +1,31 @@
+/* kern_roll.h: a sequence of steps (tiles, window rows) emitted as counted
+ * loops where it repeats, so that a kernel's code follows its structure
+ * rather than its tile count. */
+#ifndef DV_KERN_ROLL_H
+#define DV_KERN_ROLL_H
+
+#include <stddef.h>
+
+#include "kern_gen.h"
+
+/* Emits step i through g; a step's code must depend only on i (and ctx),
+ * its GM addresses only through kg_dma. */
+typedef void kg_step_fn(struct kg *g, const void *ctx, size_t i);
+
+/* Steps 0 .. n-1, in order; runs that repeat with a period of up to 16
+ * steps, the same code with GM offsets moving by a constant per period (per
+ * base register), become one counted loop each (kg_loop_begin).  Returns 0,
+ * or -1 out of memory. */
+int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx);
+
+/* Emits block b's code, from kg_reset's state to its end instruction. */
+typedef void kg_block_fn(struct kg *g, void *ctx, int64_t b);
+
+/* Blocks 0 .. nb-1 behind one block dispatch (cc_block_dispatch, registers
+ * R_BIDX and R_TMP); blocks b0, b0+Q, b0+2Q ... whose code is the same, GM
+ * offsets moving by a constant per Q blocks and base register, share one
+ * copy, which first moves its bases on by (block_idx - b0) / Q constants
+ * (registers R_TMP and R_GM).  Returns 0, or -1 out of memory. */
+int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx);
+
+#endif
