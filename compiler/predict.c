@@ -127,7 +127,7 @@ static int predict_task(const struct soc_config *cfg, const struct sim_costcfg *
 		d.cold = first_touch;
 		d.hbm_share = 1; /* the other cores find in the L2 what this one fetched */
 		d.cold_ctx = &w;
-		if (sim_dryrun_kernel(&d, k, b, t->block_dim, args, t->nargs, UINT64_C(1) << 32, err,
+		if (sim_dryrun_kernel(&d, k, b, t->block_dim, args, t->nargs, SIM_MAX_BLOCK_INSNS, err,
 				      errlen) ||
 		    w.oom) {
 			if (w.oom)

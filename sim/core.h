@@ -47,6 +47,9 @@ struct sim_core {
 	uint8_t *flags; /* [src pipe][dst pipe][event id] */
 	/* scalar unit */
 	uint64_t pc, s_time;
+	/* the instruction limit: scalar_insns when the block started, and the
+	 * last backward branch taken (loop_to <= loop_from), for the report */
+	uint64_t insns_at_start, loop_from, loop_to;
 	int s_state; /* enum in engine.c */
 	unsigned s_wait_pipe, s_wait_flag;
 	uint64_t s_wait_since;
@@ -95,7 +98,7 @@ struct sim_device {
 	 * that have started and still have blocks to hand out */
 	struct sim_event *heap;
 	size_t nheap, capheap;
-	uint64_t seq, drain_start, limit;
+	uint64_t seq, drain_start, limit, max_insns;
 	int failed;
 	struct sim_launch **active;
 	size_t nactive, capactive;

@@ -20,9 +20,15 @@ struct sim_device;
 
 enum sim_mode { SIM_MODE_FULL, SIM_MODE_TIMING };
 
+/* Instructions one block may issue before the run stops as an endless loop:
+ * far above any kernel's (straight-line code or loops, a few million at
+ * most), and reached in seconds where the cycle watchdog takes minutes. */
+#define SIM_MAX_BLOCK_INSNS (UINT64_C(1) << 28)
+
 struct sim_options {
 	enum sim_mode mode;
 	uint64_t max_cycles; /* watchdog per run; 0 = default (1e11) */
+	uint64_t max_insns;  /* instructions one block may issue; 0 = SIM_MAX_BLOCK_INSNS */
 	FILE *trace;         /* when set: one line per pipe instruction executed */
 	/* when set: called for every instruction that occupies a pipe, with the
 	 * cycles it occupies it (for timelines) */

@@ -419,6 +419,34 @@ static void expect_rule(const char *src, const char *needle)
 	sim_device_free(dev);
 }
 
+/* A loop that never ends stops at the instruction limit (long before the
+ * cycle watchdog), naming the core, the pc and the loop's label. */
+START_TEST(endless_loop_stops_at_the_instruction_limit)
+{
+	struct soc_config cfg;
+	char err[1024];
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_insns = 100000 };
+	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	struct isa_program p;
+	ck_assert_msg(isa_assemble("nop\nloop: addi x1, x1, 1\njmp loop\n", "loop.s", &p, err,
+				   sizeof err) == 0,
+		      "%s", err);
+	struct sim_kernel k;
+	ck_assert_int_eq(sim_kernel_load(&k, "loop", p.code, p.ninsns * ISA_INSN_BYTES, err,
+					 sizeof err), 0);
+	struct sim_result res;
+	ck_assert_int_eq(sim_run(dev, &k, 1, NULL, 0, &res), -1);
+	ck_assert_msg(strstr(res.error, "core 0, pipe S, pc "), "%s", res.error);
+	ck_assert_msg(strstr(res.error, "issued 100000 instructions, the limit"), "%s", res.error);
+	ck_assert_msg(strstr(res.error, "the last backward branch: pc 2 to L1"), "%s", res.error);
+	sim_result_free(&res);
+	sim_kernel_free(&k);
+	isa_program_free(&p);
+	sim_device_free(dev);
+}
+END_TEST
+
 START_TEST(hardware_rules_are_enforced)
 {
 	expect_rule("set_flag src=v, dst=mte3, ev=4\nend\n", "event id 4 out of range");
@@ -609,6 +637,7 @@ int main(void)
 	tcase_add_test(tl, deadlock_is_reported);
 	tcase_add_test(tl, out_of_bounds_is_reported);
 	tcase_add_test(tl, hardware_rules_are_enforced);
+	tcase_add_test(tl, endless_loop_stops_at_the_instruction_limit);
 	tcase_add_test(tl, kernel_load_rejects_bad_code);
 	tcase_set_timeout(tl, 120);
 	suite_add_tcase(s, tl);
