@@ -72,6 +72,21 @@ static int add_code(struct roll *r, struct sig *sg, const uint8_t *code, size_t 
 	return r->rec.oom ? -1 : 0;
 }
 
+/* What a step or block emitted through s (its program sp) becomes sig sg:
+ * its GM offsets' count, its code in r. */
+static int seal(struct roll *r, struct sig *sg, const struct kg *s, struct cc_prog *sp)
+{
+	sg->on = r->rec.n - sg->o0;
+	uint8_t *code = NULL;
+	size_t bytes = 0;
+	char err[200];
+	sg->ok = !s->bad && !cc_prog_finish(sp, &code, &bytes, err, sizeof err);
+	cc_prog_free(sp);
+	int rc = add_code(r, sg, code, bytes);
+	free(code);
+	return rc;
+}
+
 static int record(struct roll *r, const struct kg *g, size_t i, kg_step_fn *emit,
 		  const void *ctx)
 {
@@ -82,15 +97,7 @@ static int record(struct roll *r, const struct kg *g, size_t i, kg_step_fn *emit
 	struct sig *sg = &r->sig[i];
 	sg->o0 = r->rec.n;
 	emit(&s, ctx, i);
-	sg->on = r->rec.n - sg->o0;
-	uint8_t *code = NULL;
-	size_t bytes = 0;
-	char err[200];
-	sg->ok = !s.bad && !cc_prog_finish(&sp, &code, &bytes, err, sizeof err);
-	cc_prog_free(&sp);
-	int rc = add_code(r, sg, code, bytes);
-	free(code);
-	return rc;
+	return seal(r, sg, &s, &sp);
 }
 
 static int same_code(const struct roll *r, size_t a, size_t b)
@@ -218,15 +225,7 @@ static int record_block(struct roll *r, const struct kg *g, int64_t b, kg_block_
 	struct sig *sg = &r->sig[b];
 	sg->o0 = r->rec.n;
 	emit(&s, ctx, b);
-	sg->on = r->rec.n - sg->o0;
-	uint8_t *code = NULL;
-	size_t bytes = 0;
-	char err[200];
-	sg->ok = !s.bad && !cc_prog_finish(&sp, &code, &bytes, err, sizeof err);
-	cc_prog_free(&sp);
-	int rc = add_code(r, sg, code, bytes);
-	free(code);
-	return rc;
+	return seal(r, sg, &s, &sp);
 }
 
 /* Whether block b runs block b0's code with its offsets moved by j advances

@@ -47,9 +47,9 @@ struct sim_core {
 	uint8_t *flags; /* [src pipe][dst pipe][event id] */
 	/* scalar unit */
 	uint64_t pc, s_time;
-	/* the instruction limit: scalar_insns when the block started, and the
-	 * last backward branch taken (loop_to <= loop_from), for the report */
-	uint64_t insns_at_start, loop_from, loop_to;
+	/* scalar_insns when the block started: a backward branch checks the
+	 * block's count against the instruction limit (exec_scalar.c) */
+	uint64_t insns_at_start;
 	int s_state; /* enum in engine.c */
 	unsigned s_wait_pipe, s_wait_flag;
 	uint64_t s_wait_since;

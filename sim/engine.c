@@ -196,8 +196,6 @@ static int start_block(struct engine *g, struct sim_core *c, struct sim_launch *
 	c->block_idx = l->next_block++;
 	c->block_start = t;
 	c->insns_at_start = c->st->scalar_insns;
-	c->loop_from = 0;
-	c->loop_to = UINT64_MAX;
 	c->s_state = S_RUN;
 	c->s_time = t;
 	c->cur = NULL;
@@ -318,20 +316,6 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				 c->id, (unsigned long long)c->pc, (unsigned long long)g->limit);
 			return -1;
 		}
-		if (c->st->scalar_insns - c->insns_at_start >= g->max_insns) {
-			c->cur = NULL;
-			int n = snprintf(dev->err, dev->errlen,
-					 "core %u, pipe S, pc %llu: block %lld of kernel '%s' issued %llu "
-					 "instructions, the limit (an endless loop?)",
-					 c->id, (unsigned long long)c->pc, (long long)c->block_idx,
-					 k->name, (unsigned long long)g->max_insns);
-			if (c->loop_to <= c->loop_from && n > 0 && (size_t)n < dev->errlen)
-				snprintf(dev->err + n, dev->errlen - (size_t)n,
-					 "; the last backward branch: pc %llu to L%llu",
-					 (unsigned long long)c->loop_from,
-					 (unsigned long long)c->loop_to);
-			return -1;
-		}
 		if (c->pc >= k->ninsns) {
 			snprintf(dev->err, dev->errlen,
 				 "core %u, pipe S, pc %llu: execution ran past the end of kernel '%s' "
@@ -400,10 +384,6 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				c->pc++;
 				if (sim_exec_table[in->op](c, &e, t, &cost))
 					return -1;
-				if (c->pc <= e.pc) { /* a loop's back edge */
-					c->loop_from = e.pc;
-					c->loop_to = c->pc;
-				}
 				/* a scalar load from GM stalls the scalar unit */
 				t += cost.lat;
 				c->st->busy_cycles[ISA_PIPE_S] += cost.lat;

@@ -74,14 +74,28 @@ int exec_REMU(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct
 	return 0;
 }
 
+/* A taken branch.  Only a backward one can make a block run forever, so
+ * that is where the block's instruction count meets the limit (the dry run
+ * has no device: it counts against its own). */
+static int branch_to(struct sim_core *c, const struct sim_qent *e)
+{
+	uint64_t to = (uint64_t)((int64_t)e->pc + e->in->imm);
+	if (e->in->imm <= 0 && c->dev && c->st &&
+	    c->st->scalar_insns - c->insns_at_start >= c->dev->max_insns)
+		return sim_fail(c, "block %lld issued %llu instructions, the limit, in the loop "
+				   "back to L%llu (an endless loop?)",
+				(long long)c->block_idx, (unsigned long long)c->dev->max_insns,
+				(unsigned long long)to);
+	c->pc = to;
+	return 0;
+}
+
 #define BRANCH(id, cond)                                                                      \
 	int exec_##id(struct sim_core *c, const struct sim_qent *e, uint64_t now,            \
 		      struct sim_cost *cost)                                                  \
 	{                                                                                     \
 		int64_t a = X(e->in->rs1), b = X(e->in->rs2);                                  \
-		if (cond)                                                                     \
-			c->pc = (uint64_t)((int64_t)e->pc + e->in->imm);                      \
-		return 0;                                                                     \
+		return (cond) ? branch_to(c, e) : 0;                                          \
 	}
 BRANCH(BEQ, a == b)
 BRANCH(BNE, a != b)
@@ -90,8 +104,7 @@ BRANCH(BGE, a >= b)
 
 int exec_JMP(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
-	c->pc = (uint64_t)((int64_t)e->pc + e->in->imm);
-	return 0;
+	return branch_to(c, e);
 }
 
 int exec_RDSPR(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
