@@ -75,13 +75,9 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 			p->cap = cap;
 	}
 	struct isa_insn *in = &p->cur;
-	memset(in, 0, sizeof *in);
-	in->op = op;
 	/* defaults of keyword fields, as the assembler applies them */
-	const struct isa_format *fmt = &isa_formats[isa_table[op].fmt];
-	for (unsigned i = 0; i < fmt->nfields; i++)
-		if (fmt->fields[i].dflt != ISA_REQ)
-			isa_field_set(in, &fmt->fields[i], fmt->fields[i].dflt);
+	*in = *isa_fmt_defaults[isa_table[op].fmt];
+	in->op = op;
 	if (p->dry) { /* timed at the next flush, never stored */
 		p->n++;
 		p->pending = 1;

@@ -133,14 +133,17 @@
 
 #include "fp16.h"
 #include "dryrun.h"
+#include "kern_roll.h"
 #include "kernels.h"
+#include "tile_cache.h"
 
-/* Registers: x1..x4 the arguments, x10.. addresses and operands, x20/x21
- * dispatch.  Weights are read through R_WGM and the residual through R_RGM,
- * so that the timing model can tell their loads from the input's. */
-enum { R_X = 1, R_W = 2, R_Y = 3, R_BIAS = 4, R_RES = 5, R_DEQ = 6, R_Y8 = 7, R_GM = 10, R_A = 11,
-       R_B = 12,
-       R_C = 13, R_D = 14, R_S = 15, R_WGM = 16, R_RGM = 17, R_BIDX = 20, R_TMP = 21 };
+/* Registers (kern_gen.h has x3 R_GM, x4/x5 the dispatch, x6/x7 loop
+ * counters): x1, x2, x8..x12 the arguments; GM addresses through x3 (x and
+ * y), x13 (the weights) and x14 (the residual), so that the dry run can tell
+ * the weights' and residual's loads from the input's; x15..x31 the builder's
+ * constant cache. */
+enum { R_X = 1, R_W = 2, R_Y = 8, R_BIAS = 9, R_RES = 10, R_DEQ = 11, R_Y8 = 12, R_WGM = 13,
+       R_RGM = 14, R_CACHE0 = 15, R_CACHE1 = 32 };
 
 #define FRAC 512      /* bytes of one 16x16 fp16 fractal */
 #define PIX 32        /* bytes of one NC1HWC0 pixel: 16 fp16 channels, one DMA/vector block */
@@ -156,15 +159,8 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
-/* Start of part i when total is split into parts as evenly as possible. */
+/* part i of total cut into parts pieces as even as possible */
 static int64_t part_lo(int64_t total, int64_t parts, int64_t i) { return i * total / parts; }
-
-static int64_t f32_bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return (int64_t)u;
-}
 
 /* ---- timing model ---------------------------------------------------------- */
 
@@ -183,100 +179,56 @@ static void model_init(struct sim_dryrun *m, const struct soc_config *cfg,
 	sim_dryrun_init(m, cc, cfg->core_queue_depth, (double)blocks, cold);
 }
 
-/* ---- instruction builder that can also time ------------------------------ */
+/* ---- instruction shorthands over the kernel builder (kern_gen.h) ---------- */
 
-/* With p == NULL the instructions go through the model instead of into a
- * program: the estimate times exactly what would be emitted.  An instruction
- * is modelled when the next one is started (its fields are filled in between). */
-struct gen {
-	struct cc_prog *p;
-	struct sim_dryrun *m;
-	struct isa_insn cur;
-	int pending;
-};
-
-static void gen_flush(struct gen *g)
+/* The builder for program p (a real one or a dry run's), at a block's start. */
+static void conv_kg(struct kg *gn, struct cc_prog *p)
 {
-	if (!g->p && g->pending)
-		sim_dryrun_step(g->m, &g->cur);
-	g->pending = 0;
+	memset(gn, 0, sizeof *gn);
+	gn->p = p;
+	gn->c0 = R_CACHE0;
+	gn->cn = R_CACHE1;
+	kg_reset(gn);
 }
 
-static struct isa_insn *emit(struct gen *g, enum isa_op op)
+/* A register holding v: x0 for 0. */
+static int reg(struct kg *gn, int64_t v) { return v ? kg_reg(gn, v) : 0; }
+
+static void set_flag(struct kg *gn, enum isa_pipe src, enum isa_pipe dst, int ev)
 {
-	if (g->p)
-		return cc_emit(g->p, op);
-	gen_flush(g);
-	memset(&g->cur, 0, sizeof g->cur);
-	g->cur.op = op;
-	g->pending = 1;
-	return &g->cur;
+	cc_set_flag(gn->p, src, dst, ev);
 }
 
-static void li(struct gen *g, int rd, int64_t imm)
+static void wait_flag(struct kg *gn, enum isa_pipe src, enum isa_pipe dst, int ev)
 {
-	struct isa_insn *in = emit(g, ISA_OP_LI);
-	in->rd = rd;
-	in->imm = imm;
+	cc_wait_flag(gn->p, src, dst, ev);
 }
 
-static void addi(struct gen *g, int rd, int rs1, int64_t imm)
-{
-	struct isa_insn *in = emit(g, ISA_OP_ADDI);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->imm = imm;
-}
-
-static void flag_op(struct gen *g, int set, enum isa_pipe src, enum isa_pipe dst, int ev)
-{
-	struct isa_insn *in = emit(g, set ? ISA_OP_SET_FLAG : ISA_OP_WAIT_FLAG);
-	in->src = src;
-	in->dst = dst;
-	in->ev = ev;
-}
-
-static void set_flag(struct gen *g, enum isa_pipe src, enum isa_pipe dst, int ev)
-{
-	flag_op(g, 1, src, dst, ev);
-}
-
-static void wait_flag(struct gen *g, enum isa_pipe src, enum isa_pipe dst, int ev)
-{
-	flag_op(g, 0, src, dst, ev);
-}
-
-/* nburst bursts of len blocks; contiguous bursts become one. */
-static void dma(struct gen *g, enum isa_op op, int rd, int rs1, int64_t nburst, int64_t len,
-		int64_t sgap, int64_t dgap)
+/* A GM transfer at byte off past argument register base, through address
+ * register areg: nburst bursts of len blocks (contiguous bursts become one). */
+static void xfer(struct kg *gn, enum isa_op op, int areg, int base, int64_t off, int64_t local,
+		 int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
 	if (nburst > 1 && sgap == 0 && dgap == 0 && nburst * len <= ISA_DMA_LEN_MAX) {
 		len *= nburst;
 		nburst = 1;
 	}
-	struct isa_insn *in = emit(g, op);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->nburst = nburst;
-	in->len = len;
-	in->sgap = sgap;
-	in->dgap = dgap;
+	kg_dma_via(gn, op, areg, base, off, local, nburst, len, sgap, dgap);
 }
 
-/* f16 vector op on UB addresses; s1 is a scalar's register for VSCAL/VDUP. */
-static void vop(struct gen *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1, int64_t rep,
-		int64_t s0b, int64_t s0r, int64_t s1b, int64_t s1r)
+/* f16 vector op on UB addresses; s1 is an address for VBIN ops, the scalar's
+ * bits for VSCAL/VDUP (0: x0, the scalar 0). */
+static struct isa_insn *vop(struct kg *gn, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
+			    int64_t rep, int64_t s0b, int64_t s0r, int64_t s1b, int64_t s1r)
 {
 	enum isa_fmt fmt = isa_table[op].fmt;
-	li(g, R_A, dst);
-	if (fmt != ISA_FMT_VDUP)
-		li(g, R_B, s0);
-	if (fmt == ISA_FMT_VBIN)
-		li(g, R_C, s1);
-	struct isa_insn *in = emit(g, op);
-	in->rd = R_A;
-	in->rs1 = R_B;
-	in->rs2 = fmt == ISA_FMT_VBIN ? R_C : (int)s1;
+	int rd = kg_reg(gn, dst);
+	int rs1 = fmt != ISA_FMT_VDUP ? kg_reg(gn, s0) : 0;
+	int rs2 = fmt == ISA_FMT_VBIN ? kg_reg(gn, s1) : reg(gn, s1);
+	struct isa_insn *in = cc_emit(gn->p, op);
+	in->rd = rd;
+	in->rs1 = rs1;
+	in->rs2 = rs2;
 	in->dt = ISA_DT_F16;
 	in->rep = rep;
 	in->db = 1;
@@ -285,31 +237,16 @@ static void vop(struct gen *g, enum isa_op op, int64_t dst, int64_t s0, int64_t 
 	in->s0r = s0r;
 	in->s1b = s1b;
 	in->s1r = s1r;
+	return in;
 }
 
 /* An element-wise op (VUN/VSCAL/VDUP, contiguous) over npix pixels at ub, in
  * instructions of at most MAX_REP repeats; npix is rounded up to whole repeats. */
-static void vrun(struct gen *g, enum isa_op op, int64_t ub, int64_t npix, int sreg)
+static void vrun(struct kg *gn, enum isa_op op, int64_t ub, int64_t npix, int64_t scalar)
 {
 	int64_t reps = cdiv(npix, 8);
 	for (int64_t r = 0; r < reps; r += MAX_REP)
-		vop(g, op, ub + r * 256, ub + r * 256, sreg, min64(MAX_REP, reps - r), 1, 8, 1, 8);
-}
-
-/* Lane mask: the first cv channels of every pixel (8 pixels of 16 lanes). */
-static void mask_channels(struct gen *g, int64_t cv)
-{
-	uint64_t w = ((UINT64_C(1) << cv) - 1) * UINT64_C(0x0001000100010001);
-	li(g, R_S, (int64_t)w);
-	struct isa_insn *in = emit(g, ISA_OP_VMASK);
-	in->rs1 = R_S;
-	in->rs2 = R_S;
-}
-
-static void mask_all(struct gen *g)
-{
-	struct isa_insn *in = emit(g, ISA_OP_VMASKN);
-	in->rs1 = 0;
+		vop(gn, op, ub + r * 256, ub + r * 256, scalar, min64(MAX_REP, reps - r), 1, 8, 1, 8);
 }
 
 /* Whether clipping must skip the padding channels: only a clip range that
@@ -321,103 +258,48 @@ static int clip_needs_mask(const struct cc_conv *cv)
 }
 
 /* The activation over npix pixels at ub (fused_relu: already done in
- * mov.l0c.ub); masked: the pixels belong to the last, partial channel block. */
-static void emit_act(struct gen *g, const struct cc_conv *cv, int64_t ub, int64_t npix,
+ * mov.l0c.ub); masked: the pixels belong to the last, partial channel block,
+ * whose first cout % 16 channels of every pixel (8 pixels of 16 lanes) alone
+ * are clipped. */
+static void emit_act(struct kg *gn, const struct cc_conv *cv, int64_t ub, int64_t npix,
 		     int fused_relu, int masked)
 {
 	if (cv->act == CC_ACT_RELU && !fused_relu)
-		vrun(g, ISA_OP_VRELU, ub, npix, 0);
+		vrun(gn, ISA_OP_VRELU, ub, npix, 0);
 	if (cv->act != CC_ACT_CLIP)
 		return;
-	if (masked)
-		mask_channels(g, cv->cout % 16);
-	li(g, R_D, f32_bits(cv->clip_lo));
-	vrun(g, ISA_OP_VMAXS, ub, npix, R_D);
-	li(g, R_D, f32_bits(cv->clip_hi));
-	vrun(g, ISA_OP_VMINS, ub, npix, R_D);
-	if (masked)
-		mask_all(g);
-}
-
-/* Jump to labels[block_idx] for block_idx in [lo, hi): a binary search, so
- * that no block spends more than a few cycles finding its code (emit.h has no
- * helper for bge to a label: the fix-up is set the way cc_beq_label does). */
-static void dispatch(struct cc_prog *p, const int *labels, int64_t lo, int64_t hi)
-{
-	if (hi - lo == 1) {
-		cc_jmp_label(p, labels[lo]);
-		return;
+	if (masked) {
+		uint64_t w = ((UINT64_C(1) << (cv->cout % 16)) - 1) * UINT64_C(0x0001000100010001);
+		kg_mask(gn, w, w);
 	}
-	int64_t mid = (lo + hi) / 2;
-	int upper = cc_label_new(p);
-	cc_li(p, R_TMP, mid);
-	struct isa_insn *in = cc_emit(p, ISA_OP_BGE);
-	in->rs1 = R_BIDX;
-	in->rs2 = R_TMP;
-	if (!p->oom)
-		p->fix_label[p->n - 1] = upper;
-	dispatch(p, labels, lo, mid);
-	cc_label_bind(p, upper);
-	dispatch(p, labels, mid, hi);
+	vrun(gn, ISA_OP_VMAXS, ub, npix, kg_fbits(cv->clip_lo));
+	vrun(gn, ISA_OP_VMINS, ub, npix, kg_fbits(cv->clip_hi));
+	if (masked)
+		kg_mask_all(gn);
 }
 
-/* Argument registers and the dispatch on block_idx; labels[b] starts block b. */
-static void ldarg(struct gen *g, int rd, int idx)
+/* The arguments into their registers. */
+static void conv_args(struct cc_prog *p, const struct cc_conv *cv)
 {
-	struct isa_insn *in = emit(g, ISA_OP_LDARG);
-	in->rd = rd;
-	in->imm = idx;
-}
-
-/* The arguments into their registers, and block_idx. */
-static void args_and_idx(struct gen *g, const struct cc_conv *cv)
-{
-	ldarg(g, R_X, 0);
-	ldarg(g, R_W, 1);
-	ldarg(g, R_Y, 2);
+	cc_ldarg(p, R_X, 0);
+	cc_ldarg(p, R_W, 1);
+	cc_ldarg(p, R_Y, 2);
 	if (cv->has_bias)
-		ldarg(g, R_BIAS, 3);
+		cc_ldarg(p, R_BIAS, 3);
 	if (cv->has_residual)
-		ldarg(g, R_RES, cv->has_bias ? 4 : 3);
+		cc_ldarg(p, R_RES, cv->has_bias ? 4 : 3);
 	if (cv->int8)
-		ldarg(g, R_DEQ, 3 + cv->has_bias + cv->has_residual);
+		cc_ldarg(p, R_DEQ, 3 + cv->has_bias + cv->has_residual);
 	if (cv->q8_out)
-		ldarg(g, R_Y8, 3 + cv->has_bias + cv->has_residual + cv->int8);
-	struct isa_insn *in = emit(g, ISA_OP_RDSPR);
-	in->rd = R_BIDX;
-	in->spr = ISA_SPR_BLOCK_IDX;
+		cc_ldarg(p, R_Y8, 3 + cv->has_bias + cv->has_residual + cv->int8);
 }
 
-/* What block b runs before its own code, for a dry run: the arguments and
- * its path through dispatch()'s search (the branches it takes and the ones
- * it falls through). */
-static void prologue_path(struct gen *g, const struct cc_conv *cv, int64_t blocks, int64_t b)
+/* A dry run of block b of a kernel of `blocks`: the arguments and b's path
+ * through the block dispatch, then (the caller) b's code. */
+static void dry_prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks, int64_t b)
 {
-	args_and_idx(g, cv);
-	for (int64_t lo = 0, hi = blocks; hi - lo > 1;) {
-		int64_t mid = (lo + hi) / 2;
-		li(g, R_TMP, mid);
-		struct isa_insn *in = emit(g, ISA_OP_BGE);
-		in->rs1 = R_BIDX;
-		in->rs2 = R_TMP;
-		if (b >= mid)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	emit(g, ISA_OP_JMP);
-}
-
-static int prologue(struct cc_prog *p, const struct cc_conv *cv, int64_t blocks, int *labels)
-{
-	struct gen gp = { .p = p };
-	args_and_idx(&gp, cv);
-	for (int64_t b = 0; b < blocks; b++)
-		labels[b] = cc_label_new(p);
-	if (p->oom)
-		return -1;
-	dispatch(p, labels, 0, blocks);
-	return p->oom ? -1 : 0;
+	conv_args(p, cv);
+	cc_block_dispatch_path(p, blocks, b, R_BIDX, R_TMP);
 }
 
 /* ---- geometry shared by both paths --------------------------------------- */
@@ -516,6 +398,7 @@ struct cube_tiling {
 	int64_t tiles, blocks;
 	int64_t slab_bytes, w_bytes; /* one L1 slot of each kind */
 	double lb, rank, est; /* lower bound, search order, modelled time */
+	int64_t idx;          /* its place in cube_candidates' list */
 	double core;          /* the modelled time of the slowest block alone */
 };
 
@@ -749,26 +632,24 @@ static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct
  * its bursts going over the channel blocks, or one per channel block, over
  * the images: whichever takes fewer.  MTE3 writes y from the UB; MTE2 reads
  * the residual r, which has y's layout, into the UB in the same shape. */
-static void cube_gm(struct gen *gn, const struct geo *g, const struct tile *tl, int64_t ub,
+static void cube_gm(struct kg *gn, const struct geo *g, const struct tile *tl, int64_t ub,
 		    int64_t n0, int64_t nn, int load)
 {
 	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows;
 	int per_img = tl->nimg <= nn;
 	int64_t nw = per_img ? tl->nimg : nn;
-	int greg = load ? R_RGM : R_GM;
 	for (int64_t i = 0; i < nw; i++) {
 		int64_t img = per_img ? i : 0, n = per_img ? 0 : i;
-		addi(gn, greg, load ? R_RES : R_Y,
-		     (((tl->img + img) * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0 + n) *
-			      g->M + tl->m0) * PIX);
-		li(gn, R_A, ub + (n * mf + img * mfi) * FRAC);
+		int64_t off = (((tl->img + img) * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0 +
+				n) * g->M + tl->m0) * PIX;
+		int64_t local = ub + (n * mf + img * mfi) * FRAC;
 		int64_t nb = per_img ? nn : tl->nimg;
 		int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
 		int64_t ggap = per_img ? g->M - rows : g->YN1 * g->M - rows;
 		if (load)
-			dma(gn, ISA_OP_MOV_GM_UB, R_A, greg, nb, rows, ggap, ugap);
+			xfer(gn, ISA_OP_MOV_GM_UB, R_RGM, R_RES, off, local, nb, rows, ggap, ugap);
 		else
-			dma(gn, ISA_OP_MOV_UB_GM, greg, R_A, nb, rows, ugap, ggap);
+			xfer(gn, ISA_OP_MOV_UB_GM, R_GM, R_Y, off, local, nb, rows, ugap, ggap);
 	}
 }
 
@@ -778,41 +659,30 @@ static void cube_gm(struct gen *gn, const struct geo *g, const struct tile *tl, 
  * of [mf*16][32] fp16 (a missing odd plane: zeros), which one vconv
  * narrows in place to [mf*16][32] int8 (repeat r writes bytes its earlier
  * repeats have read). */
-static void cube_requant(struct gen *gn, const struct cc_conv *cv, const struct cube_tiling *t,
+static void cube_requant(struct kg *gn, const struct cc_conv *cv, const struct cube_tiling *t,
 			 int64_t ub, int64_t mf, int64_t nn)
 {
 	int64_t pairs = cdiv(nn, 2), tmp = ub + t->mf * t->upc * FRAC, px = mf * 16;
-	li(gn, R_D, f32_bits(cv->q8_inv_scale));
+	int64_t scale = kg_fbits(cv->q8_inv_scale);
 	for (int64_t pr = 0; pr < pairs; pr++) {
 		int64_t dst = tmp + pr * px * 64;
 		for (int h = 0; h < 2; h++) {
 			int have = 2 * pr + h < nn;
 			for (int64_t done = 0; done < px; done += 8 * MAX_REP) {
-				int64_t rep = min64(MAX_REP, (px - done) / 8);
-				li(gn, R_A, dst + h * 32 + done * 64);
-				if (have)
-					li(gn, R_B, ub + (2 * pr + h) * px * 32 + done * 32);
-				struct isa_insn *in = emit(gn, have ? ISA_OP_VMULS : ISA_OP_VDUP);
-				in->rd = R_A;
-				in->rs1 = have ? R_B : R_A;
-				in->rs2 = have ? R_D : 0;
-				in->dt = ISA_DT_F16;
-				in->rep = rep;
+				int64_t rep = min64(MAX_REP, (px - done) / 8), d = dst + h * 32 + done * 64;
+				struct isa_insn *in =
+					have ? vop(gn, ISA_OP_VMULS, d, ub + (2 * pr + h) * px * 32 + done * 32,
+						   scale, rep, 1, 8, 0, 0)
+					     : vop(gn, ISA_OP_VDUP, d, 0, 0, rep, 1, 8, 0, 0);
 				in->db = 2;
 				in->dr = 16;
-				in->s0b = 1;
-				in->s0r = 8;
 			}
 		}
 		/* 128 values a repeat: 4 pixels */
 		for (int64_t done = 0; done < px; done += 4 * MAX_REP) {
 			int64_t rep = min64(MAX_REP, (px - done) / 4);
-			li(gn, R_A, dst + done * 32);
-			li(gn, R_B, dst + done * 64);
-			struct isa_insn *in = emit(gn, ISA_OP_VCONV);
-			in->rd = R_A;
-			in->rs1 = R_B;
-			in->dt = ISA_DT_S8;
+			struct isa_insn *in =
+				kg_vinsn(gn, ISA_OP_VCONV, ISA_DT_S8, dst + done * 32, dst + done * 64, rep);
 			in->st = ISA_DT_F16;
 			in->rnd = ISA_RND_RNE;
 			in->rep = rep;
@@ -826,16 +696,15 @@ static void cube_requant(struct gen *gn, const struct cc_conv *cv, const struct 
 
 /* MTE3: the int8 pairs of a UB output buffer to y8 ([N][ceil(N1/2)][M][32]
  * bytes): per image, one burst per pair of its tile rows. */
-static void cube_gm8(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+static void cube_gm8(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
 		     const struct tile *tl, int64_t ub, int64_t n0, int64_t nn)
 {
 	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows, P = cdiv(g->N1, 2);
 	int64_t tmp = ub + t->mf * t->upc * FRAC, pairs = cdiv(nn, 2);
 	for (int64_t i = 0; i < tl->nimg; i++) {
-		addi(gn, R_GM, R_Y8,
-		     (((tl->img + i) * P + (tl->n1a + n0) / 2) * g->M + tl->m0) * PIX);
-		li(gn, R_A, tmp + i * mfi * 16 * PIX);
-		dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, pairs, rows, 2 * mf * 16 - rows, g->M - rows);
+		xfer(gn, ISA_OP_MOV_UB_GM, R_GM, R_Y8,
+		     (((tl->img + i) * P + (tl->n1a + n0) / 2) * g->M + tl->m0) * PIX,
+		     tmp + i * mfi * 16 * PIX, pairs, rows, 2 * mf * 16 - rows, g->M - rows);
 	}
 }
 
@@ -843,17 +712,15 @@ static void cube_gm8(struct gen *gn, const struct geo *g, const struct cube_tili
  * tile (r8 is [N][ceil(N1/2)][M][32] bytes, as cube_gm8 writes y8) into the
  * second half of UB residual buffer ub, [pairs][mf*16][32] bytes (image i's
  * rows from row i*mfi*16 of each pair): per image, one burst per pair. */
-static void cube_res_gm8(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+static void cube_res_gm8(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
 			 const struct tile *tl, int64_t ub, int64_t n0, int64_t nn)
 {
 	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows, P = cdiv(g->N1, 2);
 	int64_t half = t->mf * t->upc * FRAC / 2;
 	for (int64_t i = 0; i < tl->nimg; i++) {
-		addi(gn, R_RGM, R_RES,
-		     (((tl->img + i) * P + (tl->n1a + n0) / 2) * g->M + tl->m0) * PIX);
-		li(gn, R_A, ub + half + i * mfi * 16 * PIX);
-		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_RGM, cdiv(nn, 2), rows, g->M - rows,
-		    mf * 16 - rows);
+		xfer(gn, ISA_OP_MOV_GM_UB, R_RGM, R_RES,
+		     (((tl->img + i) * P + (tl->n1a + n0) / 2) * g->M + tl->m0) * PIX,
+		     ub + half + i * mfi * 16 * PIX, cdiv(nn, 2), rows, g->M - rows, mf * 16 - rows);
 	}
 }
 
@@ -863,7 +730,7 @@ static void cube_res_gm8(struct gen *gn, const struct geo *g, const struct cube_
  * to fp16 in tmp (exact: |q| <= 128), then one vmuls per plane scales
  * alternate 32-byte blocks (the pair's two 16-channel halves) by r_scale
  * into the plane, fp16(q * r_scale). */
-static void cube_res_dequant(struct gen *gn, const struct cc_conv *cv,
+static void cube_res_dequant(struct kg *gn, const struct cc_conv *cv,
 			     const struct cube_tiling *t, int64_t ub, int64_t tmp, int64_t mf,
 			     int64_t nn)
 {
@@ -871,12 +738,8 @@ static void cube_res_dequant(struct gen *gn, const struct cc_conv *cv,
 	/* 128 values a repeat: 4 pixels of a pair */
 	for (int64_t done = 0; done < pairs * px; done += 4 * MAX_REP) {
 		int64_t rep = min64(MAX_REP, (pairs * px - done) / 4);
-		li(gn, R_A, tmp + done * 64);
-		li(gn, R_B, ub + half + done * 32);
-		struct isa_insn *in = emit(gn, ISA_OP_VCONV);
-		in->rd = R_A;
-		in->rs1 = R_B;
-		in->dt = ISA_DT_F16;
+		struct isa_insn *in =
+			kg_vinsn(gn, ISA_OP_VCONV, ISA_DT_F16, tmp + done * 64, ub + half + done * 32, rep);
 		in->st = ISA_DT_S8;
 		in->rnd = ISA_RND_RNE;
 		in->rep = rep;
@@ -885,24 +748,11 @@ static void cube_res_dequant(struct gen *gn, const struct cc_conv *cv,
 		in->s0b = 1;
 		in->s0r = 4;
 	}
-	li(gn, R_D, f32_bits(cv->r_scale));
 	for (int64_t n1 = 0; n1 < nn; n1++) {
 		int64_t src = tmp + n1 / 2 * px * 64 + n1 % 2 * 32;
-		for (int64_t done = 0; done < px; done += 8 * MAX_REP) {
-			int64_t rep = min64(MAX_REP, (px - done) / 8);
-			li(gn, R_A, ub + n1 * px * 32 + done * 32);
-			li(gn, R_B, src + done * 64);
-			struct isa_insn *in = emit(gn, ISA_OP_VMULS);
-			in->rd = R_A;
-			in->rs1 = R_B;
-			in->rs2 = R_D;
-			in->dt = ISA_DT_F16;
-			in->rep = rep;
-			in->db = 1;
-			in->dr = 8;
-			in->s0b = 2;
-			in->s0r = 16;
-		}
+		for (int64_t done = 0; done < px; done += 8 * MAX_REP)
+			vop(gn, ISA_OP_VMULS, ub + n1 * px * 32 + done * 32, src + done * 64,
+			    kg_fbits(cv->r_scale), min64(MAX_REP, (px - done) / 8), 2, 16, 0, 0);
 	}
 }
 
@@ -928,7 +778,7 @@ static int64_t next_last(const struct cube_state *cs, int64_t s)
 
 /* MTE2 brings the residual rows of the next buffer group (in drain order)
  * into its UB buffer, once the vector unit has released the buffer. */
-static void cube_res_load(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+static void cube_res_load(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
 			  const struct cube_mem *mem, struct cube_state *cs)
 {
 	const struct tile *tl = &cs->st[cs->rs].t;
@@ -952,7 +802,7 @@ static void cube_res_load(struct gen *gn, const struct geo *g, const struct cube
  * one added, so that (with nr >= 2) the buffer a load needs was released a
  * group ago and MTE2 does not wait on the vector unit's latest add; only
  * groups of the tile ending at stage `only`, when that is >= 0. */
-static void cube_res_ahead(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+static void cube_res_ahead(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
 			   const struct cube_mem *mem, struct cube_state *cs, int64_t only)
 {
 	int64_t ahead = t->nr > 1 ? t->nr - 1 : 1;
@@ -964,7 +814,7 @@ static void cube_res_ahead(struct gen *gn, const struct geo *g, const struct cub
 /* V and MTE3 for a finished tile in L0C half c, upc channel blocks at a time
  * through the UB buffers (cs->groups counts them over the block): the
  * buffer's flag covers the writes of all its rows. */
-static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
 		       const struct cube_mem *mem, int64_t si, int c, struct cube_state *cs)
 {
 	const struct cc_conv *cv = g->cv;
@@ -983,28 +833,25 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
 			cube_res_load(gn, g, t, mem, cs);
 		cs->groups++;
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
-		li(gn, R_A, ub);
-		li(gn, R_B, c * mem->l0c_half + n0 * mf * 1024);
 		struct isa_insn *in;
 		if (cv->int8) { /* each channel block with its own dequant scales */
 			for (int64_t n1 = 0; n1 < nn; n1++) {
-				if (n1) {
-					li(gn, R_A, ub + n1 * mf * FRAC);
-					li(gn, R_B, c * mem->l0c_half + (n0 + n1) * mf * 1024);
-				}
-				li(gn, R_C, mem->ub_deq + (tl->n1a + n0 + n1) * 64);
-				in = emit(gn, ISA_OP_MOV_L0C_UB);
-				in->rd = R_A;
-				in->rs1 = R_B;
-				in->rs2 = R_C;
+				int rd = reg(gn, ub + n1 * mf * FRAC);
+				int rs1 = reg(gn, c * mem->l0c_half + (n0 + n1) * mf * 1024);
+				int rs2 = reg(gn, mem->ub_deq + (tl->n1a + n0 + n1) * 64);
+				in = cc_emit(gn->p, ISA_OP_MOV_L0C_UB);
+				in->rd = rd;
+				in->rs1 = rs1;
+				in->rs2 = rs2;
 				in->nfrac = mf;
 				in->cvt = ISA_CVT_DEQV;
 				in->relu = fused;
 			}
 		} else {
-			in = emit(gn, ISA_OP_MOV_L0C_UB);
-			in->rd = R_A;
-			in->rs1 = R_B;
+			int rd = reg(gn, ub), rs1 = reg(gn, c * mem->l0c_half + n0 * mf * 1024);
+			in = cc_emit(gn->p, ISA_OP_MOV_L0C_UB);
+			in->rd = rd;
+			in->rs1 = rs1;
 			in->rs2 = 0;
 			in->nfrac = nn * mf;
 			in->cvt = ISA_CVT_F16;
@@ -1060,7 +907,7 @@ static void cube_drain(struct gen *gn, const struct geo *g, const struct cube_ti
  * slot, announced with one flag.  The images' slabs go back to back, each
  * [c1c][rows][W][16]: in one write when a burst per image can carry one's
  * (its planes are whole or there is one), else in one write per image. */
-static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_mem *mem,
+static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem *mem,
 		       const struct stage *s)
 {
 	const struct cc_conv *cv = g->cv;
@@ -1076,31 +923,25 @@ static void cube_loads(struct gen *gn, const struct geo *g, const struct cube_me
 		 * here is then a multiple of 4 (cc_conv_c04_ok) */
 		int64_t bp = PIX / g->xpix;
 		if ((px == plane || s->c1c == 1) && one / bp <= ISA_DMA_LEN_MAX) {
-			addi(gn, R_GM, R_X, base * g->xpix);
-			li(gn, R_A, mem->l1_slab[s->sslot]);
-			dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, tl->nimg, one / bp,
-			    (g->XC1 * plane - one) / bp, 0);
+			xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, mem->l1_slab[s->sslot],
+			     tl->nimg, one / bp, (g->XC1 * plane - one) / bp, 0);
 		} else {
-			for (int64_t i = 0; i < tl->nimg; i++) {
-				addi(gn, R_GM, R_X, (base + i * g->XC1 * plane) * g->xpix);
-				li(gn, R_A, mem->l1_slab[s->sslot] + i * one * g->xpix);
-				dma(gn, ISA_OP_MOV_GM_L1, R_A, R_GM, s->c1c, px / bp,
-				    (plane - px) / bp, 0);
-			}
+			for (int64_t i = 0; i < tl->nimg; i++)
+				xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X,
+				     (base + i * g->XC1 * plane) * g->xpix,
+				     mem->l1_slab[s->sslot] + i * one * g->xpix, s->c1c, px / bp,
+				     (plane - px) / bp, 0);
 		}
 	}
-	if (s->wload) {
-		addi(gn, R_WGM, R_W,
-		     tl->sl * g->wslice + (s->c1a * g->kf1 * g->N1 + tl->n1a) * FRAC);
-		li(gn, R_A, mem->l1_w[s->wslot]);
-		dma(gn, ISA_OP_MOV_GM_L1, R_A, R_WGM, s->c1c * g->kf1, tl->n1c * 16,
-		    (g->N1 - tl->n1c) * 16, 0);
-	}
+	if (s->wload)
+		xfer(gn, ISA_OP_MOV_GM_L1, R_WGM, R_W,
+		     tl->sl * g->wslice + (s->c1a * g->kf1 * g->N1 + tl->n1a) * FRAC,
+		     mem->l1_w[s->wslot], s->c1c * g->kf1, tl->n1c * 16, (g->N1 - tl->n1c) * 16, 0);
 	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
 }
 
 /* MTE1 and M for a stage: its K steps into L0C half c. */
-static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
+static void cube_steps(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
 		       const struct cube_mem *mem, const struct stage *s, struct cube_state *cs)
 {
 	const struct cc_conv *cv = g->cv;
@@ -1110,7 +951,7 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
 	int64_t fm[4] = { s->s.fh, s->s.fw, s->s.ptp, s->s.pbp };
 	if (memcmp(cs->fm, fm, sizeof fm)) {
-		struct isa_insn *in = emit(gn, ISA_OP_SET_FMATRIX);
+		struct isa_insn *in = cc_emit(gn->p, ISA_OP_SET_FMATRIX);
 		in->fh = s->s.fh;
 		in->fw = s->s.fw;
 		in->pt = s->s.ptp;
@@ -1130,17 +971,14 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		/* image i's slab into its fractal rows, [mfi][kn] fractals each */
 		struct isa_insn *in;
 		for (int64_t i = 0; i < tl->nimg; i++) {
-			li(gn, R_A, pb * mem->l0a_half + i * mfi * kn * FRAC);
-			li(gn, R_B, sl1 + i * img_bytes);
-			if (i == 0) { /* the registers hold them for the other images */
-				li(gn, R_C, s->s.mstart);
-				li(gn, R_D, kp);
-			}
-			in = emit(gn, ISA_OP_LOAD3D);
-			in->rd = R_A;
-			in->rs1 = R_B;
-			in->rs2 = R_C;
-			in->rs3 = R_D;
+			int rd = reg(gn, pb * mem->l0a_half + i * mfi * kn * FRAC);
+			int rs1 = reg(gn, sl1 + i * img_bytes);
+			int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
+			in = cc_emit(gn->p, ISA_OP_LOAD3D);
+			in->rd = rd;
+			in->rs1 = rs1;
+			in->rs2 = rs2;
+			in->rs3 = rs3;
 			in->kh = cv->kh;
 			in->kw = cv->kw;
 			in->sh = cv->sh;
@@ -1154,11 +992,10 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		}
 		int64_t key[5] = { s->c1a * g->kf1 + kp, kn, tl->n1a, tl->n1c, tl->sl };
 		if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
-			li(gn, R_A, pb * mem->l0b_half);
-			li(gn, R_B, wl1 + kp * tl->n1c * FRAC);
-			in = emit(gn, ISA_OP_LOAD2D_L0B);
-			in->rd = R_A;
-			in->rs1 = R_B;
+			int rd = reg(gn, pb * mem->l0b_half), rs1 = reg(gn, wl1 + kp * tl->n1c * FRAC);
+			in = cc_emit(gn->p, ISA_OP_LOAD2D_L0B);
+			in->rd = rd;
+			in->rs1 = rs1;
 			in->rep = kn * tl->n1c;
 			in->sstride = 1;
 			in->dstride = 1;
@@ -1168,13 +1005,12 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 		wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
 		if (first)
 			wait_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
-		li(gn, R_A, c * mem->l0c_half);
-		li(gn, R_B, pb * mem->l0a_half);
-		li(gn, R_C, pb * mem->l0b_half);
-		in = emit(gn, ISA_OP_MMAD);
-		in->rd = R_A;
-		in->rs1 = R_B;
-		in->rs2 = R_C;
+		int rd = reg(gn, c * mem->l0c_half), rs1 = reg(gn, pb * mem->l0a_half);
+		int rs2 = reg(gn, pb * mem->l0b_half);
+		in = cc_emit(gn->p, ISA_OP_MMAD);
+		in->rd = rd;
+		in->rs1 = rs1;
+		in->rs2 = rs2;
 		in->m = tile_m(tl);
 		in->k = kn * g->k0;
 		in->n = tl->n1c * 16;
@@ -1187,9 +1023,45 @@ static void cube_steps(struct gen *gn, const struct geo *g, const struct cube_ti
 			set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, i);
 }
 
-/* One block's program after the dispatch. */
-static void cube_block(struct gen *gn, const struct geo *g, const struct cube_tiling *t,
-		       const struct stage *st, int64_t ns)
+/* Stage i: its loads, the residual loads due, its K steps and, when it
+ * ends a tile, the drain. */
+static void cube_stage(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
+		       const struct cube_mem *mem, struct cube_state *cs, int64_t i)
+{
+	const struct stage *s = &cs->st[i];
+	cube_loads(gn, g, mem, s);
+	/* after the stage's own loads: the cube needs those first */
+	cube_res_ahead(gn, g, t, mem, cs, -1);
+	cube_steps(gn, g, t, mem, s, cs);
+	if (s->last) {
+		cube_drain(gn, g, t, mem, i, (int)(cs->tiles & 1), cs);
+		cs->tiles++;
+	}
+}
+
+/* A block's stages as kg_emit_rolled steps: stage i is emitted from the
+ * state before it, snap[i], which the emission of stage i - 1 left (the
+ * builder emits every step in order before it rolls any). */
+struct cube_run {
+	const struct geo *g;
+	const struct cube_tiling *t;
+	const struct cube_mem *mem;
+	struct cube_state *snap;
+};
+
+static void cube_stage_step(struct kg *gn, const void *ctx, size_t i)
+{
+	const struct cube_run *r = ctx;
+	struct cube_state cs = r->snap[i];
+	cube_stage(gn, r->g, r->t, r->mem, &cs, (int64_t)i);
+	r->snap[i + 1] = cs;
+}
+
+/* One block's program after the dispatch; roll: its stages as loops where
+ * they repeat (the program), else straight (a dry run, which does not
+ * follow branches). */
+static void cube_block(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
+		       const struct stage *st, int64_t ns, int roll)
 {
 	const struct cc_conv *cv = g->cv;
 	struct cube_mem mem;
@@ -1207,19 +1079,12 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
 	/* the bias of the block's slices [sl0, sl0 + nsl): its tiles go in order */
 	int64_t sl0 = ns ? st[0].t.sl : 0, nsl = ns ? st[ns - 1].t.sl - sl0 + 1 : 1;
-	if (cv->has_bias) {
-		li(gn, R_A, mem.ub_bias);
-		int breg = R_BIAS;
-		if (sl0) { /* (R_TMP: the dispatch is done with it) */
-			addi(gn, R_TMP, R_BIAS, sl0 * g->N1 * PIX);
-			breg = R_TMP;
-		}
-		dma(gn, ISA_OP_MOV_GM_UB, R_A, breg, 1, nsl * g->N1, 0, 0);
-	}
-	if (cv->int8) { /* 16 fp32 scales per channel block: 64 bytes */
-		li(gn, R_A, mem.ub_deq);
-		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_DEQ, 1, g->N1 * 2, 0, 0);
-	}
+	/* (through R_TMP: the dispatch is done with it) */
+	if (cv->has_bias)
+		xfer(gn, ISA_OP_MOV_GM_UB, R_TMP, R_BIAS, sl0 * g->N1 * PIX, mem.ub_bias, 1,
+		     nsl * g->N1, 0, 0);
+	if (cv->int8) /* 16 fp32 scales per channel block: 64 bytes */
+		xfer(gn, ISA_OP_MOV_GM_UB, R_TMP, R_DEQ, 0, mem.ub_deq, 1, g->N1 * 2, 0, 0);
 	if (cv->has_bias || cv->int8) {
 		set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
@@ -1232,15 +1097,19 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 	cs.ns = ns;
 	cs.sl0 = sl0;
 	cs.rs = next_last(&cs, 0);
-	for (int64_t i = 0; i < ns; i++) {
-		cube_loads(gn, g, &mem, &st[i]);
-		/* after the stage's own loads: the cube needs those first */
-		cube_res_ahead(gn, g, t, &mem, &cs, -1);
-		cube_steps(gn, g, t, &mem, &st[i], &cs);
-		if (st[i].last) {
-			cube_drain(gn, g, t, &mem, i, (int)(cs.tiles & 1), &cs);
-			cs.tiles++;
+	if (roll) {
+		struct cube_run r = { g, t, &mem, malloc((size_t)(ns + 1) * sizeof *r.snap) };
+		if (r.snap) {
+			r.snap[0] = cs;
+			if (kg_emit_rolled(gn, (size_t)ns, cube_stage_step, &r))
+				gn->bad = 1;
+		} else {
+			gn->bad = 1;
 		}
+		free(r.snap);
+	} else {
+		for (int64_t i = 0; i < ns; i++)
+			cube_stage(gn, g, t, &mem, &cs, i);
 	}
 	for (int ev = 0; ev < slots; ev++)
 		wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
@@ -1252,8 +1121,7 @@ static void cube_block(struct gen *gn, const struct geo *g, const struct cube_ti
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 	for (int b = 0; b < t->nr; b++)
 		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
-	emit(gn, ISA_OP_END);
-	gen_flush(gn);
+	cc_end(gn->p);
 }
 
 /* Largest and smallest slab (pixels per plane) over an image's pixel tiles;
@@ -1377,14 +1245,19 @@ static double cube_time_block(const struct geo *g, const struct cube_tiling *t, 
 	struct sim_dryrun m;
 	/* weights no other block shares come from main memory */
 	model_init(&m, g->cfg, &g->cc, t->blocks, t->nt * g->S >= t->blocks, g->acold);
-	struct gen gn = { .m = &m };
-	prologue_path(&gn, g->cv, t->blocks, b);
-	cube_block(&gn, g, t, st, timed);
+	struct cc_prog dp;
+	cc_prog_init_dryrun(&dp, &m);
+	struct kg gn;
+	conv_kg(&gn, &dp);
+	dry_prologue(&dp, g->cv, t->blocks, b);
+	cube_block(&gn, g, t, st, timed, 0);
+	double time = cc_prog_dry_time(&dp);
+	cc_prog_free(&dp);
 	/* walked counts stages planned; timing an instruction costs about a
 	 * fifth of that, so a stage of several images' loads or of many K steps
 	 * costs more */
 	*walked += ns + m.insns / 5;
-	return sim_dryrun_time(&m) * (double)ns / (double)timed;
+	return time * (double)ns / (double)timed;
 }
 
 /* Time a tiling on the model: every block (all), or the blocks that load the
@@ -1592,6 +1465,24 @@ static void top_add(struct cube_tiling *top, int *ntop, const struct cube_tiling
  * and UB buffers sized every way that fits, on the blocks likely to be the
  * slowest, until no remaining one can win; then time the best few on every
  * block and keep the fastest. */
+/* What decides a conv's tiling besides the SoC: its shape and what its
+ * drain does (not the values it scales or clips by); nkey words. */
+static size_t conv_key(const struct cc_conv *cv, int64_t *key)
+{
+	int64_t k[] = { cv->n,	   cv->cin,	cv->h,	    cv->w,	    cv->cout,	 cv->kh,
+			cv->kw,	   cv->sh,	cv->sw,	    cv->pt,	    cv->pl,	 cv->pb,
+			cv->pr,	   cv->dh,	cv->dw,	    cv->groups,	    cv->has_bias, cv->act,
+			clip_needs_mask(cv),	cv->has_residual, cv->x_c1, cv->x_c1o,	 cv->y_n1,
+			cv->y_n1o, cv->slices,	cv->int8,   cv->q8_out,	    cv->no_fp16_out,
+			cv->c04,   cv->res_int8 };
+	memcpy(key, k, sizeof k);
+	return sizeof k / sizeof k[0];
+}
+
+/* The chosen tiling as the cache keeps it: the candidate's index and the
+ * settings timed within it, and its times. */
+enum { CV_IDX, CV_UPC, CV_NR, CV_NQ, CV_ES, CV_EW, CV_EST, CV_CORE, CV_N };
+
 static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err, size_t errlen)
 {
 	const struct soc_config *cfg = g->cfg;
@@ -1601,6 +1492,22 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	int ntop = 0;
 	int64_t n = cube_candidates(g, &c), cap = 0, walked = 0, timed = 0;
 	struct stage *st = NULL;
+	int64_t key[CC_TILE_KEY_MAX];
+	size_t nkey = conv_key(cv, key);
+	double v[CV_N];
+	if (n > 0 && cc_tile_cache_get(cv->cache, "conv", key, nkey, v, CV_N) &&
+	    (int64_t)v[CV_IDX] < n) {
+		*best = c[(int64_t)v[CV_IDX]];
+		best->upc = (int64_t)v[CV_UPC];
+		best->nr = (int)v[CV_NR];
+		best->nq = (int)v[CV_NQ];
+		best->es = (int)v[CV_ES];
+		best->ew = (int)v[CV_EW];
+		best->est = v[CV_EST];
+		best->core = v[CV_CORE];
+		free(c);
+		return 0;
+	}
 	for (int64_t i = 0; i < n && timed < MAX_TIMED; i++) {
 		if (walked > MAX_WALK && ntop)
 			break; /* enough compile time spent */
@@ -1645,6 +1552,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 						break;
 					t.es = s;
 					t.ew = w;
+					t.idx = i;
 					walked += cube_time(g, &t, st, 0);
 					top_add(top, &ntop, &t);
 				}
@@ -1663,6 +1571,13 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		snprintf(err, errlen, "conv: out of memory");
 		return -1;
 	}
+	if (isfinite(best->est)) {
+		double keep[CV_N] = { [CV_IDX] = (double)best->idx, [CV_UPC] = (double)best->upc,
+				      [CV_NR] = best->nr,	    [CV_NQ] = best->nq,
+				      [CV_ES] = best->es,	    [CV_EW] = best->ew,
+				      [CV_EST] = best->est,	    [CV_CORE] = best->core };
+		cc_tile_cache_put(cv->cache, "conv", key, nkey, keep, CV_N);
+	}
 	if (!isfinite(best->est)) {
 		snprintf(err, errlen,
 			 "conv %lldx%lldx%lldx%lld -> %lld, kernel %lldx%lld: no tiling fits "
@@ -1672,6 +1587,19 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		return -1;
 	}
 	return 0;
+}
+
+/* The blocks of a tiling, each run of tiles planned as it is emitted. */
+struct cube_blocks {
+	const struct geo *g;
+	const struct cube_tiling *t;
+	struct stage *st; /* room for a block's stages */
+};
+
+static void cube_block_fn(struct kg *gn, void *ctx, int64_t b)
+{
+	struct cube_blocks *cb = ctx;
+	cube_block(gn, cb->g, cb->t, cb->st, plan_stages(cb->g, cb->t, b, cb->st), 1);
 }
 
 static int gen_cube(const struct geo *g, struct cc_prog *p, unsigned *block_dim, char *err,
@@ -1685,19 +1613,18 @@ static int gen_cube(const struct geo *g, struct cc_prog *p, unsigned *block_dim,
 	struct cube_tiling t = { 0 };
 	if (cube_choose(g, &t, err, errlen))
 		return -1;
-	struct stage *st = malloc((size_t)(cdiv(t.tiles, t.blocks) * t.nch) * sizeof *st);
-	int labels[MAX_BLOCKS];
-	if (!st || prologue(p, g->cv, t.blocks, labels)) {
-		free(st);
-		snprintf(err, errlen, "conv: out of memory");
+	struct cube_blocks cb = { g, &t,
+				  malloc((size_t)(cdiv(t.tiles, t.blocks) * t.nch) * sizeof *cb.st) };
+	struct kg gn;
+	conv_kg(&gn, p);
+	conv_args(p, g->cv);
+	int rc = cb.st ? kg_emit_blocks(&gn, t.blocks, cube_block_fn, &cb) : -1;
+	free(cb.st);
+	if (rc || gn.bad || p->oom) {
+		snprintf(err, errlen, rc || p->oom ? "conv: out of memory"
+						   : "conv: a transfer exceeds the DMA's burst limits");
 		return -1;
 	}
-	struct gen gn = { .p = p };
-	for (int64_t b = 0; b < t.blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cube_block(&gn, g, &t, st, plan_stages(g, &t, b, st));
-	}
-	free(st);
 	*block_dim = (unsigned)t.blocks;
 	return 0;
 }
@@ -1762,7 +1689,7 @@ static void band_of(const struct geo *g, const struct dw_tiling *t, int64_t u, s
 
 /* Zero the padding rows of band b in slab s, before its input arrives: the
  * whole repeats may spill into its first real row, which MTE2 then writes. */
-static void dw_zero_pad_rows(struct gen *gn, const struct dw_tiling *t, const struct band *b,
+static void dw_zero_pad_rows(struct kg *gn, const struct dw_tiling *t, const struct band *b,
 			     int s)
 {
 	int64_t base = t->ub_slab[s];
@@ -1774,7 +1701,7 @@ static void dw_zero_pad_rows(struct gen *gn, const struct dw_tiling *t, const st
 }
 
 /* V for one band: the taps over the output grid, bias first, then the act. */
-static void dw_taps(struct gen *gn, const struct geo *g, const struct dw_tiling *t,
+static void dw_taps(struct kg *gn, const struct geo *g, const struct dw_tiling *t,
 		    const struct band *b, int64_t slab, int64_t acc)
 {
 	const struct cc_conv *cv = g->cv;
@@ -1797,7 +1724,57 @@ static void dw_taps(struct gen *gn, const struct geo *g, const struct dw_tiling 
 	}
 }
 
-static void dw_block(struct gen *gn, const struct geo *g, const struct dw_tiling *t, int64_t blk)
+/* Unit u of a block's units [u0, u1): the band's input into its slab, the
+ * taps, the next band's padding rows in the slab, the output to GM. */
+static void dw_unit(struct kg *gn, const struct geo *g, const struct dw_tiling *t, int64_t u0,
+		    int64_t u1, int64_t u)
+{
+	const struct cc_conv *cv = g->cv;
+	int s = (int)((u - u0) % t->nsb), a = (int)((u - u0) % t->nab);
+	struct band b;
+	band_of(g, t, u, &b);
+	wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
+	if (b.nreal) {
+		int64_t row = (b.img * g->C1 + b.c1) * cv->h + b.ih_a;
+		xfer(gn, ISA_OP_MOV_GM_UB, R_GM, R_X, row * cv->w * PIX,
+		     t->ub_slab[s] + (b.top * t->Wp + cv->pl) * PIX, b.nreal, cv->w, 0,
+		     t->Wp - cv->w);
+	}
+	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, s);
+	wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, s);
+	wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
+	dw_taps(gn, g, t, &b, t->ub_slab[s], t->ub_acc[a]);
+	/* the band nsb later reuses this slab: clear its padding rows now */
+	if (u + t->nsb < u1) {
+		struct band nb;
+		band_of(g, t, u + t->nsb, &nb);
+		dw_zero_pad_rows(gn, t, &nb, s);
+	}
+	set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
+	set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, a);
+	wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, a);
+	xfer(gn, ISA_OP_MOV_UB_GM, R_GM, R_Y, ((b.img * g->C1 + b.c1) * g->Ho + b.oh0) * g->Wo * PIX,
+	     t->ub_acc[a], b.rows, g->Wo, t->P - g->Wo, 0);
+	set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
+}
+
+/* A block's units as kg_emit_rolled steps. */
+struct dw_run {
+	const struct geo *g;
+	const struct dw_tiling *t;
+	int64_t u0, u1;
+};
+
+static void dw_unit_step(struct kg *gn, const void *ctx, size_t i)
+{
+	const struct dw_run *r = ctx;
+	dw_unit(gn, r->g, r->t, r->u0, r->u1, r->u0 + (int64_t)i);
+}
+
+/* Block blk's program after the dispatch; roll: its units as loops where
+ * they repeat (the program), else straight (a dry run). */
+static void dw_block(struct kg *gn, const struct geo *g, const struct dw_tiling *t, int64_t blk,
+		     int roll)
 {
 	const struct cc_conv *cv = g->cv;
 	int64_t u0 = part_lo(t->units, t->blocks, blk), u1 = part_lo(t->units, t->blocks, blk + 1);
@@ -1809,49 +1786,25 @@ static void dw_block(struct gen *gn, const struct geo *g, const struct dw_tiling
 	}
 	for (int a = 0; a < t->nab; a++)
 		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
-	li(gn, R_A, t->ub_w);
-	dma(gn, ISA_OP_MOV_GM_UB, R_A, R_W, 1, g->C1 * g->kk, 0, 0);
-	if (cv->has_bias) {
-		li(gn, R_A, t->ub_bias);
-		dma(gn, ISA_OP_MOV_GM_UB, R_A, R_BIAS, 1, g->C1, 0, 0);
-	}
+	/* (through R_TMP: the dispatch is done with it) */
+	xfer(gn, ISA_OP_MOV_GM_UB, R_TMP, R_W, 0, t->ub_w, 1, g->C1 * g->kk, 0, 0);
+	if (cv->has_bias)
+		xfer(gn, ISA_OP_MOV_GM_UB, R_TMP, R_BIAS, 0, t->ub_bias, 1, g->C1, 0, 0);
 	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, wev);
 	wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, wev);
-	for (int64_t u = u0; u < u1; u++) {
-		int s = (int)((u - u0) % t->nsb), a = (int)((u - u0) % t->nab);
-		struct band b;
-		band_of(g, t, u, &b);
-		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
-		if (b.nreal) {
-			int64_t row = (b.img * g->C1 + b.c1) * cv->h + b.ih_a;
-			addi(gn, R_GM, R_X, row * cv->w * PIX);
-			li(gn, R_A, t->ub_slab[s] + (b.top * t->Wp + cv->pl) * PIX);
-			dma(gn, ISA_OP_MOV_GM_UB, R_A, R_GM, b.nreal, cv->w, 0, t->Wp - cv->w);
-		}
-		set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, s);
-		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, s);
-		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
-		dw_taps(gn, g, t, &b, t->ub_slab[s], t->ub_acc[a]);
-		/* the band nsb later reuses this slab: clear its padding rows now */
-		if (u + t->nsb < u1) {
-			struct band nb;
-			band_of(g, t, u + t->nsb, &nb);
-			dw_zero_pad_rows(gn, t, &nb, s);
-		}
-		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
-		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, a);
-		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, a);
-		addi(gn, R_GM, R_Y, ((b.img * g->C1 + b.c1) * g->Ho + b.oh0) * g->Wo * PIX);
-		li(gn, R_A, t->ub_acc[a]);
-		dma(gn, ISA_OP_MOV_UB_GM, R_GM, R_A, b.rows, g->Wo, t->P - g->Wo, 0);
-		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
+	if (roll) {
+		struct dw_run r = { g, t, u0, u1 };
+		if (kg_emit_rolled(gn, (size_t)(u1 - u0), dw_unit_step, &r))
+			gn->bad = 1;
+	} else {
+		for (int64_t u = u0; u < u1; u++)
+			dw_unit(gn, g, t, u0, u1, u);
 	}
 	for (int s = 0; s < t->nsb; s++)
 		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, s);
 	for (int a = 0; a < t->nab; a++)
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, a);
-	emit(gn, ISA_OP_END);
-	gen_flush(gn);
+	cc_end(gn->p);
 }
 
 /* Time a tiling on the model: the block with the most output rows (the
@@ -1873,12 +1826,17 @@ static void dw_time(const struct geo *g, struct dw_tiling *t)
 	for (int i = 0; i < 2; i++) {
 		if (i == 1 && busiest == t->blocks - 1)
 			break;
+		int64_t blk = i == 0 ? busiest : t->blocks - 1;
 		struct sim_dryrun m;
 		model_init(&m, g->cfg, &g->cc, t->blocks, 0, 0);
-		struct gen gn = { .m = &m };
-		prologue_path(&gn, g->cv, t->blocks, i == 0 ? busiest : t->blocks - 1);
-		dw_block(&gn, g, t, i == 0 ? busiest : t->blocks - 1);
-		t->est = fmax(t->est, sim_dryrun_time(&m));
+		struct cc_prog dp;
+		cc_prog_init_dryrun(&dp, &m);
+		struct kg gn;
+		conv_kg(&gn, &dp);
+		dry_prologue(&dp, g->cv, t->blocks, blk);
+		dw_block(&gn, g, t, blk, 0);
+		t->est = fmax(t->est, cc_prog_dry_time(&dp));
+		cc_prog_free(&dp);
 	}
 }
 
@@ -1927,6 +1885,17 @@ static int dw_choose(const struct geo *g, struct dw_tiling *best, char *err, siz
 	return 0;
 }
 
+struct dw_blocks {
+	const struct geo *g;
+	const struct dw_tiling *t;
+};
+
+static void dw_block_fn(struct kg *gn, void *ctx, int64_t b)
+{
+	const struct dw_blocks *db = ctx;
+	dw_block(gn, db->g, db->t, b, 1);
+}
+
 static int gen_depthwise(const struct geo *g, struct cc_prog *p, unsigned *block_dim, char *err,
 			 size_t errlen)
 {
@@ -1945,15 +1914,15 @@ static int gen_depthwise(const struct geo *g, struct cc_prog *p, unsigned *block
 	struct dw_tiling t = { 0 };
 	if (dw_choose(g, &t, err, errlen))
 		return -1;
-	int labels[MAX_BLOCKS];
-	if (prologue(p, cv, t.blocks, labels)) {
-		snprintf(err, errlen, "conv: out of memory");
+	struct kg gn;
+	conv_kg(&gn, p);
+	conv_args(p, cv);
+	struct dw_blocks db = { g, &t };
+	int rc = kg_emit_blocks(&gn, t.blocks, dw_block_fn, &db);
+	if (rc || gn.bad || p->oom) {
+		snprintf(err, errlen, rc || p->oom ? "conv: out of memory"
+						   : "conv: a transfer exceeds the DMA's burst limits");
 		return -1;
-	}
-	struct gen gn = { .p = p };
-	for (int64_t b = 0; b < t.blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		dw_block(&gn, g, &t, b);
 	}
 	*block_dim = (unsigned)t.blocks;
 	return 0;

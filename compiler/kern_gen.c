@@ -234,7 +234,13 @@ void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t d
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
 		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
-	int ru = kg_reg(g, ub);
+	kg_dma_via(g, op, R_GM, gm_base, gm_off, ub, nburst, len, sgap, dgap);
+}
+
+void kg_dma_via(struct kg *g, enum isa_op op, int areg, int gm_base, int64_t gm_off,
+		int64_t local, int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
+{
+	int ru = kg_reg(g, local);
 	if (g->rec) {
 		struct kg_rec *rc = g->rec;
 		if (rc->n == rc->cap) {
@@ -258,12 +264,12 @@ void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t u
 	} else {
 		gm_off -= g->bias[gm_base];
 	}
-	cc_addi(g->p, R_GM, gm_base, gm_off);
+	cc_addi(g->p, areg, gm_base, gm_off);
 	if (nburst < 1 || nburst > ISA_DMA_NBURST_MAX || len < 1 || len > ISA_DMA_LEN_MAX)
 		g->bad = 1;
-	if (op == ISA_OP_MOV_GM_UB)
-		cc_dma(g->p, op, ru, R_GM, nburst, len, sgap, dgap);
+	if (op == ISA_OP_MOV_GM_UB || op == ISA_OP_MOV_GM_L1)
+		cc_dma(g->p, op, ru, areg, nburst, len, sgap, dgap);
 	else
-		cc_dma(g->p, op, R_GM, ru, nburst, len, sgap, dgap);
+		cc_dma(g->p, op, areg, ru, nburst, len, sgap, dgap);
 }
 

@@ -106,5 +106,10 @@ void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t d
 /* A transfer at GM gm_off bytes past kernel argument register gm_base. */
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
 	    int64_t nburst, int64_t len, int64_t sgap, int64_t dgap);
+/* The same through address register areg instead of R_GM (the dry run tells
+ * cold reads by their address register), local the UB or L1 address: reads
+ * from GM (mov.gm.*) have it as destination, writes as source. */
+void kg_dma_via(struct kg *g, enum isa_op op, int areg, int gm_base, int64_t gm_off,
+		int64_t local, int64_t nburst, int64_t len, int64_t sgap, int64_t dgap);
 
 #endif

@@ -375,6 +375,9 @@ struct cc_conv {
 	 * bytes of the fp16 residual. */
 	int res_int8;
 	float r_scale;
+	/* The compile's tilings chosen so far (NULL: none kept): a layer of a
+	 * shape already seen takes that layer's tiling without a search. */
+	struct cc_tile_cache *cache;
 };
 /* Whether cv (c04 off) could take the small-channel path. */
 int cc_conv_c04_ok(const struct cc_conv *cv);

@@ -423,6 +423,7 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 	int y8 = k == G && !dw ? cc_q8_plan(c, n, out, &cv) : -1;
 	if (y8 == -2)
 		return -1;
+	cv.cache = c->tiles;
 	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	cc_arg_tensor(c, t, xi);

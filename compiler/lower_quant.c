@@ -176,6 +176,7 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	t = cc_task_new(c, n->name, op);
 	if (!t)
 		goto oom;
+	cv.cache = c->tiles;
 	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	cc_arg_tensor(c, t, sc);

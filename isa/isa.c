@@ -137,6 +137,20 @@ const struct isa_format isa_formats[ISA_NFMTS] = {
 #include "fields.def"
 };
 
+/* Per format, an instruction with its keyword fields at their defaults (the
+ * assembler's), the rest zero: what a generator starts each instruction from. */
+__attribute__((unused)) static const struct isa_insn dflt_unused_ = {
+#define ISA_FORMAT(fmt, syn) }; static const struct isa_insn dflt_##fmt = {
+#define ISA_FIELD(fmt, member, kind, lsb, width, dflt, tab) .member = (dflt) == ISA_REQ ? 0 : (dflt),
+#include "fields.def"
+};
+
+const struct isa_insn *const isa_fmt_defaults[ISA_NFMTS] = {
+#define ISA_FORMAT(fmt, syn) [ISA_FMT_##fmt] = &dflt_##fmt,
+#define ISA_FIELD(fmt, member, kind, lsb, width, dflt, tab)
+#include "fields.def"
+};
+
 const struct isa_info isa_table[ISA_NOPS] = {
 #define ISA_INSN(id, mn, opc, fmt, pipe, flags, syn) \
 	[opc] = { mn, ISA_FMT_##fmt, ISA_PIPE_##pipe, flags, syn },

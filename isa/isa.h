@@ -197,6 +197,9 @@ static inline int64_t isa_field_get(const struct isa_insn *in, const struct isa_
 	return v;
 }
 
+/* Per format: an instruction with every keyword field at its default. */
+extern const struct isa_insn *const isa_fmt_defaults[ISA_NFMTS];
+
 static inline void isa_field_set(struct isa_insn *in, const struct isa_field *f, int64_t v)
 {
 	memcpy((char *)in + f->offset, &v, sizeof v);
