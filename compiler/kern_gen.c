@@ -231,6 +231,33 @@ void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t d
 	in->s0r = s0r;
 }
 
+/* GM offset off past base: recorded for kern_roll's comparison (0 encoded),
+ * or less what loops have added to base; the offset to encode. */
+static int64_t rel_offset(struct kg *g, int base, int64_t off)
+{
+	if (!g->rec)
+		return off - g->bias[base];
+	struct kg_rec *rc = g->rec;
+	if (rc->n == rc->cap) {
+		size_t cap = rc->cap ? 2 * rc->cap : 64;
+		int64_t *o = realloc(rc->off, cap * sizeof *o);
+		if (o)
+			rc->off = o;
+		int *b = realloc(rc->base, cap * sizeof *b);
+		if (b)
+			rc->base = b;
+		if (o && b)
+			rc->cap = cap;
+	}
+	if (rc->n < rc->cap) {
+		rc->off[rc->n] = off;
+		rc->base[rc->n++] = base;
+	} else {
+		rc->oom = 1;
+	}
+	return 0;
+}
+
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
 		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
@@ -241,30 +268,7 @@ void kg_dma_via(struct kg *g, enum isa_op op, int areg, int gm_base, int64_t gm_
 		int64_t local, int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
 	int ru = kg_reg(g, local);
-	if (g->rec) {
-		struct kg_rec *rc = g->rec;
-		if (rc->n == rc->cap) {
-			size_t cap = rc->cap ? 2 * rc->cap : 64;
-			int64_t *o = realloc(rc->off, cap * sizeof *o);
-			if (o)
-				rc->off = o;
-			int *b = realloc(rc->base, cap * sizeof *b);
-			if (b)
-				rc->base = b;
-			if (o && b)
-				rc->cap = cap;
-		}
-		if (rc->n < rc->cap) {
-			rc->off[rc->n] = gm_off;
-			rc->base[rc->n++] = gm_base;
-		} else {
-			rc->oom = 1;
-		}
-		gm_off = 0;
-	} else {
-		gm_off -= g->bias[gm_base];
-	}
-	cc_addi(g->p, areg, gm_base, gm_off);
+	cc_addi(g->p, areg, gm_base, rel_offset(g, gm_base, gm_off));
 	if (nburst < 1 || nburst > ISA_DMA_NBURST_MAX || len < 1 || len > ISA_DMA_LEN_MAX)
 		g->bad = 1;
 	if (op == ISA_OP_MOV_GM_UB || op == ISA_OP_MOV_GM_L1)
