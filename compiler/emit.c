@@ -254,17 +254,57 @@ void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx
 	labels[0] = cc_label_new(p);
 }
 
+/* Blocks [lo, hi) of a dispatch: a binary search on r_idx, so that no block
+ * spends more than a few instructions finding its code; a range whose
+ * blocks all go to one place jumps there (fall: the code after the
+ * dispatch).  With b >= 0 only block b's path is emitted, for a dry run
+ * (which does not follow branches, so no labels are needed). */
+static void dispatch_range(struct cc_prog *p, const int *labels, int64_t lo, int64_t hi,
+			   int r_idx, int r_tmp, int fall, int64_t b)
+{
+	int64_t same = lo + 1;
+	while (same < hi && (labels ? labels[same] == labels[lo] : 0))
+		same++;
+	if (same == hi) {
+		if (b >= 0)
+			cc_emit(p, ISA_OP_JMP);
+		else
+			cc_jmp_label(p, labels[lo] >= 0 ? labels[lo] : fall);
+		return;
+	}
+	int64_t mid = (lo + hi) / 2;
+	cc_li(p, r_tmp, mid);
+	if (b >= 0) {
+		struct isa_insn *in = cc_emit(p, ISA_OP_BGE); /* its target is not needed */
+		in->rs1 = r_idx;
+		in->rs2 = r_tmp;
+		if (b >= mid)
+			dispatch_range(p, labels, mid, hi, r_idx, r_tmp, fall, b);
+		else
+			dispatch_range(p, labels, lo, mid, r_idx, r_tmp, fall, b);
+		return;
+	}
+	int upper = cc_label_new(p);
+	cc_branch_label(p, ISA_OP_BGE, r_idx, r_tmp, upper);
+	dispatch_range(p, labels, lo, mid, r_idx, r_tmp, fall, b);
+	cc_label_bind(p, upper);
+	dispatch_range(p, labels, mid, hi, r_idx, r_tmp, fall, b);
+}
+
 void cc_block_dispatch_to(struct cc_prog *p, int64_t blocks, const int *labels, int r_idx,
 			  int r_tmp)
 {
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
 	in->rd = r_idx;
 	in->spr = ISA_SPR_BLOCK_IDX;
-	for (int64_t b = 0; b < blocks; b++)
-		if (labels[b] >= 0) {
-			cc_li(p, r_tmp, b);
-			cc_beq_label(p, r_idx, r_tmp, labels[b]);
-		}
+	int64_t same = 1;
+	while (same < blocks && labels[same] == labels[0])
+		same++;
+	if (same == blocks && labels[0] < 0)
+		return; /* every block runs the code that follows */
+	int fall = cc_label_new(p);
+	dispatch_range(p, labels, 0, blocks, r_idx, r_tmp, fall, -1);
+	cc_label_bind(p, fall);
 }
 
 void cc_block_dispatch_path(struct cc_prog *p, int64_t blocks, int64_t b, int r_idx, int r_tmp)
@@ -272,13 +312,8 @@ void cc_block_dispatch_path(struct cc_prog *p, int64_t blocks, int64_t b, int r_
 	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
 	in->rd = r_idx;
 	in->spr = ISA_SPR_BLOCK_IDX;
-	/* block 0 falls through every compare; block b > 0 branches at the b-th */
-	for (int64_t i = 1; i <= (b ? b : blocks - 1); i++) {
-		cc_li(p, r_tmp, i);
-		in = cc_emit(p, ISA_OP_BEQ); /* its target is not needed */
-		in->rs1 = r_idx;
-		in->rs2 = r_tmp;
-	}
+	if (blocks > 1)
+		dispatch_range(p, NULL, 0, blocks, r_idx, r_tmp, -1, b);
 }
 
 void cc_prime_flags(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int n)

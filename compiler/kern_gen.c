@@ -258,6 +258,12 @@ static int64_t rel_offset(struct kg *g, int base, int64_t off)
 	return 0;
 }
 
+int kg_addr(struct kg *g, int tmp, int base, int64_t off)
+{
+	cc_addi(g->p, tmp, base, rel_offset(g, base, off));
+	return tmp;
+}
+
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
 		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
@@ -267,7 +273,12 @@ void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t u
 void kg_dma_via(struct kg *g, enum isa_op op, int areg, int gm_base, int64_t gm_off,
 		int64_t local, int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
-	int ru = kg_reg(g, local);
+	kg_dma_reg(g, op, areg, gm_base, gm_off, kg_reg(g, local), nburst, len, sgap, dgap);
+}
+
+void kg_dma_reg(struct kg *g, enum isa_op op, int areg, int gm_base, int64_t gm_off, int ru,
+		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
+{
 	cc_addi(g->p, areg, gm_base, rel_offset(g, gm_base, gm_off));
 	if (nburst < 1 || nburst > ISA_DMA_NBURST_MAX || len < 1 || len > ISA_DMA_LEN_MAX)
 		g->bad = 1;

@@ -106,6 +106,15 @@ void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t d
 /* A transfer at GM gm_off bytes past kernel argument register gm_base. */
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
 	    int64_t nburst, int64_t len, int64_t sgap, int64_t dgap);
+/* Register tmp set to base + off, where base is a register the kernel set
+ * before its block dispatch (a local buffer's address) that loops may
+ * advance, like a GM base: off is relative to what base held at the block's
+ * start and recorded like kg_dma's offsets, so that steps whose local
+ * addresses move by a constant roll into one loop.  Returns tmp. */
+int kg_addr(struct kg *g, int tmp, int base, int64_t off);
+/* kg_dma_via with the local address in register lreg. */
+void kg_dma_reg(struct kg *g, enum isa_op op, int areg, int gm_base, int64_t gm_off, int lreg,
+		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap);
 /* The same through address register areg instead of R_GM (the dry run tells
  * cold reads by their address register), local the UB or L1 address: reads
  * from GM (mov.gm.*) have it as destination, writes as source. */

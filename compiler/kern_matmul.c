@@ -28,18 +28,27 @@
  * behind a tile's worth of queued vector work. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fp16.h"
 #include "cost.h"
 #include "dryrun.h"
+#include "kern_roll.h"
 #include "kernels.h"
 #include "tile_cache.h"
 
-/* R_GM: GM addresses of A and C; R_GB of B (a dry run tells a constant B's
- * reads, from main memory, by it) */
-enum { R_A = 1, R_B = 2, R_C = 3, R_BIAS = 4, R_DEQ = 5, R_BIDX = 20, R_TMP = 21, R_GM = 10,
-       R_GB = 11, R_X = 12, R_Y = 13, R_S = 14 };
+/* Registers (kern_gen.h has x3 R_GM, x4/x5 the dispatch, x6/x7 loop
+ * counters): x1, x2, x8..x10 the arguments; GM addresses of A and C through
+ * R_GM, of B through x11 (a dry run tells a constant B's reads, from main
+ * memory, by it); x12 the base of A's row panels in L1, 0 at the start,
+ * which loops over K chunks advance (kg_addr), and x13/x14 those of the
+ * bias and the dequant scales in the UB, which loops over tiles advance;
+ * R_TMP (x5, free once the dispatch is done) addresses relative to them;
+ * x26..x31 the builder's constant cache (the epilogue, cc_vchain_emit,
+ * uses x16..x18 and x25). */
+enum { R_A = 1, R_B = 2, R_C = 8, R_BIAS = 9, R_DEQ = 10, R_GB = 11, R_L1A = 12, R_UBB = 13,
+       R_UBD = 14, R_CACHE0 = 26, R_CACHE1 = 32 };
 
 /* 16-column pieces of a tile moved from L0C to the UB at a time */
 #define MM_GROUP 4
@@ -79,16 +88,17 @@ static int64_t group_pieces(const struct soc_config *cfg, const struct cc_matmul
 /* L0 [r][c] fractals (row-major, dst) from L1 fractals at src + r * sr +
  * c * sc (in fractals), transposing each when trans: one load2d per row or
  * per column, whichever is fewer instructions. */
-static void load2d(struct cc_prog *p, enum isa_op op, int64_t src, int64_t dst, int64_t rs,
-		   int64_t cs, int64_t sr, int64_t sc, int trans)
+static void load2d(struct kg *g, enum isa_op op, int base, int64_t src, int64_t dst,
+		   int64_t rs, int64_t cs, int64_t sr, int64_t sc, int trans)
 {
 	int by_row = rs <= cs;
 	for (int64_t i = 0; i < (by_row ? rs : cs); i++) {
-		cc_li(p, R_X, src + i * (by_row ? sr : sc) * 512);
-		cc_li(p, R_Y, dst + i * (by_row ? cs : 1) * 512);
-		struct isa_insn *in = cc_emit(p, op);
-		in->rd = R_Y;
-		in->rs1 = R_X;
+		int64_t at = src + i * (by_row ? sr : sc) * 512;
+		int rx = base ? kg_addr(g, R_TMP, base, at) : kg_reg(g, at);
+		int ry = kg_reg(g, dst + i * (by_row ? cs : 1) * 512);
+		struct isa_insn *in = cc_emit(g->p, op);
+		in->rd = ry;
+		in->rs1 = rx;
 		in->rep = by_row ? cs : rs;
 		in->sstride = by_row ? sc : sr;
 		in->dstride = by_row ? 1 : cs;
@@ -130,9 +140,10 @@ struct mm_out {
 };
 
 /* The next count groups of the pending tile (count < 0: all of them). */
-static void out_groups(struct cc_prog *p, struct mm_out *o, int64_t count)
+static void out_groups(struct kg *g, struct mm_out *o, int64_t count)
 {
 	const struct cc_matmul *mm = o->mm;
+	struct cc_prog *p = g->p;
 	int64_t tm = o->tm, gp = o->gp;
 	for (; o->active && count != 0 && o->g0 < o->n1s; count--, o->groups++) {
 		int64_t g0 = o->g0, gn = o->n1s - g0 < gp ? o->n1s - g0 : gp;
@@ -144,32 +155,33 @@ static void out_groups(struct cc_prog *p, struct mm_out *o, int64_t count)
 		struct isa_insn *in;
 		if (mm->int8) { /* each piece with its 16 columns' dequant scales */
 			for (int64_t j = 0; j < gn; j++) {
-				cc_li(p, R_X, slot + j * tm * 32);
-				cc_li(p, R_Y, o->c * o->l0c_half + (g0 + j) * o->m1s * 1024);
-				cc_li(p, R_S, o->ub_deq + (o->n0 + (g0 + j) * 16) * 4);
+				int rx = kg_reg(g, slot + j * tm * 32);
+				int ry = kg_reg(g, o->c * o->l0c_half + (g0 + j) * o->m1s * 1024);
+				int rs = kg_addr(g, R_TMP, R_UBD,
+						 o->ub_deq + (o->n0 + (g0 + j) * 16) * 4);
 				in = cc_emit(p, ISA_OP_MOV_L0C_UB);
-				in->rd = R_X;
-				in->rs1 = R_Y;
-				in->rs2 = R_S;
+				in->rd = rx;
+				in->rs1 = ry;
+				in->rs2 = rs;
 				in->nfrac = o->m1s;
 				in->cvt = ISA_CVT_DEQV;
 			}
 		} else {
-			cc_li(p, R_X, slot);
-			cc_li(p, R_Y, o->c * o->l0c_half + g0 * o->m1s * 1024);
+			int rx = kg_reg(g, slot);
+			int ry = kg_reg(g, o->c * o->l0c_half + g0 * o->m1s * 1024);
 			in = cc_emit(p, ISA_OP_MOV_L0C_UB);
-			in->rd = R_X;
-			in->rs1 = R_Y;
+			in->rd = rx;
+			in->rs1 = ry;
 			in->nfrac = gn * o->m1s;
 			in->cvt = ISA_CVT_F16;
 		}
 		for (int64_t j = 0; mm->has_bias && j < gn; j++) {
-			cc_li(p, R_X, slot + j * tm * 32);
-			cc_li(p, R_Y, o->ub_bias + (o->n0 + (g0 + j) * 16) * 2);
+			int rx = kg_reg(g, slot + j * tm * 32);
+			int ry = kg_addr(g, R_TMP, R_UBB, o->ub_bias + (o->n0 + (g0 + j) * 16) * 2);
 			in = cc_emit(p, ISA_OP_VADD);
-			in->rd = R_X;
-			in->rs1 = R_X;
-			in->rs2 = R_Y;
+			in->rd = rx;
+			in->rs1 = rx;
+			in->rs2 = ry;
 			in->dt = ISA_DT_F16;
 			in->rep = tm / 8;
 			in->s1b = 0;
@@ -188,12 +200,10 @@ static void out_groups(struct cc_prog *p, struct mm_out *o, int64_t count)
 		int64_t res = slot + o->buf[o->out_slot] * o->group_bytes;
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, q);
 		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, q);
-		for (int64_t j = 0; j < gn; j++) {
-			cc_li(p, R_X, res + j * tm * 32);
-			cc_addi(p, R_GM, R_C,
-				(o->c_base + o->m0 * o->c_rs + o->n0 + (g0 + j) * 16) * 2);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_X, o->rows, 1, 0, o->c_rs / 16 - 1);
-		}
+		for (int64_t j = 0; j < gn; j++)
+			kg_dma_via(g, ISA_OP_MOV_UB_GM, R_GM, R_C,
+				   (o->c_base + o->m0 * o->c_rs + o->n0 + (g0 + j) * 16) * 2,
+				   res + j * tm * 32, o->rows, 1, 0, o->c_rs / 16 - 1);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 		o->g0 += gn;
 	}
@@ -259,9 +269,24 @@ static int64_t items_lo(const struct mm_plan *pl, int64_t b)
 	return pl->items * b / pl->blocks;
 }
 
+/* The builder for program p (a real one or a dry run's), at a block's start. */
+static void mm_kg(struct kg *g, struct cc_prog *p)
+{
+	memset(g, 0, sizeof *g);
+	g->p = p;
+	g->c0 = R_CACHE0;
+	g->cn = R_CACHE1;
+	kg_reset(g);
+}
+
 /* The arguments into registers. */
 static void emit_args(const struct mm_plan *pl, struct cc_prog *p)
 {
+	cc_li(p, R_L1A, 0);
+	if (pl->mm->has_bias)
+		cc_li(p, R_UBB, 0);
+	if (pl->mm->int8)
+		cc_li(p, R_UBD, 0);
 	cc_ldarg(p, R_A, 0);
 	cc_ldarg(p, R_B, 1);
 	cc_ldarg(p, R_C, 2);
@@ -271,17 +296,180 @@ static void emit_args(const struct mm_plan *pl, struct cc_prog *p)
 		cc_ldarg(p, R_DEQ, 3 + pl->mm->has_bias);
 }
 
-/* Block b's straight-line code, from its label to its end. */
-static void emit_block(const struct mm_plan *pl, struct cc_prog *p, int64_t b)
+/* A register holding L1 address at: relative to base (kg_addr), or a constant. */
+static int l1_reg(struct kg *g, int base, int64_t at)
+{
+	return base ? kg_addr(g, R_TMP, base, at) : kg_reg(g, at);
+}
+
+/* Progress through a block's program: what a chunk's code depends on
+ * besides its place. */
+struct mm_state {
+	int64_t chunk, tcount, panels, key;
+	int load_a; /* the current tile loads A's chunks */
+	struct mm_out o;
+};
+
+/* K chunks per tile. */
+static int64_t chunks_of(const struct mm_plan *pl) { return (pl->K16 + pl->t.kc - 1) / pl->t.kc; }
+
+/* Chunk ci of item it (its tile begins at ci == 0 and is handed to the
+ * output path after its last chunk). */
+static void emit_chunk(const struct mm_plan *pl, struct kg *g, struct mm_state *st, int64_t it,
+		       int64_t ci)
 {
 	const struct cc_matmul *mm = pl->mm;
 	const struct mm_tiling t = pl->t;
+	struct cc_prog *p = g->p;
 	int64_t M = mm->M, K = mm->K, N = mm->N, K16 = pl->K16, N16 = pl->N16;
 	int64_t a_rs = pl->a_rs, b_rs = pl->b_rs, nt = pl->nt, mt = pl->mt, tiles = pl->tiles;
 	int64_t l0a_half = pl->l0a_half, l0b_half = pl->l0b_half, l0c_half = pl->l0c_half;
 	int64_t panel_bytes = pl->panel_bytes, l1_half = pl->l1_half, gp = pl->gp;
-	int reuse = pl->reuse, nsl = pl->nsl, b_nz = mm->b_nz, has_bias = mm->has_bias;
-	struct isa_insn *in;
+	int reuse = pl->reuse, nsl = pl->nsl, b_nz = mm->b_nz;
+	struct mm_out *o = &st->o;
+	int64_t bi = it / tiles, ti = it % tiles;
+	int64_t a_base = bi * mm->a_bs, b_base = bi * mm->b_bs, c_base = bi * mm->c_bs;
+	int64_t m0 = ti / nt * t.tm, n0 = ti % nt * t.tn;
+	int64_t rows = M - m0 < t.tm ? M - m0 : t.tm;
+	int64_t tm = cc_pad16(rows), m1s = tm / 16; /* the cube's rows this tile */
+	int64_t tn = N16 - n0 < t.tn ? N16 - n0 : t.tn, n1s = tn / 16;
+	int64_t ncols = N - n0 < tn ? N - n0 : tn; /* B^T rows this tile */
+	int c = (int)(st->tcount & 1);
+	if (ci == 0) {
+		/* with the panel kept, A is loaded for the first tile of a row */
+		st->load_a = !reuse || st->key != bi * mt + m0 / t.tm;
+		if (st->load_a && reuse) {
+			st->key = bi * mt + m0 / t.tm;
+			st->panels++;
+		}
+	}
+	int64_t panel = (st->panels & 1) * panel_bytes, k0 = ci * t.kc;
+	int pb = (int)(st->chunk & 1), sl = (int)(st->chunk % nsl);
+	int64_t kc = K16 - k0 < t.kc ? K16 - k0 : t.kc, k1s = kc / 16;
+	int64_t kvalid = K - k0 < kc ? K - k0 : kc;
+	/* L1: A's chunk in its panel (the MTE1 -> MTE2 wait below also orders
+	 * the panel's reuse: panel P's slot was last read before panel P-1's
+	 * first chunk, see panel_fits), or A and B chunks side by side */
+	int64_t l1a = reuse ? panel + k0 * tm * 2 : sl * l1_half;
+	int64_t l1b = reuse ? 2 * panel_bytes + sl * t.kc * t.tn * 2 : l1a + t.kc * t.tm * 2;
+	/* MTE2: A piece [k1][tm][16] (A^T: [m1][kc][16]), B piece [n1][kc][16]
+	 * (B^T: [k1][tn][16]) */
+	cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
+	/* a panel's chunks move on by a constant: relative to R_L1A (loops
+	 * advance it); chunk slots rotate: constants */
+	int abase = reuse ? R_L1A : 0;
+	if (!st->load_a) {
+		/* in L1 already */
+	} else if (mm->a_trans) {
+		for (int64_t m1 = 0; m1 < m1s; m1++)
+			kg_dma_reg(g, ISA_OP_MOV_GM_L1, R_GM, R_A, (a_base + k0 * a_rs + m0 + m1 * 16) * 2,
+				   l1_reg(g, abase, l1a + m1 * kc * 32), kvalid, 1, a_rs / 16 - 1, 0);
+	} else {
+		for (int64_t k1 = 0; k1 < k1s; k1++)
+			kg_dma_reg(g, ISA_OP_MOV_GM_L1, R_GM, R_A, (a_base + m0 * a_rs + k0 + k1 * 16) * 2,
+				   l1_reg(g, abase, l1a + k1 * tm * 32), rows, 1, a_rs / 16 - 1, 0);
+	}
+	if (b_nz) {
+		int64_t kb = (kvalid + 15) / 16 * 16; /* whole rows of 16 */
+		kg_dma_via(g, ISA_OP_MOV_GM_L1, R_GB, R_B, (b_base + ((n0 / 16) * K16 + k0) * 16) * 2,
+			   l1b, n1s, kb, K16 - kb, kc - kb);
+	} else if (mm->b_trans) {
+		for (int64_t k1 = 0; k1 < k1s; k1++)
+			kg_dma_via(g, ISA_OP_MOV_GM_L1, R_GB, R_B, (b_base + n0 * b_rs + k0 + k1 * 16) * 2,
+				   l1b + k1 * tn * 32, ncols, 1, b_rs / 16 - 1, 0);
+	} else {
+		for (int64_t n1 = 0; n1 < n1s; n1++)
+			kg_dma_via(g, ISA_OP_MOV_GM_L1, R_GB, R_B, (b_base + k0 * b_rs + n0 + n1 * 16) * 2,
+				   l1b + n1 * kc * 32, kvalid, 1, b_rs / 16 - 1, 0);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
+	/* MTE1: L0A [m1][k1], L0B [k1][n1]; a transposed operand's fractals are
+	 * transposed on the way (load2d trans) */
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
+	cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+	/* fractal (m1, k1) of A in L1, in fractals from l1a */
+	int64_t am = mm->a_trans ? kc / 16 : 1, ak = mm->a_trans ? 1 : tm / 16;
+	load2d(g, ISA_OP_LOAD2D_L0A, abase, l1a, pb * l0a_half, m1s, k1s, am, ak, mm->a_trans);
+	/* fractal (k1, n1) of B in L1 */
+	int64_t bk = mm->b_trans ? tn / 16 : 1, bn = mm->b_trans ? 1 : kc / 16;
+	load2d(g, ISA_OP_LOAD2D_L0B, 0, l1b, pb * l0b_half, k1s, n1s, bk, bn, mm->b_trans);
+	cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
+	cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+	/* M */
+	cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+	if (k0 == 0)
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, c);
+	int rc = kg_reg(g, c * l0c_half), ra = kg_reg(g, pb * l0a_half);
+	int rb = kg_reg(g, pb * l0b_half);
+	struct isa_insn *in = cc_emit(p, ISA_OP_MMAD);
+	in->rd = rc;
+	in->rs1 = ra;
+	in->rs2 = rb;
+	in->m = tm;
+	in->k = mm->int8 ? 2 * kvalid : kvalid; /* int8: value pairs */
+	in->n = tn;
+	in->init = k0 == 0;
+	if (mm->int8)
+		in->dt = ISA_DT_S8;
+	cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+	/* the previous tile's groups, spaced evenly over this tile's chunks: V
+	 * works through them while the cube computes, and the in-order issue
+	 * never waits for a V queue filled with several groups at once */
+	if (o->active) {
+		int64_t nch = chunks_of(pl);
+		int64_t all = (o->n1s + gp - 1) / gp, done = o->g0 / gp;
+		int64_t want = ((ci + 1) * all + nch - 1) / nch;
+		if (want > done)
+			out_groups(g, o, want - done);
+	}
+	st->chunk++;
+	if (ci < chunks_of(pl) - 1)
+		return;
+	cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_V, c);
+	/* an epilogue's tile waits for the next tile's chunks (out_groups) */
+	out_groups(g, o, -1);
+	o->active = 1;
+	o->c = c;
+	o->tm = tm;
+	o->m1s = m1s;
+	o->n1s = n1s;
+	o->rows = rows;
+	o->m0 = m0;
+	o->n0 = n0;
+	o->c_base = c_base;
+	o->g0 = 0;
+	if (!mm->epi)
+		out_groups(g, o, -1);
+	st->tcount++;
+}
+
+/* A block's chunks as kg_emit_rolled steps: chunk i is emitted from the
+ * state before it, snap[i], which chunk i - 1's emission left (the builder
+ * emits every step in order before it rolls any). */
+struct mm_run {
+	const struct mm_plan *pl;
+	int64_t it0;
+	struct mm_state *snap;
+};
+
+static void chunk_step(struct kg *g, const void *ctx, size_t i)
+{
+	const struct mm_run *r = ctx;
+	int64_t nch = chunks_of(r->pl);
+	struct mm_state st = r->snap[i];
+	emit_chunk(r->pl, g, &st, r->it0 + (int64_t)i / nch, (int64_t)i % nch);
+	r->snap[i + 1] = st;
+}
+
+/* Block b's code after the dispatch; roll: its chunks as loops where they
+ * repeat (the program), else straight (a dry run, which does not follow
+ * branches). */
+static void emit_block(const struct mm_plan *pl, struct kg *g, int64_t b, int roll)
+{
+	const struct cc_matmul *mm = pl->mm;
+	struct cc_prog *p = g->p;
+	int64_t N16 = pl->N16;
+	int nsl = pl->nsl, has_bias = mm->has_bias;
 	for (int ev = 0; ev < nsl; ev++)
 		cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
 	for (int ev = 0; ev < 2; ev++) {
@@ -289,158 +477,37 @@ static void emit_block(const struct mm_plan *pl, struct cc_prog *p, int64_t b)
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_M, ev);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, ev);
 	}
-	if (has_bias) {
-		cc_li(p, R_X, pl->ub_bias);
-		cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_BIAS, 1, N16 / 16, 0, 0);
-	}
-	if (mm->int8) { /* N16 fp32 scales */
-		cc_li(p, R_X, pl->ub_deq);
-		cc_dma(p, ISA_OP_MOV_GM_UB, R_X, R_DEQ, 1, N16 / 8, 0, 0);
-	}
+	/* (through R_TMP: the dispatch is done with it) */
+	if (has_bias)
+		kg_dma_via(g, ISA_OP_MOV_GM_UB, R_TMP, R_BIAS, 0, pl->ub_bias, 1, N16 / 16, 0, 0);
+	if (mm->int8) /* N16 fp32 scales */
+		kg_dma_via(g, ISA_OP_MOV_GM_UB, R_TMP, R_DEQ, 0, pl->ub_deq, 1, N16 / 8, 0, 0);
 	if (has_bias || mm->int8) {
 		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
 	}
-	int64_t chunk = 0, tcount = 0, panels = 0, key = -1;
-	struct mm_out o = { .mm = mm, .gp = gp, .group_bytes = pl->group_bytes,
-			    .ub_bias = pl->ub_bias, .ub_deq = pl->ub_deq, .l0c_half = l0c_half,
-			    .c_rs = pl->c_rs, .nbuf = pl->nbuf, .out_slot = pl->out_slot,
-			    .buf = pl->buf };
-	for (int64_t it = items_lo(pl, b), hi = items_lo(pl, b + 1); it < hi; it++, tcount++) {
-		int64_t bi = it / tiles, ti = it % tiles;
-		int64_t a_base = bi * mm->a_bs, b_base = bi * mm->b_bs, c_base = bi * mm->c_bs;
-		int64_t m0 = ti / nt * t.tm, n0 = ti % nt * t.tn;
-		int64_t rows = M - m0 < t.tm ? M - m0 : t.tm;
-		int64_t tm = cc_pad16(rows), m1s = tm / 16; /* the cube's rows this tile */
-		int64_t tn = N16 - n0 < t.tn ? N16 - n0 : t.tn, n1s = tn / 16;
-		int64_t ncols = N - n0 < tn ? N - n0 : tn; /* B^T rows this tile */
-		int c = (int)(tcount & 1);
-		/* with the panel kept, A is loaded for the first tile of a row */
-		int load_a = !reuse || key != bi * mt + m0 / t.tm;
-		if (load_a && reuse) {
-			key = bi * mt + m0 / t.tm;
-			panels++;
+	struct mm_state st = { .key = -1,
+			       .o = { .mm = mm, .gp = pl->gp, .group_bytes = pl->group_bytes,
+				      .ub_bias = pl->ub_bias, .ub_deq = pl->ub_deq,
+				      .l0c_half = pl->l0c_half, .c_rs = pl->c_rs, .nbuf = pl->nbuf,
+				      .out_slot = pl->out_slot, .buf = pl->buf } };
+	int64_t it0 = items_lo(pl, b), n = (items_lo(pl, b + 1) - it0) * chunks_of(pl);
+	if (roll) {
+		struct mm_run r = { pl, it0, malloc((size_t)(n + 1) * sizeof *r.snap) };
+		if (r.snap) {
+			r.snap[0] = st;
+			if (kg_emit_rolled(g, (size_t)n, chunk_step, &r))
+				g->bad = 1;
+			st = r.snap[n];
+		} else {
+			g->bad = 1;
 		}
-		int64_t panel = (panels & 1) * panel_bytes;
-		for (int64_t k0 = 0; k0 < K16; k0 += t.kc, chunk++) {
-			int pb = (int)(chunk & 1), sl = (int)(chunk % nsl);
-			int64_t kc = K16 - k0 < t.kc ? K16 - k0 : t.kc, k1s = kc / 16;
-			int64_t kvalid = K - k0 < kc ? K - k0 : kc;
-			/* L1: A's chunk in its panel (the MTE1 -> MTE2 wait below
-			 * also orders the panel's reuse: panel P's slot was last read
-			 * before panel P-1's first chunk, see panel_fits),
-			 * or A and B chunks side by side */
-			int64_t l1a = reuse ? panel + k0 * tm * 2 : sl * l1_half;
-			int64_t l1b = reuse ? 2 * panel_bytes + sl * t.kc * t.tn * 2
-					    : l1a + t.kc * t.tm * 2;
-			/* MTE2: A piece [k1][tm][16] (A^T: [m1][kc][16]), B piece
-			 * [n1][kc][16] (B^T: [k1][tn][16]) */
-			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
-			if (!load_a) {
-				/* in L1 already */
-			} else if (mm->a_trans) {
-				for (int64_t m1 = 0; m1 < m1s; m1++) {
-					cc_addi(p, R_GM, R_A,
-						(a_base + k0 * a_rs + m0 + m1 * 16) * 2);
-					cc_li(p, R_X, l1a + m1 * kc * 32);
-					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, kvalid, 1,
-					       a_rs / 16 - 1, 0);
-				}
-			} else {
-				for (int64_t k1 = 0; k1 < k1s; k1++) {
-					cc_addi(p, R_GM, R_A,
-						(a_base + m0 * a_rs + k0 + k1 * 16) * 2);
-					cc_li(p, R_X, l1a + k1 * tm * 32);
-					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GM, rows, 1,
-					       a_rs / 16 - 1, 0);
-				}
-			}
-			if (b_nz) {
-				int64_t kb = (kvalid + 15) / 16 * 16; /* whole rows of 16 */
-				cc_addi(p, R_GB, R_B,
-					(b_base + ((n0 / 16) * K16 + k0) * 16) * 2);
-				cc_li(p, R_X, l1b);
-				cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GB, n1s, kb, K16 - kb, kc - kb);
-			} else if (mm->b_trans) {
-				for (int64_t k1 = 0; k1 < k1s; k1++) {
-					cc_addi(p, R_GB, R_B,
-						(b_base + n0 * b_rs + k0 + k1 * 16) * 2);
-					cc_li(p, R_X, l1b + k1 * tn * 32);
-					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GB, ncols, 1,
-					       b_rs / 16 - 1, 0);
-				}
-			} else {
-				for (int64_t n1 = 0; n1 < n1s; n1++) {
-					cc_addi(p, R_GB, R_B,
-						(b_base + k0 * b_rs + n0 + n1 * 16) * 2);
-					cc_li(p, R_X, l1b + n1 * kc * 32);
-					cc_dma(p, ISA_OP_MOV_GM_L1, R_X, R_GB, kvalid, 1,
-					       b_rs / 16 - 1, 0);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
-			/* MTE1: L0A [m1][k1], L0B [k1][n1]; a transposed operand's
-			 * fractals are transposed on the way (load2d trans) */
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, sl);
-			cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-			/* fractal (m1, k1) of A in L1, in fractals from l1a */
-			int64_t am = mm->a_trans ? kc / 16 : 1, ak = mm->a_trans ? 1 : tm / 16;
-			load2d(p, ISA_OP_LOAD2D_L0A, l1a, pb * l0a_half, m1s, k1s, am, ak,
-			       mm->a_trans);
-			/* fractal (k1, n1) of B in L1 */
-			int64_t bk = mm->b_trans ? tn / 16 : 1, bn = mm->b_trans ? 1 : kc / 16;
-			load2d(p, ISA_OP_LOAD2D_L0B, l1b, pb * l0b_half, k1s, n1s, bk, bn,
-			       mm->b_trans);
-			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, sl);
-			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
-			/* M */
-			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
-			if (k0 == 0)
-				cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, c);
-			cc_li(p, R_GM, c * l0c_half);
-			cc_li(p, R_X, pb * l0a_half);
-			cc_li(p, R_Y, pb * l0b_half);
-			in = cc_emit(p, ISA_OP_MMAD);
-			in->rd = R_GM;
-			in->rs1 = R_X;
-			in->rs2 = R_Y;
-			in->m = tm;
-			in->k = mm->int8 ? 2 * kvalid : kvalid; /* int8: value pairs */
-			in->n = tn;
-			in->init = k0 == 0;
-			if (mm->int8)
-				in->dt = ISA_DT_S8;
-			cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-			/* the previous tile's groups, spaced evenly over this
-			 * tile's chunks: V works through them while the cube
-			 * computes, and the in-order issue never waits for a
-			 * V queue filled with several groups at once */
-			if (o.active) {
-				int64_t nch = (K16 + t.kc - 1) / t.kc, ci = k0 / t.kc;
-				int64_t all = (o.n1s + gp - 1) / gp, done = o.g0 / gp;
-				int64_t want = ((ci + 1) * all + nch - 1) / nch;
-				if (want > done)
-					out_groups(p, &o, want - done);
-			}
-		}
-		cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_V, c);
-		/* an epilogue's tile waits for the next tile's chunks
-		 * (out_groups) */
-		out_groups(p, &o, -1);
-		o.active = 1;
-		o.c = c;
-		o.tm = tm;
-		o.m1s = m1s;
-		o.n1s = n1s;
-		o.rows = rows;
-		o.m0 = m0;
-		o.n0 = n0;
-		o.c_base = c_base;
-		o.g0 = 0;
-		if (!mm->epi)
-			out_groups(p, &o, -1);
+		free(r.snap);
+	} else {
+		for (int64_t i = 0; i < n; i++)
+			emit_chunk(pl, g, &st, it0 + i / chunks_of(pl), i % chunks_of(pl));
 	}
-	out_groups(p, &o, -1);
+	out_groups(g, &st.o, -1);
 	for (int ev = 0; ev < nsl; ev++)
 		cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
 	for (int ev = 0; ev < 2; ev++) {
@@ -491,7 +558,9 @@ static double time_tiling(const struct sim_costcfg *cc, const struct mm_plan *pl
 	cc_prog_init_dryrun(&p, &d);
 	emit_args(pl, &p);
 	cc_block_dispatch_path(&p, pl->blocks, b, R_BIDX, R_TMP);
-	emit_block(pl, &p, b);
+	struct kg g;
+	mm_kg(&g, &p);
+	emit_block(pl, &g, b, 0);
 	double cycles = cc_prog_dry_time(&p);
 	cc_prog_free(&p);
 	if (mm->b_nz) { /* main memory streams the constant B once */
@@ -568,6 +637,8 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 	return best;
 }
 
+static void block_fn(struct kg *g, void *ctx, int64_t b) { emit_block(ctx, g, b, 1); }
+
 int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm,
 			struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -604,11 +675,13 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 	plan_tiling(cfg, mm, t, &pl);
 	*block_dim = (unsigned)pl.blocks;
 	emit_args(&pl, p);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, pl.blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < pl.blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		emit_block(&pl, p, b);
+	struct kg g;
+	mm_kg(&g, p);
+	int rc = kg_emit_blocks(&g, pl.blocks, block_fn, &pl);
+	if (rc || g.bad || p->oom) {
+		snprintf(err, errlen, rc || p->oom ? "matmul: out of memory"
+						   : "matmul: a transfer exceeds the DMA's burst limits");
+		return -1;
 	}
 	return 0;
 }

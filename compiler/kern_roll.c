@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ROLL_PMAX 16 /* the longest period looked for, in steps */
+#define ROLL_PMAX 64 /* the longest period looked for, in steps */
 
 struct sig {
 	size_t c0, clen; /* code: bytes [c0, c0 + clen) of the scratch copy */
@@ -135,24 +135,64 @@ static int merge(const struct roll *r, size_t a, size_t b, struct adv *v)
 	return 1;
 }
 
-/* Iterations of a loop of period P from step s (its advances in *v). */
-static size_t iterations(const struct roll *r, size_t s, size_t P, struct adv *v)
+/* Iterations of a loop of period P from step s, within steps before hi
+ * (its advances in *v). */
+static size_t iterations(const struct roll *r, size_t s, size_t P, size_t hi, struct adv *v)
 {
 	size_t L = 0;
 	v->n = 0;
-	for (size_t t = s; t + P < r->n && r->match[(P - 1) * r->n + t]; t++, L++) {
+	for (size_t t = s; t + P < hi && r->match[(P - 1) * r->n + t]; t++, L++) {
 		struct adv w = *v;
 		if (!merge(r, t, t + P, &w))
 			break;
 		*v = w;
 	}
-	size_t k = L / P + 1, fit = (r->n - s) / P;
+	size_t k = L / P + 1, fit = (hi - s) / P;
 	k = k < fit ? k : fit;
 	/* the advances of exactly the pairs the loop relies on */
 	v->n = 0;
 	for (size_t t = s; t < s + (k > 0 ? k - 1 : 0) * P; t++)
 		merge(r, t, t + P, v);
 	return k;
+}
+
+/* Steps [lo, hi): the loop that saves the most code among those starting
+ * within ROLL_PMAX steps of lo, the steps before it likewise, then the rest. */
+static void roll_range(const struct roll *r, struct kg *g, size_t lo, size_t hi,
+		       kg_step_fn *emit, const void *ctx)
+{
+	for (size_t cur = lo; cur < hi;) {
+		size_t bs = 0, bp = 0, bk = 0, saved = 0;
+		struct adv bv = { 0 };
+		for (size_t s = cur; s < hi && s < cur + ROLL_PMAX; s++)
+			for (size_t P = 1; P <= ROLL_PMAX && s + 2 * P <= hi; P++) {
+				struct adv v;
+				size_t k = iterations(r, s, P, hi, &v);
+				if (k >= 2 && (k - 1) * P > saved) {
+					saved = (k - 1) * P;
+					bs = s;
+					bp = P;
+					bk = k;
+					bv = v;
+				}
+			}
+		if (!saved) {
+			emit(g, ctx, cur++);
+			continue;
+		}
+		roll_range(r, g, cur, bs, emit, ctx);
+		struct kg_loop lp = { .count = (int64_t)bk };
+		for (int j = 0; j < bv.n; j++)
+			if (bv.d[j]) {
+				lp.reg[lp.nadv] = bv.reg[j];
+				lp.delta[lp.nadv++] = bv.d[j];
+			}
+		kg_loop_begin(g, &lp);
+		for (size_t t = bs; t < bs + bp; t++)
+			emit(g, ctx, t);
+		kg_loop_end(g);
+		cur = bs + bk * bp;
+	}
 }
 
 int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
@@ -171,39 +211,8 @@ int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 	for (size_t P = 1; P <= ROLL_PMAX && !rc; P++)
 		for (size_t t = 0; t + P < n; t++)
 			r.match[(P - 1) * n + t] = (unsigned char)same_code(&r, t, t + P);
-	for (size_t cur = 0; cur < n && !rc;) {
-		size_t bs = 0, bp = 0, bk = 0, saved = 0;
-		struct adv bv = { 0 };
-		for (size_t s = cur; s < n && s < cur + ROLL_PMAX; s++)
-			for (size_t P = 1; P <= ROLL_PMAX && s + 2 * P <= n; P++) {
-				struct adv v;
-				size_t k = iterations(&r, s, P, &v);
-				if (k >= 2 && (k - 1) * P > saved) {
-					saved = (k - 1) * P;
-					bs = s;
-					bp = P;
-					bk = k;
-					bv = v;
-				}
-			}
-		if (!saved) {
-			emit(g, ctx, cur++);
-			continue;
-		}
-		while (cur < bs)
-			emit(g, ctx, cur++);
-		struct kg_loop lp = { .count = (int64_t)bk };
-		for (int j = 0; j < bv.n; j++)
-			if (bv.d[j]) {
-				lp.reg[lp.nadv] = bv.reg[j];
-				lp.delta[lp.nadv++] = bv.d[j];
-			}
-		kg_loop_begin(g, &lp);
-		for (size_t t = bs; t < bs + bp; t++)
-			emit(g, ctx, t);
-		kg_loop_end(g);
-		cur = bs + bk * bp;
-	}
+	if (!rc)
+		roll_range(&r, g, 0, n, emit, ctx);
 	free(r.sig);
 	free(r.match);
 	free(r.code);
