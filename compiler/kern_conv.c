@@ -1148,8 +1148,9 @@ static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *f
  * store's latency plus the largest of its cube steps, the bytes it must bring
  * in at least once, the first tile's steps and the bytes it must write out
  * (writes only start once a tile is done), and the instructions the scalar
- * unit issues (at least 13 per K step and 5 more per image past a tile's
- * first, 10 per tile drained).  Each is counted on the last block, whose
+ * unit issues (at least 6 per K step: four flags, load3d and mmad, the
+ * builder's cache holding every address; one load3d more per image past a
+ * tile's first; 8 per tile drained).  Each is counted on the last block, whose
  * tiles have at least the smallest group's images, or on the average block,
  * which computes its share of every image's pixels and loads its share of
  * the input and weights: with uneven groups the last block alone would be
@@ -1215,7 +1216,7 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	double lat = 2.0 * (double)cfg->l2_latency_cycles;
 	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kf1, t->kf);
 	int64_t steps = nb * tsteps;
-	double scalar = ((13.0 + 5.0 * (ga - 1.0)) * (double)steps + 10.0 * (double)nb) *
+	double scalar = ((6.0 + (ga - 1.0)) * (double)steps + 8.0 * (double)nb) *
 			(double)cfg->core_scalar_cycles;
 	/* MTE1: load3d expands every tile's input; load2d copies every tile's
 	 * weights, unless the tile's K steps fit the two L0B halves and the next
