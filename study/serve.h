@@ -123,12 +123,19 @@ int sv_trace_write(const char *path, const struct sv_arrivals *a, const char *mo
 
 /* ---- the serving simulation (serve_sim.c) ---- */
 
+enum sv_policy {
+	SV_POLICY_FIFO, /* close at max_batch items or after max_queue_delay */
+	SV_POLICY_SLO   /* as large a batch as the SLO allows (serve_sim.c) */
+};
+
 struct sv_config {
+	enum sv_policy policy;
 	unsigned streams;          /* executions in flight; 0: 1 */
 	unsigned max_batch;        /* items per batch; 0: the largest variant */
 	double max_queue_delay_us; /* how long a batch may wait for more requests while a
 				    * stream is free; 0: never waits */
-	double slo_p99_ms;         /* > 0: the SLO-aware batcher, and SLO attainment */
+	double slo_p99_ms;         /* > 0: the target: SLO attainment, feasibility, the
+				    * sweep's best QPS; the SLO policy's budget */
 	double host_pre_us, host_post_us; /* per request, before the queue and after the
 					   * output copy (the host has threads to spare) */
 };

@@ -134,11 +134,11 @@ void sv_print_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
 		fprintf(f, "%s%u", v ? "," : " ", t->batch[v]);
 	fprintf(f, "; %u stream%s, max batch %u, ", c->streams ? c->streams : 1,
 		c->streams > 1 ? "s" : "", c->max_batch ? c->max_batch : t->batch[t->nvariants - 1]);
-	if (c->slo_p99_ms > 0)
+	if (c->policy == SV_POLICY_SLO)
 		fprintf(f, "SLO-aware batcher (P99 <= %g ms", c->slo_p99_ms);
 	else
 		fprintf(f, "FIFO batcher (");
-	fprintf(f, "%smax queue delay %g us)\n", c->slo_p99_ms > 0 ? ", " : "",
+	fprintf(f, "%smax queue delay %g us)\n", c->policy == SV_POLICY_SLO ? ", " : "",
 		c->max_queue_delay_us);
 	fprintf(f, "requests %zu (%zu items), offered %.1f/s, served %.1f requests/s "
 		"(%.1f items/s) over %.3f s\n", s->requests, s->items, s->offered_qps,
@@ -187,7 +187,8 @@ void sv_print_json(FILE *f, const struct sv_config *c, const struct sv_table *t,
 	fprintf(f, "\", \"variants\": [");
 	for (unsigned v = 0; v < t->nvariants; v++)
 		fprintf(f, "%s%u", v ? ", " : "", t->batch[v]);
-	fprintf(f, "], \"streams\": %u, \"max_batch\": %u, \"max_queue_delay_us\": %.3f, "
+	fprintf(f, "], \"policy\": \"%s\"", c->policy == SV_POLICY_SLO ? "slo" : "fifo");
+	fprintf(f, ", \"streams\": %u, \"max_batch\": %u, \"max_queue_delay_us\": %.3f, "
 		"\"requests\": %zu, \"items\": %zu, \"offered_qps\": %.3f, \"throughput_rps\": "
 		"%.3f, \"throughput_ips\": %.3f, \"span_s\": %.6f, \"latency_us\": {",
 		c->streams ? c->streams : 1, c->max_batch ? c->max_batch : t->batch[t->nvariants - 1],

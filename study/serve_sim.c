@@ -76,13 +76,15 @@ static size_t decide(const struct state *s, sv_ns now, sv_ns open, sv_ns *until)
 	/* full: max_batch items, or the next request does not fit */
 	int full = items == s->max_batch || s->head + k < s->ready;
 	unsigned conc = s->nbusy + 1;
-	if (s->budget > 0) {
+	if (s->c->policy == SV_POLICY_SLO) {
 		sv_ns waited = now - s->rec[s->head].ready;
 		int v = sv_table_variant(s->t, items);
 		if (waited + service_ns(s, (unsigned)v, conc) > s->budget) {
-			/* too late for all of them: the largest prefix that still makes it
-			 * (one request when none does: its SLO is lost either way) */
-			size_t best = 1;
+			/* too late for all of them: the largest prefix that still makes
+			 * it for the oldest; when none does, its SLO is lost anyway and
+			 * the whole prefix goes (a smaller batch would only lower the
+			 * throughput and make every later request late too) */
+			size_t best = k;
 			unsigned sum = 0;
 			for (size_t j = 0; j < k; j++) {
 				sum += s->rec[s->head + j].size;
@@ -164,7 +166,11 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 		return -1;
 	struct state s = { .c = c, .t = t, .n = a->n, .max_batch = max_batch,
 			   .host_post = ns_of_us(c->host_post_us) };
-	if (c->slo_p99_ms > 0) {
+	if (c->policy == SV_POLICY_SLO && !(c->slo_p99_ms > 0)) {
+		snprintf(err, errlen, "the SLO-aware batcher needs --slo-p99-ms");
+		return -1;
+	}
+	if (c->policy == SV_POLICY_SLO) {
 		s.budget = ns_of_us(c->slo_p99_ms * 1e3 - c->host_pre_us - c->host_post_us);
 		if (s.budget <= 0)
 			s.budget = 1; /* host time alone breaks the SLO: batch 1, as soon as possible */

@@ -117,7 +117,8 @@ START_TEST(queue_delay_bound)
 	for (int slo = 0; slo < 2; slo++)
 		for (double qps = 200; qps <= 3200; qps *= 2) {
 			struct sv_config c = { .streams = 2, .max_batch = 8, .max_queue_delay_us = 800,
-					       .slo_p99_ms = slo ? 20 : 0, .host_pre_us = 30 };
+					       .slo_p99_ms = slo ? 20 : 0, .host_pre_us = 30,
+					       .policy = slo ? SV_POLICY_SLO : SV_POLICY_FIFO };
 			struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = qps, .seed = 3,
 						     .max_requests = 20000 };
 			struct sv_run r;
@@ -182,7 +183,7 @@ START_TEST(slo_aware)
 	const double d[] = { 600, 1200, 4500 };
 	struct sv_table t;
 	table(&t, b, d, 3, 1);
-	struct sv_config c = { .streams = 1, .slo_p99_ms = 15 };
+	struct sv_config c = { .streams = 1, .slo_p99_ms = 15, .policy = SV_POLICY_SLO };
 	/* batch 1 alone serves < 1667/s; 2500/s needs batching */
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 2500, .seed = 5,
 				     .max_requests = 50000 };

@@ -71,6 +71,7 @@ expect_err "no stop" "give --requests N or --duration S" $S --qps 100
 expect_err "missing table" "nope.csv: No such file" ./simserve --service-table "$tmp/nope.csv" --qps 1 --requests 1
 expect_err "missing model" "nope.om" ./simserve --model "$tmp/nope.om" --qps 1 --requests 1
 expect_err "bad sweep" "--qps-sweep '5:1:1'" $S --qps-sweep 5:1:1 --requests 10
+expect_err "slo policy without an SLO" "--policy slo needs --slo-p99-ms" $S --qps 100 --requests 10 --policy slo
 expect_err "unknown option" "unknown option '--frob'" $S --frob
 expect_err "request too big" "trace line 1: a request of 5 items does not fit a batch (--max-batch 4)" \
 	sh -c "printf '0,m,5\n' > '$tmp/big.csv' && $S --trace '$tmp/big.csv' --max-batch 4"

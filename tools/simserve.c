@@ -46,8 +46,12 @@ static void usage(FILE *f)
 		"batcher:\n"
 		"  --max-batch N           items per batch (default: the largest variant)\n"
 		"  --max-queue-delay-us T  wait up to T us for a fuller batch (default 0)\n"
-		"  --slo-p99-ms T          SLO-aware batcher: batch as large as the SLO allows;\n"
-		"                          also reports SLO attainment and feasibility\n"
+		"  --slo-p99-ms T          the SLO: attainment, feasibility, the sweep's best QPS;\n"
+		"                          alone it selects the SLO-aware batcher\n"
+		"  --policy fifo|slo       fifo: close a batch at --max-batch items or after\n"
+		"                          --max-queue-delay-us; slo: as large a batch as the\n"
+		"                          SLO allows, from the queue and the service times\n"
+		"                          (default: slo with --slo-p99-ms, else fifo)\n"
 		"  --host-us PRE[:POST]    host time per request before the queue and after the\n"
 		"                          output copy (default 0)\n"
 		"output:\n"
@@ -113,6 +117,7 @@ int main(int argc, char **argv)
 	unsigned nmodels = 0, nsizes = 0, have_qps = 0, json = 0, sweep = 0;
 	unsigned sizes[SV_MAX_VARIANTS];
 	unsigned long long loops = 2;
+	int policy = 0; /* 0: by --slo-p99-ms, 1: fifo, 2: slo */
 	const char *soc = NULL, *table_in = NULL, *table_out = NULL, *csv = NULL, *plot = NULL,
 		   *name = NULL;
 	const char *sets[64];
@@ -223,6 +228,16 @@ int main(int argc, char **argv)
 				fprintf(stderr, "simserve: --slo-p99-ms %s: must be > 0\n", v);
 				return 2;
 			}
+		} else if (!strcmp(key, "--policy")) {
+			const char *v = VALUE();
+			if (!strcmp(v, "fifo"))
+				policy = 1;
+			else if (!strcmp(v, "slo"))
+				policy = 2;
+			else {
+				fprintf(stderr, "simserve: --policy '%s': expected fifo or slo\n", v);
+				return 2;
+			}
 		} else if (!strcmp(key, "--host-us")) {
 			const char *v = VALUE();
 			char pre[64];
@@ -268,6 +283,11 @@ int main(int argc, char **argv)
 	}
 	if (ao.trace)
 		ao.kind = SV_ARRIVE_TRACE;
+	if (policy == 2 && !(c.slo_p99_ms > 0)) {
+		fprintf(stderr, "simserve: --policy slo needs --slo-p99-ms\n");
+		return 2;
+	}
+	c.policy = policy == 2 || (!policy && c.slo_p99_ms > 0) ? SV_POLICY_SLO : SV_POLICY_FIFO;
 	if (plot && !sweep) {
 		fprintf(stderr, "simserve: --plot draws a --qps-sweep\n");
 		return 2;
