@@ -101,12 +101,18 @@ struct sv_arrivals {
 	size_t n;
 };
 
-enum sv_arrival_kind { SV_ARRIVE_POISSON, SV_ARRIVE_ONOFF, SV_ARRIVE_TRACE };
+enum sv_arrival_kind { SV_ARRIVE_POISSON, SV_ARRIVE_ONOFF, SV_ARRIVE_SCHEDULE, SV_ARRIVE_TRACE };
+#define SV_MAX_SCHEDULE 64
+#define SV_MAX_REQUESTS 100000000 /* arrivals one run may generate */
 
 struct sv_arrival_opts {
 	enum sv_arrival_kind kind;
 	double qps;            /* mean rate, requests/s (Poisson, on/off) */
 	double on_ms, off_ms;  /* on/off: Poisson at qps*(on+off)/on while on, none while off */
+	/* schedule: Poisson at rate[i] (>= 0) from at_s[i] (ascending, at_s[0] = 0)
+	 * until the next; the last rate holds to the end */
+	double at_s[SV_MAX_SCHEDULE], rate[SV_MAX_SCHEDULE];
+	unsigned nsched;
 	uint64_t seed;
 	size_t max_requests;   /* 0: no limit (then duration_s must be set, unless trace) */
 	double duration_s;     /* 0: no limit */

@@ -1,6 +1,6 @@
 /* serve_arrivals.c: when requests arrive (see serve.h): Poisson, on/off
- * bursty (Poisson while on, silent while off), or replayed from a CSV
- * trace.  Times are integer nanoseconds; a trace's microseconds are parsed
+ * bursty (Poisson while on, silent while off), a piecewise-constant rate
+ * schedule, or replayed from a CSV trace.  Times are integer nanoseconds; a trace's microseconds are parsed
  * digit by digit (no strtod), so a written trace replays exactly. */
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
 #include <errno.h>
@@ -32,32 +32,65 @@ static sv_ns ns_of_s(double s)
 	return (sv_ns)llround(s * 1e9);
 }
 
-/* Poisson at the on-period rate in "on time", then each instant mapped onto
- * the wall clock by inserting the off periods: exact on/off arrivals with
- * no thinning. */
+/* A unit-rate Poisson process in "cumulative intensity" L, mapped onto the
+ * wall clock by inverting L(t) = integral of the rate: exact arrivals for
+ * on/off periods (the rate is qps (on+off)/on, then 0) and for a piecewise-
+ * constant schedule, with no thinning.  Only + - * / and floor: the same
+ * instants on every host. */
+static double onoff_time(const struct sv_arrival_opts *o, double L)
+{
+	double on = o->on_ms * 1e-3, off = o->off_ms * 1e-3;
+	double rate = o->qps * (on + off) / on, t_on = L / rate;
+	double periods = floor(t_on / on);
+	return periods * (on + off) + (t_on - periods * on);
+}
+
+/* The instant of intensity L on the schedule, or -1 past its last arrival
+ * (a final rate of 0). */
+static double schedule_time(const struct sv_arrival_opts *o, double L)
+{
+	double acc = 0;
+	for (unsigned i = 0; i < o->nsched; i++) {
+		int last = i + 1 == o->nsched;
+		double len = last ? 0 : o->at_s[i + 1] - o->at_s[i], seg = o->rate[i] * len;
+		if (o->rate[i] > 0 && (last || L < acc + seg))
+			return o->at_s[i] + (L - acc) / o->rate[i];
+		acc += seg;
+	}
+	return -1;
+}
+
 static int generate(const struct sv_arrival_opts *o, struct sv_arrivals *a, char *err,
 		    size_t errlen)
 {
-	int onoff = o->kind == SV_ARRIVE_ONOFF;
-	double on = onoff ? o->on_ms * 1e-3 : 0, off = onoff ? o->off_ms * 1e-3 : 0;
-	double rate = onoff ? o->qps * (on + off) / on : o->qps;
 	struct sv_rng rng;
 	sv_rng_seed(&rng, o->seed);
 	size_t cap = 0;
 	sv_ns limit = o->duration_s > 0 ? ns_of_s(o->duration_s) : SV_NS_INF;
-	double t_on = 0;
+	double L = 0;
 	for (;;) {
 		if (o->max_requests && a->n >= o->max_requests)
 			break;
-		t_on += sv_rng_exp(&rng, 1.0 / rate);
-		double t = t_on;
-		if (onoff) {
-			double periods = floor(t_on / on);
-			t = periods * (on + off) + (t_on - periods * on);
+		double t;
+		if (o->kind == SV_ARRIVE_SCHEDULE) {
+			L += sv_rng_exp(&rng, 1.0);
+			if ((t = schedule_time(o, L)) < 0)
+				break;
+		} else if (o->kind == SV_ARRIVE_ONOFF) {
+			L += sv_rng_exp(&rng, 1.0);
+			t = onoff_time(o, L);
+		} else {
+			L += sv_rng_exp(&rng, 1.0 / o->qps);
+			t = L;
 		}
 		sv_ns ns = ns_of_s(t);
 		if (ns >= limit)
 			break;
+		if (a->n == SV_MAX_REQUESTS) {
+			snprintf(err, errlen, "more than %d arrivals: lower the rate, --requests or "
+				 "--duration", SV_MAX_REQUESTS);
+			return -1;
+		}
 		if (push(a, &cap, ns, 1, 0, err, errlen))
 			return -1;
 	}
@@ -212,7 +245,7 @@ int sv_arrivals_make(const struct sv_arrival_opts *o, struct sv_arrivals *a, cha
 	if (o->kind == SV_ARRIVE_TRACE) {
 		rc = read_trace(o, a, err, errlen);
 	} else {
-		if (!(o->qps > 0) || !isfinite(o->qps)) {
+		if (o->kind != SV_ARRIVE_SCHEDULE && (!(o->qps > 0) || !isfinite(o->qps))) {
 			snprintf(err, errlen, "--qps %g: the arrival rate must be > 0", o->qps);
 			return -1;
 		}
@@ -221,14 +254,25 @@ int sv_arrivals_make(const struct sv_arrival_opts *o, struct sv_arrivals *a, cha
 				 "off period >= 0 ms", o->on_ms, o->off_ms);
 			return -1;
 		}
+		if (o->kind == SV_ARRIVE_SCHEDULE) {
+			int ok = o->nsched >= 1 && o->nsched <= SV_MAX_SCHEDULE && o->at_s[0] == 0;
+			for (unsigned i = 0; ok && i < o->nsched; i++)
+				ok = isfinite(o->rate[i]) && o->rate[i] >= 0 && isfinite(o->at_s[i]) &&
+				     (!i || o->at_s[i] > o->at_s[i - 1]);
+			if (!ok) {
+				snprintf(err, errlen, "--schedule: 1..%d T_S:QPS pairs, times ascending "
+					 "from 0, rates >= 0", SV_MAX_SCHEDULE);
+				return -1;
+			}
+		}
 		if (!o->max_requests && !(o->duration_s > 0)) {
 			snprintf(err, errlen, "give --requests N or --duration S");
 			return -1;
 		}
 		rc = generate(o, a, err, errlen);
 		if (!rc && !a->n) {
-			snprintf(err, errlen, "no request arrives within --duration %g s at --qps %g",
-				 o->duration_s, o->qps);
+			snprintf(err, errlen, "no request arrives within --duration %g s at that rate",
+				 o->duration_s);
 			rc = -1;
 		}
 	}

@@ -27,8 +27,9 @@ int sv_sweep(const struct sv_config *c, const struct sv_table *t,
 			 "STEP > 0, at most 10000 points", lo, hi, step);
 		return -1;
 	}
-	if (o->kind == SV_ARRIVE_TRACE) {
-		snprintf(err, errlen, "--qps-sweep needs generated arrivals, not a --trace");
+	if (o->kind == SV_ARRIVE_TRACE || o->kind == SV_ARRIVE_SCHEDULE) {
+		snprintf(err, errlen, "--qps-sweep scales Poisson or on/off arrivals, not a "
+			 "--trace or a --schedule");
 		return -1;
 	}
 	size_t n = (size_t)((hi - lo) / step + 1e-9) + 1;

@@ -264,6 +264,30 @@ START_TEST(onoff_rate)
 }
 END_TEST
 
+START_TEST(schedule_rates)
+{
+	/* 500/s for 10 s, 2500/s for 10 s, then nothing */
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_SCHEDULE, .seed = 2, .nsched = 3,
+				     .at_s = { 0, 10, 20 }, .rate = { 500, 2500, 0 },
+				     .max_requests = 1000000 };
+	struct sv_arrivals a;
+	char err[512];
+	ck_assert_msg(sv_arrivals_make(&o, &a, err, sizeof err) == 0, "%s", err);
+	size_t first = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		ck_assert(a.r[i].arrival < 20000000000LL);
+		first += a.r[i].arrival < 10000000000LL;
+	}
+	ck_assert_msg(fabs((double)first - 5000) < 3 * sqrt(5000), "%zu in the first 10 s", first);
+	ck_assert_msg(fabs((double)(a.n - first) - 25000) < 3 * sqrt(25000), "%zu in the next 10 s",
+		      a.n - first);
+	sv_arrivals_free(&a);
+	o.at_s[1] = 0; /* not ascending */
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--schedule"), "%s", err);
+}
+END_TEST
+
 START_TEST(trace_replays_poisson)
 {
 	const unsigned b[] = { 1, 4 };
@@ -480,6 +504,7 @@ int main(void)
 	tcase_add_test(tc, slo_aware);
 	tcase_add_test(tc, same_seed_same_bytes);
 	tcase_add_test(tc, onoff_rate);
+	tcase_add_test(tc, schedule_rates);
 	tcase_add_test(tc, trace_replays_poisson);
 	tcase_add_test(tc, own_log);
 	tcase_add_test(tc, bad_input);

@@ -72,6 +72,10 @@ expect_err "missing table" "nope.csv: No such file" ./simserve --service-table "
 expect_err "missing model" "nope.om" ./simserve --model "$tmp/nope.om" --qps 1 --requests 1
 expect_err "bad sweep" "--qps-sweep '5:1:1'" $S --qps-sweep 5:1:1 --requests 10
 expect_err "slo policy without an SLO" "--policy slo needs --slo-p99-ms" $S --qps 100 --requests 10 --policy slo
+expect_err "bad schedule" "--schedule '1:500'" $S --schedule 1:500 --requests 10
+expect_err "two arrival processes" "give one of --qps R" $S --schedule 0:500 --qps 10 --requests 10
+$S --schedule 0:500,1:2000,2:0 --requests 100000 --json > "$tmp/sch" &&
+	grep -q '"requests": 2[45][0-9][0-9],' "$tmp/sch" && ok || bad "schedule: $(cat "$tmp/sch")"
 expect_err "unknown option" "unknown option '--frob'" $S --frob
 expect_err "request too big" "trace line 1: a request of 5 items does not fit a batch (--max-batch 4)" \
 	sh -c "printf '0,m,5\n' > '$tmp/big.csv' && $S --trace '$tmp/big.csv' --max-batch 4"

@@ -35,9 +35,11 @@ static void usage(FILE *f)
 		"  --streams N             batches in flight on the chip (default 1)\n"
 		"  --loops N               iterations per characterisation (default 2; the last\n"
 		"                          is measured)\n"
-		"arrivals (one of --qps, --trace; and --requests or --duration):\n"
+		"arrivals (one of --qps, --schedule, --trace; and --requests or --duration):\n"
 		"  --qps R                 Poisson arrivals, R requests/s on average\n"
 		"  --bursty ON_MS,OFF_MS   on/off: Poisson at R*(on+off)/on while on, silent off\n"
+		"  --schedule T:R,T:R,...  Poisson at rate R from second T on (T ascending from 0;\n"
+		"                          the last rate holds), e.g. 0:500,10:2500,20:500\n"
 		"  --trace FILE            replay a CSV: timestamp_us,model[,size] (sorted)\n"
 		"  --name NAME             the model name trace lines carry (default: the .om's)\n"
 		"  --requests N            stop after N arrivals\n"
@@ -198,6 +200,33 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			ao.kind = SV_ARRIVE_ONOFF;
+		} else if (!strcmp(key, "--schedule")) {
+			const char *v = VALUE();
+			char *p[SV_MAX_SCHEDULE];
+			unsigned n;
+			if (split(key, v, p, SV_MAX_SCHEDULE, &n))
+				return 2;
+			int bad = 0;
+			for (unsigned k = 0; k < n; k++) {
+				char *colon = strchr(p[k], ':'), *e1, *e2;
+				if (!colon) {
+					bad = 1;
+				} else {
+					ao.at_s[k] = strtod(p[k], &e1);
+					ao.rate[k] = strtod(colon + 1, &e2);
+					bad |= e1 != colon || *e2 || colon == p[k] || !colon[1] ||
+					       !isfinite(ao.at_s[k]) || !isfinite(ao.rate[k]) ||
+					       ao.rate[k] < 0 || (k ? ao.at_s[k] <= ao.at_s[k - 1]
+								    : ao.at_s[k] != 0);
+				}
+				free(p[k]);
+			}
+			if (bad) {
+				fprintf(stderr, "simserve: --schedule '%s': expected T_S:QPS,... with "
+					"times ascending from 0 and rates >= 0\n", v);
+				return 2;
+			}
+			ao.nsched = n;
 		} else if (!strcmp(key, "--trace")) {
 			ao.trace = VALUE();
 		} else if (!strcmp(key, "--name")) {
@@ -276,13 +305,16 @@ int main(int argc, char **argv)
 			"FILE (see --help)\n");
 		return 2;
 	}
-	if (!!ao.trace + !!have_qps + !!sweep != 1 || (ao.trace && ao.kind == SV_ARRIVE_ONOFF)) {
-		fprintf(stderr, "simserve: give one of --qps R (optionally --bursty), --trace FILE "
-			"or --qps-sweep LO:HI:STEP\n");
+	int sched = ao.nsched > 0, bursty = ao.kind == SV_ARRIVE_ONOFF;
+	if (!!ao.trace + !!have_qps + !!sweep + sched != 1 || (bursty && !(have_qps || sweep))) {
+		fprintf(stderr, "simserve: give one of --qps R (optionally --bursty), --schedule, "
+			"--trace FILE or --qps-sweep LO:HI:STEP\n");
 		return 2;
 	}
 	if (ao.trace)
 		ao.kind = SV_ARRIVE_TRACE;
+	else if (sched)
+		ao.kind = SV_ARRIVE_SCHEDULE;
 	if (policy == 2 && !(c.slo_p99_ms > 0)) {
 		fprintf(stderr, "simserve: --policy slo needs --slo-p99-ms\n");
 		return 2;
