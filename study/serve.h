@@ -159,7 +159,8 @@ struct sv_record {
 
 struct sv_batch {
 	sv_ns start, end; /* on the stream: input copy start to output copy end */
-	unsigned items, variant, stream, conc, nreq;
+	unsigned items, variant, stream, conc, nreq; /* conc: in flight at its start */
+	size_t first;     /* its first request */
 };
 
 struct sv_run {
@@ -177,6 +178,32 @@ void sv_run_free(struct sv_run *run);
  * serves the load).  A necessary condition; the run says the rest. */
 int sv_slo_feasible(const struct sv_config *c, const struct sv_table *t, double items_per_s,
 		    char *why, size_t len);
+
+/* ---- the fast mode's error (serve_exact.c) ---- */
+
+struct sv_exact {
+	size_t batches, requests;   /* replayed: the run's first batches and their requests */
+	double service_err_mean;    /* |exact - fast| / fast service time of a batch */
+	double service_err_max;
+	double end_shift_mean_us;   /* |exact - fast| completion of a batch */
+	double end_shift_max_us;
+	double fast_p99_us, exact_p99_us; /* latency P99 of the replayed requests */
+	double fast_mean_us, exact_mean_us;
+};
+
+/* Replay the first max_batches batches of a fast run on the runtime: every
+ * batch's input copy, execution and output copy queued on its stream at
+ * its start instant (rt_stream_hold), all streams on one simulated chip,
+ * so each batch meets the contention it really meets.  The schedule is the
+ * fast run's (the batcher's decisions are not re-made); a batch whose
+ * stream is still busy in the replay starts late, as it would.  Every
+ * model instance runs once before time 0 (warm, as the table was measured
+ * and as a server warms up).  om_paths
+ * are the variants of t (matched by batch). */
+int sv_exact_replay(const char *const *om_paths, unsigned n, const struct soc_config *cfg,
+		    const struct sv_config *c, const struct sv_table *t, const struct sv_run *run,
+		    size_t max_batches, struct sv_exact *x, char *err, size_t errlen);
+void sv_exact_print(FILE *f, const struct sv_exact *x, int json);
 
 /* ---- the report (serve_report.c) ---- */
 

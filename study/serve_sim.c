@@ -14,10 +14,13 @@
  *              while one more item would still meet it.
  *
  * A batch of n items runs the smallest compiled variant >= n (padded).
- * Its service time is the table's for that variant at the number of
- * batches in flight when it starts (itself included): the table was
- * measured with that many identical executions at once, so a mix of
- * variants in flight is approximated by the variant's own entry. */
+ * The batches in flight share the chip: each works through its standalone
+ * time (the table's entry at 1 in flight) at the rate its variant runs
+ * with c in flight, T(v,1) / T(v,c), recomputed whenever c changes.  So c
+ * identical batches overlapping from start to end take the table's T(v,c),
+ * as measured, and a batch that overlaps another for part of its life is
+ * slowed for that part only.  A mix of variants in flight is charged with
+ * each batch's own variant's slowdown (the table has no mixed entries). */
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
 #include <math.h>
 #include <stdlib.h>
@@ -31,9 +34,14 @@ static sv_ns ns_of_us(double us)
 }
 
 struct stream {
-	sv_ns busy_until; /* when busy: its batch's end */
+	sv_ns busy_until; /* when busy: its batch's end at the current rate */
 	sv_ns idle_since; /* when free: since when */
 	int busy;
+	double left;      /* standalone nanoseconds of its batch still to run */
+	double rate;      /* standalone nanoseconds per nanosecond now */
+	sv_ns last;       /* when left and rate were last updated */
+	unsigned variant;
+	size_t batch;     /* its index in the run */
 };
 
 struct state {
@@ -111,6 +119,48 @@ static size_t decide(const struct state *s, sv_ns now, sv_ns open, sv_ns *until)
 		return k;
 	*until = open + delay;
 	return 0;
+}
+
+/* Progress so far at the old rates, the ends at the rates of nbusy in
+ * flight.  Called whenever nbusy changes.  Only + - * /: the same ends on
+ * every host. */
+static void reshare(struct state *s, unsigned S, sv_ns now)
+{
+	for (unsigned k = 0; k < S; k++) {
+		struct stream *x = &s->st[k];
+		if (!x->busy)
+			continue;
+		x->left -= (double)(now - x->last) * x->rate;
+		if (x->left < 0)
+			x->left = 0;
+		x->last = now;
+		x->rate = (double)service_ns(s, x->variant, 1) /
+			  (double)service_ns(s, x->variant, s->nbusy);
+		x->busy_until = now + (sv_ns)llround(x->left / x->rate);
+	}
+}
+
+/* Stream k's batch is done (now = its busy_until): its requests' ends, and
+ * their copy and device time in the proportions of the variant's entry at
+ * the concurrency it started with. */
+static void finish(struct state *s, struct sv_run *run, unsigned k)
+{
+	struct stream *x = &s->st[k];
+	struct sv_batch *b = &run->batch[x->batch];
+	b->end = x->busy_until;
+	const struct sv_service *sv = sv_table_get(s->t, b->variant, b->conc);
+	sv_ns took = b->end - b->start;
+	sv_ns copy = (sv_ns)llround((double)took * (sv->h2d_us + sv->d2h_us) /
+				    (sv->h2d_us + sv->device_us + sv->d2h_us));
+	for (size_t j = b->first; j < b->first + b->nreq; j++) {
+		struct sv_record *r = &s->rec[j];
+		r->end = b->end + s->host_post;
+		r->copy = copy;
+		r->device = took - copy;
+	}
+	x->busy = 0;
+	x->idle_since = b->end;
+	s->nbusy--;
 }
 
 static int check(const struct sv_config *c, const struct sv_table *t,
@@ -196,12 +246,14 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 	for (;;) {
 		while (s.ready < s.n && s.rec[s.ready].ready <= now)
 			s.ready++;
+		int changed = 0;
 		for (unsigned k = 0; k < S; k++)
 			if (s.st[k].busy && s.st[k].busy_until <= now) {
-				s.st[k].busy = 0;
-				s.st[k].idle_since = s.st[k].busy_until;
-				s.nbusy--;
+				finish(&s, run, k);
+				changed = 1;
 			}
+		if (changed)
+			reshare(&s, S, now);
 		sv_ns timer = SV_NS_INF;
 		while (s.head < s.ready && s.nbusy < S) {
 			unsigned k = 0;
@@ -218,30 +270,31 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 			unsigned items = 0;
 			for (size_t j = 0; j < take; j++)
 				items += s.rec[s.head + j].size;
-			unsigned v = (unsigned)sv_table_variant(t, items), conc = s.nbusy + 1;
-			const struct sv_service *sv = sv_table_get(t, v, conc);
-			sv_ns copy = ns_of_us(sv->h2d_us) + ns_of_us(sv->d2h_us),
-			      dev = ns_of_us(sv->device_us), end = now + copy + dev;
+			unsigned v = (unsigned)sv_table_variant(t, items);
 			struct sv_batch *b = &run->batch[run->nbatch];
-			*b = (struct sv_batch){ .start = now, .end = end, .items = items, .variant = v,
-						.stream = k, .conc = conc, .nreq = (unsigned)take };
+			*b = (struct sv_batch){ .start = now, .items = items, .variant = v, .stream = k,
+						.conc = s.nbusy + 1, .nreq = (unsigned)take,
+						.first = s.head };
 			for (size_t j = 0; j < take; j++) {
 				struct sv_record *r = &s.rec[s.head + j];
 				r->open = r->ready > open ? r->ready : open;
 				r->start = now;
-				r->end = end + s.host_post;
-				r->copy = copy;
-				r->device = dev;
 				r->batch = items;
 				r->variant = t->batch[v];
 				r->stream = k;
 				r->batch_id = (unsigned)run->nbatch;
 			}
+			struct stream *x = &s.st[k];
+			x->busy = 1;
+			x->variant = v;
+			x->batch = run->nbatch;
+			x->left = (double)service_ns(&s, v, 1);
+			x->last = now;
+			x->rate = 1;
 			run->nbatch++;
 			s.head += take;
-			s.st[k].busy = 1;
-			s.st[k].busy_until = end;
 			s.nbusy++;
+			reshare(&s, S, now);
 		}
 		sv_ns next = timer;
 		if (s.ready < s.n && s.rec[s.ready].ready < next)

@@ -15,7 +15,10 @@
  *  - a real model: squeezenet1_1 at batch 1 and 2 (exported at test time;
  *    DAVINCI_MODELS without squeezenet1_1 skips it), characterised on two
  *    streams: the batch-1 entry equals a plain runtime run's copy and
- *    execution times. */
+ *    execution times; replayed exactly on the chip, a one-stream run is
+ *    the fast mode's to the nanosecond and a two-stream run's error is
+ *    measured;
+ *  - streams sharing the chip: a batch is slowed only while others run. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <check.h>
 #include <math.h>
@@ -172,6 +175,41 @@ START_TEST(padding_counted)
 	/* each group waited the full delay for a fourth request, then ran */
 	ck_assert_int_eq(r.rec[0].start, 100000);
 	ck_assert_int_eq(r.rec[0].end, 300000);
+	sv_run_free(&r);
+	sv_table_free(&t);
+}
+END_TEST
+
+START_TEST(streams_share_the_chip)
+{
+	/* one batch alone takes 1000 us, two at once 1600 us each: A starts at
+	 * 0, B at 500 us; A's last 500 us run at 1000/1600 speed (800 us), then
+	 * B runs alone: A ends at 1300 us, B at 1800 us */
+	unsigned b = 1;
+	struct sv_service svc[2] = { { 0, 1000, 0 }, { 0, 1600, 0 } };
+	struct sv_table t;
+	char err[1024], path[4200];
+	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/two.csv", tmpdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("0,m\n500,m\n", f);
+	fclose(f);
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
+	struct sv_config c = { .streams = 2 };
+	struct sv_run r;
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1300000);
+	ck_assert_int_eq(r.rec[1].end, 1800000);
+	ck_assert_uint_eq(r.rec[1].stream, 1);
+	/* fully overlapped, both take the table's 1600 us */
+	f = fopen(path, "w");
+	fputs("0,m\n0,m\n", f);
+	fclose(f);
+	sv_run_free(&r);
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1600000);
+	ck_assert_int_eq(r.rec[1].end, 1600000);
 	sv_run_free(&r);
 	sv_table_free(&t);
 }
@@ -486,6 +524,24 @@ START_TEST(real_model)
 	struct sv_summary s;
 	ck_assert_msg(sv_summarise(&c, &t, &r, &s, err, sizeof err) == 0, "%s", err);
 	ck_assert(s.latency.p50 >= b1->device_us);
+	/* the exact replay: on one stream the fast mode is the chip (batch 1
+	 * only: nothing shares it); on two, its error is measured and bounded */
+	struct sv_exact x;
+	ck_assert_msg(sv_exact_replay(paths, 2, &cfg, &c, &t, &r, 60, &x, err, sizeof err) == 0,
+		      "%s", err);
+	printf("squeezenet1_1, 2 streams, exact replay of %zu batches: service time off by %.2f%% "
+	       "(max %.2f%%), P99 %.3f ms fast, %.3f ms exact\n", x.batches,
+	       100 * x.service_err_mean, 100 * x.service_err_max, x.fast_p99_us / 1e3,
+	       x.exact_p99_us / 1e3);
+	ck_assert_uint_eq(x.batches, 60);
+	ck_assert(x.service_err_mean < 0.25);
+	sv_run_free(&r);
+	struct sv_config c1 = { .streams = 1, .max_batch = 1 };
+	run(&c1, &t, &o, &r);
+	ck_assert_msg(sv_exact_replay(paths, 2, &cfg, &c1, &t, &r, 60, &x, err, sizeof err) == 0,
+		      "%s", err);
+	ck_assert_msg(x.service_err_max < 1e-4 && x.end_shift_max_us < 0.01, "one stream: off by "
+		      "%g, %g us", x.service_err_max, x.end_shift_max_us);
 	sv_run_free(&r);
 	sv_table_free(&t);
 	tu_models_free(dir);
@@ -501,6 +557,7 @@ int main(void)
 	tcase_add_test(tc, pk_mean_wait);
 	tcase_add_test(tc, queue_delay_bound);
 	tcase_add_test(tc, padding_counted);
+	tcase_add_test(tc, streams_share_the_chip);
 	tcase_add_test(tc, slo_aware);
 	tcase_add_test(tc, same_seed_same_bytes);
 	tcase_add_test(tc, onoff_rate);

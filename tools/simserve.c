@@ -35,6 +35,9 @@ static void usage(FILE *f)
 		"  --streams N             batches in flight on the chip (default 1)\n"
 		"  --loops N               iterations per characterisation (default 2; the last\n"
 		"                          is measured)\n"
+		"  --exact N               after the run, replay its first N batches on the\n"
+		"                          simulated chip (each at its start instant, all\n"
+		"                          streams at once) and report the fast mode's error\n"
 		"arrivals (one of --qps, --schedule, --trace; and --requests or --duration):\n"
 		"  --qps R                 Poisson arrivals, R requests/s on average\n"
 		"  --bursty ON_MS,OFF_MS   on/off: Poisson at R*(on+off)/on while on, silent off\n"
@@ -118,7 +121,7 @@ int main(int argc, char **argv)
 	char *models[SV_MAX_VARIANTS];
 	unsigned nmodels = 0, nsizes = 0, have_qps = 0, json = 0, sweep = 0;
 	unsigned sizes[SV_MAX_VARIANTS];
-	unsigned long long loops = 2;
+	unsigned long long loops = 2, exact = 0;
 	int policy = 0; /* 0: by --slo-p99-ms, 1: fifo, 2: slo */
 	const char *soc = NULL, *table_in = NULL, *table_out = NULL, *csv = NULL, *plot = NULL,
 		   *name = NULL;
@@ -180,6 +183,9 @@ int main(int argc, char **argv)
 			c.streams = (unsigned)u;
 		} else if (!strcmp(key, "--loops")) {
 			if (parse_u(key, VALUE(), 2, 100, &loops))
+				return 2;
+		} else if (!strcmp(key, "--exact")) {
+			if (parse_u(key, VALUE(), 1, 1000000, &exact))
 				return 2;
 		} else if (!strcmp(key, "--qps")) {
 			const char *v = VALUE();
@@ -320,6 +326,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	c.policy = policy == 2 || (!policy && c.slo_p99_ms > 0) ? SV_POLICY_SLO : SV_POLICY_FIFO;
+	if (exact && (!nmodels || sweep)) {
+		fprintf(stderr, "simserve: --exact replays one run's batches on the .om files of "
+			"--model (not a --service-table, not a --qps-sweep)\n");
+		return 2;
+	}
 	if (plot && !sweep) {
 		fprintf(stderr, "simserve: --plot draws a --qps-sweep\n");
 		return 2;
@@ -330,6 +341,7 @@ int main(int argc, char **argv)
 	}
 
 	struct sv_table t;
+	struct soc_config cfg;
 	if (table_in) {
 		if (sv_table_read(table_in, &t, err, sizeof err)) {
 			fprintf(stderr, "simserve: --service-table %s\n", err);
@@ -343,7 +355,6 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	} else {
-		struct soc_config cfg;
 		char socname[64] = "";
 		if (!soc) {
 			struct om_model om;
@@ -369,8 +380,6 @@ int main(int argc, char **argv)
 			fprintf(stderr, "simserve: %s\n", err);
 			return 1;
 		}
-		for (unsigned k = 0; k < nmodels; k++)
-			free(models[k]);
 		if (table_out && sv_table_write(table_out, &t, err, sizeof err)) {
 			fprintf(stderr, "simserve: --save-table %s\n", err);
 			sv_table_free(&t);
@@ -425,13 +434,25 @@ int main(int argc, char **argv)
 		sv_run_free(&run);
 		goto out;
 	}
-	sv_run_free(&run);
 	if (json)
 		sv_print_json(stdout, &c, &t, &s);
 	else
 		sv_print_text(stdout, &c, &t, &s);
 	rc = 0;
+	if (exact) {
+		struct sv_exact x;
+		if (sv_exact_replay((const char *const *)models, nmodels, &cfg, &c, &t, &run,
+				    (size_t)exact, &x, err, sizeof err)) {
+			fprintf(stderr, "simserve: --exact: %s\n", err);
+			rc = 1;
+		} else {
+			sv_exact_print(stdout, &x, json);
+		}
+	}
+	sv_run_free(&run);
 out:
+	for (unsigned k = 0; k < nmodels; k++)
+		free(models[k]);
 	sv_table_free(&t);
 	return rc;
 }
