@@ -61,7 +61,8 @@ static void usage(FILE *f)
 		"                          output copy (default 0)\n"
 		"output:\n"
 		"  --csv FILE              one line per request\n"
-		"  --json                  the summary as JSON\n"
+		"  --json                  the summary as JSON (with --exact, a second JSON line\n"
+		"                          for the replay)\n"
 		"  --qps-sweep LO:HI:STEP  latency and throughput at each QPS (same seed); with\n"
 		"                          --slo-p99-ms, the highest QPS meeting it\n"
 		"  --plot DIR              with --qps-sweep: DIR/serve_sweep.{dat,gp,png,svg}\n");
