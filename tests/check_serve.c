@@ -16,8 +16,8 @@
  *    DAVINCI_MODELS without squeezenet1_1 skips it), characterised on two
  *    streams: the batch-1 entry equals a plain runtime run's copy and
  *    execution times; replayed exactly on the chip, a one-stream run is
- *    the fast mode's to the nanosecond and a two-stream run's error is
- *    measured;
+ *    the fast mode's within 0.1 us (a nanosecond of rounding per batch) and
+ *    a busy two-stream run's error is measured and bounded;
  *  - streams sharing the chip: a batch is slowed only while others run. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <check.h>
@@ -517,7 +517,7 @@ START_TEST(real_model)
 	ck_assert(b1c2->device_us >= b1->device_us);
 	/* and it serves */
 	struct sv_config c = { .streams = 2, .max_queue_delay_us = 200 };
-	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 1000, .seed = 1,
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 6000, .seed = 1,
 				     .max_requests = 2000 };
 	struct sv_run r;
 	run(&c, &t, &o, &r);
@@ -540,7 +540,8 @@ START_TEST(real_model)
 	run(&c1, &t, &o, &r);
 	ck_assert_msg(sv_exact_replay(paths, 2, &cfg, &c1, &t, &r, 60, &x, err, sizeof err) == 0,
 		      "%s", err);
-	ck_assert_msg(x.service_err_max < 1e-4 && x.end_shift_max_us < 0.01, "one stream: off by "
+	/* back to back, each batch's time rounded to the nanosecond */
+	ck_assert_msg(x.service_err_max < 1e-4 && x.end_shift_max_us < 0.1, "one stream: off by "
 		      "%g, %g us", x.service_err_max, x.end_shift_max_us);
 	sv_run_free(&r);
 	sv_table_free(&t);
