@@ -79,7 +79,7 @@ int sv_table_variant(const struct sv_table *t, unsigned items);
 const struct sv_service *sv_table_get(const struct sv_table *t, unsigned variant, unsigned conc);
 
 /* Characterise .om files (one per batch variant; the batch is dim 0 of the
- * first input) on cfg: for each variant and each concurrency c in
+ * first input; the name is the first file's without ".om" and "_b<N>") on cfg: for each variant and each concurrency c in
  * 1..streams, c instances on c streams run loops iterations of (inputs in
  * over PCIe, execute, outputs out) at once in timing mode; the last
  * iteration's mean per stream is the entry.  progress (may be NULL) gets

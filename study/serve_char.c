@@ -155,6 +155,24 @@ done:
 	return rc;
 }
 
+/* The served model's name, from its first file: "dir/resnet50_b4.om" ->
+ * "resnet50" (the .om's own name is its ONNX file's, often "model.onnx",
+ * and the variants need not agree on it). */
+static void stem(const char *path, char *out, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (n > 3 && !strcmp(b + n - 3, ".om"))
+		n -= 3;
+	size_t d = n;
+	while (d && b[d - 1] >= '0' && b[d - 1] <= '9')
+		d--;
+	if (d < n && d >= 3 && b[d - 1] == 'b' && b[d - 2] == '_')
+		n = d - 2;
+	snprintf(out, len, "%.*s", (int)n, b);
+}
+
 struct variant {
 	const char *path;
 	unsigned batch;
@@ -198,16 +216,9 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		}
 		v[i].path = om_paths[i];
 		v[i].batch = (unsigned)om.inputs[0].dims[0];
-		if (!i)
-			snprintf(name, sizeof name, "%s", om.name);
-		else if (strcmp(name, om.name)) {
-			snprintf(err, errlen, "--model %s: model '%s', but %s is '%s' (variants of "
-				 "one model only)", om_paths[i], om.name, om_paths[0], name);
-			om_free(&om);
-			return -1;
-		}
 		om_free(&om);
 	}
+	stem(om_paths[0], name, sizeof name);
 	qsort(v, n, sizeof *v, by_batch);
 	unsigned batch[SV_MAX_VARIANTS];
 	for (unsigned i = 0; i < n; i++) {
