@@ -6,12 +6,13 @@
  * queue is not empty the policy either closes a batch (a FIFO prefix of at
  * most max_batch items) or names the instant to look again.
  *
- *   fixed      close when max_batch items are queued or when the oldest
+ *   FIFO       close when max_batch items are queued or when the oldest
  *              request has waited max_queue_delay since it and a free
  *              stream met (Triton's dynamic batcher);
- *   SLO-aware  with known service times: close now with the largest prefix
- *              that still meets the SLO for the oldest request, or wait
- *              while one more item would still meet it.
+ *   SLO-aware  with known service times: wait while one more item would
+ *              still meet the SLO for the oldest request; once it cannot
+ *              all make it, close the largest prefix that does (the whole
+ *              prefix when none does: see decide).
  *
  * A batch of n items runs the smallest compiled variant >= n (padded).
  * The batches in flight share the chip: each works through its standalone
