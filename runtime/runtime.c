@@ -11,7 +11,7 @@
 
 #include "runtime.h"
 
-enum item_kind { IT_KERNEL, IT_COPY, IT_RECORD, IT_WAIT, IT_EXEC_BEGIN, IT_EXEC_END };
+enum item_kind { IT_KERNEL, IT_COPY, IT_RECORD, IT_WAIT, IT_EXEC_BEGIN, IT_EXEC_END, IT_HOLD };
 
 struct item {
 	struct item *next;
@@ -20,6 +20,7 @@ struct item {
 	struct sim_launch l;
 	struct rt_event *ev;
 	uint64_t gen; /* IT_WAIT: the record it waits for */
+	uint64_t until; /* IT_HOLD: the cycle the stream waits for */
 	int exec_id, model_task;
 	const struct om_model *model;
 	char name[128], op_type[64];
@@ -256,6 +257,15 @@ int rt_stream_wait_event(struct rt_stream *s, struct rt_event *e)
 	return 0;
 }
 
+int rt_stream_hold(struct rt_stream *s, uint64_t cycle)
+{
+	struct item *it = enqueue(s, IT_HOLD);
+	if (!it)
+		return -1;
+	it->until = cycle;
+	return 0;
+}
+
 int rt_memcpy_async(struct rt_stream *s, enum sim_copy_dir dir, void *host, uint64_t dev,
 		    uint64_t src, uint64_t bytes, char *err, size_t errlen)
 {
@@ -405,6 +415,8 @@ static void advance(struct rt_stream *s, uint64_t t)
 			s->running = it;
 			return;
 		}
+		if (it->kind == IT_HOLD && it->until > t)
+			t = it->until;
 		if (it->kind == IT_WAIT) {
 			if (it->ev->fired < it->gen) {
 				s->blocked = it->ev;

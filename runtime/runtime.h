@@ -94,6 +94,11 @@ int rt_stream_wait_event(struct rt_stream *s, struct rt_event *e);
  * synchronize dropped its latest record (it counts as fired for waits). */
 int rt_event_query(const struct rt_event *e, uint64_t *cycle);
 
+/* Work queued on s after this starts no earlier than device cycle `cycle`:
+ * the host submitting it at that instant (a serving simulation replaying
+ * request arrivals; the runtime otherwise takes the host as never late). */
+int rt_stream_hold(struct rt_stream *s, uint64_t cycle);
+
 /* Queue a copy on s.  host must stay valid until it has completed. */
 int rt_memcpy_async(struct rt_stream *s, enum sim_copy_dir dir, void *host, uint64_t dev,
 		    uint64_t src, uint64_t bytes, char *err, size_t errlen);

@@ -1,0 +1,276 @@
+/* serve_char.c: a service table from compiled models (see serve.h).
+ *
+ * The runtime runs executions of different streams concurrently on one
+ * simulated chip (free AI cores take the blocks; PCIe copies overlap other
+ * streams' compute), so concurrency is simulated, not estimated: for c
+ * streams, c instances of the model (shared weights, own workspaces) each
+ * run `loops` iterations of input copy, execution and output copy at once.
+ * The last iteration of each stream is steady state (warm L2, the other
+ * streams in flight); its three phases, averaged over the streams, are the
+ * table's entry for (variant, c).  Timing mode: the cycles are those of a
+ * full simulation. */
+#pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
+#include <stdlib.h>
+#include <string.h>
+
+#include "om.h"
+#include "runtime.h"
+#include "serve.h"
+
+struct lane {
+	struct rt_stream *s;
+	struct rt_model m;
+	uint64_t in[16], out[16];
+	int loaded;
+};
+
+/* The phases of stream sid's last iteration, from the log (in completion
+ * order; a stream's tasks complete in its order). */
+static int last_iteration(const struct rt_device *d, const struct om_model *om, unsigned sid,
+			  double mhz, struct sv_service *s, char *err, size_t errlen)
+{
+	size_t nt, ne;
+	const struct rt_task_record *tr = rt_tasks(d, &nt);
+	const struct rt_exec_record *er = rt_execs(d, &ne);
+	const struct rt_exec_record *ex = NULL;
+	for (size_t i = 0; i < ne; i++)
+		if (er[i].stream_id == sid && (!ex || er[i].exec_id > ex->exec_id))
+			ex = &er[i];
+	if (!ex) {
+		snprintf(err, errlen, "stream %u ran no execution", sid);
+		return -1;
+	}
+	uint64_t in_from = UINT64_MAX, out_to = 0;
+	unsigned nin = 0, nout = 0;
+	for (size_t i = nt; i-- > 0;) {
+		const struct rt_task_record *r = &tr[i];
+		if (r->stream_id != sid || r->kind != RT_TASK_MEMCPY)
+			continue;
+		if (r->dir == SIM_COPY_D2H && r->start >= ex->end && nout < om->noutputs) {
+			nout++;
+			if (r->end > out_to)
+				out_to = r->end;
+		} else if (r->dir == SIM_COPY_H2D && r->end <= ex->start && nin < om->ninputs) {
+			nin++;
+			/* from its predecessor's end: the wait for the link counts */
+			if (r->queued < in_from)
+				in_from = r->queued;
+		}
+	}
+	if (nin != om->ninputs || nout != om->noutputs) {
+		snprintf(err, errlen, "stream %u: the last iteration's copies are not in the log",
+			 sid);
+		return -1;
+	}
+	s->h2d_us = (double)(ex->start - in_from) / mhz;
+	s->device_us = (double)(ex->end - ex->start) / mhz;
+	s->d2h_us = (double)(out_to - ex->end) / mhz;
+	return 0;
+}
+
+static int run_conc(const struct soc_config *cfg, const struct om_model *om, unsigned conc,
+		    unsigned loops, void *host, struct sv_service *out, char *err, size_t errlen)
+{
+	struct sim_options opt = { .mode = SIM_MODE_TIMING };
+	struct rt_device *d = rt_device_new(cfg, &opt, err, errlen);
+	if (!d)
+		return -1;
+	struct sim_device *sim = rt_device_sim(d);
+	struct lane *ln = calloc(conc, sizeof *ln);
+	int rc = -1;
+	if (!ln) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (unsigned k = 0; k < conc; k++) {
+		struct lane *l = &ln[k];
+		if (k == 0 ? rt_model_load(d, om, &l->m, err, errlen)
+			   : rt_model_clone(&ln[0].m, &l->m, err, errlen))
+			goto done;
+		l->loaded = 1;
+		l->s = k == 0 ? rt_default_stream(d) : rt_stream_new(d);
+		if (!l->s) {
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+		for (unsigned i = 0; i < om->ninputs; i++)
+			if (!(l->in[i] = sim_gm_alloc(sim, om->inputs[i].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' inputs do not fit the device "
+					 "memory", conc);
+				goto done;
+			}
+		for (unsigned i = 0; i < om->noutputs; i++)
+			if (!(l->out[i] = sim_gm_alloc(sim, om->outputs[i].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' outputs do not fit the device "
+					 "memory", conc);
+				goto done;
+			}
+	}
+	rt_log_clear(d); /* the weights' load is not serving time */
+	for (unsigned it = 0; it < loops; it++)
+		for (unsigned k = 0; k < conc; k++) {
+			struct lane *l = &ln[k];
+			for (unsigned i = 0; i < om->ninputs; i++)
+				if (rt_memcpy_async(l->s, SIM_COPY_H2D, host, l->in[i], 0,
+						    om->inputs[i].size, err, errlen))
+					goto done;
+			if (rt_model_execute_async(&l->m, l->s, l->in, l->out, err, errlen) < 0)
+				goto done;
+			for (unsigned i = 0; i < om->noutputs; i++)
+				if (rt_memcpy_async(l->s, SIM_COPY_D2H, host, l->out[i], 0,
+						    om->outputs[i].size, err, errlen))
+					goto done;
+		}
+	if (rt_synchronize(d, err, errlen))
+		goto done;
+	struct sv_service sum = { 0, 0, 0 };
+	for (unsigned k = 0; k < conc; k++) {
+		struct sv_service s;
+		if (last_iteration(d, om, rt_stream_id(ln[k].s), cfg->core_freq_mhz, &s, err,
+				   errlen))
+			goto done;
+		sum.h2d_us += s.h2d_us;
+		sum.device_us += s.device_us;
+		sum.d2h_us += s.d2h_us;
+	}
+	out->h2d_us = sum.h2d_us / conc;
+	out->device_us = sum.device_us / conc;
+	out->d2h_us = sum.d2h_us / conc;
+	rc = 0;
+done:
+	for (unsigned k = conc; ln && k-- > 0;) {
+		for (unsigned i = 0; i < om->ninputs; i++)
+			if (ln[k].in[i])
+				sim_gm_free(sim, ln[k].in[i]);
+		for (unsigned i = 0; i < om->noutputs; i++)
+			if (ln[k].out[i])
+				sim_gm_free(sim, ln[k].out[i]);
+		if (ln[k].loaded)
+			rt_model_unload(&ln[k].m);
+		if (k > 0 && ln[k].s)
+			rt_stream_free(ln[k].s);
+	}
+	free(ln);
+	rt_device_free(d);
+	return rc;
+}
+
+/* The served model's name, from its first file: "dir/resnet50_b4.om" ->
+ * "resnet50" (the .om's own name is its ONNX file's, often "model.onnx",
+ * and the variants need not agree on it). */
+static void stem(const char *path, char *out, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (n > 3 && !strcmp(b + n - 3, ".om"))
+		n -= 3;
+	size_t d = n;
+	while (d && b[d - 1] >= '0' && b[d - 1] <= '9')
+		d--;
+	if (d < n && d >= 3 && b[d - 1] == 'b' && b[d - 2] == '_')
+		n = d - 2;
+	snprintf(out, len, "%.*s", (int)n, b);
+}
+
+struct variant {
+	const char *path;
+	unsigned batch;
+};
+
+static int by_batch(const void *a, const void *b)
+{
+	const struct variant *x = a, *y = b;
+	return x->batch < y->batch ? -1 : x->batch > y->batch;
+}
+
+int sv_table_characterise(const char *const *om_paths, unsigned n, const struct soc_config *cfg,
+			  unsigned streams, unsigned loops, FILE *progress, struct sv_table *t,
+			  char *err, size_t errlen)
+{
+	memset(t, 0, sizeof *t);
+	if (!n || n > SV_MAX_VARIANTS) {
+		snprintf(err, errlen, "--model: 1..%d .om files, one per batch size", SV_MAX_VARIANTS);
+		return -1;
+	}
+	if (!streams)
+		streams = 1;
+	if (loops < 2)
+		loops = 2;
+	struct variant v[SV_MAX_VARIANTS];
+	char name[128] = "";
+	for (unsigned i = 0; i < n; i++) {
+		struct om_model om;
+		char e2[1024];
+		if (om_read(om_paths[i], &om, cfg->name, e2, sizeof e2)) {
+			snprintf(err, errlen, "--model %s: %s", om_paths[i], e2);
+			return -1;
+		}
+		if (!om.ninputs || om.inputs[0].rank < 1 || om.inputs[0].dims[0] < 1 ||
+		    om.inputs[0].dims[0] > SV_HIST_MAX || om.ninputs > 16 || om.noutputs > 16) {
+			snprintf(err, errlen, "--model %s: the batch is dim 0 of the first input, "
+				 "in 1..%d (and at most 16 inputs and outputs)", om_paths[i],
+				 SV_HIST_MAX);
+			om_free(&om);
+			return -1;
+		}
+		v[i].path = om_paths[i];
+		v[i].batch = (unsigned)om.inputs[0].dims[0];
+		om_free(&om);
+	}
+	stem(om_paths[0], name, sizeof name);
+	qsort(v, n, sizeof *v, by_batch);
+	unsigned batch[SV_MAX_VARIANTS];
+	for (unsigned i = 0; i < n; i++) {
+		if (i && v[i].batch == v[i - 1].batch) {
+			snprintf(err, errlen, "--model: %s and %s both have batch %u", v[i - 1].path,
+				 v[i].path, v[i].batch);
+			return -1;
+		}
+		batch[i] = v[i].batch;
+	}
+	struct sv_service *svc = calloc((size_t)n * streams, sizeof *svc);
+	if (!svc) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = 0;
+	for (unsigned i = 0; i < n && !rc; i++) {
+		struct om_model om;
+		char e2[1024];
+		if (om_read(v[i].path, &om, cfg->name, e2, sizeof e2)) {
+			snprintf(err, errlen, "--model %s: %s", v[i].path, e2);
+			rc = -1;
+			break;
+		}
+		size_t hb = 1;
+		for (unsigned k = 0; k < om.ninputs; k++)
+			hb = om.inputs[k].size > hb ? om.inputs[k].size : hb;
+		for (unsigned k = 0; k < om.noutputs; k++)
+			hb = om.outputs[k].size > hb ? om.outputs[k].size : hb;
+		void *host = calloc(1, hb);
+		if (!host) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+		}
+		for (unsigned c = 1; c <= streams && !rc; c++) {
+			struct sv_service *s = &svc[(size_t)i * streams + c - 1];
+			if (run_conc(cfg, &om, c, loops, host, s, e2, sizeof e2)) {
+				snprintf(err, errlen, "--model %s, %u stream%s: %s", v[i].path, c,
+					 c > 1 ? "s" : "", e2);
+				rc = -1;
+			} else if (progress) {
+				fprintf(progress, "simserve: %s batch %u, %u in flight: copy in %.1f us, "
+					"device %.1f us, copy out %.1f us\n", v[i].path, v[i].batch, c,
+					s->h2d_us, s->device_us, s->d2h_us);
+				fflush(progress);
+			}
+		}
+		free(host);
+		om_free(&om);
+	}
+	if (!rc)
+		rc = sv_table_make(t, name, batch, n, streams, svc, err, errlen);
+	free(svc);
+	return rc;
+}

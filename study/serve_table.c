@@ -1,0 +1,241 @@
+/* serve_table.c: the service table (see serve.h): how long one batch of a
+ * compiled variant takes on one stream while c executions are in flight.
+ * Read from and written to CSV, so a characterisation (minutes of
+ * simulation) is paid once and tests inject times without a model. */
+#pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "serve.h"
+
+void sv_table_free(struct sv_table *t)
+{
+	free(t->svc);
+	memset(t, 0, sizeof *t);
+}
+
+int sv_table_variant(const struct sv_table *t, unsigned items)
+{
+	for (unsigned v = 0; v < t->nvariants; v++)
+		if (t->batch[v] >= items)
+			return (int)v;
+	return -1;
+}
+
+const struct sv_service *sv_table_get(const struct sv_table *t, unsigned variant, unsigned conc)
+{
+	if (conc < 1)
+		conc = 1;
+	if (conc > t->max_conc)
+		conc = t->max_conc;
+	return &t->svc[(size_t)variant * t->max_conc + conc - 1];
+}
+
+static int valid_service(const struct sv_service *s)
+{
+	return isfinite(s->h2d_us) && isfinite(s->device_us) && isfinite(s->d2h_us) &&
+	       s->h2d_us >= 0 && s->device_us > 0 && s->d2h_us >= 0;
+}
+
+int sv_table_make(struct sv_table *t, const char *name, const unsigned *batch, unsigned n,
+		  unsigned max_conc, const struct sv_service *svc, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof *t);
+	if (!n || n > SV_MAX_VARIANTS || !max_conc) {
+		snprintf(err, errlen, "service table: %u variants and %u concurrency levels "
+			 "(1..%d variants, >= 1 level)", n, max_conc, SV_MAX_VARIANTS);
+		return -1;
+	}
+	for (unsigned v = 0; v < n; v++)
+		if (!batch[v] || batch[v] > SV_HIST_MAX || (v && batch[v] <= batch[v - 1])) {
+			snprintf(err, errlen, "service table: batch sizes must ascend within 1..%d "
+				 "(variant %u has %u)", SV_HIST_MAX, v, batch[v]);
+			return -1;
+		}
+	for (size_t i = 0; i < (size_t)n * max_conc; i++)
+		if (!valid_service(&svc[i])) {
+			snprintf(err, errlen, "service table: batch %u, concurrency %zu: times must be "
+				 "finite, the device's > 0", batch[i / max_conc], i % max_conc + 1);
+			return -1;
+		}
+	t->svc = malloc((size_t)n * max_conc * sizeof *t->svc);
+	if (!t->svc) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(t->svc, svc, (size_t)n * max_conc * sizeof *t->svc);
+	memcpy(t->batch, batch, n * sizeof *batch);
+	t->nvariants = n;
+	t->max_conc = max_conc;
+	snprintf(t->name, sizeof t->name, "%s", name ? name : "model");
+	return 0;
+}
+
+struct row {
+	unsigned batch, conc;
+	struct sv_service s;
+	unsigned line;
+};
+
+static int by_batch_conc(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->batch != y->batch)
+		return x->batch < y->batch ? -1 : 1;
+	return x->conc < y->conc ? -1 : x->conc > y->conc;
+}
+
+int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof *t);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	struct row *rows = NULL;
+	size_t n = 0, cap = 0;
+	char line[512], name[128] = "model";
+	unsigned ln = 0;
+	int rc = -1;
+	while (fgets(line, sizeof line, f)) {
+		ln++;
+		char *p = line;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!strncmp(p, "# model ", 8)) {
+			size_t l = strcspn(p + 8, "\r\n");
+			snprintf(name, sizeof name, "%.*s", (int)l, p + 8);
+			continue;
+		}
+		if (!*p || *p == '#' || *p == '\n' || *p == '\r' || !strncmp(p, "batch", 5))
+			continue;
+		struct row r = { .line = ln };
+		int used = 0;
+		if (sscanf(p, "%u,%u,%lf,%lf,%lf %n", &r.batch, &r.conc, &r.s.h2d_us, &r.s.device_us,
+			   &r.s.d2h_us, &used) != 5 || p[used]) {
+			snprintf(err, errlen, "%s:%u: expected batch,concurrency,h2d_us,device_us,"
+				 "d2h_us", path, ln);
+			goto done;
+		}
+		if (!r.batch || r.batch > SV_HIST_MAX || !r.conc || r.conc > 1024 ||
+		    !valid_service(&r.s)) {
+			snprintf(err, errlen, "%s:%u: batch in 1..%d, concurrency in 1..1024, times "
+				 "finite and >= 0 (the device's > 0)", path, ln, SV_HIST_MAX);
+			goto done;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct row *nr = realloc(rows, cap * sizeof *nr);
+			if (!nr) {
+				snprintf(err, errlen, "out of memory");
+				goto done;
+			}
+			rows = nr;
+		}
+		rows[n++] = r;
+	}
+	if (!n) {
+		snprintf(err, errlen, "%s: no rows (expected batch,concurrency,h2d_us,device_us,"
+			 "d2h_us)", path);
+		goto done;
+	}
+	qsort(rows, n, sizeof *rows, by_batch_conc);
+	unsigned batch[SV_MAX_VARIANTS], nv = 0, maxc = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && rows[i].batch == rows[i - 1].batch && rows[i].conc == rows[i - 1].conc) {
+			snprintf(err, errlen, "%s:%u: batch %u, concurrency %u already given on line %u",
+				 path, rows[i].line, rows[i].batch, rows[i].conc, rows[i - 1].line);
+			goto done;
+		}
+		if (!i || rows[i].batch != rows[i - 1].batch) {
+			if (nv == SV_MAX_VARIANTS) {
+				snprintf(err, errlen, "%s: more than %d batch sizes", path,
+					 SV_MAX_VARIANTS);
+				goto done;
+			}
+			batch[nv++] = rows[i].batch;
+		}
+		if (rows[i].conc > maxc)
+			maxc = rows[i].conc;
+	}
+	if (n != (size_t)nv * maxc) {
+		/* name the first hole */
+		for (unsigned v = 0, k = 0; v < nv; v++)
+			for (unsigned c = 1; c <= maxc; c++, k++)
+				if (k >= n || rows[k].batch != batch[v] || rows[k].conc != c) {
+					snprintf(err, errlen, "%s: batch %u has no row for concurrency %u "
+						 "(every batch needs 1..%u)", path, batch[v], c, maxc);
+					goto done;
+				}
+	}
+	struct sv_service *svc = malloc(n * sizeof *svc);
+	if (!svc) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++)
+		svc[i] = rows[i].s;
+	rc = sv_table_make(t, name, batch, nv, maxc, svc, err, errlen);
+	free(svc);
+done:
+	free(rows);
+	fclose(f);
+	return rc;
+}
+
+int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# model %s\n# one batch on one stream while `concurrency` batches are in "
+		"flight (simserve)\nbatch,concurrency,h2d_us,device_us,d2h_us\n", t->name);
+	for (unsigned v = 0; v < t->nvariants; v++)
+		for (unsigned c = 1; c <= t->max_conc; c++) {
+			const struct sv_service *s = sv_table_get(t, v, c);
+			fprintf(f, "%u,%u,%.3f,%.3f,%.3f\n", t->batch[v], c, s->h2d_us, s->device_us,
+				s->d2h_us);
+		}
+	if (fclose(f)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int sv_table_select(struct sv_table *t, const unsigned *sizes, unsigned n, char *err,
+		    size_t errlen)
+{
+	unsigned keep[SV_MAX_VARIANTS], nk = 0;
+	for (unsigned v = 0; v < t->nvariants; v++)
+		for (unsigned i = 0; i < n; i++)
+			if (sizes[i] == t->batch[v]) {
+				keep[nk++] = v;
+				break;
+			}
+	for (unsigned i = 0; i < n; i++) {
+		if (sv_table_variant(t, sizes[i]) >= 0 && t->batch[sv_table_variant(t, sizes[i])] ==
+								  sizes[i])
+			continue;
+		char have[256] = "";
+		size_t l = 0;
+		for (unsigned v = 0; v < t->nvariants; v++)
+			l += (size_t)snprintf(have + l, l < sizeof have ? sizeof have - l : 0, "%s%u",
+					      v ? "," : "", t->batch[v]);
+		snprintf(err, errlen, "--batch-sizes: batch %u is not compiled (variants: %s)",
+			 sizes[i], have);
+		return -1;
+	}
+	size_t mc = t->max_conc;
+	for (unsigned k = 0; k < nk; k++) {
+		memmove(&t->svc[k * mc], &t->svc[keep[k] * mc], mc * sizeof *t->svc);
+		t->batch[k] = t->batch[keep[k]];
+	}
+	t->nvariants = nk;
+	return 0;
+}

@@ -1,0 +1,578 @@
+/* check_serve: the serving simulation (study/serve.h).
+ *  - queueing theory: batch 1, Poisson arrivals, one stream, a fixed
+ *    service time D: the mean wait is Pollaczek-Khinchine's
+ *    lambda D^2 / (2 (1 - rho)) within 3% over 10^5 requests, and the
+ *    utilisation is rho;
+ *  - the batcher never holds a request longer than --max-queue-delay-us
+ *    while a stream is free; a batch runs the smallest variant >= its size
+ *    and the padding is counted; the SLO-aware batcher keeps P99 under the
+ *    SLO where it can and says when the load makes it impossible;
+ *  - determinism: same seed, same bytes; a trace written from a Poisson run
+ *    replays to the same records; our logarithm matches libm's;
+ *  - bad input: an unsorted or negative trace timestamp, a batch size that
+ *    is not compiled or larger than every variant, qps <= 0: errors naming
+ *    the culprit;
+ *  - a real model: squeezenet1_1 at batch 1 and 2 (exported at test time;
+ *    DAVINCI_MODELS without squeezenet1_1 skips it), characterised on two
+ *    streams: the batch-1 entry equals a plain runtime run's copy and
+ *    execution times; replayed exactly on the chip, a one-stream run is
+ *    the fast mode's within 0.1 us (a nanosecond of rounding per batch) and
+ *    a busy two-stream run's error is measured and bounded;
+ *  - streams sharing the chip: a batch is slowed only while others run. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "model_util.h"
+#include "om.h"
+#include "runtime.h"
+#include "serve.h"
+
+static char tmpdir[4096];
+
+static void make_tmpdir(void)
+{
+	const char *t = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/check_serve.XXXXXX", t && *t ? t : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror(tmpdir);
+		exit(EXIT_FAILURE);
+	}
+}
+
+static void rm_tmpdir(void)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	if (system(cmd))
+		fprintf(stderr, "check_serve: could not remove %s\n", tmpdir);
+}
+
+/* One variant per batch in b[], device time d_us[] at every concurrency
+ * (time grows with concurrency as a shared chip's would: x conc). */
+static void table(struct sv_table *t, const unsigned *b, const double *d_us, unsigned n,
+		  unsigned conc)
+{
+	struct sv_service s[SV_MAX_VARIANTS * 4];
+	for (unsigned v = 0; v < n; v++)
+		for (unsigned c = 1; c <= conc; c++)
+			s[v * conc + c - 1] = (struct sv_service){ 0, d_us[v] * c, 0 };
+	char err[512];
+	ck_assert_msg(sv_table_make(t, "m", b, n, conc, s, err, sizeof err) == 0, "%s", err);
+}
+
+static void run(const struct sv_config *c, const struct sv_table *t,
+		const struct sv_arrival_opts *o, struct sv_run *r)
+{
+	struct sv_arrivals a;
+	char err[1024];
+	ck_assert_msg(sv_arrivals_make(o, &a, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_simulate(c, t, &a, r, err, sizeof err) == 0, "%s", err);
+	sv_arrivals_free(&a);
+}
+
+static void pollaczek_khinchine(double rho)
+{
+	const double D = 1000; /* us */
+	unsigned b = 1;
+	struct sv_table t;
+	table(&t, &b, &D, 1, 1);
+	struct sv_config c = { .streams = 1, .max_batch = 1 };
+	double lambda = rho / (D * 1e-6); /* per second */
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = lambda, .seed = 7,
+				     .max_requests = 100000 };
+	struct sv_run r;
+	run(&c, &t, &o, &r);
+	struct sv_summary s;
+	char err[512];
+	ck_assert_msg(sv_summarise(&c, &t, &r, &s, err, sizeof err) == 0, "%s", err);
+	double want = lambda * (D * 1e-6) * (D * 1e-6) / (2 * (1 - rho)) * 1e6; /* us */
+	printf("rho %.2f: mean wait %.2f us, Pollaczek-Khinchine %.2f us; utilisation %.4f\n", rho,
+	       s.queue.mean, want, s.utilisation);
+	ck_assert_msg(fabs(s.queue.mean - want) <= 0.03 * want, "rho %.2f: mean wait %.2f us, "
+		      "P-K says %.2f", rho, s.queue.mean, want);
+	ck_assert_msg(fabs(s.utilisation - rho) <= 0.01, "utilisation %.4f, rho %.2f",
+		      s.utilisation, rho);
+	ck_assert_uint_eq(s.batches, 100000);
+	sv_run_free(&r);
+	sv_table_free(&t);
+}
+
+START_TEST(pk_mean_wait)
+{
+	pollaczek_khinchine(0.3);
+	pollaczek_khinchine(0.5);
+	pollaczek_khinchine(0.7);
+}
+END_TEST
+
+START_TEST(queue_delay_bound)
+{
+	const unsigned b[] = { 1, 2, 4, 8 };
+	const double d[] = { 500, 700, 1100, 1900 };
+	struct sv_table t;
+	table(&t, b, d, 4, 2);
+	for (int slo = 0; slo < 2; slo++)
+		for (double qps = 200; qps <= 3200; qps *= 2) {
+			struct sv_config c = { .streams = 2, .max_batch = 8, .max_queue_delay_us = 800,
+					       .slo_p99_ms = slo ? 20 : 0, .host_pre_us = 30,
+					       .policy = slo ? SV_POLICY_SLO : SV_POLICY_FIFO };
+			struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = qps, .seed = 3,
+						     .max_requests = 20000 };
+			struct sv_run r;
+			run(&c, &t, &o, &r);
+			size_t waited = 0;
+			for (size_t i = 0; i < r.n; i++) {
+				const struct sv_record *x = &r.rec[i];
+				ck_assert_msg(x->start - x->open <= 800000, "qps %g request %zu: %lld ns "
+					      "in a forming batch", qps, i, (long long)(x->start - x->open));
+				ck_assert(x->open >= x->ready && x->ready == x->arrival + 30000);
+				ck_assert(x->end == x->start + x->copy + x->device);
+				/* the smallest variant that holds the batch */
+				unsigned v = 0;
+				while (b[v] < x->batch)
+					v++;
+				ck_assert_uint_eq(x->variant, b[v]);
+				waited += x->start > x->open;
+			}
+			ck_assert_uint_gt(waited, 0); /* the delay was used */
+			sv_run_free(&r);
+		}
+	sv_table_free(&t);
+}
+END_TEST
+
+START_TEST(padding_counted)
+{
+	/* arrivals in threes, each group at once: batches of 3 run batch 4 */
+	const unsigned b[] = { 1, 4 };
+	const double d[] = { 100, 200 };
+	struct sv_table t;
+	table(&t, b, d, 2, 1);
+	char path[4200], err[1024];
+	snprintf(path, sizeof path, "%s/threes.csv", tmpdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int g = 0; g < 10; g++)
+		for (int k = 0; k < 3; k++)
+			fprintf(f, "%d,m\n", g * 1000);
+	fclose(f);
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
+	struct sv_config c = { .streams = 1, .max_batch = 4, .max_queue_delay_us = 100 };
+	struct sv_run r;
+	run(&c, &t, &o, &r);
+	struct sv_summary s;
+	ck_assert_msg(sv_summarise(&c, &t, &r, &s, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(s.batches, 10);
+	ck_assert_uint_eq(s.hist[3], 10);
+	ck_assert_uint_eq(s.variant_runs[1], 10);
+	ck_assert(fabs(s.padding - 0.25) < 1e-12);
+	/* each group waited the full delay for a fourth request, then ran */
+	ck_assert_int_eq(r.rec[0].start, 100000);
+	ck_assert_int_eq(r.rec[0].end, 300000);
+	sv_run_free(&r);
+	sv_table_free(&t);
+}
+END_TEST
+
+START_TEST(streams_share_the_chip)
+{
+	/* one batch alone takes 1000 us, two at once 1600 us each: A starts at
+	 * 0, B at 500 us; A's last 500 us run at 1000/1600 speed (800 us), then
+	 * B runs alone: A ends at 1300 us, B at 1800 us */
+	unsigned b = 1;
+	struct sv_service svc[2] = { { 0, 1000, 0 }, { 0, 1600, 0 } };
+	struct sv_table t;
+	char err[1024], path[4200];
+	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/two.csv", tmpdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("0,m\n500,m\n", f);
+	fclose(f);
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
+	struct sv_config c = { .streams = 2 };
+	struct sv_run r;
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1300000);
+	ck_assert_int_eq(r.rec[1].end, 1800000);
+	ck_assert_uint_eq(r.rec[1].stream, 1);
+	/* fully overlapped, both take the table's 1600 us */
+	f = fopen(path, "w");
+	fputs("0,m\n0,m\n", f);
+	fclose(f);
+	sv_run_free(&r);
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1600000);
+	ck_assert_int_eq(r.rec[1].end, 1600000);
+	sv_run_free(&r);
+	sv_table_free(&t);
+}
+END_TEST
+
+START_TEST(slo_aware)
+{
+	const unsigned b[] = { 1, 4, 16 };
+	const double d[] = { 600, 1200, 4500 };
+	struct sv_table t;
+	table(&t, b, d, 3, 1);
+	struct sv_config c = { .streams = 1, .slo_p99_ms = 15, .policy = SV_POLICY_SLO };
+	/* batch 1 alone serves < 1667/s; 2500/s needs batching */
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 2500, .seed = 5,
+				     .max_requests = 50000 };
+	struct sv_run r;
+	run(&c, &t, &o, &r);
+	struct sv_summary s;
+	char err[512], why[256];
+	ck_assert_msg(sv_summarise(&c, &t, &r, &s, err, sizeof err) == 0, "%s", err);
+	printf("SLO-aware at 2500/s: P99 %.3f ms, mean batch %.2f, %s\n", s.latency.p99 / 1e3,
+	       s.mean_batch, s.slo_note);
+	ck_assert(s.slo_feasible && s.slo_met);
+	ck_assert(s.mean_batch > 1.5);
+	sv_run_free(&r);
+	/* 4000 items/s is beyond 16 / 4.5 ms = 3556/s: impossible, said so */
+	ck_assert_int_eq(sv_slo_feasible(&c, &t, 4000, why, sizeof why), 0);
+	ck_assert_msg(strstr(why, "impossible at this load"), "%s", why);
+	/* an SLO under the fastest batch's time */
+	c.slo_p99_ms = 0.5;
+	ck_assert_int_eq(sv_slo_feasible(&c, &t, 10, why, sizeof why), 0);
+	ck_assert_msg(strstr(why, "fastest batch"), "%s", why);
+	sv_table_free(&t);
+}
+END_TEST
+
+static void csv_of(const char *name, uint64_t seed, enum sv_arrival_kind kind, char *path,
+		   size_t len)
+{
+	const unsigned b[] = { 1, 2, 4 };
+	const double d[] = { 300, 450, 800 };
+	struct sv_table t;
+	table(&t, b, d, 3, 2);
+	struct sv_config c = { .streams = 2, .max_queue_delay_us = 250, .host_pre_us = 10,
+			       .host_post_us = 5 };
+	struct sv_arrival_opts o = { .kind = kind, .qps = 3000, .on_ms = 20, .off_ms = 30,
+				     .seed = seed, .max_requests = 5000 };
+	struct sv_run r;
+	run(&c, &t, &o, &r);
+	char err[1024];
+	snprintf(path, len, "%s/%s", tmpdir, name);
+	ck_assert_msg(sv_write_csv(path, &r, err, sizeof err) == 0, "%s", err);
+	sv_run_free(&r);
+	sv_table_free(&t);
+}
+
+static int same_file(const char *a, const char *b)
+{
+	char cmd[9000];
+	snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", a, b);
+	return system(cmd) == 0;
+}
+
+START_TEST(same_seed_same_bytes)
+{
+	char a[4200], b[4200], c[4200], d[4200];
+	csv_of("a.csv", 11, SV_ARRIVE_POISSON, a, sizeof a);
+	csv_of("b.csv", 11, SV_ARRIVE_POISSON, b, sizeof b);
+	csv_of("c.csv", 12, SV_ARRIVE_POISSON, c, sizeof c);
+	csv_of("d.csv", 11, SV_ARRIVE_ONOFF, d, sizeof d);
+	ck_assert(same_file(a, b));
+	ck_assert(!same_file(a, c));
+	ck_assert(!same_file(a, d));
+}
+END_TEST
+
+START_TEST(onoff_rate)
+{
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_ONOFF, .qps = 1000, .on_ms = 10,
+				     .off_ms = 40, .seed = 9, .duration_s = 20 };
+	struct sv_arrivals a;
+	char err[512];
+	ck_assert_msg(sv_arrivals_make(&o, &a, err, sizeof err) == 0, "%s", err);
+	/* 20000 expected: within 3 standard deviations */
+	ck_assert_msg(fabs((double)a.n - 20000) < 3 * sqrt(20000), "%zu arrivals", a.n);
+	for (size_t i = 0; i < a.n; i++)
+		ck_assert_msg(a.r[i].arrival % 50000000 < 10000000, "arrival %lld ns in an off period",
+			      (long long)a.r[i].arrival);
+	sv_arrivals_free(&a);
+}
+END_TEST
+
+START_TEST(schedule_rates)
+{
+	/* 500/s for 10 s, 2500/s for 10 s, then nothing */
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_SCHEDULE, .seed = 2, .nsched = 3,
+				     .at_s = { 0, 10, 20 }, .rate = { 500, 2500, 0 },
+				     .max_requests = 1000000 };
+	struct sv_arrivals a;
+	char err[512];
+	ck_assert_msg(sv_arrivals_make(&o, &a, err, sizeof err) == 0, "%s", err);
+	size_t first = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		ck_assert(a.r[i].arrival < 20000000000LL);
+		first += a.r[i].arrival < 10000000000LL;
+	}
+	ck_assert_msg(fabs((double)first - 5000) < 3 * sqrt(5000), "%zu in the first 10 s", first);
+	ck_assert_msg(fabs((double)(a.n - first) - 25000) < 3 * sqrt(25000), "%zu in the next 10 s",
+		      a.n - first);
+	sv_arrivals_free(&a);
+	o.at_s[1] = 0; /* not ascending */
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--schedule"), "%s", err);
+}
+END_TEST
+
+START_TEST(trace_replays_poisson)
+{
+	const unsigned b[] = { 1, 4 };
+	const double d[] = { 400, 900 };
+	struct sv_table t;
+	table(&t, b, d, 2, 2);
+	struct sv_config c = { .streams = 2, .max_queue_delay_us = 300 };
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 2000, .seed = 21,
+				     .max_requests = 10000 };
+	struct sv_arrivals a;
+	char err[1024], path[4200];
+	ck_assert_msg(sv_arrivals_make(&o, &a, err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/poisson.csv", tmpdir);
+	ck_assert_msg(sv_trace_write(path, &a, "m", err, sizeof err) == 0, "%s", err);
+	struct sv_run r1, r2;
+	ck_assert_msg(sv_simulate(&c, &t, &a, &r1, err, sizeof err) == 0, "%s", err);
+	sv_arrivals_free(&a);
+	struct sv_arrival_opts ot = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
+	run(&c, &t, &ot, &r2);
+	ck_assert_uint_eq(r1.n, r2.n);
+	ck_assert_uint_eq(r1.nbatch, r2.nbatch);
+	ck_assert(!memcmp(r1.rec, r2.rec, r1.n * sizeof *r1.rec));
+	ck_assert(!memcmp(r1.batch, r2.batch, r1.nbatch * sizeof *r1.batch));
+	sv_run_free(&r1);
+	sv_run_free(&r2);
+	sv_table_free(&t);
+}
+END_TEST
+
+START_TEST(own_log)
+{
+	for (double x = 1e-300; x < 1e300; x *= 1.37)
+		ck_assert_msg(fabs(sv_log(x) - log(x)) <= 4e-16 * fmax(1, fabs(log(x))), "log(%g)", x);
+	for (double x = 0.5; x < 2; x += 0.001)
+		ck_assert_msg(fabs(sv_log(x) - log(x)) <= 2.3e-16, "log(%.17g): %.17g vs %.17g", x,
+			      sv_log(x), log(x));
+	ck_assert(sv_log(1) == 0);
+}
+END_TEST
+
+static void expect_trace_error(const char *body, const char *needle)
+{
+	char path[4200], err[1024];
+	snprintf(path, sizeof path, "%s/bad.csv", tmpdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(body, f);
+	fclose(f);
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
+	struct sv_arrivals a;
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, needle) && strstr(err, "bad.csv:"), "'%s' lacks '%s'", err,
+		      needle);
+}
+
+START_TEST(bad_input)
+{
+	expect_trace_error("timestamp_us,model\n0,m\n200,m\n100,m\n",
+			   "bad.csv:4: timestamp 100.000 us is before the previous request's 200.000");
+	expect_trace_error("-5,m\n", "bad.csv:1: negative timestamp");
+	expect_trace_error("5,other\n", "bad.csv:1: model 'other' is not served");
+	expect_trace_error("5,m,0\n", "bad.csv:1: size '0'");
+	expect_trace_error("abc,m\n", "bad.csv:1: bad timestamp 'abc'");
+	char err[1024];
+	struct sv_arrivals a;
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 0, .max_requests = 10 };
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--qps 0: the arrival rate must be > 0"), "%s", err);
+	o.qps = -3;
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), -1);
+
+	const unsigned b[] = { 1, 4, 16 };
+	const double d[] = { 1, 2, 3 };
+	struct sv_table t;
+	table(&t, b, d, 3, 1);
+	o.qps = 100;
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), 0);
+	struct sv_config c = { .streams = 1, .max_batch = 32 };
+	struct sv_run r;
+	ck_assert_int_eq(sv_simulate(&c, &t, &a, &r, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--max-batch 32: larger than the largest compiled variant "
+			      "(batch 16)"), "%s", err);
+	sv_arrivals_free(&a);
+	const unsigned want[] = { 1, 8 };
+	ck_assert_int_eq(sv_table_select(&t, want, 2, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "batch 8 is not compiled (variants: 1,4,16)"), "%s", err);
+	const unsigned keep[] = { 1, 16 };
+	ck_assert_int_eq(sv_table_select(&t, keep, 2, err, sizeof err), 0);
+	ck_assert_uint_eq(t.nvariants, 2);
+	ck_assert_uint_eq(t.batch[1], 16);
+	ck_assert(sv_table_get(&t, 1, 1)->device_us == 3);
+	sv_table_free(&t);
+
+	/* a service table with a hole */
+	char path[4200];
+	snprintf(path, sizeof path, "%s/table.csv", tmpdir);
+	FILE *f = fopen(path, "w");
+	fputs("batch,concurrency,h2d_us,device_us,d2h_us\n1,1,0,5,0\n1,2,0,9,0\n4,1,0,7,0\n", f);
+	fclose(f);
+	ck_assert_int_eq(sv_table_read(path, &t, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "batch 4 has no row for concurrency 2"), "%s", err);
+	f = fopen(path, "w");
+	fputs("1,1,0,5,0\n1,x,0,9,0\n", f);
+	fclose(f);
+	ck_assert_int_eq(sv_table_read(path, &t, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "table.csv:2: expected batch,concurrency"), "%s", err);
+}
+END_TEST
+
+/* ---- a real model ---- */
+
+static int wants_squeezenet(void)
+{
+	const char *m = getenv("DAVINCI_MODELS");
+	return !m || !*m || strstr(m, "squeezenet1_1");
+}
+
+START_TEST(real_model)
+{
+	if (!wants_squeezenet()) {
+		printf("real_model: skipped (DAVINCI_MODELS does not list squeezenet1_1)\n");
+		return;
+	}
+	char dir[4096] = "", err[4096], onnx[4200], om_path[2][4200];
+	tu_models(dir, sizeof dir, "serve", "export_models.py", "squeezenet1_1:1,2",
+		  "python3-torch, python3-torchvision, python3-onnx");
+	struct soc_config cfg;
+	ck_assert_msg(soc_load("Ascend310P3", &cfg, err, sizeof err) == 0, "%s", err);
+	double plain_us = 0, plain_h2d_us = 0;
+	for (int k = 0; k < 2; k++) {
+		snprintf(onnx, sizeof onnx, "%s/squeezenet1_1_b%d/model.onnx", dir, k + 1);
+		struct om_model m;
+		ck_assert_msg(cc_compile(onnx, &cfg, NULL, &m, err, sizeof err) == 0, "%s", err);
+		snprintf(om_path[k], sizeof om_path[k], "%s/sq_b%d.om", dir, k + 1);
+		ck_assert_msg(om_write(om_path[k], &m, err, sizeof err) == 0, "%s", err);
+		if (k == 0) {
+			/* the plain runtime, one stream: (copy in, execute, copy out)
+			 * twice; the second is what the table's batch-1 entry says */
+			struct sim_options opt = { .mode = SIM_MODE_TIMING };
+			struct rt_device *d = rt_device_new(&cfg, &opt, err, sizeof err);
+			ck_assert_msg(d != NULL, "%s", err);
+			struct rt_model rm;
+			ck_assert_msg(rt_model_load(d, &m, &rm, err, sizeof err) == 0, "%s", err);
+			struct sim_device *sim = rt_device_sim(d);
+			uint64_t in = sim_gm_alloc(sim, m.inputs[0].size + RT_BUFFER_SLACK);
+			uint64_t out = sim_gm_alloc(sim, m.outputs[0].size + RT_BUFFER_SLACK);
+			void *host = calloc(1, m.inputs[0].size + m.outputs[0].size);
+			struct rt_stream *st = rt_default_stream(d);
+			rt_log_clear(d);
+			for (int i = 0; i < 2; i++) {
+				ck_assert(!rt_memcpy_async(st, SIM_COPY_H2D, host, in, 0, m.inputs[0].size,
+							   err, sizeof err));
+				ck_assert(rt_model_execute_async(&rm, st, &in, &out, err, sizeof err) >= 0);
+				ck_assert(!rt_memcpy_async(st, SIM_COPY_D2H, host, out, 0,
+							   m.outputs[0].size, err, sizeof err));
+			}
+			ck_assert_msg(rt_synchronize(d, err, sizeof err) == 0, "%s", err);
+			size_t ne, nt;
+			const struct rt_exec_record *e = rt_execs(d, &ne);
+			const struct rt_task_record *tr = rt_tasks(d, &nt);
+			ck_assert_uint_eq(ne, 2);
+			plain_us = (double)(e[1].end - e[1].start) / cfg.core_freq_mhz;
+			/* input copy: from the first iteration's last task to the kernels */
+			plain_h2d_us = (double)(e[1].start - tr[nt / 2 - 1].end) / cfg.core_freq_mhz;
+			free(host);
+			rt_model_unload(&rm);
+			rt_device_free(d);
+		}
+		om_free(&m);
+	}
+	const char *paths[2] = { om_path[1], om_path[0] }; /* any order */
+	struct sv_table t;
+	ck_assert_msg(sv_table_characterise(paths, 2, &cfg, 2, 2, NULL, &t, err, sizeof err) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(t.nvariants, 2);
+	ck_assert_uint_eq(t.batch[0], 1);
+	ck_assert_uint_eq(t.batch[1], 2);
+	const struct sv_service *b1 = sv_table_get(&t, 0, 1), *b1c2 = sv_table_get(&t, 0, 2),
+				*b2 = sv_table_get(&t, 1, 1);
+	printf("squeezenet1_1 on Ascend310P3: b1 %.1f+%.1f+%.1f us, b1 x2 in flight %.1f us, "
+	       "b2 %.1f us; plain runtime %.1f+%.1f us\n", b1->h2d_us, b1->device_us, b1->d2h_us,
+	       b1c2->device_us, b2->device_us, plain_h2d_us, plain_us);
+	ck_assert_msg(fabs(b1->device_us - plain_us) < 1e-3, "%.3f vs %.3f", b1->device_us,
+		      plain_us);
+	ck_assert_msg(fabs(b1->h2d_us - plain_h2d_us) < 1e-3, "%.3f vs %.3f", b1->h2d_us,
+		      plain_h2d_us);
+	ck_assert(b1->h2d_us > 0 && b1->d2h_us > 0);
+	ck_assert(b2->h2d_us > b1->h2d_us && b2->device_us > b1->device_us);
+	ck_assert(b1c2->device_us >= b1->device_us);
+	/* and it serves */
+	struct sv_config c = { .streams = 2, .max_queue_delay_us = 200 };
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 6000, .seed = 1,
+				     .max_requests = 2000 };
+	struct sv_run r;
+	run(&c, &t, &o, &r);
+	struct sv_summary s;
+	ck_assert_msg(sv_summarise(&c, &t, &r, &s, err, sizeof err) == 0, "%s", err);
+	ck_assert(s.latency.p50 >= b1->device_us);
+	/* the exact replay: on one stream the fast mode is the chip (batch 1
+	 * only: nothing shares it); on two, its error is measured and bounded */
+	struct sv_exact x;
+	ck_assert_msg(sv_exact_replay(paths, 2, &cfg, &c, &t, &r, 60, &x, err, sizeof err) == 0,
+		      "%s", err);
+	printf("squeezenet1_1, 2 streams, exact replay of %zu batches: service time off by %.2f%% "
+	       "(max %.2f%%), P99 %.3f ms fast, %.3f ms exact\n", x.batches,
+	       100 * x.service_err_mean, 100 * x.service_err_max, x.fast_p99_us / 1e3,
+	       x.exact_p99_us / 1e3);
+	ck_assert_uint_eq(x.batches, 60);
+	ck_assert(x.service_err_mean < 0.25);
+	sv_run_free(&r);
+	struct sv_config c1 = { .streams = 1, .max_batch = 1 };
+	run(&c1, &t, &o, &r);
+	ck_assert_msg(sv_exact_replay(paths, 2, &cfg, &c1, &t, &r, 60, &x, err, sizeof err) == 0,
+		      "%s", err);
+	/* back to back, each batch's time rounded to the nanosecond */
+	ck_assert_msg(x.service_err_max < 1e-4 && x.end_shift_max_us < 0.1, "one stream: off by "
+		      "%g, %g us", x.service_err_max, x.end_shift_max_us);
+	sv_run_free(&r);
+	sv_table_free(&t);
+	tu_models_free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	make_tmpdir();
+	Suite *s = suite_create("serve");
+	TCase *tc = tcase_create("serve");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, pk_mean_wait);
+	tcase_add_test(tc, queue_delay_bound);
+	tcase_add_test(tc, padding_counted);
+	tcase_add_test(tc, streams_share_the_chip);
+	tcase_add_test(tc, slo_aware);
+	tcase_add_test(tc, same_seed_same_bytes);
+	tcase_add_test(tc, onoff_rate);
+	tcase_add_test(tc, schedule_rates);
+	tcase_add_test(tc, trace_replays_poisson);
+	tcase_add_test(tc, own_log);
+	tcase_add_test(tc, bad_input);
+	tcase_add_test(tc, real_model);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	rm_tmpdir();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,84 @@
+#!/bin/sh
+# simserve from the command line, on an injected service table (no model):
+# the summary, JSON, CSV and a QPS sweep come out; the same seed gives the
+# same bytes; bad input gives a message naming the culprit and a non-zero
+# exit, never a crash.
+set -u
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+cat > "$tmp/table.csv" <<'T'
+# model m
+batch,concurrency,h2d_us,device_us,d2h_us
+1,1,30,550,3
+1,2,33,745,3
+4,1,99,1127,4
+4,2,140,2182,4
+16,1,388,4425,6
+16,2,555,8702,6
+T
+S="./simserve --service-table $tmp/table.csv"
+
+$S --qps 800 --requests 5000 --streams 2 --max-queue-delay-us 1000 > "$tmp/text" &&
+	grep -q '^  total ' "$tmp/text" && grep -q '^batch sizes' "$tmp/text" && ok ||
+	bad "text summary: $(cat "$tmp/text")"
+$S --qps 800 --requests 5000 --streams 2 --json > "$tmp/json" &&
+	grep -q '"latency_us": {"total": {"mean": ' "$tmp/json" && grep -q '"utilisation": ' "$tmp/json" &&
+	ok || bad "json: $(cat "$tmp/json")"
+$S --qps 800 --requests 3000 --seed 4 --csv "$tmp/a.csv" > /dev/null &&
+	$S --qps 800 --requests 3000 --seed 4 --csv "$tmp/b.csv" > /dev/null &&
+	cmp -s "$tmp/a.csv" "$tmp/b.csv" && [ "$(wc -l < "$tmp/a.csv")" -eq 3001 ] &&
+	head -1 "$tmp/a.csv" | grep -q '^id,arrival_us,start_us,end_us,batch,variant,stream' &&
+	ok || bad "same seed, same CSV"
+$S --qps-sweep 200:2000:600 --requests 3000 --slo-p99-ms 15 --plot "$tmp/plot" > "$tmp/sweep" &&
+	grep -q 'highest QPS with P99 <= 15 ms' "$tmp/sweep" && [ -s "$tmp/plot/serve_sweep.dat" ] &&
+	[ -s "$tmp/plot/serve_sweep.gp" ] && ok || bad "sweep: $(cat "$tmp/sweep")"
+printf 'timestamp_us,model,size\n0,m,1\n10.5,m,2\n400,m\n' > "$tmp/trace.csv"
+$S --trace "$tmp/trace.csv" --max-queue-delay-us 100 --csv "$tmp/t.csv" > /dev/null &&
+	[ "$(wc -l < "$tmp/t.csv")" -eq 4 ] && ok || bad "trace replay"
+
+expect_err() { # what needle command...
+	what=$1 needle=$2
+	shift 2
+	"$@" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		bad "$what: exit 0"
+	elif [ $rc -gt 2 ]; then
+		bad "$what: exit $rc (a crash?): $(cat "$tmp/err")"
+	elif grep -qF -- "$needle" "$tmp/err"; then
+		ok
+	else
+		bad "$what: stderr lacks '$needle': $(cat "$tmp/err")"
+	fi
+}
+printf '0,m\n200,m\n100,m\n' > "$tmp/unsorted.csv"
+expect_err "unsorted trace" "unsorted.csv:3: timestamp 100.000 us is before" $S --trace "$tmp/unsorted.csv"
+printf '0,m\n-1,m\n' > "$tmp/neg.csv"
+expect_err "negative timestamp" "neg.csv:2: negative timestamp" $S --trace "$tmp/neg.csv"
+expect_err "qps 0" "--qps 0: the arrival rate must be > 0" $S --qps 0 --requests 10
+expect_err "qps < 0" "--qps -5: the arrival rate must be > 0" $S --qps -5 --requests 10
+expect_err "max batch too large" "--max-batch 32: larger than the largest compiled variant (batch 16)" \
+	$S --qps 100 --requests 10 --max-batch 32
+expect_err "batch not compiled" "batch 8 is not compiled (variants: 1,4,16)" \
+	$S --qps 100 --requests 10 --batch-sizes 1,8
+expect_err "streams beyond the table" "--streams 3 needs 3" $S --qps 100 --requests 10 --streams 3
+expect_err "no stop" "give --requests N or --duration S" $S --qps 100
+expect_err "missing table" "nope.csv: No such file" ./simserve --service-table "$tmp/nope.csv" --qps 1 --requests 1
+expect_err "missing model" "nope.om" ./simserve --model "$tmp/nope.om" --qps 1 --requests 1
+expect_err "bad sweep" "--qps-sweep '5:1:1'" $S --qps-sweep 5:1:1 --requests 10
+expect_err "slo policy without an SLO" "--policy slo needs --slo-p99-ms" $S --qps 100 --requests 10 --policy slo
+expect_err "bad schedule" "--schedule '1:500'" $S --schedule 1:500 --requests 10
+expect_err "two arrival processes" "give one of --qps R" $S --schedule 0:500 --qps 10 --requests 10
+$S --schedule 0:500,1:2000,2:0 --requests 100000 --json > "$tmp/sch" &&
+	grep -q '"requests": 2[45][0-9][0-9],' "$tmp/sch" && ok || bad "schedule: $(cat "$tmp/sch")"
+expect_err "unknown option" "unknown option '--frob'" $S --frob
+expect_err "request too big" "trace line 1: a request of 5 items does not fit a batch (--max-batch 4)" \
+	sh -c "printf '0,m,5\n' > '$tmp/big.csv' && $S --trace '$tmp/big.csv' --max-batch 4"
+
+echo "serve.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,460 @@
+/* simserve: request-level serving simulation of a model on a simulated
+ * Ascend NPU (study/serve.h).
+ *   simserve --model m_b1.om,m_b4.om,m_b16.om --qps 800 --requests 20000
+ *            --max-batch 16 --max-queue-delay-us 2000 --streams 2 [--json]
+ *   simserve --service-table t.csv --qps-sweep 100:2000:100 --slo-p99-ms 15
+ *   simserve --model ... --trace arrivals.csv --csv requests.csv */
+#pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "om.h"
+#include "serve.h"
+#include "soc.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: simserve (--model A.om[,B.om...] | --service-table FILE) ARRIVALS [options]\n"
+		"Simulate serving requests: arrivals, a dynamic batcher, streams on one chip.\n"
+		"A model is a set of batch variants (one fixed-batch .om each; the batch is dim 0\n"
+		"of its first input); a batch of n items runs the smallest variant >= n, padded.\n\n"
+		"model and device:\n"
+		"  --model A.om,B.om,...   the variants; their service times are characterised\n"
+		"                          once by simulating them (timing mode), with the input\n"
+		"                          and output copies over PCIe, at 1..--streams in flight\n"
+		"  --soc NAME|FILE.ini     the chip (default: the one the .om was compiled for)\n"
+		"  --set SEC.KEY=VALUE     override a SoC key (repeatable)\n"
+		"  --save-table FILE       write the characterised service table (CSV)\n"
+		"  --service-table FILE    use a table instead of simulating (batch,concurrency,\n"
+		"                          h2d_us,device_us,d2h_us)\n"
+		"  --batch-sizes B1,B2,..  serve only these compiled variants\n"
+		"  --streams N             batches in flight on the chip (default 1)\n"
+		"  --loops N               iterations per characterisation (default 2; the last\n"
+		"                          is measured)\n"
+		"  --exact N               after the run, replay its first N batches on the\n"
+		"                          simulated chip (each at its start instant, all\n"
+		"                          streams at once) and report the fast mode's error\n"
+		"arrivals (one of --qps, --schedule, --trace; and --requests or --duration):\n"
+		"  --qps R                 Poisson arrivals, R requests/s on average\n"
+		"  --bursty ON_MS,OFF_MS   on/off: Poisson at R*(on+off)/on while on, silent off\n"
+		"  --schedule T:R,T:R,...  Poisson at rate R from second T on (T ascending from 0;\n"
+		"                          the last rate holds), e.g. 0:500,10:2500,20:500\n"
+		"  --trace FILE            replay a CSV: timestamp_us,model[,size] (sorted)\n"
+		"  --name NAME             the model name trace lines carry (default: the first\n"
+		"                          .om's file name without .om and _b<N>)\n"
+		"  --requests N            stop after N arrivals\n"
+		"  --duration S            stop arrivals at S seconds\n"
+		"  --seed N                the arrivals' seed (default 1)\n"
+		"batcher:\n"
+		"  --max-batch N           items per batch (default: the largest variant)\n"
+		"  --max-queue-delay-us T  wait up to T us for a fuller batch (default 0)\n"
+		"  --slo-p99-ms T          the SLO: attainment, feasibility, the sweep's best QPS;\n"
+		"                          alone it selects the SLO-aware batcher\n"
+		"  --policy fifo|slo       fifo: close a batch at --max-batch items or after\n"
+		"                          --max-queue-delay-us; slo: as large a batch as the\n"
+		"                          SLO allows, from the queue and the service times\n"
+		"                          (default: slo with --slo-p99-ms, else fifo)\n"
+		"  --host-us PRE[:POST]    host time per request before the queue and after the\n"
+		"                          output copy (default 0)\n"
+		"output:\n"
+		"  --csv FILE              one line per request\n"
+		"  --json                  the summary as JSON (with --exact, a second JSON line\n"
+		"                          for the replay)\n"
+		"  --qps-sweep LO:HI:STEP  latency and throughput at each QPS (same seed); with\n"
+		"                          --slo-p99-ms, the highest QPS meeting it\n"
+		"  --plot DIR              with --qps-sweep: DIR/serve_sweep.{dat,gp,png,svg}\n");
+}
+
+static int parse_num(const char *flag, const char *s, double lo, double *v)
+{
+	char *e;
+	errno = 0;
+	double d = strtod(s, &e);
+	if (errno || e == s || *e || !isfinite(d) || d < lo) {
+		fprintf(stderr, "simserve: %s '%s': expected a number >= %g\n", flag, s, lo);
+		return -1;
+	}
+	*v = d;
+	return 0;
+}
+
+static int parse_u(const char *flag, const char *s, unsigned long lo, unsigned long hi,
+		   unsigned long long *v)
+{
+	char *e;
+	errno = 0;
+	unsigned long long u = strtoull(s, &e, 10);
+	if (errno || e == s || *e || s[0] == '-' || u < lo || u > hi) {
+		fprintf(stderr, "simserve: %s '%s': expected an integer in %lu..%lu\n", flag, s, lo,
+			hi);
+		return -1;
+	}
+	*v = u;
+	return 0;
+}
+
+/* "a,b,c" -> up to max pieces, each strdup'd into out */
+static int split(const char *flag, const char *s, char **out, unsigned max, unsigned *n)
+{
+	*n = 0;
+	for (const char *p = s;;) {
+		const char *c = strchr(p, ',');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		if (!l || *n == max) {
+			fprintf(stderr, "simserve: %s '%s': expected 1..%u comma-separated items\n",
+				flag, s, max);
+			return -1;
+		}
+		out[(*n)++] = strndup(p, l);
+		if (!c)
+			return 0;
+		p = c + 1;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct sv_config c = { .streams = 1 };
+	struct sv_arrival_opts ao = { .kind = SV_ARRIVE_POISSON, .seed = 1 };
+	char *models[SV_MAX_VARIANTS];
+	unsigned nmodels = 0, nsizes = 0, have_qps = 0, json = 0, sweep = 0;
+	unsigned sizes[SV_MAX_VARIANTS];
+	unsigned long long loops = 2, exact = 0;
+	int policy = 0; /* 0: by --slo-p99-ms, 1: fifo, 2: slo */
+	const char *soc = NULL, *table_in = NULL, *table_out = NULL, *csv = NULL, *plot = NULL,
+		   *name = NULL;
+	const char *sets[64];
+	unsigned nsets = 0;
+	double sw_lo = 0, sw_hi = 0, sw_step = 0;
+	char err[2048];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		char key[64];
+		const char *eq = strchr(a, '=');
+		if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof key &&
+		    strncmp(a, "--set", 5)) {
+			snprintf(key, sizeof key, "%.*s", (int)(eq - a), a);
+			val = eq + 1;
+		} else if (!strncmp(a, "--set=", 6)) {
+			snprintf(key, sizeof key, "--set");
+			val = a + 6;
+		} else {
+			snprintf(key, sizeof key, "%s", a);
+		}
+#define VALUE()                                                                              \
+	(val ? val : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "simserve: %s needs a value\n", \
+							  key), exit(2), "")))
+		unsigned long long u;
+		if (!strcmp(key, "--help") || !strcmp(key, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(key, "--model")) {
+			if (split(key, VALUE(), models, SV_MAX_VARIANTS, &nmodels))
+				return 2;
+		} else if (!strcmp(key, "--soc")) {
+			soc = VALUE();
+		} else if (!strcmp(key, "--set")) {
+			if (nsets == 64) {
+				fprintf(stderr, "simserve: at most 64 --set\n");
+				return 2;
+			}
+			sets[nsets++] = VALUE();
+		} else if (!strcmp(key, "--save-table")) {
+			table_out = VALUE();
+		} else if (!strcmp(key, "--service-table")) {
+			table_in = VALUE();
+		} else if (!strcmp(key, "--batch-sizes")) {
+			char *p[SV_MAX_VARIANTS];
+			if (split(key, VALUE(), p, SV_MAX_VARIANTS, &nsizes))
+				return 2;
+			for (unsigned k = 0; k < nsizes; k++) {
+				int bad = parse_u(key, p[k], 1, SV_HIST_MAX, &u);
+				free(p[k]);
+				if (bad)
+					return 2;
+				sizes[k] = (unsigned)u;
+			}
+		} else if (!strcmp(key, "--streams")) {
+			if (parse_u(key, VALUE(), 1, 64, &u))
+				return 2;
+			c.streams = (unsigned)u;
+		} else if (!strcmp(key, "--loops")) {
+			if (parse_u(key, VALUE(), 2, 100, &loops))
+				return 2;
+		} else if (!strcmp(key, "--exact")) {
+			if (parse_u(key, VALUE(), 1, 1000000, &exact))
+				return 2;
+		} else if (!strcmp(key, "--qps")) {
+			const char *v = VALUE();
+			if (parse_num(key, v, -INFINITY, &ao.qps))
+				return 2;
+			if (!(ao.qps > 0)) {
+				fprintf(stderr, "simserve: --qps %s: the arrival rate must be > 0\n", v);
+				return 2;
+			}
+			have_qps = 1;
+		} else if (!strcmp(key, "--bursty")) {
+			const char *v = VALUE();
+			char *e;
+			ao.on_ms = strtod(v, &e);
+			if (*e != ',' || parse_num(key, e + 1, 0, &ao.off_ms) || !(ao.on_ms > 0)) {
+				fprintf(stderr, "simserve: --bursty '%s': expected ON_MS,OFF_MS (on > 0, "
+					"off >= 0)\n", v);
+				return 2;
+			}
+			ao.kind = SV_ARRIVE_ONOFF;
+		} else if (!strcmp(key, "--schedule")) {
+			const char *v = VALUE();
+			char *p[SV_MAX_SCHEDULE];
+			unsigned n;
+			if (split(key, v, p, SV_MAX_SCHEDULE, &n))
+				return 2;
+			int bad = 0;
+			for (unsigned k = 0; k < n; k++) {
+				char *colon = strchr(p[k], ':'), *e1, *e2;
+				if (!colon) {
+					bad = 1;
+				} else {
+					ao.at_s[k] = strtod(p[k], &e1);
+					ao.rate[k] = strtod(colon + 1, &e2);
+					bad |= e1 != colon || *e2 || colon == p[k] || !colon[1] ||
+					       !isfinite(ao.at_s[k]) || !isfinite(ao.rate[k]) ||
+					       ao.rate[k] < 0 || (k ? ao.at_s[k] <= ao.at_s[k - 1]
+								    : ao.at_s[k] != 0);
+				}
+				free(p[k]);
+			}
+			if (bad) {
+				fprintf(stderr, "simserve: --schedule '%s': expected T_S:QPS,... with "
+					"times ascending from 0 and rates >= 0\n", v);
+				return 2;
+			}
+			ao.nsched = n;
+		} else if (!strcmp(key, "--trace")) {
+			ao.trace = VALUE();
+		} else if (!strcmp(key, "--name")) {
+			name = VALUE();
+		} else if (!strcmp(key, "--requests")) {
+			if (parse_u(key, VALUE(), 1, 100000000, &u))
+				return 2;
+			ao.max_requests = (size_t)u;
+		} else if (!strcmp(key, "--duration")) {
+			if (parse_num(key, VALUE(), 1e-9, &ao.duration_s))
+				return 2;
+		} else if (!strcmp(key, "--seed")) {
+			if (parse_u(key, VALUE(), 0, ~0ul, &u))
+				return 2;
+			ao.seed = u;
+		} else if (!strcmp(key, "--max-batch")) {
+			if (parse_u(key, VALUE(), 1, SV_HIST_MAX, &u))
+				return 2;
+			c.max_batch = (unsigned)u;
+		} else if (!strcmp(key, "--max-queue-delay-us")) {
+			if (parse_num(key, VALUE(), 0, &c.max_queue_delay_us))
+				return 2;
+		} else if (!strcmp(key, "--slo-p99-ms")) {
+			const char *v = VALUE();
+			if (parse_num(key, v, 0, &c.slo_p99_ms))
+				return 2;
+			if (!(c.slo_p99_ms > 0)) {
+				fprintf(stderr, "simserve: --slo-p99-ms %s: must be > 0\n", v);
+				return 2;
+			}
+		} else if (!strcmp(key, "--policy")) {
+			const char *v = VALUE();
+			if (!strcmp(v, "fifo"))
+				policy = 1;
+			else if (!strcmp(v, "slo"))
+				policy = 2;
+			else {
+				fprintf(stderr, "simserve: --policy '%s': expected fifo or slo\n", v);
+				return 2;
+			}
+		} else if (!strcmp(key, "--host-us")) {
+			const char *v = VALUE();
+			char pre[64];
+			const char *colon = strchr(v, ':');
+			snprintf(pre, sizeof pre, "%.*s", colon ? (int)(colon - v) : (int)strlen(v), v);
+			if (parse_num(key, pre, 0, &c.host_pre_us) ||
+			    (colon && parse_num(key, colon + 1, 0, &c.host_post_us)))
+				return 2;
+		} else if (!strcmp(key, "--csv")) {
+			csv = VALUE();
+		} else if (!strcmp(key, "--json")) {
+			json = 1;
+		} else if (!strcmp(key, "--qps-sweep")) {
+			const char *v = VALUE();
+			char *e1, *e2, *e3;
+			sw_lo = strtod(v, &e1);
+			sw_hi = *e1 == ':' ? strtod(e1 + 1, &e2) : 0;
+			sw_step = *e1 == ':' && *e2 == ':' ? strtod(e2 + 1, &e3) : 0;
+			if (*e1 != ':' || *e2 != ':' || *e3 || !(sw_lo > 0) || !(sw_hi >= sw_lo) ||
+			    !(sw_step > 0)) {
+				fprintf(stderr, "simserve: --qps-sweep '%s': expected LO:HI:STEP with "
+					"0 < LO <= HI and STEP > 0\n", v);
+				return 2;
+			}
+			sweep = 1;
+		} else if (!strcmp(key, "--plot")) {
+			plot = VALUE();
+		} else {
+			fprintf(stderr, "simserve: unknown option '%s' (see --help)\n", a);
+			return 2;
+		}
+#undef VALUE
+	}
+	if (!nmodels == !table_in) {
+		fprintf(stderr, "simserve: give either --model A.om[,B.om...] or --service-table "
+			"FILE (see --help)\n");
+		return 2;
+	}
+	int sched = ao.nsched > 0, bursty = ao.kind == SV_ARRIVE_ONOFF;
+	if (!!ao.trace + !!have_qps + !!sweep + sched != 1 || (bursty && !(have_qps || sweep))) {
+		fprintf(stderr, "simserve: give one of --qps R (optionally --bursty), --schedule, "
+			"--trace FILE or --qps-sweep LO:HI:STEP\n");
+		return 2;
+	}
+	if (ao.trace)
+		ao.kind = SV_ARRIVE_TRACE;
+	else if (sched)
+		ao.kind = SV_ARRIVE_SCHEDULE;
+	if (policy == 2 && !(c.slo_p99_ms > 0)) {
+		fprintf(stderr, "simserve: --policy slo needs --slo-p99-ms\n");
+		return 2;
+	}
+	c.policy = policy == 2 || (!policy && c.slo_p99_ms > 0) ? SV_POLICY_SLO : SV_POLICY_FIFO;
+	if (exact && (!nmodels || sweep)) {
+		fprintf(stderr, "simserve: --exact replays one run's batches on the .om files of "
+			"--model (not a --service-table, not a --qps-sweep)\n");
+		return 2;
+	}
+	if (plot && !sweep) {
+		fprintf(stderr, "simserve: --plot draws a --qps-sweep\n");
+		return 2;
+	}
+	if (sweep && csv) {
+		fprintf(stderr, "simserve: --csv writes one run's requests, not a --qps-sweep\n");
+		return 2;
+	}
+
+	struct sv_table t;
+	struct soc_config cfg;
+	if (table_in) {
+		if (sv_table_read(table_in, &t, err, sizeof err)) {
+			fprintf(stderr, "simserve: --service-table %s\n", err);
+			return 1;
+		}
+		if (t.max_conc < c.streams) {
+			fprintf(stderr, "simserve: --service-table %s: characterised up to %u in "
+				"flight, --streams %u needs %u\n", table_in, t.max_conc, c.streams,
+				c.streams);
+			sv_table_free(&t);
+			return 1;
+		}
+	} else {
+		char socname[64] = "";
+		if (!soc) {
+			struct om_model om;
+			if (om_read(models[0], &om, NULL, err, sizeof err)) {
+				fprintf(stderr, "simserve: --model %s: %s\n", models[0], err);
+				return 1;
+			}
+			snprintf(socname, sizeof socname, "%s", om.soc);
+			om_free(&om);
+			soc = socname;
+		}
+		if (soc_load(soc, &cfg, err, sizeof err)) {
+			fprintf(stderr, "simserve: --soc %s: %s\n", soc, err);
+			return 1;
+		}
+		for (unsigned k = 0; k < nsets; k++)
+			if (soc_set(&cfg, sets[k], err, sizeof err)) {
+				fprintf(stderr, "simserve: --set %s: %s\n", sets[k], err);
+				return 1;
+			}
+		if (sv_table_characterise((const char *const *)models, nmodels, &cfg, c.streams,
+					  (unsigned)loops, stderr, &t, err, sizeof err)) {
+			fprintf(stderr, "simserve: %s\n", err);
+			return 1;
+		}
+		if (table_out && sv_table_write(table_out, &t, err, sizeof err)) {
+			fprintf(stderr, "simserve: --save-table %s\n", err);
+			sv_table_free(&t);
+			return 1;
+		}
+	}
+	int rc = 1;
+	if (nsizes && sv_table_select(&t, sizes, nsizes, err, sizeof err)) {
+		fprintf(stderr, "simserve: %s\n", err);
+		goto out;
+	}
+	ao.model = name ? name : t.name;
+	if (sweep) {
+		struct sv_sweep_point *p;
+		size_t n;
+		double best;
+		if (sv_sweep(&c, &t, &ao, sw_lo, sw_hi, sw_step, &p, &n, &best, err, sizeof err)) {
+			fprintf(stderr, "simserve: %s\n", err);
+			goto out;
+		}
+		sv_sweep_print(stdout, &c, p, n, best, json);
+		rc = 0;
+		if (plot) {
+			int pr = sv_sweep_plot(plot, &c, &t, p, n, best, err, sizeof err);
+			if (pr) {
+				fprintf(stderr, "simserve: --plot: %s\n", err);
+				rc = pr < 0 ? 1 : 0;
+			} else if (!json) {
+				printf("plots: %s/serve_sweep.png, .svg (data serve_sweep.dat, script "
+				       "serve_sweep.gp)\n", plot);
+			}
+		}
+		free(p);
+		goto out;
+	}
+	struct sv_arrivals a;
+	if (sv_arrivals_make(&ao, &a, err, sizeof err)) {
+		fprintf(stderr, "simserve: %s\n", err);
+		goto out;
+	}
+	struct sv_run run;
+	if (sv_simulate(&c, &t, &a, &run, err, sizeof err)) {
+		fprintf(stderr, "simserve: %s\n", err);
+		sv_arrivals_free(&a);
+		goto out;
+	}
+	sv_arrivals_free(&a);
+	struct sv_summary s;
+	if (sv_summarise(&c, &t, &run, &s, err, sizeof err) ||
+	    (csv && sv_write_csv(csv, &run, err, sizeof err))) {
+		fprintf(stderr, "simserve: %s\n", err);
+		sv_run_free(&run);
+		goto out;
+	}
+	if (json)
+		sv_print_json(stdout, &c, &t, &s);
+	else
+		sv_print_text(stdout, &c, &t, &s);
+	rc = 0;
+	if (exact) {
+		struct sv_exact x;
+		if (sv_exact_replay((const char *const *)models, nmodels, &cfg, &c, &t, &run,
+				    (size_t)exact, &x, err, sizeof err)) {
+			fprintf(stderr, "simserve: --exact: %s\n", err);
+			rc = 1;
+		} else {
+			sv_exact_print(stdout, &x, json);
+		}
+	}
+	sv_run_free(&run);
+out:
+	for (unsigned k = 0; k < nmodels; k++)
+		free(models[k]);
+	sv_table_free(&t);
+	return rc;
+}
