@@ -506,6 +506,13 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
 	return ACL_SUCCESS;
 }
 
+const char *aclrtGetSocName(void)
+{
+	if (need_init(__func__) != ACL_SUCCESS)
+		return NULL;
+	return g.cfg.name;
+}
+
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
 {
 	NEED_INIT();

@@ -171,6 +171,9 @@ aclError aclrtResetDevice(int32_t deviceId);
 aclError aclrtGetDevice(int32_t *deviceId);
 aclError aclrtGetDeviceCount(uint32_t *count); /* always 1 */
 aclError aclrtGetRunMode(aclrtRunMode *runMode); /* always ACL_HOST */
+/* The simulated chip's name ([soc] name= of its .ini, e.g. "Ascend310"),
+ * known from aclInit on; NULL before aclInit and after aclFinalize. */
+const char *aclrtGetSocName(void);
 
 /* One implicit context per device: creating one takes a device reference
  * (like aclrtSetDevice), destroying it drops it. */
