@@ -68,6 +68,17 @@ static PyObject *load_from_file(PyObject *self, PyObject *args)
 	return pyacl_int_ret(id, ret);
 }
 
+static PyObject *query_size(PyObject *self, PyObject *args)
+{
+	PyObject *path;
+	if (!PyArg_ParseTuple(args, "O&:query_size", PyUnicode_FSConverter, &path))
+		return NULL;
+	size_t work = 0, weight = 0;
+	aclError ret = aclmdlQuerySize(PyBytes_AS_STRING(path), &work, &weight);
+	Py_DECREF(path);
+	return Py_BuildValue("(nni)", (Py_ssize_t)work, (Py_ssize_t)weight, (int)ret);
+}
+
 static PyObject *unload(PyObject *self, PyObject *args)
 {
 	uint32_t id;
@@ -112,6 +123,7 @@ static PyObject *dims_ret(const aclmdlIODims *d, aclError ret)
 	return Py_BuildValue("(Ni)", dict, (int)ret);
 }
 
+/* output: 0 input dims, 1 output dims, 2 current output dims */
 static PyObject *get_dims(PyObject *args, int output)
 {
 	void *desc;
@@ -120,12 +132,15 @@ static PyObject *get_dims(PyObject *args, int output)
 		return NULL;
 	aclmdlIODims d;
 	memset(&d, 0, sizeof d);
-	aclError ret = output ? aclmdlGetOutputDims(desc, i, &d) : aclmdlGetInputDims(desc, i, &d);
+	aclError ret = output == 2 ? aclmdlGetCurOutputDims(desc, i, &d)
+		       : output   ? aclmdlGetOutputDims(desc, i, &d)
+				  : aclmdlGetInputDims(desc, i, &d);
 	return dims_ret(&d, ret);
 }
 
 static PyObject *get_input_dims(PyObject *self, PyObject *args) { return get_dims(args, 0); }
 static PyObject *get_output_dims(PyObject *self, PyObject *args) { return get_dims(args, 1); }
+static PyObject *get_cur_output_dims(PyObject *self, PyObject *args) { return get_dims(args, 2); }
 
 static PyObject *index_by_name(PyObject *args, int output)
 {
@@ -196,6 +211,7 @@ static PyObject *execute_async(PyObject *self, PyObject *args)
 #define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
 static PyMethodDef mdl_methods[] = {
 	M("load_from_file", load_from_file, METH_VARARGS, "load_from_file(path) -> (model_id, ret)"),
+	M("query_size", query_size, METH_VARARGS, "query_size(path) -> (work_size, weight_size, ret)"),
 	M("unload", unload, METH_VARARGS, "unload(model_id) -> ret"),
 	M("create_desc", create_desc, METH_NOARGS, "create_desc() -> desc"),
 	M("destroy_desc", destroy_desc, METH_VARARGS, "destroy_desc(desc) -> ret"),
@@ -210,6 +226,8 @@ static PyMethodDef mdl_methods[] = {
 	  "get_input_dims(desc, index) -> ({'name', 'dimCount', 'dims'}, ret)"),
 	M("get_output_dims", get_output_dims, METH_VARARGS,
 	  "get_output_dims(desc, index) -> ({'name', 'dimCount', 'dims'}, ret)"),
+	M("get_cur_output_dims", get_cur_output_dims, METH_VARARGS,
+	  "get_cur_output_dims(desc, index) -> ({'name', 'dimCount', 'dims'}, ret)"),
 	M("get_input_name_by_index", get_input_name_by_index, METH_VARARGS,
 	  "get_input_name_by_index(desc, index) -> name"),
 	M("get_output_name_by_index", get_output_name_by_index, METH_VARARGS,

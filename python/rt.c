@@ -156,6 +156,16 @@ static PyObject *malloc_host(PyObject *self, PyObject *args)
 	return pyacl_ptr_ret(p, ret);
 }
 
+static PyObject *get_mem_info(PyObject *self, PyObject *args)
+{
+	int attr;
+	if (!PyArg_ParseTuple(args, "i:get_mem_info", &attr))
+		return NULL;
+	size_t fr = 0, total = 0;
+	aclError ret = aclrtGetMemInfo((aclrtMemAttr)attr, &fr, &total);
+	return Py_BuildValue("(nni)", (Py_ssize_t)fr, (Py_ssize_t)total, (int)ret);
+}
+
 static PyObject *memcpy_(PyObject *self, PyObject *args)
 {
 	void *dst, *src;
@@ -220,6 +230,7 @@ static PyMethodDef rt_methods[] = {
 	M("free", free_, METH_VARARGS, "free(dev_ptr) -> ret"),
 	M("malloc_host", malloc_host, METH_VARARGS, "malloc_host(size) -> (host_ptr, ret)"),
 	M("free_host", free_host, METH_VARARGS, "free_host(host_ptr) -> ret"),
+	M("get_mem_info", get_mem_info, METH_VARARGS, "get_mem_info(attr) -> (free, total, ret)"),
 	M("memcpy", memcpy_, METH_VARARGS, "memcpy(dst, dest_max, src, count, kind) -> ret"),
 	M("memcpy_async", memcpy_async, METH_VARARGS,
 	  "memcpy_async(dst, dest_max, src, count, kind, stream) -> ret"),

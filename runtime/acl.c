@@ -771,6 +771,25 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
 
 /* --- memory -------------------------------------------------------------- */
 
+/* One memory pool, [hbm] size_mb of the SoC (HBM or DDR alike): every
+ * non-P2P attribute reports it; P2P memory (for copies between devices)
+ * does not exist with one device, so it is 0 of 0, as ACL reports memory
+ * the hardware lacks. */
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeBytes, size_t *total)
+{
+	NEED_DEVICE();
+	if (!freeBytes || !total)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s is NULL", !freeBytes ? "free" : "total");
+	if ((unsigned)attr > ACL_HBM_MEM_P2P_NORMAL)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "unknown aclrtMemAttr %d", (int)attr);
+	uint64_t size = (uint64_t)g.cfg.hbm_size_mb << 20;
+	uint64_t used = sim_gm_used(rt_device_sim(g.dev));
+	int p2p = attr >= ACL_DDR_MEM_P2P_HUGE;
+	*total = p2p ? 0 : (size_t)size;
+	*freeBytes = p2p || used >= size ? 0 : (size_t)(size - used);
+	return ACL_SUCCESS;
+}
+
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
 	(void)policy; /* simulated memory has no page sizes */
@@ -1008,6 +1027,26 @@ aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
 	return ACL_SUCCESS;
 }
 
+aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size_t *weightSize)
+{
+	NEED_INIT();
+	if (!fileName || !workSize || !weightSize)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s is NULL",
+			    !fileName ? "fileName" : !workSize ? "workSize" : "weightSize");
+	FILE *f = fopen(fileName, "rb");
+	if (!f)
+		return FAIL(ACL_ERROR_READ_MODEL_FAILURE, "%s: %s", fileName, strerror(errno));
+	fclose(f);
+	struct om_model om;
+	char err[2048];
+	if (om_read(fileName, &om, NULL, err, sizeof err))
+		return FAIL(ACL_ERROR_PARSE_MODEL, "%s", err);
+	*workSize = (size_t)om.workspace_bytes;
+	*weightSize = (size_t)om.weights_bytes;
+	om_free(&om);
+	return ACL_SUCCESS;
+}
+
 aclError aclmdlUnload(uint32_t modelId)
 {
 	NEED_DEVICE();
@@ -1157,6 +1196,12 @@ aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIOD
 }
 
 aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
+{
+	return get_dims(__func__, modelDesc, index, 1, dims);
+}
+
+/* Shapes are static here, so the current output dims are the model's. */
+aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
 {
 	return get_dims(__func__, modelDesc, index, 1, dims);
 }

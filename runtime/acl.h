@@ -140,6 +140,19 @@ typedef enum {
 } aclrtMemcpyKind;
 
 typedef enum {
+	ACL_DDR_MEM = 0,
+	ACL_HBM_MEM = 1,
+	ACL_DDR_MEM_HUGE = 2,
+	ACL_DDR_MEM_NORMAL = 3,
+	ACL_HBM_MEM_HUGE = 4,
+	ACL_HBM_MEM_NORMAL = 5,
+	ACL_DDR_MEM_P2P_HUGE = 6,
+	ACL_DDR_MEM_P2P_NORMAL = 7,
+	ACL_HBM_MEM_P2P_HUGE = 8,
+	ACL_HBM_MEM_P2P_NORMAL = 9
+} aclrtMemAttr;
+
+typedef enum {
 	ACL_EVENT_STATUS_COMPLETE = 0,
 	ACL_EVENT_STATUS_NOT_READY = 1,
 	ACL_EVENT_STATUS_RESERVED = 2
@@ -212,6 +225,10 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
  * Copies are checked against size, not the allocation's rounding. */
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void *devPtr);
+/* The device memory ([hbm] size_mb of the SoC) free and in total, in
+ * bytes.  The simulated device has one pool: ACL_DDR_MEM* and ACL_HBM_MEM*
+ * all report it; the P2P attributes report 0 of 0 (one device). */
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 /* Host memory (plain malloc'd memory here). */
 aclError aclrtMallocHost(void **hostPtr, size_t size);
 aclError aclrtFreeHost(void *hostPtr);
@@ -233,6 +250,9 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
  * and copies its weights to the device (simulated, so this synchronizes). */
 aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId);
 aclError aclmdlUnload(uint32_t modelId);
+/* The workspace and weight bytes the .om needs (read from the file, which
+ * need not be compiled for the device's SoC); after aclInit. */
+aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size_t *weightSize);
 
 aclmdlDesc *aclmdlCreateDesc(void);
 aclError aclmdlDestroyDesc(aclmdlDesc *modelDesc);
@@ -247,6 +267,8 @@ size_t aclmdlGetInputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
 size_t aclmdlGetOutputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
 aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
 aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+/* Shapes are static: the same as aclmdlGetOutputDims. */
+aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
 const char *aclmdlGetInputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
 const char *aclmdlGetOutputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
 aclError aclmdlGetInputIndexByName(const aclmdlDesc *modelDesc, const char *name,

@@ -129,6 +129,9 @@ START_TEST(test_before_init)
 	ck_acl_err(aclsimGetDeviceTimeUs(&us), ACL_ERROR_UNINITIALIZE, "aclInit");
 	ck_acl_err(aclFinalize(), ACL_ERROR_UNINITIALIZE, "aclFinalize");
 	ck_assert_ptr_null(p);
+	ck_assert_ptr_null(aclrtGetSocName());
+	size_t w, b;
+	ck_acl_err(aclmdlQuerySize("x.om", &w, &b), ACL_ERROR_UNINITIALIZE, "aclInit");
 }
 END_TEST
 
@@ -172,6 +175,24 @@ START_TEST(test_init_and_device)
 	ck_acl(aclrtSetDevice(0));
 	ck_acl(aclsimGetDeviceTimeUs(&us));
 	ck_assert(us == 0.0);
+	ck_assert_str_eq(aclrtGetSocName(), "Ascend910");
+
+	/* one memory pool of [hbm] size_mb; allocations take from it */
+	size_t fr, tot, fr2, tot2;
+	void *blk;
+	ck_acl(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &tot));
+	ck_assert_uint_gt(tot, 0);
+	ck_assert_uint_le(fr, tot);
+	ck_acl(aclrtMalloc(&blk, 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtGetMemInfo(ACL_DDR_MEM, &fr2, &tot2));
+	ck_assert_uint_eq(tot2, tot);
+	ck_assert_uint_ge(fr - fr2, 1 << 20);
+	ck_acl(aclrtFree(blk));
+	ck_acl(aclrtGetMemInfo(ACL_HBM_MEM_P2P_NORMAL, &fr2, &tot2));
+	ck_assert(fr2 == 0 && tot2 == 0);
+	ck_acl_err(aclrtGetMemInfo((aclrtMemAttr)42, &fr, &tot), ACL_ERROR_INVALID_PARAM,
+		   "unknown aclrtMemAttr 42");
+	ck_acl_err(aclrtGetMemInfo(ACL_HBM_MEM, NULL, &tot), ACL_ERROR_INVALID_PARAM, "free");
 
 	/* contexts hold a device reference */
 	aclrtContext c, cur;
@@ -188,6 +209,7 @@ START_TEST(test_init_and_device)
 	ck_acl(aclFinalize());
 	ck_acl_err(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "already");
 	ck_acl_err(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, "since aclFinalize");
+	ck_assert_ptr_null(aclrtGetSocName());
 	start(); /* and again */
 	stop();
 }
@@ -607,6 +629,15 @@ START_TEST(test_model)
 	ck_assert(dims.dims[0] == 3 && dims.dims[1] == 4 && dims.dims[2] == 5);
 	ck_acl(aclmdlGetOutputDims(desc, 0, &dims));
 	ck_assert_str_eq(dims.name, "y");
+	memset(&dims, 0, sizeof dims);
+	ck_acl(aclmdlGetCurOutputDims(desc, 0, &dims)); /* static shapes: the same */
+	ck_assert(dims.dimCount == 3 && dims.dims[0] == 3 && dims.dims[2] == 5);
+	size_t work = 0, weight = 1;
+	ck_acl(aclmdlQuerySize(relu, &work, &weight));
+	ck_assert_uint_eq(weight, 0); /* Relu has no weights */
+	ck_acl_err(aclmdlQuerySize("/nonexistent.om", &work, &weight),
+		   ACL_ERROR_READ_MODEL_FAILURE, "/nonexistent.om");
+	ck_acl_err(aclmdlQuerySize(relu, NULL, &weight), ACL_ERROR_INVALID_PARAM, "workSize");
 	ck_acl_err(aclmdlGetOutputDims(desc, 1, &dims), ACL_ERROR_INVALID_PARAM, "output 1");
 	ck_assert_str_eq(aclmdlGetInputNameByIndex(desc, 0), "x");
 	ck_assert_str_eq(aclmdlGetOutputNameByIndex(desc, 0), "y");

@@ -88,6 +88,10 @@ class Device(unittest.TestCase):
         self.assertEqual(acl.get_soc_name(), "Ascend310")
         self.assertEqual(acl.rt.get_soc_name(), "Ascend310")
         self.assertEqual(acl.rt.set_device(3), acl.ACL_ERROR_RT_INVALID_DEVICEID)
+        free, total, ret = acl.rt.get_mem_info(acl.ACL_HBM_MEM)
+        self.assertEqual(ret, 0)
+        self.assertTrue(0 < free <= total)
+        self.assertEqual(acl.rt.get_mem_info(99)[2], acl.ACL_ERROR_INVALID_PARAM)
 
     def test_memcpy_round_trip(self):
         a = np.arange(256, dtype=np.float32)
@@ -231,6 +235,11 @@ class Model(unittest.TestCase):
         self.assertEqual(ret, 0)
         self.assertEqual(dims, {"name": "image", "dimCount": 4, "dims": [1, 3, 64, 64]})
         self.assertEqual(acl.mdl.get_output_dims(self.desc, 0)[0]["dims"], [1, 100])
+        self.assertEqual(acl.mdl.get_cur_output_dims(self.desc, 0)[0]["dims"], [1, 100])
+        work, weight, ret = acl.mdl.query_size(os.path.join(MODEL_DIR, "cnn.om"))
+        self.assertEqual(ret, 0)
+        self.assertGreater(weight, 0)
+        self.assertEqual(acl.mdl.query_size("/nonexistent.om")[2], acl.ACL_ERROR_READ_MODEL_FAILURE)
         self.assertEqual(acl.mdl.get_input_name_by_index(self.desc, 0), "image")
         self.assertEqual(acl.mdl.get_input_index_by_name(self.desc, "image"), (0, 0))
         self.assertEqual(acl.mdl.get_input_data_type(self.desc, 0), acl.ACL_FLOAT)
