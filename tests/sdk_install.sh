@@ -36,6 +36,20 @@ done
 others=$(nm -D --defined-only "$libdir/libdavinci-acl.so" | awk '{print $3}' | grep -v '^acl' | tr '\n' ' ')
 [ -z "$others" ] && ok || bad "libdavinci-acl.so exports non-ACL symbols: $others"
 
+# `import acl` from the installed tree, when configure built it
+if [ -f python/.libs/acl.so ]; then
+	mod=$(find "$root" -name acl.so | head -1)
+	case "$mod" in
+	*/dist-packages/acl.so | */site-packages/acl.so) ok ;;
+	*) bad "acl.so installed as '$mod'" ;;
+	esac
+	preload= # a sanitizer build's library needs the ASan runtime first (tests/pyacl_env.sh)
+	case "${DV_LDFLAGS:-}" in *sanitize=address*) preload=$(${CC:-cc} -print-file-name=libasan.so) ;; esac
+	PYTHONPATH=$(dirname "$mod") LD_LIBRARY_PATH="$libdir" DAVINCI_SOC_DIR="$socdir" \
+		LD_PRELOAD=$preload ASAN_OPTIONS=detect_leaks=0 /usr/bin/python3 -c 'import acl, sys; sys.exit(acl.init() or acl.get_soc_name() != "Ascend310")' \
+		> "$tmp/py.log" 2>&1 && ok || bad "import acl from $mod: $(cat "$tmp/py.log")"
+fi
+
 # The sample, as a user builds it.  A sanitizer build's library needs its
 # runtime linked first ($DV_LDFLAGS is empty otherwise).
 cc -std=c11 -Wall -Wextra -Werror "$srcdir/examples/acl_sample.c" \
