@@ -37,7 +37,7 @@ pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-if DAVINCI_SOC= /usr/bin/python3 "$srcdir/examples/classify.py" "$tmp/model.om" "$tmp/input.npy" \
+if DAVINCI_SOC= pyacl_python "$srcdir/examples/classify.py" "$tmp/model.om" "$tmp/input.npy" \
 	--async 4 > "$tmp/out" 2> "$tmp/err"; then ok; else bad "classify.py: $(cat "$tmp/err")"; fi
 cat "$tmp/out"
 got=$(sed -n 's/^#\([1-5]\) class \([0-9]*\) .*/\2/p' "$tmp/out")

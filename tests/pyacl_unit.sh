@@ -17,4 +17,4 @@ if /usr/bin/python3 -c 'import torch, onnx' > /dev/null 2>&1; then
 	PYACL_DIR=$tmp
 	export PYACL_DIR
 fi
-DAVINCI_SOC= /usr/bin/python3 "$srcdir/tests/pyacl_test.py" -v
+DAVINCI_SOC= pyacl_python "$srcdir/tests/pyacl_test.py" -v
