@@ -1,6 +1,6 @@
 /* module.c: `import acl`, pyACL's module over libdavinci-acl: the
  * top-level calls (init, finalize, data buffers, errors), the ACL
- * constants, and the submodules rt, mdl and util (registered in
+ * constants, and the submodules rt, mdl, util and prof (registered in
  * sys.modules too, so `from acl import rt` works). */
 #include "pyacl.h"
 
@@ -150,6 +150,13 @@ static int add_constants(PyObject *m)
 		K(ACL_DDR_MEM), K(ACL_HBM_MEM), K(ACL_DDR_MEM_HUGE), K(ACL_DDR_MEM_NORMAL),
 		K(ACL_HBM_MEM_HUGE), K(ACL_HBM_MEM_NORMAL), K(ACL_DDR_MEM_P2P_HUGE),
 		K(ACL_DDR_MEM_P2P_NORMAL), K(ACL_HBM_MEM_P2P_HUGE), K(ACL_HBM_MEM_P2P_NORMAL),
+		K(ACL_ERROR_PROF_ALREADY_RUN), K(ACL_ERROR_PROF_NOT_RUN), K(ACL_ERROR_PROFILING_FAILURE),
+		K(ACL_PROF_ACL_API), K(ACL_PROF_TASK_TIME), K(ACL_PROF_AICORE_METRICS), K(ACL_PROF_AICPU),
+		K(ACL_PROF_L2CACHE), K(ACL_PROF_HCCL_TRACE), K(ACL_PROF_TRAINING_TRACE),
+		K(ACL_PROF_MSPROFTX), K(ACL_PROF_RUNTIME_API), K(ACL_AICORE_ARITHMETIC_UTILIZATION),
+		K(ACL_AICORE_PIPE_UTILIZATION), K(ACL_AICORE_MEMORY_BANDWIDTH),
+		K(ACL_AICORE_L0B_AND_WIDTH), K(ACL_AICORE_RESOURCE_CONFLICT_RATIO),
+		K(ACL_AICORE_MEMORY_UB), K(ACL_AICORE_NONE),
 		/* NumPy's type numbers, which acl.util.ptr_to_numpy takes */
 		{ "NPY_BOOL", 0 }, { "NPY_INT8", 1 }, { "NPY_UINT8", 2 }, { "NPY_INT16", 3 },
 		{ "NPY_UINT16", 4 }, { "NPY_INT32", 5 }, { "NPY_UINT32", 6 }, { "NPY_INT64", 7 },
@@ -186,7 +193,8 @@ PyMODINIT_FUNC PyInit_acl(void)
 		return NULL;
 	if (add_constants(m) < 0 || add_submodule(m, "rt", pyacl_rt_module()) < 0 ||
 	    add_submodule(m, "mdl", pyacl_mdl_module()) < 0 ||
-	    add_submodule(m, "util", pyacl_util_module()) < 0) {
+	    add_submodule(m, "util", pyacl_util_module()) < 0 ||
+	    add_submodule(m, "prof", pyacl_prof_module()) < 0) {
 		Py_DECREF(m);
 		return NULL;
 	}

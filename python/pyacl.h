@@ -1,5 +1,5 @@
 /* pyacl.h: what the files of the `acl` extension module (pyACL's layout:
- * acl, acl.rt, acl.mdl, acl.util) share.
+ * acl, acl.rt, acl.mdl, acl.util, acl.prof) share.
  *
  * pyACL passes every C pointer and handle as a Python int and returns
  * (value, ret) tuples where the C call has an output argument.  The
@@ -30,5 +30,6 @@ PyObject *pyacl_int_ret(long long v, aclError ret);
 PyObject *pyacl_rt_module(void);
 PyObject *pyacl_mdl_module(void);
 PyObject *pyacl_util_module(void);
+PyObject *pyacl_prof_module(void);
 
 #endif

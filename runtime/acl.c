@@ -11,11 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
 #include "acl.h"
 #include "runtime.h"
+#include "summary.h"
+#include "trace.h"
 
 /* Device buffers get this much beyond what was asked for: kernels move
  * whole 32-byte blocks and 256-byte vector repeats past a tensor's last
@@ -65,6 +68,11 @@ struct aclDataBuffer {
 	size_t size;
 };
 
+struct aclprofConfig {
+	aclprofAicoreMetrics metrics;
+	uint64_t types;
+};
+
 struct soc_set_line {
 	char *assign; /* "sec.key=value" */
 	int line;
@@ -98,6 +106,17 @@ static struct acl_state {
 	size_t nzombies, capzombies;
 	char msg[4096];
 	int has_msg;
+	struct acl_prof {    /* aclprof*: see the profiling section */
+		int inited;
+		char dir[512];
+		const aclprofConfig *running; /* between aclprofStart and aclprofStop */
+		struct trc_spans spans;
+		/* models unloaded while profiling: kept until the profile ends so
+		 * that no new model takes the address the task log names */
+		struct acl_model **retired;
+		size_t nretired, capretired;
+	} prof;
+	struct handles profcfgs;
 } g;
 
 /* --- errors ------------------------------------------------------------- */
@@ -379,10 +398,13 @@ aclError aclInit(const char *configPath)
 	return ACL_SUCCESS;
 }
 
+static void prof_end(void);
+
 static void destroy_device(void)
 {
 	if (!g.dev)
 		return;
+	prof_end(); /* the task log goes with the device */
 	/* Models first: unloading frees their device memory.  Queued work may
 	 * still name their kernels and events, but rt_device_free drops the
 	 * queues without looking at either (and frees every stream). */
@@ -433,6 +455,10 @@ aclError aclFinalize(void)
 	free(g.zombies);
 	g.zombies = NULL;
 	g.capzombies = 0;
+	for (size_t i = 0; i < g.profcfgs.n; i++)
+		free(g.profcfgs.v[i]);
+	h_clear(&g.profcfgs);
+	g.prof.inited = 0;
 	free_sets();
 	g.state = 2;
 	return ACL_SUCCESS;
@@ -971,6 +997,17 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 
 /* --- models -------------------------------------------------------------- */
 
+/* Keep m (its om freed) until the profile ends; 1 if out of memory (then
+ * the caller frees it and the profile may confuse a later model with it). */
+static int retire(struct acl_model *m)
+{
+	if (grow((void **)&g.prof.retired, &g.prof.capretired, g.prof.nretired,
+		 sizeof *g.prof.retired))
+		return 1;
+	g.prof.retired[g.prof.nretired++] = m;
+	return 0;
+}
+
 static struct acl_model *get_model(const char *fn, uint32_t id)
 {
 	if (id == 0 || id > g.nmodels || !g.models[id - 1]) {
@@ -1059,7 +1096,8 @@ aclError aclmdlUnload(uint32_t modelId)
 	rt_model_unload(&m->rm);
 	om_free(&m->om);
 	rt_event_free(m->done);
-	free(m);
+	if (!g.prof.running || retire(m))
+		free(m);
 	g.models[modelId - 1] = NULL;
 	return e;
 }
@@ -1544,6 +1582,9 @@ const char *aclGetErrorString(aclError error)
 		{ ACL_ERROR_MODEL_OUTPUT_NOT_MATCH,
 		  "ACL_ERROR_MODEL_OUTPUT_NOT_MATCH (outputs do not match the model)" },
 		{ ACL_ERROR_REPEAT_FINALIZE, "ACL_ERROR_REPEAT_FINALIZE (already finalized)" },
+		{ ACL_ERROR_PROF_ALREADY_RUN,
+		  "ACL_ERROR_PROF_ALREADY_RUN (profiling already initialized or running)" },
+		{ ACL_ERROR_PROF_NOT_RUN, "ACL_ERROR_PROF_NOT_RUN (profiling not initialized or started)" },
 		{ ACL_ERROR_RT_INVALID_DEVICEID, "ACL_ERROR_RT_INVALID_DEVICEID (no such device)" },
 		{ ACL_ERROR_RT_CONTEXT_NULL,
 		  "ACL_ERROR_RT_CONTEXT_NULL (no device set: call aclrtSetDevice)" },
@@ -1557,6 +1598,7 @@ const char *aclGetErrorString(aclError error)
 		  "ACL_ERROR_RT_MEMORY_ALLOCATION (out of device memory)" },
 		{ ACL_ERROR_INTERNAL_ERROR, "ACL_ERROR_INTERNAL_ERROR (internal error)" },
 		{ ACL_ERROR_FAILURE, "ACL_ERROR_FAILURE (failure)" },
+		{ ACL_ERROR_PROFILING_FAILURE, "ACL_ERROR_PROFILING_FAILURE (the trace was not written)" },
 		{ ACL_ERROR_RT_FAILURE, "ACL_ERROR_RT_FAILURE (the simulated device failed)" },
 		{ ACL_ERROR_RT_EVENT_NOT_COMPLETE,
 		  "ACL_ERROR_RT_EVENT_NOT_COMPLETE (event not complete)" },
@@ -1594,4 +1636,159 @@ aclError aclsimGetDeviceTimeUs(double *us)
 		return FAIL(ACL_ERROR_INVALID_PARAM, "us is NULL");
 	*us = (double)rt_now(g.dev) / g.cfg.core_freq_mhz;
 	return ACL_SUCCESS;
+}
+
+/* --- profiling ---------------------------------------------------------- */
+
+/* Stop collecting: unhook the span recorder, forget the spans and the
+ * retired models (nothing names them any more). */
+static void prof_end(void)
+{
+	if (!g.prof.running)
+		return;
+	if (g.dev)
+		sim_device_set_span_hook(rt_device_sim(g.dev), NULL, NULL);
+	trc_spans_free(&g.prof.spans);
+	memset(&g.prof.spans, 0, sizeof g.prof.spans);
+	for (size_t i = 0; i < g.prof.nretired; i++) {
+		free(g.prof.retired[i]);
+	}
+	free(g.prof.retired);
+	g.prof.retired = NULL;
+	g.prof.nretired = g.prof.capretired = 0;
+	g.prof.running = NULL;
+}
+
+aclError aclprofInit(const char *profilerResultPath, size_t length)
+{
+	NEED_INIT();
+	if (!profilerResultPath || length == 0 || length >= sizeof g.prof.dir)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s",
+			    !profilerResultPath ? "profilerResultPath is NULL"
+						: "length must be 1 to 511 (strlen of the path)");
+	if (g.prof.inited)
+		return FAIL(ACL_ERROR_PROF_ALREADY_RUN, "aclprofInit was already called");
+	char dir[sizeof g.prof.dir];
+	memcpy(dir, profilerResultPath, length);
+	dir[length] = '\0';
+	if (strlen(dir) != length)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "length %zu is not the path's length %zu", length,
+			    strlen(dir));
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s: %s", dir, strerror(errno));
+	memcpy(g.prof.dir, dir, length + 1);
+	g.prof.inited = 1;
+	return ACL_SUCCESS;
+}
+
+aclError aclprofFinalize(void)
+{
+	NEED_INIT();
+	if (!g.prof.inited)
+		return FAIL(ACL_ERROR_PROF_NOT_RUN, "aclprofInit has not been called");
+	prof_end();
+	g.prof.inited = 0;
+	return ACL_SUCCESS;
+}
+
+aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums,
+				   aclprofAicoreMetrics aicoreMetrics,
+				   const aclprofAicoreEvents *aicoreEvents, uint64_t dataTypeConfig)
+{
+	(void)aicoreEvents; /* reserved in ACL too */
+	if (need_init(__func__) != ACL_SUCCESS)
+		return NULL;
+	if (!deviceIdList || deviceNums != 1 || deviceIdList[0] != 0) {
+		FAIL(ACL_ERROR_INVALID_PARAM, "the device list must be {0} (one device)");
+		return NULL;
+	}
+	aclprofConfig *c = calloc(1, sizeof *c);
+	if (!c || h_add(&g.profcfgs, c)) {
+		free(c);
+		FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+		return NULL;
+	}
+	c->metrics = aicoreMetrics;
+	c->types = dataTypeConfig;
+	return c;
+}
+
+static aclError prof_config_ok(const char *fn, const aclprofConfig *c)
+{
+	if (!c)
+		return fail(ACL_ERROR_INVALID_PARAM, fn, "profilerConfig is NULL");
+	if (!h_has(&g.profcfgs, c))
+		return fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, fn,
+			    "%p is not a live aclprofConfig", (const void *)c);
+	return ACL_SUCCESS;
+}
+
+aclError aclprofDestroyConfig(const aclprofConfig *profilerConfig)
+{
+	NEED_INIT();
+	aclError e = prof_config_ok(__func__, profilerConfig);
+	if (e != ACL_SUCCESS)
+		return e;
+	if (g.prof.running == profilerConfig)
+		return FAIL(ACL_ERROR_PROF_ALREADY_RUN, "the profile is running: aclprofStop first");
+	h_del(&g.profcfgs, profilerConfig);
+	free((void *)(uintptr_t)profilerConfig);
+	return ACL_SUCCESS;
+}
+
+aclError aclprofStart(const aclprofConfig *profilerConfig)
+{
+	NEED_DEVICE();
+	aclError e = prof_config_ok(__func__, profilerConfig);
+	if (e != ACL_SUCCESS)
+		return e;
+	if (!g.prof.inited)
+		return FAIL(ACL_ERROR_PROF_NOT_RUN, "aclprofInit has not been called");
+	if (g.prof.running)
+		return FAIL(ACL_ERROR_PROF_ALREADY_RUN, "a profile is already running");
+	/* the profile starts from an idle device, so the log holds only its work */
+	if (g.pending && (e = run_queued(__func__)) != ACL_SUCCESS)
+		return e;
+	if (trc_spans_init(&g.prof.spans, (unsigned)g.cfg.core_count))
+		return FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+	rt_log_clear(g.dev);
+	sim_device_set_span_hook(rt_device_sim(g.dev), trc_span_record, &g.prof.spans);
+	g.prof.running = profilerConfig;
+	return ACL_SUCCESS;
+}
+
+/* The loaded model that executed last in the log, or NULL. */
+static const struct om_model *last_model(const struct rt_exec_record *e, size_t n)
+{
+	for (size_t i = n; i-- > 0;)
+		for (size_t k = 0; k < g.nmodels; k++)
+			if (g.models[k] && &g.models[k]->om == e[i].model)
+				return e[i].model;
+	return NULL;
+}
+
+aclError aclprofStop(const aclprofConfig *profilerConfig)
+{
+	NEED_DEVICE();
+	aclError e = prof_config_ok(__func__, profilerConfig);
+	if (e != ACL_SUCCESS)
+		return e;
+	if (g.prof.running != profilerConfig)
+		return FAIL(ACL_ERROR_PROF_NOT_RUN, "aclprofStart has not been called with this "
+			    "configuration");
+	e = g.pending ? run_queued(__func__) : ACL_SUCCESS;
+	size_t nt, ne;
+	const struct rt_task_record *t = rt_tasks(g.dev, &nt);
+	const struct rt_exec_record *x = rt_execs(g.dev, &ne);
+	const struct om_model *om = last_model(x, ne);
+	char err[1024];
+	if (e == ACL_SUCCESS && om) {
+		struct trc_summary sum;
+		struct trc_input in = { &g.cfg, om, t, nt, x, ne, &g.prof.spans, &sum };
+		if (trc_summarize(&g.cfg, om, t, nt, x, ne, 0, &sum, err, sizeof err) ||
+		    trc_write(g.prof.dir, &in, err, sizeof err))
+			e = FAIL(ACL_ERROR_PROFILING_FAILURE, "%s: %s", g.prof.dir, err);
+	}
+	prof_end();
+	return e;
 }

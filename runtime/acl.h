@@ -71,6 +71,8 @@ typedef int aclError;
 #define ACL_ERROR_MODEL_INPUT_NOT_MATCH 100017  /* input dataset vs the model */
 #define ACL_ERROR_MODEL_OUTPUT_NOT_MATCH 100018 /* output dataset vs the model */
 #define ACL_ERROR_REPEAT_FINALIZE 100037     /* aclFinalize twice */
+#define ACL_ERROR_PROF_ALREADY_RUN 100042    /* aclprofInit twice, aclprofStart while running */
+#define ACL_ERROR_PROF_NOT_RUN 100043        /* aclprof* before aclprofInit, Stop before Start */
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001 /* device id other than 0 */
 #define ACL_ERROR_RT_CONTEXT_NULL 107002     /* called before aclrtSetDevice */
 #define ACL_ERROR_BAD_ALLOC 200000           /* host memory exhausted */
@@ -80,6 +82,7 @@ typedef int aclError;
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001 /* device memory exhausted */
 #define ACL_ERROR_INTERNAL_ERROR 500000
 #define ACL_ERROR_FAILURE 500001
+#define ACL_ERROR_PROFILING_FAILURE 500005  /* the trace could not be written */
 #define ACL_ERROR_RT_FAILURE 500003          /* the simulation failed (see the message) */
 #define ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006 /* elapsed time of an event not yet fired */
 #define ACL_ERROR_RT_SOC_VERSION 507008      /* .om compiled for another SoC */
@@ -305,6 +308,53 @@ size_t aclDataTypeSize(aclDataType dataType);
 aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
 aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *input,
 			    aclmdlDataset *output, aclrtStream stream);
+
+/* --- profiling (msprof's aclprof* API) ------------------------------------ */
+
+/* aclprofInit(dir) .. aclprofStart(config) .. work .. aclprofStop(config)
+ * writes the trace of the work in between into dir, as simrun --trace
+ * does (docs/traces.md): op_summary.csv, task_time.csv, timeline.json
+ * (with every pipe's busy spans) and summary.json.  The summary and the
+ * tensor columns describe the model executed last; tasks of other models
+ * and copies are listed too.  aclprofStop synchronizes first.  Nothing is
+ * written when no model ran.  The configuration's metrics and data types
+ * are accepted and ignored: the simulator records everything. */
+#define ACL_PROF_ACL_API 0x0001ULL
+#define ACL_PROF_TASK_TIME 0x0002ULL
+#define ACL_PROF_AICORE_METRICS 0x0004ULL
+#define ACL_PROF_AICPU 0x0008ULL
+#define ACL_PROF_L2CACHE 0x0010ULL
+#define ACL_PROF_HCCL_TRACE 0x0020ULL
+#define ACL_PROF_TRAINING_TRACE 0x0040ULL
+#define ACL_PROF_MSPROFTX 0x0080ULL
+#define ACL_PROF_RUNTIME_API 0x0100ULL
+
+typedef enum {
+	ACL_AICORE_ARITHMETIC_UTILIZATION = 0,
+	ACL_AICORE_PIPE_UTILIZATION = 1,
+	ACL_AICORE_MEMORY_BANDWIDTH = 2,
+	ACL_AICORE_L0B_AND_WIDTH = 3,
+	ACL_AICORE_RESOURCE_CONFLICT_RATIO = 4,
+	ACL_AICORE_MEMORY_UB = 5,
+	ACL_AICORE_NONE = 0xFF
+} aclprofAicoreMetrics;
+
+typedef struct aclprofConfig aclprofConfig;
+typedef struct aclprofAicoreEvents aclprofAicoreEvents; /* pass NULL */
+
+/* After aclInit; the directory is created if missing.  length is
+ * strlen(profilerResultPath). */
+aclError aclprofInit(const char *profilerResultPath, size_t length);
+/* Stops a running profile without writing it. */
+aclError aclprofFinalize(void);
+/* deviceIdList must be {0}; NULL on a bad argument (with a message). */
+aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums,
+				   aclprofAicoreMetrics aicoreMetrics,
+				   const aclprofAicoreEvents *aicoreEvents, uint64_t dataTypeConfig);
+aclError aclprofDestroyConfig(const aclprofConfig *profilerConfig);
+/* The device must be set; the trace covers the work queued from here. */
+aclError aclprofStart(const aclprofConfig *profilerConfig);
+aclError aclprofStop(const aclprofConfig *profilerConfig);
 
 /* --- errors --------------------------------------------------------------- */
 

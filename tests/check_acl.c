@@ -721,6 +721,70 @@ START_TEST(test_model)
 }
 END_TEST
 
+/* aclprof*: the work between aclprofStart and aclprofStop becomes a trace
+ * directory (op_summary.csv, timeline.json with pipe spans...); misuse gives
+ * ACL's profiling codes. */
+START_TEST(test_profiling)
+{
+	char relu[600], dir[700], path[800];
+	uint32_t id, dev0 = 0, dev1 = 1;
+	compile_relu("Ascend310", "relu.om", 0, relu, sizeof relu);
+	snprintf(dir, sizeof dir, "%s/prof", tmpdir);
+
+	start();
+	aclprofConfig *cfg = aclprofCreateConfig(&dev0, 1, ACL_AICORE_PIPE_UTILIZATION, NULL,
+						 ACL_PROF_ACL_API | ACL_PROF_TASK_TIME);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_ptr_null(aclprofCreateConfig(&dev1, 1, ACL_AICORE_NONE, NULL, 0));
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "must be {0}"));
+	ck_acl_err(aclprofStart(cfg), ACL_ERROR_PROF_NOT_RUN, "aclprofInit");
+	ck_acl_err(aclprofInit(dir, strlen(dir) + 3), ACL_ERROR_INVALID_PARAM, "length");
+	ck_acl(aclprofInit(dir, strlen(dir)));
+	ck_acl_err(aclprofInit(dir, strlen(dir)), ACL_ERROR_PROF_ALREADY_RUN, "already");
+	ck_acl_err(aclprofStop(cfg), ACL_ERROR_PROF_NOT_RUN, "aclprofStart");
+	ck_acl(aclmdlLoadFromFile(relu, &id));
+	ck_acl(aclprofStart(cfg));
+	ck_acl_err(aclprofStart(cfg), ACL_ERROR_PROF_ALREADY_RUN, "already running");
+	ck_acl_err(aclprofDestroyConfig(cfg), ACL_ERROR_PROF_ALREADY_RUN, "aclprofStop");
+
+	void *din, *dout;
+	ck_acl(aclrtMalloc(&din, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMalloc(&dout, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	aclmdlDataset *in = dataset_of(din, 240), *out = dataset_of(dout, 240);
+	ck_acl(aclmdlExecute(id, in, out));
+	/* a model unloaded and another loaded meanwhile must not confuse the log */
+	uint32_t id2;
+	ck_acl(aclmdlUnload(id));
+	ck_acl(aclmdlLoadFromFile(relu, &id2));
+	ck_acl(aclmdlExecuteAsync(id2, in, out, NULL));
+	ck_acl(aclprofStop(cfg));
+
+	static const char *const files[] = { "op_summary.csv", "task_time.csv", "timeline.json",
+					      "summary.json" };
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+		ck_assert_msg(access(path, R_OK) == 0, "aclprofStop did not write %s", path);
+	}
+	snprintf(path, sizeof path, "%s/op_summary.csv", dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[4096];
+	int rows = 0;
+	while (fgets(line, sizeof line, f))
+		rows++;
+	fclose(f);
+	ck_assert_msg(rows >= 3, "op_summary.csv has %d lines", rows); /* header + 2 runs */
+
+	ck_acl(aclprofDestroyConfig(cfg));
+	ck_acl_err(aclprofDestroyConfig(cfg), ACL_ERROR_INVALID_RESOURCE_HANDLE, "aclprofConfig");
+	ck_acl(aclprofFinalize());
+	ck_acl_err(aclprofFinalize(), ACL_ERROR_PROF_NOT_RUN, "aclprofInit");
+	destroy_dataset(in);
+	destroy_dataset(out);
+	stop();
+}
+END_TEST
+
 START_TEST(test_model_files)
 {
 	char m910[600], bad[600];
@@ -812,6 +876,7 @@ static Suite *acl_suite(void)
 	tcase_add_test(work, test_streams_and_events);
 	tcase_add_test(work, test_model);
 	tcase_add_test(work, test_simulation_failure);
+	tcase_add_test(work, test_profiling);
 	suite_add_tcase(s, misuse);
 	suite_add_tcase(s, work);
 	return s;

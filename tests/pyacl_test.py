@@ -22,7 +22,8 @@ HAVE_MODEL = bool(MODEL_DIR) and os.path.exists(os.path.join(MODEL_DIR, "cnn.om"
 
 class Layout(unittest.TestCase):
     def test_submodules(self):
-        from acl import mdl, rt, util
+        from acl import mdl, prof, rt, util
+        self.assertIs(prof, acl.prof)
         self.assertIs(rt, acl.rt)
         self.assertIs(mdl, acl.mdl)
         self.assertIs(util, acl.util)
@@ -270,6 +271,32 @@ class Model(unittest.TestCase):
         self.assertEqual(acl.rt.destroy_stream(stream), 0)
         for ds in (ind, outd):
             self.assertEqual(acl.mdl.destroy_dataset(ds), 0)
+
+    def test_profiling(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(acl.prof.init(d), 0)
+            config = acl.prof.create_config([0], acl.ACL_AICORE_PIPE_UTILIZATION, 0,
+                                            acl.ACL_PROF_ACL_API | acl.ACL_PROF_TASK_TIME)
+            self.assertNotEqual(config, 0)
+            self.assertEqual(acl.prof.create_config([3], 0, 0, 0), 0)
+            self.assertEqual(acl.prof.stop(config), acl.ACL_ERROR_PROF_NOT_RUN)
+            self.assertEqual(acl.prof.start(config), 0)
+            x = np.fromfile(os.path.join(MODEL_DIR, "input.bin"), np.float32)
+            ind, in_dev = self.dataset(x.nbytes)
+            outd, _ = self.dataset(400)
+            self.assertEqual(acl.rt.memcpy(in_dev, x.nbytes, acl.util.numpy_to_ptr(x), x.nbytes,
+                                           acl.ACL_MEMCPY_HOST_TO_DEVICE), 0)
+            self.assertEqual(acl.mdl.execute(self.model_id, ind, outd), 0)
+            self.assertEqual(acl.prof.stop(config), 0)
+            with open(os.path.join(d, "op_summary.csv")) as f:
+                rows = f.read().splitlines()
+            self.assertGreater(len(rows), 2)  # a header and the model's tasks
+            self.assertTrue(os.path.exists(os.path.join(d, "timeline.json")))
+            self.assertEqual(acl.prof.destroy_config(config), 0)
+            self.assertEqual(acl.prof.destroy_config(config), acl.ACL_ERROR_INVALID_RESOURCE_HANDLE)
+            self.assertEqual(acl.prof.finalize(), 0)
+            for ds in (ind, outd):
+                acl.mdl.destroy_dataset(ds)
 
     def test_wrong_size_buffer(self):
         ind, _ = self.dataset(1000)  # the input is 49152 bytes
