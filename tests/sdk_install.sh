@@ -52,7 +52,7 @@ fi
 
 # The sample, as a user builds it.  A sanitizer build's library needs its
 # runtime linked first ($DV_LDFLAGS is empty otherwise).
-cc -std=c11 -Wall -Wextra -Werror "$srcdir/examples/acl_sample.c" \
+${CC:-cc} -std=c11 -Wall -Wextra -Werror "$srcdir/examples/acl_sample.c" \
 	$(pkg-config --cflags --libs davinci-acl) ${DV_LDFLAGS:-} -o "$tmp/acl_sample" \
 	> "$tmp/cc.log" 2>&1 && ok || { cat "$tmp/cc.log"; bad "building acl_sample"; }
 
