@@ -166,6 +166,25 @@ static PyObject *get_mem_info(PyObject *self, PyObject *args)
 	return Py_BuildValue("(nni)", (Py_ssize_t)fr, (Py_ssize_t)total, (int)ret);
 }
 
+/* ({"location": {"id", "type"}, "pageSize", "rsv"}, ret) */
+static PyObject *pointer_get_attributes(PyObject *self, PyObject *args)
+{
+	void *p;
+	if (!PyArg_ParseTuple(args, "O&:pointer_get_attributes", pyacl_ptr, &p))
+		return NULL;
+	aclrtPtrAttributes at;
+	memset(&at, 0, sizeof at);
+	aclError ret = aclrtPointerGetAttributes(p, &at);
+	PyObject *d = Py_BuildValue("{s:{s:k,s:i},s:k,s:[kkkk]}", "location", "id",
+				    (unsigned long)at.location.id, "type", (int)at.location.type,
+				    "pageSize", (unsigned long)at.pageSize, "rsv",
+				    (unsigned long)at.rsv[0], (unsigned long)at.rsv[1],
+				    (unsigned long)at.rsv[2], (unsigned long)at.rsv[3]);
+	if (!d)
+		return NULL;
+	return Py_BuildValue("(Ni)", d, (int)ret);
+}
+
 static PyObject *memcpy_(PyObject *self, PyObject *args)
 {
 	void *dst, *src;
@@ -231,6 +250,8 @@ static PyMethodDef rt_methods[] = {
 	M("malloc_host", malloc_host, METH_VARARGS, "malloc_host(size) -> (host_ptr, ret)"),
 	M("free_host", free_host, METH_VARARGS, "free_host(host_ptr) -> ret"),
 	M("get_mem_info", get_mem_info, METH_VARARGS, "get_mem_info(attr) -> (free, total, ret)"),
+	M("pointer_get_attributes", pointer_get_attributes, METH_VARARGS,
+	  "pointer_get_attributes(ptr) -> ({'location': {'id', 'type'}, 'pageSize', 'rsv'}, ret)"),
 	M("memcpy", memcpy_, METH_VARARGS, "memcpy(dst, dest_max, src, count, kind) -> ret"),
 	M("memcpy_async", memcpy_async, METH_VARARGS,
 	  "memcpy_async(dst, dest_max, src, count, kind, stream) -> ret"),

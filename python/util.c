@@ -92,6 +92,21 @@ static PyObject *bytes_to_ptr(PyObject *self, PyObject *b)
 	return buffer_ptr(b, PyBUF_SIMPLE);
 }
 
+/* Reading a simulated device address from the host would crash (it is
+ * not host memory): refuse it, as a ValueError, when the library knows it
+ * as device memory (after acl.init). */
+static int host_readable(const void *p, const char *fn)
+{
+	aclrtPtrAttributes at;
+	if (p && aclrtPointerGetAttributes(p, &at) == ACL_SUCCESS &&
+	    at.location.type == ACL_MEM_LOCATION_TYPE_DEVICE) {
+		PyErr_Format(PyExc_ValueError, "%s: %p is device memory: copy it to the host with "
+			     "acl.rt.memcpy first", fn, p);
+		return 0;
+	}
+	return 1;
+}
+
 static PyObject *ptr_to_bytes(PyObject *self, PyObject *args)
 {
 	void *p;
@@ -100,6 +115,8 @@ static PyObject *ptr_to_bytes(PyObject *self, PyObject *args)
 		return NULL;
 	if (!p && n)
 		return PyErr_Format(PyExc_ValueError, "ptr_to_bytes: NULL pointer");
+	if (!host_readable(p, "ptr_to_bytes"))
+		return NULL;
 	if (n > PY_SSIZE_T_MAX)
 		return PyErr_Format(PyExc_OverflowError, "ptr_to_bytes: size too large");
 	return PyBytes_FromStringAndSize(p, (Py_ssize_t)n);
@@ -159,6 +176,8 @@ static PyObject *ptr_to_numpy(PyObject *self, PyObject *args)
 	Py_DECREF(seq);
 	if (!p && elems)
 		return PyErr_Format(PyExc_ValueError, "ptr_to_numpy: NULL pointer");
+	if (!host_readable(p, "ptr_to_numpy"))
+		return NULL;
 	PyObject *np = PyImport_ImportModule("numpy");
 	if (!np)
 		return NULL;

@@ -862,6 +862,19 @@ aclError aclrtFree(void *devPtr)
 	return e;
 }
 
+aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes)
+{
+	NEED_INIT();
+	if (!attributes)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "attributes is NULL");
+	memset(attributes, 0, sizeof *attributes);
+	attributes->pageSize = 4096;
+	attributes->location.type = ptr && is_dev(ptr)	     ? ACL_MEM_LOCATION_TYPE_DEVICE
+				    : ptr && h_has(&g.hosts, ptr) ? ACL_MEM_LOCATION_TYPE_HOST
+								  : ACL_MEM_LOCATION_TYPE_UNREGISTERED;
+	return ACL_SUCCESS;
+}
+
 aclError aclrtMallocHost(void **hostPtr, size_t size)
 {
 	NEED_INIT();

@@ -232,6 +232,28 @@ aclError aclrtFree(void *devPtr);
  * bytes.  The simulated device has one pool: ACL_DDR_MEM* and ACL_HBM_MEM*
  * all report it; the P2P attributes report 0 of 0 (one device). */
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+typedef enum {
+	ACL_MEM_LOCATION_TYPE_HOST = 0,        /* from aclrtMallocHost */
+	ACL_MEM_LOCATION_TYPE_DEVICE = 1,      /* inside an aclrtMalloc allocation */
+	ACL_MEM_LOCATION_TYPE_UNREGISTERED = 2 /* anything else */
+} aclrtMemLocationType;
+
+typedef struct aclrtMemLocation {
+	uint32_t id; /* the device (0) for device memory */
+	aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef struct aclrtPtrAttributes {
+	aclrtMemLocation location;
+	uint32_t pageSize; /* 4096: simulated memory has no huge pages */
+	uint32_t rsv[4];
+} aclrtPtrAttributes;
+
+/* Where ptr lies: any address inside a live aclrtMalloc allocation is
+ * device memory; a pointer aclrtMallocHost returned is host memory; the
+ * rest is unregistered (also stale pointers).  After aclInit. */
+aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes);
+
 /* Host memory (plain malloc'd memory here). */
 aclError aclrtMallocHost(void **hostPtr, size_t size);
 aclError aclrtFreeHost(void *hostPtr);

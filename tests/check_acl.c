@@ -187,7 +187,22 @@ START_TEST(test_init_and_device)
 	ck_acl(aclrtGetMemInfo(ACL_DDR_MEM, &fr2, &tot2));
 	ck_assert_uint_eq(tot2, tot);
 	ck_assert_uint_ge(fr - fr2, 1 << 20);
+	/* where a pointer lies */
+	aclrtPtrAttributes at;
+	void *hp;
+	int local;
+	ck_acl(aclrtPointerGetAttributes((char *)blk + 100, &at));
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_DEVICE);
+	ck_acl(aclrtMallocHost(&hp, 64));
+	ck_acl(aclrtPointerGetAttributes(hp, &at));
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_HOST);
+	ck_acl(aclrtFreeHost(hp));
+	ck_acl(aclrtPointerGetAttributes(&local, &at));
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_UNREGISTERED);
+	ck_acl_err(aclrtPointerGetAttributes(&local, NULL), ACL_ERROR_INVALID_PARAM, "attributes");
 	ck_acl(aclrtFree(blk));
+	ck_acl(aclrtPointerGetAttributes(blk, &at)); /* freed: no longer device memory */
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_UNREGISTERED);
 	ck_acl(aclrtGetMemInfo(ACL_HBM_MEM_P2P_NORMAL, &fr2, &tot2));
 	ck_assert(fr2 == 0 && tot2 == 0);
 	ck_acl_err(aclrtGetMemInfo((aclrtMemAttr)42, &fr, &tot), ACL_ERROR_INVALID_PARAM,

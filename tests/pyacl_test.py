@@ -113,6 +113,22 @@ class Device(unittest.TestCase):
         self.assertEqual(acl.rt.free_host(host), 0)
         self.assertEqual(acl.rt.free(dev), 0)
 
+    def test_device_pointer_not_read_on_host(self):
+        dev, _ = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        attrs, ret = acl.rt.pointer_get_attributes(dev)
+        self.assertEqual(ret, 0)
+        self.assertEqual(attrs["location"]["type"], acl.ACL_MEM_LOCATION_TYPE_DEVICE)
+        with self.assertRaises(ValueError):
+            acl.util.ptr_to_bytes(dev, 64)  # would crash: not host memory
+        with self.assertRaises(ValueError):
+            acl.util.ptr_to_numpy(dev, (16,), acl.NPY_FLOAT32)
+        host, _ = acl.rt.malloc_host(64)
+        self.assertEqual(acl.rt.pointer_get_attributes(host)[0]["location"]["type"],
+                         acl.ACL_MEM_LOCATION_TYPE_HOST)
+        self.assertEqual(len(acl.util.ptr_to_bytes(host, 64)), 64)
+        self.assertEqual(acl.rt.free_host(host), 0)
+        self.assertEqual(acl.rt.free(dev), 0)
+
     def test_wrong_size_copy(self):
         dev, _ = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
         a = np.zeros(32, np.float32)  # 128 bytes
