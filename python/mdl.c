@@ -79,6 +79,17 @@ static PyObject *query_size(PyObject *self, PyObject *args)
 	return Py_BuildValue("(nni)", (Py_ssize_t)work, (Py_ssize_t)weight, (int)ret);
 }
 
+static PyObject *load_from_mem(PyObject *self, PyObject *args)
+{
+	void *p;
+	size_t n;
+	if (!PyArg_ParseTuple(args, "O&O&:load_from_mem", pyacl_ptr, &p, pyacl_size, &n))
+		return NULL;
+	uint32_t id = 0;
+	aclError ret = aclmdlLoadFromMem(p, n, &id);
+	return pyacl_int_ret(id, ret);
+}
+
 static PyObject *unload(PyObject *self, PyObject *args)
 {
 	uint32_t id;
@@ -211,6 +222,8 @@ static PyObject *execute_async(PyObject *self, PyObject *args)
 #define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
 static PyMethodDef mdl_methods[] = {
 	M("load_from_file", load_from_file, METH_VARARGS, "load_from_file(path) -> (model_id, ret)"),
+	M("load_from_mem", load_from_mem, METH_VARARGS,
+	  "load_from_mem(model_ptr, model_size) -> (model_id, ret)"),
 	M("query_size", query_size, METH_VARARGS, "query_size(path) -> (work_size, weight_size, ret)"),
 	M("unload", unload, METH_VARARGS, "unload(model_id) -> ret"),
 	M("create_desc", create_desc, METH_NOARGS, "create_desc() -> desc"),

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
 
@@ -1030,41 +1031,36 @@ static struct acl_model *get_model(const char *fn, uint32_t id)
 	return g.models[id - 1];
 }
 
-aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
+/* Load the .om at modelPath (readable, checked by the caller); fn names
+ * the API call in messages. */
+static aclError load_model(const char *fn, const char *modelPath, uint32_t *modelId)
 {
-	NEED_DEVICE();
-	if (!modelPath || !modelId)
-		return FAIL(ACL_ERROR_INVALID_PARAM, "%s is NULL", !modelPath ? "modelPath" : "modelId");
-	FILE *f = fopen(modelPath, "rb");
-	if (!f)
-		return FAIL(ACL_ERROR_READ_MODEL_FAILURE, "%s: %s", modelPath, strerror(errno));
-	fclose(f);
 	/* Loading synchronizes; run what is queued first, so that a failure of
 	 * that work is reported as such and the load's own run is its copy. */
-	aclError e = g.pending ? run_queued(__func__) : ACL_SUCCESS;
+	aclError e = g.pending ? run_queued(fn) : ACL_SUCCESS;
 	if (e != ACL_SUCCESS)
 		return e;
 	if (grow((void **)&g.models, &g.capmodels, g.nmodels, sizeof *g.models) ||
 	    g.nmodels >= UINT32_MAX)
-		return FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+		return fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
 	struct acl_model *m = calloc(1, sizeof *m); /* not moved: the runtime keeps &m->om */
 	if (!m)
-		return FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+		return fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
 	char err[2048];
 	if (om_read(modelPath, &m->om, NULL, err, sizeof err)) {
 		free(m);
-		return FAIL(ACL_ERROR_PARSE_MODEL, "%s", err);
+		return fail(ACL_ERROR_PARSE_MODEL, fn, "%s", err);
 	}
 	if (strcmp(m->om.soc, g.cfg.name) != 0)
-		e = FAIL(ACL_ERROR_RT_SOC_VERSION,
+		e = fail(ACL_ERROR_RT_SOC_VERSION, fn,
 			 "%s was compiled for %s, but the device is %s (SoC from %s): compile it "
 			 "with simatc --soc_version=%s, or choose the SoC with aclInit's config, "
 			 "$DAVINCI_SOC or aclsimSetSoc", modelPath, m->om.soc, g.cfg.name,
 			 g.soc_from, g.cfg.name);
 	else if (!(m->done = rt_event_new(g.dev)))
-		e = FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+		e = fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
 	else if (rt_model_load(g.dev, &m->om, &m->rm, err, sizeof err))
-		e = FAIL(ACL_ERROR_RT_FAILURE, "%s: %s", modelPath, err);
+		e = fail(ACL_ERROR_RT_FAILURE, fn, "%s: %s", modelPath, err);
 	if (e != ACL_SUCCESS) {
 		rt_event_free(m->done);
 		om_free(&m->om);
@@ -1075,6 +1071,42 @@ aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
 	g.models[g.nmodels++] = m;
 	*modelId = (uint32_t)g.nmodels;
 	return ACL_SUCCESS;
+}
+
+aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
+{
+	NEED_DEVICE();
+	if (!modelPath || !modelId)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s is NULL", !modelPath ? "modelPath" : "modelId");
+	FILE *f = fopen(modelPath, "rb");
+	if (!f)
+		return FAIL(ACL_ERROR_READ_MODEL_FAILURE, "%s: %s", modelPath, strerror(errno));
+	fclose(f);
+	return load_model(__func__, modelPath, modelId);
+}
+
+/* The .om format is read through its file (om_read maps it), so the bytes
+ * go to an unlinked temporary file first. */
+aclError aclmdlLoadFromMem(const void *model, size_t modelSize, uint32_t *modelId)
+{
+	NEED_DEVICE();
+	if (!model || !modelSize || !modelId)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s", !model ? "model is NULL"
+				: !modelSize ? "modelSize is 0" : "modelId is NULL");
+	const char *tmp = getenv("TMPDIR");
+	char path[600];
+	snprintf(path, sizeof path, "%s/davinci-acl-model-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return FAIL(ACL_ERROR_READ_MODEL_FAILURE, "cannot create a temporary file in %s: %s",
+			    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	FILE *f = fdopen(fd, "wb");
+	int ok = f && fwrite(model, 1, modelSize, f) == modelSize;
+	ok = (f ? fclose(f) == 0 : (close(fd), 0)) && ok;
+	aclError e = ok ? load_model(__func__, path, modelId)
+			: FAIL(ACL_ERROR_READ_MODEL_FAILURE, "writing %s: %s", path, strerror(errno));
+	unlink(path); /* a loaded model keeps its mapping */
+	return e;
 }
 
 aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size_t *weightSize)

@@ -274,6 +274,8 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 /* Reads and validates the .om (it must be compiled for the device's SoC)
  * and copies its weights to the device (simulated, so this synchronizes). */
 aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId);
+/* The same from the .om's bytes in host memory (e.g. read by the caller). */
+aclError aclmdlLoadFromMem(const void *model, size_t modelSize, uint32_t *modelId);
 aclError aclmdlUnload(uint32_t modelId);
 /* The workspace and weight bytes the .om needs (read from the file, which
  * need not be compiled for the device's SoC); after aclInit. */

@@ -721,6 +721,23 @@ START_TEST(test_model)
 	ck_acl(aclmdlLoadFromFile(relu, &id2));
 	ck_assert_uint_ne(id2, id); /* ids are not reused */
 
+	/* from memory: the same model from its bytes; a truncated copy fails */
+	FILE *mf = fopen(relu, "rb");
+	ck_assert_ptr_nonnull(mf);
+	static unsigned char bytes[1 << 20];
+	size_t nb = fread(bytes, 1, sizeof bytes, mf);
+	fclose(mf);
+	ck_assert(nb > 0 && nb < sizeof bytes);
+	uint32_t id3;
+	ck_acl(aclmdlLoadFromMem(bytes, nb, &id3));
+	ck_acl(aclmdlExecute(id3, in, out));
+	ck_acl(aclrtMemcpy(y, sizeof y, dout, 240, ACL_MEMCPY_DEVICE_TO_HOST));
+	check_relu(x.data, y, n, 1);
+	ck_acl(aclmdlUnload(id3));
+	ck_acl_err(aclmdlLoadFromMem(bytes, 300, &id3), ACL_ERROR_PARSE_MODEL, "aclmdlLoadFromMem");
+	ck_acl_err(aclmdlLoadFromMem(bytes, 0, &id3), ACL_ERROR_INVALID_PARAM, "modelSize is 0");
+	ck_acl_err(aclmdlLoadFromMem(NULL, nb, &id3), ACL_ERROR_INVALID_PARAM, "model is NULL");
+
 	destroy_dataset(in);
 	destroy_dataset(out);
 	destroy_dataset(in2);

@@ -334,6 +334,16 @@ class Model(unittest.TestCase):
         for ds in (ind, outd):
             acl.mdl.destroy_dataset(ds)
 
+    def test_load_from_mem(self):
+        with open(os.path.join(MODEL_DIR, "cnn.om"), "rb") as f:
+            data = f.read()
+        mid, ret = acl.mdl.load_from_mem(acl.util.bytes_to_ptr(data), len(data))
+        self.assertEqual(ret, 0)
+        self.assertNotEqual(mid, self.model_id)
+        self.assertEqual(acl.mdl.unload(mid), 0)
+        self.assertEqual(acl.mdl.load_from_mem(acl.util.bytes_to_ptr(data), 300)[1],
+                         acl.ACL_ERROR_PARSE_MODEL)
+
     def test_unloaded_model(self):
         other, ret = acl.mdl.load_from_file(os.path.join(MODEL_DIR, "cnn.om"))
         self.assertEqual(ret, 0)
