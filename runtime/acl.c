@@ -11,11 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <ini.h>
 
 #include "acl.h"
 #include "runtime.h"
+#include "summary.h"
+#include "trace.h"
 
 /* Device buffers get this much beyond what was asked for: kernels move
  * whole 32-byte blocks and 256-byte vector repeats past a tensor's last
@@ -65,6 +69,11 @@ struct aclDataBuffer {
 	size_t size;
 };
 
+struct aclprofConfig {
+	aclprofAicoreMetrics metrics;
+	uint64_t types;
+};
+
 struct soc_set_line {
 	char *assign; /* "sec.key=value" */
 	int line;
@@ -98,6 +107,17 @@ static struct acl_state {
 	size_t nzombies, capzombies;
 	char msg[4096];
 	int has_msg;
+	struct acl_prof {    /* aclprof*: see the profiling section */
+		int inited;
+		char dir[512];
+		const aclprofConfig *running; /* between aclprofStart and aclprofStop */
+		struct trc_spans spans;
+		/* models unloaded while profiling: kept until the profile ends so
+		 * that no new model takes the address the task log names */
+		struct acl_model **retired;
+		size_t nretired, capretired;
+	} prof;
+	struct handles profcfgs;
 } g;
 
 /* --- errors ------------------------------------------------------------- */
@@ -379,10 +399,13 @@ aclError aclInit(const char *configPath)
 	return ACL_SUCCESS;
 }
 
+static void prof_end(void);
+
 static void destroy_device(void)
 {
 	if (!g.dev)
 		return;
+	prof_end(); /* the task log goes with the device */
 	/* Models first: unloading frees their device memory.  Queued work may
 	 * still name their kernels and events, but rt_device_free drops the
 	 * queues without looking at either (and frees every stream). */
@@ -433,6 +456,10 @@ aclError aclFinalize(void)
 	free(g.zombies);
 	g.zombies = NULL;
 	g.capzombies = 0;
+	for (size_t i = 0; i < g.profcfgs.n; i++)
+		free(g.profcfgs.v[i]);
+	h_clear(&g.profcfgs);
+	g.prof.inited = 0;
 	free_sets();
 	g.state = 2;
 	return ACL_SUCCESS;
@@ -504,6 +531,13 @@ aclError aclrtGetRunMode(aclrtRunMode *runMode)
 		return FAIL(ACL_ERROR_INVALID_PARAM, "runMode is NULL");
 	*runMode = ACL_HOST;
 	return ACL_SUCCESS;
+}
+
+const char *aclrtGetSocName(void)
+{
+	if (need_init(__func__) != ACL_SUCCESS)
+		return NULL;
+	return g.cfg.name;
 }
 
 aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId)
@@ -764,6 +798,25 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
 
 /* --- memory -------------------------------------------------------------- */
 
+/* One memory pool, [hbm] size_mb of the SoC (HBM or DDR alike): every
+ * non-P2P attribute reports it; P2P memory (for copies between devices)
+ * does not exist with one device, so it is 0 of 0, as ACL reports memory
+ * the hardware lacks. */
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *freeBytes, size_t *total)
+{
+	NEED_DEVICE();
+	if (!freeBytes || !total)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s is NULL", !freeBytes ? "free" : "total");
+	if ((unsigned)attr > ACL_HBM_MEM_P2P_NORMAL)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "unknown aclrtMemAttr %d", (int)attr);
+	uint64_t size = (uint64_t)g.cfg.hbm_size_mb << 20;
+	uint64_t used = sim_gm_used(rt_device_sim(g.dev));
+	int p2p = attr >= ACL_DDR_MEM_P2P_HUGE;
+	*total = p2p ? 0 : (size_t)size;
+	*freeBytes = p2p || used >= size ? 0 : (size_t)(size - used);
+	return ACL_SUCCESS;
+}
+
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy)
 {
 	(void)policy; /* simulated memory has no page sizes */
@@ -808,6 +861,19 @@ aclError aclrtFree(void *devPtr)
 	sim_gm_free(rt_device_sim(g.dev), g.allocs[i].addr);
 	g.allocs[i] = g.allocs[--g.nallocs];
 	return e;
+}
+
+aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes)
+{
+	NEED_INIT();
+	if (!attributes)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "attributes is NULL");
+	memset(attributes, 0, sizeof *attributes);
+	attributes->pageSize = 4096;
+	attributes->location.type = ptr && is_dev(ptr)	     ? ACL_MEM_LOCATION_TYPE_DEVICE
+				    : ptr && h_has(&g.hosts, ptr) ? ACL_MEM_LOCATION_TYPE_HOST
+								  : ACL_MEM_LOCATION_TYPE_UNREGISTERED;
+	return ACL_SUCCESS;
 }
 
 aclError aclrtMallocHost(void **hostPtr, size_t size)
@@ -945,6 +1011,17 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 
 /* --- models -------------------------------------------------------------- */
 
+/* Keep m (its om freed) until the profile ends; 1 if out of memory (then
+ * the caller frees it and the profile may confuse a later model with it). */
+static int retire(struct acl_model *m)
+{
+	if (grow((void **)&g.prof.retired, &g.prof.capretired, g.prof.nretired,
+		 sizeof *g.prof.retired))
+		return 1;
+	g.prof.retired[g.prof.nretired++] = m;
+	return 0;
+}
+
 static struct acl_model *get_model(const char *fn, uint32_t id)
 {
 	if (id == 0 || id > g.nmodels || !g.models[id - 1]) {
@@ -952,6 +1029,48 @@ static struct acl_model *get_model(const char *fn, uint32_t id)
 		return NULL;
 	}
 	return g.models[id - 1];
+}
+
+/* Load the .om at modelPath (readable, checked by the caller); fn names
+ * the API call in messages. */
+static aclError load_model(const char *fn, const char *modelPath, uint32_t *modelId)
+{
+	/* Loading synchronizes; run what is queued first, so that a failure of
+	 * that work is reported as such and the load's own run is its copy. */
+	aclError e = g.pending ? run_queued(fn) : ACL_SUCCESS;
+	if (e != ACL_SUCCESS)
+		return e;
+	if (grow((void **)&g.models, &g.capmodels, g.nmodels, sizeof *g.models) ||
+	    g.nmodels >= UINT32_MAX)
+		return fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
+	struct acl_model *m = calloc(1, sizeof *m); /* not moved: the runtime keeps &m->om */
+	if (!m)
+		return fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
+	char err[2048];
+	if (om_read(modelPath, &m->om, NULL, err, sizeof err)) {
+		free(m);
+		return fail(ACL_ERROR_PARSE_MODEL, fn, "%s", err);
+	}
+	if (strcmp(m->om.soc, g.cfg.name) != 0)
+		e = fail(ACL_ERROR_RT_SOC_VERSION, fn,
+			 "%s was compiled for %s, but the device is %s (SoC from %s): compile it "
+			 "with simatc --soc_version=%s, or choose the SoC with aclInit's config, "
+			 "$DAVINCI_SOC or aclsimSetSoc", modelPath, m->om.soc, g.cfg.name,
+			 g.soc_from, g.cfg.name);
+	else if (!(m->done = rt_event_new(g.dev)))
+		e = fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
+	else if (rt_model_load(g.dev, &m->om, &m->rm, err, sizeof err))
+		e = fail(ACL_ERROR_RT_FAILURE, fn, "%s: %s", modelPath, err);
+	if (e != ACL_SUCCESS) {
+		rt_event_free(m->done);
+		om_free(&m->om);
+		free(m);
+		return e;
+	}
+	drained(); /* loading synchronized: the queues are empty */
+	g.models[g.nmodels++] = m;
+	*modelId = (uint32_t)g.nmodels;
+	return ACL_SUCCESS;
 }
 
 aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
@@ -963,41 +1082,50 @@ aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId)
 	if (!f)
 		return FAIL(ACL_ERROR_READ_MODEL_FAILURE, "%s: %s", modelPath, strerror(errno));
 	fclose(f);
-	/* Loading synchronizes; run what is queued first, so that a failure of
-	 * that work is reported as such and the load's own run is its copy. */
-	aclError e = g.pending ? run_queued(__func__) : ACL_SUCCESS;
-	if (e != ACL_SUCCESS)
-		return e;
-	if (grow((void **)&g.models, &g.capmodels, g.nmodels, sizeof *g.models) ||
-	    g.nmodels >= UINT32_MAX)
-		return FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
-	struct acl_model *m = calloc(1, sizeof *m); /* not moved: the runtime keeps &m->om */
-	if (!m)
-		return FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+	return load_model(__func__, modelPath, modelId);
+}
+
+/* The .om format is read through its file (om_read maps it), so the bytes
+ * go to an unlinked temporary file first. */
+aclError aclmdlLoadFromMem(const void *model, size_t modelSize, uint32_t *modelId)
+{
+	NEED_DEVICE();
+	if (!model || !modelSize || !modelId)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s", !model ? "model is NULL"
+				: !modelSize ? "modelSize is 0" : "modelId is NULL");
+	const char *tmp = getenv("TMPDIR");
+	char path[600];
+	snprintf(path, sizeof path, "%s/davinci-acl-model-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return FAIL(ACL_ERROR_READ_MODEL_FAILURE, "cannot create a temporary file in %s: %s",
+			    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+	FILE *f = fdopen(fd, "wb");
+	int ok = f && fwrite(model, 1, modelSize, f) == modelSize;
+	ok = (f ? fclose(f) == 0 : (close(fd), 0)) && ok;
+	aclError e = ok ? load_model(__func__, path, modelId)
+			: FAIL(ACL_ERROR_READ_MODEL_FAILURE, "writing %s: %s", path, strerror(errno));
+	unlink(path); /* a loaded model keeps its mapping */
+	return e;
+}
+
+aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size_t *weightSize)
+{
+	NEED_INIT();
+	if (!fileName || !workSize || !weightSize)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s is NULL",
+			    !fileName ? "fileName" : !workSize ? "workSize" : "weightSize");
+	FILE *f = fopen(fileName, "rb");
+	if (!f)
+		return FAIL(ACL_ERROR_READ_MODEL_FAILURE, "%s: %s", fileName, strerror(errno));
+	fclose(f);
+	struct om_model om;
 	char err[2048];
-	if (om_read(modelPath, &m->om, NULL, err, sizeof err)) {
-		free(m);
+	if (om_read(fileName, &om, NULL, err, sizeof err))
 		return FAIL(ACL_ERROR_PARSE_MODEL, "%s", err);
-	}
-	if (strcmp(m->om.soc, g.cfg.name) != 0)
-		e = FAIL(ACL_ERROR_RT_SOC_VERSION,
-			 "%s was compiled for %s, but the device is %s (SoC from %s): compile it "
-			 "with simatc --soc_version=%s, or choose the SoC with aclInit's config, "
-			 "$DAVINCI_SOC or aclsimSetSoc", modelPath, m->om.soc, g.cfg.name,
-			 g.soc_from, g.cfg.name);
-	else if (!(m->done = rt_event_new(g.dev)))
-		e = FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
-	else if (rt_model_load(g.dev, &m->om, &m->rm, err, sizeof err))
-		e = FAIL(ACL_ERROR_RT_FAILURE, "%s: %s", modelPath, err);
-	if (e != ACL_SUCCESS) {
-		rt_event_free(m->done);
-		om_free(&m->om);
-		free(m);
-		return e;
-	}
-	drained(); /* loading synchronized: the queues are empty */
-	g.models[g.nmodels++] = m;
-	*modelId = (uint32_t)g.nmodels;
+	*workSize = (size_t)om.workspace_bytes;
+	*weightSize = (size_t)om.weights_bytes;
+	om_free(&om);
 	return ACL_SUCCESS;
 }
 
@@ -1013,7 +1141,8 @@ aclError aclmdlUnload(uint32_t modelId)
 	rt_model_unload(&m->rm);
 	om_free(&m->om);
 	rt_event_free(m->done);
-	free(m);
+	if (!g.prof.running || retire(m))
+		free(m);
 	g.models[modelId - 1] = NULL;
 	return e;
 }
@@ -1150,6 +1279,12 @@ aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIOD
 }
 
 aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
+{
+	return get_dims(__func__, modelDesc, index, 1, dims);
+}
+
+/* Shapes are static here, so the current output dims are the model's. */
+aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims)
 {
 	return get_dims(__func__, modelDesc, index, 1, dims);
 }
@@ -1492,6 +1627,9 @@ const char *aclGetErrorString(aclError error)
 		{ ACL_ERROR_MODEL_OUTPUT_NOT_MATCH,
 		  "ACL_ERROR_MODEL_OUTPUT_NOT_MATCH (outputs do not match the model)" },
 		{ ACL_ERROR_REPEAT_FINALIZE, "ACL_ERROR_REPEAT_FINALIZE (already finalized)" },
+		{ ACL_ERROR_PROF_ALREADY_RUN,
+		  "ACL_ERROR_PROF_ALREADY_RUN (profiling already initialized or running)" },
+		{ ACL_ERROR_PROF_NOT_RUN, "ACL_ERROR_PROF_NOT_RUN (profiling not initialized or started)" },
 		{ ACL_ERROR_RT_INVALID_DEVICEID, "ACL_ERROR_RT_INVALID_DEVICEID (no such device)" },
 		{ ACL_ERROR_RT_CONTEXT_NULL,
 		  "ACL_ERROR_RT_CONTEXT_NULL (no device set: call aclrtSetDevice)" },
@@ -1505,6 +1643,7 @@ const char *aclGetErrorString(aclError error)
 		  "ACL_ERROR_RT_MEMORY_ALLOCATION (out of device memory)" },
 		{ ACL_ERROR_INTERNAL_ERROR, "ACL_ERROR_INTERNAL_ERROR (internal error)" },
 		{ ACL_ERROR_FAILURE, "ACL_ERROR_FAILURE (failure)" },
+		{ ACL_ERROR_PROFILING_FAILURE, "ACL_ERROR_PROFILING_FAILURE (the trace was not written)" },
 		{ ACL_ERROR_RT_FAILURE, "ACL_ERROR_RT_FAILURE (the simulated device failed)" },
 		{ ACL_ERROR_RT_EVENT_NOT_COMPLETE,
 		  "ACL_ERROR_RT_EVENT_NOT_COMPLETE (event not complete)" },
@@ -1542,4 +1681,159 @@ aclError aclsimGetDeviceTimeUs(double *us)
 		return FAIL(ACL_ERROR_INVALID_PARAM, "us is NULL");
 	*us = (double)rt_now(g.dev) / g.cfg.core_freq_mhz;
 	return ACL_SUCCESS;
+}
+
+/* --- profiling ---------------------------------------------------------- */
+
+/* Stop collecting: unhook the span recorder, forget the spans and the
+ * retired models (nothing names them any more). */
+static void prof_end(void)
+{
+	if (!g.prof.running)
+		return;
+	if (g.dev)
+		sim_device_set_span_hook(rt_device_sim(g.dev), NULL, NULL);
+	trc_spans_free(&g.prof.spans);
+	memset(&g.prof.spans, 0, sizeof g.prof.spans);
+	for (size_t i = 0; i < g.prof.nretired; i++) {
+		free(g.prof.retired[i]);
+	}
+	free(g.prof.retired);
+	g.prof.retired = NULL;
+	g.prof.nretired = g.prof.capretired = 0;
+	g.prof.running = NULL;
+}
+
+aclError aclprofInit(const char *profilerResultPath, size_t length)
+{
+	NEED_INIT();
+	if (!profilerResultPath || length == 0 || length >= sizeof g.prof.dir)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s",
+			    !profilerResultPath ? "profilerResultPath is NULL"
+						: "length must be 1 to 511 (strlen of the path)");
+	if (g.prof.inited)
+		return FAIL(ACL_ERROR_PROF_ALREADY_RUN, "aclprofInit was already called");
+	char dir[sizeof g.prof.dir];
+	memcpy(dir, profilerResultPath, length);
+	dir[length] = '\0';
+	if (strlen(dir) != length)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "length %zu is not the path's length %zu", length,
+			    strlen(dir));
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "%s: %s", dir, strerror(errno));
+	memcpy(g.prof.dir, dir, length + 1);
+	g.prof.inited = 1;
+	return ACL_SUCCESS;
+}
+
+aclError aclprofFinalize(void)
+{
+	NEED_INIT();
+	if (!g.prof.inited)
+		return FAIL(ACL_ERROR_PROF_NOT_RUN, "aclprofInit has not been called");
+	prof_end();
+	g.prof.inited = 0;
+	return ACL_SUCCESS;
+}
+
+aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums,
+				   aclprofAicoreMetrics aicoreMetrics,
+				   const aclprofAicoreEvents *aicoreEvents, uint64_t dataTypeConfig)
+{
+	(void)aicoreEvents; /* reserved in ACL too */
+	if (need_init(__func__) != ACL_SUCCESS)
+		return NULL;
+	if (!deviceIdList || deviceNums != 1 || deviceIdList[0] != 0) {
+		FAIL(ACL_ERROR_INVALID_PARAM, "the device list must be {0} (one device)");
+		return NULL;
+	}
+	aclprofConfig *c = calloc(1, sizeof *c);
+	if (!c || h_add(&g.profcfgs, c)) {
+		free(c);
+		FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+		return NULL;
+	}
+	c->metrics = aicoreMetrics;
+	c->types = dataTypeConfig;
+	return c;
+}
+
+static aclError prof_config_ok(const char *fn, const aclprofConfig *c)
+{
+	if (!c)
+		return fail(ACL_ERROR_INVALID_PARAM, fn, "profilerConfig is NULL");
+	if (!h_has(&g.profcfgs, c))
+		return fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, fn,
+			    "%p is not a live aclprofConfig", (const void *)c);
+	return ACL_SUCCESS;
+}
+
+aclError aclprofDestroyConfig(const aclprofConfig *profilerConfig)
+{
+	NEED_INIT();
+	aclError e = prof_config_ok(__func__, profilerConfig);
+	if (e != ACL_SUCCESS)
+		return e;
+	if (g.prof.running == profilerConfig)
+		return FAIL(ACL_ERROR_PROF_ALREADY_RUN, "the profile is running: aclprofStop first");
+	h_del(&g.profcfgs, profilerConfig);
+	free((void *)(uintptr_t)profilerConfig);
+	return ACL_SUCCESS;
+}
+
+aclError aclprofStart(const aclprofConfig *profilerConfig)
+{
+	NEED_DEVICE();
+	aclError e = prof_config_ok(__func__, profilerConfig);
+	if (e != ACL_SUCCESS)
+		return e;
+	if (!g.prof.inited)
+		return FAIL(ACL_ERROR_PROF_NOT_RUN, "aclprofInit has not been called");
+	if (g.prof.running)
+		return FAIL(ACL_ERROR_PROF_ALREADY_RUN, "a profile is already running");
+	/* the profile starts from an idle device, so the log holds only its work */
+	if (g.pending && (e = run_queued(__func__)) != ACL_SUCCESS)
+		return e;
+	if (trc_spans_init(&g.prof.spans, (unsigned)g.cfg.core_count))
+		return FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
+	rt_log_clear(g.dev);
+	sim_device_set_span_hook(rt_device_sim(g.dev), trc_span_record, &g.prof.spans);
+	g.prof.running = profilerConfig;
+	return ACL_SUCCESS;
+}
+
+/* The loaded model that executed last in the log, or NULL. */
+static const struct om_model *last_model(const struct rt_exec_record *e, size_t n)
+{
+	for (size_t i = n; i-- > 0;)
+		for (size_t k = 0; k < g.nmodels; k++)
+			if (g.models[k] && &g.models[k]->om == e[i].model)
+				return e[i].model;
+	return NULL;
+}
+
+aclError aclprofStop(const aclprofConfig *profilerConfig)
+{
+	NEED_DEVICE();
+	aclError e = prof_config_ok(__func__, profilerConfig);
+	if (e != ACL_SUCCESS)
+		return e;
+	if (g.prof.running != profilerConfig)
+		return FAIL(ACL_ERROR_PROF_NOT_RUN, "aclprofStart has not been called with this "
+			    "configuration");
+	e = g.pending ? run_queued(__func__) : ACL_SUCCESS;
+	size_t nt, ne;
+	const struct rt_task_record *t = rt_tasks(g.dev, &nt);
+	const struct rt_exec_record *x = rt_execs(g.dev, &ne);
+	const struct om_model *om = last_model(x, ne);
+	char err[1024];
+	if (e == ACL_SUCCESS && om) {
+		struct trc_summary sum;
+		struct trc_input in = { &g.cfg, om, t, nt, x, ne, &g.prof.spans, &sum };
+		if (trc_summarize(&g.cfg, om, t, nt, x, ne, 0, &sum, err, sizeof err) ||
+		    trc_write(g.prof.dir, &in, err, sizeof err))
+			e = FAIL(ACL_ERROR_PROFILING_FAILURE, "%s: %s", g.prof.dir, err);
+	}
+	prof_end();
+	return e;
 }

@@ -71,6 +71,8 @@ typedef int aclError;
 #define ACL_ERROR_MODEL_INPUT_NOT_MATCH 100017  /* input dataset vs the model */
 #define ACL_ERROR_MODEL_OUTPUT_NOT_MATCH 100018 /* output dataset vs the model */
 #define ACL_ERROR_REPEAT_FINALIZE 100037     /* aclFinalize twice */
+#define ACL_ERROR_PROF_ALREADY_RUN 100042    /* aclprofInit twice, aclprofStart while running */
+#define ACL_ERROR_PROF_NOT_RUN 100043        /* aclprof* before aclprofInit, Stop before Start */
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001 /* device id other than 0 */
 #define ACL_ERROR_RT_CONTEXT_NULL 107002     /* called before aclrtSetDevice */
 #define ACL_ERROR_BAD_ALLOC 200000           /* host memory exhausted */
@@ -80,6 +82,7 @@ typedef int aclError;
 #define ACL_ERROR_RT_MEMORY_ALLOCATION 207001 /* device memory exhausted */
 #define ACL_ERROR_INTERNAL_ERROR 500000
 #define ACL_ERROR_FAILURE 500001
+#define ACL_ERROR_PROFILING_FAILURE 500005  /* the trace could not be written */
 #define ACL_ERROR_RT_FAILURE 500003          /* the simulation failed (see the message) */
 #define ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006 /* elapsed time of an event not yet fired */
 #define ACL_ERROR_RT_SOC_VERSION 507008      /* .om compiled for another SoC */
@@ -140,6 +143,19 @@ typedef enum {
 } aclrtMemcpyKind;
 
 typedef enum {
+	ACL_DDR_MEM = 0,
+	ACL_HBM_MEM = 1,
+	ACL_DDR_MEM_HUGE = 2,
+	ACL_DDR_MEM_NORMAL = 3,
+	ACL_HBM_MEM_HUGE = 4,
+	ACL_HBM_MEM_NORMAL = 5,
+	ACL_DDR_MEM_P2P_HUGE = 6,
+	ACL_DDR_MEM_P2P_NORMAL = 7,
+	ACL_HBM_MEM_P2P_HUGE = 8,
+	ACL_HBM_MEM_P2P_NORMAL = 9
+} aclrtMemAttr;
+
+typedef enum {
 	ACL_EVENT_STATUS_COMPLETE = 0,
 	ACL_EVENT_STATUS_NOT_READY = 1,
 	ACL_EVENT_STATUS_RESERVED = 2
@@ -171,6 +187,9 @@ aclError aclrtResetDevice(int32_t deviceId);
 aclError aclrtGetDevice(int32_t *deviceId);
 aclError aclrtGetDeviceCount(uint32_t *count); /* always 1 */
 aclError aclrtGetRunMode(aclrtRunMode *runMode); /* always ACL_HOST */
+/* The simulated chip's name ([soc] name= of its .ini, e.g. "Ascend310"),
+ * known from aclInit on; NULL before aclInit and after aclFinalize. */
+const char *aclrtGetSocName(void);
 
 /* One implicit context per device: creating one takes a device reference
  * (like aclrtSetDevice), destroying it drops it. */
@@ -209,6 +228,32 @@ aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endE
  * Copies are checked against size, not the allocation's rounding. */
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy);
 aclError aclrtFree(void *devPtr);
+/* The device memory ([hbm] size_mb of the SoC) free and in total, in
+ * bytes.  The simulated device has one pool: ACL_DDR_MEM* and ACL_HBM_MEM*
+ * all report it; the P2P attributes report 0 of 0 (one device). */
+aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+typedef enum {
+	ACL_MEM_LOCATION_TYPE_HOST = 0,        /* from aclrtMallocHost */
+	ACL_MEM_LOCATION_TYPE_DEVICE = 1,      /* inside an aclrtMalloc allocation */
+	ACL_MEM_LOCATION_TYPE_UNREGISTERED = 2 /* anything else */
+} aclrtMemLocationType;
+
+typedef struct aclrtMemLocation {
+	uint32_t id; /* the device (0) for device memory */
+	aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef struct aclrtPtrAttributes {
+	aclrtMemLocation location;
+	uint32_t pageSize; /* 4096: simulated memory has no huge pages */
+	uint32_t rsv[4];
+} aclrtPtrAttributes;
+
+/* Where ptr lies: any address inside a live aclrtMalloc allocation is
+ * device memory; a pointer aclrtMallocHost returned is host memory; the
+ * rest is unregistered (also stale pointers).  After aclInit. */
+aclError aclrtPointerGetAttributes(const void *ptr, aclrtPtrAttributes *attributes);
+
 /* Host memory (plain malloc'd memory here). */
 aclError aclrtMallocHost(void **hostPtr, size_t size);
 aclError aclrtFreeHost(void *hostPtr);
@@ -229,7 +274,12 @@ aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count)
 /* Reads and validates the .om (it must be compiled for the device's SoC)
  * and copies its weights to the device (simulated, so this synchronizes). */
 aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId);
+/* The same from the .om's bytes in host memory (e.g. read by the caller). */
+aclError aclmdlLoadFromMem(const void *model, size_t modelSize, uint32_t *modelId);
 aclError aclmdlUnload(uint32_t modelId);
+/* The workspace and weight bytes the .om needs (read from the file, which
+ * need not be compiled for the device's SoC); after aclInit. */
+aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size_t *weightSize);
 
 aclmdlDesc *aclmdlCreateDesc(void);
 aclError aclmdlDestroyDesc(aclmdlDesc *modelDesc);
@@ -244,6 +294,8 @@ size_t aclmdlGetInputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
 size_t aclmdlGetOutputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
 aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
 aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+/* Shapes are static: the same as aclmdlGetOutputDims. */
+aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
 const char *aclmdlGetInputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
 const char *aclmdlGetOutputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
 aclError aclmdlGetInputIndexByName(const aclmdlDesc *modelDesc, const char *name,
@@ -280,6 +332,53 @@ size_t aclDataTypeSize(aclDataType dataType);
 aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
 aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *input,
 			    aclmdlDataset *output, aclrtStream stream);
+
+/* --- profiling (msprof's aclprof* API) ------------------------------------ */
+
+/* aclprofInit(dir) .. aclprofStart(config) .. work .. aclprofStop(config)
+ * writes the trace of the work in between into dir, as simrun --trace
+ * does (docs/traces.md): op_summary.csv, task_time.csv, timeline.json
+ * (with every pipe's busy spans) and summary.json.  The summary and the
+ * tensor columns describe the model executed last; tasks of other models
+ * and copies are listed too.  aclprofStop synchronizes first.  Nothing is
+ * written when no model ran.  The configuration's metrics and data types
+ * are accepted and ignored: the simulator records everything. */
+#define ACL_PROF_ACL_API 0x0001ULL
+#define ACL_PROF_TASK_TIME 0x0002ULL
+#define ACL_PROF_AICORE_METRICS 0x0004ULL
+#define ACL_PROF_AICPU 0x0008ULL
+#define ACL_PROF_L2CACHE 0x0010ULL
+#define ACL_PROF_HCCL_TRACE 0x0020ULL
+#define ACL_PROF_TRAINING_TRACE 0x0040ULL
+#define ACL_PROF_MSPROFTX 0x0080ULL
+#define ACL_PROF_RUNTIME_API 0x0100ULL
+
+typedef enum {
+	ACL_AICORE_ARITHMETIC_UTILIZATION = 0,
+	ACL_AICORE_PIPE_UTILIZATION = 1,
+	ACL_AICORE_MEMORY_BANDWIDTH = 2,
+	ACL_AICORE_L0B_AND_WIDTH = 3,
+	ACL_AICORE_RESOURCE_CONFLICT_RATIO = 4,
+	ACL_AICORE_MEMORY_UB = 5,
+	ACL_AICORE_NONE = 0xFF
+} aclprofAicoreMetrics;
+
+typedef struct aclprofConfig aclprofConfig;
+typedef struct aclprofAicoreEvents aclprofAicoreEvents; /* pass NULL */
+
+/* After aclInit; the directory is created if missing.  length is
+ * strlen(profilerResultPath). */
+aclError aclprofInit(const char *profilerResultPath, size_t length);
+/* Stops a running profile without writing it. */
+aclError aclprofFinalize(void);
+/* deviceIdList must be {0}; NULL on a bad argument (with a message). */
+aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, uint32_t deviceNums,
+				   aclprofAicoreMetrics aicoreMetrics,
+				   const aclprofAicoreEvents *aicoreEvents, uint64_t dataTypeConfig);
+aclError aclprofDestroyConfig(const aclprofConfig *profilerConfig);
+/* The device must be set; the trace covers the work queued from here. */
+aclError aclprofStart(const aclprofConfig *profilerConfig);
+aclError aclprofStop(const aclprofConfig *profilerConfig);
 
 /* --- errors --------------------------------------------------------------- */
 

@@ -157,6 +157,15 @@ void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode)
 	dev->timing_only = mode == SIM_MODE_TIMING;
 }
 
+void sim_device_set_span_hook(struct sim_device *dev,
+			      void (*fn)(void *ctx, unsigned core, unsigned pipe, uint64_t start,
+					 uint64_t end),
+			      void *ctx)
+{
+	dev->opt.on_span = fn;
+	dev->opt.span_ctx = fn ? ctx : NULL;
+}
+
 int sim_kernel_load(struct sim_kernel *k, const char *name, const uint8_t *code, size_t bytes,
 		    char *err, size_t errlen)
 {

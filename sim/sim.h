@@ -64,6 +64,12 @@ void sim_device_free(struct sim_device *dev);
 const struct soc_config *sim_device_config(const struct sim_device *dev);
 /* Full or timing-only simulation from now on (cycles are the same). */
 void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode);
+/* Set or clear (fn NULL) sim_options.on_span after creation: a profiler
+ * switched on while the device exists (aclprofStart). */
+void sim_device_set_span_hook(struct sim_device *dev,
+			      void (*fn)(void *ctx, unsigned core, unsigned pipe, uint64_t start,
+					 uint64_t end),
+			      void *ctx);
 /* The device clock: runs start here and advance it. */
 uint64_t sim_device_now(const struct sim_device *dev);
 

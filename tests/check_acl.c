@@ -129,6 +129,9 @@ START_TEST(test_before_init)
 	ck_acl_err(aclsimGetDeviceTimeUs(&us), ACL_ERROR_UNINITIALIZE, "aclInit");
 	ck_acl_err(aclFinalize(), ACL_ERROR_UNINITIALIZE, "aclFinalize");
 	ck_assert_ptr_null(p);
+	ck_assert_ptr_null(aclrtGetSocName());
+	size_t w, b;
+	ck_acl_err(aclmdlQuerySize("x.om", &w, &b), ACL_ERROR_UNINITIALIZE, "aclInit");
 }
 END_TEST
 
@@ -172,6 +175,39 @@ START_TEST(test_init_and_device)
 	ck_acl(aclrtSetDevice(0));
 	ck_acl(aclsimGetDeviceTimeUs(&us));
 	ck_assert(us == 0.0);
+	ck_assert_str_eq(aclrtGetSocName(), "Ascend910");
+
+	/* one memory pool of [hbm] size_mb; allocations take from it */
+	size_t fr, tot, fr2, tot2;
+	void *blk;
+	ck_acl(aclrtGetMemInfo(ACL_HBM_MEM, &fr, &tot));
+	ck_assert_uint_gt(tot, 0);
+	ck_assert_uint_le(fr, tot);
+	ck_acl(aclrtMalloc(&blk, 1 << 20, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtGetMemInfo(ACL_DDR_MEM, &fr2, &tot2));
+	ck_assert_uint_eq(tot2, tot);
+	ck_assert_uint_ge(fr - fr2, 1 << 20);
+	/* where a pointer lies */
+	aclrtPtrAttributes at;
+	void *hp;
+	int local;
+	ck_acl(aclrtPointerGetAttributes((char *)blk + 100, &at));
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_DEVICE);
+	ck_acl(aclrtMallocHost(&hp, 64));
+	ck_acl(aclrtPointerGetAttributes(hp, &at));
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_HOST);
+	ck_acl(aclrtFreeHost(hp));
+	ck_acl(aclrtPointerGetAttributes(&local, &at));
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_UNREGISTERED);
+	ck_acl_err(aclrtPointerGetAttributes(&local, NULL), ACL_ERROR_INVALID_PARAM, "attributes");
+	ck_acl(aclrtFree(blk));
+	ck_acl(aclrtPointerGetAttributes(blk, &at)); /* freed: no longer device memory */
+	ck_assert_int_eq(at.location.type, ACL_MEM_LOCATION_TYPE_UNREGISTERED);
+	ck_acl(aclrtGetMemInfo(ACL_HBM_MEM_P2P_NORMAL, &fr2, &tot2));
+	ck_assert(fr2 == 0 && tot2 == 0);
+	ck_acl_err(aclrtGetMemInfo((aclrtMemAttr)42, &fr, &tot), ACL_ERROR_INVALID_PARAM,
+		   "unknown aclrtMemAttr 42");
+	ck_acl_err(aclrtGetMemInfo(ACL_HBM_MEM, NULL, &tot), ACL_ERROR_INVALID_PARAM, "free");
 
 	/* contexts hold a device reference */
 	aclrtContext c, cur;
@@ -188,6 +224,7 @@ START_TEST(test_init_and_device)
 	ck_acl(aclFinalize());
 	ck_acl_err(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "already");
 	ck_acl_err(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, "since aclFinalize");
+	ck_assert_ptr_null(aclrtGetSocName());
 	start(); /* and again */
 	stop();
 }
@@ -607,6 +644,15 @@ START_TEST(test_model)
 	ck_assert(dims.dims[0] == 3 && dims.dims[1] == 4 && dims.dims[2] == 5);
 	ck_acl(aclmdlGetOutputDims(desc, 0, &dims));
 	ck_assert_str_eq(dims.name, "y");
+	memset(&dims, 0, sizeof dims);
+	ck_acl(aclmdlGetCurOutputDims(desc, 0, &dims)); /* static shapes: the same */
+	ck_assert(dims.dimCount == 3 && dims.dims[0] == 3 && dims.dims[2] == 5);
+	size_t work = 0, weight = 1;
+	ck_acl(aclmdlQuerySize(relu, &work, &weight));
+	ck_assert_uint_eq(weight, 0); /* Relu has no weights */
+	ck_acl_err(aclmdlQuerySize("/nonexistent.om", &work, &weight),
+		   ACL_ERROR_READ_MODEL_FAILURE, "/nonexistent.om");
+	ck_acl_err(aclmdlQuerySize(relu, NULL, &weight), ACL_ERROR_INVALID_PARAM, "workSize");
 	ck_acl_err(aclmdlGetOutputDims(desc, 1, &dims), ACL_ERROR_INVALID_PARAM, "output 1");
 	ck_assert_str_eq(aclmdlGetInputNameByIndex(desc, 0), "x");
 	ck_assert_str_eq(aclmdlGetOutputNameByIndex(desc, 0), "y");
@@ -675,6 +721,23 @@ START_TEST(test_model)
 	ck_acl(aclmdlLoadFromFile(relu, &id2));
 	ck_assert_uint_ne(id2, id); /* ids are not reused */
 
+	/* from memory: the same model from its bytes; a truncated copy fails */
+	FILE *mf = fopen(relu, "rb");
+	ck_assert_ptr_nonnull(mf);
+	static unsigned char bytes[1 << 20];
+	size_t nb = fread(bytes, 1, sizeof bytes, mf);
+	fclose(mf);
+	ck_assert(nb > 0 && nb < sizeof bytes);
+	uint32_t id3;
+	ck_acl(aclmdlLoadFromMem(bytes, nb, &id3));
+	ck_acl(aclmdlExecute(id3, in, out));
+	ck_acl(aclrtMemcpy(y, sizeof y, dout, 240, ACL_MEMCPY_DEVICE_TO_HOST));
+	check_relu(x.data, y, n, 1);
+	ck_acl(aclmdlUnload(id3));
+	ck_acl_err(aclmdlLoadFromMem(bytes, 300, &id3), ACL_ERROR_PARSE_MODEL, "aclmdlLoadFromMem");
+	ck_acl_err(aclmdlLoadFromMem(bytes, 0, &id3), ACL_ERROR_INVALID_PARAM, "modelSize is 0");
+	ck_acl_err(aclmdlLoadFromMem(NULL, nb, &id3), ACL_ERROR_INVALID_PARAM, "model is NULL");
+
 	destroy_dataset(in);
 	destroy_dataset(out);
 	destroy_dataset(in2);
@@ -687,6 +750,70 @@ START_TEST(test_model)
 	/* the rest (buffers, model id2) goes with the device */
 	stop();
 	rt_tensor_free(&x);
+}
+END_TEST
+
+/* aclprof*: the work between aclprofStart and aclprofStop becomes a trace
+ * directory (op_summary.csv, timeline.json with pipe spans...); misuse gives
+ * ACL's profiling codes. */
+START_TEST(test_profiling)
+{
+	char relu[600], dir[700], path[800];
+	uint32_t id, dev0 = 0, dev1 = 1;
+	compile_relu("Ascend310", "relu.om", 0, relu, sizeof relu);
+	snprintf(dir, sizeof dir, "%s/prof", tmpdir);
+
+	start();
+	aclprofConfig *cfg = aclprofCreateConfig(&dev0, 1, ACL_AICORE_PIPE_UTILIZATION, NULL,
+						 ACL_PROF_ACL_API | ACL_PROF_TASK_TIME);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_ptr_null(aclprofCreateConfig(&dev1, 1, ACL_AICORE_NONE, NULL, 0));
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "must be {0}"));
+	ck_acl_err(aclprofStart(cfg), ACL_ERROR_PROF_NOT_RUN, "aclprofInit");
+	ck_acl_err(aclprofInit(dir, strlen(dir) + 3), ACL_ERROR_INVALID_PARAM, "length");
+	ck_acl(aclprofInit(dir, strlen(dir)));
+	ck_acl_err(aclprofInit(dir, strlen(dir)), ACL_ERROR_PROF_ALREADY_RUN, "already");
+	ck_acl_err(aclprofStop(cfg), ACL_ERROR_PROF_NOT_RUN, "aclprofStart");
+	ck_acl(aclmdlLoadFromFile(relu, &id));
+	ck_acl(aclprofStart(cfg));
+	ck_acl_err(aclprofStart(cfg), ACL_ERROR_PROF_ALREADY_RUN, "already running");
+	ck_acl_err(aclprofDestroyConfig(cfg), ACL_ERROR_PROF_ALREADY_RUN, "aclprofStop");
+
+	void *din, *dout;
+	ck_acl(aclrtMalloc(&din, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMalloc(&dout, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	aclmdlDataset *in = dataset_of(din, 240), *out = dataset_of(dout, 240);
+	ck_acl(aclmdlExecute(id, in, out));
+	/* a model unloaded and another loaded meanwhile must not confuse the log */
+	uint32_t id2;
+	ck_acl(aclmdlUnload(id));
+	ck_acl(aclmdlLoadFromFile(relu, &id2));
+	ck_acl(aclmdlExecuteAsync(id2, in, out, NULL));
+	ck_acl(aclprofStop(cfg));
+
+	static const char *const files[] = { "op_summary.csv", "task_time.csv", "timeline.json",
+					      "summary.json" };
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+		ck_assert_msg(access(path, R_OK) == 0, "aclprofStop did not write %s", path);
+	}
+	snprintf(path, sizeof path, "%s/op_summary.csv", dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	char line[4096];
+	int rows = 0;
+	while (fgets(line, sizeof line, f))
+		rows++;
+	fclose(f);
+	ck_assert_msg(rows >= 3, "op_summary.csv has %d lines", rows); /* header + 2 runs */
+
+	ck_acl(aclprofDestroyConfig(cfg));
+	ck_acl_err(aclprofDestroyConfig(cfg), ACL_ERROR_INVALID_RESOURCE_HANDLE, "aclprofConfig");
+	ck_acl(aclprofFinalize());
+	ck_acl_err(aclprofFinalize(), ACL_ERROR_PROF_NOT_RUN, "aclprofInit");
+	destroy_dataset(in);
+	destroy_dataset(out);
+	stop();
 }
 END_TEST
 
@@ -781,6 +908,7 @@ static Suite *acl_suite(void)
 	tcase_add_test(work, test_streams_and_events);
 	tcase_add_test(work, test_model);
 	tcase_add_test(work, test_simulation_failure);
+	tcase_add_test(work, test_profiling);
 	suite_add_tcase(s, misuse);
 	suite_add_tcase(s, work);
 	return s;

@@ -1,0 +1,277 @@
+/* mdl.c: acl.mdl, models, their descriptions and datasets, in pyACL's
+ * shapes.  The getters that return a bare value in C (sizes, counts,
+ * names) return it bare here too; their failures are 0, "" or None and a
+ * message for acl.get_recent_err_msg(), as in C. */
+#include "pyacl.h"
+
+#define RET_PTR(name, call)                                             \
+	static PyObject *name(PyObject *self, PyObject *args)           \
+	{                                                               \
+		void *p;                                                \
+		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &p)) \
+			return NULL;                                    \
+		return PyLong_FromLong(call(p));                        \
+	}
+/* size = f(handle) */
+#define SIZE_PTR(name, call)                                            \
+	static PyObject *name(PyObject *self, PyObject *args)           \
+	{                                                               \
+		void *p;                                                \
+		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &p)) \
+			return NULL;                                    \
+		return PyLong_FromSize_t(call(p));                      \
+	}
+/* x = f(desc, index), x an integer (a size, a data type, a format) */
+#define INT_DESC_INDEX(name, call, conv)                                       \
+	static PyObject *name(PyObject *self, PyObject *args)                  \
+	{                                                                      \
+		void *d;                                                       \
+		size_t i;                                                      \
+		if (!PyArg_ParseTuple(args, "O&O&:" #name, pyacl_ptr, &d, pyacl_size, &i)) \
+			return NULL;                                           \
+		return conv(call(d, i));                                       \
+	}
+#define STR_DESC_INDEX(name, call)                                             \
+	static PyObject *name(PyObject *self, PyObject *args)                  \
+	{                                                                      \
+		void *d;                                                       \
+		size_t i;                                                      \
+		if (!PyArg_ParseTuple(args, "O&O&:" #name, pyacl_ptr, &d, pyacl_size, &i)) \
+			return NULL;                                           \
+		const char *s = call(d, i);                                    \
+		return PyUnicode_FromString(s ? s : "");                       \
+	}
+static PyObject *from_int(long v) { return PyLong_FromLong(v); }
+
+RET_PTR(destroy_desc, aclmdlDestroyDesc)
+RET_PTR(destroy_dataset, aclmdlDestroyDataset)
+SIZE_PTR(get_num_inputs, aclmdlGetNumInputs)
+SIZE_PTR(get_num_outputs, aclmdlGetNumOutputs)
+SIZE_PTR(get_dataset_num_buffers, aclmdlGetDatasetNumBuffers)
+INT_DESC_INDEX(get_input_size_by_index, aclmdlGetInputSizeByIndex, PyLong_FromSize_t)
+INT_DESC_INDEX(get_output_size_by_index, aclmdlGetOutputSizeByIndex, PyLong_FromSize_t)
+INT_DESC_INDEX(get_input_data_type, aclmdlGetInputDataType, from_int)
+INT_DESC_INDEX(get_output_data_type, aclmdlGetOutputDataType, from_int)
+INT_DESC_INDEX(get_input_format, aclmdlGetInputFormat, from_int)
+INT_DESC_INDEX(get_output_format, aclmdlGetOutputFormat, from_int)
+STR_DESC_INDEX(get_input_name_by_index, aclmdlGetInputNameByIndex)
+STR_DESC_INDEX(get_output_name_by_index, aclmdlGetOutputNameByIndex)
+
+static PyObject *load_from_file(PyObject *self, PyObject *args)
+{
+	PyObject *path;
+	if (!PyArg_ParseTuple(args, "O&:load_from_file", PyUnicode_FSConverter, &path))
+		return NULL;
+	uint32_t id = 0;
+	aclError ret = aclmdlLoadFromFile(PyBytes_AS_STRING(path), &id);
+	Py_DECREF(path);
+	return pyacl_int_ret(id, ret);
+}
+
+static PyObject *query_size(PyObject *self, PyObject *args)
+{
+	PyObject *path;
+	if (!PyArg_ParseTuple(args, "O&:query_size", PyUnicode_FSConverter, &path))
+		return NULL;
+	size_t work = 0, weight = 0;
+	aclError ret = aclmdlQuerySize(PyBytes_AS_STRING(path), &work, &weight);
+	Py_DECREF(path);
+	return Py_BuildValue("(nni)", (Py_ssize_t)work, (Py_ssize_t)weight, (int)ret);
+}
+
+static PyObject *load_from_mem(PyObject *self, PyObject *args)
+{
+	void *p;
+	size_t n;
+	if (!PyArg_ParseTuple(args, "O&O&:load_from_mem", pyacl_ptr, &p, pyacl_size, &n))
+		return NULL;
+	uint32_t id = 0;
+	aclError ret = aclmdlLoadFromMem(p, n, &id);
+	return pyacl_int_ret(id, ret);
+}
+
+static PyObject *unload(PyObject *self, PyObject *args)
+{
+	uint32_t id;
+	if (!PyArg_ParseTuple(args, "O&:unload", pyacl_u32, &id))
+		return NULL;
+	return PyLong_FromLong(aclmdlUnload(id));
+}
+
+static PyObject *create_desc(PyObject *self, PyObject *unused)
+{
+	return PyLong_FromVoidPtr(aclmdlCreateDesc());
+}
+
+static PyObject *get_desc(PyObject *self, PyObject *args)
+{
+	void *d;
+	uint32_t id;
+	if (!PyArg_ParseTuple(args, "O&O&:get_desc", pyacl_ptr, &d, pyacl_u32, &id))
+		return NULL;
+	return PyLong_FromLong(aclmdlGetDesc(d, id));
+}
+
+/* ({"name": str, "dimCount": n, "dims": [..]}, ret), pyACL's aclmdlIODims */
+static PyObject *dims_ret(const aclmdlIODims *d, aclError ret)
+{
+	size_t n = ret == ACL_SUCCESS ? d->dimCount : 0;
+	PyObject *list = PyList_New((Py_ssize_t)n);
+	if (!list)
+		return NULL;
+	for (size_t k = 0; k < n; k++) {
+		PyObject *v = PyLong_FromLongLong(d->dims[k]);
+		if (!v) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)k, v);
+	}
+	PyObject *dict = Py_BuildValue("{s:s,s:n,s:N}", "name", ret == ACL_SUCCESS ? d->name : "",
+				       "dimCount", (Py_ssize_t)n, "dims", list);
+	if (!dict)
+		return NULL;
+	return Py_BuildValue("(Ni)", dict, (int)ret);
+}
+
+/* output: 0 input dims, 1 output dims, 2 current output dims */
+static PyObject *get_dims(PyObject *args, int output)
+{
+	void *desc;
+	size_t i;
+	if (!PyArg_ParseTuple(args, "O&O&", pyacl_ptr, &desc, pyacl_size, &i))
+		return NULL;
+	aclmdlIODims d;
+	memset(&d, 0, sizeof d);
+	aclError ret = output == 2 ? aclmdlGetCurOutputDims(desc, i, &d)
+		       : output   ? aclmdlGetOutputDims(desc, i, &d)
+				  : aclmdlGetInputDims(desc, i, &d);
+	return dims_ret(&d, ret);
+}
+
+static PyObject *get_input_dims(PyObject *self, PyObject *args) { return get_dims(args, 0); }
+static PyObject *get_output_dims(PyObject *self, PyObject *args) { return get_dims(args, 1); }
+static PyObject *get_cur_output_dims(PyObject *self, PyObject *args) { return get_dims(args, 2); }
+
+static PyObject *index_by_name(PyObject *args, int output)
+{
+	void *desc;
+	const char *name;
+	if (!PyArg_ParseTuple(args, "O&s", pyacl_ptr, &desc, &name))
+		return NULL;
+	size_t i = 0;
+	aclError ret = output ? aclmdlGetOutputIndexByName(desc, name, &i)
+			      : aclmdlGetInputIndexByName(desc, name, &i);
+	return pyacl_int_ret((long long)i, ret);
+}
+
+static PyObject *get_input_index_by_name(PyObject *self, PyObject *args)
+{
+	return index_by_name(args, 0);
+}
+
+static PyObject *get_output_index_by_name(PyObject *self, PyObject *args)
+{
+	return index_by_name(args, 1);
+}
+
+static PyObject *create_dataset(PyObject *self, PyObject *unused)
+{
+	return PyLong_FromVoidPtr(aclmdlCreateDataset());
+}
+
+/* (dataset, ret): pyACL hands the dataset back */
+static PyObject *add_dataset_buffer(PyObject *self, PyObject *args)
+{
+	void *ds, *b;
+	if (!PyArg_ParseTuple(args, "O&O&:add_dataset_buffer", pyacl_ptr, &ds, pyacl_ptr, &b))
+		return NULL;
+	aclError ret = aclmdlAddDatasetBuffer(ds, b);
+	return pyacl_ptr_ret(ds, ret);
+}
+
+static PyObject *get_dataset_buffer(PyObject *self, PyObject *args)
+{
+	void *ds;
+	size_t i;
+	if (!PyArg_ParseTuple(args, "O&O&:get_dataset_buffer", pyacl_ptr, &ds, pyacl_size, &i))
+		return NULL;
+	return PyLong_FromVoidPtr(aclmdlGetDatasetBuffer(ds, i));
+}
+
+static PyObject *execute(PyObject *self, PyObject *args)
+{
+	uint32_t id;
+	void *in, *out;
+	if (!PyArg_ParseTuple(args, "O&O&O&:execute", pyacl_u32, &id, pyacl_ptr, &in, pyacl_ptr,
+			      &out))
+		return NULL;
+	return PyLong_FromLong(aclmdlExecute(id, in, out));
+}
+
+static PyObject *execute_async(PyObject *self, PyObject *args)
+{
+	uint32_t id;
+	void *in, *out, *stream;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&:execute_async", pyacl_u32, &id, pyacl_ptr, &in,
+			      pyacl_ptr, &out, pyacl_ptr, &stream))
+		return NULL;
+	return PyLong_FromLong(aclmdlExecuteAsync(id, in, out, stream));
+}
+
+#define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
+static PyMethodDef mdl_methods[] = {
+	M("load_from_file", load_from_file, METH_VARARGS, "load_from_file(path) -> (model_id, ret)"),
+	M("load_from_mem", load_from_mem, METH_VARARGS,
+	  "load_from_mem(model_ptr, model_size) -> (model_id, ret)"),
+	M("query_size", query_size, METH_VARARGS, "query_size(path) -> (work_size, weight_size, ret)"),
+	M("unload", unload, METH_VARARGS, "unload(model_id) -> ret"),
+	M("create_desc", create_desc, METH_NOARGS, "create_desc() -> desc"),
+	M("destroy_desc", destroy_desc, METH_VARARGS, "destroy_desc(desc) -> ret"),
+	M("get_desc", get_desc, METH_VARARGS, "get_desc(desc, model_id) -> ret"),
+	M("get_num_inputs", get_num_inputs, METH_VARARGS, "get_num_inputs(desc) -> n"),
+	M("get_num_outputs", get_num_outputs, METH_VARARGS, "get_num_outputs(desc) -> n"),
+	M("get_input_size_by_index", get_input_size_by_index, METH_VARARGS,
+	  "get_input_size_by_index(desc, index) -> bytes"),
+	M("get_output_size_by_index", get_output_size_by_index, METH_VARARGS,
+	  "get_output_size_by_index(desc, index) -> bytes"),
+	M("get_input_dims", get_input_dims, METH_VARARGS,
+	  "get_input_dims(desc, index) -> ({'name', 'dimCount', 'dims'}, ret)"),
+	M("get_output_dims", get_output_dims, METH_VARARGS,
+	  "get_output_dims(desc, index) -> ({'name', 'dimCount', 'dims'}, ret)"),
+	M("get_cur_output_dims", get_cur_output_dims, METH_VARARGS,
+	  "get_cur_output_dims(desc, index) -> ({'name', 'dimCount', 'dims'}, ret)"),
+	M("get_input_name_by_index", get_input_name_by_index, METH_VARARGS,
+	  "get_input_name_by_index(desc, index) -> name"),
+	M("get_output_name_by_index", get_output_name_by_index, METH_VARARGS,
+	  "get_output_name_by_index(desc, index) -> name"),
+	M("get_input_index_by_name", get_input_index_by_name, METH_VARARGS,
+	  "get_input_index_by_name(desc, name) -> (index, ret)"),
+	M("get_output_index_by_name", get_output_index_by_name, METH_VARARGS,
+	  "get_output_index_by_name(desc, name) -> (index, ret)"),
+	M("get_input_data_type", get_input_data_type, METH_VARARGS,
+	  "get_input_data_type(desc, index) -> ACL data type"),
+	M("get_output_data_type", get_output_data_type, METH_VARARGS,
+	  "get_output_data_type(desc, index) -> ACL data type"),
+	M("get_input_format", get_input_format, METH_VARARGS, "get_input_format(desc, index) -> format"),
+	M("get_output_format", get_output_format, METH_VARARGS,
+	  "get_output_format(desc, index) -> format"),
+	M("create_dataset", create_dataset, METH_NOARGS, "create_dataset() -> dataset"),
+	M("destroy_dataset", destroy_dataset, METH_VARARGS, "destroy_dataset(dataset) -> ret"),
+	M("add_dataset_buffer", add_dataset_buffer, METH_VARARGS,
+	  "add_dataset_buffer(dataset, data_buffer) -> (dataset, ret)"),
+	M("get_dataset_num_buffers", get_dataset_num_buffers, METH_VARARGS,
+	  "get_dataset_num_buffers(dataset) -> n"),
+	M("get_dataset_buffer", get_dataset_buffer, METH_VARARGS,
+	  "get_dataset_buffer(dataset, index) -> data_buffer"),
+	M("execute", execute, METH_VARARGS, "execute(model_id, input, output) -> ret"),
+	M("execute_async", execute_async, METH_VARARGS,
+	  "execute_async(model_id, input, output, stream) -> ret"),
+	{ NULL, NULL, 0, NULL }
+};
+
+static struct PyModuleDef mdl_def = { PyModuleDef_HEAD_INIT, "acl.mdl",
+				      "Models, their descriptions and datasets.", -1, mdl_methods,
+				      NULL, NULL, NULL, NULL };
+
+PyObject *pyacl_mdl_module(void) { return PyModule_Create(&mdl_def); }

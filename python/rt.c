@@ -1,0 +1,266 @@
+/* rt.c: acl.rt, the runtime calls (devices, contexts, streams, events,
+ * memory) in pyACL's shapes: ret, or (value, ret) where the C call has an
+ * output argument. */
+#include "pyacl.h"
+
+/* ret = f() and ret = f(int32) */
+#define RET_VOID(name, call)                                            \
+	static PyObject *name(PyObject *self, PyObject *unused)         \
+	{                                                               \
+		return PyLong_FromLong(call());                         \
+	}
+#define RET_I32(name, call)                                             \
+	static PyObject *name(PyObject *self, PyObject *args)           \
+	{                                                               \
+		int id;                                                 \
+		if (!PyArg_ParseTuple(args, "i:" #name, &id))           \
+			return NULL;                                    \
+		return PyLong_FromLong(call((int32_t)id));              \
+	}
+/* ret = f(pointer or handle) */
+#define RET_PTR(name, call)                                             \
+	static PyObject *name(PyObject *self, PyObject *args)           \
+	{                                                               \
+		void *p;                                                \
+		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &p)) \
+			return NULL;                                    \
+		return PyLong_FromLong(call(p));                        \
+	}
+
+RET_I32(set_device, aclrtSetDevice)
+RET_I32(reset_device, aclrtResetDevice)
+RET_VOID(synchronize_device, aclrtSynchronizeDevice)
+RET_PTR(destroy_context, aclrtDestroyContext)
+RET_PTR(set_context, aclrtSetCurrentContext)
+RET_PTR(destroy_stream, aclrtDestroyStream)
+RET_PTR(synchronize_stream, aclrtSynchronizeStream)
+RET_PTR(destroy_event, aclrtDestroyEvent)
+RET_PTR(synchronize_event, aclrtSynchronizeEvent)
+RET_PTR(free_, aclrtFree)
+RET_PTR(free_host, aclrtFreeHost)
+
+static PyObject *get_device(PyObject *self, PyObject *unused)
+{
+	int32_t id = -1;
+	aclError ret = aclrtGetDevice(&id);
+	return pyacl_int_ret(id, ret);
+}
+
+static PyObject *get_device_count(PyObject *self, PyObject *unused)
+{
+	uint32_t n = 0;
+	aclError ret = aclrtGetDeviceCount(&n);
+	return pyacl_int_ret(n, ret);
+}
+
+static PyObject *get_run_mode(PyObject *self, PyObject *unused)
+{
+	aclrtRunMode mode = ACL_HOST;
+	aclError ret = aclrtGetRunMode(&mode);
+	return pyacl_int_ret(mode, ret);
+}
+
+static PyObject *get_soc_name(PyObject *self, PyObject *unused)
+{
+	const char *name = aclrtGetSocName();
+	if (!name)
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(name);
+}
+
+static PyObject *create_context(PyObject *self, PyObject *args)
+{
+	int id;
+	if (!PyArg_ParseTuple(args, "i:create_context", &id))
+		return NULL;
+	aclrtContext ctx = NULL;
+	aclError ret = aclrtCreateContext(&ctx, (int32_t)id);
+	return pyacl_ptr_ret(ctx, ret);
+}
+
+static PyObject *get_context(PyObject *self, PyObject *unused)
+{
+	aclrtContext ctx = NULL;
+	aclError ret = aclrtGetCurrentContext(&ctx);
+	return pyacl_ptr_ret(ctx, ret);
+}
+
+static PyObject *create_stream(PyObject *self, PyObject *unused)
+{
+	aclrtStream s = NULL;
+	aclError ret = aclrtCreateStream(&s);
+	return pyacl_ptr_ret(s, ret);
+}
+
+static PyObject *create_event(PyObject *self, PyObject *unused)
+{
+	aclrtEvent e = NULL;
+	aclError ret = aclrtCreateEvent(&e);
+	return pyacl_ptr_ret(e, ret);
+}
+
+static PyObject *record_event(PyObject *self, PyObject *args)
+{
+	void *e, *s;
+	if (!PyArg_ParseTuple(args, "O&O&:record_event", pyacl_ptr, &e, pyacl_ptr, &s))
+		return NULL;
+	return PyLong_FromLong(aclrtRecordEvent(e, s));
+}
+
+static PyObject *stream_wait_event(PyObject *self, PyObject *args)
+{
+	void *s, *e;
+	if (!PyArg_ParseTuple(args, "O&O&:stream_wait_event", pyacl_ptr, &s, pyacl_ptr, &e))
+		return NULL;
+	return PyLong_FromLong(aclrtStreamWaitEvent(s, e));
+}
+
+static PyObject *query_event(PyObject *self, PyObject *args)
+{
+	void *e;
+	if (!PyArg_ParseTuple(args, "O&:query_event", pyacl_ptr, &e))
+		return NULL;
+	aclrtEventStatus st = ACL_EVENT_STATUS_RESERVED;
+	aclError ret = aclrtQueryEvent(e, &st);
+	return pyacl_int_ret(st, ret);
+}
+
+static PyObject *event_elapsed_time(PyObject *self, PyObject *args)
+{
+	void *a, *b;
+	if (!PyArg_ParseTuple(args, "O&O&:event_elapsed_time", pyacl_ptr, &a, pyacl_ptr, &b))
+		return NULL;
+	float ms = 0;
+	aclError ret = aclrtEventElapsedTime(&ms, a, b);
+	return Py_BuildValue("(di)", (double)ms, (int)ret);
+}
+
+static PyObject *malloc_(PyObject *self, PyObject *args)
+{
+	size_t size;
+	int policy;
+	if (!PyArg_ParseTuple(args, "O&i:malloc", pyacl_size, &size, &policy))
+		return NULL;
+	void *p = NULL;
+	aclError ret = aclrtMalloc(&p, size, (aclrtMemMallocPolicy)policy);
+	return pyacl_ptr_ret(p, ret);
+}
+
+static PyObject *malloc_host(PyObject *self, PyObject *args)
+{
+	size_t size;
+	if (!PyArg_ParseTuple(args, "O&:malloc_host", pyacl_size, &size))
+		return NULL;
+	void *p = NULL;
+	aclError ret = aclrtMallocHost(&p, size);
+	return pyacl_ptr_ret(p, ret);
+}
+
+static PyObject *get_mem_info(PyObject *self, PyObject *args)
+{
+	int attr;
+	if (!PyArg_ParseTuple(args, "i:get_mem_info", &attr))
+		return NULL;
+	size_t fr = 0, total = 0;
+	aclError ret = aclrtGetMemInfo((aclrtMemAttr)attr, &fr, &total);
+	return Py_BuildValue("(nni)", (Py_ssize_t)fr, (Py_ssize_t)total, (int)ret);
+}
+
+/* ({"location": {"id", "type"}, "pageSize", "rsv"}, ret) */
+static PyObject *pointer_get_attributes(PyObject *self, PyObject *args)
+{
+	void *p;
+	if (!PyArg_ParseTuple(args, "O&:pointer_get_attributes", pyacl_ptr, &p))
+		return NULL;
+	aclrtPtrAttributes at;
+	memset(&at, 0, sizeof at);
+	aclError ret = aclrtPointerGetAttributes(p, &at);
+	PyObject *d = Py_BuildValue("{s:{s:k,s:i},s:k,s:[kkkk]}", "location", "id",
+				    (unsigned long)at.location.id, "type", (int)at.location.type,
+				    "pageSize", (unsigned long)at.pageSize, "rsv",
+				    (unsigned long)at.rsv[0], (unsigned long)at.rsv[1],
+				    (unsigned long)at.rsv[2], (unsigned long)at.rsv[3]);
+	if (!d)
+		return NULL;
+	return Py_BuildValue("(Ni)", d, (int)ret);
+}
+
+static PyObject *memcpy_(PyObject *self, PyObject *args)
+{
+	void *dst, *src;
+	size_t max, count;
+	int kind;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&i:memcpy", pyacl_ptr, &dst, pyacl_size, &max,
+			      pyacl_ptr, &src, pyacl_size, &count, &kind))
+		return NULL;
+	/* The GIL stays held here and everywhere: the C library is not
+	 * thread-safe, and the GIL is what serializes Python threads' calls. */
+	return PyLong_FromLong(aclrtMemcpy(dst, max, src, count, (aclrtMemcpyKind)kind));
+}
+
+static PyObject *memcpy_async(PyObject *self, PyObject *args)
+{
+	void *dst, *src, *stream;
+	size_t max, count;
+	int kind;
+	if (!PyArg_ParseTuple(args, "O&O&O&O&iO&:memcpy_async", pyacl_ptr, &dst, pyacl_size, &max,
+			      pyacl_ptr, &src, pyacl_size, &count, &kind, pyacl_ptr, &stream))
+		return NULL;
+	return PyLong_FromLong(aclrtMemcpyAsync(dst, max, src, count, (aclrtMemcpyKind)kind, stream));
+}
+
+static PyObject *memset_(PyObject *self, PyObject *args)
+{
+	void *p;
+	size_t max, count;
+	int value;
+	if (!PyArg_ParseTuple(args, "O&O&iO&:memset", pyacl_ptr, &p, pyacl_size, &max, &value,
+			      pyacl_size, &count))
+		return NULL;
+	return PyLong_FromLong(aclrtMemset(p, max, value, count));
+}
+
+#define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
+static PyMethodDef rt_methods[] = {
+	M("set_device", set_device, METH_VARARGS, "set_device(device_id) -> ret"),
+	M("reset_device", reset_device, METH_VARARGS, "reset_device(device_id) -> ret"),
+	M("get_device", get_device, METH_NOARGS, "get_device() -> (device_id, ret)"),
+	M("get_device_count", get_device_count, METH_NOARGS, "get_device_count() -> (count, ret)"),
+	M("get_run_mode", get_run_mode, METH_NOARGS, "get_run_mode() -> (run_mode, ret)"),
+	M("get_soc_name", get_soc_name, METH_NOARGS, "get_soc_name() -> name, or None"),
+	M("synchronize_device", synchronize_device, METH_NOARGS, "synchronize_device() -> ret"),
+	M("create_context", create_context, METH_VARARGS, "create_context(device_id) -> (context, ret)"),
+	M("destroy_context", destroy_context, METH_VARARGS, "destroy_context(context) -> ret"),
+	M("set_context", set_context, METH_VARARGS, "set_context(context) -> ret"),
+	M("get_context", get_context, METH_NOARGS, "get_context() -> (context, ret)"),
+	M("create_stream", create_stream, METH_NOARGS, "create_stream() -> (stream, ret)"),
+	M("destroy_stream", destroy_stream, METH_VARARGS, "destroy_stream(stream) -> ret"),
+	M("synchronize_stream", synchronize_stream, METH_VARARGS, "synchronize_stream(stream) -> ret"),
+	M("create_event", create_event, METH_NOARGS, "create_event() -> (event, ret)"),
+	M("destroy_event", destroy_event, METH_VARARGS, "destroy_event(event) -> ret"),
+	M("record_event", record_event, METH_VARARGS, "record_event(event, stream) -> ret"),
+	M("stream_wait_event", stream_wait_event, METH_VARARGS,
+	  "stream_wait_event(stream, event) -> ret"),
+	M("synchronize_event", synchronize_event, METH_VARARGS, "synchronize_event(event) -> ret"),
+	M("query_event", query_event, METH_VARARGS, "query_event(event) -> (status, ret)"),
+	M("event_elapsed_time", event_elapsed_time, METH_VARARGS,
+	  "event_elapsed_time(start, end) -> (ms, ret)"),
+	M("malloc", malloc_, METH_VARARGS, "malloc(size, policy) -> (dev_ptr, ret)"),
+	M("free", free_, METH_VARARGS, "free(dev_ptr) -> ret"),
+	M("malloc_host", malloc_host, METH_VARARGS, "malloc_host(size) -> (host_ptr, ret)"),
+	M("free_host", free_host, METH_VARARGS, "free_host(host_ptr) -> ret"),
+	M("get_mem_info", get_mem_info, METH_VARARGS, "get_mem_info(attr) -> (free, total, ret)"),
+	M("pointer_get_attributes", pointer_get_attributes, METH_VARARGS,
+	  "pointer_get_attributes(ptr) -> ({'location': {'id', 'type'}, 'pageSize', 'rsv'}, ret)"),
+	M("memcpy", memcpy_, METH_VARARGS, "memcpy(dst, dest_max, src, count, kind) -> ret"),
+	M("memcpy_async", memcpy_async, METH_VARARGS,
+	  "memcpy_async(dst, dest_max, src, count, kind, stream) -> ret"),
+	M("memset", memset_, METH_VARARGS, "memset(dev_ptr, max_count, value, count) -> ret"),
+	{ NULL, NULL, 0, NULL }
+};
+
+static struct PyModuleDef rt_def = { PyModuleDef_HEAD_INIT, "acl.rt",
+				     "Devices, contexts, streams, events and memory.", -1,
+				     rt_methods, NULL, NULL, NULL, NULL };
+
+PyObject *pyacl_rt_module(void) { return PyModule_Create(&rt_def); }
