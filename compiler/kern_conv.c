@@ -68,6 +68,12 @@
  * one write per buffer.  Tiles are dealt to the blocks in contiguous runs
  * (block_dim <= core.count).
  *
+ * The code is built through the kernel builder (kern_gen.h: constants held
+ * in cached registers, transfers at offsets from the argument registers):
+ * a block's stages go through kern_roll.h, which runs the stages that repeat
+ * with their GM offsets moving by a constant as loops, and blocks whose code
+ * is alike share one copy behind the block dispatch.
+ *
  * The tiling (image groups, pixel tiles, channel tiles, K chunks, tile order,
  * slots, UB buffers) is chosen by timing candidates on a model of the core: the
  * generator replays a block's program, the very program it emits, through
@@ -148,7 +154,6 @@ enum { R_X = 1, R_W = 2, R_Y = 8, R_BIAS = 9, R_RES = 10, R_DEQ = 11, R_Y8 = 12,
 #define FRAC 512      /* bytes of one 16x16 fp16 fractal */
 #define PIX 32        /* bytes of one NC1HWC0 pixel: 16 fp16 channels, one DMA/vector block */
 #define MAX_REP ISA_VEC_REP_MAX
-#define MAX_BLOCKS 1024
 #define MAX_EV 8      /* event ids per pipe pair the generator uses, at most */
 #define MAX_UBQ 4     /* UB output buffers, at most */
 #define MAX_TIMED 2000 /* candidates timed in detail, at most */
@@ -180,16 +185,6 @@ static void model_init(struct sim_dryrun *m, const struct soc_config *cfg,
 }
 
 /* ---- instruction shorthands over the kernel builder (kern_gen.h) ---------- */
-
-/* The builder for program p (a real one or a dry run's), at a block's start. */
-static void conv_kg(struct kg *gn, struct cc_prog *p)
-{
-	memset(gn, 0, sizeof *gn);
-	gn->p = p;
-	gn->c0 = R_CACHE0;
-	gn->cn = R_CACHE1;
-	kg_reset(gn);
-}
 
 /* A register holding v: x0 for 0. */
 static int reg(struct kg *gn, int64_t v) { return v ? kg_reg(gn, v) : 0; }
@@ -1249,7 +1244,7 @@ static double cube_time_block(const struct geo *g, const struct cube_tiling *t, 
 	struct cc_prog dp;
 	cc_prog_init_dryrun(&dp, &m);
 	struct kg gn;
-	conv_kg(&gn, &dp);
+	kg_init(&gn, &dp, R_CACHE0, R_CACHE1);
 	dry_prologue(&dp, g->cv, t->blocks, b);
 	cube_block(&gn, g, t, st, timed, 0);
 	double time = cc_prog_dry_time(&dp);
@@ -1617,7 +1612,7 @@ static int gen_cube(const struct geo *g, struct cc_prog *p, unsigned *block_dim,
 	struct cube_blocks cb = { g, &t,
 				  malloc((size_t)(cdiv(t.tiles, t.blocks) * t.nch) * sizeof *cb.st) };
 	struct kg gn;
-	conv_kg(&gn, p);
+	kg_init(&gn, p, R_CACHE0, R_CACHE1);
 	conv_args(p, g->cv);
 	int rc = cb.st ? kg_emit_blocks(&gn, t.blocks, cube_block_fn, &cb) : -1;
 	free(cb.st);
@@ -1833,7 +1828,7 @@ static void dw_time(const struct geo *g, struct dw_tiling *t)
 		struct cc_prog dp;
 		cc_prog_init_dryrun(&dp, &m);
 		struct kg gn;
-		conv_kg(&gn, &dp);
+		kg_init(&gn, &dp, R_CACHE0, R_CACHE1);
 		dry_prologue(&dp, g->cv, t->blocks, blk);
 		dw_block(&gn, g, t, blk, 0);
 		t->est = fmax(t->est, cc_prog_dry_time(&dp));
@@ -1916,7 +1911,7 @@ static int gen_depthwise(const struct geo *g, struct cc_prog *p, unsigned *block
 	if (dw_choose(g, &t, err, errlen))
 		return -1;
 	struct kg gn;
-	conv_kg(&gn, p);
+	kg_init(&gn, p, R_CACHE0, R_CACHE1);
 	conv_args(p, cv);
 	struct dw_blocks db = { g, &t };
 	int rc = kg_emit_blocks(&gn, t.blocks, dw_block_fn, &db);

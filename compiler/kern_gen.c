@@ -5,6 +5,15 @@
 #include "kern_gen.h"
 
 
+void kg_init(struct kg *g, struct cc_prog *p, int c0, int cn)
+{
+	memset(g, 0, sizeof *g);
+	g->p = p;
+	g->c0 = c0;
+	g->cn = cn;
+	kg_reset(g);
+}
+
 void kg_reset(struct kg *g)
 {
 	memset(g->rvalid, 0, sizeof g->rvalid);

@@ -70,6 +70,9 @@ struct kg {
 	struct kg_rec *rec; /* non-NULL: kg_dma records its GM offsets */
 };
 
+/* A builder writing into p (a program or a dry run's), its constant cache in
+ * registers x[c0, cn), at a block's start (kg_reset). */
+void kg_init(struct kg *g, struct cc_prog *p, int c0, int cn);
 /* The start of a block: nothing cached, all lanes, GM bases at their arguments. */
 void kg_reset(struct kg *g);
 /* Nothing cached and the lane mask unknown (a join of paths). */

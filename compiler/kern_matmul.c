@@ -269,16 +269,6 @@ static int64_t items_lo(const struct mm_plan *pl, int64_t b)
 	return pl->items * b / pl->blocks;
 }
 
-/* The builder for program p (a real one or a dry run's), at a block's start. */
-static void mm_kg(struct kg *g, struct cc_prog *p)
-{
-	memset(g, 0, sizeof *g);
-	g->p = p;
-	g->c0 = R_CACHE0;
-	g->cn = R_CACHE1;
-	kg_reset(g);
-}
-
 /* The arguments into registers. */
 static void emit_args(const struct mm_plan *pl, struct cc_prog *p)
 {
@@ -559,7 +549,7 @@ static double time_tiling(const struct sim_costcfg *cc, const struct mm_plan *pl
 	emit_args(pl, &p);
 	cc_block_dispatch_path(&p, pl->blocks, b, R_BIDX, R_TMP);
 	struct kg g;
-	mm_kg(&g, &p);
+	kg_init(&g, &p, R_CACHE0, R_CACHE1);
 	emit_block(pl, &g, b, 0);
 	double cycles = cc_prog_dry_time(&p);
 	cc_prog_free(&p);
@@ -676,7 +666,7 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 	*block_dim = (unsigned)pl.blocks;
 	emit_args(&pl, p);
 	struct kg g;
-	mm_kg(&g, p);
+	kg_init(&g, p, R_CACHE0, R_CACHE1);
 	int rc = kg_emit_blocks(&g, pl.blocks, block_fn, &pl);
 	if (rc || g.bad || p->oom) {
 		snprintf(err, errlen, rc || p->oom ? "matmul: out of memory"
