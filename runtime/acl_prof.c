@@ -32,8 +32,8 @@ void acl_prof_end(void)
  * the caller frees it and the profile may confuse a later model with it). */
 int acl_prof_retire(struct acl_model *m)
 {
-	if (acl_grow((void **)&acl_state.prof.retired, &acl_state.prof.capretired, acl_state.prof.nretired,
-		     sizeof *acl_state.prof.retired))
+	if (acl_grow((void **)&acl_state.prof.retired, &acl_state.prof.capretired,
+		     acl_state.prof.nretired, sizeof *acl_state.prof.retired))
 		return 1;
 	acl_state.prof.retired[acl_state.prof.nretired++] = m;
 	return 0;
