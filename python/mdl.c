@@ -4,58 +4,20 @@
  * message for acl.get_recent_err_msg(), as in C. */
 #include "pyacl.h"
 
-#define RET_PTR(name, call)                                             \
-	static PyObject *name(PyObject *self, PyObject *args)           \
-	{                                                               \
-		void *p;                                                \
-		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &p)) \
-			return NULL;                                    \
-		return PyLong_FromLong(call(p));                        \
-	}
-/* size = f(handle) */
-#define SIZE_PTR(name, call)                                            \
-	static PyObject *name(PyObject *self, PyObject *args)           \
-	{                                                               \
-		void *p;                                                \
-		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &p)) \
-			return NULL;                                    \
-		return PyLong_FromSize_t(call(p));                      \
-	}
-/* x = f(desc, index), x an integer (a size, a data type, a format) */
-#define INT_DESC_INDEX(name, call, conv)                                       \
-	static PyObject *name(PyObject *self, PyObject *args)                  \
-	{                                                                      \
-		void *d;                                                       \
-		size_t i;                                                      \
-		if (!PyArg_ParseTuple(args, "O&O&:" #name, pyacl_ptr, &d, pyacl_size, &i)) \
-			return NULL;                                           \
-		return conv(call(d, i));                                       \
-	}
-#define STR_DESC_INDEX(name, call)                                             \
-	static PyObject *name(PyObject *self, PyObject *args)                  \
-	{                                                                      \
-		void *d;                                                       \
-		size_t i;                                                      \
-		if (!PyArg_ParseTuple(args, "O&O&:" #name, pyacl_ptr, &d, pyacl_size, &i)) \
-			return NULL;                                           \
-		const char *s = call(d, i);                                    \
-		return PyUnicode_FromString(s ? s : "");                       \
-	}
-static PyObject *from_int(long v) { return PyLong_FromLong(v); }
-
-RET_PTR(destroy_desc, aclmdlDestroyDesc)
-RET_PTR(destroy_dataset, aclmdlDestroyDataset)
-SIZE_PTR(get_num_inputs, aclmdlGetNumInputs)
-SIZE_PTR(get_num_outputs, aclmdlGetNumOutputs)
-SIZE_PTR(get_dataset_num_buffers, aclmdlGetDatasetNumBuffers)
-INT_DESC_INDEX(get_input_size_by_index, aclmdlGetInputSizeByIndex, PyLong_FromSize_t)
-INT_DESC_INDEX(get_output_size_by_index, aclmdlGetOutputSizeByIndex, PyLong_FromSize_t)
-INT_DESC_INDEX(get_input_data_type, aclmdlGetInputDataType, from_int)
-INT_DESC_INDEX(get_output_data_type, aclmdlGetOutputDataType, from_int)
-INT_DESC_INDEX(get_input_format, aclmdlGetInputFormat, from_int)
-INT_DESC_INDEX(get_output_format, aclmdlGetOutputFormat, from_int)
-STR_DESC_INDEX(get_input_name_by_index, aclmdlGetInputNameByIndex)
-STR_DESC_INDEX(get_output_name_by_index, aclmdlGetOutputNameByIndex)
+PYACL_HANDLE_FN(destroy_desc, aclmdlDestroyDesc, PyLong_FromLong)
+PYACL_HANDLE_FN(destroy_dataset, aclmdlDestroyDataset, PyLong_FromLong)
+PYACL_HANDLE_FN(get_num_inputs, aclmdlGetNumInputs, PyLong_FromSize_t)
+PYACL_HANDLE_FN(get_num_outputs, aclmdlGetNumOutputs, PyLong_FromSize_t)
+PYACL_HANDLE_FN(get_dataset_num_buffers, aclmdlGetDatasetNumBuffers, PyLong_FromSize_t)
+PYACL_HANDLE_SIZE_FN(get_input_size_by_index, aclmdlGetInputSizeByIndex, PyLong_FromSize_t)
+PYACL_HANDLE_SIZE_FN(get_output_size_by_index, aclmdlGetOutputSizeByIndex, PyLong_FromSize_t)
+PYACL_HANDLE_SIZE_FN(get_input_data_type, aclmdlGetInputDataType, PyLong_FromLong)
+PYACL_HANDLE_SIZE_FN(get_output_data_type, aclmdlGetOutputDataType, PyLong_FromLong)
+PYACL_HANDLE_SIZE_FN(get_input_format, aclmdlGetInputFormat, PyLong_FromLong)
+PYACL_HANDLE_SIZE_FN(get_output_format, aclmdlGetOutputFormat, PyLong_FromLong)
+PYACL_HANDLE_SIZE_FN(get_input_name_by_index, aclmdlGetInputNameByIndex, pyacl_str_or_empty)
+PYACL_HANDLE_SIZE_FN(get_output_name_by_index, aclmdlGetOutputNameByIndex, pyacl_str_or_empty)
+PYACL_HANDLE_SIZE_FN(get_dataset_buffer, aclmdlGetDatasetBuffer, PyLong_FromVoidPtr)
 
 static PyObject *load_from_file(PyObject *self, PyObject *args)
 {
@@ -190,15 +152,6 @@ static PyObject *add_dataset_buffer(PyObject *self, PyObject *args)
 	return pyacl_ptr_ret(ds, ret);
 }
 
-static PyObject *get_dataset_buffer(PyObject *self, PyObject *args)
-{
-	void *ds;
-	size_t i;
-	if (!PyArg_ParseTuple(args, "O&O&:get_dataset_buffer", pyacl_ptr, &ds, pyacl_size, &i))
-		return NULL;
-	return PyLong_FromVoidPtr(aclmdlGetDatasetBuffer(ds, i));
-}
-
 static PyObject *execute(PyObject *self, PyObject *args)
 {
 	uint32_t id;
@@ -219,7 +172,7 @@ static PyObject *execute_async(PyObject *self, PyObject *args)
 	return PyLong_FromLong(aclmdlExecuteAsync(id, in, out, stream));
 }
 
-#define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
+#define M PYACL_METHOD
 static PyMethodDef mdl_methods[] = {
 	M("load_from_file", load_from_file, METH_VARARGS, "load_from_file(path) -> (model_id, ret)"),
 	M("load_from_mem", load_from_mem, METH_VARARGS,

@@ -18,36 +18,19 @@ static PyObject *finalize(PyObject *self, PyObject *unused) { return PyLong_From
 
 static PyObject *get_soc_name(PyObject *self, PyObject *unused)
 {
-	const char *name = aclrtGetSocName();
-	if (!name)
-		Py_RETURN_NONE;
-	return PyUnicode_FromString(name);
+	return pyacl_str_or_none(aclrtGetSocName());
 }
 
 static PyObject *get_recent_err_msg(PyObject *self, PyObject *unused)
 {
-	const char *msg = aclGetRecentErrMsg();
-	if (!msg)
-		Py_RETURN_NONE;
-	return PyUnicode_FromString(msg);
+	return pyacl_str_or_none(aclGetRecentErrMsg());
 }
 
-static PyObject *create_data_buffer(PyObject *self, PyObject *args)
-{
-	void *p;
-	size_t n;
-	if (!PyArg_ParseTuple(args, "O&O&:create_data_buffer", pyacl_ptr, &p, pyacl_size, &n))
-		return NULL;
-	return PyLong_FromVoidPtr(aclCreateDataBuffer(p, n));
-}
-
-static PyObject *destroy_data_buffer(PyObject *self, PyObject *args)
-{
-	void *b;
-	if (!PyArg_ParseTuple(args, "O&:destroy_data_buffer", pyacl_ptr, &b))
-		return NULL;
-	return PyLong_FromLong(aclDestroyDataBuffer(b));
-}
+PYACL_HANDLE_SIZE_FN(create_data_buffer, aclCreateDataBuffer, PyLong_FromVoidPtr)
+PYACL_HANDLE_FN(destroy_data_buffer, aclDestroyDataBuffer, PyLong_FromLong)
+PYACL_HANDLE_FN(get_data_buffer_addr, aclGetDataBufferAddr, PyLong_FromVoidPtr)
+PYACL_HANDLE_FN(get_data_buffer_size, aclGetDataBufferSize, PyLong_FromUnsignedLong)
+PYACL_HANDLE_FN(get_data_buffer_size_v2, aclGetDataBufferSizeV2, PyLong_FromSize_t)
 
 static PyObject *update_data_buffer(PyObject *self, PyObject *args)
 {
@@ -59,30 +42,6 @@ static PyObject *update_data_buffer(PyObject *self, PyObject *args)
 	return PyLong_FromLong(aclUpdateDataBuffer(b, p, n));
 }
 
-static PyObject *get_data_buffer_addr(PyObject *self, PyObject *args)
-{
-	void *b;
-	if (!PyArg_ParseTuple(args, "O&:get_data_buffer_addr", pyacl_ptr, &b))
-		return NULL;
-	return PyLong_FromVoidPtr(aclGetDataBufferAddr(b));
-}
-
-static PyObject *get_data_buffer_size(PyObject *self, PyObject *args)
-{
-	void *b;
-	if (!PyArg_ParseTuple(args, "O&:get_data_buffer_size", pyacl_ptr, &b))
-		return NULL;
-	return PyLong_FromUnsignedLong(aclGetDataBufferSize(b));
-}
-
-static PyObject *get_data_buffer_size_v2(PyObject *self, PyObject *args)
-{
-	void *b;
-	if (!PyArg_ParseTuple(args, "O&:get_data_buffer_size_v2", pyacl_ptr, &b))
-		return NULL;
-	return PyLong_FromSize_t(aclGetDataBufferSizeV2(b));
-}
-
 static PyObject *data_type_size(PyObject *self, PyObject *args)
 {
 	int t;
@@ -91,7 +50,7 @@ static PyObject *data_type_size(PyObject *self, PyObject *args)
 	return PyLong_FromSize_t(aclDataTypeSize((aclDataType)t));
 }
 
-#define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
+#define M PYACL_METHOD
 static PyMethodDef acl_methods[] = {
 	M("init", init, METH_VARARGS, "init([config_path]) -> ret"),
 	M("finalize", finalize, METH_NOARGS, "finalize() -> ret"),

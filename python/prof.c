@@ -44,19 +44,11 @@ static PyObject *create_config(PyObject *self, PyObject *args)
 	return PyLong_FromVoidPtr(c);
 }
 
-#define RET_PTR(name, call)                                             \
-	static PyObject *name(PyObject *self, PyObject *args)           \
-	{                                                               \
-		void *p;                                                \
-		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &p)) \
-			return NULL;                                    \
-		return PyLong_FromLong(call(p));                        \
-	}
-RET_PTR(destroy_config, aclprofDestroyConfig)
-RET_PTR(start, aclprofStart)
-RET_PTR(stop, aclprofStop)
+PYACL_HANDLE_FN(destroy_config, aclprofDestroyConfig, PyLong_FromLong)
+PYACL_HANDLE_FN(start, aclprofStart, PyLong_FromLong)
+PYACL_HANDLE_FN(stop, aclprofStop, PyLong_FromLong)
 
-#define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
+#define M PYACL_METHOD
 static PyMethodDef prof_methods[] = {
 	M("init", init, METH_VARARGS, "init(result_path) -> ret"),
 	M("finalize", finalize, METH_NOARGS, "finalize() -> ret"),

@@ -26,6 +26,50 @@ int pyacl_u32(PyObject *o, void *out);
 PyObject *pyacl_ptr_ret(void *p, aclError ret);
 PyObject *pyacl_int_ret(long long v, aclError ret);
 
+/* A C string as str, NULL as None (or, for the getters whose C failure is
+ * "", as ""). */
+PyObject *pyacl_str_or_none(const char *s);
+PyObject *pyacl_str_or_empty(const char *s);
+
+/* The wrappers most calls need, each defining static PyObject *name(self,
+ * args); conv turns the C result into the Python value: PyLong_FromLong
+ * for a ret, PyLong_FromSize_t for a size, PyLong_FromVoidPtr for a
+ * handle, pyacl_str_or_empty for a name.  Argument errors name the
+ * Python function, as PyArg_ParseTuple's "O&:name" does. */
+
+/* conv(call(handle)), the handle (or pointer) an int, or None for NULL */
+#define PYACL_HANDLE_FN(name, call, conv)                                       \
+	static PyObject *name(PyObject *self, PyObject *args)                   \
+	{                                                                       \
+		void *h;                                                        \
+		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &h))        \
+			return NULL;                                            \
+		return conv(call(h));                                           \
+	}
+/* conv(call(handle, size)): a desc and an index, a pointer and a length */
+#define PYACL_HANDLE_SIZE_FN(name, call, conv)                                  \
+	static PyObject *name(PyObject *self, PyObject *args)                   \
+	{                                                                       \
+		void *h;                                                        \
+		size_t n;                                                       \
+		if (!PyArg_ParseTuple(args, "O&O&:" #name, pyacl_ptr, &h,       \
+				      pyacl_size, &n))                          \
+			return NULL;                                            \
+		return conv(call(h, n));                                        \
+	}
+/* (value, ret) for ret = call(&value), a call without arguments; value
+ * starts as init (what pyACL returns beside a failure) */
+#define PYACL_OUT_FN(name, type, init, call, tuple)                             \
+	static PyObject *name(PyObject *self, PyObject *unused)                 \
+	{                                                                       \
+		type v = init;                                                  \
+		aclError ret = call(&v);                                        \
+		return tuple(v, ret);                                           \
+	}
+
+/* A method table entry; the cast is the one CPython's own tables use. */
+#define PYACL_METHOD(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
+
 /* The submodules; each returns a new reference or NULL with an error set. */
 PyObject *pyacl_rt_module(void);
 PyObject *pyacl_mdl_module(void);

@@ -17,55 +17,29 @@
 			return NULL;                                    \
 		return PyLong_FromLong(call((int32_t)id));              \
 	}
-/* ret = f(pointer or handle) */
-#define RET_PTR(name, call)                                             \
-	static PyObject *name(PyObject *self, PyObject *args)           \
-	{                                                               \
-		void *p;                                                \
-		if (!PyArg_ParseTuple(args, "O&:" #name, pyacl_ptr, &p)) \
-			return NULL;                                    \
-		return PyLong_FromLong(call(p));                        \
-	}
-
 RET_I32(set_device, aclrtSetDevice)
 RET_I32(reset_device, aclrtResetDevice)
 RET_VOID(synchronize_device, aclrtSynchronizeDevice)
-RET_PTR(destroy_context, aclrtDestroyContext)
-RET_PTR(set_context, aclrtSetCurrentContext)
-RET_PTR(destroy_stream, aclrtDestroyStream)
-RET_PTR(synchronize_stream, aclrtSynchronizeStream)
-RET_PTR(destroy_event, aclrtDestroyEvent)
-RET_PTR(synchronize_event, aclrtSynchronizeEvent)
-RET_PTR(free_, aclrtFree)
-RET_PTR(free_host, aclrtFreeHost)
+PYACL_HANDLE_FN(destroy_context, aclrtDestroyContext, PyLong_FromLong)
+PYACL_HANDLE_FN(set_context, aclrtSetCurrentContext, PyLong_FromLong)
+PYACL_HANDLE_FN(destroy_stream, aclrtDestroyStream, PyLong_FromLong)
+PYACL_HANDLE_FN(synchronize_stream, aclrtSynchronizeStream, PyLong_FromLong)
+PYACL_HANDLE_FN(destroy_event, aclrtDestroyEvent, PyLong_FromLong)
+PYACL_HANDLE_FN(synchronize_event, aclrtSynchronizeEvent, PyLong_FromLong)
+PYACL_HANDLE_FN(free_, aclrtFree, PyLong_FromLong)
+PYACL_HANDLE_FN(free_host, aclrtFreeHost, PyLong_FromLong)
 
-static PyObject *get_device(PyObject *self, PyObject *unused)
-{
-	int32_t id = -1;
-	aclError ret = aclrtGetDevice(&id);
-	return pyacl_int_ret(id, ret);
-}
-
-static PyObject *get_device_count(PyObject *self, PyObject *unused)
-{
-	uint32_t n = 0;
-	aclError ret = aclrtGetDeviceCount(&n);
-	return pyacl_int_ret(n, ret);
-}
-
-static PyObject *get_run_mode(PyObject *self, PyObject *unused)
-{
-	aclrtRunMode mode = ACL_HOST;
-	aclError ret = aclrtGetRunMode(&mode);
-	return pyacl_int_ret(mode, ret);
-}
+/* (value, ret) */
+PYACL_OUT_FN(get_device, int32_t, -1, aclrtGetDevice, pyacl_int_ret)
+PYACL_OUT_FN(get_device_count, uint32_t, 0, aclrtGetDeviceCount, pyacl_int_ret)
+PYACL_OUT_FN(get_run_mode, aclrtRunMode, ACL_HOST, aclrtGetRunMode, pyacl_int_ret)
+PYACL_OUT_FN(get_context, aclrtContext, NULL, aclrtGetCurrentContext, pyacl_ptr_ret)
+PYACL_OUT_FN(create_stream, aclrtStream, NULL, aclrtCreateStream, pyacl_ptr_ret)
+PYACL_OUT_FN(create_event, aclrtEvent, NULL, aclrtCreateEvent, pyacl_ptr_ret)
 
 static PyObject *get_soc_name(PyObject *self, PyObject *unused)
 {
-	const char *name = aclrtGetSocName();
-	if (!name)
-		Py_RETURN_NONE;
-	return PyUnicode_FromString(name);
+	return pyacl_str_or_none(aclrtGetSocName());
 }
 
 static PyObject *create_context(PyObject *self, PyObject *args)
@@ -76,27 +50,6 @@ static PyObject *create_context(PyObject *self, PyObject *args)
 	aclrtContext ctx = NULL;
 	aclError ret = aclrtCreateContext(&ctx, (int32_t)id);
 	return pyacl_ptr_ret(ctx, ret);
-}
-
-static PyObject *get_context(PyObject *self, PyObject *unused)
-{
-	aclrtContext ctx = NULL;
-	aclError ret = aclrtGetCurrentContext(&ctx);
-	return pyacl_ptr_ret(ctx, ret);
-}
-
-static PyObject *create_stream(PyObject *self, PyObject *unused)
-{
-	aclrtStream s = NULL;
-	aclError ret = aclrtCreateStream(&s);
-	return pyacl_ptr_ret(s, ret);
-}
-
-static PyObject *create_event(PyObject *self, PyObject *unused)
-{
-	aclrtEvent e = NULL;
-	aclError ret = aclrtCreateEvent(&e);
-	return pyacl_ptr_ret(e, ret);
 }
 
 static PyObject *record_event(PyObject *self, PyObject *args)
@@ -220,7 +173,7 @@ static PyObject *memset_(PyObject *self, PyObject *args)
 	return PyLong_FromLong(aclrtMemset(p, max, value, count));
 }
 
-#define M(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
+#define M PYACL_METHOD
 static PyMethodDef rt_methods[] = {
 	M("set_device", set_device, METH_VARARGS, "set_device(device_id) -> ret"),
 	M("reset_device", reset_device, METH_VARARGS, "reset_device(device_id) -> ret"),

@@ -1,71 +1,10 @@
 /* util.c: acl.util, moving data between Python objects and C pointers
- * (numpy_to_ptr, ptr_to_numpy, bytes_to_ptr, ptr_to_bytes), and the
- * argument converters the other files use.
+ * (numpy_to_ptr, ptr_to_numpy, bytes_to_ptr, ptr_to_bytes).
  *
  * numpy is reached through the buffer protocol and numpy.frombuffer, not
  * numpy's C API, so the module builds without numpy's headers and imports
  * without numpy installed (only ptr_to_numpy needs it). */
 #include "pyacl.h"
-
-int pyacl_ptr(PyObject *o, void *out)
-{
-	if (o == Py_None) {
-		*(void **)out = NULL;
-		return 1;
-	}
-	if (!PyLong_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "a pointer must be an int, not %.80s",
-			     Py_TYPE(o)->tp_name);
-		return 0;
-	}
-	/* unsigned: PyLong_AsVoidPtr would take -1 for the address 0xff..ff */
-	unsigned long long v = PyLong_AsUnsignedLongLong(o);
-	if (v == (unsigned long long)-1 && PyErr_Occurred())
-		return 0;
-	if (v > UINTPTR_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "pointer too large");
-		return 0;
-	}
-	*(void **)out = (void *)(uintptr_t)v;
-	return 1;
-}
-
-int pyacl_size(PyObject *o, void *out)
-{
-	if (!PyLong_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "a size must be an int, not %.80s",
-			     Py_TYPE(o)->tp_name);
-		return 0;
-	}
-	size_t n = PyLong_AsSize_t(o);
-	if (n == (size_t)-1 && PyErr_Occurred())
-		return 0;
-	*(size_t *)out = n;
-	return 1;
-}
-
-int pyacl_u32(PyObject *o, void *out)
-{
-	size_t n;
-	if (!pyacl_size(o, &n))
-		return 0;
-	if (n > UINT32_MAX) {
-		PyErr_SetString(PyExc_OverflowError, "value does not fit in 32 bits");
-		return 0;
-	}
-	*(uint32_t *)out = (uint32_t)n;
-	return 1;
-}
-
-PyObject *pyacl_ptr_ret(void *p, aclError ret)
-{
-	PyObject *v = PyLong_FromVoidPtr(p);
-	if (!v)
-		return NULL;
-	return Py_BuildValue("(Ni)", v, (int)ret);
-}
-
-PyObject *pyacl_int_ret(long long v, aclError ret) { return Py_BuildValue("(Li)", v, (int)ret); }
 
 /* The address of a C-contiguous buffer (a numpy array, bytes, bytearray).
  * pyACL hands back a borrowed address: the object must outlive its use. */

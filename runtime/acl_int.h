@@ -1,0 +1,189 @@
+/* acl_int.h: what the files of the ACL layer (runtime/acl*.c) share: the
+ * objects behind acl.h's handles, the one process-wide state struct, and
+ * the helpers every entry point uses (errors, handle sets, device ranges,
+ * synchronization).  Not installed: programs see acl.h only.
+ *
+ * Handles are checked against the sets of live ones before use, by pointer
+ * value only, so a NULL, stale or made-up handle is an error and never
+ * dereferenced.  Device pointers are the simulator's addresses; the table
+ * of aclrtMalloc allocations tells a device pointer from a host one and
+ * bounds every copy. */
+#ifndef DV_ACL_INT_H
+#define DV_ACL_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl.h"
+#include "runtime.h"
+#include "trace.h"
+
+/* libdavinci-acl exports the acl* API only; these internal names start
+ * with acl_ too, so they are hidden rather than left to the export list. */
+#pragma GCC visibility push(hidden)
+
+/* set = lines an aclInit config may hold */
+#define MAX_SETS 64
+
+struct handles { /* the live objects of one kind */
+	void **v;
+	size_t n, cap;
+};
+
+struct dev_alloc {
+	uint64_t addr, size; /* size as asked for; copies are checked against it */
+};
+
+struct acl_event {
+	struct rt_event *e;
+	int recorded; /* recorded at least once */
+	int dead;     /* its latest record was dropped by a failed simulation */
+};
+
+struct acl_model {
+	struct om_model om;
+	struct rt_model rm;
+	/* recorded after each execution and waited for before the next, so
+	 * executions on different streams do not share the workspace at once */
+	struct rt_event *done;
+	int done_dead; /* its latest record was dropped: nothing to wait for */
+};
+
+struct acl_context {
+	int32_t device;
+};
+
+struct aclmdlDesc {
+	uint32_t nin, nout;
+	struct om_tensor_desc *in, *out;
+};
+
+struct aclmdlDataset {
+	aclDataBuffer **b;
+	size_t n, cap;
+};
+
+struct aclDataBuffer {
+	void *data;
+	size_t size;
+};
+
+struct aclprofConfig {
+	aclprofAicoreMetrics metrics;
+	uint64_t types;
+};
+
+struct soc_set_line {
+	char *assign; /* "sec.key=value" */
+	int line;
+};
+
+/* ACL's API is process-wide: aclInit, aclrtSetDevice, model ids and the
+ * handle functions take no context argument, so what they act on must be
+ * reachable from every entry point.  All of it lives in this one struct,
+ * the single exception to the project's no-global-state rule; nothing
+ * else in the library has mutable static state. */
+struct acl_state {
+	int state; /* 0 never initialized, 1 initialized, 2 finalized */
+	char soc[512];       /* the SoC to simulate: a chip name or an .ini path */
+	char soc_from[600];  /* where that choice came from, for messages */
+	int soc_in_config;   /* it came from the config file */
+	char config[512];    /* aclInit's config file, for messages */
+	struct soc_set_line sets[MAX_SETS];
+	unsigned nsets;
+	struct soc_config cfg;
+	struct rt_device *dev;
+	unsigned dev_refs;   /* aclrtSetDevice calls (and contexts) not yet reset */
+	int pending;         /* work queued since the last synchronization */
+	struct handles streams, events, contexts, descs, datasets, buffers, hosts;
+	struct acl_context default_ctx; /* the device's implicit context */
+	struct acl_context *current_ctx;
+	struct dev_alloc *allocs;
+	size_t nallocs, capallocs;
+	struct acl_model **models; /* id = index + 1; NULL once unloaded */
+	size_t nmodels, capmodels;
+	struct rt_event **zombies; /* destroyed while queued work may name them */
+	size_t nzombies, capzombies;
+	char msg[4096];
+	int has_msg;
+	struct acl_prof {    /* aclprof*: see acl_prof.c */
+		int inited;
+		char dir[512];
+		const aclprofConfig *running; /* between aclprofStart and aclprofStop */
+		struct trc_spans spans;
+		/* models unloaded while profiling: kept until the profile ends so
+		 * that no new model takes the address the task log names */
+		struct acl_model **retired;
+		size_t nretired, capretired;
+	} prof;
+	struct handles profcfgs;
+};
+extern struct acl_state acl_state; /* defined in acl.c */
+
+/* --- errors (acl.c) ----------------------------------------------------- */
+
+/* Record "fn: message" as aclGetRecentErrMsg's text and return code. */
+__attribute__((format(printf, 3, 4))) aclError acl_fail(aclError code, const char *fn,
+							 const char *fmt, ...);
+#define FAIL(code, ...) acl_fail(code, __func__, __VA_ARGS__)
+
+aclError acl_need_init(const char *fn);
+aclError acl_need_device(const char *fn);
+
+#define NEED_INIT()                                        \
+	do {                                               \
+		aclError e_ = acl_need_init(__func__);     \
+		if (e_ != ACL_SUCCESS)                     \
+			return e_;                         \
+	} while (0)
+#define NEED_DEVICE()                                      \
+	do {                                               \
+		aclError e_ = acl_need_device(__func__);   \
+		if (e_ != ACL_SUCCESS)                     \
+			return e_;                         \
+	} while (0)
+
+/* --- aclInit's config and the SoC (acl_config.c) ------------------------- */
+
+void acl_copy_str(char *dst, size_t len, const char *src);
+aclError acl_read_config(const char *fn, const char *path);
+aclError acl_load_soc(const char *fn, const char *soc, const char *from, aclError code,
+		      struct soc_config *cfg);
+void acl_free_sets(void);
+
+/* --- sets of live handles (acl_handles.c) -------------------------------- */
+
+int acl_grow(void **v, size_t *cap, size_t n, size_t size);
+int acl_h_add(struct handles *h, void *p);
+int acl_h_has(const struct handles *h, const void *p);
+void acl_h_del(struct handles *h, const void *p);
+void acl_h_clear(struct handles *h);
+
+/* --- the device and synchronization (acl_rt.c) --------------------------- */
+
+void acl_drained(void);
+aclError acl_run_queued(const char *fn);
+void acl_destroy_device(void);
+
+/* --- streams (acl_stream.c) ---------------------------------------------- */
+
+aclError acl_get_stream(const char *fn, aclrtStream st, struct rt_stream **out);
+
+/* --- device memory (acl_mem.c) ------------------------------------------- */
+
+uint64_t acl_dev_addr(const void *p);
+const struct dev_alloc *acl_dev_range(const void *p, uint64_t n);
+
+/* --- models and datasets (acl_mdl.c, acl_dataset.c) ---------------------- */
+
+struct acl_model *acl_get_model(const char *fn, uint32_t id);
+aclError acl_dataset_ok(const char *fn, const aclmdlDataset *ds);
+
+/* --- profiling (acl_prof.c) ---------------------------------------------- */
+
+void acl_prof_end(void);
+int acl_prof_retire(struct acl_model *m);
+
+#pragma GCC visibility pop
+
+#endif
