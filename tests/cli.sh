@@ -73,6 +73,19 @@ if ./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$node/test_relu/test_dat
 	--output-dir "$tmp" --json > "$tmp/run.json" && [ -s "$tmp/output_0.pb" ] &&
 	grep -q '"latency_us"' "$tmp/run.json" && grep -q '"tasks": \[{"name"' "$tmp/run.json"
 then ok; else bad "simrun relu.om"; fi
+# without --soc a model runs on the SoC it was compiled for
+./simrun "$tmp/relu.om" --json | grep -q '"soc": "Ascend910"' && ok || bad "simrun without --soc"
+expect_err "--kernel without --soc" "--soc is required with --kernel" ./simrun --kernel "$k/conv.s"
+# every tool answers --version with configure's version
+for t in simas simatc simdis simprof simquant simrun simserve simsweep; do
+	./$t --version | grep -q "^$t (davinci-sim) [0-9]" && ok || bad "$t --version"
+done
+# ATC's --input_format and --log are accepted (an ONNX model's layouts only)
+./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/relu2" \
+	--soc_version=Ascend910 --input_format=NCHW --log=error > /dev/null 2> "$tmp/err" &&
+	grep -q "note: --log=error accepted" "$tmp/err" && ok || bad "simatc --input_format --log"
+expect_err "NHWC input format" "--input_format=NHWC" ./simatc --model="$node/test_relu/model.onnx" \
+	--framework=5 --output="$tmp/relu3" --soc_version=Ascend910 --input_format=NHWC
 ./simrun --soc Ascend910 "$tmp/relu.om" --trace "$tmp/prof" > /dev/null &&
 	[ -s "$tmp/prof/op_summary.csv" ] && [ -s "$tmp/prof/task_time.csv" ] &&
 	[ -s "$tmp/prof/timeline.json" ] && [ -s "$tmp/prof/summary.json" ] && ok ||

@@ -3,9 +3,12 @@
 #include <string.h>
 
 #include "isa.h"
+#include "version.h"
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simas"))
+		return 0;
 	const char *in = NULL, *out = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc)

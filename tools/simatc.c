@@ -6,6 +6,7 @@
 #include "compile.h"
 #include "om.h"
 #include "soc.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -31,12 +32,17 @@ static void usage(FILE *f)
 		"                          becomes a uint8 image preprocessed on the AI Core\n"
 		"  --enable_small_channel=0|1  1: a first conv of 1-4 input channels reads them\n"
 		"                          as C0 = 4 (ATC's small-channel path); 0 (the default)\n"
+		"  --input_format=NCHW     ATC's input layout: NCHW, NCDHW or ND (an ONNX model's)\n"
+		"  --log=LEVEL             ATC's log level, accepted (errors go to stderr always)\n"
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
+		"  --version               print the version\n"
 		"Supported operators: %s\n", cc_supported_ops());
 }
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simatc"))
+		return 0;
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
 	struct cc_options opt = { .report = stdout };
 	const char *sets[64];
@@ -106,7 +112,25 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		}
-		else if (IS("--set")) {
+		else if (IS("--input_format")) {
+			/* ATC's layout of the model's inputs: an ONNX model's are
+			 * NCHW (NCDHW for 3-D, ND otherwise); NHWC is TensorFlow's */
+			if (strcmp(v, "NCHW") && strcmp(v, "ND") && strcmp(v, "NCDHW")) {
+				fprintf(stderr, "simatc: --input_format=%s: an ONNX model's inputs are "
+						"NCHW, NCDHW or ND\n", v);
+				return 2;
+			}
+		} else if (IS("--log")) {
+			/* ATC's log level: errors go to stderr at every level */
+			if (strcmp(v, "debug") && strcmp(v, "info") && strcmp(v, "warning") &&
+			    strcmp(v, "error") && strcmp(v, "null")) {
+				fprintf(stderr, "simatc: --log=%s: debug, info, warning, error or "
+						"null\n", v);
+				return 2;
+			}
+			fprintf(stderr, "simatc: note: --log=%s accepted; simatc prints its errors "
+					"on stderr at every level\n", v);
+		} else if (IS("--set")) {
 			if (nsets == 64) {
 				fprintf(stderr, "simatc: too many --set\n");
 				return 2;

@@ -7,9 +7,12 @@
 
 #include "isa.h"
 #include "om.h"
+#include "version.h"
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simdis"))
+		return 0;
 	const char *in = NULL;
 	int explain = 0;
 	for (int i = 1; i < argc; i++) {

@@ -8,6 +8,7 @@
 #include "advisor.h"
 #include "plot.h"
 #include "quantify.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -43,6 +44,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simprof"))
+		return 0;
 	const char *dir = NULL;
 	const char *out = NULL;
 	int json = 0, plot = 0;

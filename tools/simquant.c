@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "quant.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -44,6 +45,8 @@ static int parse_uint(const char *s, unsigned long long max, unsigned long long 
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simquant"))
+		return 0;
 	struct qt_options o = { .soc = "Ascend310P3", .calib_count = 4, .algo = QT_PERCENTILE,
 				.percentile = 99.999, .gran = QT_PER_CHANNEL, .report = stdout,
 				.progress = NULL };

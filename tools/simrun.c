@@ -19,11 +19,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "version.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: simrun --soc SOC MODEL.om [--input-dir D] [--output-dir O] [options]\n"
+		"usage: simrun [--soc SOC] MODEL.om [--input-dir D] [--output-dir O] [options]\n"
 		"       simrun --soc SOC --kernel FILE [options]\n"
 		"Run a compiled model, or one kernel (.s source or simas output), on a simulated\n"
 		"Ascend NPU.\n\n"
@@ -41,7 +42,8 @@ static void usage(FILE *f)
 		"                        --output-dir/<subdirectory>/\n"
 		"  --trace [DIR]         write op_summary.csv, task_time.csv, timeline.json and\n"
 		"                        summary.json (default DIR ./simprof_<model>_<time>)\n"
-		"  --soc NAME|FILE.ini   chip configuration (Ascend310, Ascend910, Ascend310P3)\n"
+		"  --soc NAME|FILE.ini   chip configuration (Ascend310, Ascend910, Ascend310P3);\n"
+		"                        a model's default: the SoC it was compiled for\n"
 		"  --kernel FILE         the kernel\n"
 		"  --block-dim N         blocks to run, spread over the AI cores (default 1)\n"
 		"  --alloc BYTES[:rand]  allocate a GM buffer (zeroed, or random fp16 in [-1,1))\n"
@@ -133,6 +135,8 @@ static int run_model(const char *path, const struct soc_config *cfg,
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simrun"))
+		return 0;
 	const char *soc = NULL, *kernel = NULL, *model = NULL, *indir = NULL, *outdir = NULL;
 	const char *trace = NULL, *image = NULL;
 	char trace_default[512] = "";
@@ -286,14 +290,28 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	char om_soc[64] = "";
+	if (!soc && model) {
+		/* the SoC the model was compiled for, as ACL takes the device's */
+		struct om_model om;
+		char oerr[512];
+		if (om_read(model, &om, NULL, oerr, sizeof oerr)) {
+			fprintf(stderr, "simrun: %s\n", oerr);
+			return 1;
+		}
+		snprintf(om_soc, sizeof om_soc, "%s", om.soc);
+		om_free(&om);
+		soc = om_soc;
+	}
 	if (!soc) {
-		fprintf(stderr, "simrun: --soc is required (try --help)\n");
+		fprintf(stderr, "simrun: --soc is required with --kernel (try --help)\n");
 		return 2;
 	}
 	char err[2048];
 	struct soc_config cfg;
 	if (soc_load(soc, &cfg, err, sizeof err)) {
-		fprintf(stderr, "simrun: %s\n", err);
+		fprintf(stderr, "simrun: %s%s%s%s\n", err, om_soc[0] ? " (the SoC " : "",
+			om_soc[0] ? model : "", om_soc[0] ? " was compiled for: give --soc)" : "");
 		return 1;
 	}
 	for (unsigned i = 0; i < nsets; i++)

@@ -14,6 +14,7 @@
 #include "om.h"
 #include "serve.h"
 #include "soc.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -118,6 +119,8 @@ static int split(const char *flag, const char *s, char **out, unsigned max, unsi
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simserve"))
+		return 0;
 	struct sv_config c = { .streams = 1 };
 	struct sv_arrival_opts ao = { .kind = SV_ARRIVE_POISSON, .seed = 1 };
 	char *models[SV_MAX_VARIANTS];

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "sweep.h"
+#include "version.h"
 
 static void usage(FILE *f)
 {
@@ -78,6 +79,8 @@ static void list_keys(void)
 
 int main(int argc, char **argv)
 {
+	if (tool_version(argc, argv, "simsweep"))
+		return 0;
 	struct sw_spec s;
 	memset(&s, 0, sizeof s);
 	const char *spec_path = NULL, *merge = NULL;
