@@ -84,6 +84,13 @@ done
 ./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/relu2" \
 	--soc_version=Ascend910 --input_format=NCHW --log=error > /dev/null 2> "$tmp/err" &&
 	grep -q "note: --log=error accepted" "$tmp/err" && ok || bad "simatc --input_format --log"
+# an --output that cannot be written is refused before the compile
+expect_err "unwritable --output" "cannot write $tmp/no/such/dir/x.om" ./simatc \
+	--model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/no/such/dir/x" \
+	--soc_version=Ascend910
+# two runs in one second never share a default trace folder
+(cd "$tmp" && for i in 1 2; do "$OLDPWD/simrun" relu.om --trace > /dev/null; done) &&
+	[ "$(ls -d "$tmp"/simprof_relu_* | wc -l)" -eq 2 ] && ok || bad "default trace folders collide"
 expect_err "NHWC input format" "--input_format=NHWC" ./simatc --model="$node/test_relu/model.onnx" \
 	--framework=5 --output="$tmp/relu3" --soc_version=Ascend910 --input_format=NHWC
 ./simrun --soc Ascend910 "$tmp/relu.om" --trace "$tmp/prof" > /dev/null &&

@@ -1,7 +1,9 @@
 /* simatc: compile an ONNX model to an .om offline model, with ATC's flags. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compile.h"
 #include "om.h"
@@ -37,6 +39,25 @@ static void usage(FILE *f)
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
 		"  --version               print the version\n"
 		"Supported operators: %s\n", cc_supported_ops());
+}
+
+/* Whether the .om can be written where --output says: found out before a
+ * compile of many seconds, not after it. */
+static int check_writable(const char *path, char *err, size_t errlen)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof dir, ".");
+	else if (slash == dir)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	int bad = access(path, F_OK) == 0 ? access(path, W_OK) : access(dir, W_OK | X_OK);
+	if (bad)
+		snprintf(err, errlen, "cannot write %.3000s: %s", path, strerror(errno));
+	return bad ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -165,13 +186,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "simatc: %s\n", err);
 			return 1;
 		}
+	char path[4096];
+	snprintf(path, sizeof path, "%s.om", output);
+	if (check_writable(path, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 1;
+	}
 	struct om_model m;
 	if (cc_compile(model, &cfg, &opt, &m, err, sizeof err)) {
 		fprintf(stderr, "simatc: %s\n", err);
 		return 1;
 	}
-	char path[4096];
-	snprintf(path, sizeof path, "%s.om", output);
 	int rc = om_write(path, &m, err, sizeof err);
 	if (rc)
 		fprintf(stderr, "simatc: %s\n", err);

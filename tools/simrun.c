@@ -341,6 +341,12 @@ int main(int argc, char **argv)
 			strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
 		snprintf(trace_default, sizeof trace_default, "./simprof_%.*s_%s", (int)(bl > 200 ? 200 : bl), b,
 			 stamp);
+		/* two runs in one second: the second gets _2 (_3 ...), never the
+		 * first one's folder */
+		struct stat st;
+		size_t len = strlen(trace_default);
+		for (int n = 2; stat(trace_default, &st) == 0 && n < 10000; n++)
+			snprintf(trace_default + len, sizeof trace_default - len, "_%d", n);
 	}
 	if (model) {
 		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed, image };
