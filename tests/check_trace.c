@@ -350,6 +350,21 @@ END_TEST
 
 /* Two streams: each stream's durations and waits add up to its elapsed
  * time, the streams overlap in time, and the PCIe copies are in the log. */
+/* Names too long for a table's column are cut in the middle: the end, which
+ * tells layers of one prefix apart, stays. */
+START_TEST(long_names_cut_in_the_middle)
+{
+	char out[33];
+	const char *n = "/layer4/layer4.0/downsample/downsample.0/Conv";
+	trc_shorten(out, 32, n);
+	ck_assert_uint_eq(strlen(out), 32);
+	ck_assert_str_eq(out + 32 - 13, "sample.0/Conv");
+	ck_assert_int_eq(strncmp(out, "/layer4/layer4", 14), 0);
+	ck_assert_ptr_nonnull(strstr(out, "..."));
+	ck_assert_str_eq(trc_shorten(out, 32, "/fc/Gemm"), "/fc/Gemm");
+}
+END_TEST
+
 START_TEST(two_streams_overlap)
 {
 	char dir[256] = "/tmp/davinci-trace-XXXXXX";
@@ -401,6 +416,7 @@ int main(void)
 	TCase *tc = tcase_create("Core");
 	tcase_add_test(tc, trace_files_are_consistent);
 	tcase_add_test(tc, two_streams_overlap);
+	tcase_add_test(tc, long_names_cut_in_the_middle);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -790,8 +790,10 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		       "share", "block", "roof_us");
 		for (unsigned i = 0; i < sum.ntop; i++) {
 			const struct om_task *ot = &m.tasks[sum.top[i].model_task];
-			printf("  %-4d %-20.20s %-32.32s %11.3f %5.1f%% %5u %8.3f\n",
-			       sum.top[i].model_task, ot->op_type, ot->name, sum.top[i].mean_us,
+			char nm[33];
+			printf("  %-4d %-20.20s %-32s %11.3f %5.1f%% %5u %8.3f\n",
+			       sum.top[i].model_task, ot->op_type, trc_shorten(nm, 32, ot->name),
+			       sum.top[i].mean_us,
 			       100 * sum.top[i].share, ot->block_dim,
 			       trc_roofline_seconds(cfg, ot) * 1e6);
 		}

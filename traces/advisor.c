@@ -36,6 +36,7 @@
 
 #include "advisor.h"
 #include "sim.h"
+#include "summary.h"
 #include "trace_read.h"
 
 /* X(name, value, rule, source) */
@@ -1297,8 +1298,9 @@ void adv_print_text(FILE *f, const struct adv_report *r)
 		"mem_GB/s", "sim/pred");
 	for (unsigned i = 0; i < n; i++) {
 		const struct op *o = &r->op[i];
-		fprintf(f, "  %-24.24s %-14.14s %-11s %10.3f %5.1f%% %5u %5.2f %5.2f %5.2f %5.2f "
-			   "%6.2f %8.1f", o->name, o->type, bound_names[o->bound], o->dur / o->count,
+		char nm[25];
+		fprintf(f, "  %-24s %-14.14s %-11s %10.3f %5.1f%% %5u %5.2f %5.2f %5.2f %5.2f "
+			   "%6.2f %8.1f", trc_shorten(nm, 24, o->name), o->type, bound_names[o->bound], o->dur / o->count,
 			pct(o->dur, r->task_time), o->block_dim, o->ratio[P_MAC], o->ratio[P_VEC],
 			o->ratio[P_MTE2], o->ratio[P_MTE3], wait_max(o), o->mem_bw);
 		/* what contention and the memory system made of the compiler's
@@ -1313,7 +1315,9 @@ void adv_print_text(FILE *f, const struct adv_report *r)
 		fprintf(f, "\nhost <-> device copies (not part of the verdict):\n");
 		for (size_t k = 0; k < r->ncopies; k++) {
 			const struct copy *c = &r->copy[k];
-			fprintf(f, "  %-28.28s %3u x %10.3f us  %10.3f MB", c->name, c->count,
+			char nm[29];
+			fprintf(f, "  %-28s %3u x %10.3f us  %10.3f MB", trc_shorten(nm, 28, c->name),
+				c->count,
 				c->dur / c->count, c->bytes / c->count / 1e6);
 			if (c->dur > 0 && c->bytes > 0)
 				fprintf(f, "  %7.2f GB/s", c->bytes / (c->dur * 1e-6) / 1e9);

@@ -155,3 +155,18 @@ int trc_summarize(const struct soc_config *cfg, const struct om_model *om,
 	free(op_us);
 	return 0;
 }
+
+const char *trc_shorten(char *out, size_t width, const char *name)
+{
+	size_t n = strlen(name);
+	if (n <= width || width < 8) {
+		snprintf(out, width + 1, "%s", name);
+		return out;
+	}
+	size_t head = (width - 3) / 2, tail = width - 3 - head;
+	memcpy(out, name, head);
+	memcpy(out + head, "...", 3);
+	memcpy(out + head + 3, name + n - tail, tail);
+	out[width] = 0;
+	return out;
+}

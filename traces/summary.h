@@ -52,4 +52,9 @@ double trc_peak_flops(const struct soc_config *cfg);
  * bandwidth, whichever is longer. */
 double trc_roofline_seconds(const struct soc_config *cfg, const struct om_task *t);
 
+/* name in at most width characters for a column of a table: cut in the
+ * middle ("/layer4/la...mple.0/Conv"), which keeps the end that tells apart
+ * layers of one prefix; out has room for width + 1 bytes. */
+const char *trc_shorten(char *out, size_t width, const char *name);
+
 #endif
