@@ -1034,22 +1034,17 @@ static void cube_stage(struct kg *gn, const struct geo *g, const struct cube_til
 	}
 }
 
-/* A block's stages as kg_emit_rolled steps: stage i is emitted from the
- * state before it, snap[i], which the emission of stage i - 1 left (the
- * builder emits every step in order before it rolls any). */
+/* A block's stages as kg_emit_rolled_state steps. */
 struct cube_run {
 	const struct geo *g;
 	const struct cube_tiling *t;
 	const struct cube_mem *mem;
-	struct cube_state *snap;
 };
 
-static void cube_stage_step(struct kg *gn, const void *ctx, size_t i)
+static void cube_stage_step(struct kg *gn, const void *ctx, size_t i, void *state)
 {
 	const struct cube_run *r = ctx;
-	struct cube_state cs = r->snap[i];
-	cube_stage(gn, r->g, r->t, r->mem, &cs, (int64_t)i);
-	r->snap[i + 1] = cs;
+	cube_stage(gn, r->g, r->t, r->mem, state, (int64_t)i);
 }
 
 /* One block's program after the dispatch; roll: its stages as loops where
@@ -1093,15 +1088,9 @@ static void cube_block(struct kg *gn, const struct geo *g, const struct cube_til
 	cs.sl0 = sl0;
 	cs.rs = next_last(&cs, 0);
 	if (roll) {
-		struct cube_run r = { g, t, &mem, malloc((size_t)(ns + 1) * sizeof *r.snap) };
-		if (r.snap) {
-			r.snap[0] = cs;
-			if (kg_emit_rolled(gn, (size_t)ns, cube_stage_step, &r))
-				gn->bad = 1;
-		} else {
+		struct cube_run r = { g, t, &mem };
+		if (kg_emit_rolled_state(gn, (size_t)ns, cube_stage_step, &r, &cs, sizeof cs))
 			gn->bad = 1;
-		}
-		free(r.snap);
 	} else {
 		for (int64_t i = 0; i < ns; i++)
 			cube_stage(gn, g, t, &mem, &cs, i);

@@ -433,22 +433,17 @@ static void emit_chunk(const struct mm_plan *pl, struct kg *g, struct mm_state *
 	st->tcount++;
 }
 
-/* A block's chunks as kg_emit_rolled steps: chunk i is emitted from the
- * state before it, snap[i], which chunk i - 1's emission left (the builder
- * emits every step in order before it rolls any). */
+/* A block's chunks as kg_emit_rolled_state steps, from item it0 on. */
 struct mm_run {
 	const struct mm_plan *pl;
 	int64_t it0;
-	struct mm_state *snap;
 };
 
-static void chunk_step(struct kg *g, const void *ctx, size_t i)
+static void chunk_step(struct kg *g, const void *ctx, size_t i, void *state)
 {
 	const struct mm_run *r = ctx;
 	int64_t nch = chunks_of(r->pl);
-	struct mm_state st = r->snap[i];
-	emit_chunk(r->pl, g, &st, r->it0 + (int64_t)i / nch, (int64_t)i % nch);
-	r->snap[i + 1] = st;
+	emit_chunk(r->pl, g, state, r->it0 + (int64_t)i / nch, (int64_t)i % nch);
 }
 
 /* Block b's code after the dispatch; roll: its chunks as loops where they
@@ -483,16 +478,9 @@ static void emit_block(const struct mm_plan *pl, struct kg *g, int64_t b, int ro
 				      .out_slot = pl->out_slot, .buf = pl->buf } };
 	int64_t it0 = items_lo(pl, b), n = (items_lo(pl, b + 1) - it0) * chunks_of(pl);
 	if (roll) {
-		struct mm_run r = { pl, it0, malloc((size_t)(n + 1) * sizeof *r.snap) };
-		if (r.snap) {
-			r.snap[0] = st;
-			if (kg_emit_rolled(g, (size_t)n, chunk_step, &r))
-				g->bad = 1;
-			st = r.snap[n];
-		} else {
+		struct mm_run r = { pl, it0 };
+		if (kg_emit_rolled_state(g, (size_t)n, chunk_step, &r, &st, sizeof st))
 			g->bad = 1;
-		}
-		free(r.snap);
 	} else {
 		for (int64_t i = 0; i < n; i++)
 			emit_chunk(pl, g, &st, it0 + i / chunks_of(pl), i % chunks_of(pl));

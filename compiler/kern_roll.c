@@ -221,6 +221,37 @@ int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 	return rc;
 }
 
+/* kg_emit_rolled_state's steps: snap holds n + 1 states of size bytes. */
+struct stateful {
+	kg_state_step_fn *emit;
+	const void *ctx;
+	unsigned char *snap, *cur;
+	size_t size;
+};
+
+static void state_step(struct kg *g, const void *ctx, size_t i)
+{
+	const struct stateful *s = ctx;
+	memcpy(s->cur, s->snap + i * s->size, s->size);
+	s->emit(g, s->ctx, i, s->cur);
+	memcpy(s->snap + (i + 1) * s->size, s->cur, s->size);
+}
+
+int kg_emit_rolled_state(struct kg *g, size_t n, kg_state_step_fn *emit, const void *ctx,
+			 void *state, size_t size)
+{
+	struct stateful s = { emit, ctx, malloc((n + 1) * size), malloc(size), size };
+	int rc = s.snap && s.cur ? 0 : -1;
+	if (!rc) {
+		memcpy(s.snap, state, size);
+		rc = kg_emit_rolled(g, n, state_step, &s);
+		memcpy(state, s.snap + n * size, size);
+	}
+	free(s.snap);
+	free(s.cur);
+	return rc;
+}
+
 /* ---- blocks ---------------------------------------------------------------------- */
 
 /* Block b's code emitted alone, its GM offsets recorded. */

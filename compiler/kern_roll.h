@@ -18,6 +18,18 @@ typedef void kg_step_fn(struct kg *g, const void *ctx, size_t i);
  * or -1 out of memory. */
 int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx);
 
+/* Emits step i through g from *state, what step i - 1 left (which buffer
+ * holds what, whose turn it is), and leaves in it what step i leaves. */
+typedef void kg_state_step_fn(struct kg *g, const void *ctx, size_t i, void *state);
+
+/* kg_emit_rolled for steps whose code depends on the steps before them:
+ * state (size bytes) is what step 0 starts from; each step's starting state
+ * is recorded as the builder first emits the steps in order, and step i is
+ * always emitted from its own.  On return state holds what the last step
+ * left.  Returns 0, or -1 out of memory. */
+int kg_emit_rolled_state(struct kg *g, size_t n, kg_state_step_fn *emit, const void *ctx,
+			 void *state, size_t size);
+
 /* Emits block b's code, from kg_reset's state to its end instruction. */
 typedef void kg_block_fn(struct kg *g, void *ctx, int64_t b);
 
