@@ -1,5 +1,5 @@
-/* kern_gen.h: emission helpers shared by the pooling and TransData
- * generators: constants cached in registers (least recently used reloaded),
+/* kern_gen.h: the kernel builder the generators emit through (Conv, MatMul,
+ * pooling, TransData, LayerNorm and others): constants cached in registers (least recently used reloaded),
  * the lane mask the vector unit holds, labels and counted loops, and
  * vector/DMA shorthands. */
 #ifndef DV_KERN_GEN_H
@@ -10,7 +10,8 @@
 #include "kernels.h"
 
 /* Registers: x1/x2 the arguments, x3 GM addresses, x4/x5 block dispatch,
- * x6/x7 loop counters (one per nesting level), x8..x23 the constant cache. */
+ * x6/x7 loop counters (one per nesting level), x8..x23 the constant cache
+ * unless a generator gives its own window (kg_init: Conv's and MatMul's). */
 enum { R_SRC = 1, R_DST = 2, R_GM = 3, R_BIDX = 4, R_TMP = 5, R_LC0 = 6, R_C0 = 8, R_CN = 24 };
 #define KG_MAX_LOOPS 2
 #define KG_MAX_ADV 4

@@ -12,9 +12,10 @@
  * its GM addresses only through kg_dma. */
 typedef void kg_step_fn(struct kg *g, const void *ctx, size_t i);
 
-/* Steps 0 .. n-1, in order; runs that repeat with a period of up to 16
- * steps, the same code with GM offsets moving by a constant per period (per
- * base register), become one counted loop each (kg_loop_begin).  Returns 0,
+/* Steps 0 .. n-1, in order; runs that repeat with a period of up to 64
+ * steps, the same code with GM offsets (and kg_addr's) moving by a constant
+ * per period (per base register), become one counted loop each
+ * (kg_loop_begin), the steps before such a loop likewise.  Returns 0,
  * or -1 out of memory. */
 int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx);
 
