@@ -479,6 +479,8 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 	char msg[768];
 	if (cc_predict_tasks(c->cfg, m, msg, sizeof msg))
 		return cc_fail(c, "predicting the tasks' cycles: %s", msg);
+	if (cc_verify_tasks(c->cfg, m, msg, sizeof msg))
+		return cc_fail(c, "%s", msg);
 	return 0;
 }
 

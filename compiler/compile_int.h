@@ -146,6 +146,11 @@ static inline uint64_t dev_bytes(const struct dev_tensor *d)
 /* Each task's predicted_cycles (predict.c): the simulator's dry run of its
  * kernel alone on the chip. */
 int cc_predict_tasks(const struct soc_config *cfg, struct om_model *m, char *err, size_t errlen);
+/* Run every task once on the simulator (timing mode, memory laid out as the
+ * runtime lays it out): -1 with err naming the task when a kernel breaks a
+ * hardware rule (verify.c). */
+int cc_verify_tasks(const struct soc_config *cfg, const struct om_model *m, char *err,
+		    size_t errlen);
 int cc_fail(struct cc_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cc_node_fail(struct cc_ctx *c, const struct cc_node *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -36,6 +36,11 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 	int64_t tile = (ub / 2 - 2 * 256) / (c16 * 6);
 	if (tile > ISA_DMA_NBURST_MAX) /* a DMA of one burst per row */
 		tile = ISA_DMA_NBURST_MAX;
+	/* the slots are rounded up to whole repeats: the two parities' rounded
+	 * slots must fit too, not just the bytes of their rows */
+	while (tile >= 1 && 2 * (cc_round_up(tile * c16 * 4 + 256, 256) +
+				 cc_round_up(tile * c16 * 2 + 256, 256)) > ub)
+		tile--;
 	if (tile < 1)
 		return gen_cast_long(cfg, rows, cols, to_device, p, block_dim, err, errlen);
 	int64_t f32_slot = cc_round_up(tile * c16 * 4 + 256, 256);
@@ -152,6 +157,9 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 	int64_t piece = (ub / 2 - 2 * 256 - 64) / 6 / 16 * 16;
 	if (piece > ISA_VEC_REP_MAX * 64) /* one vconv instruction's repeats */
 		piece = ISA_VEC_REP_MAX * 64;
+	while (piece >= 16 && 2 * (cc_round_up(piece * 4 + 64 + 256, 256) +
+				   cc_round_up(piece * 2 + 256, 256)) > ub)
+		piece -= 16; /* the rounded slots of both parities fit */
 	if (piece < 16) {
 		snprintf(err, errlen, "cast: a row of %lld elements does not fit the UB",
 			 (long long)cols);

@@ -17,6 +17,12 @@
 
 #define OM_MAX_RANK 8
 
+/* Device buffers a model reads or writes need this many bytes beyond the
+ * tensor: kernels move whole 32-byte blocks and 256-byte vector repeats past
+ * a tensor's last element.  Part of the container's contract: the compiler
+ * emits kernels relying on it, the runtime allocates it. */
+#define OM_BUFFER_SLACK 1024
+
 enum om_arg_kind { OM_ARG_SCALAR = 0, OM_ARG_WEIGHT = 1, OM_ARG_WORKSPACE = 2, OM_ARG_INPUT = 3,
 		   OM_ARG_OUTPUT = 4 };
 

@@ -19,10 +19,8 @@
 #include "om.h"
 #include "sim.h"
 
-/* Device buffers a model reads or writes need this many bytes beyond the
- * tensor: kernels move whole 32-byte blocks and 256-byte vector repeats past
- * a tensor's last element. */
-#define RT_BUFFER_SLACK 1024
+/* The slack every device buffer of a model gets (om.h says why). */
+#define RT_BUFFER_SLACK OM_BUFFER_SLACK
 
 struct rt_device;
 struct rt_stream;

@@ -21,10 +21,33 @@ import torch
 import torchvision
 
 
+class MainOutput(torch.nn.Module):
+    """Segmentation models return {"out": ..., "aux": ...}; ONNX users (and
+    ATC) see the main head only."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
 def build(name):
     torch.manual_seed(0)
-    ctor = getattr(torchvision.models, name)
-    model = ctor(weights=None) if "weights" in ctor.__code__.co_varnames else ctor()
+    seg = hasattr(torchvision.models.segmentation, name)
+    ctor = getattr(torchvision.models.segmentation if seg else torchvision.models, name)
+    args = ctor.__code__.co_varnames
+    kw = {}
+    if "weights" in args:
+        kw["weights"] = None
+    if "weights_backbone" in args:
+        # the default would download ImageNet weights for the backbone
+        kw["weights_backbone"] = None
+    if name in ("googlenet", "inception_v3"):
+        kw["aux_logits"] = False
+        kw["init_weights"] = True
+    model = ctor(**kw)
     with torch.no_grad():
         for m in model.modules():
             if isinstance(m, torch.nn.BatchNorm2d):
@@ -33,7 +56,11 @@ def build(name):
                 m.weight.uniform_(0.5, 1.5)
                 m.bias.uniform_(-0.2, 0.2)
     model.eval()
-    return model
+    return MainOutput(model) if seg else model
+
+
+def image_size(name):
+    return 299 if name == "inception_v3" else 224
 
 
 def export(out, name, batch):
@@ -41,7 +68,8 @@ def export(out, name, batch):
     d = os.path.join(out, f"{name}_b{batch}")
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     g = torch.Generator().manual_seed(1234 + batch)
-    x = torch.randn(batch, 3, 224, 224, generator=g)
+    s = image_size(name)
+    x = torch.randn(batch, 3, s, s, generator=g)
     with torch.no_grad():
         y = model(x)
     torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=13,
