@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The torchvision model zoo through simatc and simrun.
 
-usage: zoo.py BUILD WORK [--socs A,B] [--full-soc SOC] [--batches 1,4]
+usage: zoo.py --list   (the zoo's architectures, comma-separated)
+       zoo.py BUILD WORK [--socs A,B] [--full-soc SOC] [--batches 1,4]
               [--models a,b,...] [--timing-only] [--md FILE]
 
 For every architecture (one or more per torchvision family, and the three
@@ -122,6 +123,9 @@ def one(build, d, soc, full, timeout):
 
 
 def main():
+    if sys.argv[1:] == ["--list"]:
+        print(",".join(ZOO))
+        return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("work")

@@ -247,9 +247,11 @@ int lower_variadic(struct cc_ctx *c, struct cc_node *n);
 /* lower_matmul.c */
 int infer_matmul(struct cc_ctx *c, struct cc_node *n);
 int infer_gemm(struct cc_ctx *c, struct cc_node *n);
+int infer_einsum(struct cc_ctx *c, struct cc_node *n);
 int cc_transpose_folds(struct cc_ctx *c, const struct cc_node *tr);
 int lower_matmul(struct cc_ctx *c, struct cc_node *n);
 int lower_gemm(struct cc_ctx *c, struct cc_node *n);
+int lower_einsum(struct cc_ctx *c, struct cc_node *n);
 
 /* lower_conv.c */
 int cc_need4(struct cc_ctx *c, struct cc_node *n);

@@ -39,6 +39,76 @@ int infer_matmul(struct cc_ctx *c, struct cc_node *n)
 	return cc_set_shape(T(c, n->out[0]), a->dtype, rank, d);
 }
 
+/* Einsum of the batched-matmul forms attention layers write (MaxViT's
+ * "B G H I D, B G H J D -> B G H I J" and "B G H I J, B G H J D -> B G H I D"):
+ * the same batch letters leading every term, then a product over one shared
+ * letter, the second operand either [k j] or [j k] (transposed).  Sets *tb;
+ * 0, or -1 with the node refused. */
+static int einsum_form(struct cc_ctx *c, struct cc_node *n, int *tb)
+{
+	const struct cc_attr *a = cc_attr_find(n, "equation");
+	char t[3][CC_MAX_RANK + 1];
+	int len[3] = { 0 }, k = 0;
+	if (!a || a->type != CC_ATTR_STRING || !a->s || n->nin != 2)
+		return NODE_FAIL(c, n, "Einsum needs an equation and two inputs");
+	for (const char *p = a->s; *p; p++) {
+		if (*p == ' ')
+			continue;
+		if (*p == ',' && k == 0) {
+			k = 1;
+		} else if (p[0] == '-' && p[1] == '>' && k == 1) {
+			k = 2;
+			p++;
+		} else if (((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')) &&
+			   len[k] < CC_MAX_RANK) {
+			t[k][len[k]++] = *p;
+		} else {
+			return NODE_FAIL(c, n, "Einsum '%s': only batched matrix products "
+					       "(explicit output, no ellipsis) are supported yet", a->s);
+		}
+	}
+	int r = len[0], ok = k == 2 && r >= 2 && len[1] == r && len[2] == r;
+	for (int i = 0; ok && i < r - 2; i++)
+		ok = t[1][i] == t[0][i] && t[2][i] == t[0][i];
+	char I = ok ? t[0][r - 2] : 0, K = ok ? t[0][r - 1] : 0;
+	if (ok && t[2][r - 2] == I && t[1][r - 2] == K && t[1][r - 1] == t[2][r - 1]) {
+		*tb = 0; /* [i k] x [k j] */
+	} else if (ok && t[2][r - 2] == I && t[1][r - 1] == K && t[1][r - 2] == t[2][r - 1]) {
+		*tb = 1; /* [i k] x [j k] */
+	} else {
+		return NODE_FAIL(c, n, "Einsum '%s': only batched matrix products are supported "
+				       "yet", a->s);
+	}
+	return I != K && t[2][r - 1] != I && t[2][r - 1] != K
+		       ? 0
+		       : NODE_FAIL(c, n, "Einsum '%s': a repeated letter is not supported yet", a->s);
+}
+
+int infer_einsum(struct cc_ctx *c, struct cc_node *n)
+{
+	int tb;
+	if (einsum_form(c, n, &tb) || cc_need_known(c, n, 0) || cc_need_known(c, n, 1))
+		return -1;
+	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
+	int r = a->rank;
+	if (b->rank != r || r > 6)
+		return NODE_FAIL(c, n, "Einsum of ranks %d and %d is not supported yet", a->rank,
+				 b->rank);
+	int64_t K = a->dims[r - 1], Kb = tb ? b->dims[r - 1] : b->dims[r - 2], d[CC_MAX_RANK];
+	if (K != Kb)
+		return NODE_FAIL(c, n, "inner dimensions differ (%lld and %lld)", (long long)K,
+				 (long long)Kb);
+	for (int i = 0; i < r - 2; i++) {
+		if (a->dims[i] != b->dims[i] && a->dims[i] != 1 && b->dims[i] != 1)
+			return NODE_FAIL(c, n, "batch dimensions %lld and %lld do not broadcast",
+					 (long long)a->dims[i], (long long)b->dims[i]);
+		d[i] = a->dims[i] == 1 ? b->dims[i] : a->dims[i];
+	}
+	d[r - 2] = a->dims[r - 2];
+	d[r - 1] = tb ? b->dims[r - 2] : b->dims[r - 1];
+	return cc_set_shape(T(c, n->out[0]), a->dtype, r, d);
+}
+
 int infer_gemm(struct cc_ctx *c, struct cc_node *n)
 {
 	if (cc_need_known(c, n, 0) || cc_need_known(c, n, 1))
@@ -558,6 +628,15 @@ int lower_matmul(struct cc_ctx *c, struct cc_node *n)
 {
 	int bias = n->nin > 2 && n->in[2] >= 0 ? n->in[2] : -1;
 	return matmul_common(c, n, n->in[0], n->in[1], 0, 0, 1.0f, bias, 1.0f);
+}
+
+/* Einsum as the MatMul it spells (einsum_form). */
+int lower_einsum(struct cc_ctx *c, struct cc_node *n)
+{
+	int tb;
+	if (einsum_form(c, n, &tb))
+		return -1;
+	return matmul_common(c, n, n->in[0], n->in[1], 0, tb, 1.0f, -1, 1.0f);
 }
 
 /* Gemm: Y = alpha * A' x B' + beta * C.  A constant B takes transB and alpha

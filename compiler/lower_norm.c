@@ -454,14 +454,23 @@ int lower_layernorm(struct cc_ctx *c, struct cc_node *n)
 			return NODE_FAIL(c, n, "out of memory");
 		}
 	}
+	/* pass_fuse_layernorm.c's residual Add: r of x's shape, rows as x's */
+	int ri = n->res_in ? n->in[n->res_in] : -1;
+	if (ri >= 0 && !last_only && c->dev[ri].where == W_WS) {
+		/* x went through a relayout to [rows, C]: so does the residual */
+		int kr = cc_temp_new(c, n, 2, d2);
+		if (kr < 0)
+			return NODE_FAIL(c, n, "out of memory");
+		if (cc_relayout(c, n, ri, kr))
+			return -1;
+		ri = kr;
+	} else if (ri >= 0 && (kx != xi || c->dev[ri].where != W_WS || c->dev[ri].nc1hwc0))
+		return NODE_FAIL(c, n, "a residual Add on a LayerNormalization whose rows need a "
+				       "layout change is not supported yet");
+	/* after the relayouts above: tasks run in the order they are made */
 	struct task *t = cc_task_new(c, n->name, n->fused[0] ? "LayerNorm" : n->op);
 	if (!t)
 		return NODE_FAIL(c, n, "out of memory");
-	/* pass_fuse_layernorm.c's residual Add: r of x's shape, rows as x's */
-	int ri = n->res_in ? n->in[n->res_in] : -1;
-	if (ri >= 0 && (kx != xi || c->dev[ri].where != W_WS || c->dev[ri].nc1hwc0))
-		return NODE_FAIL(c, n, "a residual Add on a LayerNormalization whose rows need a "
-				       "layout change is not supported yet");
 	struct cc_layernorm ln = { rows, C, cc_attr_float(n, "epsilon", 1e-5f), hg, hb,
 				   st[0] >= 0, st[1] >= 0, ri >= 0 };
 	char msg[256];

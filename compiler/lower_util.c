@@ -299,19 +299,26 @@ int cc_weight_place_act(struct cc_ctx *c, const struct cc_node *n, int ti)
 	float *f = cc_const_floats(c, n, ti);
 	if (!f)
 		return -1;
-	if (T(c, ti)->rank == 4)
-		return NODE_FAIL(c, n, "a 4-D constant operand ('%s') is not supported yet",
-				 T(c, ti)->name);
 	dev_shape(c, ti);
-	int64_t c16 = cc_pad16(d->cols);
-	uint16_t *h = calloc((size_t)(d->rows * c16), 2);
+	int64_t c16 = cc_pad16(d->cols), elems = dev_elems(d);
+	uint16_t *h = calloc((size_t)elems, 2);
 	if (!h) {
 		free(f);
 		return NODE_FAIL(c, n, "out of memory");
 	}
-	for (int64_t r = 0; r < d->rows; r++)
-		dv_f32_to_f16_n(f + r * d->cols, h + r * c16, (size_t)d->cols);
-	int64_t off = cc_weight_add(c, h, (uint64_t)(d->rows * c16 * 2));
+	if (d->nc1hwc0) { /* [N][C1][H][W][16], the channels past C zero */
+		int64_t hw = d->h * d->w, c1n = (d->c + 15) / 16;
+		for (int64_t b = 0; b < d->n; b++)
+			for (int64_t ch = 0; ch < d->c; ch++)
+				for (int64_t p = 0; p < hw; p++)
+					dv_f32_to_f16_n(f + (b * d->c + ch) * hw + p,
+							h + ((b * c1n + ch / 16) * hw + p) * 16 + ch % 16,
+							1);
+	} else {
+		for (int64_t r = 0; r < d->rows; r++)
+			dv_f32_to_f16_n(f + r * d->cols, h + r * c16, (size_t)d->cols);
+	}
+	int64_t off = cc_weight_add(c, h, (uint64_t)elems * 2);
 	free(f);
 	free(h);
 	if (off < 0)

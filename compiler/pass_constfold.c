@@ -6,8 +6,9 @@
  * inference, since Shape needs the shapes inferred so far.
  *
  * Folded: Shape, Gather (any axis, any element type), Unsqueeze, Squeeze, Concat, Cast, Slice
- * (1-D), Range (integer), Identity, Transpose, and Add/Sub/Mul/Div on int64 or float32 tensors of one
- * element or equal shapes. */
+ * (1-D), Range (integer), Identity and Transpose in place; anything else of
+ * constants (arithmetic, comparisons, Where, Expand, ScatterND ...) by
+ * fold_eval.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,14 @@ int cc_fold_node(struct cc_graph *g, int ni)
 	if (y->is_output)
 		return 0; /* keep graph outputs computed on the device */
 	const char *op = n->op;
+	if (!strcmp(op, "Size") && n->nin == 1 && n->in[0] >= 0 &&
+	    cc_tensor_numel(&g->t[n->in[0]]) >= 0) { /* of a tensor whose shape is known */
+		int64_t m = cc_tensor_numel(&g->t[n->in[0]]);
+		int rc = set_i64(y, 0, NULL, &m, 1);
+		if (rc > 0)
+			n->dead = 1;
+		return rc;
+	}
 	if (!strcmp(op, "Shape")) {
 		const struct cc_tensor *x = &g->t[n->in[0]];
 		if (x->rank < 0)
@@ -275,26 +284,10 @@ int cc_fold_node(struct cc_graph *g, int ni)
 		}
 		free(lim);
 		free(dl);
-	} else if ((!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") ||
-		    !strcmp(op, "Div")) && (v = as_i64(x, &cnt))) {
-		int64_t m, *w = as_i64(&g->t[n->in[1]], &m);
-		if (w && (m == cnt || m == 1 || cnt == 1)) {
-			int64_t len = cnt > m ? cnt : m, o[64];
-			int ok = len <= 64;
-			for (int64_t i = 0; ok && i < len; i++) {
-				int64_t p = v[cnt == 1 ? 0 : i], q = w[m == 1 ? 0 : i];
-				ok = op[0] != 'D' || q != 0;
-				if (ok)
-					o[i] = op[0] == 'A' ? p + q : op[0] == 'S' ? p - q
-						   : op[0] == 'M' ? p * q : p / q;
-			}
-			const struct cc_tensor *big = cnt >= m ? x : &g->t[n->in[1]];
-			if (ok)
-				rc = set_i64(y, big->rank, big->dims, o, len);
-		}
-		free(w);
 	}
 	free(v);
+	if (rc == 0) /* anything else of constants: evaluated whole (fold_eval.c) */
+		rc = cc_fold_eval(g, n, y);
 	if (rc > 0) {
 		n->dead = 1;
 		y->producer = -1;

@@ -54,6 +54,9 @@ void cc_prec_fp16_only(struct cc_node *n, const char *why);
 /* Constant folding of one node (see pass_constfold.c): 1 folded, 0 not
  * foldable, -1 out of memory.  Called in order during shape inference. */
 int cc_fold_node(struct cc_graph *g, int node);
+/* Any other node whose inputs are all constants, evaluated whole into y
+ * (fold_eval.c): 1 folded, 0 not, -1 out of memory. */
+int cc_fold_eval(struct cc_graph *g, struct cc_node *n, struct cc_tensor *y);
 
 /* An Add of a Conv's output and another activation of its shape (and a
  * Relu/Clip after it) fused into the Conv's output path (after shape

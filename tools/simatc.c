@@ -38,6 +38,8 @@ static void usage(FILE *f)
 		"  --log=LEVEL             ATC's log level, accepted (errors go to stderr always)\n"
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
 		"  --version               print the version\n"
+		"Exit status: 0 written; 2 options or a model refused (the message names the\n"
+		"node, its op and why); 1 the SoC configuration or the output file failed.\n"
 		"Supported operators: %s\n", cc_supported_ops());
 }
 
@@ -194,8 +196,10 @@ int main(int argc, char **argv)
 	}
 	struct om_model m;
 	if (cc_compile(model, &cfg, &opt, &m, err, sizeof err)) {
+		/* a model that cannot be compiled: the message names the node,
+		 * its op and why; 2, as for options refused */
 		fprintf(stderr, "simatc: %s\n", err);
-		return 1;
+		return 2;
 	}
 	int rc = om_write(path, &m, err, sizeof err);
 	if (rc)
