@@ -845,9 +845,13 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		int fp16 = 1, q8 = -1;
 		float qs = 0;
 		/* ATC's small-channel path: the input's own bytes for its convs */
-		if (opt && opt->small_channel && cc_conv_c04_input(&c, ti)) {
+		if (cc_conv_c04_input(&c, ti, opt && opt->small_channel)) {
 			d->c04 = 1;
 			d->size = dev_bytes(d);
+			if (!(opt && opt->small_channel))
+				cc_log(&c.log, "  input '%s': the small-channel layout (C0 = 4), a "
+					       "conv reading it has no tiling with C0 = 16",
+				       T(&c, ti)->name);
 		} else if (sc < 0 && d->nc1hwc0 && d->c <= 16 && d->h * d->w > 1 &&
 			   (qs = cc_q8_readers(&c, NULL, ti, &fp16)) > 0 && !fp16 &&
 			   1.0f / qs >= 1.0f / 1024 && 1.0f / qs <= 32768.0f) {

@@ -268,7 +268,7 @@ int lower_bn(struct cc_ctx *c, struct cc_node *n);
 /* Node n lowered by lower on 4-D views: its input relaid out as dx, its
  * output computed as dy and relaid out back (the 1-D forms, 3-D
  * BatchNormalization). */
-int cc_conv_c04_input(struct cc_ctx *c, int ti);
+int cc_conv_c04_input(struct cc_ctx *c, int ti, int asked);
 int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
 		  int (*lower)(struct cc_ctx *, struct cc_node *));
 /* BatchNormalization's affine task for node n: its [2][C16] table (k, then

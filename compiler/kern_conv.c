@@ -2044,6 +2044,20 @@ int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct c
 	return gen_cube(&g, p, block_dim, err, errlen);
 }
 
+int cc_conv_has_tiling(const struct soc_config *cfg, const struct cc_conv *cv)
+{
+	if (is_depthwise(cv))
+		return 1; /* the vector path tiles by output rows */
+	struct cc_conv full = *cv;
+	full.groups = 1;
+	struct geo g;
+	geo_init(&g, cfg, &full);
+	struct cube_tiling *c;
+	int64_t n = cube_candidates(&g, &c);
+	free(c);
+	return n > 0;
+}
+
 uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
 {
 	if (cv->slices > 1) { /* the slices' FRACTAL_Z one after another */

@@ -381,6 +381,10 @@ struct cc_conv {
 };
 /* Whether cv (c04 off) could take the small-channel path. */
 int cc_conv_c04_ok(const struct cc_conv *cv);
+/* Whether the cube path has a tiling of cv that fits the SoC's buffers (its
+ * K is chunked by channel blocks only: a large kernel of few channels, a
+ * ViT-B/32 patch embedding's 32x32, may need C04's denser K). */
+int cc_conv_has_tiling(const struct soc_config *cfg, const struct cc_conv *cv);
 static inline int64_t cc_conv_ho(const struct cc_conv *c)
 {
 	return (c->h + c->pt + c->pb - c->dh * (c->kh - 1) - 1) / c->sh + 1;

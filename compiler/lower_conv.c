@@ -777,9 +777,12 @@ int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off)
  * small-channel path: every live node reading it is a 2-D fp16 Conv with
  * constant weights that reads it as its x only and takes that path
  * (cc_conv_c04_ok).  Then its TransData writes the image's own bytes (8 a
- * pixel for up to 4 channels instead of 32) and those convs read them. */
-int cc_conv_c04_input(struct cc_ctx *c, int ti)
+ * pixel for up to 4 channels instead of 32) and those convs read them.
+ * asked: --enable_small_channel=1; otherwise the path is taken only when a
+ * reader has no tiling with C0 = 16 (cc_conv_has_tiling). */
+int cc_conv_c04_input(struct cc_ctx *c, int ti, int asked)
 {
+	int needed = 0;
 	const struct cc_tensor *x = T(c, ti);
 	if (x->rank != 4 || x->is_output || x->dims[1] > 4)
 		return 0;
@@ -810,6 +813,7 @@ int cc_conv_c04_input(struct cc_ctx *c, int ti)
 				      .groups = cc_attr_int(n, "group", 1) };
 		if (!cc_conv_c04_ok(&cv) || cv.h * cv.w % 4)
 			return 0;
+		needed |= !asked && !cc_conv_has_tiling(c->cfg, &cv);
 	}
-	return readers > 0;
+	return readers > 0 && (asked || needed);
 }

@@ -37,6 +37,10 @@ static int alloc_regions(struct sim_device *dev, const struct om_model *m, struc
 		ok = (r->in[i] = sim_gm_alloc(dev, m->inputs[i].size + OM_BUFFER_SLACK)) != 0;
 	for (uint32_t i = 0; ok && i < m->noutputs; i++)
 		ok = (r->out[i] = sim_gm_alloc(dev, m->outputs[i].size + OM_BUFFER_SLACK)) != 0;
+	/* timing mode moves no data, but some instructions read their
+	 * configuration from the weights (an AIPP config block) */
+	if (ok && m->weights_bytes)
+		ok = sim_gm_write(dev, r->weights, m->weights, m->weights_bytes) == 0;
 	if (!ok) {
 		snprintf(err, errlen, "the model's weights, workspace, inputs and outputs "
 			 "(%llu + %llu bytes and more) do not fit the device memory",

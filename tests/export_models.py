@@ -12,6 +12,7 @@ Random weights are fine for checking arithmetic, but BatchNorm's default
 running statistics (mean 0, var 1) would make the folding trivially exact,
 so they are randomised too.  Deterministic: fixed seeds.
 """
+import inspect
 import os
 import sys
 
@@ -37,7 +38,9 @@ def build(name):
     torch.manual_seed(0)
     seg = hasattr(torchvision.models.segmentation, name)
     ctor = getattr(torchvision.models.segmentation if seg else torchvision.models, name)
-    args = ctor.__code__.co_varnames
+    # the builders are wrapped (torchvision's legacy-argument decorator):
+    # their own parameters come from the signature, not the wrapper's code
+    args = inspect.signature(ctor).parameters
     kw = {}
     if "weights" in args:
         kw["weights"] = None
@@ -46,7 +49,10 @@ def build(name):
         kw["weights_backbone"] = None
     if name in ("googlenet", "inception_v3"):
         kw["aux_logits"] = False
-        kw["init_weights"] = True
+        # Inception-v3's own init (truncated normal, std 0.1) grows the
+        # activations to 1e13 through its 94 convs, past fp16's range;
+        # PyTorch's default init keeps them in range
+        kw["init_weights"] = name == "googlenet"
     model = ctor(**kw)
     with torch.no_grad():
         for m in model.modules():
