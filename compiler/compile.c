@@ -719,6 +719,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	for (int i = 0; i < c.g.nn; i++)
 		nodes_in += !c.g.n[i].dead;
 	cc_log(&c.log, "passes:");
+	if (cc_pass_decompose(&c.g, &c.log, err, errlen) < 0)
+		goto done;
 	if (on[SW_QDQ] && (changes[SW_QDQ] = cc_pass_qdq(&c.g, &c.log, err, errlen)) < 0)
 		goto done;
 	if (on[SW_IDENTITY] && (changes[SW_IDENTITY] = cc_pass_dce(&c.g, &c.log, err, errlen)) < 0)

@@ -745,6 +745,38 @@ int cc_fold_eval(struct cc_graph *g, struct cc_node *n, struct cc_tensor *y)
 	    !strcmp(op, "Exp") || !strcmp(op, "Log") || !strcmp(op, "Sign") || !strcmp(op, "Relu")) {
 		rc = eval_unary(op, &x, &o);
 		have_o = 1;
+	} else if (!strcmp(op, "Clip")) {
+		/* min and max: optional inputs (opset 11+) or attributes */
+		double lo = -INFINITY, hi = INFINITY;
+		for (int k = 1; k < 3 && k < n->nin; k++) {
+			if (n->in[k] < 0)
+				continue;
+			struct fv m;
+			int l = fv_load(&g->t[n->in[k]], &m);
+			if (l > 0 && m.n == 1)
+				*(k == 1 ? &lo : &hi) = fv_get(&m, 0);
+			fv_free(&m);
+			if (l < 0) {
+				fv_free(&x);
+				return -1;
+			}
+			if (l == 0 || m.n != 1) {
+				fv_free(&x);
+				return 0;
+			}
+		}
+		if (cc_attr_find(n, "min"))
+			lo = cc_attr_float(n, "min", 0);
+		if (cc_attr_find(n, "max"))
+			hi = cc_attr_float(n, "max", 0);
+		for (int64_t k = 0; k < x.n; k++) {
+			if (x.isf)
+				x.f[k] = x.f[k] < lo ? lo : x.f[k] > hi ? hi : x.f[k];
+			else
+				x.i[k] = (double)x.i[k] < lo ? (int64_t)lo
+					 : (double)x.i[k] > hi ? (int64_t)hi : x.i[k];
+		}
+		rc = fv_store(y, &x, t0->dtype);
 	} else if (!strcmp(op, "Where") && n->nin == 3) {
 		if ((rc = fv_load(&g->t[n->in[1]], &b)) > 0 &&
 		    (rc = fv_load(&g->t[n->in[2]], &c)) > 0) {

@@ -130,6 +130,7 @@ static int eltwise_steps(struct cc_ctx *c, const struct cc_node *n, struct cc_vs
 			*(k == 1 ? &lo : &hi) = f[0];
 			free(f);
 		}
+		cc_clip_keep_sign(&lo, &hi);
 		s[ns++] = (struct cc_vstep){ CC_V_MAXS, 0, 0, lo };
 		s[ns++] = (struct cc_vstep){ CC_V_MINS, 1, 0, hi };
 	} else if (!strcmp(op, "Erf")) {

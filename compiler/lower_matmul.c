@@ -270,7 +270,8 @@ static int mm_view_of(struct cc_ctx *c, struct cc_node *n, int ti, struct mm_vie
 			return tmp < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
 		v->ti = tmp;
 	}
-	nd_strides(t->rank, t->dims, v->st);
+	/* v's own dims: cc_temp_new may have moved the tensor table under t */
+	nd_strides(v->rank, v->dims, v->st);
 	return 0;
 }
 
@@ -300,6 +301,10 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 	struct mm_view va, vb = { 0 };
 	if (mm_view_of(c, n, ai, &va))
 		return -1;
+	/* new tensors (relayouts, temps) may move the table: b and y are
+	 * looked up again after each step that can make one */
+	b = T(c, bi);
+	y = T(c, out);
 	if (ta)
 		mm_swap_last(&va);
 	int b_nz = b->data != NULL;
@@ -393,6 +398,8 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 			if ((va.ti = scaled(c, n, va.ti, alpha)) < 0)
 				return -1;
 		}
+		b = T(c, bi);
+		y = T(c, out);
 		bdev = c->dev[vb.ti];
 		if (bdev.where == W_NONE)
 			return NODE_FAIL(c, n, "input '%s' has no device placement", b->name);
@@ -443,6 +450,8 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		if (bias_off < 0)
 			return NODE_FAIL(c, n, "out of memory");
 	}
+	b = T(c, bi);
+	y = T(c, out);
 	if (cc_ws_place(c, out))
 		return -1;
 	int prod = out; /* where the products go: out, or a scratch when C is added after */
@@ -459,6 +468,8 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		if ((prod = cc_temp_new(c, n, 3, d3)) < 0)
 			return NODE_FAIL(c, n, "out of memory");
 	}
+	b = T(c, bi);
+	y = T(c, out);
 	int64_t cst[CC_MAX_RANK];
 	nd_strides(y->rank, y->dims, cst);
 	/* the batch axes: size-1 axes dropped, then merged where possible */

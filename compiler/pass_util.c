@@ -86,5 +86,19 @@ int cc_clip_bounds(const struct cc_graph *g, const struct cc_node *n, float *lo,
 			return -1;
 		*(k == 1 ? lo : hi) = *(const float *)c->data;
 	}
+	cc_clip_keep_sign(lo, hi);
 	return 0;
+}
+
+void cc_clip_keep_sign(float *lo, float *hi)
+{
+	/* A bound between zero and fp16's smallest step (2^-24) would round to
+	 * zero where the kernel computes in fp16, and x / max(|x|, eps) with
+	 * eps = 1e-12 (F.normalize) would make 0 / 0 = NaN of what PyTorch
+	 * keeps 0: the bound keeps its sign as the smallest subnormal. */
+	const float tiny = 0x1p-24f;
+	if (*lo > 0 && *lo < tiny)
+		*lo = tiny;
+	if (*hi < 0 && *hi > -tiny)
+		*hi = -tiny;
 }

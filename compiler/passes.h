@@ -17,6 +17,8 @@ void cc_log(struct cc_pass_log *log, const char *fmt, ...) __attribute__((format
 /* Clip's bounds: attributes before opset 11, optional constant inputs
  * after; -1 when an input bound is not a constant scalar. */
 int cc_clip_bounds(const struct cc_graph *g, const struct cc_node *n, float *lo, float *hi);
+/* A Clip bound that fp16 would round to zero keeps its sign (pass_util.c). */
+void cc_clip_keep_sign(float *lo, float *hi);
 
 /* Append src to the NUL-terminated dst of size bytes, truncating. */
 void cc_strlcat(char *dst, size_t size, const char *src);
@@ -51,6 +53,9 @@ int cc_pass_precision(struct cc_graph *g, int mode, const char *keep_dtype, cons
 /* A kernel without an fp32 path: the node computes fp16, and its note says why. */
 void cc_prec_fp16_only(struct cc_node *n, const char *why);
 
+/* ReduceL2, ReduceSumSquare and ReduceL1 as element-wise ops and ReduceSum
+ * (pass_decompose.c): the count, or -1 with err. */
+int cc_pass_decompose(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
 /* Constant folding of one node (see pass_constfold.c): 1 folded, 0 not
  * foldable, -1 out of memory.  Called in order during shape inference. */
 int cc_fold_node(struct cc_graph *g, int node);

@@ -69,6 +69,15 @@ def image_size(name):
     return 299 if name == "inception_v3" else 224
 
 
+def zero_symbolic(g, self):
+    """x.zero_() (Swin v2 zeroes the key's share of its qkv bias): torch
+    1.13's exporter has no symbolic for aten::zero; it is x * 0."""
+    return g.op("Mul", self, g.op("Constant", value_t=torch.tensor(0.0)))
+
+
+torch.onnx.register_custom_op_symbolic("aten::zero", zero_symbolic, 13)
+
+
 def export(out, name, batch):
     model = build(name)
     d = os.path.join(out, f"{name}_b{batch}")
