@@ -250,7 +250,10 @@ typedef enum {
  * runs beside the host thread and should touch host data only).  A BLOCK
  * callback due to the synchronizing thread itself is not waited for (it
  * could never run): that thread runs it with aclrtProcessReport later.
- * One stream has at most one subscribed thread; a thread may serve many. */
+ * One stream has at most one subscribed thread; a thread may serve many.
+ * The wait for a BLOCK callback has no limit, as a device's stream has
+ * none: keep the report thread calling aclrtProcessReport until the
+ * stream is unsubscribed. */
 aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
 /* Callbacks of the stream not run yet are dropped. */
 aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);

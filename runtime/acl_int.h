@@ -212,6 +212,7 @@ void acl_report_deliver(void);
 void acl_report_wait_blocking(void);
 void acl_report_forget_stream(const struct rt_stream *s);
 void acl_report_clear(void);
+int acl_report_outstanding(void);
 void acl_report_free(void);
 
 /* --- device memory (acl_mem.c) ------------------------------------------- */

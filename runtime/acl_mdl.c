@@ -23,15 +23,17 @@ struct acl_model *acl_get_model(const char *fn, uint32_t id)
 /* Nothing named the SoC (acl.c): the device becomes the SoC the model was
  * compiled for.  Only while nothing on the device depends on the old one:
  * no allocation (addresses and sizes are the old device's), no model, no
- * recorded event (its cycle is the old clock), no profile.  Streams survive
+ * recorded event (its cycle is the old clock), no profile, no callback
+ * waiting (due ones are ordered by that clock).  Streams survive
  * (the runtime keeps them), so the usual order, streams first and then the
  * model, still works; memory allocated before the load does not, and the
  * message says what to do instead. */
 static aclError adopt_soc(const char *fn, const char *modelPath, const char *soc)
 {
-	const char *busy = acl_state.nallocs	     ? "device memory is allocated"
-			   : acl_state.prof.running ? "a profile is running"
-						     : NULL;
+	const char *busy = acl_state.nallocs		? "device memory is allocated"
+			   : acl_state.prof.running	? "a profile is running"
+			   : acl_report_outstanding() ? "callbacks are waiting to run"
+							: NULL;
 	for (size_t i = 0; !busy && i < acl_state.nmodels; i++)
 		if (acl_state.models[i])
 			busy = "another model is loaded";

@@ -80,6 +80,8 @@ aclError aclsimSetWaitHooks(void *(*release)(void), void (*reacquire)(void *toke
 aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream)
 {
 	NEED_DEVICE();
+	if (!threadId) /* no thread has id 0, and callbacks use 0 for "dropped" */
+		return FAIL(ACL_ERROR_INVALID_PARAM, "threadId is 0");
 	struct rt_stream *s = NULL;
 	aclError e = acl_get_stream(__func__, stream, &s);
 	if (e != ACL_SUCCESS)
@@ -271,6 +273,16 @@ void acl_report_clear(void)
 	R.nsubs = 0;
 	pthread_cond_broadcast(&R.cv);
 	pthread_mutex_unlock(&R.mu);
+}
+
+/* Callbacks launched and not run yet (acl_mdl.c: a new SoC restarts the
+ * clock their order is kept by). */
+int acl_report_outstanding(void)
+{
+	pthread_mutex_lock(&R.mu);
+	int n = R.ncbs > 0;
+	pthread_mutex_unlock(&R.mu);
+	return n;
 }
 
 /* aclFinalize, after acl_report_clear: the arrays' memory. */

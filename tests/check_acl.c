@@ -820,6 +820,8 @@ START_TEST(test_profiling)
 }
 END_TEST
 
+static void cb_count(void *user) { ++*(int *)user; }
+
 START_TEST(test_model_files)
 {
 	char m910[600], bad[600];
@@ -843,6 +845,19 @@ START_TEST(test_model_files)
 	ck_acl_err(aclmdlLoadFromFile(m910, &id), ACL_ERROR_RT_SOC_VERSION,
 		   "the device is Ascend310 (the default) and device memory is allocated");
 	ck_acl(aclrtFree(dev));
+	stop();
+	/* ... nor while a callback waits (they are ordered by the old clock) */
+	int ran = 0;
+	start();
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl(aclrtSubscribeReport((uint64_t)pthread_self(), s));
+	ck_acl(aclrtLaunchCallback(cb_count, &ran, ACL_CALLBACK_NO_BLOCK, s));
+	ck_acl_err(aclmdlLoadFromFile(m910, &id), ACL_ERROR_RT_SOC_VERSION,
+		   "callbacks are waiting to run");
+	ck_acl(aclrtProcessReport(100));
+	ck_assert_int_eq(ran, 1);
+	ck_acl(aclmdlLoadFromFile(m910, &id));
+	ck_assert_str_eq(aclrtGetSocName(), "Ascend910");
 	stop();
 	/* an .om for another SoC than the one chosen */
 	ck_acl(aclInit(NULL));
@@ -969,6 +984,7 @@ START_TEST(test_callback_errors)
 		   "one stream, one thread");
 	ck_acl_err(aclrtLaunchCallback(NULL, &a, ACL_CALLBACK_BLOCK, s), ACL_ERROR_INVALID_PARAM,
 		   "fn is NULL");
+	ck_acl_err(aclrtSubscribeReport(0, NULL), ACL_ERROR_INVALID_PARAM, "threadId is 0");
 	ck_acl_err(aclrtLaunchCallback(cb_record, &a, (aclrtCallbackBlockType)5, s),
 		   ACL_ERROR_INVALID_PARAM, "blockType 5");
 	ck_acl_err(aclrtUnSubscribeReport(self + 1, s), ACL_ERROR_RT_STREAM_SUBSCRIBE,
