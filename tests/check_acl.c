@@ -9,7 +9,10 @@
  * the copy's PCIe time from the SoC's figures; a real model (the ONNX
  * backend test Relu, compiled here) runs through datasets, on one stream
  * and on two at once; a kernel that deadlocks in the simulator gives the
- * simulator's message naming the task.  Check forks each test, so each
+ * simulator's message naming the task.  Callbacks: misuse codes, device
+ * order across streams, BLOCK waited for and NO_BLOCK not with a report
+ * thread, unsubscribing, a report thread waiting through aclFinalize; the
+ * default SoC following the first model.  Check forks each test, so each
  * starts with the library's process-wide state fresh. */
 #include <check.h>
 #include <math.h>
@@ -713,6 +716,16 @@ START_TEST(test_model)
 	ck_acl_err(aclmdlExecute(id, small, out), ACL_ERROR_INVALID_RESOURCE_HANDLE,
 		   "has been destroyed");
 	ck_acl(aclmdlDestroyDataset(small));
+	/* a device pointer used after aclrtFree: its buffer is refused */
+	void *gone;
+	ck_acl(aclrtMalloc(&gone, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	aclmdlDataset *freed = dataset_of(gone, 240);
+	ck_acl(aclrtFree(gone));
+	ck_acl_err(aclmdlExecute(id, freed, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+		   "is not device memory");
+	ck_acl_err(aclmdlExecuteAsync(id, in, freed, s1), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH,
+		   "is not device memory");
+	destroy_dataset(freed);
 
 	/* unloading: the id goes, the desc stays */
 	ck_acl(aclmdlExecuteAsync(id, in, out, s1)); /* still queued at the unload */
