@@ -8,7 +8,9 @@ usage: classify.py MODEL.om INPUT.npy [--async N]
   INPUT.npy  the model's input, float32, its exact shape (e.g. 1x3x224x224)
   --async N  also run N inferences through a two-stream pipeline (the
              asynchronous API: copies and executions queued on alternating
-             streams, one synchronization per pair) and check they agree
+             streams, each followed by a callback that checks its result
+             on a report thread, as CANN's asynchronous samples do; one
+             synchronization per pair) and check they agree
 Prints the top-5 classes of the first output as "#k class i value v".
 """
 import sys
@@ -22,7 +24,9 @@ ACL_MEM_MALLOC_HUGE_FIRST = 0
 ACL_MEMCPY_HOST_TO_DEVICE = 1
 ACL_MEMCPY_DEVICE_TO_HOST = 2
 ACL_FLOAT = 0
+ACL_CALLBACK_BLOCK = 1
 DEVICE_ID = 0
+REPORT_TIMEOUT_MS = 100
 
 
 def check(ret, what):
@@ -127,6 +131,62 @@ class Model:
             self.model_id = None
 
 
+class Pipeline:
+    """Asynchronous inference on several streams with a report thread: each
+    inference queues its copies and execution, then a callback that takes
+    its outputs once the stream has reached it (acl.rt.launch_callback),
+    run on the thread that loops over acl.rt.process_report."""
+
+    def __init__(self, context, models, expected):
+        self.context = context
+        self.models = models
+        self.expected = expected
+        self.agree = 0
+        self.done = 0
+        self.running = True
+        self.streams = []
+        for _ in models:
+            s, ret = acl.rt.create_stream()
+            check(ret, "acl.rt.create_stream")
+            self.streams.append(s)
+        self.tid, ret = acl.util.start_thread(self._report_loop, [context, REPORT_TIMEOUT_MS])
+        check(ret, "acl.util.start_thread")
+        for s in self.streams:
+            check(acl.rt.subscribe_report(self.tid, s), "acl.rt.subscribe_report")
+
+    def _report_loop(self, args_list):
+        context, timeout = args_list
+        acl.rt.set_context(context)
+        while self.running:
+            acl.rt.process_report(timeout)  # a timeout just means nothing was due
+
+    def _on_done(self, user_data):
+        outs = user_data[0]
+        self.done += 1
+        self.agree += int(np.array_equal(outs[0], self.expected))
+
+    def run(self, arrays, n):
+        for i in range(0, n, len(self.models)):
+            for m, s in list(zip(self.models, self.streams))[: n - i]:
+                outs = m.run_async(arrays, s)
+                check(acl.rt.launch_callback(self._on_done, [outs], ACL_CALLBACK_BLOCK, s),
+                      "acl.rt.launch_callback")
+            for s in self.streams:
+                check(acl.rt.synchronize_stream(s), "acl.rt.synchronize_stream")
+        if self.done != n:
+            raise RuntimeError(f"{self.done} of {n} callbacks ran")
+        return self.agree
+
+    def release(self):
+        for s in self.streams:
+            check(acl.rt.unsubscribe_report(self.tid, s), "acl.rt.unsubscribe_report")
+        self.running = False
+        check(acl.util.stop_thread(self.tid), "acl.util.stop_thread")
+        for s in self.streams:
+            check(acl.rt.destroy_stream(s), "acl.rt.destroy_stream")
+        self.streams = []
+
+
 def top5(logits):
     flat = logits.reshape(-1)
     return [int(i) for i in np.argsort(-flat, kind="stable")[:5]]
@@ -151,23 +211,14 @@ def main(argv):
             # One model instance per stream: each has its own buffers, so
             # the two pipelines never write the same memory.
             second = Model(argv[1])
-            streams = []
-            for _ in range(2):
-                s, ret = acl.rt.create_stream()
-                check(ret, "acl.rt.create_stream")
-                streams.append(s)
-            n, agree = int(argv[4]), 0
-            for i in range(0, n, 2):
-                pending = []
-                for m, s in zip((model, second), streams[: min(2, n - i)]):
-                    pending.append(m.run_async([x], s)[0])
-                for s in streams:
-                    check(acl.rt.synchronize_stream(s), "acl.rt.synchronize_stream")
-                agree += sum(np.array_equal(p, y) for p in pending)
-            print(f"async: {agree} of {n} inferences equal the synchronous one")
-            for s in streams:
-                check(acl.rt.destroy_stream(s), "acl.rt.destroy_stream")
-            second.release()
+            pipeline = Pipeline(context, (model, second), y)
+            try:
+                n = int(argv[4])
+                agree = pipeline.run([x], n)
+                print(f"async: {agree} of {n} inferences equal the synchronous one")
+            finally:
+                pipeline.release()
+                second.release()
     finally:
         model.release()
         check(acl.rt.destroy_context(context), "acl.rt.destroy_context")

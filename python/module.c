@@ -111,6 +111,9 @@ static int add_constants(PyObject *m)
 		K(ACL_DDR_MEM_P2P_NORMAL), K(ACL_HBM_MEM_P2P_HUGE), K(ACL_HBM_MEM_P2P_NORMAL),
 		K(ACL_MEM_LOCATION_TYPE_HOST), K(ACL_MEM_LOCATION_TYPE_DEVICE),
 		K(ACL_MEM_LOCATION_TYPE_UNREGISTERED),
+		K(ACL_CALLBACK_NO_BLOCK), K(ACL_CALLBACK_BLOCK), K(ACL_ERROR_RT_STREAM_SUBSCRIBE),
+		K(ACL_ERROR_RT_THREAD_SUBSCRIBE), K(ACL_ERROR_RT_STREAM_NO_CB_REG),
+		K(ACL_ERROR_RT_REPORT_TIMEOUT),
 		K(ACL_ERROR_PROF_ALREADY_RUN), K(ACL_ERROR_PROF_NOT_RUN), K(ACL_ERROR_PROFILING_FAILURE),
 		K(ACL_PROF_ACL_API), K(ACL_PROF_TASK_TIME), K(ACL_PROF_AICORE_METRICS), K(ACL_PROF_AICPU),
 		K(ACL_PROF_L2CACHE), K(ACL_PROF_HCCL_TRACE), K(ACL_PROF_TRAINING_TRACE),
@@ -152,6 +155,9 @@ PyMODINIT_FUNC PyInit_acl(void)
 	PyObject *m = PyModule_Create(&acl_def);
 	if (!m)
 		return NULL;
+	/* a synchronization waiting for a Python BLOCK callback must let go of
+	 * the GIL, or the report thread could never run it */
+	aclsimSetWaitHooks(pyacl_wait_release, pyacl_wait_reacquire);
 	if (add_constants(m) < 0 || add_submodule(m, "rt", pyacl_rt_module()) < 0 ||
 	    add_submodule(m, "mdl", pyacl_mdl_module()) < 0 ||
 	    add_submodule(m, "util", pyacl_util_module()) < 0 ||

@@ -70,6 +70,11 @@ PyObject *pyacl_str_or_empty(const char *s);
 /* A method table entry; the cast is the one CPython's own tables use. */
 #define PYACL_METHOD(name, fn, flags, doc) { name, (PyCFunction)(void (*)(void))fn, flags, doc }
 
+/* aclsimSetWaitHooks' pair: let go of the GIL while a synchronization
+ * waits for a BLOCK callback (which needs the GIL to run). */
+void *pyacl_wait_release(void);
+void pyacl_wait_reacquire(void *token);
+
 /* The submodules; each returns a new reference or NULL with an error set. */
 PyObject *pyacl_rt_module(void);
 PyObject *pyacl_mdl_module(void);

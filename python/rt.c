@@ -147,7 +147,9 @@ static PyObject *memcpy_(PyObject *self, PyObject *args)
 			      pyacl_ptr, &src, pyacl_size, &count, &kind))
 		return NULL;
 	/* The GIL stays held here and everywhere: the C library is not
-	 * thread-safe, and the GIL is what serializes Python threads' calls. */
+	 * thread-safe, and the GIL is what serializes Python threads' calls.
+	 * Two waits let go of it: process_report's, and a synchronization's
+	 * wait for BLOCK callbacks (pyacl_wait_release, set at import). */
 	return PyLong_FromLong(aclrtMemcpy(dst, max, src, count, (aclrtMemcpyKind)kind));
 }
 
@@ -173,8 +175,108 @@ static PyObject *memset_(PyObject *self, PyObject *args)
 	return PyLong_FromLong(aclrtMemset(p, max, value, count));
 }
 
+/* --- callbacks ------------------------------------------------------------- */
+
+static int u64(PyObject *o, void *out)
+{
+	if (!PyLong_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "a thread id must be an int, not %.80s",
+			     Py_TYPE(o)->tp_name);
+		return 0;
+	}
+	unsigned long long v = PyLong_AsUnsignedLongLong(o);
+	if (v == (unsigned long long)-1 && PyErr_Occurred())
+		return 0;
+	*(uint64_t *)out = v;
+	return 1;
+}
+
+static PyObject *subscribe_report(PyObject *self, PyObject *args)
+{
+	uint64_t tid;
+	void *s;
+	if (!PyArg_ParseTuple(args, "O&O&:subscribe_report", u64, &tid, pyacl_ptr, &s))
+		return NULL;
+	return PyLong_FromLong(aclrtSubscribeReport(tid, s));
+}
+
+static PyObject *unsubscribe_report(PyObject *self, PyObject *args)
+{
+	uint64_t tid;
+	void *s;
+	if (!PyArg_ParseTuple(args, "O&O&:unsubscribe_report", u64, &tid, pyacl_ptr, &s))
+		return NULL;
+	return PyLong_FromLong(aclrtUnSubscribeReport(tid, s));
+}
+
+/* userData is a (fn, user_data) tuple the launch took a reference to; the
+ * call gives it back.  It runs on the report thread inside process_report,
+ * which has let go of the GIL: take it.  An exception in fn cannot reach
+ * any caller, so it is printed as unraisable, as Python does for errors in
+ * callbacks. */
+static void trampoline(void *user)
+{
+	PyGILState_STATE g = PyGILState_Ensure();
+	PyObject *pair = user;
+	PyObject *r = PyObject_CallOneArg(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
+	if (!r)
+		PyErr_WriteUnraisable(PyTuple_GET_ITEM(pair, 0));
+	Py_XDECREF(r);
+	Py_DECREF(pair);
+	PyGILState_Release(g);
+}
+
+/* pyACL: launch_callback(fn, user_data_list, block_type, stream) -> ret;
+ * fn(user_data_list) runs on the subscribed thread. */
+static PyObject *launch_callback(PyObject *self, PyObject *args)
+{
+	PyObject *fn, *data;
+	int block;
+	void *s;
+	if (!PyArg_ParseTuple(args, "OOiO&:launch_callback", &fn, &data, &block, pyacl_ptr, &s))
+		return NULL;
+	if (!PyCallable_Check(fn)) {
+		PyErr_Format(PyExc_TypeError, "launch_callback: fn must be callable, not %.80s",
+			     Py_TYPE(fn)->tp_name);
+		return NULL;
+	}
+	PyObject *pair = PyTuple_Pack(2, fn, data);
+	if (!pair)
+		return NULL;
+	aclError ret = aclrtLaunchCallback(trampoline, pair, (aclrtCallbackBlockType)block, s);
+	if (ret != ACL_SUCCESS)
+		Py_DECREF(pair); /* else the callback owns it (a dropped one keeps it) */
+	return PyLong_FromLong(ret);
+}
+
+static PyObject *process_report(PyObject *self, PyObject *args)
+{
+	int timeout;
+	if (!PyArg_ParseTuple(args, "i:process_report", &timeout))
+		return NULL;
+	aclError ret;
+	/* The wait must not hold the GIL: the host thread that makes the
+	 * callback due needs it, and so does the callback (trampoline). */
+	Py_BEGIN_ALLOW_THREADS
+	ret = aclrtProcessReport((int32_t)timeout);
+	Py_END_ALLOW_THREADS
+	return PyLong_FromLong(ret);
+}
+
+void *pyacl_wait_release(void) { return PyEval_SaveThread(); }
+void pyacl_wait_reacquire(void *token) { PyEval_RestoreThread(token); }
+
 #define M PYACL_METHOD
 static PyMethodDef rt_methods[] = {
+	M("subscribe_report", subscribe_report, METH_VARARGS,
+	  "subscribe_report(thread_id, stream) -> ret"),
+	M("unsubscribe_report", unsubscribe_report, METH_VARARGS,
+	  "unsubscribe_report(thread_id, stream) -> ret"),
+	M("launch_callback", launch_callback, METH_VARARGS,
+	  "launch_callback(fn, user_data, block_type, stream) -> ret; fn(user_data) runs on the "
+	  "thread subscribed to stream, in its process_report"),
+	M("process_report", process_report, METH_VARARGS,
+	  "process_report(timeout_ms) -> ret: runs this thread's next due callback"),
 	M("set_device", set_device, METH_VARARGS, "set_device(device_id) -> ret"),
 	M("reset_device", reset_device, METH_VARARGS, "reset_device(device_id) -> ret"),
 	M("get_device", get_device, METH_NOARGS, "get_device() -> (device_id, ret)"),

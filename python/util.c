@@ -143,7 +143,85 @@ static PyObject *ptr_to_numpy(PyObject *self, PyObject *args)
 	return arr;
 }
 
+/* pyACL's report threads: start_thread(fn, args) -> (thread_id, ret) runs
+ * fn(args) on a new thread (a threading.Thread, so that Python knows it)
+ * and returns the id subscribe_report takes; stop_thread(thread_id) ->
+ * ret joins it (fn has to return: samples clear a flag their loop reads
+ * first).  The threads are kept in the module's _threads dict. */
+static PyObject *threads_of(PyObject *mod)
+{
+	PyObject *d = PyObject_GetAttrString(mod, "_threads");
+	if (d || !PyErr_ExceptionMatches(PyExc_AttributeError))
+		return d;
+	PyErr_Clear();
+	d = PyDict_New();
+	if (d && PyObject_SetAttrString(mod, "_threads", d) < 0)
+		Py_CLEAR(d);
+	return d;
+}
+
+static PyObject *start_thread(PyObject *mod, PyObject *args)
+{
+	PyObject *fn, *data;
+	if (!PyArg_ParseTuple(args, "OO:start_thread", &fn, &data))
+		return NULL;
+	if (!PyCallable_Check(fn)) {
+		PyErr_Format(PyExc_TypeError, "start_thread: fn must be callable, not %.80s",
+			     Py_TYPE(fn)->tp_name);
+		return NULL;
+	}
+	PyObject *threads = threads_of(mod), *threading = PyImport_ImportModule("threading");
+	PyObject *t = NULL, *ident = NULL, *ret = NULL;
+	PyObject *cls = threading ? PyObject_GetAttrString(threading, "Thread") : NULL;
+	PyObject *kw = cls ? Py_BuildValue("{s:O,s:(O),s:O}", "target", fn, "args", data,
+					   "daemon", Py_True) : NULL;
+	PyObject *none = kw ? PyTuple_New(0) : NULL;
+	if (threads && none)
+		t = PyObject_Call(cls, none, kw);
+	Py_XDECREF(none);
+	Py_XDECREF(kw);
+	Py_XDECREF(cls);
+	PyObject *r = t ? PyObject_CallMethod(t, "start", NULL) : NULL;
+	if (r)
+		ident = PyObject_GetAttrString(t, "ident");
+	if (ident && PyDict_SetItem(threads, ident, t) == 0)
+		ret = Py_BuildValue("(Oi)", ident, ACL_SUCCESS);
+	Py_XDECREF(r);
+	Py_XDECREF(ident);
+	Py_XDECREF(t);
+	Py_XDECREF(threading);
+	Py_XDECREF(threads);
+	return ret;
+}
+
+static PyObject *stop_thread(PyObject *mod, PyObject *args)
+{
+	PyObject *ident;
+	if (!PyArg_ParseTuple(args, "O:stop_thread", &ident))
+		return NULL;
+	PyObject *threads = threads_of(mod);
+	if (!threads)
+		return NULL;
+	PyObject *t = PyDict_GetItemWithError(threads, ident); /* borrowed */
+	if (!t) {
+		Py_DECREF(threads);
+		return PyErr_Occurred() ? NULL : PyLong_FromLong(ACL_ERROR_INVALID_PARAM);
+	}
+	Py_INCREF(t);
+	PyObject *r = PyDict_DelItem(threads, ident) == 0 ? PyObject_CallMethod(t, "join", NULL)
+							  : NULL;
+	Py_DECREF(t);
+	Py_DECREF(threads);
+	if (!r)
+		return NULL;
+	Py_DECREF(r);
+	return PyLong_FromLong(ACL_SUCCESS);
+}
+
 static PyMethodDef util_methods[] = {
+	{ "start_thread", start_thread, METH_VARARGS,
+	  "start_thread(fn, args) -> (thread_id, ret): fn(args) on a new thread" },
+	{ "stop_thread", stop_thread, METH_VARARGS, "stop_thread(thread_id) -> ret: joins it" },
 	{ "numpy_to_ptr", numpy_to_ptr, METH_O,
 	  "numpy_to_ptr(array) -> ptr: the address of a C-contiguous array's data" },
 	{ "ptr_to_numpy", ptr_to_numpy, METH_VARARGS,

@@ -11,7 +11,9 @@
 
 /* ACL's API is process-wide (see struct acl_state in acl_int.h): this is
  * the one instance, the single exception to the no-global-state rule. */
-struct acl_state acl_state;
+struct acl_state acl_state = {
+	.report = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER },
+};
 
 aclError acl_fail(aclError code, const char *fn, const char *fmt, ...)
 {
@@ -52,6 +54,11 @@ aclError aclInit(const char *configPath)
 	snprintf(acl_state.soc_from, sizeof acl_state.soc_from, "%s",
 		 env && *env ? "$DAVINCI_SOC" : "the default");
 	acl_state.soc_in_config = 0;
+	/* Without $DAVINCI_SOC or the config's soc =, the device starts as
+	 * Ascend310 and the first .om loaded picks the SoC (acl_mdl.c), as an
+	 * application on real hardware runs on the chip its model was built
+	 * for without naming it. */
+	acl_state.soc_is_default = !(env && *env);
 	aclError e = ACL_SUCCESS;
 	if (configPath && *configPath)
 		e = acl_read_config(__func__, configPath);
@@ -65,6 +72,7 @@ aclError aclInit(const char *configPath)
 		return e;
 	}
 	acl_state.state = 1;
+	acl_report_live(1);
 	return ACL_SUCCESS;
 }
 
@@ -74,7 +82,9 @@ aclError aclFinalize(void)
 		return FAIL(ACL_ERROR_UNINITIALIZE, "aclInit has not been called");
 	if (acl_state.state == 2)
 		return FAIL(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize was already called");
+	acl_report_live(0); /* report threads waiting in aclrtProcessReport return */
 	acl_destroy_device();
+	acl_report_free();
 	for (size_t i = 0; i < acl_state.contexts.n; i++)
 		free(acl_state.contexts.v[i]);
 	acl_h_clear(&acl_state.contexts);
@@ -122,6 +132,14 @@ const char *aclGetErrorString(aclError error)
 		  "ACL_ERROR_PROF_ALREADY_RUN (profiling already initialized or running)" },
 		{ ACL_ERROR_PROF_NOT_RUN, "ACL_ERROR_PROF_NOT_RUN (profiling not initialized or started)" },
 		{ ACL_ERROR_RT_INVALID_DEVICEID, "ACL_ERROR_RT_INVALID_DEVICEID (no such device)" },
+		{ ACL_ERROR_RT_STREAM_SUBSCRIBE,
+		  "ACL_ERROR_RT_STREAM_SUBSCRIBE (stream already has, or has not, that report thread)" },
+		{ ACL_ERROR_RT_THREAD_SUBSCRIBE,
+		  "ACL_ERROR_RT_THREAD_SUBSCRIBE (thread subscribed to no stream)" },
+		{ ACL_ERROR_RT_STREAM_NO_CB_REG,
+		  "ACL_ERROR_RT_STREAM_NO_CB_REG (no report thread subscribed to the stream)" },
+		{ ACL_ERROR_RT_REPORT_TIMEOUT,
+		  "ACL_ERROR_RT_REPORT_TIMEOUT (no callback due within the timeout)" },
 		{ ACL_ERROR_RT_CONTEXT_NULL,
 		  "ACL_ERROR_RT_CONTEXT_NULL (no device set: call aclrtSetDevice)" },
 		{ ACL_ERROR_BAD_ALLOC, "ACL_ERROR_BAD_ALLOC (out of host memory)" },

@@ -12,8 +12,11 @@
  *        set = hbm.bandwidth_gbps=102.4   ; any number of SoC overrides
  *    A file whose first character is '{' is an ACL JSON configuration (dump,
  *    profiling); it is accepted and ignored.  Without soc =, the chip is
- *    $DAVINCI_SOC if set, else "Ascend310".  aclsimSetSoc() overrides all
- *    of these between aclInit and the first aclrtSetDevice.
+ *    $DAVINCI_SOC if set; if neither names one, the device starts as
+ *    "Ascend310" and the first model loaded makes it the SoC that model was
+ *    compiled for (while no device memory is allocated, no other model is
+ *    loaded and no event recorded; streams may exist).  aclsimSetSoc()
+ *    overrides all of these between aclInit and the first aclrtSetDevice.
  *  - One device, id 0, run mode ACL_HOST (the host program is not on the
  *    device: model buffers must be device memory from aclrtMalloc).
  *  - Device pointers from aclrtMalloc are simulated device addresses cast to
@@ -36,7 +39,9 @@
  *  - Executions of one model id are serialized in queue order, also
  *    across streams (they share the model's workspace); load the model
  *    twice to run two executions at once.
- *  - Not thread-safe: ACL is, this is not; call it from one thread.
+ *  - Not thread-safe: ACL is, this is not; call it from one thread.  The
+ *    exception is callbacks (aclrtSubscribeReport below): aclrtProcessReport
+ *    is called from the report thread, as in ACL.
  *
  * Every failing call returns its code and records a message for
  * aclGetRecentErrMsg() (the simulator's "core 0, pipe V, pc 12: ..." text,
@@ -75,6 +80,9 @@ typedef int aclError;
 #define ACL_ERROR_PROF_NOT_RUN 100043        /* aclprof* before aclprofInit, Stop before Start */
 #define ACL_ERROR_RT_INVALID_DEVICEID 107001 /* device id other than 0 */
 #define ACL_ERROR_RT_CONTEXT_NULL 107002     /* called before aclrtSetDevice */
+#define ACL_ERROR_RT_STREAM_SUBSCRIBE 107011 /* stream already (or not) subscribed */
+#define ACL_ERROR_RT_THREAD_SUBSCRIBE 107012 /* aclrtProcessReport: thread subscribed to nothing */
+#define ACL_ERROR_RT_STREAM_NO_CB_REG 107015 /* aclrtLaunchCallback: no thread subscribed */
 #define ACL_ERROR_BAD_ALLOC 200000           /* host memory exhausted */
 #define ACL_ERROR_API_NOT_SUPPORT 200001
 #define ACL_ERROR_INVALID_RESOURCE_HANDLE 200005 /* unknown stream/event/desc/dataset/buffer */
@@ -86,6 +94,7 @@ typedef int aclError;
 #define ACL_ERROR_RT_FAILURE 500003          /* the simulation failed (see the message) */
 #define ACL_ERROR_RT_EVENT_NOT_COMPLETE 507006 /* elapsed time of an event not yet fired */
 #define ACL_ERROR_RT_SOC_VERSION 507008      /* .om compiled for another SoC */
+#define ACL_ERROR_RT_REPORT_TIMEOUT 507012   /* aclrtProcessReport: no callback in time */
 
 /* Opaque handles.  Streams, events and contexts are pointers, as in ACL;
  * NULL as a stream means the default stream. */
@@ -221,6 +230,43 @@ aclError aclrtSynchronizeEvent(aclrtEvent event);
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status);
 /* Simulated milliseconds between two fired events (SoC clock). */
 aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent, aclrtEvent endEvent);
+
+/* --- callbacks ------------------------------------------------------------ */
+
+typedef void (*aclrtCallback)(void *userData);
+typedef enum {
+	ACL_CALLBACK_NO_BLOCK = 0, /* the stream goes on without waiting for it */
+	ACL_CALLBACK_BLOCK = 1     /* the stream waits until it has run */
+} aclrtCallbackBlockType;
+
+/* Callbacks run on the thread that calls aclrtProcessReport, the one
+ * subscribed to the stream (threadId: its pthread_self(), cast), in the
+ * order the device reaches them (stream order within a stream).  Queued
+ * work runs at synchronization points (above), so a callback becomes due
+ * when the synchronization that runs the work queued before it on its
+ * stream has simulated that work; a synchronization that makes a BLOCK
+ * callback due returns once the report thread has run it (the host thread
+ * waits meanwhile, so a BLOCK callback may call this API; a NO_BLOCK one
+ * runs beside the host thread and should touch host data only).  A BLOCK
+ * callback due to the synchronizing thread itself is not waited for (it
+ * could never run): that thread runs it with aclrtProcessReport later.
+ * One stream has at most one subscribed thread; a thread may serve many.
+ * The wait for a BLOCK callback has no limit, as a device's stream has
+ * none: keep the report thread calling aclrtProcessReport until the
+ * stream is unsubscribed. */
+aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+/* Callbacks of the stream not run yet are dropped. */
+aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+/* ACL_ERROR_RT_STREAM_NO_CB_REG when no thread is subscribed to stream. */
+aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+			     aclrtStream stream);
+/* Runs the calling thread's next due callback, waiting up to timeout ms
+ * (-1: no limit) for one: ACL_SUCCESS once it has run,
+ * ACL_ERROR_RT_REPORT_TIMEOUT if none came, ACL_ERROR_RT_THREAD_SUBSCRIBE
+ * if the thread is subscribed to no stream.  Called on another thread
+ * than the rest of the API, it records no aclGetRecentErrMsg text (that
+ * buffer is the host thread's). */
+aclError aclrtProcessReport(int32_t timeout);
 
 /* --- memory --------------------------------------------------------------- */
 
@@ -399,6 +445,11 @@ aclError aclsimSetSoc(const char *socNameOrIni);
 /* The simulated device clock in microseconds: where the last completed
  * work ended (it moves only at synchronization points). */
 aclError aclsimGetDeviceTimeUs(double *us);
+/* Called around the waits of a synchronization for BLOCK callbacks:
+ * release() before, reacquire(its result) after, so that a host thread
+ * holding a lock the callback needs (an interpreter's, as Python's `acl`
+ * module does with its GIL) lets go while it waits.  NULL, NULL: none. */
+aclError aclsimSetWaitHooks(void *(*release)(void), void (*reacquire)(void *token));
 
 #ifdef __cplusplus
 }

@@ -55,6 +55,7 @@ static int config_handler(void *user, const char *section, const char *name, con
 		snprintf(acl_state.soc_from, sizeof acl_state.soc_from, "line %d of %s", p->line,
 			 acl_state.config);
 		acl_state.soc_in_config = 1;
+		acl_state.soc_is_default = 0;
 		return 1;
 	}
 	if (strcmp(name, "set") == 0) {
@@ -136,5 +137,6 @@ aclError aclsimSetSoc(const char *socNameOrIni)
 	acl_state.cfg = cfg;
 	acl_copy_str(acl_state.soc, sizeof acl_state.soc, socNameOrIni);
 	snprintf(acl_state.soc_from, sizeof acl_state.soc_from, "aclsimSetSoc");
+	acl_state.soc_is_default = 0;
 	return ACL_SUCCESS;
 }

@@ -11,6 +11,7 @@
 #ifndef DV_ACL_INT_H
 #define DV_ACL_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -78,6 +79,24 @@ struct soc_set_line {
 	int line;
 };
 
+/* A callback from aclrtLaunchCallback (acl_report.c). */
+struct acl_callback {
+	aclrtCallback fn;
+	void *user;
+	int block;
+	enum { CB_QUEUED, CB_DUE, CB_RUNNING } state;
+	uint64_t tid;          /* the thread subscribed to its stream at launch; 0: dropped */
+	uint64_t seq;          /* launch order */
+	uint64_t cycle;        /* when its stream reached it (CB_DUE, CB_RUNNING) */
+	struct rt_stream *stream;
+	struct rt_event *mark; /* recorded behind the work before it (CB_QUEUED) */
+};
+
+struct acl_subscription {
+	uint64_t tid;
+	struct rt_stream *stream;
+};
+
 /* ACL's API is process-wide: aclInit, aclrtSetDevice, model ids and the
  * handle functions take no context argument, so what they act on must be
  * reachable from every entry point.  All of it lives in this one struct,
@@ -88,6 +107,7 @@ struct acl_state {
 	char soc[512];       /* the SoC to simulate: a chip name or an .ini path */
 	char soc_from[600];  /* where that choice came from, for messages */
 	int soc_in_config;   /* it came from the config file */
+	int soc_is_default;  /* nothing named it: the first model loaded may choose */
 	char config[512];    /* aclInit's config file, for messages */
 	struct soc_set_line sets[MAX_SETS];
 	unsigned nsets;
@@ -117,6 +137,22 @@ struct acl_state {
 		size_t nretired, capretired;
 	} prof;
 	struct handles profcfgs;
+	/* Callbacks (acl_report.c): the one part of the state that another
+	 * thread, the report thread in aclrtProcessReport, touches; mu guards
+	 * every field, cv is broadcast whenever a callback becomes due or has
+	 * run and when subscriptions change. */
+	struct acl_report {
+		pthread_mutex_t mu;
+		pthread_cond_t cv;
+		int live; /* between aclInit and aclFinalize */
+		struct acl_subscription *subs;
+		size_t nsubs, capsubs;
+		struct acl_callback *cbs; /* queued, due and running, in (cycle, seq) order once due */
+		size_t ncbs, capcbs;
+		uint64_t next_seq;
+		void *(*release)(void); /* aclsimSetWaitHooks */
+		void (*reacquire)(void *);
+	} report;
 };
 extern struct acl_state acl_state; /* defined in acl.c */
 
@@ -168,6 +204,16 @@ void acl_destroy_device(void);
 /* --- streams (acl_stream.c) ---------------------------------------------- */
 
 aclError acl_get_stream(const char *fn, aclrtStream st, struct rt_stream **out);
+
+/* --- callbacks (acl_report.c) -------------------------------------------- */
+
+void acl_report_live(int live);
+void acl_report_deliver(void);
+void acl_report_wait_blocking(void);
+void acl_report_forget_stream(const struct rt_stream *s);
+void acl_report_clear(void);
+int acl_report_outstanding(void);
+void acl_report_free(void);
 
 /* --- device memory (acl_mem.c) ------------------------------------------- */
 

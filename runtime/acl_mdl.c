@@ -20,6 +20,49 @@ struct acl_model *acl_get_model(const char *fn, uint32_t id)
 	return acl_state.models[id - 1];
 }
 
+/* Nothing named the SoC (acl.c): the device becomes the SoC the model was
+ * compiled for.  Only while nothing on the device depends on the old one:
+ * no allocation (addresses and sizes are the old device's), no model, no
+ * recorded event (its cycle is the old clock), no profile, no callback
+ * waiting (due ones are ordered by that clock).  Streams survive
+ * (the runtime keeps them), so the usual order, streams first and then the
+ * model, still works; memory allocated before the load does not, and the
+ * message says what to do instead. */
+static aclError adopt_soc(const char *fn, const char *modelPath, const char *soc)
+{
+	const char *busy = acl_state.nallocs		? "device memory is allocated"
+			   : acl_state.prof.running	? "a profile is running"
+			   : acl_report_outstanding() ? "callbacks are waiting to run"
+							: NULL;
+	for (size_t i = 0; !busy && i < acl_state.nmodels; i++)
+		if (acl_state.models[i])
+			busy = "another model is loaded";
+	for (size_t i = 0; !busy && i < acl_state.events.n; i++)
+		if (((struct acl_event *)acl_state.events.v[i])->recorded)
+			busy = "an event has been recorded";
+	if (busy)
+		return acl_fail(ACL_ERROR_RT_SOC_VERSION, fn,
+				"%s was compiled for %s, but the device is %s (the default) and %s "
+				"on it, so it cannot become %s: load the model first, or choose the "
+				"SoC with $DAVINCI_SOC, aclInit's config or aclsimSetSoc",
+				modelPath, soc, acl_state.cfg.name, busy, soc);
+	struct soc_config cfg;
+	char from[600];
+	snprintf(from, sizeof from, "the SoC %s was compiled for", modelPath);
+	aclError e = acl_load_soc(fn, soc, from, ACL_ERROR_RT_SOC_VERSION, &cfg);
+	if (e != ACL_SUCCESS)
+		return e;
+	char err[1024];
+	struct sim_options opt = { .mode = SIM_MODE_FULL };
+	if (rt_device_reconfigure(acl_state.dev, &cfg, &opt, err, sizeof err))
+		return acl_fail(ACL_ERROR_RT_FAILURE, fn, "%s: %s", soc, err);
+	acl_state.cfg = cfg;
+	acl_copy_str(acl_state.soc, sizeof acl_state.soc, soc);
+	acl_copy_str(acl_state.soc_from, sizeof acl_state.soc_from, from);
+	acl_state.soc_is_default = 0; /* chosen now: later models must match */
+	return ACL_SUCCESS;
+}
+
 /* Load the .om at modelPath (readable, checked by the caller); fn names
  * the API call in messages. */
 static aclError load_model(const char *fn, const char *modelPath, uint32_t *modelId)
@@ -41,15 +84,17 @@ static aclError load_model(const char *fn, const char *modelPath, uint32_t *mode
 		free(m);
 		return acl_fail(ACL_ERROR_PARSE_MODEL, fn, "%s", err);
 	}
-	if (strcmp(m->om.soc, acl_state.cfg.name) != 0)
+	if (strcmp(m->om.soc, acl_state.cfg.name) != 0 && acl_state.soc_is_default)
+		e = adopt_soc(fn, modelPath, m->om.soc);
+	if (e == ACL_SUCCESS && strcmp(m->om.soc, acl_state.cfg.name) != 0)
 		e = acl_fail(ACL_ERROR_RT_SOC_VERSION, fn,
 			     "%s was compiled for %s, but the device is %s (SoC from %s): compile it "
 			     "with simatc --soc_version=%s, or choose the SoC with aclInit's config, "
 			     "$DAVINCI_SOC or aclsimSetSoc", modelPath, m->om.soc, acl_state.cfg.name,
 			     acl_state.soc_from, acl_state.cfg.name);
-	else if (!(m->done = rt_event_new(acl_state.dev)))
+	if (e == ACL_SUCCESS && !(m->done = rt_event_new(acl_state.dev)))
 		e = acl_fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
-	else if (rt_model_load(acl_state.dev, &m->om, &m->rm, err, sizeof err))
+	if (e == ACL_SUCCESS && rt_model_load(acl_state.dev, &m->om, &m->rm, err, sizeof err))
 		e = acl_fail(ACL_ERROR_RT_FAILURE, fn, "%s: %s", modelPath, err);
 	if (e != ACL_SUCCESS) {
 		rt_event_free(m->done);

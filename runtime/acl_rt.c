@@ -23,6 +23,9 @@ aclError acl_run_queued(const char *fn)
 	char err[2048];
 	int rc = rt_synchronize(acl_state.dev, err, sizeof err);
 	acl_drained();
+	/* callbacks the run reached are due now (acl_report.c says why here) */
+	acl_report_deliver();
+	acl_report_wait_blocking();
 	if (!rc)
 		return ACL_SUCCESS;
 	/* The failure dropped the queued work, records included: an event
@@ -62,6 +65,7 @@ void acl_destroy_device(void)
 	}
 	rt_device_free(acl_state.dev);
 	acl_state.dev = NULL;
+	acl_report_clear(); /* the callbacks' markers were events of the device */
 	acl_state.dev_refs = 0;
 	for (size_t i = 0; i < acl_state.events.n; i++) {
 		struct acl_event *ev = acl_state.events.v[i];

@@ -57,6 +57,7 @@ aclError aclrtDestroyStream(aclrtStream stream)
 	if (e != ACL_SUCCESS)
 		return e;
 	acl_h_del(&acl_state.streams, s);
+	acl_report_forget_stream(s);
 	rt_stream_free(s); /* its queued work still runs */
 	return ACL_SUCCESS;
 }

@@ -164,6 +164,35 @@ void rt_device_free(struct rt_device *d)
 	free(d);
 }
 
+/* A fresh simulator for another SoC under the same device, so that the
+ * streams (the ACL layer's handles) survive: only while nothing is queued
+ * and no memory is allocated on it (the caller checks allocations; the
+ * addresses would mean nothing on the new device). */
+int rt_device_reconfigure(struct rt_device *d, const struct soc_config *cfg,
+			  const struct sim_options *opt, char *err, size_t errlen)
+{
+	if (!d->owns_sim) {
+		snprintf(err, errlen, "the device's simulator belongs to its caller");
+		return -1;
+	}
+	for (size_t i = 0; i < d->nstreams; i++)
+		if (d->streams[i]->head || d->streams[i]->running) {
+			snprintf(err, errlen, "stream %u has queued work", d->streams[i]->id);
+			return -1;
+		}
+	struct sim_device *sim = sim_device_new(cfg, opt, err, errlen);
+	if (!sim)
+		return -1;
+	sim_device_free(d->sim);
+	d->sim = sim;
+	cfg = sim_device_config(sim);
+	d->gap_cycles = (uint64_t)(cfg->runtime_task_gap_us * cfg->core_freq_mhz + 0.5);
+	for (size_t i = 0; i < d->nstreams; i++)
+		d->streams[i]->last_end = 0; /* cycles of the old simulator */
+	d->ntasks = d->nexecs = 0;
+	return 0;
+}
+
 struct sim_device *rt_device_sim(struct rt_device *d) { return d->sim; }
 const struct soc_config *rt_device_config(const struct rt_device *d)
 {

@@ -74,6 +74,12 @@ const struct soc_config *rt_device_config(const struct rt_device *d);
 /* Switch full/timing mode for work queued from now on (cycles are equal). */
 void rt_device_set_mode(struct rt_device *d, enum sim_mode mode);
 
+/* Replace the simulated SoC of an idle device (nothing queued, nothing
+ * allocated: the caller's part): its streams stay valid, its clock and log
+ * start again. */
+int rt_device_reconfigure(struct rt_device *d, const struct soc_config *cfg,
+			  const struct sim_options *opt, char *err, size_t errlen);
+
 /* Stream 0 exists from the start (the default stream). */
 struct rt_stream *rt_default_stream(struct rt_device *d);
 struct rt_stream *rt_stream_new(struct rt_device *d);

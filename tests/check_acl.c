@@ -9,13 +9,19 @@
  * the copy's PCIe time from the SoC's figures; a real model (the ONNX
  * backend test Relu, compiled here) runs through datasets, on one stream
  * and on two at once; a kernel that deadlocks in the simulator gives the
- * simulator's message naming the task.  Check forks each test, so each
+ * simulator's message naming the task.  Callbacks: misuse codes, device
+ * order across streams, BLOCK waited for and NO_BLOCK not with a report
+ * thread, unsubscribing, a report thread waiting through aclFinalize; the
+ * default SoC following the first model.  Check forks each test, so each
  * starts with the library's process-wide state fresh. */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "acl.h"
@@ -710,6 +716,16 @@ START_TEST(test_model)
 	ck_acl_err(aclmdlExecute(id, small, out), ACL_ERROR_INVALID_RESOURCE_HANDLE,
 		   "has been destroyed");
 	ck_acl(aclmdlDestroyDataset(small));
+	/* a device pointer used after aclrtFree: its buffer is refused */
+	void *gone;
+	ck_acl(aclrtMalloc(&gone, 240, ACL_MEM_MALLOC_HUGE_FIRST));
+	aclmdlDataset *freed = dataset_of(gone, 240);
+	ck_acl(aclrtFree(gone));
+	ck_acl_err(aclmdlExecute(id, freed, out), ACL_ERROR_MODEL_INPUT_NOT_MATCH,
+		   "is not device memory");
+	ck_acl_err(aclmdlExecuteAsync(id, in, freed, s1), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH,
+		   "is not device memory");
+	destroy_dataset(freed);
 
 	/* unloading: the id goes, the desc stays */
 	ck_acl(aclmdlExecuteAsync(id, in, out, s1)); /* still queued at the unload */
@@ -817,15 +833,51 @@ START_TEST(test_profiling)
 }
 END_TEST
 
+static void cb_count(void *user) { ++*(int *)user; }
+
 START_TEST(test_model_files)
 {
 	char m910[600], bad[600];
 	uint32_t id;
 
 	compile_relu("Ascend910", "relu910.om", 0, m910, sizeof m910);
+	/* nothing named the SoC: the first model chooses it, streams survive */
+	aclrtStream s;
+	void *dev;
 	start();
+	ck_assert_str_eq(aclrtGetSocName(), "Ascend310");
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl(aclmdlLoadFromFile(m910, &id));
+	ck_assert_str_eq(aclrtGetSocName(), "Ascend910");
+	ck_acl(aclrtSynchronizeStream(s));
+	ck_acl(aclmdlUnload(id));
+	stop();
+	/* ... but not once device memory is allocated on the default */
+	start();
+	ck_acl(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST));
 	ck_acl_err(aclmdlLoadFromFile(m910, &id), ACL_ERROR_RT_SOC_VERSION,
-		   "compiled for Ascend910, but the device is Ascend310 (SoC from the default)");
+		   "the device is Ascend310 (the default) and device memory is allocated");
+	ck_acl(aclrtFree(dev));
+	stop();
+	/* ... nor while a callback waits (they are ordered by the old clock) */
+	int ran = 0;
+	start();
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl(aclrtSubscribeReport((uint64_t)pthread_self(), s));
+	ck_acl(aclrtLaunchCallback(cb_count, &ran, ACL_CALLBACK_NO_BLOCK, s));
+	ck_acl_err(aclmdlLoadFromFile(m910, &id), ACL_ERROR_RT_SOC_VERSION,
+		   "callbacks are waiting to run");
+	ck_acl(aclrtProcessReport(100));
+	ck_assert_int_eq(ran, 1);
+	ck_acl(aclmdlLoadFromFile(m910, &id));
+	ck_assert_str_eq(aclrtGetSocName(), "Ascend910");
+	stop();
+	/* an .om for another SoC than the one chosen */
+	ck_acl(aclInit(NULL));
+	ck_acl(aclsimSetSoc("Ascend310"));
+	ck_acl(aclrtSetDevice(0));
+	ck_acl_err(aclmdlLoadFromFile(m910, &id), ACL_ERROR_RT_SOC_VERSION,
+		   "compiled for Ascend910, but the device is Ascend310 (SoC from aclsimSetSoc)");
 	ck_acl_err(aclmdlLoadFromFile("/nonexistent.om", &id), ACL_ERROR_READ_MODEL_FAILURE,
 		   "/nonexistent.om");
 	snprintf(bad, sizeof bad, "%s/bad.om", tmpdir);
@@ -886,6 +938,256 @@ START_TEST(test_simulation_failure)
 }
 END_TEST
 
+/* --- callbacks ------------------------------------------------------------ */
+
+static void sleep_us(long us)
+{
+	struct timespec t = { us / 1000000, (us % 1000000) * 1000 };
+	nanosleep(&t, NULL);
+}
+
+struct cb_log {
+	int order[8];
+	atomic_int n;
+	const float *watch; /* the host buffer a callback reads */
+	float seen[8];
+	atomic_int host_returned; /* the host thread is past its synchronization */
+	int saw_host_returned[8];
+};
+
+struct cb_arg {
+	struct cb_log *log;
+	int id;
+	int wait_for_host; /* wait (2 s at most) for the host to be past its sync */
+};
+
+static void cb_record(void *user)
+{
+	struct cb_arg *a = user;
+	if (a->wait_for_host)
+		for (int i = 0; i < 200 && !atomic_load(&a->log->host_returned); i++)
+			sleep_us(10000);
+	int k = atomic_load(&a->log->n);
+	a->log->order[k] = a->id;
+	a->log->seen[k] = a->log->watch ? a->log->watch[0] : 0;
+	a->log->saw_host_returned[k] = atomic_load(&a->log->host_returned);
+	atomic_store(&a->log->n, k + 1);
+}
+
+/* Misuse of the four calls; each returns ACL's code and a message. */
+START_TEST(test_callback_errors)
+{
+	aclrtStream s, dead;
+	struct cb_log log = { 0 };
+	struct cb_arg a = { &log, 1, 0 };
+	uint64_t self = (uint64_t)pthread_self();
+
+	ck_assert_int_eq(aclrtProcessReport(10), ACL_ERROR_UNINITIALIZE);
+	start();
+	ck_assert_int_eq(aclrtProcessReport(10), ACL_ERROR_RT_THREAD_SUBSCRIBE);
+	ck_assert_int_eq(aclrtProcessReport(0), ACL_ERROR_INVALID_PARAM);
+	ck_assert_int_eq(aclrtProcessReport(-2), ACL_ERROR_INVALID_PARAM);
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl_err(aclrtLaunchCallback(cb_record, &a, ACL_CALLBACK_BLOCK, s),
+		   ACL_ERROR_RT_STREAM_NO_CB_REG, "no thread is subscribed");
+	ck_acl(aclrtSubscribeReport(self, s));
+	ck_acl_err(aclrtSubscribeReport(self, s), ACL_ERROR_RT_STREAM_SUBSCRIBE,
+		   "already has a report thread");
+	ck_acl_err(aclrtSubscribeReport(self + 1, s), ACL_ERROR_RT_STREAM_SUBSCRIBE,
+		   "one stream, one thread");
+	ck_acl_err(aclrtLaunchCallback(NULL, &a, ACL_CALLBACK_BLOCK, s), ACL_ERROR_INVALID_PARAM,
+		   "fn is NULL");
+	ck_acl_err(aclrtSubscribeReport(0, NULL), ACL_ERROR_INVALID_PARAM, "threadId is 0");
+	ck_acl_err(aclrtLaunchCallback(cb_record, &a, (aclrtCallbackBlockType)5, s),
+		   ACL_ERROR_INVALID_PARAM, "blockType 5");
+	ck_acl_err(aclrtUnSubscribeReport(self + 1, s), ACL_ERROR_RT_STREAM_SUBSCRIBE,
+		   "is not subscribed");
+	ck_acl_err(aclrtUnSubscribeReport(self, NULL), ACL_ERROR_RT_STREAM_SUBSCRIBE,
+		   "is not subscribed");
+	/* a destroyed stream is a stale handle for all of them */
+	ck_acl(aclrtCreateStream(&dead));
+	ck_acl(aclrtSubscribeReport(self, dead));
+	ck_acl(aclrtDestroyStream(dead));
+	ck_acl_err(aclrtLaunchCallback(cb_record, &a, ACL_CALLBACK_NO_BLOCK, dead),
+		   ACL_ERROR_INVALID_RESOURCE_HANDLE, "not a live stream");
+	ck_acl_err(aclrtSubscribeReport(self, dead), ACL_ERROR_INVALID_RESOURCE_HANDLE,
+		   "not a live stream");
+	ck_acl_err(aclrtUnSubscribeReport(self, dead), ACL_ERROR_INVALID_RESOURCE_HANDLE,
+		   "not a live stream");
+	/* nothing launched: waiting times out */
+	ck_assert_int_eq(aclrtProcessReport(20), ACL_ERROR_RT_REPORT_TIMEOUT);
+	ck_acl(aclrtUnSubscribeReport(self, s));
+	ck_assert_int_eq(aclrtProcessReport(10), ACL_ERROR_RT_THREAD_SUBSCRIBE);
+	ck_assert_int_eq(atomic_load(&log.n), 0);
+	ck_assert_str_eq(aclGetErrorString(ACL_ERROR_RT_REPORT_TIMEOUT),
+			 "ACL_ERROR_RT_REPORT_TIMEOUT (no callback due within the timeout)");
+	stop();
+	ck_assert_int_eq(aclrtProcessReport(10), ACL_ERROR_UNINITIALIZE);
+}
+END_TEST
+
+/* One thread, NO_BLOCK: callbacks are due once a synchronization has run
+ * the work before them, and come in device order: B (an empty stream)
+ * before A and C (behind a 4 MB copy), A before C (stream order); A sees
+ * the copy's data. */
+START_TEST(test_callback_order)
+{
+	enum { N = 1 << 20 };
+	static float host[N], back[N];
+	void *dev;
+	aclrtStream s1, s2;
+	struct cb_log log = { .watch = back };
+	struct cb_arg a = { &log, 1, 0 }, b = { &log, 2, 0 }, c = { &log, 3, 0 };
+	uint64_t self = (uint64_t)pthread_self();
+
+	for (int i = 0; i < N; i++)
+		host[i] = 42.0f;
+	start();
+	ck_acl(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtCreateStream(&s1));
+	ck_acl(aclrtCreateStream(&s2));
+	ck_acl(aclrtSubscribeReport(self, s1));
+	ck_acl(aclrtSubscribeReport(self, s2));
+	ck_acl(aclrtMemcpyAsync(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE, s1));
+	ck_acl(aclrtMemcpyAsync(back, sizeof back, dev, sizeof back, ACL_MEMCPY_DEVICE_TO_HOST, s1));
+	ck_acl(aclrtLaunchCallback(cb_record, &a, ACL_CALLBACK_NO_BLOCK, s1));
+	ck_acl(aclrtLaunchCallback(cb_record, &b, ACL_CALLBACK_NO_BLOCK, s2));
+	ck_acl(aclrtLaunchCallback(cb_record, &c, ACL_CALLBACK_NO_BLOCK, s1));
+	/* not reached yet: nothing has been simulated */
+	ck_assert_int_eq(aclrtProcessReport(20), ACL_ERROR_RT_REPORT_TIMEOUT);
+	ck_assert_int_eq(atomic_load(&log.n), 0);
+	ck_acl(aclrtSynchronizeDevice());
+	ck_assert_int_eq(atomic_load(&log.n), 0); /* they run in ProcessReport only */
+	for (int i = 0; i < 3; i++)
+		ck_acl(aclrtProcessReport(100));
+	ck_assert_int_eq(aclrtProcessReport(20), ACL_ERROR_RT_REPORT_TIMEOUT);
+	ck_assert_int_eq(atomic_load(&log.n), 3);
+	ck_assert_int_eq(log.order[0], 2);
+	ck_assert_int_eq(log.order[1], 1);
+	ck_assert_int_eq(log.order[2], 3);
+	ck_assert(log.seen[1] == 42.0f); /* A ran after the copy back */
+	/* a BLOCK callback due to the synchronizing thread itself is not waited
+	 * for (it could never run): ProcessReport runs it afterwards */
+	ck_acl(aclrtLaunchCallback(cb_record, &a, ACL_CALLBACK_BLOCK, s2));
+	ck_acl(aclrtSynchronizeStream(s2));
+	ck_acl(aclrtProcessReport(100));
+	ck_assert_int_eq(atomic_load(&log.n), 4);
+	/* unsubscribing drops what has not run */
+	ck_acl(aclrtLaunchCallback(cb_record, &b, ACL_CALLBACK_NO_BLOCK, s2));
+	ck_acl(aclrtUnSubscribeReport(self, s2));
+	ck_acl(aclrtSynchronizeDevice());
+	ck_acl(aclrtLaunchCallback(cb_record, &c, ACL_CALLBACK_NO_BLOCK, s1));
+	ck_acl(aclrtUnSubscribeReport(self, s1));
+	ck_assert_int_eq(aclrtProcessReport(20), ACL_ERROR_RT_THREAD_SUBSCRIBE);
+	ck_assert_int_eq(atomic_load(&log.n), 4);
+	ck_acl(aclrtFree(dev));
+	stop();
+}
+END_TEST
+
+struct reporter {
+	pthread_t t;
+	atomic_int stop;
+	atomic_int last; /* the last ProcessReport result other than a timeout */
+};
+
+static void *report_loop(void *p)
+{
+	struct reporter *r = p;
+	while (!atomic_load(&r->stop)) {
+		aclError e = aclrtProcessReport(20);
+		if (e != ACL_ERROR_RT_REPORT_TIMEOUT)
+			atomic_store(&r->last, e);
+		if (e == ACL_ERROR_RT_THREAD_SUBSCRIBE || e == ACL_ERROR_UNINITIALIZE)
+			sleep_us(1000);
+	}
+	return NULL;
+}
+
+/* A report thread, as ACL programs have one: a synchronization that makes
+ * a BLOCK callback due returns after it has run; one that makes a NO_BLOCK
+ * callback due does not wait for it (the callback waits for the host to be
+ * past its synchronization, and sees it). */
+START_TEST(test_callback_thread)
+{
+	static float host[256], back[256];
+	void *dev;
+	aclrtStream s;
+	struct cb_log log = { .watch = back };
+	struct cb_arg blk = { &log, 1, 0 }, nob = { &log, 2, 1 };
+	struct reporter r = { 0 };
+
+	for (int i = 0; i < 256; i++)
+		host[i] = 7.0f;
+	start();
+	ck_assert_int_eq(pthread_create(&r.t, NULL, report_loop, &r), 0);
+	ck_acl(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtCreateStream(&s));
+	ck_acl(aclrtSubscribeReport((uint64_t)r.t, s));
+	ck_acl(aclrtMemcpyAsync(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE, s));
+	ck_acl(aclrtMemcpyAsync(back, sizeof back, dev, sizeof back, ACL_MEMCPY_DEVICE_TO_HOST, s));
+	ck_acl(aclrtLaunchCallback(cb_record, &blk, ACL_CALLBACK_BLOCK, s));
+	ck_acl(aclrtSynchronizeStream(s));
+	ck_assert_int_eq(atomic_load(&log.n), 1); /* ran before the sync returned */
+	ck_assert(log.seen[0] == 7.0f);
+	ck_assert_int_eq(log.saw_host_returned[0], 0);
+
+	ck_acl(aclrtLaunchCallback(cb_record, &nob, ACL_CALLBACK_NO_BLOCK, s));
+	ck_acl(aclrtSynchronizeStream(s));
+	atomic_store(&log.host_returned, 1);
+	for (int i = 0; i < 300 && atomic_load(&log.n) < 2; i++)
+		sleep_us(10000);
+	ck_assert_int_eq(atomic_load(&log.n), 2);
+	ck_assert_int_eq(log.saw_host_returned[1], 1); /* the sync did not wait for it */
+	ck_acl(aclrtUnSubscribeReport((uint64_t)r.t, s));
+	ck_acl(aclrtFree(dev));
+	stop(); /* with the thread still polling: it gets codes, not a crash */
+	for (int i = 0; i < 300 && atomic_load(&r.last) != ACL_ERROR_UNINITIALIZE; i++)
+		sleep_us(10000);
+	atomic_store(&r.stop, 1);
+	ck_assert_int_eq(pthread_join(r.t, NULL), 0);
+	ck_assert_int_eq(atomic_load(&r.last), ACL_ERROR_UNINITIALIZE);
+}
+END_TEST
+
+struct waiter {
+	atomic_int go; /* subscribed: start waiting */
+	atomic_int started;
+	aclError got;
+};
+
+static void *report_forever(void *p)
+{
+	struct waiter *w = p;
+	while (!atomic_load(&w->go))
+		sleep_us(1000);
+	atomic_store(&w->started, 1);
+	w->got = aclrtProcessReport(-1);
+	return NULL;
+}
+
+/* A report thread waiting without a limit returns when the device goes. */
+START_TEST(test_callback_finalize)
+{
+	aclrtStream s;
+	pthread_t t;
+	struct waiter w = { .got = ACL_SUCCESS };
+
+	start();
+	ck_acl(aclrtCreateStream(&s));
+	ck_assert_int_eq(pthread_create(&t, NULL, report_forever, &w), 0);
+	ck_acl(aclrtSubscribeReport((uint64_t)t, s));
+	atomic_store(&w.go, 1);
+	while (!atomic_load(&w.started))
+		sleep_us(1000);
+	sleep_us(50000); /* inside its wait by now (if not, it returns at once: same codes) */
+	stop();
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_msg(w.got == ACL_ERROR_RT_THREAD_SUBSCRIBE || w.got == ACL_ERROR_UNINITIALIZE,
+		      "aclrtProcessReport returned %d", (int)w.got);
+}
+END_TEST
+
 static Suite *acl_suite(void)
 {
 	Suite *s = suite_create("acl");
@@ -903,12 +1205,16 @@ static Suite *acl_suite(void)
 	tcase_add_test(misuse, test_memcpy_errors);
 	tcase_add_test(misuse, test_error_strings);
 	tcase_add_test(misuse, test_model_files);
+	tcase_add_test(misuse, test_callback_errors);
 	tcase_add_test(work, test_config);
 	tcase_add_test(work, test_roundtrip);
 	tcase_add_test(work, test_streams_and_events);
 	tcase_add_test(work, test_model);
 	tcase_add_test(work, test_simulation_failure);
 	tcase_add_test(work, test_profiling);
+	tcase_add_test(work, test_callback_order);
+	tcase_add_test(work, test_callback_thread);
+	tcase_add_test(work, test_callback_finalize);
 	suite_add_tcase(s, misuse);
 	suite_add_tcase(s, work);
 	return s;

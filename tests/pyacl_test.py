@@ -10,6 +10,8 @@ expected.txt (tests/acl_model.py's small CNN), or leaves it unset when
 torch is missing (the model tests are then skipped)."""
 import os
 import tempfile
+import threading
+import time
 import unittest
 
 import numpy as np
@@ -18,6 +20,7 @@ import acl
 
 MODEL_DIR = os.environ.get("PYACL_DIR", "")
 HAVE_MODEL = bool(MODEL_DIR) and os.path.exists(os.path.join(MODEL_DIR, "cnn.om"))
+HAVE_910 = bool(MODEL_DIR) and os.path.exists(os.path.join(MODEL_DIR, "cnn910.om"))
 
 
 class Layout(unittest.TestCase):
@@ -168,6 +171,21 @@ class Device(unittest.TestCase):
         self.assertEqual(acl.mdl.load_from_file("/nonexistent.om"),
                          (0, acl.ACL_ERROR_READ_MODEL_FAILURE))
 
+    def test_stream_after_destroy(self):
+        s, ret = acl.rt.create_stream()
+        self.assertEqual(ret, 0)
+        self.assertEqual(acl.rt.destroy_stream(s), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), acl.ACL_ERROR_INVALID_RESOURCE_HANDLE)
+        self.assertIn("not a live stream", acl.get_recent_err_msg())
+        dev, _ = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        b = bytes(64)
+        self.assertEqual(acl.rt.memcpy_async(dev, 64, acl.util.bytes_to_ptr(b), 64,
+                                             acl.ACL_MEMCPY_HOST_TO_DEVICE, s),
+                         acl.ACL_ERROR_INVALID_RESOURCE_HANDLE)
+        self.assertEqual(acl.rt.launch_callback(print, [], 1, s),
+                         acl.ACL_ERROR_INVALID_RESOURCE_HANDLE)
+        self.assertEqual(acl.rt.free(dev), 0)
+
     def test_bad_argument_types_raise(self):
         with self.assertRaises(TypeError):
             acl.rt.malloc("64", 0)
@@ -195,6 +213,125 @@ class Device(unittest.TestCase):
         self.assertEqual(acl.mdl.destroy_dataset(ds), 0)
         self.assertEqual(acl.destroy_data_buffer(buf), 0)
         self.assertEqual(acl.rt.free(dev), 0)
+
+
+class Callbacks(unittest.TestCase):
+    """acl.rt.subscribe_report / launch_callback / process_report /
+    unsubscribe_report: codes, device order, BLOCK waited for and NO_BLOCK
+    not, unsubscribing drops what has not run."""
+
+    def setUp(self):
+        self.assertEqual(acl.init(), 0)
+        self.assertEqual(acl.rt.set_device(0), 0)
+        self.streams = []
+        for _ in range(2):
+            s, ret = acl.rt.create_stream()
+            self.assertEqual(ret, 0)
+            self.streams.append(s)
+        self.log = []
+
+    def tearDown(self):
+        for s in self.streams:
+            self.assertEqual(acl.rt.destroy_stream(s), 0)
+        self.assertEqual(acl.rt.reset_device(0), 0)
+        self.assertEqual(acl.finalize(), 0)
+
+    def record(self, user_data):
+        self.log.append(user_data[0])
+
+    def test_errors(self):
+        s = self.streams[0]
+        me = threading.get_ident()
+        self.assertEqual(acl.rt.process_report(10), acl.ACL_ERROR_RT_THREAD_SUBSCRIBE)
+        self.assertEqual(acl.rt.process_report(0), acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(acl.rt.launch_callback(self.record, ["a"], acl.ACL_CALLBACK_BLOCK, s),
+                         acl.ACL_ERROR_RT_STREAM_NO_CB_REG)
+        self.assertIn("no thread is subscribed", acl.get_recent_err_msg())
+        self.assertEqual(acl.rt.subscribe_report(me, s), 0)
+        self.assertEqual(acl.rt.subscribe_report(me + 1, s), acl.ACL_ERROR_RT_STREAM_SUBSCRIBE)
+        self.assertIn("already has a report thread", acl.get_recent_err_msg())
+        self.assertEqual(acl.rt.launch_callback(self.record, ["a"], 7, s),
+                         acl.ACL_ERROR_INVALID_PARAM)
+        with self.assertRaises(TypeError):
+            acl.rt.launch_callback("not callable", [], 1, s)
+        with self.assertRaises(TypeError):
+            acl.rt.subscribe_report("1", s)
+        self.assertEqual(acl.rt.process_report(20), acl.ACL_ERROR_RT_REPORT_TIMEOUT)
+        self.assertEqual(acl.rt.unsubscribe_report(me + 1, s), acl.ACL_ERROR_RT_STREAM_SUBSCRIBE)
+        self.assertEqual(acl.rt.unsubscribe_report(me, s), 0)
+        self.assertEqual(self.log, [])
+
+    def test_device_order_one_thread(self):
+        """NO_BLOCK on two streams served by this thread: due after the
+        synchronization, in device order (the empty stream's first)."""
+        s1, s2 = self.streams
+        me = threading.get_ident()
+        for s in self.streams:
+            self.assertEqual(acl.rt.subscribe_report(me, s), 0)
+        a = np.full(1 << 20, 3.0, np.float32)
+        back = np.zeros_like(a)
+        dev, _ = acl.rt.malloc(a.nbytes, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        self.assertEqual(acl.rt.memcpy_async(dev, a.nbytes, acl.util.numpy_to_ptr(a), a.nbytes,
+                                             acl.ACL_MEMCPY_HOST_TO_DEVICE, s1), 0)
+        self.assertEqual(acl.rt.memcpy_async(acl.util.numpy_to_ptr(back), a.nbytes, dev, a.nbytes,
+                                             acl.ACL_MEMCPY_DEVICE_TO_HOST, s1), 0)
+        seen = []
+        self.assertEqual(acl.rt.launch_callback(lambda d: seen.append(float(back[0])) or
+                                                self.record(d), ["A"], 0, s1), 0)
+        self.assertEqual(acl.rt.launch_callback(self.record, ["B"], 0, s2), 0)
+        self.assertEqual(acl.rt.launch_callback(self.record, ["C"], 0, s1), 0)
+        self.assertEqual(acl.rt.process_report(20), acl.ACL_ERROR_RT_REPORT_TIMEOUT)
+        self.assertEqual(acl.rt.synchronize_device(), 0)
+        for _ in range(3):
+            self.assertEqual(acl.rt.process_report(100), 0)
+        self.assertEqual(acl.rt.process_report(20), acl.ACL_ERROR_RT_REPORT_TIMEOUT)
+        self.assertEqual(self.log, ["B", "A", "C"])
+        self.assertEqual(seen, [3.0])
+        # an exception in a callback is reported, not raised into process_report
+        self.assertEqual(acl.rt.launch_callback(lambda d: 1 / 0, None, 0, s2), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s2), 0)
+        self.assertEqual(acl.rt.process_report(100), 0)
+        # unsubscribing drops what has not run
+        self.assertEqual(acl.rt.launch_callback(self.record, ["D"], 0, s1), 0)
+        for s in self.streams:
+            self.assertEqual(acl.rt.unsubscribe_report(me, s), 0)
+        self.assertEqual(acl.rt.synchronize_device(), 0)
+        self.assertEqual(acl.rt.process_report(20), acl.ACL_ERROR_RT_THREAD_SUBSCRIBE)
+        self.assertEqual(self.log, ["B", "A", "C"])
+        self.assertEqual(acl.rt.free(dev), 0)
+
+    def test_report_thread(self):
+        """CANN's shape: acl.util.start_thread loops over process_report; a
+        BLOCK callback has run when synchronize_stream returns, a NO_BLOCK
+        one need not have (it waits for the host to be past the sync)."""
+        s = self.streams[0]
+        running = [True]
+        host_back = threading.Event()
+
+        def loop(args_list):
+            while running[0]:
+                acl.rt.process_report(args_list[0])
+
+        tid, ret = acl.util.start_thread(loop, [20])
+        self.assertEqual(ret, 0)
+        self.assertEqual(acl.rt.subscribe_report(tid, s), 0)
+        self.assertEqual(acl.rt.launch_callback(
+            lambda d: (time.sleep(0.05), self.record(d)), ["block"], 1, s), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        self.assertEqual(self.log, ["block"])
+        self.assertEqual(acl.rt.launch_callback(
+            lambda d: self.record([host_back.wait(5)]), None, 0, s), 0)
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        host_back.set()
+        for _ in range(300):
+            if len(self.log) == 2:
+                break
+            time.sleep(0.01)
+        self.assertEqual(self.log, ["block", True])
+        self.assertEqual(acl.rt.unsubscribe_report(tid, s), 0)
+        running[0] = False
+        self.assertEqual(acl.util.stop_thread(tid), 0)
+        self.assertEqual(acl.util.stop_thread(tid), acl.ACL_ERROR_INVALID_PARAM)
 
 
 class Config(unittest.TestCase):
@@ -350,6 +487,47 @@ class Model(unittest.TestCase):
         self.assertEqual(acl.mdl.unload(other), 0)
         self.assertEqual(acl.mdl.unload(other), acl.ACL_ERROR_INVALID_MODEL_ID)
         self.assertNotEqual(acl.mdl.get_desc(self.desc, other), 0)
+
+
+@unittest.skipUnless(HAVE_910, "no model (tests/acl_model.py needs torch and onnx)")
+class SocChoice(unittest.TestCase):
+    """Without $DAVINCI_SOC or a config, the first model loaded chooses the
+    SoC; a chosen SoC refuses an .om compiled for another."""
+
+    def tearDown(self):
+        self.assertEqual(acl.rt.reset_device(0), 0)
+        self.assertEqual(acl.finalize(), 0)
+
+    def test_default_follows_model(self):
+        self.assertEqual(acl.init(), 0)
+        self.assertEqual(acl.rt.set_device(0), 0)
+        s, _ = acl.rt.create_stream()
+        mid, ret = acl.mdl.load_from_file(os.path.join(MODEL_DIR, "cnn910.om"))
+        self.assertEqual(ret, 0)
+        self.assertEqual(acl.get_soc_name(), "Ascend910")
+        self.assertEqual(acl.rt.synchronize_stream(s), 0)
+        self.assertEqual(acl.mdl.unload(mid), 0)
+        self.assertEqual(acl.rt.destroy_stream(s), 0)
+
+    def test_not_after_malloc(self):
+        self.assertEqual(acl.init(), 0)
+        self.assertEqual(acl.rt.set_device(0), 0)
+        dev, _ = acl.rt.malloc(64, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+        _, ret = acl.mdl.load_from_file(os.path.join(MODEL_DIR, "cnn910.om"))
+        self.assertEqual(ret, acl.ACL_ERROR_RT_SOC_VERSION)
+        self.assertIn("device memory is allocated", acl.get_recent_err_msg())
+        self.assertEqual(acl.rt.free(dev), 0)
+
+    def test_om_for_another_soc(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".ini") as f:
+            f.write("[device]\nsoc = Ascend910\n")
+            f.flush()
+            self.assertEqual(acl.init(f.name), 0)
+        self.assertEqual(acl.rt.set_device(0), 0)
+        _, ret = acl.mdl.load_from_file(os.path.join(MODEL_DIR, "cnn.om"))
+        self.assertEqual(ret, acl.ACL_ERROR_RT_SOC_VERSION)
+        self.assertIn("compiled for Ascend310, but the device is Ascend910",
+                      acl.get_recent_err_msg())
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/pyacl_test.py, the unit tests of `import acl`, on the small CNN of
-# tests/acl_model.py compiled for Ascend310 (without torch, the tests that
-# need a model are skipped and the others still run).
+# tests/acl_model.py compiled for Ascend310, and for Ascend910 for the
+# tests of the SoC choice (without torch, the tests that need a model are
+# skipped and the others still run).
 set -u
 . "$srcdir/tests/pyacl_env.sh"
 tmp=$(mktemp -d)
@@ -9,7 +10,9 @@ trap 'rm -rf "$tmp"' EXIT
 if /usr/bin/python3 -c 'import torch, onnx' > /dev/null 2>&1; then
 	if ! /usr/bin/python3 "$srcdir/tests/acl_model.py" "$tmp" > "$tmp/gen.log" 2>&1 ||
 		! ./simatc --model="$tmp/model.onnx" --framework=5 --output="$tmp/cnn" \
-			--soc_version=Ascend310 > "$tmp/atc.log" 2>&1; then
+			--soc_version=Ascend310 > "$tmp/atc.log" 2>&1 ||
+		! ./simatc --model="$tmp/model.onnx" --framework=5 --output="$tmp/cnn910" \
+			--soc_version=Ascend910 >> "$tmp/atc.log" 2>&1; then
 		cat "$tmp/gen.log" "$tmp/atc.log"
 		echo "FAIL: making the model"
 		exit 1
