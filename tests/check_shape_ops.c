@@ -287,11 +287,23 @@ START_TEST(resize_cubic_torch_down)
 }
 END_TEST
 
+/* Einsum's batched products, the L2/L1 reductions and F.normalize with
+ * zero rows, a Swin-style mask folded from constants */
+START_TEST(zoo_ops)
+{
+	static const char *const m[] = { "einsum_qk", "einsum_av", "normalize_zero_rows",
+					 "reduce_sumsquare_l1", "folded_window_mask" };
+	for (int k = 0; k < 5; k++)
+		run_model(m[k]);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("shape_ops");
 	TCase *tc = tcase_create("Core");
 	tcase_add_test(tc, softmax_opset11_axis1_4d);
+	tcase_add_test(tc, zoo_ops);
 	tcase_add_test(tc, softmax_opset11_axis0_3d);
 	tcase_add_test(tc, softmax_channels_4d);
 	tcase_add_test(tc, softmax_rows300);

@@ -241,4 +241,62 @@ save("concat_empty", [helper.make_node("Slice", ["x", "s", "e"], ["t"]),
                       helper.make_node("Sigmoid", ["t"], ["u"]),
                       helper.make_node("Concat", ["t", "x", "u"], ["y"], axis=0)],
      x, x, inits=[ints("s", [5]), ints("e", [7])])
+# Einsum in the batched-matmul forms attention writes (MaxViT): [i d]x[j d]
+# and [i j]x[j d] over leading batch letters
+x = data(2, 3, 20, 24)
+k = data(2, 3, 17, 24).astype(np.float32)
+save("einsum_qk", [helper.make_node("Einsum", ["x", "k"], ["y"],
+                                    equation="bghid, bghjd -> bghij")],
+     x, np.einsum("bhid,bhjd->bhij", x, k).astype(np.float32),
+     inits=[numpy_helper.from_array(k, "k")])
+v = data(2, 3, 20, 9)
+save("einsum_av", [helper.make_node("Einsum", ["x", "v"], ["y"], equation="BGIJ,BGJD->BGID")],
+     x[..., :20], np.einsum("bgij,bgjd->bgid", x[..., :20], v).astype(np.float32),
+     inits=[numpy_helper.from_array(v, "v")])
+
+# ReduceL2 / ReduceSumSquare / ReduceL1 (pass_decompose.c) and F.normalize:
+# x / max(||x||, 1e-12) with all-zero rows (Swin v2's padded windows): 0, not NaN
+x = data(4, 6, 40)
+x[1, 2, :] = 0
+x[3, 5, :] = 0
+xd = x.astype(np.float64)
+l2 = np.sqrt((xd * xd).sum(axis=-1, keepdims=True))
+save("normalize_zero_rows", [
+    helper.make_node("ReduceL2", ["x"], ["n"], axes=[-1], keepdims=1),
+    helper.make_node("Clip", ["n", "eps", ""], ["c"]),
+    helper.make_node("Div", ["x", "c"], ["y"])],
+    x, (xd / np.maximum(l2, 1e-12)).astype(np.float32),
+    inits=[numpy_helper.from_array(np.array(1e-12, np.float32), "eps")])
+save("reduce_sumsquare_l1", [
+    helper.make_node("ReduceSumSquare", ["x"], ["a"], axes=[1], keepdims=0),
+    helper.make_node("ReduceL1", ["x"], ["b"], axes=[1], keepdims=0),
+    helper.make_node("Add", ["a", "b"], ["y"])],
+    x, ((xd * xd).sum(axis=1) + np.abs(xd).sum(axis=1)).astype(np.float32))
+
+# a shifted-window attention mask as Swin builds it, from shapes and
+# constants only (fold_eval.c): zeros(...), slice assignments (ScatterND),
+# Equal/Where, Expand; added to x as a 4-D constant (NC1HWC0 weights)
+x = data(1, 4, 6, 6)
+idx = np.array([[[i, j] for j in range(3, 6)] for i in range(0, 6)], dtype=np.int64)
+upd = np.full((6, 3), 2.0, np.float32)
+shape = np.array([1, 4, 6, 6], np.int64)
+mask = np.zeros((6, 6), np.float32)
+mask[:, 3:] = 2.0
+mref = np.where(mask != 0, -100.0, 0.0).astype(np.float32)
+save("folded_window_mask", [
+    helper.make_node("ConstantOfShape", ["hw"], ["z"],
+                     value=numpy_helper.from_array(np.array([0.0], np.float32))),
+    helper.make_node("ScatterND", ["z", "idx", "upd"], ["m"]),
+    helper.make_node("Equal", ["m", "zero"], ["eq"]),
+    helper.make_node("Where", ["eq", "zero", "neg"], ["w"]),
+    helper.make_node("Expand", ["w", "shape"], ["e"]),
+    helper.make_node("Mod", ["seven", "four"], ["md"]),
+    helper.make_node("Cast", ["md"], ["mdf"], to=TensorProto.FLOAT),
+    helper.make_node("Mul", ["e", "mdf"], ["e3"]),
+    helper.make_node("Add", ["x", "e3"], ["y"])],
+    x, (x + np.broadcast_to(mref, (1, 4, 6, 6)) * float(np.mod(-7, 4))).astype(np.float32),
+    inits=[ints("hw", [6, 6]), ints("idx", idx), numpy_helper.from_array(upd, "upd"),
+           numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+           numpy_helper.from_array(np.array(-100.0, np.float32), "neg"),
+           ints("shape", shape), ints("seven", [-7]), ints("four", [4])])
 print("ok")
