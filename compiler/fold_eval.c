@@ -92,10 +92,23 @@ static int fv_load(const struct cc_tensor *t, struct fv *v)
 	return 1;
 }
 
+/* float to integer as a cast truncates; NaN and out-of-range values (whose
+ * C conversion is undefined) saturate, NaN to 0 */
+static int64_t f2i(double f)
+{
+	if (f != f)
+		return 0;
+	if (f >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (f <= -9223372036854775808.0)
+		return INT64_MIN;
+	return (int64_t)f;
+}
+
 static double fv_get(const struct fv *v, int64_t k) { return v->isf ? v->f[k] : (double)v->i[k]; }
 static int64_t fv_geti(const struct fv *v, int64_t k)
 {
-	return v->isf ? (int64_t)v->f[k] : v->i[k];
+	return v->isf ? f2i(v->f[k]) : v->i[k];
 }
 
 /* Write v into y as dtype dt; 1, or -1 out of memory. */
@@ -107,7 +120,7 @@ static int fv_store(struct cc_tensor *y, const struct fv *v, enum cc_dtype dt)
 		return -1;
 	for (int64_t k = 0; k < v->n; k++) {
 		double f = v->isf ? v->f[k] : 0;
-		int64_t i = v->isf ? (int64_t)f : v->i[k];
+		int64_t i = v->isf ? f2i(f) : v->i[k];
 		switch (dt) {
 		case CC_F32: ((float *)(void *)d)[k] = v->isf ? (float)f : (float)i; break;
 		case CC_F64: ((double *)(void *)d)[k] = v->isf ? f : (double)i; break;
@@ -773,8 +786,8 @@ int cc_fold_eval(struct cc_graph *g, struct cc_node *n, struct cc_tensor *y)
 			if (x.isf)
 				x.f[k] = x.f[k] < lo ? lo : x.f[k] > hi ? hi : x.f[k];
 			else
-				x.i[k] = (double)x.i[k] < lo ? (int64_t)lo
-					 : (double)x.i[k] > hi ? (int64_t)hi : x.i[k];
+				x.i[k] = (double)x.i[k] < lo ? f2i(lo)
+					 : (double)x.i[k] > hi ? f2i(hi) : x.i[k];
 		}
 		rc = fv_store(y, &x, t0->dtype);
 	} else if (!strcmp(op, "Where") && n->nin == 3) {
