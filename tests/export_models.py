@@ -62,7 +62,51 @@ def build(name):
                 m.weight.uniform_(0.5, 1.5)
                 m.bias.uniform_(-0.2, 0.2)
     model.eval()
-    return MainOutput(model) if seg else model
+    model = MainOutput(model) if seg else model
+    fit_fp16(model, image_size(name))
+    return model
+
+
+FP16_HEADROOM = 3.0e4  # below fp16's largest value, 65504
+FP16_TARGET = 1.0e3    # where a rescaled model is brought
+
+
+def largest_activation(model, x):
+    """The largest |value| any module outputs on x."""
+    top = [0.0]
+
+    def hook(_m, _i, out):
+        if isinstance(out, torch.Tensor) and out.is_floating_point() and out.numel():
+            top[0] = max(top[0], float(out.detach().abs().max()))
+
+    hs = [m.register_forward_hook(hook) for m in model.modules()]
+    with torch.no_grad():
+        model(x)
+    for h in hs:
+        h.remove()
+    return top[0]
+
+
+def fit_fp16(model, size):
+    """Random weights in a deep residual network (ResNet-101 and -152) can
+    grow the activations past fp16's range, which no trained model does and
+    which the device (fp16, as ATC's force_fp16) cannot hold.  Such a model
+    gets every BatchNorm's output divided by the same factor c (its running
+    variance times c^2), the smallest of a few that brings the largest
+    activation on a calibration image (its own seed) under FP16_TARGET.
+    Models already in range are left exactly as they are."""
+    g = torch.Generator().manual_seed(99)
+    x = torch.randn(2, 3, size, size, generator=g)
+    if largest_activation(model, x) <= FP16_HEADROOM:
+        return
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    var = [m.running_var.clone() for m in bns]
+    for c in (1.1, 1.2, 1.3, 1.5, 2.0, 3.0):
+        with torch.no_grad():
+            for m, v in zip(bns, var):
+                m.running_var.copy_(v * (c * c))
+        if largest_activation(model, x) <= FP16_TARGET:
+            return
 
 
 def image_size(name):
