@@ -61,12 +61,16 @@ static const struct op_arity *arity_of(const struct cc_node *n)
 
 /* The most elements one tensor may hold: its bytes at fp32 (what a graph
  * input or output is on the host and at the device's edge, the widest form
- * an activation takes) must fit in the SoC's main memory.  A larger tensor
- * cannot exist on the chip, and sizes beyond it overflow the 64-bit
- * products the lowerings compute from dimensions. */
+ * an activation takes) within 1/16 of the SoC's main memory, which must also
+ * hold its fp16 form, the tensors it is made from and made into, and the
+ * weights (2^29 elements on a 32 GiB SoC, 2^27 on an 8 GiB one: a batch of
+ * 128 ResNet-50 images is 2^26.6).  A larger
+ * tensor cannot be run on the chip, and the generators' work grows with
+ * the elements: sizes from a file must not buy minutes of compile time or
+ * overflow the 64-bit products the lowerings compute from dimensions. */
 int64_t cc_max_elems(const struct soc_config *cfg)
 {
-	return (int64_t)cfg->hbm_size_mb * (1 << 20) / 4;
+	return (int64_t)cfg->hbm_size_mb * (1 << 20) / 4 / 16;
 }
 
 int cc_check_size(struct cc_ctx *c, const struct cc_node *n, int ti)
