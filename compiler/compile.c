@@ -117,6 +117,45 @@ static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
 						"ConcatInPlacePass", "SplitInPlacePass",
 						"L2FusionPass" };
 
+/* The file's shape, before its pairs are read: an empty file, a JSON
+ * value that is not an object, or an object cut short (a truncated file)
+ * is refused rather than read as "no switches" or as half of them. */
+static int check_switch_shape(struct cc_ctx *c, const char *path, const char *text)
+{
+	const char *p = text;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (!*p)
+		return cc_fail(c, "--fusion_switch_file %s: the file is empty", path);
+	if (*p != '{') {
+		if (strchr("[\"-0123456789tfn", *p))
+			return cc_fail(c, "--fusion_switch_file %s: not a JSON object", path);
+		return 0; /* the older "Name:off" lines */
+	}
+	int depth = 0, in_str = 0;
+	for (; *p; p++) {
+		if (in_str) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				in_str = 0;
+		} else if (*p == '"') {
+			in_str = 1;
+		} else if (*p == '{') {
+			depth++;
+		} else if (*p == '}' && --depth == 0) {
+			for (p++; isspace((unsigned char)*p); p++)
+				;
+			if (*p)
+				return cc_fail(c, "--fusion_switch_file %s: text after the JSON object",
+					       path);
+			return 0;
+		}
+	}
+	return cc_fail(c, "--fusion_switch_file %s: the JSON object is not closed (a truncated "
+		       "file?)", path);
+}
+
 /* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
  * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
  * it is nested; ALL sets the default, named passes override it. */
@@ -131,8 +170,14 @@ static int read_switches(struct cc_ctx *c, const char *path, int on[SW_N])
 		return cc_fail(c, "--fusion_switch_file %s: cannot open", path);
 	char text[65536];
 	size_t n = fread(text, 1, sizeof text - 1, f);
+	int more = fgetc(f) != EOF;
 	fclose(f);
 	text[n] = 0;
+	if (more)
+		return cc_fail(c, "--fusion_switch_file %s: larger than %zu bytes", path,
+			       sizeof text - 1);
+	if (check_switch_shape(c, path, text))
+		return -1;
 	int all = -1, named[SW_N];
 	for (int i = 0; i < SW_N; i++)
 		named[i] = -1;
@@ -711,6 +756,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (t->dtype != CC_F32 && cc_int_input_check(&c, c.g.inputs[i]))
 			goto done;
 	}
+	/* before any pass: a pass never sees a graph that breaks what it relies on */
+	if (cc_validate_graph(&c))
+		goto done;
 	if (cc_aipp_prepare(&c, opt ? opt->insert_op_conf : NULL, &aipp))
 		goto done;
 	int on[SW_N], changes[SW_N] = { 0 };
@@ -763,6 +811,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			}
 		if (e->infer(&c, n))
 			goto done;
+		/* inferred sizes too: a later pass or generator computes with them */
+		for (int k = 0; k < n->nout; k++)
+			if (n->out[k] >= 0 && cc_check_size(&c, n, n->out[k]))
+				goto done;
 	}
 	cc_log(&c.log, "  constfold: %d nodes folded into constants", changes[SW_CONSTFOLD]);
 	/* the residual Add into the Conv first: otherwise the element-wise
@@ -907,8 +959,16 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			continue;
 		}
 		int e = n->dead ? 0 : empty_node(&c, n);
+		unsigned t0 = c.ntasks;
 		if (e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n)))
 			goto done;
+		for (unsigned k = t0; k < c.ntasks; k++) /* a kernel too large: say so now */
+			if (c.tasks[k].prog.over) {
+				cc_node_fail(&c, n, "its kernel needs more than %zu instructions, the "
+					     "most one kernel may hold on %s", c.tasks[k].prog.max_n,
+					     cfg->name);
+				goto done;
+			}
 	}
 	changes[SW_SPLIT] = c.slice_views;
 	for (int i = 0; i < c.g.noutputs; i++) {

@@ -126,13 +126,21 @@ static inline size_t task_insns(const struct cc_ctx *c, unsigned i)
 
 static inline struct cc_tensor *T(struct cc_ctx *c, int i) { return &c->g.t[i]; }
 
+/* Checked: the dimensions come from a file.  validate.c bounds every
+ * graph tensor well below overflow; a product that overflows anyway
+ * saturates (an allocation that size fails cleanly) instead of wrapping. */
 static inline int64_t dev_elems(const struct dev_tensor *d)
 {
-	if (d->c04)
-		return d->n * d->h * d->w * 4;
-	if (d->nc1hwc0)
-		return d->n * ((d->c + 15) / 16) * d->h * d->w * 16;
-	return d->rows * cc_pad16(d->cols);
+	int64_t f[5] = { d->rows, cc_pad16(d->cols), 1, 1, 1 }, e = 1;
+	if (d->c04) {
+		f[0] = d->n, f[1] = d->h, f[2] = d->w, f[3] = 4;
+	} else if (d->nc1hwc0) {
+		f[0] = d->n, f[1] = (d->c + 15) / 16, f[2] = d->h, f[3] = d->w, f[4] = 16;
+	}
+	for (int i = 0; i < 5; i++)
+		if (__builtin_mul_overflow(e, f[i], &e))
+			return INT64_MAX / 4;
+	return e;
 }
 
 /* Whole 256-byte repeats plus DMA slack past the last element. */
@@ -141,6 +149,14 @@ static inline uint64_t dev_bytes(const struct dev_tensor *d)
 	uint64_t b = (uint64_t)dev_elems(d) * 2;
 	return (b + 511) / 512 * 512 + 512;
 }
+
+/* validate.c: the graph's structure checked before any pass runs (every
+ * input defined, window attributes that agree with the weights, sizes the
+ * SoC can hold); cc_check_size: tensor ti's shape against that size limit,
+ * the error naming node n (NULL: before any node). */
+int cc_validate_graph(struct cc_ctx *c);
+int cc_check_size(struct cc_ctx *c, const struct cc_node *n, int ti);
+int64_t cc_max_elems(const struct soc_config *cfg);
 
 /* lower_util.c: shared helpers */
 /* Each task's predicted_cycles (predict.c): the simulator's dry run of its

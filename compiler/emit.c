@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dryrun.h"
+#include "soc.h"
 
 void cc_prog_init(struct cc_prog *p) { memset(p, 0, sizeof *p); }
 
@@ -58,9 +59,27 @@ static void flush(struct cc_prog *p)
 	}
 }
 
+/* A kernel's code is loaded into the device's main memory beside the
+ * weights and activations (and the simulator decodes every instruction
+ * into a larger form): give it at most 1/256 of that memory (128 MiB of
+ * code on a 32 GiB SoC, 8 M instructions; 2 M on an 8 GiB one), far above
+ * any real kernel (the builder rolls repeated code into loops) and far
+ * below what a runaway generator makes. */
+size_t cc_max_insns(const struct soc_config *cfg)
+{
+	return (size_t)cfg->hbm_size_mb * (1 << 20) / 256 / ISA_INSN_BYTES;
+}
+
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 {
 	flush(p);
+	if (!p->dry && p->max_n && p->n >= p->max_n) {
+		/* filled in and dropped, like after an allocation failure */
+		p->over = 1;
+		p->cur = *isa_fmt_defaults[isa_table[op].fmt];
+		p->cur.op = op;
+		return &p->cur;
+	}
 	if (!p->oom && !p->dry && p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 256;
 		uint8_t *v = realloc(p->code, cap * ISA_INSN_BYTES + 1);
@@ -122,6 +141,11 @@ void cc_label_bind(struct cc_prog *p, int label)
 int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, size_t errlen)
 {
 	flush(p);
+	if (p->over) {
+		snprintf(err, errlen, "the kernel needs more than %zu instructions, the most one "
+			 "kernel may hold on this SoC (1/256 of its main memory)", p->max_n);
+		return -1;
+	}
 	if (p->oom) {
 		snprintf(err, errlen, "out of memory generating a kernel");
 		return -1;

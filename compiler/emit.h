@@ -46,7 +46,18 @@ struct cc_prog {
 	 * is timed as it is finished and not kept, so a generator's candidate
 	 * costs what its own instructions cost (sim/dryrun.h). */
 	struct sim_dryrun *dry;
+	/* A bound on the kernel's size (0: none; cc_max_insns sets it for a
+	 * task): past it nothing more is stored, `over` is set, generators
+	 * that loop over data stop early, and cc_prog_finish fails.  Sizes
+	 * come from files: a huge tensor must give an error, not gigabytes of
+	 * code. */
+	size_t max_n;
+	int over;
 };
+
+/* The most instructions one kernel may hold on cfg's SoC (emit.c). */
+struct soc_config;
+size_t cc_max_insns(const struct soc_config *cfg);
 
 void cc_prog_init(struct cc_prog *p);
 void cc_prog_free(struct cc_prog *p);

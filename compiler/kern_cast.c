@@ -65,13 +65,13 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
+	for (int64_t b = 0; b < blocks && !p->over; b++) { /* over: emit.h */
 		cc_label_bind(p, labels[b]);
 		int64_t r0 = b * per, r1 = r0 + per < rows ? r0 + per : rows;
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t r = r0; r < r1; r += tile, par ^= 1) {
+		for (int64_t r = r0; r < r1 && !p->over; r += tile, par ^= 1) {
 			int64_t n = r1 - r < tile ? r1 - r : tile;
 			int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
 			int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
@@ -86,7 +86,7 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, n, host_row / 32, 0,
 				       (c16 * 4 - host_row) / 32);
 			} else {
-				for (int64_t i = 0; i < n; i++) {
+				for (int64_t i = 0; i < n && !p->over; i++) {
 					cc_addi(p, R_GM, R_SRC, (r + i) * host_row);
 					cc_li(p, R_UB, ub_in + i * c16 * 4);
 					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1,
@@ -125,7 +125,7 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, host_row / 32,
 				       (c16 * 4 - host_row) / 32, 0);
 			} else {
-				for (int64_t i = 0; i < n; i++) {
+				for (int64_t i = 0; i < n && !p->over; i++) {
 					cc_addi(p, R_GM, R_DST, (r + i) * host_row);
 					cc_li(p, R_UB, ub_out + i * c16 * 4);
 					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1,
@@ -185,12 +185,12 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
+	for (int64_t b = 0; b < blocks && !p->over; b++) { /* over: emit.h */
 		cc_label_bind(p, labels[b]);
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < units; u++, par ^= 1) {
+		for (int64_t u = b * per; u < (b + 1) * per && u < units && !p->over; u++, par ^= 1) {
 			int64_t r = u / npc, j0 = u % npc * piece;
 			int64_t m = cols - j0 < piece ? cols - j0 : piece, m16 = cc_pad16(m);
 			int64_t hoff = r * host_row + j0 * 4, doff = r * dev_row + j0 * 2;

@@ -517,7 +517,8 @@ static int64_t block_area(const struct mm_plan *pl, int64_t b)
  * same columns of it (other rows of tiles) find them in the L2, so main
  * memory serves the distinct bytes: its bandwidth is shared by as many
  * blocks as read distinct bytes at once. */
-static double time_tiling(const struct sim_costcfg *cc, const struct mm_plan *pl)
+static double time_tiling(const struct sim_costcfg *cc, const struct mm_plan *pl,
+			  int64_t *work)
 {
 	const struct cc_matmul *mm = pl->mm;
 	int64_t b = 0, most = -1;
@@ -528,6 +529,13 @@ static double time_tiling(const struct sim_costcfg *cc, const struct mm_plan *pl
 			b = i;
 		}
 	}
+	/* Bounded work: a block of more K chunks than 1/64 of the instructions a
+	 * kernel may hold is not a tiling to time (the dry run alone would emit
+	 * millions of instructions per candidate; sizes come from a file) */
+	int64_t steps = (items_lo(pl, b + 1) - items_lo(pl, b)) * chunks_of(pl);
+	if (steps > (int64_t)(cc_max_insns(pl->cfg) / 64))
+		return 1e300;
+	*work += steps;
 	struct sim_dryrun d;
 	sim_dryrun_init(&d, cc, pl->cfg->core_queue_depth, (double)pl->blocks,
 			mm->b_nz ? UINT32_C(1) << R_GB : 0);
@@ -582,6 +590,11 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 	if (cc_tile_cache_get(mm->cache, "matmul", key, nkey, v, 4))
 		return (struct mm_tiling){ (int64_t)v[0], (int64_t)v[1], (int64_t)v[2], v[3] };
 	struct sim_costcfg cc;
+	/* Bounded work: the search times at most as many block steps as a
+	 * kernel may hold instructions (8 M on the 910: 10-30 s), then keeps
+	 * the best tiling found so far.  The test suite's largest search
+	 * (BERT-base, sequence 384, batch 8, on the 910) times 1.7 M. */
+	int64_t work = 0, budget = (int64_t)cc_max_insns(cfg);
 	sim_costcfg_init(&cc, cfg);
 	int64_t M16 = cc_pad16(mm->M), K16 = cc_pad16(mm->K), N16 = cc_pad16(mm->N);
 	int64_t l0a = cfg->l0a_size_kb * 1024 / 2, l0b = cfg->l0b_size_kb * 1024 / 2;
@@ -592,7 +605,7 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 		for (int64_t tn = 16; tn <= 256 && tn <= N16; tn += 16) {
 			if (tm * tn * 4 > l0c || group_pieces(cfg, mm, tm) < 1)
 				continue;
-			for (int64_t kc = 16; kc <= 4096; kc += kc < 128 ? 16 : kc) {
+			for (int64_t kc = 16; kc <= 4096 && work <= budget; kc += kc < 128 ? 16 : kc) {
 				if (kc > 16 && kc - 16 >= K16)
 					break;
 				if (tm * kc * 2 > l0a || kc * tn * 2 > l0b ||
@@ -600,7 +613,7 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 					continue;
 				struct mm_plan pl;
 				plan_tiling(cfg, mm, (struct mm_tiling){ tm, tn, kc, 0 }, &pl);
-				double e = time_tiling(&cc, &pl);
+				double e = time_tiling(&cc, &pl, &work);
 				if (e < best.est * 0.999) {
 					best.tm = tm;
 					best.tn = tn;
@@ -645,8 +658,9 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 	}
 	struct mm_tiling t = choose(cfg, mm);
 	if (!t.tm) {
-		snprintf(err, errlen, "matmul %lldx%lldx%lld: no tiling fits this SoC's buffers",
-			 (long long)M, (long long)K, (long long)N);
+		snprintf(err, errlen, "matmul %lldx%lldx%lld: no tiling fits this SoC's buffers "
+			 "with at most %zu steps per block", (long long)M, (long long)K, (long long)N,
+			 cc_max_insns(cfg) / 64);
 		return -1;
 	}
 	struct mm_plan pl;

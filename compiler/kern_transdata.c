@@ -493,6 +493,15 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 	if (make_plan(cfg, n, c, h, w, to_dev, c04, &pl, err, errlen))
 		return -1;
 	pl.q8_inv = q8_inv;
+	/* every tile costs several instructions: more tiles than the kernel
+	 * may hold instructions is refused before the tile table is allocated
+	 * (a size from the file asked for a 1.1 TB malloc here) */
+	if (p->max_n && (uint64_t)pl.per > p->max_n) {
+		snprintf(err, errlen, "transdata %lldx%lldx%lldx%lld: %lld tiles per block, more "
+			 "than the %zu instructions a kernel may hold", (long long)n, (long long)c,
+			 (long long)h, (long long)w, (long long)pl.per, p->max_n);
+		return -1;
+	}
 	size_t cap = (size_t)pl.per + 8;
 	struct tile *tiles = malloc(cap * sizeof *tiles);
 	if (!tiles) {
@@ -505,13 +514,13 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 	cc_ldarg(p, R_DST, 1);
 	int labels[MAX_BLOCKS];
 	cc_block_dispatch(p, pl.nb, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < pl.nb; b++) {
+	for (int64_t b = 0; b < pl.nb && !p->over; b++) { /* (over: cc_prog_finish says so) */
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		size_t nt = block_tiles(&pl, b, tiles, cap);
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		for (size_t t = 0; t <= nt; t++) {
+		for (size_t t = 0; t <= nt && !p->over; t++) {
 			/* load t (issued one tile ahead), then compute and store t-1 */
 			if (t < nt) {
 				int par = (int)(t % 2);

@@ -92,6 +92,17 @@ int infer_gather(struct cc_ctx *c, struct cc_node *n)
 		axis += x->rank;
 	if (axis < 0 || axis >= x->rank)
 		return NODE_FAIL(c, n, "axis out of range");
+	/* constant indices out of range are an error, as ONNX says, not a
+	 * clamp that gives a plausible wrong result */
+	if (ix->data && ix->nbytes >= (size_t)cc_tensor_numel(ix) * cc_dtype_size(ix->dtype))
+		for (int64_t i = 0; i < cc_tensor_numel(ix); i++) {
+			int64_t v = ix->dtype == CC_I64 ? ((const int64_t *)ix->data)[i]
+							: ((const int32_t *)ix->data)[i];
+			if (v < -x->dims[axis] || v >= x->dims[axis])
+				return NODE_FAIL(c, n, "indices '%s'[%lld] = %lld is out of range for "
+						 "an axis of %lld", ix->name, (long long)i, (long long)v,
+						 (long long)x->dims[axis]);
+		}
 	int r = x->rank + ix->rank - 1;
 	if (r > CC_MAX_RANK)
 		return NODE_FAIL(c, n, "an output of rank %d is not supported yet", r);

@@ -41,16 +41,35 @@ int infer_reshape(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "rank %d is not supported yet", rank);
 	const int64_t *sv = st->data;
 	int64_t d[CC_MAX_RANK], known = 1, total = cc_tensor_numel(x);
-	int infer = -1;
+	int infer = -1, allowzero = (int)cc_attr_int(n, "allowzero", 0);
+	/* ONNX's rules, checked: a wrong shape must be an error, not a
+	 * reshape that pads with zeros or drops elements */
 	for (int i = 0; i < rank; i++) {
-		d[i] = sv[i] == 0 && !cc_attr_int(n, "allowzero", 0) ? x->dims[i] : sv[i];
-		if (d[i] == -1)
+		if (sv[i] == 0 && !allowzero && i >= x->rank)
+			return NODE_FAIL(c, n, "shape[%d] = 0 copies a dimension the input (rank %d) "
+					 "does not have", i, x->rank);
+		d[i] = sv[i] == 0 && !allowzero ? x->dims[i] : sv[i];
+		if (d[i] < -1)
+			return NODE_FAIL(c, n, "shape[%d] = %lld is negative", i, (long long)d[i]);
+		if (d[i] == -1) {
+			if (infer >= 0)
+				return NODE_FAIL(c, n, "shape has more than one -1");
 			infer = i;
-		else
-			known *= d[i];
+		} else if (__builtin_mul_overflow(known, d[i], &known)) {
+			return NODE_FAIL(c, n, "shape's element count overflows");
+		}
 	}
-	if (infer >= 0)
-		d[infer] = known ? total / known : 0;
+	if (infer >= 0) {
+		if (known && total % known)
+			return NODE_FAIL(c, n, "the input's %lld elements do not fill a shape of %lld "
+					 "elements per -1", (long long)total, (long long)known);
+		d[infer] = known ? total / known : 0; /* (an empty shape: ONNX leaves it open) */
+	} else if (known != total) {
+		char xs[160];
+		cc_shape_str(x, xs, sizeof xs);
+		return NODE_FAIL(c, n, "the input %s has %lld elements, the shape asks for %lld", xs,
+				 (long long)total, (long long)known);
+	}
 	return cc_set_shape(T(c, n->out[0]), x->dtype, rank, d);
 }
 
@@ -61,6 +80,8 @@ int infer_transpose(struct cc_ctx *c, struct cc_node *n)
 	struct cc_tensor *x = T(c, n->in[0]);
 	int64_t perm[CC_MAX_RANK], d[CC_MAX_RANK];
 	const struct cc_attr *a = cc_attr_find(n, "perm");
+	if (a && a->type == CC_ATTR_INTS && a->n != (size_t)x->rank)
+		return NODE_FAIL(c, n, "perm has %zu axes; the input has %d", a->n, x->rank);
 	for (int i = 0; i < x->rank; i++)
 		perm[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i]
 									    : x->rank - 1 - i;

@@ -100,9 +100,13 @@ int infer_same(struct cc_ctx *c, struct cc_node *n)
 
 void cc_rows_cols(const struct cc_tensor *t, int64_t *rows, int64_t *cols)
 {
+	/* validate.c bounds every tensor's element count, so this product
+	 * fits; checked anyway (a graph-less temporary has no such check), and
+	 * saturated rather than wrapped on overflow */
 	int64_t r = 1;
 	for (int i = 0; i + 1 < t->rank; i++)
-		r *= t->dims[i];
+		if (__builtin_mul_overflow(r, t->dims[i], &r))
+			r = INT64_MAX / 2;
 	*rows = r;
 	*cols = t->rank ? t->dims[t->rank - 1] : 1;
 }
@@ -272,6 +276,11 @@ float *cc_const_floats(struct cc_ctx *c, const struct cc_node *n, int ti)
 			  t->name);
 		return NULL;
 	}
+	if (t->nbytes < (size_t)cnt * cc_dtype_size(t->dtype)) { /* never read past its bytes */
+		NODE_FAIL(c, n, "constant '%s' holds %zu bytes, fewer than its shape needs",
+			  t->name, t->nbytes);
+		return NULL;
+	}
 	float *f = malloc((size_t)(cnt ? cnt : 1) * sizeof *f);
 	if (!f) {
 		NODE_FAIL(c, n, "out of memory");
@@ -347,6 +356,7 @@ struct task *cc_task_new(struct cc_ctx *c, const char *name, const char *op)
 	snprintf(t->name, sizeof t->name, "%s", name);
 	snprintf(t->op_type, sizeof t->op_type, "%s", op);
 	cc_prog_init(&t->prog);
+	t->prog.max_n = cc_max_insns(c->cfg);
 	return t;
 }
 

@@ -4,6 +4,10 @@
  * tensor; initializers, Constant nodes and TENSOR attributes become constant tensors holding
  * little-endian bytes whatever storage form the file used (raw_data, the typed repeated fields
  * or external data beside the model).  Subgraphs (GRAPH attributes) are not supported. */
+/* realpath (external data stays in the model's folder) */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700
+#endif
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -12,6 +16,7 @@
 #include "onnx.pb-c.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -20,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #define OPSET_MIN 6
 #define OPSET_MAX 18
@@ -366,6 +372,20 @@ static int location_ok(const char *loc)
 	return 1;
 }
 
+/* Whether path, whose open file is st, resolves to a file below dir: both
+ * made canonical by realpath, and the resolved file the very one opened. */
+static int inside_dir(const char *dir, const char *path, const struct stat *st)
+{
+	char *d = realpath(dir, NULL), *p = realpath(path, NULL);
+	struct stat ps;
+	size_t n = d ? strlen(d) : 0;
+	int ok = d && p && strncmp(p, d, n) == 0 && (p[n] == '/' || (n == 1 && d[0] == '/')) &&
+		 stat(p, &ps) == 0 && ps.st_dev == st->st_dev && ps.st_ino == st->st_ino;
+	free(d);
+	free(p);
+	return ok;
+}
+
 static int parse_size(const char *s, uint64_t *v)
 {
 	char *end;
@@ -416,14 +436,26 @@ static int read_external(struct imp *im, const Onnx__TensorProto *tp, const char
 	if (!full)
 		return oom(im);
 	sprintf(full, "%s/%s", im->dir, loc);
-	f = fopen(full, "rb");
+	/* A symlink is not followed (O_NOFOLLOW: "link.bin -> /etc/..." would
+	 * copy a file from outside the folder into an output), and the file
+	 * opened must resolve to a path inside the model's folder (a linked
+	 * directory on the way cannot lead out either). */
+	int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	f = fd < 0 ? NULL : fdopen(fd, "rb");
 	if (!f) {
-		fail(im, "%s: cannot open external data file %s: %s", label, full,
-		     strerror(errno));
+		fail(im, "%s: cannot open external data file %s: %s%s", label, full,
+		     strerror(errno), errno == ELOOP ? " (a symbolic link: not followed)" : "");
+		if (fd >= 0)
+			close(fd);
 		goto out;
 	}
 	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
 		fail(im, "%s: external data %s is not a regular file", label, full);
+		goto out;
+	}
+	if (!inside_dir(im->dir, full, &st)) {
+		fail(im, "%s: external data %s resolves to a file outside the model's folder %s",
+		     label, full, im->dir);
 		goto out;
 	}
 	if (off > (uint64_t)st.st_size) {

@@ -36,14 +36,19 @@ int cc_pass_bnfold(struct cc_graph *g, struct cc_pass_log *log, char *err, size_
 		if (bn->dead || strcmp(bn->op, "BatchNormalization") || bn->nin < 5)
 			continue;
 		int x = bn->in[0];
+		if (x < 0 || bn->nout < 1 || bn->out[0] < 0)
+			continue; /* (validate.c refuses it; never index with -1) */
 		int ci = g->t[x].producer;
 		if (ci < 0 || g->n[ci].dead || strcmp(g->n[ci].op, "Conv") ||
 		    cc_sole_consumer(g, x) != i || g->n[ci].nin < 2)
 			continue;
 		struct cc_node *conv = &g->n[ci];
-		struct cc_tensor *wt = &g->t[conv->in[1]];
-		if (!wt->data || wt->dtype != CC_F32 || wt->rank < 1)
+		if (conv->in[1] < 0)
 			continue;
+		struct cc_tensor *wt = &g->t[conv->in[1]];
+		if (!wt->data || wt->dtype != CC_F32 || wt->rank < 1 || wt->dims[0] < 1 ||
+		    cc_tensor_numel(wt) < 1)
+			continue; /* (no channels: nothing to fold, and no division by 0) */
 		int64_t co = wt->dims[0], per = cc_tensor_numel(wt) / co;
 		const float *s = f32_const(g, bn->in[1], co), *B = f32_const(g, bn->in[2], co);
 		const float *mean = f32_const(g, bn->in[3], co), *var = f32_const(g, bn->in[4], co);

@@ -14,6 +14,10 @@ int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, siz
 		struct cc_node *a = &g->n[i];
 		if (a->dead || (strcmp(a->op, "Relu") && strcmp(a->op, "Clip")))
 			continue;
+		/* (validate.c refuses empty inputs first; a pass built on its own
+		 * must still not index with -1) */
+		if (a->nin < 1 || a->in[0] < 0 || a->nout < 1 || a->out[0] < 0)
+			continue;
 		int x = a->in[0], pi = g->t[x].producer;
 		if (pi < 0 || g->n[pi].dead ||
 		    (strcmp(g->n[pi].op, "Conv") && strcmp(g->n[pi].op, "BatchNormalization")) ||

@@ -34,6 +34,7 @@ struct asm_ctx {
 	size_t nsyms, capsyms;
 	int64_t pc;
 	int pass;
+	int forward; /* pass 1: a name not yet defined was read (as 0) */
 };
 
 static int fail(struct asm_ctx *a, const char *at, const char *fmt, ...)
@@ -129,6 +130,11 @@ static int parse_factor(struct asm_ctx *a, const char **pp, const char *end, int
 		unsigned long long u = strtoull(buf, &e, 0);
 		if (*e || errno)
 			return fail(a, p, "bad number '%s'", buf);
+		/* a decimal beyond int64 would wrap to a negative value; hex and
+		 * octal stay bit patterns (masks) up to 64 bits */
+		if (u > INT64_MAX && !(buf[0] == '0' && buf[1]))
+			return fail(a, p, "number '%s' is out of range (above %lld)", buf,
+				    (long long)INT64_MAX);
 		*v = (int64_t)u;
 		*pp = q;
 		return 0;
@@ -140,6 +146,7 @@ static int parse_factor(struct asm_ctx *a, const char **pp, const char *end, int
 		struct sym *s = sym_find(a, p, (size_t)(q - p));
 		if (!s) {
 			if (a->pass == 1) { /* labels may be defined later */
+				a->forward = 1;
 				*v = 0;
 				*pp = q;
 				return 0;
@@ -172,11 +179,14 @@ static int parse_term(struct asm_ctx *a, const char **pp, const char *end, int64
 		*pp = p;
 		if (parse_factor(a, pp, end, &r))
 			return -1;
-		if (op == '*')
-			*v = (int64_t)((uint64_t)*v * (uint64_t)r);
-		else if (op == '/') {
+		if (op == '*') {
+			if (__builtin_mul_overflow(*v, r, v))
+				return fail(a, p, "the product overflows 64 bits");
+		} else if (op == '/') {
 			if (r == 0)
 				return fail(a, p, "division by zero");
+			if (r == -1 && *v == INT64_MIN)
+				return fail(a, p, "the quotient overflows 64 bits");
 			*v /= r;
 		} else if (op == 'l')
 			*v = (int64_t)((uint64_t)*v << (r & 63));
@@ -198,7 +208,8 @@ static int parse_expr(struct asm_ctx *a, const char **pp, const char *end, int64
 		*pp = p;
 		if (parse_term(a, pp, end, &r))
 			return -1;
-		*v = (int64_t)(op == '+' ? (uint64_t)*v + (uint64_t)r : (uint64_t)*v - (uint64_t)r);
+		if (op == '+' ? __builtin_add_overflow(*v, r, v) : __builtin_sub_overflow(*v, r, v))
+			return fail(a, p, "the %s overflows 64 bits", op == '+' ? "sum" : "difference");
 	}
 }
 
@@ -412,8 +423,14 @@ static int run_pass(struct asm_ctx *a, const char *text, uint8_t *code)
 				if (c >= end || *c != ',')
 					return fail(a, c, ".equ needs ', value'");
 				int64_t v;
+				a->forward = 0;
 				if (eval(a, c + 1, end, &v))
 					return -1;
+				/* its value must be known where it stands: a name defined
+				 * later, or itself (.equ X, X+1), has no value yet */
+				if (a->pass == 1 && a->forward)
+					return fail(a, c + 1, ".equ %.*s uses a name not defined before it "
+						    "(itself or a later one)", (int)(q - n), n);
 				if (a->pass == 1 && sym_add(a, n, n, (size_t)(q - n), v, 0))
 					return -1;
 			} else if (*s == '.') {

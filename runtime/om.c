@@ -62,6 +62,23 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
+/* CRC-32 as zlib computes it (reflected polynomial 0xEDB88320), in-tree so
+ * libdvom needs no zlib.  The table is built per call on the stack (256
+ * entries, nothing beside a section's bytes) to keep no global state. */
+static uint32_t crc32_of(const uint8_t *p, uint64_t n)
+{
+	uint32_t tab[256], c = 0xffffffffu;
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t v = i;
+		for (int k = 0; k < 8; k++)
+			v = v & 1 ? 0xedb88320u ^ (v >> 1) : v >> 1;
+		tab[i] = v;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		c = tab[(c ^ p[i]) & 0xff] ^ (c >> 8);
+	return c ^ 0xffffffffu;
+}
+
 /* calloc that never returns NULL for an empty array, so NULL means failure. */
 static void *xcalloc(size_t n, size_t size)
 {
@@ -321,6 +338,9 @@ static int check_model(const struct om_model *m, const char *path, char *err, si
 	if (m->weights_bytes && !m->weights)
 		return fail(err, errlen, "%s: weights_bytes %" PRIu64 " but no weights", path,
 			    m->weights_bytes);
+	/* an .om with nothing to run is a broken file, not an empty success */
+	if (!m->nkernels)
+		return fail(err, errlen, "%s: no kernels: nothing to run", path);
 	if (check_kernels(m, path, err, errlen) < 0)
 		return -1;
 	if (check_descs(m, m->inputs, m->ninputs, "input", 0, path, err, errlen) < 0 ||
@@ -427,6 +447,8 @@ static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
 	pm.soc = (char *)m->soc;
 	pm.workspace_bytes = m->workspace_bytes;
 	pm.weights_bytes = m->weights_bytes;
+	pm.checksums = 1;
+	pm.weights_crc32 = crc32_of(m->weights, m->weights_bytes);
 	pm.n_kernels = m->nkernels;
 	pm.kernels = ppk;
 	for (i = 0; i < m->nkernels; i++) {
@@ -434,6 +456,7 @@ static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
 		pk[i].name = (char *)m->kernels[i].name;
 		pk[i].section = NULL; /* filled below: needs a buffer */
 		pk[i].code_bytes = m->kernels[i].bytes;
+		pk[i].crc32 = crc32_of(m->kernels[i].code, m->kernels[i].bytes);
 		ppk[i] = &pk[i];
 	}
 	pm.n_tasks = m->ntasks;
@@ -939,6 +962,10 @@ static int copy_kernels(struct om_reader *r, struct om_model *m)
 		if (sec_bytes(r, want, field, 1, pk->code_bytes, &code, &size) < 0)
 			return -1;
 		k->bytes = size;
+		if (pm->checksums && crc32_of(code, size) != pk->crc32)
+			return fail(r->err, r->errlen,
+				    "%s: kernel %zu (%s): section %s fails its CRC-32 check (the "
+				    "file is corrupt)", r->path, i, k->name, want);
 		if (size % OM_INSN_BYTES != 0 || size == 0)
 			return fail(r->err, r->errlen,
 				    "%s: kernel %zu (%s): code size %" PRIu64
@@ -1041,6 +1068,9 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 	    0)
 		return -1;
 	m->weights_bytes = wsize;
+	if (pm->checksums && crc32_of(w, wsize) != pm->weights_crc32)
+		return fail(r->err, r->errlen, "%s: section %s fails its CRC-32 check (the file is "
+			    "corrupt)", r->path, OM_WEIGHTS_SECTION);
 	/* The weights stay in the file's mapping, read-only (a write faults
 	 * rather than changing what a later load sees); rt_model_load maps its
 	 * own copy-on-write view for the device. */

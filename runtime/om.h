@@ -5,7 +5,11 @@
  *   .text.<kernel>  one section per kernel: ISA code (SHT_PROGBITS, alloc+exec)
  *   .weights        every constant in its device layout, one blob
  *   .om.meta        an om.proto Model message (protobuf-c): the SoC, the
- *                   tasks, tensor descriptors, the memory plan
+ *                   tasks, tensor descriptors, the memory plan, and the
+ *                   CRC-32 (zlib's polynomial) of every .text.<kernel> and of
+ *                   .weights, which om_read verifies (a flipped weight or code
+ *                   bit is an error); the metadata itself is checked field by
+ *                   field.  A model without kernels is refused. 
  * Kernel arguments are resolved by the runtime: a task argument is either a
  * scalar or an offset into the weights, the workspace, an input or an output. */
 #ifndef DV_OM_H

@@ -308,11 +308,13 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 	}
 	c->s_state = S_RUN;
 	for (;;) {
-		if (t - g->drain_start > g->limit) {
+		/* per block (a kernel's run on one core), so a long run of many
+		 * kernels is not cut; --max-cycles sets it in simrun */
+		if (t - c->block_start > g->limit) {
 			c->cur = NULL;
 			snprintf(dev->err, dev->errlen,
 				 "core %u, pipe S, pc %llu: watchdog: the kernel ran past %llu cycles "
-				 "(an endless loop?)",
+				 "(--max-cycles; an endless loop?)",
 				 c->id, (unsigned long long)c->pc, (unsigned long long)g->limit);
 			return -1;
 		}

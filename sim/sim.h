@@ -27,7 +27,7 @@ enum sim_mode { SIM_MODE_FULL, SIM_MODE_TIMING };
 
 struct sim_options {
 	enum sim_mode mode;
-	uint64_t max_cycles; /* watchdog per run; 0 = default (1e11) */
+	uint64_t max_cycles; /* watchdog per kernel block; 0 = default (1e11) */
 	uint64_t max_insns;  /* instructions one block may issue; 0 = SIM_MAX_BLOCK_INSNS */
 	FILE *trace;         /* when set: one line per pipe instruction executed */
 	/* when set: called for every instruction that occupies a pipe, with the

@@ -578,6 +578,7 @@ static void ed_duplicate_kernel(Dvom__Model *pm)
 	set_str(&pm->kernels[1]->name, "conv+relu");
 	set_str(&pm->kernels[1]->section, ".text.conv+relu");
 	pm->kernels[1]->code_bytes = 64;
+	pm->kernels[1]->crc32 = pm->kernels[0]->crc32; /* the section it now names */
 }
 
 static void ed_weights_bytes(Dvom__Model *pm)
@@ -1139,6 +1140,32 @@ START_TEST(test_corrupt_meta)
 }
 END_TEST
 
+/* A flipped byte of the weights or of a kernel's code: the section's CRC-32
+ * (issue 20) catches what no structural check can. */
+START_TEST(test_crc_sections)
+{
+	static const char *const secs[] = { ".weights", ".text.conv+relu" };
+	struct om_model r;
+	char path[512], bad[512], err[ERRLEN];
+	uint64_t off, size;
+	size_t len;
+
+	write_sample(path, sizeof path, "model.om");
+	tmp_path(bad, sizeof bad, "flip.om");
+	for (size_t k = 0; k < sizeof secs / sizeof secs[0]; k++) {
+		uint8_t *buf = read_all(path, &len);
+		find_section(path, secs[k], &off, &size);
+		ck_assert_uint_gt(size, 0);
+		buf[off + size / 2] ^= 0x04;
+		write_all(bad, buf, len);
+		free(buf);
+		ck_assert_int_eq(om_read(bad, &r, NULL, err, sizeof err), -1);
+		ck_assert_msg(strstr(err, "fails its CRC-32 check") && strstr(err, secs[k]),
+			      "%s: '%s'", secs[k], err);
+	}
+}
+END_TEST
+
 START_TEST(test_bad_kernel_index)
 {
 	struct om_model m;
@@ -1456,6 +1483,7 @@ static Suite *om_suite(void)
 	tcase_add_test(errors, test_wrong_soc);
 	tcase_add_test(errors, test_truncated);
 	tcase_add_test(errors, test_corrupt_meta);
+	tcase_add_test(errors, test_crc_sections);
 	tcase_add_test(errors, test_bad_kernel_index);
 	tcase_add_test(errors, test_weight_beyond);
 	tcase_add_test(errors, test_input_bad_index);

@@ -93,6 +93,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simdis: out of memory\n");
 		return 1;
 	}
+	/* nothing to list is an error, not "0 instructions": an empty or
+	 * truncated file, or an .om that lost its ELF header */
+	size_t len = strlen(in);
+	if (len > 3 && !strcmp(in + len - 3, ".om")) {
+		fprintf(stderr, "simdis: %s: not an .om model (no ELF header)\n", in);
+		free(buf);
+		return 1;
+	}
+	if (n == 0 || n % ISA_INSN_BYTES) {
+		fprintf(stderr, "simdis: %s: %zu bytes: not a whole number of %d-byte instructions "
+				"(%s)\n", in, n, ISA_INSN_BYTES, n ? "truncated?" : "the file is empty");
+		free(buf);
+		return 1;
+	}
 	printf("# %s: %zu instructions\n", in, n / ISA_INSN_BYTES);
 	int rc = isa_disasm_program(stdout, buf, n, explain);
 	free(buf);

@@ -56,6 +56,9 @@ static void usage(FILE *f)
 		"  --stats               print every statistic, gem5 style\n"
 		"  --trace-insns FILE    write start, end, done cycle, core, pipe, pc and text\n"
 		"                        of every pipe instruction (- for stdout)\n"
+		"  --max-cycles N        stop a kernel block that runs past N cycles, with an error\n"
+		"                        naming core, pipe and pc (default: one second of\n"
+		"                        simulated time at the SoC's clock)\n"
 		"  --dump-config         print the effective SoC configuration and exit\n");
 }
 
@@ -234,6 +237,12 @@ int main(int argc, char **argv)
 			args[nargs].rand = rnd;
 			args[nargs].v = v;
 			nargs++;
+		} else if (!strcmp(key, "--max-cycles")) {
+			const char *s = VALUE();
+			if (parse_u64(s, &opt.max_cycles) || opt.max_cycles < 1) {
+				fprintf(stderr, "simrun: --max-cycles '%s': need a positive number\n", s);
+				return 2;
+			}
 		} else if (!strcmp(key, "--seed")) {
 			const char *s = VALUE();
 			if (parse_u64(s, &seed)) {
@@ -323,6 +332,11 @@ int main(int argc, char **argv)
 		soc_dump(&cfg, stdout);
 		return 0;
 	}
+	/* a kernel that loops without end (or an .om whose branch was
+	 * corrupted) stops after one simulated second by default, not after
+	 * the library's 1e11 cycles (minutes of host time) */
+	if (!opt.max_cycles)
+		opt.max_cycles = (uint64_t)(cfg.core_freq_mhz * 1e6);
 	if (model && kernel) {
 		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
 		return 2;
@@ -464,6 +478,17 @@ static int64_t int_bound(const struct om_model *m, unsigned i)
 static int read_set(const struct om_model *m, const char *dir, struct rt_tensor *in,
 		    uint64_t seed, char *err, size_t errlen)
 {
+	if (dir) { /* an input_N.pb beyond the model's inputs: the wrong folder or model */
+		char p[4200];
+		struct stat st;
+		snprintf(p, sizeof p, "%s/input_%u.pb", dir, m->ninputs);
+		if (stat(p, &st) == 0) {
+			snprintf(err, errlen, "%.4000s: the model has %u input%s (input_0.pb to "
+				 "input_%u.pb); this one is extra", p, m->ninputs,
+				 m->ninputs == 1 ? "" : "s", m->ninputs ? m->ninputs - 1 : 0);
+			return -1;
+		}
+	}
 	for (unsigned i = 0; i < m->ninputs; i++) {
 		if (dir) {
 			char p[4200];
