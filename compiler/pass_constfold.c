@@ -5,10 +5,10 @@
  * become constants and it dies.  It runs node by node inside shape
  * inference, since Shape needs the shapes inferred so far.
  *
- * Folded: Shape, Gather (any axis, any element type), Unsqueeze, Squeeze, Concat, Cast, Slice
+ * Folded: Shape, Gather (any axis, any element type), Concat, Cast, Slice
  * (1-D), Range (integer), Identity and Transpose in place; anything else of
- * constants (arithmetic, comparisons, Where, Expand, ScatterND ...) by
- * fold_eval.c. */
+ * constants (Unsqueeze/Squeeze, arithmetic, comparisons, Where, Expand,
+ * ScatterND ...) by fold_eval.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,40 +192,6 @@ int cc_fold_node(struct cc_graph *g, int ni)
 		}
 	} else if (!strcmp(op, "Gather") && n->nin == 2) {
 		rc = fold_gather(g, n, x, y);
-	} else if ((!strcmp(op, "Unsqueeze") || !strcmp(op, "Squeeze")) && x->rank >= 0 &&
-		   (v = as_i64(x, &cnt))) {
-		/* axes: an attribute before opset 13, an input after */
-		int64_t axes[CC_MAX_RANK], na = 0;
-		const struct cc_attr *a = cc_attr_find(n, "axes");
-		if (a && a->type == CC_ATTR_INTS)
-			for (size_t i = 0; i < a->n && na < CC_MAX_RANK; i++)
-				axes[na++] = a->ints[i];
-		else if (n->nin > 1 && n->in[1] >= 0) {
-			int64_t m, *ax = as_i64(&g->t[n->in[1]], &m);
-			for (int64_t i = 0; ax && i < m && na < CC_MAX_RANK; i++)
-				axes[na++] = ax[i];
-			free(ax);
-		}
-		int64_t dims[CC_MAX_RANK];
-		int rank = 0;
-		if (!strcmp(op, "Unsqueeze")) {
-			int out_rank = x->rank + (int)na, src = 0;
-			for (int i = 0; i < out_rank && i < CC_MAX_RANK; i++) {
-				int hit = 0;
-				for (int k = 0; k < na; k++)
-					hit |= (axes[k] < 0 ? axes[k] + out_rank : axes[k]) == i;
-				dims[rank++] = hit ? 1 : x->dims[src++];
-			}
-		} else {
-			for (int i = 0; i < x->rank; i++) {
-				int hit = na == 0 && x->dims[i] == 1;
-				for (int k = 0; k < na; k++)
-					hit |= (axes[k] < 0 ? axes[k] + x->rank : axes[k]) == i;
-				if (!hit)
-					dims[rank++] = x->dims[i];
-			}
-		}
-		rc = set_i64(y, rank, dims, v, cnt);
 	} else if (!strcmp(op, "Concat") && x->rank == 1) {
 		int64_t all[64], total = 0;
 		int ok = 1;
