@@ -170,7 +170,7 @@ def main():
                 cos = r.get("cosine")
                 f.write(f"| {r['model']} | {r['batch']} | {r['soc']} | {r.get('tasks', '-')} | "
                         f"{'-' if lat is None else f'{lat:.0f}'} | "
-                        f"{'-' if cos is None else f'{cos:.5f}'} | {r['status']} |\n")
+                        f"{'-' if cos is None else f'{cos:.6f}'} | {r['status']} |\n")
     return 1 if bad else 0
 
 
