@@ -23,18 +23,20 @@
  * i at (3 + i) << 40, output j at (3 + ninputs + j) << 40. */
 #define REGION(k) ((int64_t)(k) << 40)
 
-static void region_args(const struct om_model *m, const struct om_task *t, int64_t *args)
+/* Task t's arguments with every buffer in its region. */
+static int region_args(const struct om_model *m, const struct om_task *t, int64_t *args)
 {
-	for (uint32_t a = 0; a < t->nargs && a < SIM_MAX_ARGS; a++) {
-		const struct om_arg *g = &t->args[a];
-		switch (g->kind) {
-		case OM_ARG_SCALAR: args[a] = g->value; break;
-		case OM_ARG_WEIGHT: args[a] = REGION(1) + g->value; break;
-		case OM_ARG_WORKSPACE: args[a] = REGION(2) + g->value; break;
-		case OM_ARG_INPUT: args[a] = REGION(3 + g->index) + g->value; break;
-		default: args[a] = REGION(3 + m->ninputs + g->index) + g->value; break;
-		}
-	}
+	uint32_t nio = m->ninputs + m->noutputs;
+	uint64_t *base = malloc((nio ? nio : 1) * sizeof *base);
+	if (!base)
+		return -1;
+	for (uint32_t i = 0; i < nio; i++)
+		base[i] = (uint64_t)REGION(3 + i);
+	const struct om_places p = { (uint64_t)REGION(1), (uint64_t)REGION(2), base,
+				     base + m->ninputs };
+	om_task_args(t, &p, args);
+	free(base);
+	return 0;
 }
 
 /* The weight bytes read so far: disjoint spans, sorted. */
@@ -116,7 +118,11 @@ static int predict_task(const struct soc_config *cfg, const struct sim_costcfg *
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	region_args(m, t, args);
+	if (t->nargs > SIM_MAX_ARGS || region_args(m, t, args)) {
+		snprintf(err, errlen, t->nargs > SIM_MAX_ARGS ? "too many arguments" : "out of memory");
+		free(core);
+		return -1;
+	}
 	for (unsigned b = 0; b < t->block_dim; b++) {
 		unsigned at = 0; /* the core that frees first */
 		for (unsigned i = 1; i < ncores; i++)

@@ -51,20 +51,6 @@ static int alloc_regions(struct sim_device *dev, const struct om_model *m, struc
 	return 0;
 }
 
-static void task_args(const struct om_task *t, const struct regions *r, int64_t *args)
-{
-	for (uint32_t a = 0; a < t->nargs && a < SIM_MAX_ARGS; a++) {
-		const struct om_arg *g = &t->args[a];
-		switch (g->kind) {
-		case OM_ARG_SCALAR: args[a] = g->value; break;
-		case OM_ARG_WEIGHT: args[a] = (int64_t)r->weights + g->value; break;
-		case OM_ARG_WORKSPACE: args[a] = (int64_t)r->workspace + g->value; break;
-		case OM_ARG_INPUT: args[a] = (int64_t)r->in[g->index] + g->value; break;
-		default: args[a] = (int64_t)r->out[g->index] + g->value; break;
-		}
-	}
-}
-
 int cc_verify_tasks(const struct soc_config *cfg, const struct om_model *m, char *err,
 		    size_t errlen)
 {
@@ -91,7 +77,8 @@ int cc_verify_tasks(const struct soc_config *cfg, const struct om_model *m, char
 			rc = -1;
 			break;
 		}
-		task_args(t, &r, args);
+		const struct om_places pl = { r.weights, r.workspace, r.in, r.out };
+		om_task_args(t, &pl, args);
 		if (sim_run(dev, &k[t->kernel], t->block_dim, args, t->nargs, &res)) {
 			snprintf(err, errlen, "task '%s' (%s) breaks a hardware rule: %s", t->name,
 				 t->op_type, res.error);

@@ -1149,6 +1149,20 @@ out:
 	return rc;
 }
 
+void om_task_args(const struct om_task *t, const struct om_places *p, int64_t *args)
+{
+	for (uint32_t a = 0; a < t->nargs; a++) {
+		const struct om_arg *g = &t->args[a];
+		switch (g->kind) {
+		case OM_ARG_SCALAR: args[a] = g->value; break;
+		case OM_ARG_WEIGHT: args[a] = (int64_t)p->weights + g->value; break;
+		case OM_ARG_WORKSPACE: args[a] = (int64_t)p->workspace + g->value; break;
+		case OM_ARG_INPUT: args[a] = (int64_t)p->inputs[g->index] + g->value; break;
+		default: args[a] = (int64_t)p->outputs[g->index] + g->value; break;
+		}
+	}
+}
+
 void om_free(struct om_model *m)
 {
 	uint32_t i;

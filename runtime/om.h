@@ -94,6 +94,17 @@ struct om_model {
 	struct om_file *file;
 };
 
+/* Where a model's buffers lie on a device (or in any address space). */
+struct om_places {
+	uint64_t weights, workspace;
+	const uint64_t *inputs, *outputs; /* [ninputs], [noutputs] */
+};
+/* Task t's kernel arguments (its first t->nargs) with the buffers at p:
+ * scalars as they are, the others their buffer's address plus the offset.
+ * The runtime, the compiler's prediction and its verification resolve them
+ * here, so they cannot disagree. */
+void om_task_args(const struct om_task *t, const struct om_places *p, int64_t *args);
+
 /* Write m to path; nothing is left behind on failure. */
 int om_write(const char *path, const struct om_model *m, char *err, size_t errlen);
 /* Read and validate every field (kernel indices, argument offsets within

@@ -723,6 +723,7 @@ int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64
 	b->exec_id = id;
 	d->execs[d->nexecs++] = (struct rt_exec_record){ .exec_id = id, .stream_id = s->id,
 							 .model = om };
+	const struct om_places places = { m->weights, m->workspace, inputs, outputs };
 	for (unsigned i = 0; i < om->ntasks; i++) {
 		const struct om_task *t = &om->tasks[i];
 		int64_t args[SIM_MAX_ARGS];
@@ -732,16 +733,7 @@ int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64
 			snprintf(err, errlen, "task %u ('%s'): too many arguments", i, t->name);
 			return -1;
 		}
-		for (unsigned a = 0; a < t->nargs; a++) {
-			const struct om_arg *g = &t->args[a];
-			switch (g->kind) {
-			case OM_ARG_SCALAR: args[a] = g->value; break;
-			case OM_ARG_WEIGHT: args[a] = (int64_t)m->weights + g->value; break;
-			case OM_ARG_WORKSPACE: args[a] = (int64_t)m->workspace + g->value; break;
-			case OM_ARG_INPUT: args[a] = (int64_t)inputs[g->index] + g->value; break;
-			default: args[a] = (int64_t)outputs[g->index] + g->value; break;
-			}
-		}
+		om_task_args(t, &places, args);
 		struct item *it = kernel_item(s, &m->kernels[t->kernel], t->block_dim, args,
 					      t->nargs, t->name, t->op_type, err, errlen);
 		if (!it) {
