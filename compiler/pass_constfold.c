@@ -5,10 +5,10 @@
  * become constants and it dies.  It runs node by node inside shape
  * inference, since Shape needs the shapes inferred so far.
  *
- * Folded: Shape, Gather (any axis, any element type), Concat, Cast, Slice
- * (1-D), Range (integer), Identity and Transpose in place; anything else of
- * constants (Unsqueeze/Squeeze, arithmetic, comparisons, Where, Expand,
- * ScatterND ...) by fold_eval.c. */
+ * Folded here: Shape, Gather (any axis, any element type), Range (integer),
+ * Identity and Transpose; anything else of constants (Cast, Concat, Slice,
+ * Unsqueeze/Squeeze, arithmetic, comparisons, Where, Expand, ScatterND ...)
+ * by fold_eval.c. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,56 +175,8 @@ int cc_fold_node(struct cc_graph *g, int ni)
 				idx[i] = 0;
 		}
 		rc = set_const(y, x->dtype, r, dims, d, (size_t)total * es);
-	} else if (!strcmp(op, "Cast")) {
-		int64_t to = cc_attr_int(n, "to", 0);
-		int64_t m = cc_tensor_numel(x);
-		if ((v = as_i64(x, &cnt)) && to == CC_I64) {
-			rc = set_i64(y, x->rank, x->dims, v, cnt);
-		} else if (v && to == CC_F32) {
-			float *f = malloc((size_t)(m ? m : 1) * sizeof *f);
-			if (!f) {
-				free(v);
-				return -1;
-			}
-			for (int64_t i = 0; i < m; i++)
-				f[i] = (float)v[i];
-			rc = set_const(y, CC_F32, x->rank, x->dims, f, (size_t)m * 4);
-		}
 	} else if (!strcmp(op, "Gather") && n->nin == 2) {
 		rc = fold_gather(g, n, x, y);
-	} else if (!strcmp(op, "Concat") && x->rank == 1) {
-		int64_t all[64], total = 0;
-		int ok = 1;
-		for (int k = 0; k < n->nin && ok; k++) {
-			int64_t m, *p = as_i64(&g->t[n->in[k]], &m);
-			ok = p && total + m <= 64;
-			for (int64_t i = 0; ok && i < m; i++)
-				all[total++] = p[i];
-			free(p);
-		}
-		int64_t d1[1] = { total };
-		if (ok)
-			rc = set_i64(y, 1, d1, all, total);
-	} else if (!strcmp(op, "Slice") && x->rank == 1 && (v = as_i64(x, &cnt)) && n->nin >= 3) {
-		int64_t m, *st = as_i64(&g->t[n->in[1]], &m), *en = as_i64(&g->t[n->in[2]], &m);
-		int64_t step = 1;
-		if (n->nin > 4 && n->in[4] >= 0) {
-			int64_t *sp = as_i64(&g->t[n->in[4]], &m);
-			step = sp ? sp[0] : 1;
-			free(sp);
-		}
-		if (st && en && step > 0) {
-			int64_t b = st[0] < 0 ? st[0] + cnt : st[0], e = en[0] < 0 ? en[0] + cnt : en[0];
-			b = b < 0 ? 0 : b > cnt ? cnt : b;
-			e = e < 0 ? 0 : e > cnt ? cnt : e;
-			int64_t o[64], k = 0;
-			for (int64_t i = b; i < e && k < 64; i += step)
-				o[k++] = v[i];
-			int64_t d1[1] = { k };
-			rc = set_i64(y, 1, d1, o, k);
-		}
-		free(st);
-		free(en);
 	} else if (!strcmp(op, "Range") && n->nin == 3 && (v = as_i64(x, &cnt)) && cnt == 1) {
 		/* torch's arange(seq) for position ids: integer start, limit, delta */
 		int64_t m1, m2, *lim = as_i64(&g->t[n->in[1]], &m1), *dl = as_i64(&g->t[n->in[2]], &m2);
