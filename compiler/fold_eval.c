@@ -158,6 +158,15 @@ static int fv_alloc(struct fv *v, int isf, int rank, const int64_t *dims)
 	return 1;
 }
 
+/* o[k] = s[j] (o and s of one kind, float or integer) */
+static inline void fv_put(struct fv *o, int64_t k, const struct fv *s, int64_t j)
+{
+	if (o->isf)
+		o->f[k] = s->f[j];
+	else
+		o->i[k] = s->i[j];
+}
+
 /* numpy broadcasting of a's and b's shapes into out; 0 if they do not */
 static int bcast_dims(int ra, const int64_t *da, int rb, const int64_t *db, int *ro,
 		      int64_t *dout)
@@ -356,10 +365,7 @@ static int eval_expand(const struct fv *x, const int64_t *shape, int64_t ns, str
 	int64_t idx[CC_MAX_RANK] = { 0 };
 	for (int64_t k = 0; k < o->n; k++, next_index(r, dims, idx)) {
 		int64_t j = bcast_at(x, r, idx);
-		if (o->isf)
-			o->f[k] = x->f[j];
-		else
-			o->i[k] = x->i[j];
+		fv_put(o, k, x, j);
 	}
 	return 1;
 }
@@ -379,10 +385,7 @@ static int eval_where(const struct fv *c, const struct fv *a, const struct fv *b
 	for (int64_t k = 0; k < o->n; k++, next_index(r, dims, idx)) {
 		const struct fv *s = c->i[bcast_at(c, r, idx)] ? a : b;
 		int64_t j = bcast_at(s, r, idx);
-		if (o->isf)
-			o->f[k] = s->f[j];
-		else
-			o->i[k] = s->i[j];
+		fv_put(o, k, s, j);
 	}
 	return 1;
 }
@@ -429,10 +432,7 @@ static int eval_slice(const struct cc_graph *g, const struct cc_node *n, const s
 			int64_t off = 0;
 			for (int i = 0; i < x->rank; i++)
 				off = off * x->dims[i] + b[i] + idx[i] * step[i];
-			if (o->isf)
-				o->f[k] = x->f[off];
-			else
-				o->i[k] = x->i[off];
+			fv_put(o, k, x, off);
 		}
 	}
 	free(st);
@@ -488,12 +488,8 @@ static int eval_concat(const struct cc_graph *g, const struct cc_node *n, struct
 		for (int64_t p = 0; p < outer; p++)
 			for (int k = 0; k < nin; k++) {
 				int64_t run = in[k].dims[axis] * inner;
-				for (int64_t j = 0; j < run; j++, at++) {
-					if (isf)
-						o->f[at] = in[k].f[p * run + j];
-					else
-						o->i[at] = in[k].i[p * run + j];
-				}
+				for (int64_t j = 0; j < run; j++, at++)
+					fv_put(o, at, &in[k], p * run + j);
 			}
 	}
 	for (int k = 0; k < nin; k++)
@@ -535,10 +531,7 @@ static int eval_scatter_nd(const struct fv *x, const struct fv *ix, const struct
 		}
 		off *= slice;
 		for (int64_t j = 0; j < slice; j++) {
-			if (o->isf)
-				o->f[off + j] = up->f[k * slice + j];
-			else
-				o->i[off + j] = up->i[k * slice + j];
+			fv_put(o, off + j, up, k * slice + j);
 		}
 	}
 	return 1;
@@ -562,10 +555,7 @@ static int eval_tile(const struct fv *x, const int64_t *rep, int64_t nr, struct 
 		int64_t off = 0;
 		for (int i = 0; i < x->rank; i++)
 			off = off * x->dims[i] + idx[i] % x->dims[i];
-		if (o->isf)
-			o->f[k] = x->f[off];
-		else
-			o->i[k] = x->i[off];
+		fv_put(o, k, x, off);
 	}
 	return 1;
 }
