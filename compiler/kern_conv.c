@@ -75,13 +75,15 @@
  * is alike share one copy behind the block dispatch.
  *
  * The tiling (image groups, pixel tiles, channel tiles, K chunks, tile order,
- * slots, UB buffers) is chosen by timing candidates on a model of the core: the
- * generator replays a block's program, the very program it emits, through
- * per-pipe queues with the SoC's rates, latencies and queue depth (a long
- * block by its first stages, scaled).  Candidates go in order of a rough
- * estimate and are skipped when a lower bound shows they cannot win, until a
- * compile-time budget is spent; the likely slowest blocks are timed first,
- * every block for the best few.
+ * slots, UB buffers) is chosen by timing candidates on the simulator's dry
+ * run (sim/dryrun.h): the generator writes a block's program, the very program
+ * it emits, into a sink that prices each instruction with sim_insn_cost and
+ * orders it by pipes, queues and flags as the engine does (a long block by
+ * its first stages, scaled).  Candidates go in order of a lower bound priced
+ * the same way (the cost of the instructions a tile must issue, counted by
+ * running the generator) and are skipped when it shows they cannot win,
+ * until a compile-time budget is spent; the likely slowest blocks are timed
+ * first, every block for the best few.
  *
  * Events (per pipe pair): MTE2<->MTE1 0..slots-1 the L1 slots; MTE1<->M 0,1
  * the L0 halves; M<->V 0,1 the L0C halves; V<->MTE3 0..nq-1 the UB buffers;
@@ -112,7 +114,7 @@
  * Slabs (events MTE2<->V 0..) and accumulators (V<->MTE3 0..) rotate through
  * as many buffers as event ids allow; the weights and bias come once per block
  * (MTE2->V, the id after the slabs').  Band height and buffer counts are
- * chosen with the same timing model.
+ * chosen by the same dry run.
  *
  * Device weight layouts (cc_conv_layout_weights):
  *   cube       FRACTAL_Z as L0B wants it: [K1][N1][16 k][16 n] fp16, K1 =
@@ -167,7 +169,7 @@ static int64_t up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
 /* part i of total cut into parts pieces as even as possible */
 static int64_t part_lo(int64_t total, int64_t parts, int64_t i) { return i * total / parts; }
 
-/* ---- timing model ---------------------------------------------------------- */
+/* ---- timing: the simulator's dry run --------------------------------------- */
 
 /* A block is timed by the simulator's dry run (sim/dryrun.h): the
  * instructions it would run, priced by sim_insn_cost.  The blocks run the
@@ -176,7 +178,7 @@ static int64_t part_lo(int64_t total, int64_t parts, int64_t i) { return i * tot
  * layer before just wrote them) unless the layer's input and output overflow
  * it (a large batch, acold); weights that no other block reads (wcold) come
  * from main memory. */
-static void model_init(struct sim_dryrun *m, const struct soc_config *cfg,
+static void dry_init(struct sim_dryrun *m, const struct soc_config *cfg,
 		       const struct sim_costcfg *cc, int64_t blocks, int wcold, int acold)
 {
 	uint32_t cold = (wcold ? UINT32_C(1) << R_WGM : 0) |
@@ -365,16 +367,18 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 }
 
 /* Main memory sees every byte of x, w, y (and r) at least once (wbytes
- * and ych1 for one slice). */
+ * and ych1 for one slice): the time it streams them (sim_hbm_stream's
+ * occupancy; its latency the blocks' dry runs already hold, as they read
+ * their cold data). */
 static double hbm_bound(const struct geo *g, double wbytes, int64_t ych1)
 {
-	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	double once = (double)cv->n *
 			      (double)(g->C1 * cv->h * cv->w * g->xpix + ych1 * g->M * PIX +
 				       res_bytes(cv, ych1 * g->M)) +
 		      wbytes;
-	return (double)g->S * once / soc_gbps_to_bpc(cfg, cfg->hbm_bandwidth_gbps);
+	struct sim_cost h = sim_hbm_stream(&g->cc, (double)g->S * once);
+	return (double)h.occ;
 }
 
 /* ---- cube path ----------------------------------------------------------- */
@@ -935,13 +939,75 @@ static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem
 	set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
 }
 
+/* One K step of stage s: kn K fractals from kp into L0A/L0B half pb, the
+ * cube into L0C half c (first: the tile's first step, which waits for the
+ * vector unit to have drained that half). */
+static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem *mem,
+		       const struct stage *s, struct cube_state *cs, int64_t kp, int64_t kn, int pb,
+		       int first, int c)
+{
+	const struct cc_conv *cv = g->cv;
+	const struct tile *tl = &s->t;
+	int64_t sl1 = mem->l1_slab[s->sslot], wl1 = mem->l1_w[s->wslot];
+	int64_t mfi = tile_mfi(tl);
+	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * g->xpix; /* one image's slab */
+	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+	/* image i's slab into its fractal rows, [mfi][kn] fractals each */
+	struct isa_insn *in;
+	for (int64_t i = 0; i < tl->nimg; i++) {
+		int rd = reg(gn, pb * mem->l0a_half + i * mfi * kn * FRAC);
+		int rs1 = reg(gn, sl1 + i * img_bytes);
+		int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
+		in = cc_emit(gn->p, ISA_OP_LOAD3D);
+		in->rd = rd;
+		in->rs1 = rs1;
+		in->rs2 = rs2;
+		in->rs3 = rs3;
+		in->kh = cv->kh;
+		in->kw = cv->kw;
+		in->sh = cv->sh;
+		in->sw = cv->sw;
+		in->dh = cv->dh;
+		in->dw = cv->dw;
+		in->mcnt = mfi * 16;
+		in->k1cnt = kn;
+		in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
+		in->c04 = cv->c04;
+	}
+	int64_t key[5] = { s->c1a * g->kf1 + kp, kn, tl->n1a, tl->n1c, tl->sl };
+	if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
+		int rd = reg(gn, pb * mem->l0b_half), rs1 = reg(gn, wl1 + kp * tl->n1c * FRAC);
+		in = cc_emit(gn->p, ISA_OP_LOAD2D_L0B);
+		in->rd = rd;
+		in->rs1 = rs1;
+		in->rep = kn * tl->n1c;
+		in->sstride = 1;
+		in->dstride = 1;
+		memcpy(cs->l0b_key[pb], key, sizeof key);
+	}
+	set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+	wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
+	if (first)
+		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
+	int rd = reg(gn, c * mem->l0c_half), rs1 = reg(gn, pb * mem->l0a_half);
+	int rs2 = reg(gn, pb * mem->l0b_half);
+	in = cc_emit(gn->p, ISA_OP_MMAD);
+	in->rd = rd;
+	in->rs1 = rs1;
+	in->rs2 = rs2;
+	in->m = tile_m(tl);
+	in->k = kn * g->k0;
+	in->n = tl->n1c * 16;
+	in->init = first;
+	in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
+	set_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
+}
+
 /* MTE1 and M for a stage: its K steps into L0C half c. */
 static void cube_steps(struct kg *gn, const struct geo *g, const struct cube_tiling *t,
 		       const struct cube_mem *mem, const struct stage *s, struct cube_state *cs)
 {
 	const struct cc_conv *cv = g->cv;
-	const struct tile *tl = &s->t;
-	int64_t sl1 = mem->l1_slab[s->sslot], wl1 = mem->l1_w[s->wslot];
 	if (s->lslot >= 0)
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
 	int64_t fm[4] = { s->s.fh, s->s.fw, s->s.ptp, s->s.pbp };
@@ -955,64 +1021,11 @@ static void cube_steps(struct kg *gn, const struct geo *g, const struct cube_til
 		in->pr = cv->pr;
 		memcpy(cs->fm, fm, sizeof fm);
 	}
-	int64_t mfi = tile_mfi(tl), k1n = s->c1c * g->kf1;
-	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * g->xpix; /* one image's slab */
+	int64_t k1n = s->c1c * g->kf1;
 	int c = (int)(cs->tiles & 1);
-	for (int64_t kp = 0; kp < k1n; kp += t->kf, cs->step++) {
-		int64_t kn = min64(t->kf, k1n - kp);
-		int pb = (int)(cs->step & 1);
-		int first = s->first && kp == 0;
-		wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-		/* image i's slab into its fractal rows, [mfi][kn] fractals each */
-		struct isa_insn *in;
-		for (int64_t i = 0; i < tl->nimg; i++) {
-			int rd = reg(gn, pb * mem->l0a_half + i * mfi * kn * FRAC);
-			int rs1 = reg(gn, sl1 + i * img_bytes);
-			int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
-			in = cc_emit(gn->p, ISA_OP_LOAD3D);
-			in->rd = rd;
-			in->rs1 = rs1;
-			in->rs2 = rs2;
-			in->rs3 = rs3;
-			in->kh = cv->kh;
-			in->kw = cv->kw;
-			in->sh = cv->sh;
-			in->sw = cv->sw;
-			in->dh = cv->dh;
-			in->dw = cv->dw;
-			in->mcnt = mfi * 16;
-			in->k1cnt = kn;
-			in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
-			in->c04 = cv->c04;
-		}
-		int64_t key[5] = { s->c1a * g->kf1 + kp, kn, tl->n1a, tl->n1c, tl->sl };
-		if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
-			int rd = reg(gn, pb * mem->l0b_half), rs1 = reg(gn, wl1 + kp * tl->n1c * FRAC);
-			in = cc_emit(gn->p, ISA_OP_LOAD2D_L0B);
-			in->rd = rd;
-			in->rs1 = rs1;
-			in->rep = kn * tl->n1c;
-			in->sstride = 1;
-			in->dstride = 1;
-			memcpy(cs->l0b_key[pb], key, sizeof key);
-		}
-		set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
-		wait_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
-		if (first)
-			wait_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
-		int rd = reg(gn, c * mem->l0c_half), rs1 = reg(gn, pb * mem->l0a_half);
-		int rs2 = reg(gn, pb * mem->l0b_half);
-		in = cc_emit(gn->p, ISA_OP_MMAD);
-		in->rd = rd;
-		in->rs1 = rs1;
-		in->rs2 = rs2;
-		in->m = tile_m(tl);
-		in->k = kn * g->k0;
-		in->n = tl->n1c * 16;
-		in->init = first;
-		in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
-		set_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-	}
+	for (int64_t kp = 0; kp < k1n; kp += t->kf, cs->step++)
+		cube_kstep(gn, g, mem, s, cs, kp, min64(t->kf, k1n - kp), (int)(cs->step & 1),
+			   s->first && kp == 0, c);
 	for (int i = 0; i < MAX_EV; i++)
 		if (s->rel >> i & 1)
 			set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_MTE2, i);
@@ -1128,20 +1141,113 @@ static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *f
 	return 0;
 }
 
-/* A lower bound of the busiest block's time: the first load's and the last
- * store's latency plus the largest of its cube steps, the bytes it must bring
- * in at least once, the first tile's steps and the bytes it must write out
- * (writes only start once a tile is done), and the instructions the scalar
- * unit issues (at least 6 per K step: four flags, load3d and mmad, the
- * builder's cache holding every address; one load3d more per image past a
- * tile's first; 8 per tile drained).  Each is counted on the last block, whose
+/* ---- the search's bound: the generator's instructions, priced ------------ */
+
+/* What the generator issues, counted by running it (kern_gen's register
+ * cache warm, as a long block settles): a K step that keeps its L0B, the
+ * load3d of each image past a tile's first, and a drained tile of one image
+ * and one buffer of channel blocks.  Any tile issues at least these. */
+struct cube_counts {
+	int64_t step, img, drain;
+};
+
+static void cube_count(const struct geo *g, struct cube_counts *n)
+{
+	const struct cc_conv *cv = g->cv;
+	struct sim_dryrun d;
+	dry_init(&d, g->cfg, &g->cc, 1, 0, 0);
+	struct cc_prog dp;
+	cc_prog_init_dryrun(&dp, &d);
+	struct kg gn;
+	kg_init(&gn, &dp, R_CACHE0, R_CACHE1);
+	int64_t upc = pairs_of(cv) ? 2 : 1;
+	struct cube_tiling t = { .ng = 1, .mt = 1, .nt = 1, .nch = 1, .es = 1, .ew = 1, .nq = 1,
+				 .nr = cv->has_residual, .upc = upc, .gi = 2, .mfi = 1, .mf = 2,
+				 .nf = upc, .c1f = 1, .kf = 1, .tiles = 1, .blocks = 1,
+				 .slab_bytes = 512, .w_bytes = 512 };
+	struct cube_mem mem;
+	cube_mem_of(g, &t, &mem);
+	struct stage s;
+	memset(&s, 0, sizeof s);
+	s.t.nimg = 1;
+	s.t.mrows = min64(16, g->M);
+	s.t.n1c = min64(upc, g->N1);
+	slab_of(g, 0, s.t.mrows, &s.s);
+	s.c1c = 1;
+	s.last = 1;
+	s.lslot = -1;
+	struct cube_state cs0, cs;
+	memset(&cs0, 0, sizeof cs0);
+	cs0.st = &s;
+	cs0.ns = 1;
+	for (int h = 0; h < 2; h++) { /* both L0B halves hold the step's weights */
+		int64_t key[5] = { 0, 1, 0, s.t.n1c, 0 };
+		memcpy(cs0.l0b_key[h], key, sizeof key);
+	}
+	int64_t once[2] = { 0, 0 };
+	for (int nimg = 1; nimg <= 2; nimg++) {
+		s.t.nimg = nimg;
+		for (int i = 0; i < 3; i++) { /* the last: every value in a register */
+			cs = cs0;
+			size_t n0 = dp.n;
+			cube_kstep(&gn, g, &mem, &s, &cs, 0, 1, i & 1, 0, 0);
+			once[nimg - 1] = (int64_t)(dp.n - n0);
+		}
+	}
+	n->step = once[0];
+	n->img = once[1] - once[0];
+	s.t.nimg = 1;
+	for (int i = 0; i < 3; i++) {
+		cs = cs0;
+		size_t n0 = dp.n;
+		cube_drain(&gn, g, &t, &mem, 0, 0, &cs);
+		n->drain = (int64_t)(dp.n - n0);
+	}
+	cc_prog_free(&dp);
+}
+
+/* An instruction's occupancy of its pipe, as sim_insn_cost prices it; the
+ * forms the bound prices hold one tile's or one layer's work in one
+ * instruction, which costs no more than the instructions that do it. */
+static double occ(const struct geo *g, const struct isa_insn *in)
+{
+	return (double)sim_insn_cost_insn(&g->cc, in, NULL, NULL, NULL).occ;
+}
+
+static double mmad_occ(const struct geo *g, int64_t m, int64_t k1, int64_t n1)
+{
+	struct isa_insn in = { .op = ISA_OP_MMAD, .m = m, .k = k1 * g->k0, .n = n1 * 16,
+			       .dt = g->cv->int8 ? ISA_DT_S8 : ISA_DT_F16 };
+	return occ(g, &in);
+}
+
+static struct sim_cost load3d_cost(const struct geo *g, int64_t mfi, int64_t k1)
+{
+	struct isa_insn in = { .op = ISA_OP_LOAD3D, .mcnt = mfi * 16, .k1cnt = k1 };
+	return sim_insn_cost_insn(&g->cc, &in, NULL, NULL, NULL);
+}
+
+static double load2d_occ(const struct geo *g, int64_t fractals)
+{
+	struct isa_insn in = { .op = ISA_OP_LOAD2D_L0B, .rep = fractals };
+	return occ(g, &in);
+}
+
+/* A lower bound of the busiest block's time, priced by the simulator's cost
+ * function (sim_insn_cost, sim_mem_bpc) and the generator's own instruction
+ * counts (cube_count): the first load's and the last store's latency plus
+ * the largest of its cube work, the bytes it must bring in at least once,
+ * the first tile's cube work and the bytes it must write out (writes only
+ * start once a tile is done), the instructions the scalar unit issues, the
+ * MTE1 loads, and the chain each L0 half goes round (load, flag, mmad,
+ * flag: two steps at a time).  Each is counted on the last block, whose
  * tiles have at least the smallest group's images, or on the average block,
  * which computes its share of every image's pixels and loads its share of
  * the input and weights: with uneven groups the last block alone would be
  * far below the busiest, and the search would start with such tilings. */
-static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min)
+static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
+			 struct cube_tiling *t, int64_t px_min)
 {
-	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	/* GM bytes per cycle a block gets: reads from the L2, from main memory
 	 * (cold), writes */
@@ -1171,19 +1277,16 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	int64_t gmin = max64(1, cv->n / t->ng), mfi = max64(1, g->M1 / t->mt), mf = gmin * mfi;
 	double ga = (double)cv->n / (double)t->ng;
 	int64_t nf = max64(1, g->N1 / t->nt), K1 = g->C1 * g->kf1;
-	double kn = (double)(cdiv(K1 * 16, cfg->cube_k) * cdiv(nf * 16, cfg->cube_n));
-	double tile = (double)cdiv(mf * 16, cfg->cube_m) * kn;
-	/* the whole layer's cube work, each pixel fractal once, over the blocks */
-	double all = (double)(g->S * cv->n * g->M1 * 16) / (double)cfg->cube_m *
-		     (double)(K1 * 16) / (double)cfg->cube_k * (double)(g->N1 * 16) /
-		     (double)cfg->cube_n;
-	double cube = fmax((double)nb * ga * (double)cdiv(mfi * 16, cfg->cube_m) * kn,
+	double tile = mmad_occ(g, mf * 16, K1, nf);
+	/* the whole layer's cube work over the blocks */
+	double all = mmad_occ(g, g->S * cv->n * g->M1 * 16, K1, g->N1);
+	double cube = fmax((double)nb * ga * mmad_occ(g, mfi * 16, K1, nf),
 			   all / (double)t->blocks);
 	double slab = ga * (double)(g->C1 * px_min * g->xpix), w = (double)(K1 * nf * FRAC);
 	/* least-recently-used replacement cycling through more pieces than L1
 	 * has slots for them evicts each before it comes round again: then every
 	 * tile loads its slab or weights anew */
-	int64_t l1 = cfg->l1_size_kb * 1024;
+	int64_t l1 = g->cfg->l1_size_kb * 1024;
 	int64_t sslots = min64(g->ev, (l1 - t->w_bytes) / t->slab_bytes);
 	int64_t wslots = min64(g->ev, (l1 - t->slab_bytes) / t->w_bytes);
 	double sbytes = (double)(sset > sslots ? nb : dpix) * slab;
@@ -1197,22 +1300,26 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 	/* the residual: as many bytes read as written (half as int8) */
 	double rbytes = cv->has_residual ? out / (cv->res_int8 ? 2 : 1) : 0;
 	double bytes = (sbytes + rbytes) / (g->acold ? wrd : rd) + wbytes / (wcold ? wrd : rd);
-	double lat = 2.0 * (double)cfg->l2_latency_cycles;
+	double lat = (double)(sim_mem_time(&g->cc, 0, 0, 0, share, share).lat +
+			      sim_mem_time(&g->cc, 0, 0, 1, share, share).lat);
 	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kf1, t->kf);
 	int64_t steps = nb * tsteps;
-	double scalar = ((6.0 + (ga - 1.0)) * (double)steps + 8.0 * (double)nb) *
-			(double)cfg->core_scalar_cycles;
+	double scalar = (((double)cnt->step + (ga - 1.0) * (double)cnt->img) * (double)steps +
+			 (double)(cnt->drain * nb)) *
+			(double)g->cc.scalar;
 	/* MTE1: load3d expands every tile's input; load2d copies every tile's
 	 * weights, unless the tile's K steps fit the two L0B halves and the next
 	 * tile has the same channels: then they stay */
 	int l0b_stays = tsteps <= 2 && (t->order == 1 || t->nt == 1);
-	double mte1 = (double)nb * ga * (double)(mfi * K1 * FRAC) /
-			      (double)cfg->mte_l1_to_l0a_bytes_per_cycle +
-		      (double)((l0b_stays ? dn : nb) * K1 * nf * FRAC) /
-			      (double)cfg->mte_l1_to_l0b_bytes_per_cycle;
-	/* an L0 half goes round load, flag, mmad, flag: two steps at a time */
-	double chain = (double)steps / 2.0 *
-		       (double)(cfg->mte_local_latency_cycles + cfg->cube_latency_cycles + 2);
+	double mte1 = (double)nb * ga * (double)load3d_cost(g, mfi, K1).occ +
+		      (double)(l0b_stays ? dn : nb) * load2d_occ(g, K1 * nf);
+	/* an L0 half goes round load, flag, mmad, flag: two steps at a time, at
+	 * least the smallest load's and cube step's occupancy and latency */
+	struct sim_cost ld = load3d_cost(g, 1, 1);
+	struct isa_insn mm = { .op = ISA_OP_MMAD, .m = 16, .k = g->k0, .n = 16,
+			       .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16 };
+	struct sim_cost mc = sim_insn_cost_insn(&g->cc, &mm, NULL, NULL, NULL);
+	double chain = (double)steps / 2.0 * (double)(ld.occ + ld.lat + mc.occ + mc.lat);
 	/* the search order: the lower bound is often the cube work alone, the same
 	 * for most tilings; among those the ones that keep the other pipes the
 	 * least busy tend to hide them best */
@@ -1221,15 +1328,15 @@ static double cube_lb(const struct geo *g, struct cube_tiling *t, int64_t px_min
 			  fmax(mte1, chain));
 }
 
-/* Time one block of a tiling on the model.  A long block repeats itself:
+/* Time one block of a tiling on the dry run.  A long block repeats itself:
  * its first PREFIX stages are timed and the time scaled up. */
-static double cube_time_block(const struct geo *g, const struct cube_tiling *t, struct stage *st,
+static double cube_dry_block(const struct geo *g, const struct cube_tiling *t, struct stage *st,
 			      int64_t b, int64_t *walked)
 {
 	int64_t ns = plan_stages(g, t, b, st), timed = min64(ns, PREFIX);
 	struct sim_dryrun m;
 	/* weights no other block shares come from main memory */
-	model_init(&m, g->cfg, &g->cc, t->blocks, t->nt * g->S >= t->blocks, g->acold);
+	dry_init(&m, g->cfg, &g->cc, t->blocks, t->nt * g->S >= t->blocks, g->acold);
 	struct cc_prog dp;
 	cc_prog_init_dryrun(&dp, &m);
 	struct kg gn;
@@ -1245,19 +1352,18 @@ static double cube_time_block(const struct geo *g, const struct cube_tiling *t, 
 	return time * (double)ns / (double)timed;
 }
 
-/* Time a tiling on the model: every block (all), or the blocks that load the
+/* Time a tiling on the dry run: every block (all), or the blocks that load the
  * most, compute the most and both (where a block's run of tiles starts
  * decides how many slabs and weights it loads); st has room for a block's
  * stages.  Returns the number of stages walked. */
-static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stage *st, int all)
+static int64_t cube_dry(const struct geo *g, struct cube_tiling *t, struct stage *st, int all)
 {
-	const struct soc_config *cfg = g->cfg;
 	double most[3] = { -1, -1, -1 };
 	int64_t pick[3] = { 0, 0, 0 }, walked = 0;
 	t->core = 0;
 	if (all) {
 		for (int64_t b = 0; b < t->blocks; b++)
-			t->core = fmax(t->core, cube_time_block(g, t, st, b, &walked));
+			t->core = fmax(t->core, cube_dry_block(g, t, st, b, &walked));
 		t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
 		return walked;
 	}
@@ -1270,12 +1376,11 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 				bytes += (double)(s->t.nimg * s->c1c * s->s.fh * s->s.fw * g->xpix);
 			if (s->wload)
 				bytes += (double)(s->c1c * g->kf1 * s->t.n1c * FRAC);
-			cube += (double)(cdiv(tile_m(&s->t), cfg->cube_m) * s->c1c * g->kf1 *
-					 s->t.n1c);
+			cube += mmad_occ(g, tile_m(&s->t), s->c1c * g->kf1, s->t.n1c);
 			if (s->last)
 				bytes += (double)(s->t.nimg * res_bytes(g->cv, s->t.mrows * s->t.n1c));
 		}
-		double v[3] = { bytes, cube, bytes / cfg->mte_gm_read_bytes_per_cycle + cube };
+		double v[3] = { bytes, cube, bytes / g->cc.path_bpc[SIM_PATH_GM_RD] + cube };
 		for (int k = 0; k < 3; k++)
 			if (v[k] > most[k]) {
 				most[k] = v[k];
@@ -1285,7 +1390,7 @@ static int64_t cube_time(const struct geo *g, struct cube_tiling *t, struct stag
 	}
 	for (int k = 0; k < 3; k++)
 		if (!(k > 0 && pick[k] == pick[0]) && !(k > 1 && pick[k] == pick[1]))
-			t->core = fmax(t->core, cube_time_block(g, t, st, pick[k], &walked));
+			t->core = fmax(t->core, cube_dry_block(g, t, st, pick[k], &walked));
 	t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
 	return walked;
 }
@@ -1352,6 +1457,8 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 		if (cdiv(cv->n, ng) <= l0a)
 			ngs[nng++] = ng;
 	int64_t nnt = splits(g->N1, l0b, nts), nnch = splits(g->C1, g->C1, nchs);
+	struct cube_counts cnt;
+	cube_count(g, &cnt);
 	n = 0;
 	for (int64_t i = 0; i < nmt; i++) {
 		int64_t mt = mts[i], mfi = cdiv(g->M1, mt), px_max, px_min;
@@ -1399,7 +1506,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 						if (order == 1 && (nt == 1 || ng * mt == 1))
 							continue;
 						t.order = order;
-						t.lb = cube_lb(g, &t, px_min);
+						t.lb = cube_bound(g, &cnt, &t, px_min);
 						if (cand_push(&c, &n, &cap, &t)) {
 							n = -1;
 							goto done;
@@ -1538,7 +1645,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 					t.es = s;
 					t.ew = w;
 					t.idx = i;
-					walked += cube_time(g, &t, st, 0);
+					walked += cube_dry(g, &t, st, 0);
 					top_add(top, &ntop, &t);
 				}
 			}
@@ -1546,7 +1653,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	}
 	best->est = best->core = INFINITY;
 	for (int i = 0; i < ntop && n >= 0; i++) {
-		cube_time(g, &top[i], st, 1);
+		cube_dry(g, &top[i], st, 1);
 		if (faster(&top[i], best))
 			*best = top[i];
 	}
@@ -1792,9 +1899,9 @@ static void dw_block(struct kg *gn, const struct geo *g, const struct dw_tiling 
 	cc_end(gn->p);
 }
 
-/* Time a tiling on the model: the block with the most output rows (the
+/* Time a tiling on the dry run: the block with the most output rows (the
  * last band of an image may be short), and the last block. */
-static void dw_time(const struct geo *g, struct dw_tiling *t)
+static void dw_dry(const struct geo *g, struct dw_tiling *t)
 {
 	int64_t busiest = 0, most = -1;
 	for (int64_t b = 0; b < t->blocks; b++) {
@@ -1813,7 +1920,7 @@ static void dw_time(const struct geo *g, struct dw_tiling *t)
 			break;
 		int64_t blk = i == 0 ? busiest : t->blocks - 1;
 		struct sim_dryrun m;
-		model_init(&m, g->cfg, &g->cc, t->blocks, 0, 0);
+		dry_init(&m, g->cfg, &g->cc, t->blocks, 0, 0);
 		struct cc_prog dp;
 		cc_prog_init_dryrun(&dp, &m);
 		struct kg gn;
@@ -1852,7 +1959,7 @@ static int dw_choose(const struct geo *g, struct dw_tiling *best, char *err, siz
 				fits = 1;
 				t.units = cv->n * g->C1 * t.nb;
 				t.blocks = min64(t.units, g->cfg->core_count);
-				dw_time(g, &t);
+				dw_dry(g, &t);
 				if (t.est < best->est)
 					*best = t;
 			}

@@ -551,7 +551,8 @@ static double time_tiling(const struct sim_costcfg *cc, const struct mm_plan *pl
 	cc_prog_free(&p);
 	if (mm->b_nz) { /* main memory streams the constant B once */
 		double uniq = (double)(mm->b_bs ? mm->batch : 1) * (double)(pl->K16 * pl->N16) * 2;
-		cycles = fmax(cycles, (double)sim_cycles_for(uniq, cc->hbm_bpc) + (double)cc->hbm_lat);
+		struct sim_cost h = sim_hbm_stream(cc, uniq);
+		cycles = fmax(cycles, (double)(h.occ + h.lat));
 	}
 	return cycles;
 }

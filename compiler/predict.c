@@ -150,8 +150,8 @@ static int predict_task(const struct soc_config *cfg, const struct sim_costcfg *
 	free(w.span);
 	/* the weights stream from main memory once, at its whole bandwidth */
 	if (w.bytes) {
-		double floor = (double)sim_cycles_for((double)w.bytes, cc->hbm_bpc) +
-			       (double)cc->hbm_lat;
+		struct sim_cost h = sim_hbm_stream(cc, (double)w.bytes);
+		double floor = (double)(h.occ + h.lat);
 		if (floor > end)
 			end = floor;
 	}

@@ -54,6 +54,12 @@ double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, dou
 	return from_hbm && hbm < r ? hbm : r;
 }
 
+struct sim_cost sim_hbm_stream(const struct sim_costcfg *cc, double bytes)
+{
+	struct sim_cost c = { sim_cycles_for(bytes, cc->hbm_bpc), cc->hbm_lat };
+	return c;
+}
+
 struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
 			     int is_write, double l2_share, double hbm_share)
 {

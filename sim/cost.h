@@ -79,6 +79,11 @@ struct sim_cost sim_insn_cost_insn(const struct sim_costcfg *cc, const struct is
 struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
 			     int is_write, double l2_share, double hbm_share);
 
+/* Main memory moving `bytes` at its whole bandwidth (all cores' shares
+ * together), nothing else running: the least time a kernel whose data must
+ * all pass main memory takes (occ), the first byte arriving after lat. */
+struct sim_cost sim_hbm_stream(const struct sim_costcfg *cc, double bytes);
+
 /* The bytes per cycle one of `share` cores moving data together gets from
  * GM (is_write 0) or to it; from_hbm: the bytes also pass main memory (a
  * read that misses the L2, any write: the L2 writes through). */
