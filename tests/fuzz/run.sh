@@ -30,7 +30,7 @@ build_one() { # name sources... -- libs
 build_one fuzz_asm "$src/isa/asm.c" "$src/isa/isa.c" --
 build_one fuzz_onnx "$src/compiler/onnx_import.c" "$src/compiler/graph.c" \
 	"$build/proto/onnx.pb-c.c" -- $pb
-build_one fuzz_om "$src/runtime/om.c" "$build/runtime/om.pb-c.c" -- $pb -lelf
+build_one fuzz_om "$src/runtime/om.c" "$build/runtime/om.pb-c.c" -- $pb -lelf -lz
 build_one fuzz_soc "$src/sim/soc.c" -- $inih
 build_one fuzz_aipp "$src/compiler/aipp_conf.c" --
 
