@@ -37,8 +37,10 @@
 #define SOC_PRINTF(fmt, args)
 #endif
 
-/* The [soc] section holds only the chip name; it is not a soc.def row because
- * it is a string, but the parser and --set accept it like any other key. */
+/* The [soc] section holds the chip's name and its main memory's technology;
+ * they are not soc.def rows because they are strings, but the parser and
+ * --set accept them like any other key.  The memory is optional (reports say
+ * "main memory" without it): configurations written before it keep loading. */
 #define SOC_NAME_SECTION "soc"
 #define SOC_MSG 1024
 
@@ -73,6 +75,7 @@ struct soc_parse {
 	int lineno;             /* line the reader returned last */
 	int indented;           /* that line started with blanks */
 	int name_line;          /* line of [soc] name=, 0 if not seen */
+	int memory_line;        /* line of [soc] memory=, 0 if not seen */
 	int key_line[SOC_NKEYS]; /* line each key was set on, 0 if not seen */
 	char prev_name[64];     /* last key, to explain inih's continuation lines */
 	int err_line;           /* line of the first error; -1 = whole file */
@@ -176,7 +179,7 @@ static void list_keys(char *buf, size_t len, const char *section)
 	size_t i;
 
 	if (strcmp(section, SOC_NAME_SECTION) == 0) {
-		strcatf(buf, len, "name");
+		strcatf(buf, len, "name, memory");
 		return;
 	}
 	for (i = 0; i < SOC_NKEYS; i++) {
@@ -274,23 +277,36 @@ static int key_assign(struct soc_config *cfg, const struct soc_key *k, const cha
 
 /* The name goes unquoted into the ini dump and quoted into JSON, so keep it to
  * characters that need no escaping in either. */
-static int name_assign(struct soc_config *cfg, const char *value, char *msg, size_t msglen)
+static int str_assign(char *dst, size_t size, const char *key, const char *value,
+		      const char *punct, char *msg, size_t msglen)
 {
 	size_t n = strlen(value), i;
 
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)value[i];
 
-		if (!isalnum(c) && !strchr("_.+-", c))
+		if (!isalnum(c) && !strchr(punct, c))
 			break;
 	}
-	if (n == 0 || n >= sizeof cfg->name || i < n) {
-		strfmt(msg, msglen, "soc.name = '%s': need 1-%zu characters of "
-		       "[A-Za-z0-9_.+-]", value, sizeof cfg->name - 1);
+	if (n == 0 || n >= size || i < n) {
+		strfmt(msg, msglen, "soc.%s = '%s': need 1-%zu characters of "
+		       "[A-Za-z0-9%s]", key, value, size - 1, punct);
 		return -1;
 	}
-	memcpy(cfg->name, value, n + 1);
+	memcpy(dst, value, n + 1);
 	return 0;
+}
+
+/* soc.name or soc.memory = value; 1 when key is neither. */
+static int soc_str_assign(struct soc_config *cfg, const char *key, const char *value, char *msg,
+			  size_t msglen)
+{
+	if (strcmp(key, "name") == 0)
+		return str_assign(cfg->name, sizeof cfg->name, key, value, "_.+-", msg, msglen);
+	if (strcmp(key, "memory") == 0) /* (inih trims the ends) */
+		return str_assign(cfg->memory, sizeof cfg->memory, key, value, "_.+- ", msg,
+				  msglen);
+	return 1;
 }
 
 /* Keep the earliest error: inih reports lines in order, but the reader and
@@ -374,8 +390,9 @@ static int soc_handler(void *user, const char *section, const char *name, const 
 		parse_fail(p, p->lineno, "key '%s' outside any [section]", name);
 		return 0;
 	}
-	if (strcmp(section, SOC_NAME_SECTION) == 0 && strcmp(name, "name") == 0) {
-		seen = &p->name_line;
+	if (strcmp(section, SOC_NAME_SECTION) == 0 &&
+	    (strcmp(name, "name") == 0 || strcmp(name, "memory") == 0)) {
+		seen = strcmp(name, "name") == 0 ? &p->name_line : &p->memory_line;
 		k = NULL;
 	} else {
 		k = key_find(section, name);
@@ -393,7 +410,7 @@ static int soc_handler(void *user, const char *section, const char *name, const 
 	}
 	*seen = p->lineno;
 	if ((k ? key_assign(p->cfg, k, value, msg, sizeof msg)
-	       : name_assign(p->cfg, value, msg, sizeof msg)) != 0) {
+	       : soc_str_assign(p->cfg, name, value, msg, sizeof msg)) != 0) {
 		parse_fail(p, p->lineno, "%s", msg);
 		return 0;
 	}
@@ -434,6 +451,8 @@ static int parse_file(FILE *f, const char *path, struct soc_config *cfg, char *e
 			strcatf(p.msg, sizeof p.msg, " and %zu more", missing - 1);
 		if (!p.name_line && missing == 0)
 			parse_fail(&p, -1, "missing key soc.name ([soc] name = <chip>)");
+		if (!p.memory_line)
+			snprintf(cfg->memory, sizeof cfg->memory, "main memory");
 	}
 	if (p.err_line > 0) {
 		strfmt(err, errlen, "%s:%d: %s", path, p.err_line, p.msg);
@@ -586,8 +605,9 @@ int soc_set(struct soc_config *cfg, const char *assignment, char *err, size_t er
 	section = trim(buf);
 	key = trim(dot + 1);
 	value = trim(eq + 1);
-	if (strcmp(section, SOC_NAME_SECTION) == 0 && strcmp(key, "name") == 0) {
-		if (name_assign(cfg, value, msg, sizeof msg) == 0)
+	if (strcmp(section, SOC_NAME_SECTION) == 0 &&
+	    (strcmp(key, "name") == 0 || strcmp(key, "memory") == 0)) {
+		if (soc_str_assign(cfg, key, value, msg, sizeof msg) == 0)
 			return 0;
 	} else if ((k = key_find(section, key)) == NULL) {
 		explain_unknown(msg, sizeof msg, section, key);
@@ -646,7 +666,8 @@ void soc_dump(const struct soc_config *cfg, FILE *f)
 	fputs("; effective SoC configuration; source: ", f);
 	for (s = cfg->path; *s; s++)
 		putc(iscntrl((unsigned char)*s) ? '?' : *s, f);
-	fprintf(f, "\n[%s]\nname = %s\n", SOC_NAME_SECTION, cfg->name);
+	fprintf(f, "\n[%s]\nname = %s\nmemory = %s\n", SOC_NAME_SECTION, cfg->name,
+		cfg->memory);
 	for (i = 0; i < SOC_NKEYS; i++) {
 		const struct soc_key *k = &soc_keys[i];
 
@@ -664,8 +685,8 @@ void soc_dump_json(const struct soc_config *cfg, FILE *f)
 	char val[64];
 	size_t i;
 
-	/* name_assign keeps the name free of characters JSON would escape. */
-	fprintf(f, "{\n  \"soc\": \"%s\"", cfg->name);
+	/* str_assign keeps the strings free of characters JSON would escape. */
+	fprintf(f, "{\n  \"soc\": \"%s\",\n  \"memory\": \"%s\"", cfg->name, cfg->memory);
 	for (i = 0; i < SOC_NKEYS; i++) {
 		fmt_value(val, sizeof val, cfg, &soc_keys[i]);
 		fprintf(f, ",\n  \"%s\": %s", soc_keys[i].dotted, val);

@@ -11,6 +11,8 @@
 
 struct soc_config {
 	char name[64];  /* [soc] name= in the ini file */
+	char memory[32]; /* [soc] memory=: main memory's technology ("HBM2", "LPDDR4X"),
+			  * how reports name it; "main memory" when the file has none */
 	char path[512]; /* the file it was read from */
 #define SOC_KEY(sec, key, type, min, max, unit, doc) SOC_T_##type sec##_##key;
 #include "soc.def"

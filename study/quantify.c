@@ -16,10 +16,20 @@ static void run_variant(const struct st_point *base, struct st_variant *v, const
 	snprintf(v->why, sizeof v->why, "%s", why);
 	snprintf(v->set, sizeof v->set, "%s", set ? set : "");
 	struct st_point p = *base;
-	const char *sets[1] = { v->set };
-	if (set) {
+	/* set: one or more "section.key=value", a space between two */
+	char buf[sizeof v->set];
+	const char *sets[4];
+	unsigned ns = 0;
+	snprintf(buf, sizeof buf, "%s", v->set);
+	for (char *t = buf; *t && ns < 4;) {
+		sets[ns++] = t;
+		t += strcspn(t, " ");
+		if (*t)
+			*t++ = '\0';
+	}
+	if (ns) {
 		p.sets = sets;
-		p.nsets = 1;
+		p.nsets = ns;
 	}
 	p.batch = batch;
 	if (fusion_on)
@@ -80,13 +90,27 @@ int st_quantify(const struct adv_report *rep, const char *trace_dir,
 			    b, 0, o->work_dir, k);
 		k++;
 	}
-	if (HOLDS(ADV_MEMORY)) {
+	if (HOLDS(ADV_MEMORY) || HOLDS(ADV_DMA)) {
+		/* dma too: that faster memory does not help is the evidence */
 		struct soc_config cfg;
 		if (st_point_configs(&base, NULL, &cfg, err, errlen))
 			return -1;
 		snprintf(set, sizeof set, "hbm.bandwidth_gbps=%g", 2 * cfg.hbm_bandwidth_gbps);
-		run_variant(&base, &v[k], "2x HBM bandwidth", "memory: main memory twice as fast",
-			    set, b, 0, o->work_dir, k);
+		char why[96];
+		snprintf(why, sizeof why, "memory: main memory (%s) twice as fast", cfg.memory);
+		run_variant(&base, &v[k], "2x memory bandwidth", why, set, b, 0, o->work_dir, k);
+		k++;
+	}
+	if (HOLDS(ADV_DMA)) {
+		struct soc_config cfg;
+		if (st_point_configs(&base, NULL, &cfg, err, errlen))
+			return -1;
+		snprintf(set, sizeof set,
+			 "mte.gm_read_bytes_per_cycle=%g mte.gm_write_bytes_per_cycle=%g",
+			 2 * cfg.mte_gm_read_bytes_per_cycle, 2 * cfg.mte_gm_write_bytes_per_cycle);
+		run_variant(&base, &v[k], "2x DMA path",
+			    "dma: each core's GM read and write paths twice as fast", set, b, 0,
+			    o->work_dir, k);
 		k++;
 	}
 	if (HOLDS(ADV_VECTOR)) {
@@ -116,14 +140,14 @@ void st_quantify_print(FILE *f, const struct st_variant *v, unsigned n)
 {
 	fprintf(f, "\nmeasured (recompiled and re-simulated; time per image of the warm "
 		   "executions):\n");
-	fprintf(f, "  %-18s %6s %12s %12s %9s  %-12s %s\n", "variant", "batch", "warm_us",
+	fprintf(f, "  %-20s %6s %12s %12s %9s  %-12s %s\n", "variant", "batch", "warm_us",
 		"us/image", "speedup", "bound", "what it measures");
 	for (unsigned i = 0; i < n; i++) {
 		if (!v[i].r.ok) {
-			fprintf(f, "  %-18s failed: %s\n", v[i].name, v[i].r.error);
+			fprintf(f, "  %-20s failed: %s\n", v[i].name, v[i].r.error);
 			continue;
 		}
-		fprintf(f, "  %-18s %6u %12.3f %12.3f %8.2fx  %-12s %s%s%s%s\n", v[i].name,
+		fprintf(f, "  %-20s %6u %12.3f %12.3f %8.2fx  %-12s %s%s%s%s\n", v[i].name,
 			v[i].r.batch, v[i].r.warm_latency_us, v[i].us_per_image, v[i].speedup,
 			v[i].r.bound[0] ? v[i].r.bound : "-", v[i].why, v[i].set[0] ? " (" : "",
 			v[i].set, v[i].set[0] ? ")" : "");

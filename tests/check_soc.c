@@ -227,6 +227,33 @@ START_TEST(test_shipped)
 }
 END_TEST
 
+/* [soc] memory names main memory's technology for the reports; a file
+ * without it (written before the key) loads and says "main memory". */
+START_TEST(test_memory_name)
+{
+	static const char *const want[][2] = {
+		{ "Ascend310", "LPDDR4X" }, { "Ascend910", "HBM2" }, { "Ascend310P3", "LPDDR4X" }
+	};
+	struct soc_config cfg;
+	char err[ERRLEN] = "";
+
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		load_ok(want[i][0], &cfg);
+		ck_assert_str_eq(cfg.memory, want[i][1]);
+	}
+	char *base = dump_text("Ascend910");
+	char *text = edit(base, "soc", "memory", NULL, NULL);
+	load_ok(write_file("nomem.ini", text), &cfg);
+	ck_assert_str_eq(cfg.memory, "main memory");
+	ck_assert_int_eq(soc_set(&cfg, "soc.memory=HBM2e", err, sizeof err), 0);
+	ck_assert_str_eq(cfg.memory, "HBM2e");
+	expect_set_error("soc.memory=a/b", "soc.memory = 'a/b'");
+	expect_append_error("[soc]\nmemory = DDR4\n", 0, "duplicate key soc.memory");
+	free(text);
+	free(base);
+}
+END_TEST
+
 START_TEST(test_load_by_path)
 {
 	struct soc_config a, b;
@@ -501,6 +528,7 @@ static Suite *soc_suite(void)
 	tcase_add_checked_fixture(core, tmp_setup, tmp_teardown);
 	tcase_add_checked_fixture(limits, tmp_setup, tmp_teardown);
 	tcase_add_test(core, test_shipped);
+	tcase_add_test(core, test_memory_name);
 	tcase_add_test(core, test_load_by_path);
 	tcase_add_test(core, test_set_get);
 	tcase_add_test(core, test_inline_comment);

@@ -13,7 +13,10 @@
  *        memory       it reaches the main-memory or L2 roof
  *        parallelism  its blocks leave AI cores idle
  *        sync         no pipe is busy while some pipe sits in wait_flag
- *        cube/vector/memory  else its busiest pipe (msprof's memory_bound)
+ *        cube/vector/dma  else its busiest pipe (msprof's memory_bound):
+ *                     DMA pipes busiest with no roof reached is "dma", the
+ *                     cores' transfer engines, which faster memory would
+ *                     not speed up
  *      The order is the order of the fixes: a task that costs mostly its
  *      dispatch gains nothing from faster pipes; a saturated memory is not
  *      helped by more cores; idle cores are the largest, cheapest gain
@@ -64,8 +67,8 @@
 	  "sync, with SYNC_BUSY_MAX: some pipe's waitflag ratio at or above this",                \
 	  "ours: that pipe spends more of the op blocked on a flag than any pipe spends working") \
 	X(MEMORY_BOUND_MIN, 1.0,                                                                  \
-	  "memory (by pipes): max(mte1, mte2, mte3 ratio) / max(mac, vec ratio) above this; "     \
-	  "else cube if mac_ratio >= vec_ratio, else vector",                                     \
+	  "dma (by pipes, no bandwidth roof reached): max(mte1, mte2, mte3 ratio) / "              \
+	  "max(mac, vec ratio) above this; else cube if mac_ratio >= vec_ratio, else vector",     \
 	  "msprof's memory_bound = mte2_ratio / max(mac_ratio, vec_ratio), memory-bound above "   \
 	  "1; MTE3 (stores) and MTE1 (L1 to L0) counted too")                                     \
 	X(SECONDARY_SHARE, 0.2,                                                                  \
@@ -97,14 +100,16 @@ static const struct {
 #define REC_OPS 5
 
 static const char *const bound_names[ADV_NBOUNDS] = { "cube", "vector", "memory", "launch",
-						      "sync", "parallelism" };
+						      "sync", "parallelism", "dma" };
 static const char *const bound_what[ADV_NBOUNDS] = {
 	"the cube pipe is the busiest and near its peak",
 	"the vector pipe is the busiest",
-	"MTE2/MTE3 traffic at main-memory (or L2) bandwidth dominates",
+	"traffic at the bandwidth of main memory (or the L2) dominates",
 	"task gaps and tiny tasks dominate the elapsed time",
 	"pipes sit blocked in wait_flag (serialised on flags)",
 	"block_dim below the AI core count leaves cores idle",
+	"the DMA pipes (MTE) are the busiest while main memory and the L2 stay below their "
+	"bandwidth: the cores' transfer engines set the pace, not the memory",
 };
 
 const char *adv_bound_name(enum adv_bound b)
@@ -196,6 +201,7 @@ struct adv_report {
 	struct trc_json *sum;
 	const char *soc, *model;
 	double ai_cores, mhz, gap, hbm_bw, l2_bw, peak_tflops; /* gap < 0, bw 0: unknown */
+	const char *memory; /* main memory's name (summary.json's main_memory) */
 	struct op *op;
 	size_t nops;
 	size_t *seq; /* ops in the order of the first analysed execution */
@@ -392,6 +398,9 @@ static int read_summary(struct adv_report *r, const char *path, char *err, size_
 		r->gap = -1;
 	if (!trc_json_num(r->sum, "hbm_bandwidth_gbps", &r->hbm_bw) || r->hbm_bw < 0)
 		r->hbm_bw = 0;
+	r->memory = trc_json_str(r->sum, "main_memory");
+	if (!r->memory || !r->memory[0]) /* a trace from before the key */
+		r->memory = "main memory";
 	if (!trc_json_num(r->sum, "l2_bandwidth_gbps", &r->l2_bw) || r->l2_bw < 0)
 		r->l2_bw = 0;
 	if (!trc_json_num(r->sum, "peak_cube_tflops", &r->peak_tflops))
@@ -485,6 +494,16 @@ static double overhead_of(const struct adv_report *r, double wait)
 }
 
 /* the busiest pipe's ratio and the longest flag wait, scalar unit aside */
+/* The busiest of the pipes past the scalar unit. */
+static int busiest_pipe(const struct op *o)
+{
+	int b = P_MTE1;
+	for (int p = P_MTE1; p < NP; p++)
+		if (o->ratio[p] > o->ratio[b])
+			b = p;
+	return b;
+}
+
 static double busiest_ratio(const struct op *o)
 {
 	double m = 0;
@@ -533,9 +552,9 @@ static void classify(const struct adv_report *r, struct op *o)
 		/* a roof counts when it is the busiest resource: a GEMM whose
 		 * cube works 87% of the time next to an 85%-busy L2 is cube-bound */
 		o->bound = ADV_MEMORY;
-		snprintf(o->reason, n, "main_mem_bw %.0f GB/s = %.0f%% of the %.0f GB/s HBM >= "
+		snprintf(o->reason, n, "main_mem_bw %.0f GB/s = %.0f%% of the %.0f GB/s %s >= "
 			 "%.0f%% (MEM_BW_SHARE)", o->mem_bw, pct(o->mem_bw, r->hbm_bw), r->hbm_bw,
-			 100 * TH(MEM_BW_SHARE));
+			 r->memory, 100 * TH(MEM_BW_SHARE));
 	} else if (r->l2_bw > 0 && o->l2_bw >= TH(MEM_BW_SHARE) * r->l2_bw &&
 		   o->l2_bw >= compute * r->l2_bw) {
 		o->bound = ADV_MEMORY;
@@ -560,10 +579,10 @@ static void classify(const struct adv_report *r, struct op *o)
 	} else {
 		double mb = compute > 0 ? mte / compute : INFINITY;
 		if (mb > TH(MEMORY_BOUND_MIN))
-			o->bound = ADV_MEMORY;
+			o->bound = ADV_DMA;
 		else
 			o->bound = o->ratio[P_MAC] >= o->ratio[P_VEC] ? ADV_CUBE : ADV_VECTOR;
-		int top = o->bound == ADV_MEMORY ? busiest : o->bound == ADV_CUBE ? P_MAC : P_VEC;
+		int top = o->bound == ADV_DMA ? busiest : o->bound == ADV_CUBE ? P_MAC : P_VEC;
 		snprintf(o->reason, n, "%s_ratio %.2f is the busiest pipe; memory_bound "
 			 "max(mte)/max(mac,vec) = ", pipe_names[top], o->ratio[top]);
 		if (isfinite(mb))
@@ -571,6 +590,11 @@ static void classify(const struct adv_report *r, struct op *o)
 				mb > TH(MEMORY_BOUND_MIN) ? ">" : "<=", TH(MEMORY_BOUND_MIN));
 		else
 			appendf(o->reason, n, "inf (no compute)");
+		if (o->bound == ADV_DMA && r->hbm_bw > 0)
+			appendf(o->reason, n, "; main_mem_bw %.0f GB/s = %.0f%% of the %.0f GB/s %s",
+				o->mem_bw, pct(o->mem_bw, r->hbm_bw), r->hbm_bw, r->memory);
+		if (o->bound == ADV_DMA && r->l2_bw > 0)
+			appendf(o->reason, n, ", L2 %.0f%%", pct(o->l2_bw, r->l2_bw));
 		if (o->bound == ADV_CUBE && r->peak_tflops > 0 && o->dur > 0 && o->cube_fops > 0) {
 			double tf = o->cube_fops / (o->dur * 1e-6) / 1e12;
 			appendf(o->reason, n, "; %.1f TFLOP/s = %.0f%% of the %.0f TFLOP/s peak", tf,
@@ -867,7 +891,8 @@ static void recommend(struct adv_report *r, enum adv_bound b)
 	switch (b) {
 	case ADV_LAUNCH: {
 		size_t first = SIZE_MAX;
-		unsigned nr = fusible_runs(r, 1u << ADV_LAUNCH | 1u << ADV_MEMORY | 1u << ADV_VECTOR,
+		unsigned nr = fusible_runs(r, 1u << ADV_LAUNCH | 1u << ADV_MEMORY | 1u << ADV_DMA |
+						      1u << ADV_VECTOR,
 					   runs, sizeof runs, 3, &first);
 		if (nr) {
 			x = add_rec(r, b, "fuse",
@@ -890,7 +915,8 @@ static void recommend(struct adv_report *r, enum adv_bound b)
 	}
 	case ADV_MEMORY: {
 		size_t first = SIZE_MAX;
-		unsigned nr = fusible_runs(r, 1u << ADV_MEMORY | 1u << ADV_LAUNCH | 1u << ADV_VECTOR,
+		unsigned nr = fusible_runs(r, 1u << ADV_MEMORY | 1u << ADV_DMA | 1u << ADV_LAUNCH |
+						      1u << ADV_VECTOR,
 					   runs, sizeof runs, 3, &first);
 		if (nr) {
 			x = add_rec(r, b, "fuse",
@@ -903,9 +929,37 @@ static void recommend(struct adv_report *r, enum adv_bound b)
 			    "cut the bytes that %s move (%.1f MB through main memory per execution "
 			    "for the largest, %s, L2 hit ratio %.2f): smaller data types, fewer "
 			    "layout changes (TransData), tiles that reuse what the L2 holds; "
-			    "`simrun --set hbm.bandwidth_gbps=...` shows what faster memory would give",
+			    "`simrun --set hbm.bandwidth_gbps=...` shows what faster %s would give",
 			    names, o ? o->main_mem * per_exec / 1e6 : 0, o ? o->name : "-",
-			    o ? o->l2_hit : 0);
+			    o ? o->l2_hit : 0, r->memory);
+		for (unsigned k = 0; k < nidx; k++)
+			rec_op(x, idx[k]);
+		break;
+	}
+	case ADV_DMA: {
+		size_t first = SIZE_MAX;
+		unsigned nr = fusible_runs(r, 1u << ADV_DMA | 1u << ADV_MEMORY | 1u << ADV_LAUNCH |
+						      1u << ADV_VECTOR,
+					   runs, sizeof runs, 3, &first);
+		if (nr) {
+			x = add_rec(r, b, "fuse",
+				    "fuse the adjacent element-wise ops %s: each op fused away is a "
+				    "round trip of its intermediate through the DMA engines "
+				    "(simatc's ElementwiseFusionPass, up to six per kernel)", runs);
+			rec_op(x, first);
+		}
+		x = add_rec(r, b, "spread_dma",
+			    "the DMA pipes of %s are the busiest (%s %s_ratio %.2f) while %s runs at "
+			    "%.0f%% of its %.0f GB/s: faster %s would not help; spread the "
+			    "transfers over more cores' DMA engines (%s runs %u blocks on %.0f AI "
+			    "cores), move fewer bytes per core (tiles that reuse what L1 and the UB "
+			    "hold, fewer layout changes), or give each core a faster DMA path: "
+			    "`simrun --set mte.gm_read_bytes_per_cycle=... --set "
+			    "mte.gm_write_bytes_per_cycle=...` shows what that would give",
+			    names, o ? o->name : "-", o ? pipe_names[busiest_pipe(o)] : "mte2",
+			    o ? o->ratio[busiest_pipe(o)] : 0, r->memory,
+			    o && r->hbm_bw > 0 ? pct(o->mem_bw, r->hbm_bw) : 0, r->hbm_bw, r->memory,
+			    o ? o->name : "-", o ? o->block_dim : 0, r->ai_cores);
 		for (unsigned k = 0; k < nidx; k++)
 			rec_op(x, idx[k]);
 		break;

@@ -21,10 +21,13 @@
 
 #include <stdio.h>
 
+/* memory: main memory's (or the L2's) bandwidth is reached; dma: the DMA
+ * pipes are the busiest while the bandwidth is not, so the cores' transfer
+ * engines, not the memory, set the pace. */
 enum adv_bound { ADV_CUBE, ADV_VECTOR, ADV_MEMORY, ADV_LAUNCH, ADV_SYNC, ADV_PARALLELISM,
-		 ADV_NBOUNDS };
+		 ADV_DMA, ADV_NBOUNDS };
 
-/* "cube", "vector", "memory", "launch", "sync", "parallelism" */
+/* "cube", "vector", "memory", "launch", "sync", "parallelism", "dma" */
 const char *adv_bound_name(enum adv_bound b);
 
 struct adv_report;

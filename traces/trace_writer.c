@@ -343,6 +343,8 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	const struct trc_summary *s = in->sum;
 	fprintf(f, "{\"soc\": ");
 	sim_json_str(f, cfg->name);
+	fprintf(f, ", \"main_memory\": ");
+	sim_json_str(f, cfg->memory);
 	fprintf(f, ", \"model\": ");
 	sim_json_str(f, m->name);
 	/* the roofs, so that tools reading only the files can place ops */
