@@ -1032,6 +1032,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		nodes_out += !c.g.n[i].dead;
 	const char *base = strrchr(onnx_path, '/');
 	base = base ? base + 1 : onnx_path;
+	if (opt && opt->model_name && opt->model_name[0])
+		base = opt->model_name;
 	if (build_model(&c, out, base))
 		goto done;
 	if (opt && opt->report_json &&

@@ -31,6 +31,9 @@ struct cc_options {
 	 * reads them as C0 = 4 (the C04 path); 0, ATC's default and ours: as
 	 * C0 = 16 like any other */
 	int small_channel;
+	/* the model's name in the .om, which traces give as its Model Name: ATC
+	 * names a model after --output; NULL: the ONNX file's name */
+	const char *model_name;
 };
 
 /* The passes a fusion switch file can turn off, by these names. */

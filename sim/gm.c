@@ -262,5 +262,7 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 	c->st->l2_hit_bytes += hit;
 	c->st->l2_miss_bytes += miss;
 	c->st->hbm_bytes += hbm;
+	if (is_write)
+		c->st->hbm_write_bytes += hbm;
 	return cost;
 }

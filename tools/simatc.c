@@ -194,6 +194,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simatc: %s\n", err);
 		return 1;
 	}
+	/* the model is named after the .om, as ATC names it */
+	const char *slash = strrchr(output, '/');
+	opt.model_name = slash ? slash + 1 : output;
 	struct om_model m;
 	if (cc_compile(model, &cfg, &opt, &m, err, sizeof err)) {
 		/* a model that cannot be compiled: the message names the node,

@@ -168,7 +168,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	}
 	if (!(f = open_in(dir, "op_summary.csv", err, errlen)))
 		goto done;
-	fprintf(f, "Device_id,Model ID,Task ID,Stream ID,Infer ID,Op Name,OP Type,Task Type,"
+	fprintf(f, "Device_id,Model ID,Model Name,Task ID,Stream ID,Infer ID,Op Name,OP Type,Task Type,"
 		   "Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Dim,"
 		   "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
 		   "Output Formats,aicore_time(us),total_cycles");
@@ -182,7 +182,8 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	/* memory per level: GM traffic passes the L2; main memory sees line
 	 * fills and write-throughs; on-core moves into L0A/L0B and out of L0C */
 	fprintf(f, ",cube_fops,vector_fops,gm_read(B),gm_write(B),main_mem(B),l2_read_bw(GB/s),"
-		   "l2_write_bw(GB/s),main_mem_bw(GB/s),l2_hit_ratio,l0a_write_bw(GB/s),"
+		   "l2_write_bw(GB/s),main_mem_bw(GB/s),main_mem_read_bw(GB/s),"
+		   "main_mem_write_bw(GB/s),l2_hit_ratio,l0a_write_bw(GB/s),"
 		   "l0b_write_bw(GB/s),l0c_read_bw(GB/s),size(B)");
 	/* what the compiler predicted for the task alone (its dry run: the
 	 * memory shared evenly, no other task), and what the chip's
@@ -194,8 +195,9 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 						  ? &m->tasks[r->model_task] : NULL;
 		uint64_t cyc = r->end - r->start;
 		double dur = (double)cyc / mhz;
-		fprintf(f, "0,%d,%u,%u,%d,", r->model == m ? 1 : 0, r->task_id, r->stream_id,
-			r->exec_id);
+		fprintf(f, "0,%d,", r->model == m ? 1 : 0);
+		csv_str(f, r->model == m ? m->name : "");
+		fprintf(f, ",%u,%u,%d,", r->task_id, r->stream_id, r->exec_id);
 		csv_str(f, r->name);
 		fputc(',', f);
 		csv_str(f, r->op_type);
@@ -211,7 +213,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 			fprintf(f, ",0,0");
 			for (int p = 0; p < ISA_NPIPES; p++)
 				fprintf(f, ",0,0,0");
-			fprintf(f, ",0,0,0,0,0,0,0,0,0,0,0,0,0,%llu,0,0\n", (unsigned long long)r->bytes);
+			fprintf(f, ",0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,%llu,0,0\n", (unsigned long long)r->bytes);
 			continue;
 		}
 		unsigned nc = r->cores ? r->cores : 1;
@@ -227,11 +229,13 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		uint64_t l2 = r->st.l2_hit_bytes + r->st.l2_miss_bytes;
 #define BW(b) (secs > 0 ? (double)(b) / secs / 1e9 : 0.0)
 		uint64_t pred = t ? t->predicted_cycles : 0;
-		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,0,%llu,%.3f\n",
+		fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%.3f,0,"
+			   "%llu,%.3f\n",
 			(unsigned long long)r->st.cube_flops, (unsigned long long)r->st.vec_flops,
 			(unsigned long long)r->st.gm_read_bytes,
 			(unsigned long long)r->st.gm_write_bytes, (unsigned long long)r->st.hbm_bytes,
 			BW(r->st.gm_read_bytes), BW(r->st.gm_write_bytes), BW(r->st.hbm_bytes),
+			BW(r->st.hbm_bytes - r->st.hbm_write_bytes), BW(r->st.hbm_write_bytes),
 			l2 ? (double)r->st.l2_hit_bytes / (double)l2 : 0.0, BW(r->st.l1_to_l0a_bytes),
 			BW(r->st.l1_to_l0b_bytes), BW(r->st.l0c_to_ub_bytes), (unsigned long long)pred,
 			pred ? (double)cyc / (double)pred : 0.0);
