@@ -31,6 +31,10 @@ struct cc_options {
 	 * reads them as C0 = 4 (the C04 path); 0, ATC's default and ours: as
 	 * C0 = 16 like any other */
 	int small_channel;
+	/* a debug compile for a layer-by-layer comparison (tools/simcmp.py):
+	 * every surviving node's output is also a model output, after the
+	 * model's own (keep_outputs.c) */
+	int keep_all_outputs;
 };
 
 /* The passes a fusion switch file can turn off, by these names. */
