@@ -197,6 +197,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="random inputs' seed (default 1)")
     ap.add_argument("--threshold", type=float, default=0.99,
                     help="cosine below which a node diverges (default 0.99)")
+    ap.add_argument("--worst", type=int, default=0, metavar="N",
+                    help="also list the N nodes of lowest cosine")
     ap.add_argument("--csv", help="write the table as CSV")
     ap.add_argument("--json", help="write the table and the verdict as JSON")
     ap.add_argument("--verify-hint", dest="verify_hint", action="store_true",
@@ -299,12 +301,16 @@ def compare_model(a, model, work):
             cnode = k["node"]
             p = sim.prec.get(cnode, {}) if cnode else {}
             row["kernel_node"] = cnode
+            row["kernel_op"] = k.get("op")
             row["fused"] = k.get("fused", "")
             row["precision"] = p.get("precision", "")
             row["reason"] = p.get("reason") or (mode + (" (the default)" if mode ==
                                                         "force_fp16" else ""))
-            cos, mabs, mrel, note = compare(sim.out(k["output"]), ref(k["output"]))
-            row.update(cosine=cos, max_abs_err=mabs, max_rel_err=mrel)
+            r = ref(k["output"])
+            cos, mabs, mrel, note = compare(sim.out(k["output"]), r)
+            fin = np.abs(r[np.isfinite(r)].astype(np.float64))
+            row.update(cosine=cos, max_abs_err=mabs, max_rel_err=mrel,
+                       ref_max=float(fin.max()) if fin.size else 0.0)
             row["status"] = note or "ok"
             row["_out"] = k["output"]
             if not (cos >= a.threshold):
@@ -331,12 +337,16 @@ def compare_model(a, model, work):
         k = again.kept.get(first["tensor"])
         cos = compare(again.out(k["output"]), ref(k["output"]))[0] if k else float("nan")
         outs = [compare(again.out(i), ref(i))[0] for i in range(nout)]
+        p = again.prec.get(hint["keep_dtype_entry"], {})
         verify = {"keep_dtype_entry": hint["keep_dtype_entry"], "node_cosine": cos,
+                  "precision": p.get("precision"), "reason": p.get("reason"),
                   "output_cosines": outs,
                   "fixed": bool(cos >= a.threshold and all(c >= a.threshold for c in outs))}
-        print("verify: --keep_dtype with '%s': %s cosine %.6f (was %s); model output%s %s: %s" % (
-            hint["keep_dtype_entry"], first["node"], cos, fmt(first["cosine"]),
-            "s" if nout > 1 else "", ", ".join("%.6f" % c for c in outs),
+        print("verify: --keep_dtype with '%s' (now %s: %s): %s cosine %s (was %s); model "
+              "output%s %s: %s" % (
+            hint["keep_dtype_entry"], p.get("precision"), p.get("reason"), first["node"],
+            fmt(cos), fmt(first["cosine"]),
+            "s" if nout > 1 else "", ", ".join(fmt(c) for c in outs),
             "fixed" if verify["fixed"] else "NOT fixed"))
 
     for r in rows:
@@ -344,7 +354,7 @@ def compare_model(a, model, work):
     if a.csv:
         import csv
         cols = ["index", "node", "op", "tensor", "kernel_node", "fused", "precision", "reason",
-                "cosine", "max_abs_err", "max_rel_err", "status"]
+                "cosine", "max_abs_err", "max_rel_err", "ref_max", "status"]
         with open(a.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
             w.writeheader()
@@ -373,11 +383,10 @@ def make_hint(a, row, mode):
         return {"text": "%s computes in int8 (the QDQ model's scales): check them" % row["node"]}
     if not cnode:
         return {"text": "%s is a model output computed by an edge task" % row["node"]}
-    node_op = next((p["op"] for p in [{"op": op}]), op)
-    if node_op in CUBE_OPS or row.get("reason", "").startswith("the cube"):
-        return {"text": "%s runs on the cube, which multiplies fp16 only on %s: keep_dtype "
-                "cannot help; its inputs' range is what to look at" % (row["node"],
-                                                                       a.soc_version)}
+    if row.get("kernel_op") in CUBE_OPS:
+        return {"text": "%s runs on the cube (in the kernel of %s), which multiplies fp16 "
+                "only on %s: --keep_dtype cannot help; look at the range of its inputs and weights" % (
+                    row["node"], cnode, a.soc_version)}
     why = "fp16 overflows or loses range in %s" % row["node"]
     if fused_ops:
         why += " (its kernel also computes %s)" % fused_ops
@@ -411,6 +420,14 @@ def print_table(a, rows, first, hint):
     compared = [r for r in rows if "cosine" in r]
     print("%d nodes, %d outputs compared, %d fused or folded" % (
         len(rows), len(compared), len(rows) - len(compared)))
+    if a.worst:
+        print("worst %d by cosine:" % a.worst)
+        for r in sorted(compared, key=lambda r: (r["cosine"] == r["cosine"], r["cosine"]))[:a.worst]:
+            print("  %-40s %-14s %-5s cosine %s, max abs %.4g (of max |ref| %.4g), max rel "
+                  "%.4g%s" % (r["node"], r["op"], r["precision"], fmt(r["cosine"]),
+                              r["max_abs_err"], r["ref_max"], r["max_rel_err"],
+                              " (kernel of %s, %s fused)" % (r["kernel_node"], r["fused"])
+                              if r.get("fused") else ""))
     if first:
         print("first divergence: %s (%s), cosine %s" % (first["node"], first["op"],
                                                       fmt(first["cosine"])))
