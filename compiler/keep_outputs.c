@@ -26,10 +26,14 @@ static int written(const struct cc_graph *g, int i, int k)
 	return n->out[k];
 }
 
+/* Not a model output already, computed, not empty, holding the model's
+ * value (not altered by a pass), of a type a graph output may have
+ * (lower_logic.c refuses 16-bit integer outputs). */
 static int keepable(const struct cc_tensor *t)
 {
-	return !t->is_output && !t->is_input && !t->data && t->rank >= 0 &&
-	       cc_tensor_numel(t) > 0 && cc_dtype_size(t->dtype) > 0 && t->dtype != CC_STRING;
+	return !t->is_output && !t->is_input && !t->data && !t->altered && t->rank >= 0 &&
+	       cc_tensor_numel(t) > 0 && cc_dtype_size(t->dtype) > 0 && t->dtype != CC_STRING &&
+	       t->dtype != CC_I16 && t->dtype != CC_U16;
 }
 
 /* The live node whose kernel writes tensor ti, or -1 (an input, a constant). */

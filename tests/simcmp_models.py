@@ -7,6 +7,10 @@ overflow.onnx: Conv -> Relu -> Mul(1e3) -> Mul(1e3) -> Div(1e6) -> Conv.  The
 element-wise chain's middle value (about 1e6) is past fp16's largest (65504):
 computed in fp16 it overflows, in fp32 (--keep_dtype) it does not, and the
 Div brings it back into range, so only that chain diverges.
+
+attention.onnx: Softmax(MatMul(Div(x, 8), K)) . V, torch's form: the compiler
+moves the scale into the Softmax kernel, so the MatMul's output in memory is
+not the model's scores and must not be compared as if it were.
 """
 import os
 import sys
@@ -46,3 +50,20 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 m.ir_version = 7
 onnx.checker.check_model(m)
 onnx.save(m, os.path.join(d, "overflow.onnx"))
+
+kt = const("kt", rng.uniform(-1, 1, (1, 8, 16)))
+v = const("v", rng.uniform(-1, 1, (1, 16, 8)))
+nodes = [
+    helper.make_node("Div", ["x", "k8"], ["q"], "scale_q"),
+    helper.make_node("MatMul", ["q", "kt"], ["s"], "scores"),
+    helper.make_node("Softmax", ["s"], ["p"], "probs", axis=-1),
+    helper.make_node("MatMul", ["p", "v"], ["y"], "context"),
+]
+g = helper.make_graph(nodes, "attention",
+                      [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 8])],
+                      [kt, v, const("k8", 8.0)])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 7
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(d, "attention.onnx"))

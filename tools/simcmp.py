@@ -19,9 +19,9 @@ that ONNX Runtime's has not) is flagged, with a hint: the --keep_dtype entry
 that would compute it in fp32, or why no option can.  --verify-hint compiles
 again with that entry and shows the node's and the model outputs' cosines.
 
-A node whose output is computed inside another node's kernel (a fused Relu,
-an element-wise chain, a MatMul's bias) has no output to compare: its row
-says which node's kernel computes it.  Relative error: |sim - ref| over
+A node whose output is never in memory on the device (a fused Relu, an
+element-wise chain, a MatMul's bias, an attention scale moved into the
+Softmax) has nothing to compare: its row names the next node compared.  Relative error: |sim - ref| over
 max(|ref|, 1e-3 * max|ref|) (near-zero references do not dominate).
 
 Exit status: 0 every node within the threshold; 1 a node diverged; 2 bad
@@ -293,8 +293,9 @@ def compare_model(a, model, work):
                     row["status"] = "folded to a constant at compile time"
                 else:
                     t = computed_in(o, set())
-                    row["status"] = ("fused: computed inside the kernel of %s, which "
-                                     "writes %s's output" % (sim.kept[t]["node"], producer[t])
+                    row["status"] = ("fused: not in memory on the device; next compared "
+                                     "at %s (the kernel of %s)" % (producer[t],
+                                                                   sim.kept[t]["node"])
                                      if t else "not computed on the device")
                 rows.append(row)
                 continue
@@ -322,7 +323,7 @@ def compare_model(a, model, work):
 
     hint = None
     if first:
-        hint = make_hint(a, first, mode)
+        hint = make_hint(a, first)
     print_table(a, rows, first, hint)
 
     verify = None
@@ -374,8 +375,8 @@ def compare_model(a, model, work):
     return 1 if first else 0
 
 
-def make_hint(a, row, mode):
-    cnode, op = row.get("kernel_node"), row["op"]
+def make_hint(a, row):
+    cnode = row.get("kernel_node")
     fused_ops = row.get("fused") or ""
     if row.get("precision") == "fp32":
         return {"text": "%s already computes in fp32: look at its inputs" % row["node"]}
@@ -385,8 +386,8 @@ def make_hint(a, row, mode):
         return {"text": "%s is a model output computed by an edge task" % row["node"]}
     if row.get("kernel_op") in CUBE_OPS:
         return {"text": "%s runs on the cube (in the kernel of %s), which multiplies fp16 "
-                "only on %s: --keep_dtype cannot help; look at the range of its inputs and weights" % (
-                    row["node"], cnode, a.soc_version)}
+                "only on %s: --keep_dtype cannot help; look at the range of its inputs "
+                "and weights" % (row["node"], cnode, a.soc_version)}
     why = "fp16 overflows or loses range in %s" % row["node"]
     if fused_ops:
         why += " (its kernel also computes %s)" % fused_ops
@@ -422,7 +423,9 @@ def print_table(a, rows, first, hint):
         len(rows), len(compared), len(rows) - len(compared)))
     if a.worst:
         print("worst %d by cosine:" % a.worst)
-        for r in sorted(compared, key=lambda r: (r["cosine"] == r["cosine"], r["cosine"]))[:a.worst]:
+        # NaN first, then the lowest
+        by_cos = sorted(compared, key=lambda r: (r["cosine"] == r["cosine"], r["cosine"]))
+        for r in by_cos[:a.worst]:
             print("  %-40s %-14s %-5s cosine %s, max abs %.4g (of max |ref| %.4g), max rel "
                   "%.4g%s" % (r["node"], r["op"], r["precision"], fmt(r["cosine"]),
                               r["max_abs_err"], r["ref_max"], r["max_rel_err"],
