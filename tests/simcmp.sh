@@ -6,8 +6,9 @@
 # --keep_dtype hint it gives must fix it (--verify-hint: cosine >= 0.999);
 # must_keep_origin_dtype diverges nowhere; a MatMul whose scale the
 # compiler moved into the Softmax is not compared as the model's scores; CSV
-# and JSON are written; a missing model, a bad SoC and a bad option give a
-# message and a non-zero exit.
+# and JSON are written; the kept outputs change none of the model's output
+# bytes; a missing model, a bad SoC and a bad option give a message and a
+# non-zero exit.
 set -u
 py=/usr/bin/python3
 $py -c "import onnx, numpy" 2>/dev/null || { echo "SKIP: python3-onnx"; exit 77; }
@@ -94,6 +95,19 @@ expect 2 "bad.onnx" --model="$tmp/bad.onnx" --soc_version=Ascend310P3
 rc=$?
 [ $rc = 2 ] && grep -q "keep_all_outputs takes 0 or 1" "$tmp/s.err" && ok ||
 	bad "simatc --keep_all_outputs=yes: exit $rc: $(cat "$tmp/s.err")"
+
+# the kept outputs change no value: the model's own output is the same bytes
+# as a normal compile's (seeded random inputs)
+for m in overflow attention; do
+	for k in 0 1; do
+		./simatc --model="$tmp/$m.onnx" --output="$tmp/${m}_$k" --soc_version=Ascend310P3 \
+			--keep_all_outputs=$k > /dev/null 2>&1 &&
+			./simrun "$tmp/${m}_$k.om" --loop 1 --output-dir "$tmp/${m}_$k" > /dev/null 2>&1 ||
+			bad "$m --keep_all_outputs=$k: compile or run failed"
+	done
+	cmp -s "$tmp/${m}_0/output_0.pb" "$tmp/${m}_1/output_0.pb" && ok ||
+		bad "$m: --keep_all_outputs=1 changed the model's output"
+done
 
 echo "simcmp: $pass passed, $fail failed"
 [ $fail = 0 ]
