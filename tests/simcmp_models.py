@@ -10,7 +10,9 @@ Div brings it back into range, so only that chain diverges.
 
 attention.onnx: Softmax(MatMul(Div(x, 8), K)) . V, torch's form: the compiler
 moves the scale into the Softmax kernel, so the MatMul's output in memory is
-not the model's scores and must not be compared as if it were.
+not the model's scores and must not be compared as if it were.  Then
+ReduceL2, which the compiler writes as Sqrt(ReduceSum(x * x)) with a tensor
+of its own between them (not the model's: ONNX Runtime has no such tensor).
 """
 import os
 import sys
@@ -57,7 +59,9 @@ nodes = [
     helper.make_node("Div", ["x", "k8"], ["q"], "scale_q"),
     helper.make_node("MatMul", ["q", "kt"], ["s"], "scores"),
     helper.make_node("Softmax", ["s"], ["p"], "probs", axis=-1),
-    helper.make_node("MatMul", ["p", "v"], ["y"], "context"),
+    helper.make_node("MatMul", ["p", "v"], ["ctx"], "context"),
+    helper.make_node("ReduceL2", ["ctx"], ["nrm"], "l2", axes=[2], keepdims=1),
+    helper.make_node("Div", ["ctx", "nrm"], ["y"], "normalize"),
 ]
 g = helper.make_graph(nodes, "attention",
                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 8])],

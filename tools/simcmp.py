@@ -21,7 +21,8 @@ again with that entry and shows the node's and the model outputs' cosines.
 
 A node whose output is never in memory on the device (a fused Relu, an
 element-wise chain, a MatMul's bias, an attention scale moved into the
-Softmax) has nothing to compare: its row names the next node compared.  Relative error: |sim - ref| over
+Softmax) has nothing to compare: its row names the next node compared.
+Relative error: |sim - ref| over
 max(|ref|, 1e-3 * max|ref|) (near-zero references do not dominate).
 
 Exit status: 0 every node within the threshold; 1 a node diverged; 2 bad
@@ -146,13 +147,13 @@ def compare(sim, ref):
     return min(cos, 1.0), float(err.max()), rel, note
 
 
-def depends_on_input(model, shapes_fixed=True):
+def depends_on_input(model):
     """Tensors whose values depend on a graph input (Shape/Size read only the
     shape, fixed at compile time): the rest are folded to constants."""
     inits = {i.name for i in model.graph.initializer}
     dyn = {vi.name for vi in model.graph.input if vi.name not in inits}
     for n in model.graph.node:
-        if n.op_type in ("Shape", "Size") and shapes_fixed:
+        if n.op_type in ("Shape", "Size"):
             continue
         if any(i in dyn for i in n.input if i):
             dyn.update(o for o in n.output if o)
@@ -242,12 +243,17 @@ def compare_model(a, model, work):
         make_inputs(model, parse_shapes(a.input_shape), a.seed, a.inputs)
     sim = Run(a, work, "sim", a.keep_dtype)
 
-    # ONNX Runtime: the model's outputs, then the kept tensors, in the .om's order
+    # ONNX Runtime: the model's outputs, then the kept tensors the model has
+    # (not those a pass made, e.g. pass_decompose.c's), in the .om's order
     nout = len(model.graph.output)
-    order = sorted((k for k in sim.kept.values() if not k["model_output"]),
+    onnx_tensors = {o for n in model.graph.node for o in n.output}
+    order = sorted((k for k in sim.kept.values()
+                    if not k["model_output"] and k["tensor"] in onnx_tensors),
                    key=lambda k: k["output"])
+    ref_index = {o.name: i for i, o in enumerate(model.graph.output)}
     ref_model = onnx.load(a.model)
     for k in order:
+        ref_index[k["tensor"]] = len(ref_model.graph.output)
         ref_model.graph.output.append(onnx.ValueInfoProto(name=k["tensor"]))
     ref_path = os.path.join(work, "reference.onnx")
     onnx.save(ref_model, ref_path)
@@ -256,8 +262,8 @@ def compare_model(a, model, work):
     run(["node", os.path.join(HERE, "..", "tests", "ort_run.js"), ref_path, a.inputs, ref_out],
         "ONNX Runtime (tests/ort_run.js)")
 
-    def ref(k):
-        return load_pb(os.path.join(ref_out, "output_%d.pb" % k))
+    def ref(tensor):
+        return load_pb(os.path.join(ref_out, "output_%d.pb" % ref_index[tensor]))
 
     mode = a.precision_mode or "force_fp16"
     dyn = depends_on_input(model)
@@ -307,7 +313,7 @@ def compare_model(a, model, work):
             row["precision"] = p.get("precision", "")
             row["reason"] = p.get("reason") or (mode + (" (the default)" if mode ==
                                                         "force_fp16" else ""))
-            r = ref(k["output"])
+            r = ref(o)
             cos, mabs, mrel, note = compare(sim.out(k["output"]), r)
             fin = np.abs(r[np.isfinite(r)].astype(np.float64))
             row.update(cosine=cos, max_abs_err=mabs, max_rel_err=mrel,
@@ -336,8 +342,8 @@ def compare_model(a, model, work):
             f.write(hint["keep_dtype_entry"] + "\n")
         again = Run(a, work, "verify", kd)
         k = again.kept.get(first["tensor"])
-        cos = compare(again.out(k["output"]), ref(k["output"]))[0] if k else float("nan")
-        outs = [compare(again.out(i), ref(i))[0] for i in range(nout)]
+        cos = compare(again.out(k["output"]), ref(first["tensor"]))[0] if k else float("nan")
+        outs = [compare(again.out(i), ref(model.graph.output[i].name))[0] for i in range(nout)]
         p = again.prec.get(hint["keep_dtype_entry"], {})
         verify = {"keep_dtype_entry": hint["keep_dtype_entry"], "node_cosine": cos,
                   "precision": p.get("precision"), "reason": p.get("reason"),
