@@ -10,7 +10,9 @@
  * and the lowering, which leave graph outputs whole in the workspace; the
  * memory plan then keeps each alive until its output TransData, at the
  * end.  A kept tensor the lowering did not place in memory (computed
- * inside another node's kernel) is dropped again (cc_keep_all_prune). */
+ * inside another node's kernel) is dropped again (cc_keep_all_prune), and a
+ * tensor a pass changed the meaning of (cc_tensor.altered) is never kept:
+ * shown under the model's name it would be compared with the wrong value. */
 #include <stdlib.h>
 #include <string.h>
 
