@@ -289,6 +289,10 @@ static int write_report_json(struct cc_ctx *c, const struct om_model *m, const c
 			switch_names[i], on[i] ? "true" : "false", changes[i]);
 	fprintf(f, "], \"precision\": [");
 	cc_precision_json(c, f);
+	if (c->keep_node) {
+		fprintf(f, "], \"kept_outputs\": [");
+		cc_keep_all_json(c, f);
+	}
 	fprintf(f, "], \"task_list\": [");
 	for (unsigned i = 0; i < c->ntasks; i++) {
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
@@ -394,6 +398,7 @@ static void ctx_free(struct cc_ctx *c)
 	free(c->l2);
 	free(c->l2_at);
 	free(c->wblobs);
+	free(c->keep_node);
 	free(c->weights);
 	free(c->log.buf);
 	cc_tile_cache_free(c->tiles);
@@ -850,6 +855,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		cc_fail(&c, "out of memory");
 		goto done;
 	}
+	if (opt && opt->keep_all_outputs && cc_keep_all_mark(&c))
+		goto done;
 	if (on[SW_CONCAT] && (changes[SW_CONCAT] = cc_plan_concat(&c)) < 0)
 		goto done;
 	c.split_views = on[SW_SPLIT]; /* lower_data.c's slice_view */
@@ -971,6 +978,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			}
 	}
 	changes[SW_SPLIT] = c.slice_views;
+	if (c.keep_node)
+		cc_keep_all_prune(&c);
 	for (int i = 0; i < c.g.noutputs; i++) {
 		int ti = c.g.outputs[i];
 		struct dev_tensor *d = &c.dev[ti];

@@ -34,6 +34,10 @@ struct cc_options {
 	/* the model's name in the .om, which traces give as its Model Name: ATC
 	 * names a model after --output; NULL: the ONNX file's name */
 	const char *model_name;
+	/* a debug compile for a layer-by-layer comparison (tools/simcmp.py):
+	 * every surviving node's output is also a model output, after the
+	 * model's own (keep_outputs.c) */
+	int keep_all_outputs;
 };
 
 /* The passes a fusion switch file can turn off, by these names. */

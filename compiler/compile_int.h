@@ -111,6 +111,10 @@ struct cc_ctx {
 	unsigned nwblobs, capwblobs;
 	struct cc_pass_log log;
 	struct cc_tile_cache *tiles; /* tilings chosen so far, by shape */
+	/* --keep_all_outputs (keep_outputs.c): graph outputs from keep_from on
+	 * are node outputs kept for a comparison; keep_node[k] is the node
+	 * whose kernel computes outputs[keep_from + k] (NULL: not that mode) */
+	int keep_from, *keep_node;
 	char *err;
 	size_t errlen;
 };
@@ -167,6 +171,13 @@ int cc_predict_tasks(const struct soc_config *cfg, struct om_model *m, char *err
  * hardware rule (verify.c). */
 int cc_verify_tasks(const struct soc_config *cfg, const struct om_model *m, char *err,
 		    size_t errlen);
+/* --keep_all_outputs (keep_outputs.c): mark every surviving node's output
+ * a graph output (after the passes, before the plans and the lowering);
+ * drop those the lowering computed inside another kernel; list them. */
+int cc_keep_all_mark(struct cc_ctx *c);
+void cc_keep_all_prune(struct cc_ctx *c);
+void cc_keep_all_json(struct cc_ctx *c, FILE *f);
+
 int cc_fail(struct cc_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cc_node_fail(struct cc_ctx *c, const struct cc_node *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -47,6 +47,10 @@ struct cc_tensor {
 	size_t nbytes;
 	int producer;                 /* node index, or -1 for inputs and constants */
 	int is_input, is_output;
+	/* 1: a pass changed what the tensor holds (pass_fuse_attention.c moves
+	 * a scale past the MatMul writing it): not the model's value, so
+	 * --keep_all_outputs never shows it */
+	int altered;
 };
 
 enum cc_attr_type { CC_ATTR_FLOAT = 1, CC_ATTR_INT = 2, CC_ATTR_STRING = 3, CC_ATTR_TENSOR = 4,

@@ -162,6 +162,7 @@ int cc_pass_fuse_attention(struct cc_graph *g, struct cc_pass_log *log, char *er
 			if (set_scale(sm, s))
 				goto oom;
 			x->in[k] = other;
+			g->t[x->out[0]].altered = 1; /* the product unscaled */
 			sc->dead = 1;
 			fused++;
 			cc_log(log, "  AttentionSoftmaxFusionPass: %s (x %g) moved past %s into %s",

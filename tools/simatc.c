@@ -29,6 +29,10 @@ static void usage(FILE *f)
 		"  --keep_dtype=FILE       ATC's file: node names or OpType::<type>, one a line,\n"
 		"                          kept in fp32\n"
 		"  --report=FILE.json      write the compile report as JSON\n"
+		"  --keep_all_outputs=0|1  1: a debug compile for a layer-by-layer comparison\n"
+		"                          (simcmp): every node's output after the passes is\n"
+		"                          also a model output, after the model's own\n"
+		"                          (--report's kept_outputs: each one's node)\n"
 		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): " CC_PASS_NAMES "\n"
 		"  --insert_op_conf=F      AIPP config (ATC's aipp_op format, static): the input\n"
 		"                          becomes a uint8 image preprocessed on the AI Core\n"
@@ -107,6 +111,14 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			opt.small_channel = !strcmp(v, "1");
+		}
+		else if (IS("--keep_all_outputs")) {
+			if (strcmp(v, "0") && strcmp(v, "1")) {
+				fprintf(stderr, "simatc: --keep_all_outputs takes 0 or 1, not '%s'\n",
+					v);
+				return 2;
+			}
+			opt.keep_all_outputs = !strcmp(v, "1");
 		}
 		else if (IS("--precision_mode")) {
 			if (!strcmp(v, "force_fp16"))
