@@ -5,7 +5,9 @@
  * test compiles the model for a SoC, runs it on the simulated device and
  * requires, for every image of the batch, cosine similarity >= 0.999 with
  * PyTorch's output and the same top-1 class.  The models are generated at
- * test time (nothing is downloaded).  DAVINCI_MODELS limits the set, e.g.
+ * test time (nothing is downloaded).  NAME@dyn is NAME exported with a
+ * dynamic batch axis, compiled with --input_shape (the compiler folds the
+ * exporter's shape arithmetic).  DAVINCI_MODELS limits the set, e.g.
  * "resnet50:1" (the sanitizer pass uses that to stay fast). */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <check.h>
@@ -20,7 +22,9 @@
 #include "model.h"
 #include "model_util.h"
 
-#define DEFAULT_MODELS "resnet50:1,4 mobilenet_v2:1,4 squeezenet1_1:1,4 densenet121:1,4"
+#define DEFAULT_MODELS                                                                    \
+	"resnet50:1,4 mobilenet_v2:1,4 squeezenet1_1:1,4 densenet121:1,4 resnet50@dyn:2 "  \
+	"mobilenet_v2@dyn:2"
 
 static char workdir[4096];
 
@@ -72,8 +76,12 @@ static void check_model(const char *name, int batch, const char *soc)
 	struct soc_config cfg;
 	ck_assert_msg(soc_load(soc, &cfg, err, sizeof err) == 0, "%s", err);
 	snprintf(path, sizeof path, "%s/model.onnx", dir);
+	/* a dynamic batch axis: the batch comes from --input_shape */
+	char shape[64];
+	snprintf(shape, sizeof shape, "input:%d,3,224,224", batch);
+	struct cc_options copt = { .input_shape = strstr(name, "@dyn") ? shape : NULL };
 	struct om_model m;
-	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(cc_compile(path, &cfg, &copt, &m, err, sizeof err) == 0, "%s", err);
 	struct rt_tensor in, want, out;
 	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
 	ck_assert_msg(rt_tensor_read(path, &in, err, sizeof err) == 0, "%s", err);
@@ -104,7 +112,7 @@ static void check_model(const char *name, int batch, const char *soc)
 	ck_assert_ptr_nonnull(f);
 	fprintf(f, "{\"Switch\":{\"GraphFusion\":{\"ConcatInPlacePass\":\"off\"}}}\n");
 	fclose(f);
-	struct cc_options offopt = { .fusion_switch_file = sw };
+	struct cc_options offopt = { .fusion_switch_file = sw, .input_shape = copt.input_shape };
 	struct om_model moff;
 	snprintf(path, sizeof path, "%s/model.onnx", dir);
 	ck_assert_msg(cc_compile(path, &cfg, &offopt, &moff, err, sizeof err) == 0, "%s", err);

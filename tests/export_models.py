@@ -7,6 +7,8 @@ seeded input and PyTorch's own output in the ONNX backend-test layout:
 
 usage: export_models.py OUT NAME[:BATCH,...] ...
        e.g. export_models.py /tmp/m resnet50:1,4 mobilenet_v2:1
+NAME@dyn exports NAME with a dynamic batch axis (dynamic_axes), as models
+for serving are exported; it must be compiled with --input_shape.
 
 Random weights are fine for checking arithmetic, but BatchNorm's default
 running statistics (mean 0, var 1) would make the folding trivially exact,
@@ -122,18 +124,22 @@ def zero_symbolic(g, self):
 torch.onnx.register_custom_op_symbolic("aten::zero", zero_symbolic, 13)
 
 
-def export(out, name, batch):
+def export(out, spec_name, batch):
+    """spec_name NAME@dyn: exported with a dynamic batch axis (as exporters
+    write models for serving), to be compiled with --input_shape."""
+    name, _, variant = spec_name.partition("@")
     model = build(name)
-    d = os.path.join(out, f"{name}_b{batch}")
+    d = os.path.join(out, f"{spec_name}_b{batch}")
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     g = torch.Generator().manual_seed(1234 + batch)
     s = image_size(name)
     x = torch.randn(batch, 3, s, s, generator=g)
     with torch.no_grad():
         y = model(x)
+    dyn = {"input": {0: "batch"}, "output": {0: "batch"}} if variant == "dyn" else None
     torch.onnx.export(model, x, os.path.join(d, "model.onnx"), opset_version=13,
                       input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+                      do_constant_folding=True, dynamic_axes=dyn)
     for fname, t in (("input_0.pb", x), ("output_0.pb", y)):
         tp = onnx.numpy_helper.from_array(t.numpy(), "input" if "input" in fname else "output")
         with open(os.path.join(d, "test_data_set_0", fname), "wb") as f:
