@@ -15,20 +15,20 @@
 #include "kern_resize.h"
 
 struct op_entry {
-	const char *name;
+	const char *name, *cann;
 	int (*infer)(struct cc_ctx *, struct cc_node *);
 	int (*lower)(struct cc_ctx *, struct cc_node *);
 };
 
 static const struct op_entry ops[] = {
-#define CC_OP(name, infer, lower) { #name, infer, lower },
+#define CC_OP(name, cann, infer, lower) { #name, #cann, infer, lower },
 #include "ops.def"
 };
 
 const char *cc_supported_ops(void)
 {
 	return ""
-#define CC_OP(name, infer, lower) #name " "
+#define CC_OP(name, cann, infer, lower) #name " "
 #include "ops.def"
 		;
 }
@@ -39,6 +39,20 @@ static const struct op_entry *op_find(const char *name)
 		if (!strcmp(ops[i].name, name))
 			return &ops[i];
 	return NULL;
+}
+
+/* A task's type as CANN names it (msprof's OP Type): its first ONNX op's
+ * type from ops.def ("Conv+Relu" is a Conv2D, ATC's fused conv), or the
+ * name of a kernel the compiler adds (TransData, Aipp...) as it is. */
+static void cann_type(const char *op_type, char *out, size_t n)
+{
+	size_t len = strcspn(op_type, "+");
+	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (strlen(ops[i].name) == len && !strncmp(ops[i].name, op_type, len)) {
+			snprintf(out, n, "%s", ops[i].cann);
+			return;
+		}
+	snprintf(out, n, "%.*s", (int)len, op_type);
 }
 
 /* ---- --input_shape ---------------------------------------------------------------- */
@@ -464,6 +478,7 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		}
 		snprintf(ot->name, sizeof ot->name, "%s", t->name);
 		snprintf(ot->op_type, sizeof ot->op_type, "%s", t->op_type);
+		cann_type(t->op_type, ot->cann_type, sizeof ot->cann_type);
 		ot->block_dim = t->block_dim;
 		ot->nargs = t->nargs;
 		ot->args = calloc(t->nargs ? t->nargs : 1, sizeof *ot->args);

@@ -349,6 +349,10 @@ static int check_model(const struct om_model *m, const char *path, char *err, si
 		if (!str_fits(t->op_type, sizeof t->op_type))
 			return fail(err, errlen, "%s: task %" PRIu32 " (%s): op_type is not terminated",
 				    path, i, t->name);
+		if (!str_fits(t->cann_type, sizeof t->cann_type))
+			return fail(err, errlen,
+				    "%s: task %" PRIu32 " (%s): cann_type is not terminated", path, i,
+				    t->name);
 		if (t->kernel >= m->nkernels)
 			return fail(err, errlen,
 				    "%s: task %" PRIu32 " (%s): kernel index %" PRIu32
@@ -459,6 +463,7 @@ static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
 		dvom__task__init(&pt[i]);
 		pt[i].name = (char *)t->name;
 		pt[i].op_type = (char *)t->op_type;
+		pt[i].cann_type = (char *)t->cann_type;
 		pt[i].kernel = t->kernel;
 		pt[i].block_dim = t->block_dim;
 		pt[i].flops = t->flops;
@@ -992,6 +997,9 @@ static int copy_tasks(struct om_reader *r, struct om_model *m)
 			return -1;
 		snprintf(field, sizeof field, "task %zu op_type", i);
 		if (copy_str(r, t->op_type, sizeof t->op_type, pt->op_type, field) < 0)
+			return -1;
+		snprintf(field, sizeof field, "task %zu cann_type", i);
+		if (copy_str(r, t->cann_type, sizeof t->cann_type, pt->cann_type, field) < 0)
 			return -1;
 		t->kernel = pt->kernel;
 		t->block_dim = pt->block_dim;

@@ -38,7 +38,9 @@ struct om_arg {
 
 struct om_task {
 	char name[128];    /* the (fused) node's name */
-	char op_type[64];  /* e.g. "Conv", "Conv+Relu", "TransData" */
+	char op_type[64];  /* the ONNX ops it computes, e.g. "Conv", "Conv+Relu", "TransData" */
+	char cann_type[32]; /* CANN's type for it (msprof's OP Type): "Conv2D"; "" in files
+			     * written before */
 	uint32_t kernel;   /* index into kernels */
 	uint32_t block_dim;
 	struct om_arg *args;

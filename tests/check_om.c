@@ -145,6 +145,7 @@ static void set_task(struct om_task *t, const char *name, const char *op, uint32
 	memset(t, 0, sizeof *t);
 	snprintf(t->name, sizeof t->name, "%s", name);
 	snprintf(t->op_type, sizeof t->op_type, "%s", op);
+	snprintf(t->cann_type, sizeof t->cann_type, "%s", strncmp(op, "Conv", 4) ? op : "Conv2D");
 	t->kernel = kernel;
 	t->block_dim = block_dim;
 	t->args = malloc(nargs * sizeof *args);
@@ -294,6 +295,7 @@ static void assert_same_model(const struct om_model *a, const struct om_model *b
 
 		ck_assert_str_eq(ta->name, tb->name);
 		ck_assert_str_eq(ta->op_type, tb->op_type);
+		ck_assert_str_eq(ta->cann_type, tb->cann_type);
 		ck_assert_uint_eq(ta->kernel, tb->kernel);
 		ck_assert_uint_eq(ta->block_dim, tb->block_dim);
 		ck_assert_uint_eq(ta->flops, tb->flops);

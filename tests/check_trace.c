@@ -217,7 +217,7 @@ START_TEST(trace_files_are_consistent)
 	char path[512];
 	snprintf(path, sizeof path, "%s/op_summary.csv", dir);
 	char *csv = slurp(path);
-	ck_assert_ptr_nonnull(strstr(csv, "Op Name,OP Type,Task Type,Task Start Time(us),"
+	ck_assert_ptr_nonnull(strstr(csv, "Op Name,OP Type,ONNX Ops,Task Type,Task Start Time(us),"
 					  "Task Duration(us),Task Wait Time(us),Block Dim"));
 	ck_assert_ptr_nonnull(strstr(csv, "Block Dim,Input Shapes,Input Data Types,Input Formats,"
 					  "Output Shapes,Output Data Types,Output Formats,"));
@@ -250,6 +250,7 @@ START_TEST(trace_files_are_consistent)
 	char *head[96], *f[96], *line = csv, *next = strchr(line, '\n');
 	int nh = csv_split(line, head, 96);
 	int c_name = csv_col(head, nh, "Op Name"), c_type = csv_col(head, nh, "OP Type");
+	int c_onnx = csv_col(head, nh, "ONNX Ops");
 	int c_tt = csv_col(head, nh, "Task Type"), c_bd = csv_col(head, nh, "Block Dim");
 	int c_st = csv_col(head, nh, "Task Start Time(us)");
 	int c_du = csv_col(head, nh, "Task Duration(us)");
@@ -305,6 +306,9 @@ START_TEST(trace_files_are_consistent)
 		}
 		if (strncmp(f[c_type], "Conv", 4) || convs++)
 			continue;
+		/* OP Type as CANN names it, the fused ONNX ops beside it */
+		ck_assert_str_eq(f[c_type], "Conv2D");
+		ck_assert_msg(!strncmp(f[c_onnx], "Conv", 4), "ONNX Ops '%s'", f[c_onnx]);
 		size_t wl = strlen(want);
 		ck_assert_msg(!strncmp(f[c_is], want, wl) && f[c_is][wl] == ';',
 			      "Conv Input Shapes '%s', want '%s;...'", f[c_is], want);

@@ -297,6 +297,7 @@ static int elementwise(const char *type)
 		"HardSwish", "LeakyRelu", "Reciprocal", "Clip", "Add", "Sub", "Mul", "Div", "Tanh",
 		"Cast", "Pow", "Erf", "Gelu", "Elu", "Softplus", "Square", "Maximum", "Minimum",
 		"Adds", "Muls", "RealDiv", "Mish", "Swish", "Relu6", "Floor", "Ceil", "Round",
+		"ClipByValue", "AccumulateNV2", "LogicalNot", "LogicalAnd", "LogicalOr", "SelectV2",
 	};
 	for (size_t i = 0; i < sizeof ew / sizeof *ew; i++)
 		if (!strcmp(type, ew[i]))

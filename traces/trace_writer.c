@@ -109,6 +109,15 @@ static const struct rt_task_record *index_find(const struct core_index *ix,
 	return best == SIZE_MAX ? NULL : &in->tasks[ix->task[best]];
 }
 
+/* msprof's OP Type: the type CANN gives the task, which the .om carries
+ * (files written before it: the ONNX ops); copies keep the runtime's. */
+static const char *op_type(const struct rt_task_record *r, const struct om_model *m)
+{
+	const struct om_task *t =
+		r->model == m && r->model_task >= 0 ? &m->tasks[r->model_task] : NULL;
+	return t && t->cann_type[0] ? t->cann_type : r->op_type;
+}
+
 static const char *task_type(const struct rt_task_record *r)
 {
 	return r->kind == RT_TASK_KERNEL ? "AI_CORE" : "MEMCPY_ASYNC";
@@ -168,7 +177,8 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	}
 	if (!(f = open_in(dir, "op_summary.csv", err, errlen)))
 		goto done;
-	fprintf(f, "Device_id,Model ID,Model Name,Task ID,Stream ID,Infer ID,Op Name,OP Type,Task Type,"
+	fprintf(f, "Device_id,Model ID,Model Name,Task ID,Stream ID,Infer ID,Op Name,OP Type,ONNX Ops,"
+		   "Task Type,"
 		   "Task Start Time(us),Task Duration(us),Task Wait Time(us),Block Dim,"
 		   "Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
 		   "Output Formats,aicore_time(us),total_cycles");
@@ -200,7 +210,9 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		fprintf(f, ",%u,%u,%d,", r->task_id, r->stream_id, r->exec_id);
 		csv_str(f, r->name);
 		fputc(',', f);
-		csv_str(f, r->op_type);
+		csv_str(f, op_type(r, m));
+		fputc(',', f); /* the ONNX ops the task computes (ours; fused ones joined by +) */
+		csv_str(f, t ? t->op_type : "");
 		fprintf(f, ",%s,%.3f,%.3f,%.3f,%u", task_type(r), (double)r->start / mhz, dur,
 			wait[i], r->block_dim);
 		csv_tensors(f, t ? t->inputs : NULL, t ? t->ninputs : 0, IO_SHAPES);
@@ -309,7 +321,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 			   "\"args\": {\"Task Type\": \"%s\", \"Task Id\": %u, \"Stream Id\": %u, "
 			   "\"Infer Id\": %d, \"OP Type\": ",
 			ps, r->stream_id, st, du, task_type(r), r->task_id, r->stream_id, r->exec_id);
-		sim_json_str(f, r->op_type);
+		sim_json_str(f, op_type(r, m));
 		if (r->kind == RT_TASK_KERNEL)
 			fprintf(f, ", \"Block Dim\": %u}},\n", r->block_dim);
 		else
