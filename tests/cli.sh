@@ -188,6 +188,27 @@ if /usr/bin/python3 "$srcdir/tests/onnx_models.py" "$tmp/m" > /dev/null 2>&1; th
 	./simatc --model="$tmp/m/dynamic.onnx" --framework=5 --output="$tmp/y" \
 		--soc_version=Ascend910 --input_shape="X:2,3,224,224" > /dev/null && ok ||
 		bad "dynamic input with --input_shape"
+	# ATC's run modes: 1 an .om as JSON, 6 its information, 3 a precheck
+	./simatc --mode=1 --om="$tmp/y.om" --json="$tmp/y.json" > /dev/null &&
+		/usr/bin/python3 - "$tmp/y.json" << 'EOF' && ok || bad "--mode=1: $tmp/y.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+attr = {a["key"]: a["value"] for a in d["attr"]}
+assert d["name"] == "y" and attr["soc_version"]["s"] == "Ascend910", d["attr"]
+assert d["op"] and all(o["type"] and o["onnx_ops"] for o in d["op"]), d["op"][:2]
+assert any(o["type"] == "Relu" for o in d["op"]), [o["type"] for o in d["op"]]
+EOF
+	./simatc --mode=6 --om="$tmp/y.om" | grep -q '^model y (.*), compiled for Ascend910$' &&
+		ok || bad "--mode=6"
+	rm -f "$tmp/p.om"
+	./simatc --mode=3 --model="$tmp/m/dynamic.onnx" --framework=5 --output="$tmp/p" \
+		--soc_version=Ascend910 --input_shape="X:2,3,224,224" | grep -q '^precheck passed' &&
+		[ ! -e "$tmp/p.om" ] && ok || bad "--mode=3 (precheck, no .om)"
+	expect_err "--mode=1 without --json" "needs --om=FILE.om and --json" \
+		./simatc --mode=1 --om="$tmp/y.om"
+	expect_err "--mode=1 of a missing .om" "nope.om" \
+		./simatc --mode=1 --om="$tmp/nope.om" --json="$tmp/n.json"
+	expect_err "--mode=5" "--mode=5: not supported" ./simatc --mode=5 --om="$tmp/y.om"
 else
 	bad "tests/onnx_models.py failed"
 fi

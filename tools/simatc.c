@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "om_json.h"
 #include "om.h"
 #include "soc.h"
 #include "version.h"
@@ -41,6 +42,10 @@ static void usage(FILE *f)
 		"  --input_format=NCHW     ATC's input layout: NCHW, NCDHW or ND (an ONNX model's)\n"
 		"  --log=LEVEL             ATC's log level, accepted (errors go to stderr always)\n"
 		"  --set SEC.KEY=VALUE     override a SoC configuration key\n"
+		"  --mode=N                ATC's run modes: 0 compile (the default); 3 precheck\n"
+		"                          (compile and verify, write nothing); 1 with --om=M.om\n"
+		"                          --json=M.json: the .om as JSON; 6 with --om=M.om: its\n"
+		"                          information\n"
 		"  --version               print the version\n"
 		"Exit status: 0 written; 2 options or a model refused (the message names the\n"
 		"node, its op and why); 1 the SoC configuration or the output file failed.\n"
@@ -66,11 +71,71 @@ static int check_writable(const char *path, char *err, size_t errlen)
 	return bad ? -1 : 0;
 }
 
+/* ATC's --mode=1 (an .om as JSON, with --om and --json) and --mode=6 (an
+ * .om's information, with --om); 0 (compile) and 3 (precheck: compile and
+ * verify, write nothing) are main's. */
+static int other_mode(const char *mode, const char *om_in, const char *json)
+{
+	if (strcmp(mode, "1") && strcmp(mode, "6")) {
+		fprintf(stderr, "simatc: --mode=%s: not supported (0 compiles, 1 writes an .om as "
+				"JSON, 3 prechecks, 6 shows an .om's information; ATC's 5 converts "
+				"GE dump graphs, which simatc does not write)\n", mode);
+		return 2;
+	}
+	if (!om_in || (!strcmp(mode, "1") && !json)) {
+		fprintf(stderr, "simatc: --mode=%s needs --om=FILE.om%s\n", mode,
+			!strcmp(mode, "1") ? " and --json=FILE.json" : "");
+		return 2;
+	}
+	size_t n = strlen(om_in);
+	if (n < 3 || strcmp(om_in + n - 3, ".om")) {
+		fprintf(stderr, "simatc: --om=%s: --mode=%s reads an .om (an ONNX model's graph: "
+				"see simatc --report)\n", om_in, mode);
+		return 2;
+	}
+	char err[4096];
+	struct om_model m;
+	if (om_read(om_in, &m, NULL, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 1;
+	}
+	int rc = 0;
+	if (!strcmp(mode, "6")) {
+		uint64_t code = 0;
+		for (uint32_t k = 0; k < m.nkernels; k++)
+			code += m.kernels[k].bytes;
+		printf("model %s (%s), compiled for %s\n", m.name, om_in, m.soc);
+		printf("  weights %llu bytes, workspace %llu bytes, kernel code %llu bytes in %u "
+		       "kernels, %u tasks, %u inputs, %u outputs\n",
+		       (unsigned long long)m.weights_bytes, (unsigned long long)m.workspace_bytes,
+		       (unsigned long long)code, m.nkernels, m.ntasks, m.ninputs, m.noutputs);
+		om_print_task_types(&m, stdout);
+		printf("\n");
+	} else {
+		FILE *f = fopen(json, "w");
+		if (!f) {
+			fprintf(stderr, "simatc: cannot write %s: %s\n", json, strerror(errno));
+			rc = 1;
+		} else {
+			om_write_json(&m, "simatc " PACKAGE_VERSION, f);
+			if (fclose(f)) {
+				fprintf(stderr, "simatc: writing %s: %s\n", json, strerror(errno));
+				rc = 1;
+			} else {
+				printf("wrote %s\n", json);
+			}
+		}
+	}
+	om_free(&m);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (tool_version(argc, argv, "simatc"))
 		return 0;
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
+	const char *mode = "0", *om_in = NULL, *json = NULL;
 	struct cc_options opt = { .report = stdout };
 	const char *sets[64];
 	int nsets = 0;
@@ -165,7 +230,13 @@ int main(int argc, char **argv)
 			}
 			fprintf(stderr, "simatc: note: --log=%s accepted; simatc prints its errors "
 					"on stderr at every level\n", v);
-		} else if (IS("--set")) {
+		} else if (IS("--mode"))
+			mode = v;
+		else if (IS("--om"))
+			om_in = v;
+		else if (IS("--json"))
+			json = v;
+		else if (IS("--set")) {
 			if (nsets == 64) {
 				fprintf(stderr, "simatc: too many --set\n");
 				return 2;
@@ -178,7 +249,9 @@ int main(int argc, char **argv)
 		if (!eq)
 			i++;
 	}
-	if (!model || !output || !soc) {
+	if (strcmp(mode, "0") && strcmp(mode, "3"))
+		return other_mode(mode, om_in, json);
+	if (!model || (!output && strcmp(mode, "3")) || !soc) {
 		fprintf(stderr, "simatc: --model, --output and --soc_version are required "
 				"(try --help)\n");
 		return 2;
@@ -201,13 +274,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	char path[4096];
-	snprintf(path, sizeof path, "%s.om", output);
-	if (check_writable(path, err, sizeof err)) {
+	int precheck = !strcmp(mode, "3"); /* compile and verify, write nothing */
+	snprintf(path, sizeof path, "%s.om", output ? output : "");
+	if (!precheck && check_writable(path, err, sizeof err)) {
 		fprintf(stderr, "simatc: %s\n", err);
 		return 1;
 	}
 	/* the model is named after the .om, as ATC names it */
-	const char *slash = strrchr(output, '/');
+	const char *slash = output ? strrchr(output, '/') : NULL;
 	opt.model_name = slash ? slash + 1 : output;
 	struct om_model m;
 	if (cc_compile(model, &cfg, &opt, &m, err, sizeof err)) {
@@ -215,6 +289,12 @@ int main(int argc, char **argv)
 		 * its op and why; 2, as for options refused */
 		fprintf(stderr, "simatc: %s\n", err);
 		return 2;
+	}
+	if (precheck) {
+		printf("precheck passed: %s compiles for %s (%u tasks, every one verified on "
+		       "the simulator); no .om written\n", model, cfg.name, m.ntasks);
+		om_free(&m);
+		return 0;
 	}
 	int rc = om_write(path, &m, err, sizeof err);
 	if (rc)
