@@ -181,6 +181,25 @@ EOF
 	./simprof "$tmp/crlf" | grep -q 'no task_time.csv' && ok || bad "no task_time.csv note"
 fi
 
+# --- an msprof-layout trace (PROF_.../device_0/summary/op_summary_*.csv, no
+# summary.json): found, and analysed with the roofs of the chip --soc names
+if [ -d "$tmp/tr_eltwise" ]; then
+	p="$tmp/msprof/PROF_000001_20261207000000_ABCDEFGHIJ/device_0/summary"
+	mkdir -p "$p"
+	cp "$tmp/tr_eltwise/op_summary.csv" "$p/op_summary_0_1_1_20261207000000.csv"
+	cp "$tmp/tr_eltwise/task_time.csv" "$p/task_time_0_1_1_20261207000000.csv"
+	./simprof "$tmp/msprof" --soc Ascend910 --json > "$tmp/m.json" &&
+		"$py" - "$tmp/m.json" << 'EOF' && ok || bad "msprof layout: $(head -c 400 "$tmp/m.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["verdict"] == "memory" and d["soc"] == "Ascend910" and d["model"] == "eltwise", d
+assert any("no summary.json" in n for n in d["notes"]), d["notes"]
+EOF
+	./simprof "$tmp/msprof" > /dev/null 2> "$tmp/m.err"
+	[ $? = 1 ] && grep -q 'for an msprof trace, name the chip: --soc S' "$tmp/m.err" &&
+		ok || bad "msprof layout without --soc: $(cat "$tmp/m.err")"
+fi
+
 # --- the documented thresholds are the code's ----------------------------------
 ./simprof --thresholds > "$tmp/thr.md" && [ "$(wc -l < "$tmp/thr.md")" -ge 8 ] && ok ||
 	bad "simprof --thresholds"

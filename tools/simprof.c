@@ -4,8 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "advisor.h"
+#include "soc.h"
 #include "plot.h"
 #include "quantify.h"
 #include "version.h"
@@ -33,7 +35,8 @@ static void usage(FILE *f)
 		"                 no task gap, 2x memory bandwidth, 2x DMA path, 2x vector\n"
 		"                 width, fusion on)\n"
 		"                 and report the measured change per image\n"
-		"  --soc S        the chip (default: the trace's summary.json)\n"
+		"  --soc S        the chip (default: the trace's summary.json); for a trace\n"
+		"                 without one (msprof's), its roofs\n"
 		"  --batch N      the batch it ran at (default: the trace's)\n"
 		"  --fusion_switch_file F  how it was compiled (adds the \"fusion on\" variant)\n"
 		"  --work W       where the variants' traces go (default DIR/whatif)\n"
@@ -126,13 +129,24 @@ int main(int argc, char **argv)
 	}
 	struct adv_report *r;
 	char err[1024];
-	if (adv_analyze(dir, &r, err, sizeof err)) {
+	/* a trace without summary.json (msprof's): --soc gives the chip's roofs */
+	char sum[4200];
+	snprintf(sum, sizeof sum, "%s/summary.json", dir);
+	int bare = access(sum, F_OK) != 0;
+	struct soc_config chip;
+	if (q.soc && bare && soc_load(q.soc, &chip, err, sizeof err)) {
 		fprintf(stderr, "simprof: %s\n", err);
 		return 1;
 	}
-	if ((q.soc || q.batch || q.fusion_switch_file || q.work_dir) && !q.model) {
-		fprintf(stderr, "simprof: --soc, --batch, --fusion_switch_file and --work go with "
-				"--model\n");
+	if (adv_analyze_chip(dir, q.soc && bare ? &chip : NULL, &r, err, sizeof err)) {
+		fprintf(stderr, "simprof: %s\n", err);
+		if (bare && !q.soc)
+			fprintf(stderr, "simprof: for an msprof trace, name the chip: --soc S\n");
+		return 1;
+	}
+	if (((q.soc && !bare) || q.batch || q.fusion_switch_file || q.work_dir) && !q.model) {
+		fprintf(stderr, "simprof: --soc (but for a trace without summary.json), --batch, "
+				"--fusion_switch_file and --work go with --model\n");
 		adv_free(r);
 		return 2;
 	}

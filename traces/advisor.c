@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "advisor.h"
 #include "sim.h"
@@ -202,6 +203,7 @@ struct adv_report {
 	const char *soc, *model;
 	double ai_cores, mhz, gap, hbm_bw, l2_bw, peak_tflops; /* gap < 0, bw 0: unknown */
 	const char *memory; /* main memory's name (summary.json's main_memory) */
+	char chip[64], chip_memory[32]; /* the chip given for a trace without summary.json */
 	struct op *op;
 	size_t nops;
 	size_t *seq; /* ops in the order of the first analysed execution */
@@ -409,6 +411,22 @@ static int read_summary(struct adv_report *r, const char *path, char *err, size_
 	if (!trc_json_num(r->sum, "aic_frequency_mhz", &r->mhz))
 		r->mhz = 0;
 	return 0;
+}
+
+/* A trace with no summary.json (msprof writes none): the chip's figures
+ * from its configuration, as simrun would have written them. */
+static void chip_roofs(struct adv_report *r, const struct soc_config *cfg)
+{
+	snprintf(r->chip, sizeof r->chip, "%s", cfg->name);
+	snprintf(r->chip_memory, sizeof r->chip_memory, "%s", cfg->memory);
+	r->soc = r->chip;
+	r->memory = r->chip_memory;
+	r->ai_cores = (double)cfg->core_count;
+	r->mhz = cfg->core_freq_mhz;
+	r->gap = cfg->runtime_task_gap_us;
+	r->hbm_bw = cfg->hbm_bandwidth_gbps;
+	r->l2_bw = cfg->l2_bandwidth_gbps;
+	r->peak_tflops = trc_peak_flops(cfg) / 1e12;
 }
 
 struct tt_key {
@@ -1085,6 +1103,12 @@ static void evidence(struct adv_report *r, double launch_tasks_us, unsigned laun
 
 int adv_analyze(const char *dir, struct adv_report **out, char *err, size_t errlen)
 {
+	return adv_analyze_chip(dir, NULL, out, err, errlen);
+}
+
+int adv_analyze_chip(const char *dir, const struct soc_config *chip, struct adv_report **out,
+		     char *err, size_t errlen)
+{
 	*out = NULL;
 	struct stat st;
 	if (stat(dir, &st)) {
@@ -1107,12 +1131,27 @@ int adv_analyze(const char *dir, struct adv_report **out, char *err, size_t errl
 		goto fail;
 	}
 	r->top = DEFAULT_TOP;
-	if (path_in(path, sizeof path, dir, "op_summary.csv") ||
-	    trc_csv_read(path, &r->csv, err, errlen))
+	/* simrun's layout or msprof's (PROF_.../device_N/summary/op_summary_*.csv) */
+	trc_find(dir, "op_summary", "csv", path, sizeof path);
+	if (trc_csv_read(path, &r->csv, err, errlen))
 		goto fail;
-	if (path_in(path, sizeof path, dir, "summary.json") ||
-	    read_summary(r, path, err, errlen))
+	if (path_in(path, sizeof path, dir, "summary.json"))
 		goto fail;
+	if (access(path, F_OK) && chip) {
+		chip_roofs(r, chip);
+		/* the model: msprof's Model Name column, as far as it has one */
+		static const char *const mn[] = { "Model Name", NULL };
+		int c = trc_csv_col(&r->csv, mn);
+		for (size_t i = 0; c >= 0 && !r->model && i < r->csv.nrows; i++)
+			if (*trc_csv_cell(&r->csv, i, c))
+				r->model = trc_csv_cell(&r->csv, i, c);
+		addf(r, &r->note, &r->nnotes, "no summary.json: the roofs are %s's configuration's",
+		     chip->name);
+	} else if (read_summary(r, path, err, errlen)) {
+		if (access(path, F_OK) && strlen(err) + 40 < errlen)
+			strcat(err, " (msprof writes none: give the chip)");
+		goto fail;
+	}
 	if (read_rows(r, &rows, err, errlen))
 		goto fail;
 	size_t nrows = r->csv.nrows;
@@ -1146,8 +1185,8 @@ int adv_analyze(const char *dir, struct adv_report **out, char *err, size_t errl
 		r->copy[k].dur += rows[i].dur;
 		r->copy[k].bytes += rows[i].size;
 	}
-	if (path_in(path, sizeof path, dir, "task_time.csv") ||
-	    read_task_time(r, path, rows, nrows, row_op, err, errlen))
+	trc_find(dir, "task_time", "csv", path, sizeof path);
+	if (read_task_time(r, path, rows, nrows, row_op, err, errlen))
 		goto fail;
 	if (!r->have_waitflag)
 		addf(r, &r->note, &r->nnotes, "op_summary.csv has no *_waitflag_ratio columns: "

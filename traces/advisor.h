@@ -35,6 +35,12 @@ struct adv_report;
 /* Analyse the trace directory dir.  Returns 0, or -1 with err naming the
  * file (and line) that is missing or malformed. */
 int adv_analyze(const char *dir, struct adv_report **out, char *err, size_t errlen);
+/* The same for a trace that may lack summary.json (msprof writes op_summary
+ * and task_time files but none): chip, when not NULL, gives the roofs then.
+ * The files may be in simrun's layout or msprof's (trace_read.h trc_find). */
+struct soc_config;
+int adv_analyze_chip(const char *dir, const struct soc_config *chip, struct adv_report **out,
+		     char *err, size_t errlen);
 /* The whole run's bound. */
 enum adv_bound adv_verdict(const struct adv_report *r);
 /* The text report, and the JSON one: {"verdict", "evidence", "recommendations",

@@ -1,11 +1,13 @@
 /* trace_read.c: the CSV and JSON readers of trace_read.h.  Both read the
  * whole file into memory: trace files are at most a few MB, and a single
  * buffer keeps the line bookkeeping for messages simple. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace_read.h"
 
@@ -612,4 +614,84 @@ const char *trc_json_str(const struct trc_json *obj, const char *key)
 {
 	const struct trc_json *j = trc_json_get(obj, key);
 	return j && j->type == TRC_JSON_STR ? j->str : NULL;
+}
+
+/* ---- finding a trace's files --------------------------------------------- */
+
+static int is_file(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The entries of dir starting with prefix and ending with suffix, the
+ * lexicographically last into best (msprof puts the time in the name, so
+ * that is the newest); want_dir: directories, else regular files. */
+static int last_match(const char *dir, const char *prefix, const char *suffix, int want_dir,
+		      char *best, size_t n)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int found = 0;
+	char pick[1024] = "";
+	size_t lp = strlen(prefix), ls = strlen(suffix);
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t l = strlen(e->d_name);
+		if (l < lp + ls || strncmp(e->d_name, prefix, lp) ||
+		    strcmp(e->d_name + l - ls, suffix) || e->d_name[0] == '.')
+			continue;
+		char path[4096];
+		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+			continue;
+		if (want_dir ? !is_dir(path) : !is_file(path))
+			continue;
+		if (!found || strcmp(e->d_name, pick) > 0) {
+			snprintf(pick, sizeof pick, "%s", e->d_name);
+			found = 1;
+		}
+	}
+	closedir(d);
+	if (found && snprintf(best, n, "%s/%s", dir, pick) >= (int)n)
+		found = 0;
+	return found;
+}
+
+/* stem_*.ext in one msprof root (a PROF_ folder, or dir itself) */
+static int find_in_prof(const char *root, const char *stem, const char *ext, char *out,
+			size_t n)
+{
+	char sub[4096], pre[256], suf[64], dev[4096];
+	snprintf(pre, sizeof pre, "%s_", stem);
+	snprintf(suf, sizeof suf, ".%s", ext);
+	if (snprintf(sub, sizeof sub, "%s/mindstudio_profiler_output", root) < (int)sizeof sub &&
+	    last_match(sub, pre, suf, 0, out, n))
+		return 1;
+	if (!last_match(root, "device_", "", 1, dev, sizeof dev))
+		return 0;
+	return snprintf(sub, sizeof sub, "%s/summary", dev) < (int)sizeof sub &&
+	       last_match(sub, pre, suf, 0, out, n);
+}
+
+int trc_find(const char *dir, const char *stem, const char *ext, char *out, size_t n)
+{
+	char prof[4096];
+	if (snprintf(out, n, "%s/%s.%s", dir, stem, ext) >= (int)n)
+		return -1;
+	if (is_file(out))
+		return 0;
+	char mine[4096];
+	snprintf(mine, sizeof mine, "%s", out);
+	if (find_in_prof(dir, stem, ext, out, n) ||
+	    (last_match(dir, "PROF_", "", 1, prof, sizeof prof) &&
+	     find_in_prof(prof, stem, ext, out, n)))
+		return 0;
+	snprintf(out, n, "%s", mine);
+	return -1;
 }

@@ -62,4 +62,14 @@ int trc_json_num(const struct trc_json *obj, const char *key, double *v);
 /* obj's member key as a string, or NULL. */
 const char *trc_json_str(const struct trc_json *obj, const char *key);
 
+/* Where a trace's file stem.ext is: dir/stem.ext (simrun --trace's
+ * layout), else msprof's, newest name first among
+ *   dir/mindstudio_profiler_output/stem_*.ext
+ *   dir/device_N/summary/stem_*.ext
+ *   dir/PROF_.../mindstudio_profiler_output/stem_*.ext
+ *   dir/PROF_.../device_N/summary/stem_*.ext
+ * (dir may be the PROF_ folder or the folder holding it).  0 with the path
+ * in out; -1 (out: dir/stem.ext, for the caller's message) when none is. */
+int trc_find(const char *dir, const char *stem, const char *ext, char *out, size_t n);
+
 #endif
