@@ -1,0 +1,329 @@
+/* pass_runtime_params.c: float parameters given as run-time tensors (graph
+ * inputs, or computed), which the kernels of these ops take only as
+ * constants, written before shape inference as the broadcasting
+ * element-wise ops that read them on the device:
+ *   Clip(x, lo, hi)               = Min(Max(x, lo), hi)   (a constant bound
+ *                                   stays Clip's)
+ *   Pad(x, pads, v)   (constant)  = Pad(x - v, pads) + v  (one fp16
+ *                                   rounding of x - v: within fp16's
+ *                                   tolerance, not exact)
+ *   LayerNormalization(x, S, B)   = LayerNormalization(x, 1, 0) * S + B
+ *                                   (only Y; Mean and InvStdDev are S's and
+ *                                   B's no matter)
+ *   DequantizeLinear(x, s, zp)    = DequantizeLinear(x, 1, zp) * s
+ *   QuantizeLinear(x, s, zp)      = QuantizeLinear(x / s, 1, zp)  (x / s in
+ *                                   fp16 before the rounding)
+ * The rewritten node keeps its name and attributes; the new ones are named
+ * after it ("<name>/max_bound", "<name>/scale", ...). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* Input k of n is present and not a constant. */
+static int run_time(const struct cc_graph *g, const struct cc_node *n, int k)
+{
+	return k < n->nin && n->in[k] >= 0 && !g->t[n->in[k]].data;
+}
+
+static int float_param(const struct cc_graph *g, const struct cc_node *n, int k)
+{
+	return run_time(g, n, k) &&
+	       (g->t[n->in[k]].dtype == CC_F32 || g->t[n->in[k]].dtype == CC_F16);
+}
+
+/* A run-time parameter p of rank < 4 broadcast onto a 4-D x: the device
+ * holds 4-D activations as NC1HWC0 and the others as ND, and broadcasts
+ * within one layout, so p is reshaped to rank 4 first. */
+static int rank4(const struct cc_graph *g, int x, int p)
+{
+	return p >= 0 && !g->t[p].data && g->t[x].rank == 4 && g->t[p].rank >= 0 &&
+	       g->t[p].rank < 4;
+}
+
+/* How many nodes the rewrite of n adds, -1 when n is left alone. */
+static int extra_of(const struct cc_graph *g, const struct cc_node *n)
+{
+	if (n->dead || (n->domain && n->domain[0]) || n->nin < 1 || n->in[0] < 0 || n->nout < 1 ||
+	    n->out[0] < 0)
+		return -1;
+	if (!strcmp(n->op, "Clip")) {
+		int lo = float_param(g, n, 1), hi = float_param(g, n, 2);
+		int kept = (n->nin > 1 && n->in[1] >= 0 && !lo) || (n->nin > 2 && n->in[2] >= 0 && !hi);
+		int r = (lo && rank4(g, n->in[0], n->in[1])) + (hi && rank4(g, n->in[0], n->in[2]));
+		return !lo && !hi ? -1 : (kept || (lo && hi) ? 1 : 0) + r;
+	}
+	if (!strcmp(n->op, "Pad")) {
+		const struct cc_attr *m = cc_attr_find(n, "mode");
+		int constant = !m || !m->s || !strcmp(m->s, "constant");
+		return float_param(g, n, 2) && constant ? 2 + rank4(g, n->in[0], n->in[2]) : -1;
+	}
+	if (!strcmp(n->op, "LayerNormalization")) {
+		int s = float_param(g, n, 1), b = float_param(g, n, 2);
+		/* ones of S's shape stand in for it: the shape must be known */
+		if ((!s && !b) || (s && g->t[n->in[1]].rank < 0))
+			return -1;
+		int bb = b || (s && n->nin > 2 && n->in[2] >= 0);
+		return (s ? 1 + rank4(g, n->in[0], n->in[1]) : 0) +
+		       (bb ? 1 + rank4(g, n->in[0], n->in[2]) : 0);
+	}
+	if (!strcmp(n->op, "QuantizeLinear") || !strcmp(n->op, "DequantizeLinear"))
+		return float_param(g, n, 1) && g->t[n->in[1]].rank == 0 ? 1 : -1;
+	return -1;
+}
+
+static int new_node(struct cc_node *d, const char *base, const char *suffix, const char *op,
+		    int in, int in2, int out)
+{
+	memset(d, 0, sizeof *d);
+	size_t len = strlen(base) + strlen(suffix) + 1;
+	d->name = malloc(len);
+	d->op = strdup(op);
+	d->domain = strdup("");
+	d->nin = 2;
+	d->in = malloc(2 * sizeof *d->in);
+	d->out = malloc(sizeof *d->out);
+	d->nout = 1;
+	if (!d->name || !d->op || !d->domain || !d->in || !d->out)
+		return -1;
+	snprintf(d->name, len, "%s%s", base, suffix);
+	d->in[0] = in;
+	d->in[1] = in2;
+	d->out[0] = out;
+	return 0;
+}
+
+static void drop_node(struct cc_node *d)
+{
+	free(d->name);
+	free(d->op);
+	free(d->domain);
+	free(d->in);
+	free(d->out);
+}
+
+/* A new tensor "<node>/<what>" of dtype dt, shape unknown. */
+static int new_tensor(struct cc_graph *g, const struct cc_node *n, const char *what,
+		      enum cc_dtype dt)
+{
+	char name[512];
+	snprintf(name, sizeof name, "%s/%s", n->name, what);
+	return cc_tensor_add(g, name, dt, -1, NULL);
+}
+
+/* A float32 constant "<node>/<what>" of the given shape, every value v. */
+static int new_const(struct cc_graph *g, const struct cc_node *n, const char *what, int rank,
+		     const int64_t *dims, float v)
+{
+	char name[512];
+	snprintf(name, sizeof name, "%s/%s", n->name, what);
+	int ti = cc_tensor_add(g, name, CC_F32, rank, dims);
+	if (ti < 0)
+		return -1;
+	int64_t cnt = 1;
+	for (int i = 0; i < rank; i++)
+		cnt *= dims[i];
+	float *p = malloc((size_t)(cnt ? cnt : 1) * sizeof *p);
+	if (!p)
+		return -1;
+	for (int64_t i = 0; i < cnt; i++)
+		p[i] = v;
+	g->t[ti].data = p;
+	g->t[ti].nbytes = (size_t)cnt * sizeof *p;
+	return ti;
+}
+
+/* p reshaped to rank 4 (rank4) by a Reshape appended to pre, or p itself. */
+static int as_rank4(struct cc_graph *g, struct cc_node *n, int x, int p, const char *what,
+		    struct cc_node *pre, int *npre)
+{
+	if (!rank4(g, x, p))
+		return p;
+	char name[512];
+	int64_t four = 4, d[4];
+	const struct cc_tensor *pt = &g->t[p];
+	for (int i = 0; i < 4; i++)
+		d[i] = i < 4 - pt->rank ? 1 : pt->dims[i - (4 - pt->rank)];
+	snprintf(name, sizeof name, "%s/%s_shape", n->name, what);
+	int shape = cc_tensor_add(g, name, CC_I64, 1, &four);
+	int64_t *v = shape >= 0 ? malloc(sizeof d) : NULL;
+	if (!v)
+		return -1;
+	memcpy(v, d, sizeof d);
+	g->t[shape].data = v;
+	g->t[shape].nbytes = sizeof d;
+	char w[64];
+	snprintf(w, sizeof w, "%.20s_4d", what);
+	int r = new_tensor(g, n, w, g->t[p].dtype);
+	snprintf(w, sizeof w, "/%.20s_4d", what);
+	if (r < 0 || new_node(&pre[(*npre)++], n->name, w, "Reshape", p, shape, r))
+		return -1;
+	return r;
+}
+
+/* Rewrite n into pre[0..*npre), n itself, post[0..*npost). */
+static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, int *npre,
+		   struct cc_node *post, int *npost)
+{
+	int x = n->in[0], y = n->out[0];
+	enum cc_dtype xt = g->t[x].dtype;
+	*npre = *npost = 0;
+	if (!strcmp(n->op, "Clip")) {
+		int lo = float_param(g, n, 1) ? n->in[1] : -1;
+		int hi = float_param(g, n, 2) ? n->in[2] : -1;
+		int keep = (n->nin > 1 && n->in[1] >= 0 && lo < 0) ||
+			   (n->nin > 2 && n->in[2] >= 0 && hi < 0);
+		for (int k = 1; k < 3 && k < n->nin; k++)
+			if (n->in[k] >= 0 && (n->in[k] == lo || n->in[k] == hi))
+				n->in[k] = -1;
+		if (lo >= 0 && (lo = as_rank4(g, n, x, lo, "min", pre, npre)) < 0)
+			return -1;
+		if (hi >= 0 && (hi = as_rank4(g, n, x, hi, "max", pre, npre)) < 0)
+			return -1;
+		if (keep) { /* Clip keeps its constant bound, then Max or Min */
+			int mid = new_tensor(g, n, "const_bound", xt);
+			if (mid < 0)
+				return -1;
+			n->out[0] = mid;
+			return new_node(&post[(*npost)++], n->name, lo >= 0 ? "/min_bound" : "/max_bound",
+					lo >= 0 ? "Max" : "Min", mid, lo >= 0 ? lo : hi, y);
+		}
+		/* every bound a run-time tensor: n becomes the Max (or Min) */
+		char *op = strdup(lo >= 0 ? "Max" : "Min");
+		if (!op)
+			return -1;
+		free(n->op);
+		n->op = op;
+		n->nin = 2;
+		n->in[1] = lo >= 0 ? lo : hi;
+		if (lo >= 0 && hi >= 0) {
+			int mid = new_tensor(g, n, "min_bound", xt);
+			if (mid < 0)
+				return -1;
+			n->out[0] = mid;
+			return new_node(&post[(*npost)++], n->name, "/max_bound", "Min", mid, hi, y);
+		}
+		return 0;
+	}
+	if (!strcmp(n->op, "Pad")) {
+		int v = as_rank4(g, n, x, n->in[2], "value", pre, npre),
+		    sub = new_tensor(g, n, "minus_value", xt), pad = new_tensor(g, n, "padded", xt);
+		if (v < 0 || sub < 0 || pad < 0)
+			return -1;
+		if (new_node(&pre[(*npre)++], n->name, "/minus_value", "Sub", x, v, sub))
+			return -1;
+		n->in[0] = sub;
+		n->in[2] = -1;
+		n->out[0] = pad;
+		return new_node(&post[(*npost)++], n->name, "/plus_value", "Add", pad, v, y);
+	}
+	if (!strcmp(n->op, "LayerNormalization")) {
+		int s = float_param(g, n, 1) ? n->in[1] : -1;
+		int b = n->nin > 2 && n->in[2] >= 0 && (s >= 0 || float_param(g, n, 2)) ? n->in[2]
+											 : -1;
+		int cur = new_tensor(g, n, "normalized", xt);
+		if (cur < 0)
+			return -1;
+		if (s >= 0) {
+			int64_t dims[CC_MAX_RANK];
+			int rank = g->t[s].rank;
+			memcpy(dims, g->t[s].dims, sizeof dims);
+			int ones = new_const(g, n, "ones", rank, dims, 1.0f);
+			if (ones < 0)
+				return -1;
+			n->in[1] = ones;
+			if ((s = as_rank4(g, n, x, s, "scale", pre, npre)) < 0)
+				return -1;
+		}
+		if (b >= 0 && (b = as_rank4(g, n, x, b, "bias", pre, npre)) < 0)
+			return -1;
+		if (b >= 0)
+			n->in[2] = -1;
+		n->out[0] = cur;
+		if (s >= 0) {
+			int next = b >= 0 ? new_tensor(g, n, "scaled", xt) : y;
+			if (next < 0 ||
+			    new_node(&post[(*npost)++], n->name, "/scale", "Mul", cur, s, next))
+				return -1;
+			cur = next;
+		}
+		if (b >= 0)
+			return new_node(&post[(*npost)++], n->name, "/bias", "Add", cur, b, y);
+		return 0;
+	}
+	/* QuantizeLinear, DequantizeLinear: scale 1 in the node, s outside */
+	int s = n->in[1], one = new_const(g, n, "unit_scale", 0, NULL, 1.0f);
+	if (one < 0)
+		return -1;
+	n->in[1] = one;
+	if (!strcmp(n->op, "DequantizeLinear")) {
+		int mid = new_tensor(g, n, "unscaled", CC_F32);
+		if (mid < 0)
+			return -1;
+		n->out[0] = mid;
+		return new_node(&post[(*npost)++], n->name, "/scale", "Mul", mid, s, y);
+	}
+	int q = new_tensor(g, n, "divided", xt);
+	if (q < 0)
+		return -1;
+	n->in[0] = q;
+	return new_node(&pre[(*npre)++], n->name, "/scale", "Div", x, s, q);
+}
+
+int cc_pass_runtime_params(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			   size_t errlen)
+{
+	int k = 0, extra = 0;
+	for (int i = 0; i < g->nn; i++) {
+		int e = extra_of(g, &g->n[i]);
+		k += e >= 0;
+		extra += e > 0 ? e : 0;
+	}
+	if (!k)
+		return 0;
+	cc_log(log, "  runtime_params: %d Clip/Pad/LayerNormalization/QuantizeLinear/"
+		    "DequantizeLinear with run-time float parameters into element-wise ops", k);
+	struct cc_node *nn = calloc((size_t)(g->nn + extra), sizeof *nn);
+	if (!nn) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int j = 0;
+	for (int i = 0; i < g->nn; i++) {
+		struct cc_node *n = &g->n[i];
+		if (extra_of(g, n) < 0) {
+			nn[j++] = *n;
+			continue;
+		}
+		struct cc_node pre[4], post[4];
+		int npre = 0, npost = 0;
+		memset(pre, 0, sizeof pre);
+		memset(post, 0, sizeof post);
+		if (rewrite(g, n, pre, &npre, post, &npost)) {
+			for (int q = 0; q < npre; q++)
+				drop_node(&pre[q]);
+			for (int q = 0; q < npost; q++)
+				drop_node(&post[q]);
+			free(nn); /* the nodes moved into nn stay owned by g->n */
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		for (int q = 0; q < npre; q++)
+			nn[j++] = pre[q];
+		nn[j++] = *n;
+		for (int q = 0; q < npost; q++)
+			nn[j++] = post[q];
+	}
+	free(g->n);
+	g->n = nn;
+	g->nn = j;
+	g->capn = j; /* the array holds exactly the old nodes and the new */
+	for (int t = 0; t < g->nt; t++)
+		g->t[t].producer = -1;
+	for (int i = 0; i < g->nn; i++)
+		for (int o = 0; o < g->n[i].nout; o++)
+			if (g->n[i].out[o] >= 0)
+				g->t[g->n[i].out[o]].producer = i;
+	return k;
+}
