@@ -52,8 +52,10 @@ static int einsum_form(struct cc_ctx *c, struct cc_node *n, int *tb)
 	if (!a || a->type != CC_ATTR_STRING || !a->s)
 		return NODE_FAIL(c, n, "Einsum needs an equation");
 	if (n->nin != 2)
-		return NODE_FAIL(c, n, "Einsum '%s' of %d inputs is not supported yet (batched "
-				       "matrix products of two are)", a->s, n->nin);
+		return NODE_FAIL(c, n, "Einsum '%s' is not supported yet (batched matrix "
+				       "products are, and sums and transposes of one operand or of "
+				       "two with the same letters, without an ellipsis or a "
+				       "diagonal)", a->s);
 	for (const char *p = a->s; *p; p++) {
 		if (*p == ' ')
 			continue;

@@ -13,6 +13,10 @@
  *   DequantizeLinear(x, s, zp)    = DequantizeLinear(x, 1, zp) * s
  *   QuantizeLinear(x, s, zp)      = QuantizeLinear(x / s, 1, zp)  (x / s in
  *                                   fp16 before the rounding)
+ *   DequantizeLinear(x, s, zp) per axis (s of rank 1, zp a constant)
+ *                                 = (Cast(x) - zp') * Reshape(s)  with zp'
+ *                                   a float constant, both shaped to
+ *                                   broadcast along the axis
  * The rewritten node keeps its name and attributes; the new ones are named
  * after it ("<name>/max_bound", "<name>/scale", ...). */
 #include <stdio.h>
@@ -42,6 +46,29 @@ static int rank4(const struct cc_graph *g, int x, int p)
 	       g->t[p].rank < 4;
 }
 
+/* A DequantizeLinear per axis whose scale is a run-time tensor of rank 1
+ * and whose zero point (if any) is an 8-bit constant: its axis, else -1. */
+static int dq_axis(const struct cc_graph *g, const struct cc_node *n)
+{
+	if (!float_param(g, n, 1) || g->t[n->in[1]].rank != 1)
+		return -1;
+	const struct cc_tensor *x = &g->t[n->in[0]], *s = &g->t[n->in[1]];
+	int64_t axis = cc_attr_int(n, "axis", 1);
+	if (x->rank < 1 || (x->dtype != CC_U8 && x->dtype != CC_I8))
+		return -1;
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis >= x->rank || s->dims[0] != x->dims[axis])
+		return -1;
+	if (n->nin > 2 && n->in[2] >= 0) {
+		const struct cc_tensor *z = &g->t[n->in[2]];
+		if (!z->data || (z->dtype != CC_U8 && z->dtype != CC_I8) ||
+		    cc_tensor_numel(z) != s->dims[0] || z->nbytes < (size_t)s->dims[0])
+			return -1;
+	}
+	return (int)axis;
+}
+
 /* How many nodes the rewrite of n adds, -1 when n is left alone. */
 static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 {
@@ -68,6 +95,8 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 		return (s ? 1 + rank4(g, n->in[0], n->in[1]) : 0) +
 		       (bb ? 1 + rank4(g, n->in[0], n->in[2]) : 0);
 	}
+	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
+		return 2 + (n->nin > 2 && n->in[2] >= 0);
 	if (!strcmp(n->op, "QuantizeLinear") || !strcmp(n->op, "DequantizeLinear"))
 		return float_param(g, n, 1) && g->t[n->in[1]].rank == 0 ? 1 : -1;
 	return -1;
@@ -162,6 +191,75 @@ static int as_rank4(struct cc_graph *g, struct cc_node *n, int x, int p, const c
 	return r;
 }
 
+/* DequantizeLinear per axis: Cast and Sub (and the scale's Reshape) into
+ * pre, n itself becomes the Mul. */
+static int dq_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, int *npre)
+{
+	int x = n->in[0], s = n->in[1], axis = dq_axis(g, n), rank = g->t[x].rank;
+	int64_t C = g->t[s].dims[0], bd[CC_MAX_RANK];
+	for (int i = 0; i < rank; i++)
+		bd[i] = i == axis ? C : 1;
+	int xf = new_tensor(g, n, "float", CC_F32);
+	if (xf < 0 || new_node(&pre[*npre], n->name, "/float", "Cast", x, -1, xf))
+		return -1;
+	struct cc_node *cast = &pre[(*npre)++];
+	cast->nin = 1;
+	cast->attrs = calloc(1, sizeof *cast->attrs);
+	if (!cast->attrs || !(cast->attrs[0].name = strdup("to")))
+		return -1;
+	cast->attrs[0].type = CC_ATTR_INT;
+	cast->attrs[0].i = CC_F32;
+	cast->nattrs = 1;
+	int cur = xf;
+	if (n->nin > 2 && n->in[2] >= 0) {
+		const struct cc_tensor *z = &g->t[n->in[2]];
+		int zdt = z->dtype;
+		const void *zd = z->data;
+		int zf = new_const(g, n, "zero_point", rank, bd, 0.0f);
+		int xs = new_tensor(g, n, "centered", CC_F32);
+		if (zf < 0 || xs < 0)
+			return -1;
+		float *v = g->t[zf].data;
+		for (int64_t i = 0; i < C; i++)
+			v[i] = zdt == CC_U8 ? ((const uint8_t *)zd)[i] : ((const int8_t *)zd)[i];
+		if (new_node(&pre[(*npre)++], n->name, "/centered", "Sub", xf, zf, xs))
+			return -1;
+		cur = xs;
+	}
+	char name[512];
+	int64_t r64 = rank;
+	snprintf(name, sizeof name, "%s/scale_shape", n->name);
+	int shape = cc_tensor_add(g, name, CC_I64, 1, &r64);
+	int64_t *sv = shape >= 0 ? malloc((size_t)rank * sizeof *sv) : NULL;
+	if (!sv)
+		return -1;
+	memcpy(sv, bd, (size_t)rank * sizeof *sv);
+	g->t[shape].data = sv;
+	g->t[shape].nbytes = (size_t)rank * sizeof *sv;
+	int s2 = new_tensor(g, n, "scale_shaped", g->t[s].dtype);
+	if (s2 < 0 || new_node(&pre[(*npre)++], n->name, "/scale_shaped", "Reshape", s, shape, s2))
+		return -1;
+	/* n becomes the Mul: its attributes (axis) mean nothing to it */
+	char *op = strdup("Mul");
+	if (!op)
+		return -1;
+	free(n->op);
+	n->op = op;
+	n->nin = 2;
+	n->in[0] = cur;
+	n->in[1] = s2;
+	for (int a = 0; a < n->nattrs; a++) {
+		free(n->attrs[a].name);
+		free(n->attrs[a].s);
+		free(n->attrs[a].ints);
+		free(n->attrs[a].floats);
+	}
+	free(n->attrs);
+	n->attrs = NULL;
+	n->nattrs = 0;
+	return 0;
+}
+
 /* Rewrite n into pre[0..*npre), n itself, post[0..*npost). */
 static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, int *npre,
 		   struct cc_node *post, int *npost)
@@ -252,6 +350,8 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 			return new_node(&post[(*npost)++], n->name, "/bias", "Add", cur, b, y);
 		return 0;
 	}
+	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
+		return dq_per_axis(g, n, pre, npre);
 	/* QuantizeLinear, DequantizeLinear: scale 1 in the node, s outside */
 	int s = n->in[1], one = new_const(g, n, "unit_scale", 0, NULL, 1.0f);
 	if (one < 0)
@@ -296,7 +396,7 @@ int cc_pass_runtime_params(struct cc_graph *g, struct cc_pass_log *log, char *er
 			nn[j++] = *n;
 			continue;
 		}
-		struct cc_node pre[4], post[4];
+		struct cc_node pre[6], post[4];
 		int npre = 0, npost = 0;
 		memset(pre, 0, sizeof pre);
 		memset(post, 0, sizeof post);
