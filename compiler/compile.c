@@ -812,6 +812,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		goto done;
 	if (cc_pass_einsum(&c.g, &c.log, err, errlen) < 0)
 		goto done;
+	if (cc_pass_bn_training(&c.g, &c.log, err, errlen) < 0)
+		goto done;
 	if (on[SW_QDQ] && (changes[SW_QDQ] = cc_pass_qdq(&c.g, &c.log, err, errlen)) < 0)
 		goto done;
 	if (on[SW_IDENTITY] && (changes[SW_IDENTITY] = cc_pass_dce(&c.g, &c.log, err, errlen)) < 0)
