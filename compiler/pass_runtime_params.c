@@ -98,7 +98,9 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
 		return 2 + (n->nin > 2 && n->in[2] >= 0);
 	if (!strcmp(n->op, "QuantizeLinear") || !strcmp(n->op, "DequantizeLinear"))
-		return float_param(g, n, 1) && g->t[n->in[1]].rank == 0 ? 1 : -1;
+		return float_param(g, n, 1) && g->t[n->in[1]].rank == 0
+			       ? 1 + rank4(g, n->in[0], n->in[1])
+			       : -1;
 	return -1;
 }
 
@@ -353,7 +355,8 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
 		return dq_per_axis(g, n, pre, npre);
 	/* QuantizeLinear, DequantizeLinear: scale 1 in the node, s outside */
-	int s = n->in[1], one = new_const(g, n, "unit_scale", 0, NULL, 1.0f);
+	int s = as_rank4(g, n, x, n->in[1], "scale", pre, npre),
+	    one = s >= 0 ? new_const(g, n, "unit_scale", 0, NULL, 1.0f) : -1;
 	if (one < 0)
 		return -1;
 	n->in[1] = one;
