@@ -13,6 +13,10 @@
  *   DequantizeLinear(x, s, zp)    = DequantizeLinear(x, 1, zp) * s
  *   QuantizeLinear(x, s, zp)      = QuantizeLinear(x / s, 1, zp)  (x / s in
  *                                   fp16 before the rounding)
+ *   QuantizeLinear(x, s, zp) per axis (s of rank 1, at most Q_AXIS_MAX
+ *   channels, zp a constant): per channel c, QuantizeLinear(Slice(x, c) /
+ *   s[c], 1, zp[c]), the channels concatenated (per-axis quantization is
+ *   per-tensor quantization of each slice)
  *   DequantizeLinear(x, s, zp) per axis (s of rank 1, zp a constant)
  *                                 = (Cast(x) - zp') * Reshape(s)  with zp'
  *                                   a float constant, both shaped to
@@ -69,6 +73,33 @@ static int dq_axis(const struct cc_graph *g, const struct cc_node *n)
 	return (int)axis;
 }
 
+#define Q_AXIS_MAX 8 /* channels a per-axis QuantizeLinear is split into */
+
+/* A QuantizeLinear per axis whose scale is a run-time tensor of rank 1 (at
+ * most Q_AXIS_MAX values) and whose zero point (if any) is an 8-bit
+ * constant: its axis, else -1. */
+static int q_axis(const struct cc_graph *g, const struct cc_node *n)
+{
+	if (!float_param(g, n, 1) || g->t[n->in[1]].rank != 1)
+		return -1;
+	const struct cc_tensor *x = &g->t[n->in[0]], *s = &g->t[n->in[1]];
+	int64_t axis = cc_attr_int(n, "axis", 1);
+	if (x->rank < 1 || (x->dtype != CC_F32 && x->dtype != CC_F16))
+		return -1;
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis >= x->rank || s->dims[0] != x->dims[axis] || s->dims[0] < 1 ||
+	    s->dims[0] > Q_AXIS_MAX)
+		return -1;
+	if (n->nin > 2 && n->in[2] >= 0) {
+		const struct cc_tensor *z = &g->t[n->in[2]];
+		if (!z->data || (z->dtype != CC_U8 && z->dtype != CC_I8) ||
+		    cc_tensor_numel(z) != s->dims[0] || z->nbytes < (size_t)s->dims[0])
+			return -1;
+	}
+	return (int)axis;
+}
+
 /* How many nodes the rewrite of n adds, -1 when n is left alone. */
 static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 {
@@ -97,6 +128,8 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 	}
 	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
 		return 2 + (n->nin > 2 && n->in[2] >= 0);
+	if (!strcmp(n->op, "QuantizeLinear") && q_axis(g, n) >= 0)
+		return 5 * (int)g->t[n->in[1]].dims[0];
 	if (!strcmp(n->op, "QuantizeLinear") || !strcmp(n->op, "DequantizeLinear"))
 		return float_param(g, n, 1) && g->t[n->in[1]].rank == 0
 			       ? 1 + rank4(g, n->in[0], n->in[1])
@@ -262,6 +295,148 @@ static int dq_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pr
 	return 0;
 }
 
+/* An int64 constant [v] "<node>/<what>". */
+static int int1(struct cc_graph *g, const struct cc_node *n, const char *what, int64_t v)
+{
+	char name[512];
+	int64_t one = 1;
+	snprintf(name, sizeof name, "%s/%s", n->name, what);
+	int t = cc_tensor_add(g, name, CC_I64, 1, &one);
+	int64_t *p = t >= 0 ? malloc(sizeof *p) : NULL;
+	if (!p)
+		return -1;
+	*p = v;
+	g->t[t].data = p;
+	g->t[t].nbytes = sizeof *p;
+	return t;
+}
+
+/* A Slice node of input a, [c, c + 1) on axis, into a new tensor. */
+static int slice1(struct cc_graph *g, struct cc_node *n, const char *what, int a, int64_t c,
+		  int axis, struct cc_node *d)
+{
+	char w[64];
+	snprintf(w, sizeof w, "%.30s_start", what);
+	int st = int1(g, n, w, c);
+	snprintf(w, sizeof w, "%.30s_end", what);
+	int en = st >= 0 ? int1(g, n, w, c + 1) : -1;
+	snprintf(w, sizeof w, "%.30s_axis", what);
+	int ax = en >= 0 ? int1(g, n, w, axis) : -1;
+	int o = ax >= 0 ? new_tensor(g, n, what, g->t[a].dtype) : -1;
+	snprintf(w, sizeof w, "/%.30s", what);
+	if (o < 0 || new_node(d, n->name, w, "Slice", a, st, o))
+		return -1;
+	int *in = realloc(d->in, 4 * sizeof *in);
+	if (!in)
+		return -1;
+	d->in = in;
+	d->in[2] = en;
+	d->in[3] = ax;
+	d->nin = 4;
+	return o;
+}
+
+/* QuantizeLinear per axis: per channel Slice, Slice of the scale, its
+ * Reshape, Div and QuantizeLinear into pre (n itself is the last channel's
+ * QuantizeLinear), the Concat into post. */
+static int q_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, int *npre,
+		      struct cc_node *post, int *npost)
+{
+	int x = n->in[0], s = n->in[1], y = n->out[0], axis = q_axis(g, n), rank = g->t[x].rank;
+	int64_t C = g->t[s].dims[0], ones[CC_MAX_RANK], r64 = rank;
+	const struct cc_tensor *z = n->nin > 2 && n->in[2] >= 0 ? &g->t[n->in[2]] : NULL;
+	enum cc_dtype zdt = z ? z->dtype : CC_U8;
+	uint8_t zb[Q_AXIS_MAX] = { 0 };
+	if (z)
+		memcpy(zb, z->data, (size_t)C);
+	for (int i = 0; i < rank; i++)
+		ones[i] = 1;
+	char name[512], w[64];
+	snprintf(name, sizeof name, "%s/scale_shape", n->name);
+	int shape = cc_tensor_add(g, name, CC_I64, 1, &r64);
+	int64_t *sv = shape >= 0 ? malloc((size_t)rank * sizeof *sv) : NULL;
+	int one = sv ? new_const(g, n, "unit_scale", 0, NULL, 1.0f) : -1;
+	if (one < 0) {
+		free(sv);
+		return -1;
+	}
+	memcpy(sv, ones, (size_t)rank * sizeof *sv);
+	g->t[shape].data = sv;
+	g->t[shape].nbytes = (size_t)rank * sizeof *sv;
+	int parts[Q_AXIS_MAX];
+	for (int64_t c = 0; c < C; c++) {
+		snprintf(w, sizeof w, "x%lld", (long long)c);
+		int xc = slice1(g, n, w, x, c, axis, &pre[(*npre)++]);
+		snprintf(w, sizeof w, "s%lld", (long long)c);
+		int sc = xc >= 0 ? slice1(g, n, w, s, c, 0, &pre[(*npre)++]) : -1;
+		snprintf(w, sizeof w, "s%lld_shaped", (long long)c);
+		int s4 = sc >= 0 ? new_tensor(g, n, w, g->t[s].dtype) : -1;
+		char w2[64];
+		snprintf(w2, sizeof w2, "/%.50s", w);
+		if (s4 < 0 || new_node(&pre[(*npre)++], n->name, w2, "Reshape", sc, shape, s4))
+			return -1;
+		snprintf(w, sizeof w, "x%lld_divided", (long long)c);
+		int q = new_tensor(g, n, w, g->t[x].dtype);
+		snprintf(w2, sizeof w2, "/%.50s", w);
+		if (q < 0 || new_node(&pre[(*npre)++], n->name, w2, "Div", xc, s4, q))
+			return -1;
+		snprintf(w, sizeof w, "zero_point%lld", (long long)c);
+		snprintf(name, sizeof name, "%s/%s", n->name, w);
+		int zc = cc_tensor_add(g, name, zdt, 0, ones);
+		uint8_t *zv = zc >= 0 ? malloc(1) : NULL;
+		if (!zv)
+			return -1;
+		*zv = zb[c];
+		g->t[zc].data = zv;
+		g->t[zc].nbytes = 1;
+		snprintf(w, sizeof w, "q%lld", (long long)c);
+		if ((parts[c] = new_tensor(g, n, w, zdt)) < 0)
+			return -1;
+		if (c < C - 1) {
+			snprintf(w2, sizeof w2, "/%.50s", w);
+			struct cc_node *qn = &pre[(*npre)++];
+			if (new_node(qn, n->name, w2, "QuantizeLinear", q, one, parts[c]))
+				return -1;
+			int *in = realloc(qn->in, 3 * sizeof *in);
+			if (!in)
+				return -1;
+			qn->in = in;
+			qn->in[2] = zc;
+			qn->nin = 3;
+		} else { /* n is the last channel's, per tensor: no axis */
+			n->in[0] = q;
+			n->in[1] = one;
+			if (n->nin < 3) {
+				int *in = realloc(n->in, 3 * sizeof *in);
+				if (!in)
+					return -1;
+				n->in = in;
+				n->nin = 3;
+			}
+			n->in[2] = zc;
+			n->out[0] = parts[c];
+			for (int a = 0; a < n->nattrs; a++)
+				if (!strcmp(n->attrs[a].name, "axis"))
+					n->attrs[a].i = 1; /* ignored per tensor */
+		}
+	}
+	struct cc_node *cn = &post[(*npost)++];
+	if (new_node(cn, n->name, "/concat", "Concat", parts[0], -1, y))
+		return -1;
+	int *in = realloc(cn->in, (size_t)C * sizeof *in);
+	cn->attrs = calloc(1, sizeof *cn->attrs);
+	if (!in || !cn->attrs || !(cn->attrs[0].name = strdup("axis")))
+		return -1;
+	cn->in = in;
+	for (int64_t c = 0; c < C; c++)
+		cn->in[c] = parts[c];
+	cn->nin = (int)C;
+	cn->attrs[0].type = CC_ATTR_INT;
+	cn->attrs[0].i = axis;
+	cn->nattrs = 1;
+	return 0;
+}
+
 /* Rewrite n into pre[0..*npre), n itself, post[0..*npost). */
 static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, int *npre,
 		   struct cc_node *post, int *npost)
@@ -354,6 +529,8 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 	}
 	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
 		return dq_per_axis(g, n, pre, npre);
+	if (!strcmp(n->op, "QuantizeLinear") && q_axis(g, n) >= 0)
+		return q_per_axis(g, n, pre, npre, post, npost);
 	/* QuantizeLinear, DequantizeLinear: scale 1 in the node, s outside */
 	int s = as_rank4(g, n, x, n->in[1], "scale", pre, npre),
 	    one = s >= 0 ? new_const(g, n, "unit_scale", 0, NULL, 1.0f) : -1;
@@ -399,7 +576,7 @@ int cc_pass_runtime_params(struct cc_graph *g, struct cc_pass_log *log, char *er
 			nn[j++] = *n;
 			continue;
 		}
-		struct cc_node pre[6], post[4];
+		struct cc_node pre[5 * Q_AXIS_MAX], post[4];
 		int npre = 0, npost = 0;
 		memset(pre, 0, sizeof pre);
 		memset(post, 0, sizeof post);
