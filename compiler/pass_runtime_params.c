@@ -456,13 +456,18 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 			return -1;
 		if (hi >= 0 && (hi = as_rank4(g, n, x, hi, "max", pre, npre)) < 0)
 			return -1;
-		if (keep) { /* Clip keeps its constant bound, then Max or Min */
+		if (keep) { /* Clip keeps its constant bound; the lower bound first
+			     * (min(max(x, lo), hi) is hi when lo > hi) */
 			int mid = new_tensor(g, n, "const_bound", xt);
 			if (mid < 0)
 				return -1;
-			n->out[0] = mid;
-			return new_node(&post[(*npost)++], n->name, lo >= 0 ? "/min_bound" : "/max_bound",
-					lo >= 0 ? "Max" : "Min", mid, lo >= 0 ? lo : hi, y);
+			if (lo >= 0) { /* Max(x, lo), then Clip to the constant hi */
+				n->in[0] = mid;
+				return new_node(&pre[(*npre)++], n->name, "/min_bound", "Max", x, lo,
+						mid);
+			}
+			n->out[0] = mid; /* Clip to the constant lo, then Min(., hi) */
+			return new_node(&post[(*npost)++], n->name, "/max_bound", "Min", mid, hi, y);
 		}
 		/* every bound a run-time tensor: n becomes the Max (or Min) */
 		char *op = strdup(lo >= 0 ? "Max" : "Min");
