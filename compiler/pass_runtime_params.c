@@ -8,8 +8,8 @@
  *                                   rounding of x - v: within fp16's
  *                                   tolerance, not exact)
  *   LayerNormalization(x, S, B)   = LayerNormalization(x, 1, 0) * S + B
- *                                   (only Y; Mean and InvStdDev are S's and
- *                                   B's no matter)
+ *                                   (only Y: Mean and InvStdDev do not
+ *                                   depend on S and B)
  *   DequantizeLinear(x, s, zp)    = DequantizeLinear(x, 1, zp) * s
  *   QuantizeLinear(x, s, zp)      = QuantizeLinear(x / s, 1, zp)  (x / s in
  *                                   fp16 before the rounding)
@@ -21,8 +21,9 @@
  *                                 = (Cast(x) - zp') * Reshape(s)  with zp'
  *                                   a float constant, both shaped to
  *                                   broadcast along the axis
- * The rewritten node keeps its name and attributes; the new ones are named
- * after it ("<name>/max_bound", "<name>/scale", ...). */
+ * The rewritten node keeps its name (and its attributes, but where it
+ * becomes another op); the new ones are named after it ("<name>/max_bound",
+ * "<name>/scale", ...). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
