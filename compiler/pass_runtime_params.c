@@ -21,6 +21,8 @@
  *                                 = (Cast(x) - zp') * Reshape(s)  with zp'
  *                                   a float constant, both shaped to
  *                                   broadcast along the axis
+ * A run-time parameter of lower rank broadcast onto a 4-D activation is laid
+ * out as 4-D by the broadcast's lowering (cc_bcast_nd).
  * The rewritten node keeps its name (and its attributes, but where it
  * becomes another op); the new ones are named after it ("<name>/max_bound",
  * "<name>/scale", ...). */
@@ -40,15 +42,6 @@ static int float_param(const struct cc_graph *g, const struct cc_node *n, int k)
 {
 	return run_time(g, n, k) &&
 	       (g->t[n->in[k]].dtype == CC_F32 || g->t[n->in[k]].dtype == CC_F16);
-}
-
-/* A run-time parameter p of rank < 4 broadcast onto a 4-D x: the device
- * holds 4-D activations as NC1HWC0 and the others as ND, and broadcasts
- * within one layout, so p is reshaped to rank 4 first. */
-static int rank4(const struct cc_graph *g, int x, int p)
-{
-	return p >= 0 && !g->t[p].data && g->t[x].rank == 4 && g->t[p].rank >= 0 &&
-	       g->t[p].rank < 4;
 }
 
 /* A DequantizeLinear per axis whose scale is a run-time tensor of rank 1
@@ -110,13 +103,12 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 	if (!strcmp(n->op, "Clip")) {
 		int lo = float_param(g, n, 1), hi = float_param(g, n, 2);
 		int kept = (n->nin > 1 && n->in[1] >= 0 && !lo) || (n->nin > 2 && n->in[2] >= 0 && !hi);
-		int r = (lo && rank4(g, n->in[0], n->in[1])) + (hi && rank4(g, n->in[0], n->in[2]));
-		return !lo && !hi ? -1 : (kept || (lo && hi) ? 1 : 0) + r;
+		return !lo && !hi ? -1 : kept || (lo && hi) ? 1 : 0;
 	}
 	if (!strcmp(n->op, "Pad")) {
 		const struct cc_attr *m = cc_attr_find(n, "mode");
 		int constant = !m || !m->s || !strcmp(m->s, "constant");
-		return float_param(g, n, 2) && constant ? 2 + rank4(g, n->in[0], n->in[2]) : -1;
+		return float_param(g, n, 2) && constant ? 2 : -1;
 	}
 	if (!strcmp(n->op, "LayerNormalization")) {
 		int s = float_param(g, n, 1), b = float_param(g, n, 2);
@@ -124,8 +116,7 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 		if ((!s && !b) || (s && g->t[n->in[1]].rank < 0))
 			return -1;
 		int bb = b || (s && n->nin > 2 && n->in[2] >= 0);
-		return (s ? 1 + rank4(g, n->in[0], n->in[1]) : 0) +
-		       (bb ? 1 + rank4(g, n->in[0], n->in[2]) : 0);
+		return s + bb;
 	}
 	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
 		return 2 + (n->nin > 2 && n->in[2] >= 0);
@@ -133,7 +124,7 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 		return 5 * (int)g->t[n->in[1]].dims[0];
 	if (!strcmp(n->op, "QuantizeLinear") || !strcmp(n->op, "DequantizeLinear"))
 		return float_param(g, n, 1) && g->t[n->in[1]].rank == 0
-			       ? 1 + rank4(g, n->in[0], n->in[1])
+			       ? 1
 			       : -1;
 	return -1;
 }
@@ -197,34 +188,6 @@ static int new_const(struct cc_graph *g, const struct cc_node *n, const char *wh
 	g->t[ti].data = p;
 	g->t[ti].nbytes = (size_t)cnt * sizeof *p;
 	return ti;
-}
-
-/* p reshaped to rank 4 (rank4) by a Reshape appended to pre, or p itself. */
-static int as_rank4(struct cc_graph *g, struct cc_node *n, int x, int p, const char *what,
-		    struct cc_node *pre, int *npre)
-{
-	if (!rank4(g, x, p))
-		return p;
-	char name[512];
-	int64_t four = 4, d[4];
-	const struct cc_tensor *pt = &g->t[p];
-	for (int i = 0; i < 4; i++)
-		d[i] = i < 4 - pt->rank ? 1 : pt->dims[i - (4 - pt->rank)];
-	snprintf(name, sizeof name, "%s/%s_shape", n->name, what);
-	int shape = cc_tensor_add(g, name, CC_I64, 1, &four);
-	int64_t *v = shape >= 0 ? malloc(sizeof d) : NULL;
-	if (!v)
-		return -1;
-	memcpy(v, d, sizeof d);
-	g->t[shape].data = v;
-	g->t[shape].nbytes = sizeof d;
-	char w[64];
-	snprintf(w, sizeof w, "%.20s_4d", what);
-	int r = new_tensor(g, n, w, g->t[p].dtype);
-	snprintf(w, sizeof w, "/%.20s_4d", what);
-	if (r < 0 || new_node(&pre[(*npre)++], n->name, w, "Reshape", p, shape, r))
-		return -1;
-	return r;
 }
 
 /* DequantizeLinear per axis: Cast and Sub (and the scale's Reshape) into
@@ -453,10 +416,6 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 		for (int k = 1; k < 3 && k < n->nin; k++)
 			if (n->in[k] >= 0 && (n->in[k] == lo || n->in[k] == hi))
 				n->in[k] = -1;
-		if (lo >= 0 && (lo = as_rank4(g, n, x, lo, "min", pre, npre)) < 0)
-			return -1;
-		if (hi >= 0 && (hi = as_rank4(g, n, x, hi, "max", pre, npre)) < 0)
-			return -1;
 		if (keep) { /* Clip keeps its constant bound; the lower bound first
 			     * (min(max(x, lo), hi) is hi when lo > hi) */
 			int mid = new_tensor(g, n, "const_bound", xt);
@@ -488,8 +447,7 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 		return 0;
 	}
 	if (!strcmp(n->op, "Pad")) {
-		int v = as_rank4(g, n, x, n->in[2], "value", pre, npre),
-		    sub = new_tensor(g, n, "minus_value", xt), pad = new_tensor(g, n, "padded", xt);
+		int v = n->in[2], sub = new_tensor(g, n, "minus_value", xt), pad = new_tensor(g, n, "padded", xt);
 		if (v < 0 || sub < 0 || pad < 0)
 			return -1;
 		if (new_node(&pre[(*npre)++], n->name, "/minus_value", "Sub", x, v, sub))
@@ -514,11 +472,7 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 			if (ones < 0)
 				return -1;
 			n->in[1] = ones;
-			if ((s = as_rank4(g, n, x, s, "scale", pre, npre)) < 0)
-				return -1;
 		}
-		if (b >= 0 && (b = as_rank4(g, n, x, b, "bias", pre, npre)) < 0)
-			return -1;
 		if (b >= 0)
 			n->in[2] = -1;
 		n->out[0] = cur;
@@ -538,8 +492,7 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 	if (!strcmp(n->op, "QuantizeLinear") && q_axis(g, n) >= 0)
 		return q_per_axis(g, n, pre, npre, post, npost);
 	/* QuantizeLinear, DequantizeLinear: scale 1 in the node, s outside */
-	int s = as_rank4(g, n, x, n->in[1], "scale", pre, npre),
-	    one = s >= 0 ? new_const(g, n, "unit_scale", 0, NULL, 1.0f) : -1;
+	int s = n->in[1], one = new_const(g, n, "unit_scale", 0, NULL, 1.0f);
 	if (one < 0)
 		return -1;
 	n->in[1] = one;

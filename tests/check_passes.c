@@ -802,7 +802,8 @@ START_TEST(fuse_layernorm_residual_is_exact)
 END_TEST
 
 /* The rewrites before shape inference against numpy: run-time Clip bounds
- * (both, the lower above a constant upper, a constant lower), Pad's value,
+ * (both, the lower above a constant upper, a constant lower, both onto a
+ * computed 4-D tensor: cc_bcast_nd lays the scalars out as 4-D), Pad's value,
  * LayerNormalization's Scale and B, a DequantizeLinear scale and a per-axis
  * QuantizeLinear scale (pass_runtime_params.c); an Einsum sum-transpose and
  * a diagonal under an ellipsis (pass_einsum.c); BatchNormalization in
@@ -810,7 +811,8 @@ END_TEST
 START_TEST(rewrites_match_numpy)
 {
 	static const char *const names[] = { "rt_clip_both", "rt_clip_lo_above_hi",
-					     "rt_clip_const_lo", "rt_pad_value",
+					     "rt_clip_const_lo", "rt_clip_computed_4d",
+					     "rt_pad_value",
 					     "rt_layernorm", "rt_dequant",
 					     "rt_quant_axis", "einsum_sum_transpose",
 					     "einsum_diagonal", "bn_training" };

@@ -513,6 +513,12 @@ def rewrite_models(out, rng):
     case("rt_clip_const_lo", [helper.make_node("Clip", ["x", "c", "hi"], ["y"])],
          [("x", F), ("hi", F)], [x4, np.array(hi)], [("y", F)],
          [np.minimum(np.maximum(x4, np.float32(-0.1)), hi)], [c("c", np.float32(-0.1))])
+    # bounds onto a computed 4-D tensor (its rank unknown before inference):
+    # the broadcast's lowering lays the scalars out as 4-D
+    case("rt_clip_computed_4d", [helper.make_node("Neg", ["x"], ["n"]),
+                                 helper.make_node("Clip", ["n", "lo", "hi"], ["y"])],
+         [("x", F), ("lo", F), ("hi", F)], [x4, np.array(lo), np.array(hi)],
+         [("y", F)], [np.clip(-x4, lo, hi)])
     # Pad's constant value at run time (4-D)
     pads = np.array([0, 1, 2, 0, 0, 0, 1, 3], np.int64)
     case("rt_pad_value", [helper.make_node("Pad", ["x", "pads", "v"], ["y"])],
