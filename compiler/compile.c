@@ -429,6 +429,11 @@ static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
 	for (int i = 0; i < t->rank; i++)
 		d->dims[i] = t->dims[i];
 	d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(t->dtype);
+	if (t->edge) { /* the user's type; the runtime converts (om_edge.c) */
+		d->device_dtype = t->dtype;
+		d->dtype = t->edge;
+		d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(t->edge);
+	}
 }
 
 /* A task's tensor: its logical dims, at the dtype and in the format the task
@@ -439,8 +444,36 @@ static void desc_io(struct cc_ctx *c, struct om_tensor_desc *d, const struct tas
 	desc_from(d, s);
 	snprintf(d->name, sizeof d->name, "%s", T(c, io->ti)->name);
 	d->dtype = io->dtype;
+	d->device_dtype = 0;
 	d->format = io->fmt;
 	d->size = (uint64_t)cc_tensor_numel(s) * cc_dtype_size(io->dtype);
+}
+
+/* Graph outputs declared with a type the device does not compute in
+ * (om_edge_device_dtype): computed in the device's type, converted by the
+ * runtime.  A Cast to such a type that makes an output casts to the
+ * device's type (the edge then narrows or widens, saturating as
+ * om_edge.c says). */
+static int edge_outputs(struct cc_ctx *c)
+{
+	for (int i = 0; i < c->g.noutputs; i++) {
+		struct cc_tensor *t = T(c, c->g.outputs[i]);
+		if (!t->is_input && om_edge_device_dtype(t->dtype))
+			t->edge = t->dtype;
+	}
+	for (int i = 0; i < c->g.nn; i++) {
+		struct cc_node *n = &c->g.n[i];
+		if (n->dead || strcmp(n->op, "Cast") || n->nout < 1 || n->out[0] < 0)
+			continue;
+		struct cc_tensor *y = T(c, n->out[0]);
+		for (int a = 0; a < n->nattrs; a++)
+			if (!strcmp(n->attrs[a].name, "to") && y->is_output &&
+			    om_edge_device_dtype((int32_t)n->attrs[a].i)) {
+				y->edge = (enum cc_dtype)n->attrs[a].i;
+				n->attrs[a].i = om_edge_device_dtype((int32_t)n->attrs[a].i);
+			}
+	}
+	return 0;
 }
 
 static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
@@ -773,9 +806,15 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 				 "--input_shape=\"%s:...\"", t->name, dyn, t->name);
 			goto done;
 		}
+		if (om_edge_device_dtype(t->dtype)) { /* converted by the runtime */
+			t->edge = t->dtype;
+			t->dtype = (enum cc_dtype)om_edge_device_dtype(t->dtype);
+		}
 		if (t->dtype != CC_F32 && cc_int_input_check(&c, c.g.inputs[i]))
 			goto done;
 	}
+	if (edge_outputs(&c))
+		goto done;
 	/* before any pass: a pass never sees a graph that breaks what it relies on */
 	if (cc_validate_graph(&c))
 		goto done;
@@ -788,6 +827,12 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		nodes_in += !c.g.n[i].dead;
 	cc_log(&c.log, "passes:");
 	if (cc_pass_decompose(&c.g, &c.log, err, errlen) < 0)
+		goto done;
+	if (cc_pass_runtime_params(&c.g, &c.log, err, errlen) < 0)
+		goto done;
+	if (cc_pass_einsum(&c.g, &c.log, err, errlen) < 0)
+		goto done;
+	if (cc_pass_bn_training(&c.g, &c.log, err, errlen) < 0)
 		goto done;
 	if (on[SW_QDQ] && (changes[SW_QDQ] = cc_pass_qdq(&c.g, &c.log, err, errlen)) < 0)
 		goto done;
@@ -835,6 +880,14 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		for (int k = 0; k < n->nout; k++)
 			if (n->out[k] >= 0 && cc_check_size(&c, n, n->out[k]))
 				goto done;
+	}
+	for (int i = 0; i < c.g.noutputs; i++) {
+		const struct cc_tensor *t = T(&c, c.g.outputs[i]);
+		if (t->edge && !t->is_input && (int32_t)t->dtype != om_edge_device_dtype((int32_t)t->edge)) {
+			cc_fail(&c, "output '%s' is declared %s but computes as %s: not supported yet",
+				t->name, cc_dtype_name(t->edge), cc_dtype_name(t->dtype));
+			goto done;
+		}
 	}
 	cc_log(&c.log, "  constfold: %d nodes folded into constants", changes[SW_CONSTFOLD]);
 	/* the residual Add into the Conv first: otherwise the element-wise

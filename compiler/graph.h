@@ -51,6 +51,11 @@ struct cc_tensor {
 	 * a scale past the MatMul writing it): not the model's value, so
 	 * --keep_all_outputs never shows it */
 	int altered;
+	/* a graph input's or output's ONNX type that the device does not
+	 * compute in (float64, bfloat16, int16, uint16, uint32, uint64): dtype
+	 * is then the type the tasks see and the runtime converts at the edge
+	 * (runtime/om_edge.c); 0 otherwise.  Set by cc_compile. */
+	enum cc_dtype edge;
 };
 
 enum cc_attr_type { CC_ATTR_FLOAT = 1, CC_ATTR_INT = 2, CC_ATTR_STRING = 3, CC_ATTR_TENSOR = 4,

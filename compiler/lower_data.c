@@ -23,8 +23,9 @@ int cc_int_input_check(struct cc_ctx *c, int ti)
 	struct cc_tensor *t = T(c, ti);
 	if (t->dtype != CC_I64 && t->dtype != CC_I32 && t->dtype != CC_BOOL &&
 	    t->dtype != CC_U8 && t->dtype != CC_I8 && t->dtype != CC_F16)
-		return cc_fail(c, "input '%s' is %s: inputs other than float32, float16, int32, int64, "
-			       "int8, uint8 and bool are not supported yet", t->name,
+		return cc_fail(c, "input '%s' is %s: inputs other than float32, float16, float64, "
+			       "bfloat16, int8, uint8, int16, uint16, int32, uint32, int64, uint64 "
+			       "and bool are not supported yet", t->name,
 			       cc_dtype_name(t->dtype));
 	return 0;
 }

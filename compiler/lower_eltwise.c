@@ -435,6 +435,7 @@ int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 		return NODE_FAIL(c, n, "broadcasting at rank %d is not supported yet", r);
 	struct cc_bcast bc = { .op = vop };
 	int64_t yd[CC_MAX_RANK], woff[2] = { -1, -1 };
+	int moved[2] = { -1, -1 }; /* operands relaid out to 4-D: the originals */
 	for (int i = 0; i < r; i++)
 		yd[i] = y->dims[i];
 	if (nc) { /* rows [N][C1][H][W] of one block */
@@ -466,10 +467,20 @@ int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 			}
 		} else if (d->where != W_WS && d->where != W_WEIGHT) {
 			return NODE_FAIL(c, n, "operand '%s' is not supported yet", x->name);
+		} else if (nc && !d->nc1hwc0 && d->where == W_WS) {
+			/* an ND activation of lower rank (a run-time scalar, a row)
+			 * onto a 4-D output: laid out as the 4-D [a0..a3] first */
+			int x4 = cc_tensor_new(c, n->name, k ? "operand1_4d" : "operand0_4d", 4, a);
+			if (x4 < 0)
+				return NODE_FAIL(c, n, "out of memory");
+			if (cc_relayout(c, n, ti, x4))
+				return -1;
+			n->in[k] = x4; /* for the arguments below; put back after */
+			moved[k] = ti;
 		} else if (nc != d->nc1hwc0) {
 			char s1[96], s2[96];
 			cc_shape_str(x, s1, sizeof s1);
-			cc_shape_str(y, s2, sizeof s2);
+			cc_shape_str(T(c, out), s2, sizeof s2);
 			return NODE_FAIL(c, n, "broadcasting a %s activation to %s (an ND layout into "
 					       "NC1HWC0 or back) is not supported yet", s1, s2);
 		}
@@ -507,7 +518,10 @@ int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 	}
 	cc_arg_tensor(c, t, out);
 	cc_io_dev(c, t, 1, out);
-	t->flops = (uint64_t)cc_tensor_numel(y);
+	t->flops = (uint64_t)cc_tensor_numel(T(c, out));
+	for (int k = 0; k < 2; k++)
+		if (moved[k] >= 0)
+			n->in[k] = moved[k];
 	return 0;
 }
 

@@ -198,8 +198,9 @@ int infer_cast(struct cc_ctx *c, struct cc_node *n)
 					 cc_dtype_name((enum cc_dtype)to));
 		return cc_set_shape(y, (enum cc_dtype)to, x->rank, x->dims);
 	}
-	return NODE_FAIL(c, n, "Cast to %s is not supported yet (float32, float16, integers up "
-			       "to 64 bits and bool are)", cc_dtype_name((enum cc_dtype)to));
+	return NODE_FAIL(c, n, "Cast to %s is not supported yet (float32, float16, bool and "
+			       "integers up to 64 bits are; float64, bfloat16, uint32 and uint64 as "
+			       "a graph output)", cc_dtype_name((enum cc_dtype)to));
 }
 
 int lower_cast(struct cc_ctx *c, struct cc_node *n)

@@ -49,8 +49,13 @@ static int einsum_form(struct cc_ctx *c, struct cc_node *n, int *tb)
 	const struct cc_attr *a = cc_attr_find(n, "equation");
 	char t[3][CC_MAX_RANK + 1];
 	int len[3] = { 0 }, k = 0;
-	if (!a || a->type != CC_ATTR_STRING || !a->s || n->nin != 2)
-		return NODE_FAIL(c, n, "Einsum needs an equation and two inputs");
+	if (!a || a->type != CC_ATTR_STRING || !a->s)
+		return NODE_FAIL(c, n, "Einsum needs an equation");
+	if (n->nin != 2)
+		return NODE_FAIL(c, n, "Einsum '%s' is not supported yet (batched matrix "
+				       "products are, and sums and transposes of one operand or of "
+				       "two with the same letters, without an ellipsis or a "
+				       "diagonal)", a->s);
 	for (const char *p = a->s; *p; p++) {
 		if (*p == ' ')
 			continue;
@@ -63,8 +68,9 @@ static int einsum_form(struct cc_ctx *c, struct cc_node *n, int *tb)
 			   len[k] < CC_MAX_RANK) {
 			t[k][len[k]++] = *p;
 		} else {
-			return NODE_FAIL(c, n, "Einsum '%s': only batched matrix products "
-					       "(explicit output, no ellipsis) are supported yet", a->s);
+			return NODE_FAIL(c, n, "Einsum '%s' is not supported yet (only batched "
+					       "matrix products with an explicit output and no "
+					       "ellipsis are)", a->s);
 		}
 	}
 	int r = len[0], ok = k == 2 && r >= 2 && len[1] == r && len[2] == r;
@@ -76,8 +82,8 @@ static int einsum_form(struct cc_ctx *c, struct cc_node *n, int *tb)
 	} else if (ok && t[2][r - 2] == I && t[1][r - 1] == K && t[1][r - 2] == t[2][r - 1]) {
 		*tb = 1; /* [i k] x [j k] */
 	} else {
-		return NODE_FAIL(c, n, "Einsum '%s': only batched matrix products are supported "
-				       "yet", a->s);
+		return NODE_FAIL(c, n, "Einsum '%s' is not supported yet (only batched matrix "
+				       "products are)", a->s);
 	}
 	return I != K && t[2][r - 1] != I && t[2][r - 1] != K
 		       ? 0

@@ -137,7 +137,9 @@ int lower_identity(struct cc_ctx *c, struct cc_node *n)
 		int off = tm->data && tm->nbytes >= 1 && !*(const uint8_t *)tm->data;
 		int zero = ra && ra->data && ra->dtype == CC_F32 && !*(const float *)ra->data;
 		if (!off && !zero)
-			return NODE_FAIL(c, n, "training mode is not supported yet");
+			return NODE_FAIL(c, n, "training mode is not supported yet (it drops at random "
+					       "unless the ratio is a constant 0; this ratio is %s)",
+					 ra && !ra->data ? "a run-time input" : "not 0");
 	}
 	if (mask) { /* nothing is dropped: the mask is all true, a constant */
 		struct cc_tensor *m = T(c, n->out[1]);

@@ -55,6 +55,16 @@ void cc_prec_fp16_only(struct cc_node *n, const char *why);
 
 /* ReduceL2, ReduceSumSquare and ReduceL1 as element-wise ops and ReduceSum
  * (pass_decompose.c): the count, or -1 with err. */
+/* pass_bn_training.c: BatchNormalization in training mode as the ops of its
+ * batch statistics. */
+int cc_pass_bn_training(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+/* pass_einsum.c: Einsum forms other than batched matrix products as
+ * Mul/ReduceSum/Transpose. */
+int cc_pass_einsum(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
+/* pass_runtime_params.c: Clip, constant Pad, LayerNormalization and per-tensor
+ * Q/DQ whose float parameters are run-time tensors, as element-wise ops. */
+int cc_pass_runtime_params(struct cc_graph *g, struct cc_pass_log *log, char *err,
+			   size_t errlen);
 int cc_pass_decompose(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen);
 /* Constant folding of one node (see pass_constfold.c): 1 folded, 0 not
  * foldable, -1 out of memory.  Called in order during shape inference. */

@@ -34,9 +34,12 @@ static int alloc_regions(struct sim_device *dev, const struct om_model *m, struc
 	r->workspace = sim_gm_alloc(dev, m->workspace_bytes + OM_BUFFER_SLACK);
 	int ok = r->weights && r->workspace;
 	for (uint32_t i = 0; ok && i < m->ninputs; i++)
-		ok = (r->in[i] = sim_gm_alloc(dev, m->inputs[i].size + OM_BUFFER_SLACK)) != 0;
+		/* the tasks see an edge-converted input at its device type */
+		ok = (r->in[i] = sim_gm_alloc(dev, om_edge_device_bytes(&m->inputs[i]) +
+							   OM_BUFFER_SLACK)) != 0;
 	for (uint32_t i = 0; ok && i < m->noutputs; i++)
-		ok = (r->out[i] = sim_gm_alloc(dev, m->outputs[i].size + OM_BUFFER_SLACK)) != 0;
+		ok = (r->out[i] = sim_gm_alloc(dev, om_edge_device_bytes(&m->outputs[i]) +
+							    OM_BUFFER_SLACK)) != 0;
 	/* timing mode moves no data, but some instructions read their
 	 * configuration from the weights (an AIPP config block) */
 	if (ok && m->weights_bytes)

@@ -194,6 +194,11 @@ static int check_desc(const struct om_model *m, const struct om_tensor_desc *d, 
 				    "and dtype %" PRId32 " make %" PRIu64,
 				    path, what, i, d->name, d->size, d->dtype, numel * esize);
 	}
+	if (d->device_dtype && (planned || d->device_dtype != om_edge_device_dtype(d->dtype)))
+		return fail(err, errlen,
+			    "%s: %s %" PRIu32 " (%s): dtype %" PRId32 " does not convert to the "
+			    "device's dtype %" PRId32, path, what, i, d->name, d->dtype,
+			    d->device_dtype);
 	if (planned && (d->size > m->workspace_bytes || d->offset > m->workspace_bytes - d->size))
 		return fail(err, errlen,
 			    "%s: tensor %" PRIu32 " (%s): offset %" PRIu64 " + size %" PRIu64
@@ -405,6 +410,7 @@ static Dvom__TensorDesc **pack_descs(Dvom__TensorDesc *pd, Dvom__TensorDesc **pp
 		p->dims = (int64_t *)src[k].dims;
 		p->offset = src[k].offset;
 		p->size = src[k].size;
+		p->device_dtype = src[k].device_dtype;
 		ppd[*next] = p;
 	}
 	return first;
@@ -903,6 +909,7 @@ static int copy_desc(struct om_reader *r, struct om_tensor_desc *d, const Dvom__
 		d->dims[k] = p->dims[k];
 	d->offset = p->offset;
 	d->size = p->size;
+	d->device_dtype = p->device_dtype;
 	return 0;
 }
 

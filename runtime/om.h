@@ -63,6 +63,9 @@ struct om_tensor_desc {
 	int64_t dims[OM_MAX_RANK];
 	uint64_t offset; /* memory plan: byte offset in the workspace (activations) */
 	uint64_t size;   /* bytes */
+	/* inputs and outputs: the type the tasks see when the runtime converts
+	 * at the edge (om.proto), else 0 */
+	int32_t device_dtype;
 };
 
 struct om_kernel {
@@ -106,6 +109,15 @@ struct om_places {
  * The runtime, the compiler's prediction and its verification resolve them
  * here, so they cannot disagree. */
 void om_task_args(const struct om_task *t, const struct om_places *p, int64_t *args);
+
+/* Edge conversions (om_edge.c): the type the tasks see for a boundary
+ * dtype the device does not compute in (0: none); the bytes of a
+ * descriptor at that type (its size when it has none); and the conversion
+ * of its elements from the user's type to the device's (to_device) or
+ * back. */
+int32_t om_edge_device_dtype(int32_t dtype);
+uint64_t om_edge_device_bytes(const struct om_tensor_desc *d);
+void om_edge_convert(const struct om_tensor_desc *d, int to_device, const void *src, void *dst);
 
 /* Write m to path; nothing is left behind on failure. */
 int om_write(const char *path, const struct om_model *m, char *err, size_t errlen);

@@ -11,7 +11,8 @@
 
 #include "runtime.h"
 
-enum item_kind { IT_KERNEL, IT_COPY, IT_RECORD, IT_WAIT, IT_EXEC_BEGIN, IT_EXEC_END, IT_HOLD };
+enum item_kind { IT_KERNEL, IT_COPY, IT_RECORD, IT_WAIT, IT_EXEC_BEGIN, IT_EXEC_END, IT_HOLD,
+		 IT_EDGE };
 
 struct item {
 	struct item *next;
@@ -23,6 +24,10 @@ struct item {
 	uint64_t until; /* IT_HOLD: the cycle the stream waits for */
 	int exec_id, model_task;
 	const struct om_model *model;
+	/* IT_EDGE: convert desc's elements from edge_src to edge_dst */
+	const struct om_tensor_desc *desc;
+	uint64_t edge_src, edge_dst;
+	int to_device;
 	char name[128], op_type[64];
 	uint64_t queued;
 };
@@ -446,6 +451,21 @@ static void advance(struct rt_stream *s, uint64_t t)
 		}
 		if (it->kind == IT_HOLD && it->until > t)
 			t = it->until;
+		if (it->kind == IT_EDGE) {
+			/* the host-side Cast at the model's edge: no device time
+			 * (docs/runtime.md); both buffers were checked when queued */
+			const struct om_tensor_desc *dd = it->desc;
+			uint64_t dev_bytes = om_edge_device_bytes(dd);
+			const void *src = sim_gm_ptr(d->sim, it->edge_src,
+						     it->to_device ? dd->size : dev_bytes);
+			void *dst = sim_gm_ptr(d->sim, it->edge_dst,
+					       it->to_device ? dev_bytes : dd->size);
+			if (src && dst)
+				om_edge_convert(dd, it->to_device, src, dst);
+			else if (!d->fail[0])
+				snprintf(d->fail, sizeof d->fail, "stream %u: the edge conversion of "
+					 "'%.100s' lost its buffers", s->id, dd->name);
+		}
 		if (it->kind == IT_WAIT) {
 			if (it->ev->fired < it->gen) {
 				s->blocked = it->ev;
@@ -581,6 +601,45 @@ void rt_log_clear(struct rt_device *d)
 }
 
 
+/* The device-typed buffers of m's edge-converted inputs and outputs. */
+static int alloc_edges(struct rt_model *m, char *err, size_t errlen)
+{
+	const struct om_model *om = m->om;
+	m->edge_in = calloc(om->ninputs + 1, sizeof *m->edge_in);
+	m->edge_out = calloc(om->noutputs + 1, sizeof *m->edge_out);
+	if (!m->edge_in || !m->edge_out) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned k = 0; k < om->ninputs + om->noutputs; k++) {
+		const struct om_tensor_desc *dd =
+			k < om->ninputs ? &om->inputs[k] : &om->outputs[k - om->ninputs];
+		uint64_t *slot = k < om->ninputs ? &m->edge_in[k] : &m->edge_out[k - om->ninputs];
+		if (!dd->device_dtype)
+			continue;
+		*slot = sim_gm_alloc(m->dev->sim, om_edge_device_bytes(dd) + RT_BUFFER_SLACK);
+		if (!*slot) {
+			snprintf(err, errlen, "model '%s': the device copy of '%s' does not fit the "
+				 "device memory", om->name, dd->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void free_edges(struct rt_model *m)
+{
+	for (unsigned i = 0; m->edge_in && i < m->om->ninputs; i++)
+		if (m->edge_in[i])
+			sim_gm_free(m->dev->sim, m->edge_in[i]);
+	for (unsigned i = 0; m->edge_out && i < m->om->noutputs; i++)
+		if (m->edge_out[i])
+			sim_gm_free(m->dev->sim, m->edge_out[i]);
+	free(m->edge_in);
+	free(m->edge_out);
+	m->edge_in = m->edge_out = NULL;
+}
+
 int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_model *m, char *err,
 		  size_t errlen)
 {
@@ -612,6 +671,10 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 			 "not fit the device memory", om->name,
 			 (unsigned long long)om->weights_bytes,
 			 (unsigned long long)om->workspace_bytes);
+		rt_model_unload(m);
+		return -1;
+	}
+	if (alloc_edges(m, err, errlen)) {
 		rt_model_unload(m);
 		return -1;
 	}
@@ -649,11 +712,16 @@ int rt_model_clone(const struct rt_model *src, struct rt_model *m, char *err, si
 {
 	*m = *src;
 	m->owns_weights = 0;
+	m->edge_in = m->edge_out = NULL;
 	m->workspace = sim_gm_alloc(src->dev->sim, src->om->workspace_bytes + RT_BUFFER_SLACK);
 	if (!m->workspace) {
 		snprintf(err, errlen, "another instance of model '%s' (%llu bytes of workspace) "
 			 "does not fit the device memory", src->om->name,
 			 (unsigned long long)src->om->workspace_bytes);
+		return -1;
+	}
+	if (alloc_edges(m, err, errlen)) {
+		rt_model_unload(m);
 		return -1;
 	}
 	return 0;
@@ -665,6 +733,7 @@ void rt_model_unload(struct rt_model *m)
 		return;
 	if (m->workspace)
 		sim_gm_free(m->dev->sim, m->workspace);
+	free_edges(m);
 	if (m->owns_weights) {
 		if (m->weights)
 			sim_gm_free(m->dev->sim, m->weights);
@@ -688,6 +757,21 @@ static void unqueue_after(struct rt_stream *s, struct item *mark)
 	else
 		s->head = NULL;
 	s->tail = mark;
+}
+
+/* Queue the conversion of an edge tensor (see IT_EDGE in advance). */
+static int edge_item(struct rt_stream *s, const struct om_tensor_desc *dd, uint64_t src,
+		     uint64_t dst, int to_device, int exec_id)
+{
+	struct item *it = enqueue(s, IT_EDGE);
+	if (!it)
+		return 1;
+	it->desc = dd;
+	it->edge_src = src;
+	it->edge_dst = dst;
+	it->to_device = to_device;
+	it->exec_id = exec_id;
+	return 0;
 }
 
 int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64_t *inputs,
@@ -723,11 +807,32 @@ int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64
 	b->exec_id = id;
 	d->execs[d->nexecs++] = (struct rt_exec_record){ .exec_id = id, .stream_id = s->id,
 							 .model = om };
-	const struct om_places places = { m->weights, m->workspace, inputs, outputs };
-	for (unsigned i = 0; i < om->ntasks; i++) {
+	/* the tasks see the device-typed copies of the edge-converted tensors */
+	uint64_t *tin = calloc(om->ninputs + 1, sizeof *tin);
+	uint64_t *tout = calloc(om->noutputs + 1, sizeof *tout);
+	if (!tin || !tout) {
+		free(tin);
+		free(tout);
+		unqueue_after(s, mark);
+		d->nexecs--;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int bad = 0;
+	for (unsigned i = 0; i < om->ninputs; i++) {
+		tin[i] = om->inputs[i].device_dtype ? m->edge_in[i] : inputs[i];
+		if (om->inputs[i].device_dtype)
+			bad |= edge_item(s, &om->inputs[i], inputs[i], tin[i], 1, id);
+	}
+	for (unsigned i = 0; i < om->noutputs; i++)
+		tout[i] = om->outputs[i].device_dtype ? m->edge_out[i] : outputs[i];
+	const struct om_places places = { m->weights, m->workspace, tin, tout };
+	for (unsigned i = 0; i < om->ntasks && !bad; i++) {
 		const struct om_task *t = &om->tasks[i];
 		int64_t args[SIM_MAX_ARGS];
 		if (t->nargs > SIM_MAX_ARGS) {
+			free(tin);
+			free(tout);
 			unqueue_after(s, mark);
 			d->nexecs--;
 			snprintf(err, errlen, "task %u ('%s'): too many arguments", i, t->name);
@@ -737,6 +842,8 @@ int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64
 		struct item *it = kernel_item(s, &m->kernels[t->kernel], t->block_dim, args,
 					      t->nargs, t->name, t->op_type, err, errlen);
 		if (!it) {
+			free(tin);
+			free(tout);
 			unqueue_after(s, mark);
 			d->nexecs--;
 			return -1;
@@ -745,7 +852,12 @@ int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64
 		it->model_task = (int)i;
 		it->model = om;
 	}
-	struct item *e = enqueue(s, IT_EXEC_END);
+	for (unsigned i = 0; i < om->noutputs; i++)
+		if (om->outputs[i].device_dtype)
+			bad |= edge_item(s, &om->outputs[i], tout[i], outputs[i], 0, id);
+	free(tin);
+	free(tout);
+	struct item *e = bad ? NULL : enqueue(s, IT_EXEC_END);
 	if (!e) {
 		unqueue_after(s, mark);
 		d->nexecs--;

@@ -146,6 +146,9 @@ struct rt_model {
 	uint64_t weights, workspace;
 	int owns_weights;
 	uint64_t load_start, load_end; /* the weights' copy, cycles */
+	/* per instance: the device-typed buffers of the inputs and outputs the
+	 * runtime converts at the edge (om_edge.c), 0 for the others */
+	uint64_t *edge_in, *edge_out;
 };
 
 /* The op_type of the task that copies a model's weights in. */

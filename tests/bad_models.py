@@ -176,6 +176,21 @@ for nm, loc in (("ext_symlink", "link.bin"), ("ext_dotdot", "../secret.bin"),
     m.ir_version = 7
     onnx.save(m, os.path.join(ext, nm + ".onnx"))
     print("ext/%s\tw" % nm)
+# -- types at the model's edge (runtime/om_edge.c) --------------------------
+# an output declared float64 that computes as int32: no edge conversion
+save("edge_declared_mismatch", "output 'y' is declared float64 but computes as int32",
+     [helper.make_node("Cast", ["x"], ["y"], name="c", to=TensorProto.INT32)],
+     [vi("x", [4])], [vi("y", [4], TensorProto.DOUBLE)])
+# a complex64 input: neither a device type nor an edge-converted one
+save("edge_complex_input", "input 'x' is complex64",
+     [helper.make_node("Relu", ["x"], ["y"], name="r")],
+     [vi("x", [4], TensorProto.COMPLEX64)], [vi("y", [4], TensorProto.COMPLEX64)])
+# Cast to float64 inside the graph (not an output): no device type
+save("edge_cast_double_inside", "Cast to float64 is not supported yet",
+     [helper.make_node("Cast", ["x"], ["d"], name="c", to=TensorProto.DOUBLE),
+      helper.make_node("Relu", ["d"], ["y"], name="r")],
+     [vi("x", [4])], [vi("y", [4], TensorProto.DOUBLE)])
+
 # -- a valid model, for the .om corruptions and the run-time cases ---------
 g = helper.make_graph(
     [helper.make_node("Conv", ["x", "w", "b"], ["c"], name="cv", pads=[1, 1, 1, 1]),

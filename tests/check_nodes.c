@@ -66,25 +66,41 @@ static double to_double(const struct rt_tensor *t, size_t i)
 		return ((const uint8_t *)t->data)[i];
 	if (t->dtype == 3)
 		return ((const int8_t *)t->data)[i];
+	if (t->dtype == 4)
+		return ((const uint16_t *)t->data)[i];
+	if (t->dtype == 5)
+		return ((const int16_t *)t->data)[i];
+	if (t->dtype == 11)
+		return ((const double *)t->data)[i];
+	if (t->dtype == 12)
+		return ((const uint32_t *)t->data)[i];
+	if (t->dtype == 13)
+		return (double)((const uint64_t *)t->data)[i];
+	if (t->dtype == 16) { /* bfloat16: the high half of a float32 */
+		uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
+	}
 	return NAN;
 }
 
 static size_t elem_size(int dtype)
 {
-	return dtype == 10 ? 2 : dtype == 7 ? 8 : dtype == 2 || dtype == 3 || dtype == 9 ? 1 : 4;
+	return dtype == 10 || dtype == 16 || dtype == 4 || dtype == 5	 ? 2
+	       : dtype == 7 || dtype == 11 || dtype == 13		 ? 8
+	       : dtype == 2 || dtype == 3 || dtype == 9 ? 1
+							 : 4;
 }
 
-/* Graph inputs the harness freezes into constants: the shape of Reshape,
- * the bounds of Clip, the pads, value and axes of Pad and the axes of the
- * Reduce ops, the roi, scales and sizes of Resize/Upsample, the starts,
- * ends, axes and steps of Slice, the split of Split, the axes of
- * Squeeze/Unsqueeze, the shape of Expand and the Scale and B of
- * LayerNormalization (weights, as torch's nn.LayerNorm has them), the scale
- * and zero point of QuantizeLinear/DequantizeLinear (a quantized model's
- * parameters: QDQ models carry them as initializers), which an
- * ahead-of-time compiler needs at compile time.  Gather's indices stay inputs: they are
- * read on the device.
- * Returns a mask over the graph's inputs. */
+/* Graph inputs the harness freezes into constants: only what an
+ * ahead-of-time compiler must know at compile time, the integer inputs
+ * (shapes, axes, indices, pads, sizes, splits, zero points) of the ops
+ * below, and Resize's and Upsample's float roi and scales (they set the
+ * output's shape).  Float parameters stay graph inputs, read on the device:
+ * Clip's bounds, Pad's constant value, LayerNormalization's Scale and B,
+ * the scale of QuantizeLinear/DequantizeLinear.  Gather's indices stay
+ * inputs too.  Returns a mask over the graph's inputs. */
 static unsigned frozen_inputs(const char *model)
 {
 	struct cc_graph g;
@@ -94,9 +110,9 @@ static unsigned frozen_inputs(const char *model)
 		return 0;
 	for (int i = 0; i < g.nn; i++) {
 		const struct cc_node *n = &g.n[i];
-		int first = !strcmp(n->op, "Reshape") || !strcmp(n->op, "Clip") ||
+		int resize = !strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample");
+		int first = resize || !strcmp(n->op, "Reshape") || !strcmp(n->op, "Clip") ||
 					    !strcmp(n->op, "Pad") || !strncmp(n->op, "Reduce", 6) ||
-					    !strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample") ||
 					    !strcmp(n->op, "Slice") || !strcmp(n->op, "Split") ||
 					    !strcmp(n->op, "Squeeze") || !strcmp(n->op, "Unsqueeze") ||
 					    !strcmp(n->op, "Expand") ||
@@ -106,12 +122,46 @@ static unsigned frozen_inputs(const char *model)
 				    ? 1
 				    : 99;
 		for (int k = first; k < n->nin; k++)
-			for (int j = 0; j < g.ninputs && j < 32; j++)
-				if (g.inputs[j] == n->in[k])
+			for (int j = 0; j < g.ninputs && j < 32; j++) {
+				if (g.inputs[j] != n->in[k])
+					continue;
+				enum cc_dtype dt = g.t[n->in[k]].dtype;
+				int integer = dt == CC_I64 || dt == CC_I32 || dt == CC_I8 ||
+					      dt == CC_U8 || dt == CC_I16 || dt == CC_U16;
+				if (integer || resize)
 					mask |= 1u << j;
+			}
 	}
 	cc_graph_free(&g);
 	return mask;
+}
+
+/* A test whose input data has another shape than its own model declares
+ * for that input (a fixed dimension that differs): it cannot be fed, as
+ * aclmdlExecute would refuse it; 1 with the reason, else 0. */
+static int data_disagrees(const char *model, const struct rt_tensor *in, unsigned n, char *why,
+			  size_t len)
+{
+	struct cc_graph g;
+	char err[1024];
+	int bad = 0;
+	if (cc_onnx_load(model, &g, err, sizeof err))
+		return 0;
+	for (unsigned i = 0; i < n && (int)i < g.ninputs && !bad; i++) {
+		const struct cc_tensor *t = &g.t[g.inputs[i]];
+		if (t->rank < 0)
+			continue;
+		bad = t->rank != in[i].rank;
+		for (int d = 0; d < t->rank && !bad; d++)
+			bad = t->dims[d] > 0 && t->dims[d] != in[i].dims[d];
+		if (bad)
+			snprintf(why, len, "input %u ('%s'): the test data's shape disagrees with the "
+				 "model's declared one (rank %d, dim 0 %lld, got rank %d, dim 0 %lld): "
+				 "not fed", i, t->name, t->rank, (long long)(t->rank ? t->dims[0] : 0),
+				 in[i].rank, (long long)(in[i].rank ? in[i].dims[0] : 0));
+	}
+	cc_graph_free(&g);
+	return bad;
 }
 
 /* Returns 0 when every output matches (and the golden file's cycles and
@@ -155,12 +205,21 @@ static int run_one(const char *dir, const char *name, const char *soc, char *why
 		}
 	}
 	snprintf(path, sizeof path, "%s/model.onnx", dir);
+	if (data_disagrees(path, all, nall, why, len)) {
+		rc = 1;
+		goto done;
+	}
 	struct cc_options opt = { .frozen_names = fnames, .frozen = frozen, .nfrozen = nf };
 	if (cc_compile(path, &cfg, &opt, &m, err, sizeof err)) {
 		snprintf(why, len, "compile: %s", err);
 		rc = strstr(err, "not supported yet") ? 1 : -1;
 		goto done;
 	}
+	/* bfloat16 test data is stored as uint16 bit patterns (numpy has no
+	 * bfloat16), as ONNX's own runner reads it */
+	for (unsigned i = 0; i < ni && i < m.ninputs; i++)
+		if (m.inputs[i].dtype == 16 && in[i].dtype == 4)
+			in[i].dtype = 16;
 	no = m.noutputs < 16 ? m.noutputs : 16;
 	for (unsigned i = 0; i < no; i++) {
 		snprintf(path, sizeof path, "%s/test_data_set_0/output_%u.pb", dir, i);
@@ -168,6 +227,8 @@ static int run_one(const char *dir, const char *name, const char *soc, char *why
 			snprintf(why, len, "%s", err);
 			goto done;
 		}
+		if (m.outputs[i].dtype == 16 && want[i].dtype == 4)
+			want[i].dtype = 16;
 	}
 	struct sim_options sopt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &sopt, err, sizeof err);
@@ -180,7 +241,8 @@ static int run_one(const char *dir, const char *name, const char *soc, char *why
 	rc = 0;
 	for (unsigned o = 0; o < no && !rc; o++) {
 		size_t n = want[o].nbytes / elem_size(want[o].dtype);
-		int exact = want[o].dtype != 1 && want[o].dtype != 10;
+		int exact = want[o].dtype != 1 && want[o].dtype != 10 && want[o].dtype != 11 &&
+			    want[o].dtype != 16;
 		if (out[o].dtype != want[o].dtype) {
 			snprintf(why, len, "output %u: type %d, want %d", o, out[o].dtype,
 				 want[o].dtype);
@@ -279,6 +341,8 @@ static void run_suite(const char *suite, int *scope_out, int *passed_out)
 			fflush(stdout);
 		} else {
 			failed++;
+			printf("FAILED %s: %s\n", e->d_name, why);
+			fflush(stdout);
 			size_t l = strlen(failures);
 			snprintf(failures + l, sizeof failures - l, "\n  %s: %s", e->d_name, why);
 		}

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1250,6 +1251,9 @@ START_TEST(test_model_checks)
 	m.inputs[0].rank = 9;
 	expect_write_error(&m, "input 0 (x): rank 9 not in 0..8");
 	m.inputs[0].rank = 4;
+	m.inputs[0].device_dtype = 6; /* float32 has no edge conversion */
+	expect_write_error(&m, "input 0 (x): dtype 1 does not convert to the device's dtype 6");
+	m.inputs[0].device_dtype = 0;
 	memset(m.tasks[0].op_type, 'x', sizeof m.tasks[0].op_type);
 	expect_write_error(&m, "task 0 (conv1): op_type is not terminated");
 	om_free(&m);
@@ -1462,6 +1466,73 @@ START_TEST(test_free_empty)
 }
 END_TEST
 
+/* The runtime's conversions at a model's edge (om_edge.c): the pairs, the
+ * rounding and the saturation its header comment promises. */
+START_TEST(test_edge_conversions)
+{
+	ck_assert_int_eq(om_edge_device_dtype(11), 1);
+	ck_assert_int_eq(om_edge_device_dtype(16), 1);
+	ck_assert_int_eq(om_edge_device_dtype(5), 6);
+	ck_assert_int_eq(om_edge_device_dtype(4), 6);
+	ck_assert_int_eq(om_edge_device_dtype(12), 6);
+	ck_assert_int_eq(om_edge_device_dtype(13), 7);
+	ck_assert_int_eq(om_edge_device_dtype(1), 0);
+	ck_assert_int_eq(om_edge_device_dtype(7), 0);
+	struct om_tensor_desc d;
+	memset(&d, 0, sizeof d);
+	d.rank = 1;
+	d.dims[0] = 3;
+	/* float64 in: rounded to float32, beyond its range infinite */
+	d.dtype = 11;
+	d.device_dtype = 1;
+	d.size = 24;
+	ck_assert_uint_eq(om_edge_device_bytes(&d), 12);
+	double dv[3] = { 0.1, -1e300, 3.0 };
+	float fv[3];
+	om_edge_convert(&d, 1, dv, fv);
+	ck_assert(fv[0] == 0.1f && fv[1] == -INFINITY && fv[2] == 3.0f);
+	double back[3];
+	om_edge_convert(&d, 0, fv, back);
+	ck_assert(back[0] == (double)0.1f && back[2] == 3.0);
+	/* uint32 in: above INT32_MAX saturates */
+	d.dtype = 12;
+	d.device_dtype = 6;
+	uint32_t uv[3] = { 7, 0x80000000u, 0xffffffffu };
+	int32_t iv[3];
+	om_edge_convert(&d, 1, uv, iv);
+	ck_assert(iv[0] == 7 && iv[1] == INT32_MAX && iv[2] == INT32_MAX);
+	/* int32 out as uint32 and int16: negatives to 0, int16's range */
+	int32_t ov[3] = { -5, 70000, -70000 };
+	om_edge_convert(&d, 0, ov, uv);
+	ck_assert(uv[0] == 0 && uv[1] == 70000 && uv[2] == 0);
+	d.dtype = 5;
+	int16_t sv[3];
+	om_edge_convert(&d, 0, ov, sv);
+	ck_assert(sv[0] == -5 && sv[1] == INT16_MAX && sv[2] == INT16_MIN);
+	/* uint64 in above INT64_MAX, int64 out negative */
+	d.dtype = 13;
+	d.device_dtype = 7;
+	uint64_t u64[3] = { 1, UINT64_MAX, (uint64_t)INT64_MAX + 1 };
+	int64_t i64[3];
+	om_edge_convert(&d, 1, u64, i64);
+	ck_assert(i64[0] == 1 && i64[1] == INT64_MAX && i64[2] == INT64_MAX);
+	i64[0] = -1;
+	om_edge_convert(&d, 0, i64, u64);
+	ck_assert(u64[0] == 0 && u64[1] == (uint64_t)INT64_MAX);
+	/* bfloat16 out: to nearest even; NaN stays NaN */
+	d.dtype = 16;
+	d.device_dtype = 1;
+	float bf[3] = { 1.0f + 1.0f / 256, 1.0f + 3.0f / 256, NAN };
+	uint16_t hv[3];
+	om_edge_convert(&d, 0, bf, hv);
+	ck_assert_uint_eq(hv[0], 0x3f80); /* a tie: to the even 1.0 */
+	ck_assert_uint_eq(hv[1], 0x3f82); /* a tie: to the even 1 + 2^-6 */
+	ck_assert((hv[2] & 0x7f80) == 0x7f80 && (hv[2] & 0x7f));
+	om_edge_convert(&d, 1, hv, bf);
+	ck_assert(bf[0] == 1.0f && bf[1] == 1.0f + 1.0f / 64 && isnan(bf[2]));
+}
+END_TEST
+
 static Suite *om_suite(void)
 {
 	Suite *s = suite_create("om");
@@ -1482,6 +1553,7 @@ static Suite *om_suite(void)
 	tcase_add_test(core, test_free_empty);
 	tcase_add_test(core, test_no_task_tensors);
 	tcase_add_test(core, test_type_names);
+	tcase_add_test(core, test_edge_conversions);
 	tcase_add_test(errors, test_wrong_soc);
 	tcase_add_test(errors, test_truncated);
 	tcase_add_test(errors, test_corrupt_meta);

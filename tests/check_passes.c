@@ -801,6 +801,27 @@ START_TEST(fuse_layernorm_residual_is_exact)
 }
 END_TEST
 
+/* The rewrites before shape inference against numpy: run-time Clip bounds
+ * (both, the lower above a constant upper, a constant lower, both onto a
+ * computed 4-D tensor: cc_bcast_nd lays the scalars out as 4-D), Pad's value,
+ * LayerNormalization's Scale and B, a DequantizeLinear scale and a per-axis
+ * QuantizeLinear scale (pass_runtime_params.c); an Einsum sum-transpose and
+ * a diagonal under an ellipsis (pass_einsum.c); BatchNormalization in
+ * training mode with its running statistics (pass_bn_training.c). */
+START_TEST(rewrites_match_numpy)
+{
+	static const char *const names[] = { "rt_clip_both", "rt_clip_lo_above_hi",
+					     "rt_clip_const_lo", "rt_clip_computed_4d",
+					     "rt_pad_value",
+					     "rt_layernorm", "rt_dequant",
+					     "rt_quant_axis", "einsum_sum_transpose",
+					     "einsum_diagonal", "bn_training" };
+	make_models();
+	for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+		tu_run_compare("check_passes", dir, names[k], names[k]);
+}
+END_TEST
+
 START_TEST(bcast_matches_numpy)
 {
 	static const char *const names[] = { "bc_last",	   "bc_last_rev", "bc_lead",
@@ -859,6 +880,7 @@ int main(void)
 	tcase_add_test(tc, fuse_gelu_matches_gelu);
 	tcase_add_test(tc, erf_tanh_precision);
 	tcase_add_test(tc, bcast_matches_numpy);
+	tcase_add_test(tc, rewrites_match_numpy);
 	tcase_add_test(tc, fuse_attention_scale_and_mask);
 	tcase_add_test(tc, fuse_layernorm_residual_is_exact);
 	suite_add_tcase(s, tc);

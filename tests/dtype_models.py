@@ -203,9 +203,36 @@ def main():
               [np.power(px, py), np.power(pi, pj).astype(np.int32),
                np.power(px.astype(np.float64), pl).astype(np.float32)])
 
-    # float64 is not held on the device: refused
-    save(out, "double_in", [h.make_node("Cast", ["d"], ["f"], to=P.FLOAT)],
-         [vi("d", P.DOUBLE, [4])], [vi("f", P.FLOAT, [4])])
+    # types the device does not compute in, converted by the runtime at
+    # the model's edge (runtime/om_edge.c): float64 as float32, int16,
+    # uint16 and uint32 as int32, uint64 as int64; a Cast to float64 that
+    # makes an output, and float64 arithmetic (in fp16 on the device)
+    nodes = [h.make_node("Mul", ["d", "d"], ["dd"]),
+             h.make_node("Cast", ["d"], ["df"], to=P.FLOAT),
+             h.make_node("Cast", ["f"], ["fd"], to=P.DOUBLE),
+             h.make_node("Min", ["s16", "s16"], ["m16"]),
+             h.make_node("Max", ["u16", "u16"], ["x16"]),
+             h.make_node("Max", ["u32", "u32"], ["x32"]),
+             h.make_node("Min", ["u64", "u64"], ["m64"])]
+    ins = [("d", P.DOUBLE, np.float64), ("f", P.FLOAT, np.float32),
+           ("s16", P.INT16, np.int16), ("u16", P.UINT16, np.uint16),
+           ("u32", P.UINT32, np.uint32), ("u64", P.UINT64, np.uint64)]
+    save(out, "edge_types", nodes, [vi(n, t, [3, 7]) for n, t, _ in ins],
+         [vi("dd", P.DOUBLE, [3, 7]), vi("df", P.FLOAT, [3, 7]), vi("fd", P.DOUBLE, [3, 7]),
+          vi("m16", P.INT16, [3, 7]), vi("x16", P.UINT16, [3, 7]),
+          vi("x32", P.UINT32, [3, 7]), vi("m64", P.UINT64, [3, 7])])
+    v = {}
+    for n, _, dt in ins:
+        lo = -2000 if np.issubdtype(dt, np.signedinteger) else 0
+        v[n] = (rng.integers(-40, 41, (3, 7)) / 8.0 if dt in (np.float64, np.float32)
+                else rng.integers(lo, 2001, (3, 7))).astype(dt)
+    write(out, "edge_types", [v[n] for n, _, _ in ins],
+          [v["d"] * v["d"], v["d"].astype(np.float32), v["f"].astype(np.float64),
+           v["s16"], v["u16"], v["u32"], v["u64"]])
+
+    # complex64 has no device type nor an edge conversion: refused
+    save(out, "complex_in", [h.make_node("Identity", ["c"], ["o"])],
+         [vi("c", P.COMPLEX64, [4])], [vi("o", P.COMPLEX64, [4])])
 
 
 if __name__ == "__main__":

@@ -473,6 +473,105 @@ def concat_models(out):
         helper.make_node("Conv", ["p2", "v3"], ["a3"], name="l2c3"),
         helper.make_node("GlobalAveragePool", ["a3"], ["y"], name="l2gap")],
         [xs], [ys], [wt("v1", 32, 16, 3), wt("v2", 32, 32, 3), wt("v3", 16, 32, 1)] + bnl)
+    rewrite_models(out, np.random.default_rng(11))
+
+
+def rewrite_models(out, rng):
+    """The rewrites before shape inference (pass_runtime_params.c,
+    pass_einsum.c, pass_bn_training.c), each model NAME.onnx with
+    NAME/input_N.pb and the numpy reference NAME/output_N.pb."""
+    F, I8, U8 = TensorProto.FLOAT, TensorProto.INT8, TensorProto.UINT8
+
+    def vi(n, t, shape):
+        return helper.make_tensor_value_info(n, t, shape)
+
+    def case(name, nodes, ins, arrays, outs, ys, inits=(), opset=13):
+        save(out, name, nodes, [vi(n, t, list(a.shape)) for (n, t), a in zip(ins, arrays)],
+             [vi(n, t, list(y.shape)) for (n, t), y in zip(outs, ys)], list(inits), opset)
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        for k, ((n, _), a) in enumerate(zip(ins, arrays)):
+            onnx.save_tensor(numpy_helper.from_array(a, n), os.path.join(d, "input_%d.pb" % k))
+        for k, y in enumerate(ys):
+            onnx.save_tensor(numpy_helper.from_array(y), os.path.join(d, "output_%d.pb" % k))
+
+    def c(n, v):
+        return numpy_helper.from_array(np.asarray(v), n)
+
+    x4 = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    lo, hi = np.float32(-0.4), np.float32(0.6)
+    # Clip's bounds at run time: both (4-D: reshaped to 4-D), the lower one
+    # above a constant upper one (min(max(x, lo), hi) is hi), a constant
+    # lower and a run-time upper one
+    case("rt_clip_both", [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])],
+         [("x", F), ("lo", F), ("hi", F)], [x4, np.array(lo), np.array(hi)],
+         [("y", F)], [np.clip(x4, lo, hi)])
+    case("rt_clip_lo_above_hi", [helper.make_node("Clip", ["x", "lo", "c"], ["y"])],
+         [("x", F), ("lo", F)], [x4, np.array(np.float32(0.5))], [("y", F)],
+         [np.minimum(np.maximum(x4, np.float32(0.5)), np.float32(0.2))],
+         [c("c", np.float32(0.2))])
+    case("rt_clip_const_lo", [helper.make_node("Clip", ["x", "c", "hi"], ["y"])],
+         [("x", F), ("hi", F)], [x4, np.array(hi)], [("y", F)],
+         [np.minimum(np.maximum(x4, np.float32(-0.1)), hi)], [c("c", np.float32(-0.1))])
+    # bounds onto a computed 4-D tensor (its rank unknown before inference):
+    # the broadcast's lowering lays the scalars out as 4-D
+    case("rt_clip_computed_4d", [helper.make_node("Neg", ["x"], ["n"]),
+                                 helper.make_node("Clip", ["n", "lo", "hi"], ["y"])],
+         [("x", F), ("lo", F), ("hi", F)], [x4, np.array(lo), np.array(hi)],
+         [("y", F)], [np.clip(-x4, lo, hi)])
+    # Pad's constant value at run time (4-D)
+    pads = np.array([0, 1, 2, 0, 0, 0, 1, 3], np.int64)
+    case("rt_pad_value", [helper.make_node("Pad", ["x", "pads", "v"], ["y"])],
+         [("x", F), ("v", F)], [x4, np.array(np.float32(1.5))], [("y", F)],
+         [np.pad(x4, ((0, 0), (1, 0), (2, 1), (0, 3)), constant_values=1.5)],
+         [c("pads", pads)])
+    # LayerNormalization with Scale and B at run time (3-D, the last axis)
+    x3 = rng.standard_normal((2, 6, 40)).astype(np.float32)
+    sc = rng.uniform(0.5, 1.5, 40).astype(np.float32)
+    bi = rng.uniform(-1, 1, 40).astype(np.float32)
+    mu = x3.mean(-1, keepdims=True)
+    ln = (x3 - mu) / np.sqrt(((x3 - mu) ** 2).mean(-1, keepdims=True) + 1e-5) * sc + bi
+    case("rt_layernorm", [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"],
+                                           axis=-1)],
+         [("x", F), ("s", F), ("b", F)], [x3, sc, bi], [("y", F)], [ln.astype(np.float32)],
+         opset=17)
+    # DequantizeLinear per tensor and QuantizeLinear per axis, run-time
+    # scales (values on a grid: x / s exact in fp16, never a tie)
+    q8 = rng.integers(0, 256, (3, 8)).astype(np.uint8)
+    case("rt_dequant", [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+         [("q", U8), ("s", F)], [q8, np.array(np.float32(0.25))], [("y", F)],
+         [((q8.astype(np.float32) - 100) * 0.25).astype(np.float32)],
+         [c("z", np.uint8(100))])
+    xq = (rng.integers(-200, 200, (2, 3, 4, 5)) / 8.0 + 1 / 32).astype(np.float32)
+    sq = np.array([0.5, 0.25, 1.0, 2.0, 0.125], np.float32)
+    zq = np.array([0, -3, 5, 10, -20], np.int8)
+    case("rt_quant_axis", [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=-1)],
+         [("x", F), ("s", F)], [xq, sq], [("y", I8)],
+         [np.clip(np.rint(xq / sq) + zq, -128, 127).astype(np.int8)], [c("z", zq)])
+    # Einsum: a sum and a transpose of one operand, a diagonal under an ellipsis
+    xe = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    case("einsum_sum_transpose", [helper.make_node("Einsum", ["x"], ["y"], equation="bij->jb")],
+         [("x", F)], [xe], [("y", F)], [np.einsum("bij->jb", xe)], opset=12)
+    xd = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    case("einsum_diagonal", [helper.make_node("Einsum", ["x"], ["y"],
+                                              equation="...ii->...i")],
+         [("x", F)], [xd], [("y", F)], [np.einsum("...ii->...i", xd)], opset=12)
+    # BatchNormalization in training mode: y, running mean and variance
+    s3 = rng.uniform(0.5, 1.5, 3).astype(np.float32)
+    b3 = rng.uniform(-1, 1, 3).astype(np.float32)
+    m3 = rng.uniform(-1, 1, 3).astype(np.float32)
+    v3 = rng.uniform(0.5, 1.5, 3).astype(np.float32)
+    bm = x4.mean((0, 2, 3))
+    bv = x4.var((0, 2, 3))
+    yb = ((x4 - bm.reshape(1, 3, 1, 1)) / np.sqrt(bv.reshape(1, 3, 1, 1) + 1e-5)
+          * s3.reshape(1, 3, 1, 1) + b3.reshape(1, 3, 1, 1))
+    case("bn_training", [helper.make_node("BatchNormalization",
+                                          ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+                                          training_mode=1, momentum=0.8)],
+         [("x", F), ("s", F), ("b", F), ("m", F), ("v", F)], [x4, s3, b3, m3, v3],
+         [("y", F), ("rm", F), ("rv", F)],
+         [yb.astype(np.float32), (m3 * 0.8 + bm * 0.2).astype(np.float32),
+          (v3 * 0.8 + bv * 0.2).astype(np.float32)], opset=15)
 
 
 if __name__ == "__main__":

@@ -508,41 +508,50 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 			in[i].dims[r] = d->dims[r];
 		in[i].nbytes = d->size;
 		in[i].data = malloc(d->size ? d->size : 1);
-		if (!in[i].data || (d->dtype != 1 && d->dtype != 2 && d->dtype != 6 && d->dtype != 7)) {
-			snprintf(err, errlen, "input '%s': random inputs need float32, uint8, int32 or "
-				 "int64 (give --input-dir)", d->name);
+		/* a type the runtime converts (om_edge.c): made as the device's
+		 * type, then converted back to the user's */
+		int dt = d->device_dtype ? d->device_dtype : d->dtype;
+		uint64_t size = om_edge_device_bytes(d);
+		void *buf = d->device_dtype ? malloc(size ? size : 1) : in[i].data;
+		if (!in[i].data || !buf || (dt != 1 && dt != 2 && dt != 6 && dt != 7)) {
+			if (buf != in[i].data)
+				free(buf);
+			snprintf(err, errlen, "input '%s': random inputs need float32, uint8, int32, "
+				 "int64 or a type converted to one (give --input-dir)", d->name);
 			return -1;
 		}
 		uint64_t s = (seed + i) * 0x9E3779B97F4A7C15ull + 1;
-		if (d->dtype == 2) { /* uint8: an image (AIPP), every byte value */
-			for (uint64_t e = 0; e < d->size; e++) {
+		if (dt == 2) { /* uint8: an image (AIPP), every byte value */
+			for (uint64_t e = 0; e < size; e++) {
 				s ^= s << 13;
 				s ^= s >> 7;
 				s ^= s << 17;
-				((uint8_t *)in[i].data)[e] = (uint8_t)(s >> 56);
+				((uint8_t *)buf)[e] = (uint8_t)(s >> 56);
 			}
-			continue;
-		}
-		if (d->dtype != 1) { /* indices: valid for every table they index */
+		} else if (dt != 1) { /* indices: valid for every table they index */
 			int64_t bound = int_bound(m, i);
-			for (uint64_t e = 0; e < d->size / (d->dtype == 7 ? 8 : 4); e++) {
+			for (uint64_t e = 0; e < size / (dt == 7 ? 8 : 4); e++) {
 				s ^= s << 13;
 				s ^= s >> 7;
 				s ^= s << 17;
 				int64_t v = (int64_t)((s >> 11) % (uint64_t)bound);
-				if (d->dtype == 7)
-					((int64_t *)in[i].data)[e] = v;
+				if (dt == 7)
+					((int64_t *)buf)[e] = v;
 				else
-					((int32_t *)in[i].data)[e] = (int32_t)v;
+					((int32_t *)buf)[e] = (int32_t)v;
 			}
-			continue;
+		} else {
+			float *f = buf;
+			for (uint64_t e = 0; e < size / 4; e++) {
+				s ^= s << 13;
+				s ^= s >> 7;
+				s ^= s << 17;
+				f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+			}
 		}
-		float *f = in[i].data;
-		for (uint64_t e = 0; e < d->size / 4; e++) {
-			s ^= s << 13;
-			s ^= s >> 7;
-			s ^= s << 17;
-			f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+		if (buf != in[i].data) {
+			om_edge_convert(d, 0, buf, in[i].data);
+			free(buf);
 		}
 	}
 	return 0;
