@@ -575,8 +575,12 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		memcpy(m->weights, c->weights, c->wbytes);
 	m->workspace_bytes = c->ws_bytes;
 	char msg[768];
+	if (c->progress)
+		c->progress(c->progress_ctx, "predicting", 0, 0);
 	if (cc_predict_tasks(c->cfg, m, msg, sizeof msg))
 		return cc_fail(c, "predicting the tasks' cycles: %s", msg);
+	if (c->progress)
+		c->progress(c->progress_ctx, "verifying", 0, 0);
 	if (cc_verify_tasks(c->cfg, m, msg, sizeof msg))
 		return cc_fail(c, "%s", msg);
 	return 0;
@@ -753,6 +757,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	c.cfg = cfg;
 	c.err = err;
 	c.errlen = errlen;
+	if (opt) {
+		c.progress = opt->progress;
+		c.progress_ctx = opt->progress_ctx;
+	}
 	if (cc_onnx_load(onnx_path, &c.g, err, errlen))
 		return -1;
 	c.tiles = cc_tile_cache_new(); /* NULL: tilings are chosen anew each time */
@@ -1033,6 +1041,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			i = ch->last;
 			continue;
 		}
+		if (c.progress)
+			c.progress(c.progress_ctx, "kernels", (unsigned)i, (unsigned)c.g.nn);
 		int e = n->dead ? 0 : empty_node(&c, n);
 		unsigned t0 = c.ntasks;
 		if (e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n)))

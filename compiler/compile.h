@@ -38,6 +38,11 @@ struct cc_options {
 	 * every surviving node's output is also a model output, after the
 	 * model's own (keep_outputs.c) */
 	int keep_all_outputs;
+	/* called as the compile goes (a tool shows it on a terminal): the stage
+	 * ("kernels", "predicting", "verifying"), and how far, done of total
+	 * (0 of 0 when a stage has no count); NULL: not called */
+	void (*progress)(void *ctx, const char *stage, unsigned done, unsigned total);
+	void *progress_ctx;
 };
 
 /* The passes a fusion switch file can turn off, by these names. */

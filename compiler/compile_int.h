@@ -115,6 +115,9 @@ struct cc_ctx {
 	 * are node outputs kept for a comparison; keep_node[k] is the node
 	 * whose kernel computes outputs[keep_from + k] (NULL: not that mode) */
 	int keep_from, *keep_node;
+	/* cc_options.progress, or NULL */
+	void (*progress)(void *ctx, const char *stage, unsigned done, unsigned total);
+	void *progress_ctx;
 	char *err;
 	size_t errlen;
 };

@@ -71,6 +71,18 @@ static int check_writable(const char *path, char *err, size_t errlen)
 	return bad ? -1 : 0;
 }
 
+/* Progress on a terminal (stderr), one line redrawn: compiling a large
+ * model takes seconds of silence otherwise. */
+static void show_progress(void *ctx, const char *stage, unsigned done, unsigned total)
+{
+	(void)ctx;
+	if (total)
+		fprintf(stderr, "\rsimatc: %s %u/%u   ", stage, done + 1, total);
+	else
+		fprintf(stderr, "\rsimatc: %s          ", stage);
+	fflush(stderr);
+}
+
 /* ATC's --mode=1 (an .om as JSON, with --om and --json) and --mode=6 (an
  * .om's information, with --om); 0 (compile) and 3 (precheck: compile and
  * verify, write nothing) are main's. */
@@ -283,8 +295,16 @@ int main(int argc, char **argv)
 	/* the model is named after the .om, as ATC names it */
 	const char *slash = output ? strrchr(output, '/') : NULL;
 	opt.model_name = slash ? slash + 1 : output;
+	int tty = isatty(STDERR_FILENO);
+	if (tty) {
+		fprintf(stderr, "simatc: compiling %s for %s\n", model, cfg.name);
+		opt.progress = show_progress;
+	}
 	struct om_model m;
-	if (cc_compile(model, &cfg, &opt, &m, err, sizeof err)) {
+	int failed = cc_compile(model, &cfg, &opt, &m, err, sizeof err);
+	if (tty) /* the progress line ends */
+		fprintf(stderr, "\r%60s\r", "");
+	if (failed) {
 		/* a model that cannot be compiled: the message names the node,
 		 * its op and why; 2, as for options refused */
 		fprintf(stderr, "simatc: %s\n", err);
