@@ -17,6 +17,26 @@ static void free_attr(struct cc_attr *a)
 	free(a->floats);
 }
 
+void cc_attrs_free(struct cc_node *n)
+{
+	for (int a = 0; a < n->nattrs; a++)
+		free_attr(&n->attrs[a]);
+	free(n->attrs);
+	n->attrs = NULL;
+	n->nattrs = 0;
+}
+
+void cc_node_free(struct cc_node *n)
+{
+	free(n->name);
+	free(n->op);
+	free(n->domain);
+	free(n->in);
+	free(n->out);
+	free(n->q_w_scale);
+	cc_attrs_free(n);
+}
+
 void cc_graph_free(struct cc_graph *g)
 {
 	if (!g)
@@ -29,19 +49,8 @@ void cc_graph_free(struct cc_graph *g)
 			free(t->dim_param[d]);
 		free(t->data);
 	}
-	for (int i = 0; i < g->nn; i++) {
-		struct cc_node *n = &g->n[i];
-
-		free(n->name);
-		free(n->op);
-		free(n->domain);
-		free(n->in);
-		free(n->out);
-		free(n->q_w_scale);
-		for (int a = 0; a < n->nattrs; a++)
-			free_attr(&n->attrs[a]);
-		free(n->attrs);
-	}
+	for (int i = 0; i < g->nn; i++)
+		cc_node_free(&g->n[i]);
 	free(g->t);
 	free(g->n);
 	free(g->inputs);

@@ -47,22 +47,10 @@ static int op2(struct bld *b, const char *what, const char *op, int a, int in2, 
 		b->oom = 1;
 		return -1;
 	}
-	struct cc_node *d = &b->d[b->k++];
-	memset(d, 0, sizeof *d);
-	d->name = strdup(name);
-	d->op = strdup(op);
-	d->domain = strdup("");
-	d->nin = in2 >= 0 ? 2 : 1;
-	d->in = malloc(2 * sizeof *d->in);
-	d->out = malloc(sizeof *d->out);
-	d->nout = 1;
-	if (!d->name || !d->op || !d->domain || !d->in || !d->out) {
+	if (cc_node_make(&b->d[b->k++], name, "", op, a, in2, out)) {
 		b->oom = 1;
 		return -1;
 	}
-	d->in[0] = a;
-	d->in[1] = in2;
-	d->out[0] = out;
 	return out;
 }
 
@@ -179,18 +167,7 @@ int cc_pass_bn_training(struct cc_graph *g, struct cc_pass_log *log, char *err, 
 			return -1;
 		}
 		j += made;
-		free(n->name);
-		free(n->op);
-		free(n->domain);
-		free(n->in);
-		free(n->out);
-		for (int a = 0; a < n->nattrs; a++) {
-			free(n->attrs[a].name);
-			free(n->attrs[a].s);
-			free(n->attrs[a].ints);
-			free(n->attrs[a].floats);
-		}
-		free(n->attrs);
+		cc_node_free(n);
 	}
 	free(g->n);
 	g->n = nn;

@@ -22,37 +22,6 @@ static int kind_of(const struct cc_node *n)
 	       : !strcmp(n->op, "ReduceL1") ? 3 : 0;
 }
 
-/* A node of one input and one output (in may equal in2 for a square). */
-static int simple_node(struct cc_node *d, const char *base, const char *suffix, const char *op,
-		       int in, int in2, int out)
-{
-	memset(d, 0, sizeof *d);
-	size_t len = strlen(base) + strlen(suffix) + 1;
-	d->name = malloc(len);
-	d->op = strdup(op);
-	d->domain = strdup("");
-	d->nin = in2 >= 0 ? 2 : 1;
-	d->in = malloc((size_t)d->nin * sizeof *d->in);
-	d->out = malloc(sizeof *d->out);
-	d->nout = 1;
-	if (!d->name || !d->op || !d->domain || !d->in || !d->out)
-		return -1;
-	snprintf(d->name, len, "%s%s", base, suffix);
-	d->in[0] = in;
-	if (in2 >= 0)
-		d->in[1] = in2;
-	d->out[0] = out;
-	return 0;
-}
-
-static void drop_node(struct cc_node *d)
-{
-	free(d->name);
-	free(d->op);
-	free(d->domain);
-	free(d->in);
-	free(d->out);
-}
 
 int cc_pass_decompose(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen)
 {
@@ -91,9 +60,9 @@ int cc_pass_decompose(struct cc_graph *g, struct cc_pass_log *log, char *err, si
 		if (sq < 0 || (kind == 1 && sum < 0))
 			goto oom;
 		int xin = n->in[0], out = n->out[0];
-		if (simple_node(&nn[j], n->name, kind == 3 ? "/abs" : "/square",
+		if (cc_node_make(&nn[j], n->name, kind == 3 ? "/abs" : "/square",
 				kind == 3 ? "Abs" : "Mul", xin, kind == 3 ? -1 : xin, sq)) {
-			drop_node(&nn[j]);
+			cc_node_free(&nn[j]);
 			goto oom;
 		}
 		j++;
@@ -107,8 +76,8 @@ int cc_pass_decompose(struct cc_graph *g, struct cc_pass_log *log, char *err, si
 			n->out[0] = sum;
 		nn[j++] = *n;
 		if (kind == 1) {
-			if (simple_node(&nn[j], n->name, "/sqrt", "Sqrt", sum, -1, out)) {
-				drop_node(&nn[j]);
+			if (cc_node_make(&nn[j], n->name, "/sqrt", "Sqrt", sum, -1, out)) {
+				cc_node_free(&nn[j]);
 				goto oom;
 			}
 			j++;
@@ -134,7 +103,7 @@ oom:
 		for (int q = 0; q < g->nn && !old; q++)
 			old = nn[i].name == g->n[q].name;
 		if (!old)
-			drop_node(&nn[i]);
+			cc_node_free(&nn[i]);
 	}
 	free(nn);
 	snprintf(err, errlen, "out of memory");

@@ -177,28 +177,6 @@ static int set_ints(struct cc_attr *a, const char *name, const int *v, int nv)
 	return 0;
 }
 
-/* Node d as op with inputs in/in2 (-1: none) into out, named base+suffix. */
-static int make(struct cc_node *d, const char *base, const char *suffix, const char *op,
-		int in, int in2, int out)
-{
-	memset(d, 0, sizeof *d);
-	size_t len = strlen(base) + strlen(suffix) + 1;
-	d->name = malloc(len);
-	d->op = strdup(op);
-	d->domain = strdup("");
-	d->nin = in2 >= 0 ? 2 : 1;
-	d->in = malloc(2 * sizeof *d->in);
-	d->out = malloc(sizeof *d->out);
-	d->nout = 1;
-	if (!d->name || !d->op || !d->domain || !d->in || !d->out)
-		return -1;
-	snprintf(d->name, len, "%s%s", base, suffix);
-	d->in[0] = in;
-	d->in[1] = in2;
-	d->out[0] = out;
-	return 0;
-}
-
 /* The ops of n's form into d[0..count_ops). */
 static int expand(struct cc_graph *g, const struct cc_node *n, const struct form *f,
 		  struct cc_node *d)
@@ -233,7 +211,7 @@ static int expand(struct cc_graph *g, const struct cc_node *n, const struct form
 		g->t[zero].nbytes = sizeof *zv;
 		snprintf(tname, sizeof tname, "%s/diagonal_only", n->name);
 		int w = cc_tensor_add(g, tname, dt, -1, NULL);
-		if (w < 0 || make(&d[k++], n->name, "/diagonal_only", "Where", mask, cur, w))
+		if (w < 0 || cc_node_make(&d[k++], n->name, "/diagonal_only", "Where", mask, cur, w))
 			return -1;
 		struct cc_node *wn = &d[k - 1];
 		int *in3 = realloc(wn->in, 3 * sizeof *in3);
@@ -253,7 +231,7 @@ static int expand(struct cc_graph *g, const struct cc_node *n, const struct form
 		}
 		struct cc_node *r = &d[k++];
 		int ax = f->dq;
-		if (make(r, n->name, "/diagonal", "ReduceSum", w, -1, o))
+		if (cc_node_make(r, n->name, "/diagonal", "ReduceSum", w, -1, o))
 			return -1;
 		r->attrs = calloc(2, sizeof *r->attrs);
 		if (!r->attrs || set_ints(&r->attrs[0], "axes", &ax, 1) ||
@@ -271,7 +249,7 @@ static int expand(struct cc_graph *g, const struct cc_node *n, const struct form
 			if ((o = cc_tensor_add(g, tname, dt, -1, NULL)) < 0)
 				return -1;
 		}
-		if (make(&d[k++], n->name, "", "Mul", cur, n->in[1], o))
+		if (cc_node_make(&d[k++], n->name, "", "Mul", cur, n->in[1], o))
 			return -1;
 		cur = o;
 	}
@@ -283,7 +261,7 @@ static int expand(struct cc_graph *g, const struct cc_node *n, const struct form
 				return -1;
 		}
 		struct cc_node *r = &d[k++];
-		if (make(r, n->name, k == 1 ? "" : "/sum", "ReduceSum", cur, -1, o))
+		if (cc_node_make(r, n->name, k == 1 ? "" : "/sum", "ReduceSum", cur, -1, o))
 			return -1;
 		r->attrs = calloc(2, sizeof *r->attrs);
 		if (!r->attrs || set_ints(&r->attrs[0], "axes", f->red, f->nred))
@@ -298,14 +276,14 @@ static int expand(struct cc_graph *g, const struct cc_node *n, const struct form
 	}
 	if (f->nperm) {
 		struct cc_node *t = &d[k++];
-		if (make(t, n->name, k == 1 ? "" : "/transpose", "Transpose", cur, -1, y))
+		if (cc_node_make(t, n->name, k == 1 ? "" : "/transpose", "Transpose", cur, -1, y))
 			return -1;
 		t->attrs = calloc(1, sizeof *t->attrs);
 		if (!t->attrs || set_ints(&t->attrs[0], "perm", f->perm, f->nperm))
 			return -1;
 		t->nattrs = 1;
 	}
-	if (!k && make(&d[k++], n->name, "", "Identity", cur, -1, y))
+	if (!k && cc_node_make(&d[k++], n->name, "", "Identity", cur, -1, y))
 		return -1;
 	return 0;
 }
@@ -342,18 +320,7 @@ int cc_pass_einsum(struct cc_graph *g, struct cc_pass_log *log, char *err, size_
 		j += count_ops(&f);
 		n->dead = 1; /* freed with the graph's old array below */
 		struct cc_node old = *n;
-		free(old.name);
-		free(old.op);
-		free(old.domain);
-		free(old.in);
-		free(old.out);
-		for (int a = 0; a < old.nattrs; a++) {
-			free(old.attrs[a].name);
-			free(old.attrs[a].s);
-			free(old.attrs[a].ints);
-			free(old.attrs[a].floats);
-		}
-		free(old.attrs);
+		cc_node_free(&old);
 	}
 	free(g->n);
 	g->n = nn;

@@ -196,13 +196,7 @@ int cc_pass_fuse_gelu(struct cc_graph *g, struct cc_pass_log *log, char *err, si
 		}
 		for (int k = 0; k < m.ndead; k++)
 			g->n[m.dead[k]].dead = 1;
-		for (int a = 0; a < n->nattrs; a++) {
-			free(n->attrs[a].name);
-			free(n->attrs[a].s);
-			free(n->attrs[a].ints);
-			free(n->attrs[a].floats);
-		}
-		free(n->attrs);
+		cc_attrs_free(n);
 		free(n->op);
 		n->op = op;
 		at->name = name;

@@ -258,13 +258,7 @@ static int rewrite(struct cc_graph *g, const struct ln_match *lm)
 		free(en);
 		return -1;
 	}
-	for (int a = 0; a < n->nattrs; a++) {
-		free(n->attrs[a].name);
-		free(n->attrs[a].s);
-		free(n->attrs[a].ints);
-		free(n->attrs[a].floats);
-	}
-	free(n->attrs);
+	cc_attrs_free(n);
 	at[0] = (struct cc_attr){ .name = an, .type = CC_ATTR_INT, .i = lm->axis, .tensor = -1 };
 	at[1] = (struct cc_attr){ .name = en, .type = CC_ATTR_FLOAT, .f = lm->eps, .tensor = -1 };
 	n->attrs = at;

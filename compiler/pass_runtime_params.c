@@ -129,35 +129,7 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 	return -1;
 }
 
-static int new_node(struct cc_node *d, const char *base, const char *suffix, const char *op,
-		    int in, int in2, int out)
-{
-	memset(d, 0, sizeof *d);
-	size_t len = strlen(base) + strlen(suffix) + 1;
-	d->name = malloc(len);
-	d->op = strdup(op);
-	d->domain = strdup("");
-	d->nin = 2;
-	d->in = malloc(2 * sizeof *d->in);
-	d->out = malloc(sizeof *d->out);
-	d->nout = 1;
-	if (!d->name || !d->op || !d->domain || !d->in || !d->out)
-		return -1;
-	snprintf(d->name, len, "%s%s", base, suffix);
-	d->in[0] = in;
-	d->in[1] = in2;
-	d->out[0] = out;
-	return 0;
-}
 
-static void drop_node(struct cc_node *d)
-{
-	free(d->name);
-	free(d->op);
-	free(d->domain);
-	free(d->in);
-	free(d->out);
-}
 
 /* A new tensor "<node>/<what>" of dtype dt, shape unknown. */
 static int new_tensor(struct cc_graph *g, const struct cc_node *n, const char *what,
@@ -199,7 +171,7 @@ static int dq_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pr
 	for (int i = 0; i < rank; i++)
 		bd[i] = i == axis ? C : 1;
 	int xf = new_tensor(g, n, "float", CC_F32);
-	if (xf < 0 || new_node(&pre[*npre], n->name, "/float", "Cast", x, -1, xf))
+	if (xf < 0 || cc_node_make(&pre[*npre], n->name, "/float", "Cast", x, -1, xf))
 		return -1;
 	struct cc_node *cast = &pre[(*npre)++];
 	cast->nin = 1;
@@ -221,7 +193,7 @@ static int dq_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pr
 		float *v = g->t[zf].data;
 		for (int64_t i = 0; i < C; i++)
 			v[i] = zdt == CC_U8 ? ((const uint8_t *)zd)[i] : ((const int8_t *)zd)[i];
-		if (new_node(&pre[(*npre)++], n->name, "/centered", "Sub", xf, zf, xs))
+		if (cc_node_make(&pre[(*npre)++], n->name, "/centered", "Sub", xf, zf, xs))
 			return -1;
 		cur = xs;
 	}
@@ -236,7 +208,7 @@ static int dq_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pr
 	g->t[shape].data = sv;
 	g->t[shape].nbytes = (size_t)rank * sizeof *sv;
 	int s2 = new_tensor(g, n, "scale_shaped", g->t[s].dtype);
-	if (s2 < 0 || new_node(&pre[(*npre)++], n->name, "/scale_shaped", "Reshape", s, shape, s2))
+	if (s2 < 0 || cc_node_make(&pre[(*npre)++], n->name, "/scale_shaped", "Reshape", s, shape, s2))
 		return -1;
 	/* n becomes the Mul: its attributes (axis) mean nothing to it */
 	char *op = strdup("Mul");
@@ -247,15 +219,7 @@ static int dq_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pr
 	n->nin = 2;
 	n->in[0] = cur;
 	n->in[1] = s2;
-	for (int a = 0; a < n->nattrs; a++) {
-		free(n->attrs[a].name);
-		free(n->attrs[a].s);
-		free(n->attrs[a].ints);
-		free(n->attrs[a].floats);
-	}
-	free(n->attrs);
-	n->attrs = NULL;
-	n->nattrs = 0;
+	cc_attrs_free(n);
 	return 0;
 }
 
@@ -288,7 +252,7 @@ static int slice1(struct cc_graph *g, struct cc_node *n, const char *what, int a
 	int ax = en >= 0 ? int1(g, n, w, axis) : -1;
 	int o = ax >= 0 ? new_tensor(g, n, what, g->t[a].dtype) : -1;
 	snprintf(w, sizeof w, "/%.30s", what);
-	if (o < 0 || new_node(d, n->name, w, "Slice", a, st, o))
+	if (o < 0 || cc_node_make(d, n->name, w, "Slice", a, st, o))
 		return -1;
 	int *in = realloc(d->in, 4 * sizeof *in);
 	if (!in)
@@ -337,12 +301,12 @@ static int q_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pre
 		int s4 = sc >= 0 ? new_tensor(g, n, w, g->t[s].dtype) : -1;
 		char w2[64];
 		snprintf(w2, sizeof w2, "/%.50s", w);
-		if (s4 < 0 || new_node(&pre[(*npre)++], n->name, w2, "Reshape", sc, shape, s4))
+		if (s4 < 0 || cc_node_make(&pre[(*npre)++], n->name, w2, "Reshape", sc, shape, s4))
 			return -1;
 		snprintf(w, sizeof w, "x%lld_divided", (long long)c);
 		int q = new_tensor(g, n, w, g->t[x].dtype);
 		snprintf(w2, sizeof w2, "/%.50s", w);
-		if (q < 0 || new_node(&pre[(*npre)++], n->name, w2, "Div", xc, s4, q))
+		if (q < 0 || cc_node_make(&pre[(*npre)++], n->name, w2, "Div", xc, s4, q))
 			return -1;
 		snprintf(w, sizeof w, "zero_point%lld", (long long)c);
 		snprintf(name, sizeof name, "%s/%s", n->name, w);
@@ -359,7 +323,7 @@ static int q_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pre
 		if (c < C - 1) {
 			snprintf(w2, sizeof w2, "/%.50s", w);
 			struct cc_node *qn = &pre[(*npre)++];
-			if (new_node(qn, n->name, w2, "QuantizeLinear", q, one, parts[c]))
+			if (cc_node_make(qn, n->name, w2, "QuantizeLinear", q, one, parts[c]))
 				return -1;
 			int *in = realloc(qn->in, 3 * sizeof *in);
 			if (!in)
@@ -385,7 +349,7 @@ static int q_per_axis(struct cc_graph *g, struct cc_node *n, struct cc_node *pre
 		}
 	}
 	struct cc_node *cn = &post[(*npost)++];
-	if (new_node(cn, n->name, "/concat", "Concat", parts[0], -1, y))
+	if (cc_node_make(cn, n->name, "/concat", "Concat", parts[0], -1, y))
 		return -1;
 	int *in = realloc(cn->in, (size_t)C * sizeof *in);
 	cn->attrs = calloc(1, sizeof *cn->attrs);
@@ -423,11 +387,11 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 				return -1;
 			if (lo >= 0) { /* Max(x, lo), then Clip to the constant hi */
 				n->in[0] = mid;
-				return new_node(&pre[(*npre)++], n->name, "/min_bound", "Max", x, lo,
+				return cc_node_make(&pre[(*npre)++], n->name, "/min_bound", "Max", x, lo,
 						mid);
 			}
 			n->out[0] = mid; /* Clip to the constant lo, then Min(., hi) */
-			return new_node(&post[(*npost)++], n->name, "/max_bound", "Min", mid, hi, y);
+			return cc_node_make(&post[(*npost)++], n->name, "/max_bound", "Min", mid, hi, y);
 		}
 		/* every bound a run-time tensor: n becomes the Max (or Min) */
 		char *op = strdup(lo >= 0 ? "Max" : "Min");
@@ -442,7 +406,7 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 			if (mid < 0)
 				return -1;
 			n->out[0] = mid;
-			return new_node(&post[(*npost)++], n->name, "/max_bound", "Min", mid, hi, y);
+			return cc_node_make(&post[(*npost)++], n->name, "/max_bound", "Min", mid, hi, y);
 		}
 		return 0;
 	}
@@ -450,12 +414,12 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 		int v = n->in[2], sub = new_tensor(g, n, "minus_value", xt), pad = new_tensor(g, n, "padded", xt);
 		if (v < 0 || sub < 0 || pad < 0)
 			return -1;
-		if (new_node(&pre[(*npre)++], n->name, "/minus_value", "Sub", x, v, sub))
+		if (cc_node_make(&pre[(*npre)++], n->name, "/minus_value", "Sub", x, v, sub))
 			return -1;
 		n->in[0] = sub;
 		n->in[2] = -1;
 		n->out[0] = pad;
-		return new_node(&post[(*npost)++], n->name, "/plus_value", "Add", pad, v, y);
+		return cc_node_make(&post[(*npost)++], n->name, "/plus_value", "Add", pad, v, y);
 	}
 	if (!strcmp(n->op, "LayerNormalization")) {
 		int s = float_param(g, n, 1) ? n->in[1] : -1;
@@ -479,12 +443,12 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 		if (s >= 0) {
 			int next = b >= 0 ? new_tensor(g, n, "scaled", xt) : y;
 			if (next < 0 ||
-			    new_node(&post[(*npost)++], n->name, "/scale", "Mul", cur, s, next))
+			    cc_node_make(&post[(*npost)++], n->name, "/scale", "Mul", cur, s, next))
 				return -1;
 			cur = next;
 		}
 		if (b >= 0)
-			return new_node(&post[(*npost)++], n->name, "/bias", "Add", cur, b, y);
+			return cc_node_make(&post[(*npost)++], n->name, "/bias", "Add", cur, b, y);
 		return 0;
 	}
 	if (!strcmp(n->op, "DequantizeLinear") && dq_axis(g, n) >= 0)
@@ -501,13 +465,13 @@ static int rewrite(struct cc_graph *g, struct cc_node *n, struct cc_node *pre, i
 		if (mid < 0)
 			return -1;
 		n->out[0] = mid;
-		return new_node(&post[(*npost)++], n->name, "/scale", "Mul", mid, s, y);
+		return cc_node_make(&post[(*npost)++], n->name, "/scale", "Mul", mid, s, y);
 	}
 	int q = new_tensor(g, n, "divided", xt);
 	if (q < 0)
 		return -1;
 	n->in[0] = q;
-	return new_node(&pre[(*npre)++], n->name, "/scale", "Div", x, s, q);
+	return cc_node_make(&pre[(*npre)++], n->name, "/scale", "Div", x, s, q);
 }
 
 int cc_pass_runtime_params(struct cc_graph *g, struct cc_pass_log *log, char *err,
@@ -541,9 +505,9 @@ int cc_pass_runtime_params(struct cc_graph *g, struct cc_pass_log *log, char *er
 		memset(post, 0, sizeof post);
 		if (rewrite(g, n, pre, &npre, post, &npost)) {
 			for (int q = 0; q < npre; q++)
-				drop_node(&pre[q]);
+				cc_node_free(&pre[q]);
 			for (int q = 0; q < npost; q++)
-				drop_node(&post[q]);
+				cc_node_free(&post[q]);
 			free(nn); /* the nodes moved into nn stay owned by g->n */
 			snprintf(err, errlen, "out of memory");
 			return -1;

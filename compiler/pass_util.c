@@ -102,3 +102,24 @@ void cc_clip_keep_sign(float *lo, float *hi)
 	if (*hi < 0 && *hi > -tiny)
 		*hi = -tiny;
 }
+
+int cc_node_make(struct cc_node *d, const char *base, const char *suffix, const char *op,
+		 int in, int in2, int out)
+{
+	memset(d, 0, sizeof *d);
+	size_t len = strlen(base) + strlen(suffix) + 1;
+	d->name = malloc(len);
+	d->op = strdup(op);
+	d->domain = strdup("");
+	d->nin = in2 >= 0 ? 2 : 1;
+	d->in = malloc(2 * sizeof *d->in);
+	d->out = malloc(sizeof *d->out);
+	d->nout = 1;
+	if (!d->name || !d->op || !d->domain || !d->in || !d->out)
+		return -1;
+	snprintf(d->name, len, "%s%s", base, suffix);
+	d->in[0] = in;
+	d->in[1] = in2;
+	d->out[0] = out;
+	return 0;
+}

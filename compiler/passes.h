@@ -25,6 +25,11 @@ void cc_strlcat(char *dst, size_t size, const char *src);
 
 /* Uses of tensor t by live nodes (+1 if it is a graph output). */
 int cc_tensor_uses(const struct cc_graph *g, int t);
+/* Node d, new: op(in, in2) -> out, named base+suffix; in2 < 0: one input
+ * (room for two either way).  0, or -1 out of memory: cc_node_free
+ * (graph.h) then frees what d holds. */
+int cc_node_make(struct cc_node *d, const char *base, const char *suffix, const char *op,
+		 int in, int in2, int out);
 /* The single live node reading tensor t, or -1 (none, several, or a graph output). */
 int cc_sole_consumer(const struct cc_graph *g, int t);
 
