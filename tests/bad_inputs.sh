@@ -148,6 +148,14 @@ as_bad() { # name source needle
 	printf '%s\n' "$2" > "$tmp/$1.s"
 	refuse "simas $1" "$tmp/$1.bin" "$1.s:" "$3" -- ./simas "$tmp/$1.s" -o "$tmp/$1.bin"
 }
+# what the fuzzers found (tests/fuzz/regress/HARNESS/), through the tools
+for f in "$srcdir"/tests/fuzz/regress/asm/*; do
+	[ -e "$f" ] || continue
+	refuse "simas regress $(basename "$f")" "$tmp/regress.bin" "$(basename "$f")" -- \
+		./simas "$f" -o "$tmp/regress.bin"
+done
+as_bad nest_deep "li x1, $(printf '%0.s(' $(seq 300))1$(printf '%0.s)' $(seq 300))
+end" "nests deeper"
 as_bad imm_range 'addi x1, x0, 9223372036854775808
 end' "out of range"
 as_bad equ_self '.equ X, X+1
@@ -222,6 +230,11 @@ flip .text. "$tmp/cflip.om" && refuse "simrun flipped code byte" "$tmp/run/outpu
 	"cflip.om" "CRC-32" -- ./simrun "$tmp/cflip.om" --output-dir "$tmp/run"
 flip .text. "$tmp/cflip2.om" && refuse "simdis flipped code byte" - "cflip2.om" "CRC-32" -- \
 	./simdis "$tmp/cflip2.om"
+flip .om.meta "$tmp/mflip.om" && refuse "simrun flipped metadata byte" \
+	"$tmp/run/output_0.pb" "mflip.om" ".om.meta" "CRC-32" -- \
+	./simrun "$tmp/mflip.om" --output-dir "$tmp/run"
+flip .om.meta.crc "$tmp/mcflip.om" && refuse "simdis flipped metadata CRC" - "mcflip.om" \
+	".om.meta" "CRC-32" -- ./simdis "$tmp/mcflip.om"
 : > "$tmp/empty.om"
 refuse "simdis empty .om" - "empty.om" -- ./simdis "$tmp/empty.om"
 printf 'hello, not an ELF file\n' > "$tmp/text.om"
