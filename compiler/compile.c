@@ -113,6 +113,21 @@ static int read_switches(struct cc_ctx *c, const char *path, int on[SW_N])
 	return 0;
 }
 
+/* A task's kernel past the bounds of emit.h (what, e.g. "input 'x'"):
+ * said at once, before more kernels of that size are generated. */
+static int task_over(struct cc_ctx *c, const struct task *t, const char *what)
+{
+	if (t->prog.work_over)
+		return cc_fail(c, "%s: its %s kernel's generator emits more than %zu instructions "
+			       "(unrolled), the most it may on %s", what, t->op_type,
+			       t->prog.max_work, c->cfg->name);
+	if (t->prog.over)
+		return cc_fail(c, "%s: its %s kernel needs more than %zu instructions, the most "
+			       "one kernel may hold on %s", what, t->op_type, t->prog.max_n,
+			       c->cfg->name);
+	return 0;
+}
+
 static uint64_t task_bytes(const struct cc_ctx *c)
 {
 	uint64_t b = 0;
@@ -753,6 +768,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 				cc_fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 				goto done;
 			}
+			snprintf(msg, sizeof msg, "input '%s'", T(&c, ti)->name);
+			if (task_over(&c, t, msg))
+				goto done;
 			t->args[t->nargs++] = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)i };
 			cc_arg_tensor(&c, t, sc);
 			cc_io_host(&c, t, 0, ti, ti, dt);
@@ -795,6 +813,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			cc_fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
+		snprintf(msg, sizeof msg, "input '%s'", T(&c, ti)->name);
+		if (task_over(&c, t, msg))
+			goto done;
 		if (sc >= 0) {
 			cc_arg_tensor(&c, t, sc);
 			cc_io_host(&c, t, 0, sc, ti, CC_F32);
@@ -825,15 +846,25 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		int e = n->dead ? 0 : empty_node(&c, n);
 		unsigned t0 = c.ntasks;
-		if (e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n)))
-			goto done;
-		for (unsigned k = t0; k < c.ntasks; k++) /* a kernel too large: say so now */
-			if (c.tasks[k].prog.over) {
-				cc_node_fail(&c, n, "its kernel needs more than %zu instructions, the "
-					     "most one kernel may hold on %s", c.tasks[k].prog.max_n,
-					     cfg->name);
+		int failed = e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n));
+		/* a kernel too large: say so now (its generator may have failed
+		 * for it, with a message of its own) */
+		for (unsigned k = t0; k < c.ntasks; k++) {
+			const struct cc_prog *p = &c.tasks[k].prog;
+			if (p->work_over) {
+				cc_node_fail(&c, n, "its kernel's generator emits more than %zu "
+					     "instructions (unrolled), the most it may on %s",
+					     p->max_work, cfg->name);
 				goto done;
 			}
+			if (p->over) {
+				cc_node_fail(&c, n, "its kernel needs more than %zu instructions, the "
+					     "most one kernel may hold on %s", p->max_n, cfg->name);
+				goto done;
+			}
+		}
+		if (failed)
+			goto done;
 	}
 	changes[SW_SPLIT] = c.slice_views;
 	for (int i = 0; i < c.g.noutputs; i++) {
@@ -861,6 +892,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			cc_fail(&c, "output '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
+		snprintf(msg, sizeof msg, "output '%s'", T(&c, ti)->name);
+		if (task_over(&c, t, msg))
+			goto done;
 		t->args[0] = (struct om_arg){ d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE,
 					      d->where == W_WEIGHT ? (int64_t)d->offset
 								   : (int64_t)d->voff, 0 };
@@ -883,6 +917,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 					t ? msg : "out of memory");
 				goto done;
 			}
+			snprintf(msg, sizeof msg, "output '%s'", T(&c, ti)->name);
+			if (task_over(&c, t, msg))
+				goto done;
 			cc_arg_tensor(&c, t, sc);
 			t->args[t->nargs++] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
 			cc_io_host(&c, t, 0, sc, ti, CC_F32);

@@ -69,6 +69,24 @@ while IFS="$tab" read -r name needle; do
 	refuse "simatc $name" "$tmp/o.om" "$m/$name.onnx" "$needle" -- \
 		./simatc --model="$m/$name.onnx" --framework=5 --output="$tmp/o" --soc_version=$soc
 done < "$tmp/manifest"
+# models at the size limit (bad_models.py's limit/): compiled or refused, with
+# the file named, within 60 s (a signal or a timeout fails)
+for f in "$m"/limit/*.onnx; do
+	name=$(basename "$f" .onnx)
+	timeout 60 ./simatc --model="$f" --framework=5 --output="$tmp/lim" --soc_version=$soc \
+		> /dev/null 2> "$tmp/err"
+	rc=$?
+	if [ $rc -ge 124 ]; then
+		bad "simatc $name: exit $rc (124: no answer within 60 s; above 128: a signal)"
+	elif grep -q "Sanitizer\|runtime error:" "$tmp/err"; then
+		bad "simatc $name: sanitizer report: $(grep -m1 "Sanitizer\|runtime error:" "$tmp/err")"
+	elif [ $rc -ne 0 ] && ! grep -qF "$f" "$tmp/err"; then
+		bad "simatc $name: the error does not name the file: $(head -c 300 "$tmp/err")"
+	else
+		ok
+	fi
+	rm -f "$tmp/lim.om"
+done
 # the symlinked external data: refused as a link, whichever way it is named
 refuse "simatc ext_symlink says why" "$tmp/o.om" "link.bin" "symbolic link" -- \
 	./simatc --model="$m/ext/ext_symlink.onnx" --framework=5 --output="$tmp/o" --soc_version=$soc
