@@ -57,8 +57,9 @@ for h in $harnesses; do
 	(cd "$out/findings_$h" && "$out/fuzz_$h" -max_total_time="$secs" -runs="$runs" -timeout=60 -rss_limit_mb=4096 \
 		-print_final_stats=1 "$out/corpus_$h" "$out/seed_$h" > "$out/fuzz_$h.log" 2>&1)
 	execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/fuzz_$h.log" | grep -o '[0-9]*$')
+	took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$out/fuzz_$h.log")
 	found=$(ls "$out/findings_$h" | grep -c '^\(crash\|timeout\|leak\|oom\)-' || true)
-	echo "fuzz_$h: ${execs:-?} execs in ${secs} s, $found findings (log: $out/fuzz_$h.log)"
+	echo "fuzz_$h: ${execs:-?} execs in ${took:-?} s, $found findings (log: $out/fuzz_$h.log)"
 	[ "$found" -eq 0 ] || status=1
 done
 exit $status
