@@ -13,6 +13,7 @@
 #include "kern_aipp.h"
 #include "fp16.h"
 #include "kern_resize.h"
+#include "fusion_switch.h"
 
 struct op_entry {
 	const char *name, *cann;
@@ -118,149 +119,28 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 
 /* ---- --fusion_switch_file ------------------------------------------------------- */
 
-enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_MATMUL_BIAS,
-       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_QDQ, SW_CONCAT, SW_SPLIT,
-       SW_L2, SW_N };
-static const char *const switch_names[SW_N] = { "IdentityEliminationPass",
-						"ConvBatchNormFusionPass",
-						"ConvActivationFusionPass", "ElementwiseFusionPass",
-						"ConstantFoldingPass", "ConvEltwiseFusionPass",
-						"MatMulBiasAddFusionPass", "GeluFusionPass",
-						"LayerNormFusionPass", "AttentionSoftmaxFusionPass",
-						"MatMulEltwiseFusionPass", "QuantConvFusionPass",
-						"ConcatInPlacePass", "SplitInPlacePass",
-						"L2FusionPass" };
-
-/* The file's shape, before its pairs are read: an empty file, a JSON
- * value that is not an object, or an object cut short (a truncated file)
- * is refused rather than read as "no switches" or as half of them. */
-static int check_switch_shape(struct cc_ctx *c, const char *path, const char *text)
-{
-	const char *p = text;
-	while (isspace((unsigned char)*p))
-		p++;
-	if (!*p)
-		return cc_fail(c, "--fusion_switch_file %s: the file is empty", path);
-	if (*p != '{') {
-		if (strchr("[\"-0123456789tfn", *p))
-			return cc_fail(c, "--fusion_switch_file %s: not a JSON object", path);
-		return 0; /* the older "Name:off" lines */
-	}
-	int depth = 0, in_str = 0;
-	for (; *p; p++) {
-		if (in_str) {
-			if (*p == '\\' && p[1])
-				p++;
-			else if (*p == '"')
-				in_str = 0;
-		} else if (*p == '"') {
-			in_str = 1;
-		} else if (*p == '{') {
-			depth++;
-		} else if (*p == '}' && --depth == 0) {
-			for (p++; isspace((unsigned char)*p); p++)
-				;
-			if (*p)
-				return cc_fail(c, "--fusion_switch_file %s: text after the JSON object",
-					       path);
-			return 0;
-		}
-	}
-	return cc_fail(c, "--fusion_switch_file %s: the JSON object is not closed (a truncated "
-		       "file?)", path);
-}
-
-/* ATC's JSON form {"Switch":{"GraphFusion":{"Name":"off","ALL":"off"},...}} or
- * its older "Name:off" lines: every "name" : "on|off" pair counts, wherever
- * it is nested; ALL sets the default, named passes override it. */
 static int read_switches(struct cc_ctx *c, const char *path, int on[SW_N])
 {
-	for (int i = 0; i < SW_N; i++)
-		on[i] = 1;
-	if (!path)
-		return 0;
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return cc_fail(c, "--fusion_switch_file %s: cannot open", path);
-	char text[65536];
-	size_t n = fread(text, 1, sizeof text - 1, f);
-	int more = fgetc(f) != EOF;
-	fclose(f);
-	text[n] = 0;
-	if (more)
-		return cc_fail(c, "--fusion_switch_file %s: larger than %zu bytes", path,
-			       sizeof text - 1);
-	if (check_switch_shape(c, path, text))
-		return -1;
-	int all = -1, named[SW_N];
-	for (int i = 0; i < SW_N; i++)
-		named[i] = -1;
-	char *p = text;
-	while (*p) {
-		while (*p && (isspace((unsigned char)*p) || strchr("{},", *p)))
-			p++;
-		if (!*p)
-			break;
-		char key[128], val[16];
-		size_t k = 0;
-		int quoted = *p == '"';
-		if (quoted)
-			p++;
-		while (*p && (quoted ? *p != '"' : (isalnum((unsigned char)*p) || *p == '_'))) {
-			if (k + 1 < sizeof key)
-				key[k++] = *p;
-			p++;
-		}
-		key[k] = 0;
-		if (quoted && *p == '"')
-			p++;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p != ':') {
-			if (!k && *p)
-				p++; /* an unexpected character */
-			continue;
-		}
-		p++;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '{')
-			continue; /* a section such as "Switch" or "GraphFusion" */
-		int vq = *p == '"';
-		if (vq)
-			p++;
-		size_t v = 0;
-		while (*p && (vq ? *p != '"' : !isspace((unsigned char)*p) && *p != ',' && *p != '}')) {
-			if (v + 1 < sizeof val)
-				val[v++] = *p;
-			p++;
-		}
-		val[v] = 0;
-		if (vq && *p == '"')
-			p++;
-		int state = !strcmp(val, "on") ? 1 : !strcmp(val, "off") ? 0 : -1;
-		if (state < 0)
-			return cc_fail(c, "--fusion_switch_file %s: '%s' must be on or off, not '%s'", path,
-				       key, val);
-		if (!strcmp(key, "ALL")) {
-			all = state;
-			continue;
-		}
-		int found = 0;
-		for (int i = 0; i < SW_N; i++)
-			if (!strcmp(key, switch_names[i])) {
-				named[i] = state;
-				found = 1;
-			}
-		if (!found)
-			return cc_fail(c, "--fusion_switch_file %s: unknown pass '%s' (passes: %s)", path,
-				       key, CC_PASS_NAMES);
-	}
-	for (int i = 0; i < SW_N; i++)
-		on[i] = named[i] >= 0 ? named[i] : all >= 0 ? all : 1;
+	char msg[512];
+	if (cc_fusion_switch_read(path, on, msg, sizeof msg))
+		return cc_fail(c, "%s", msg);
 	return 0;
 }
 
+/* A task's kernel past the bounds of emit.h (what, e.g. "input 'x'"):
+ * said at once, before more kernels of that size are generated. */
+static int task_over(struct cc_ctx *c, const struct task *t, const char *what)
+{
+	if (t->prog.work_over)
+		return cc_fail(c, "%s: its %s kernel's generator emits more than %zu instructions "
+			       "(unrolled), the most it may on %s", what, t->op_type,
+			       t->prog.max_work, c->cfg->name);
+	if (t->prog.over)
+		return cc_fail(c, "%s: its %s kernel needs more than %zu instructions, the most "
+			       "one kernel may hold on %s", what, t->op_type, t->prog.max_n,
+			       c->cfg->name);
+	return 0;
+}
 
 static uint64_t task_bytes(const struct cc_ctx *c)
 {
@@ -300,7 +180,7 @@ static int write_report_json(struct cc_ctx *c, const struct om_model *m, const c
 	fprintf(f, "}, \"task_bytes\": %llu, \"passes\": [", (unsigned long long)task_bytes(c));
 	for (int i = 0; i < SW_N; i++)
 		fprintf(f, "%s{\"name\": \"%s\", \"enabled\": %s, \"changes\": %d}", i ? ", " : "",
-			switch_names[i], on[i] ? "true" : "false", changes[i]);
+			cc_switch_names[i], on[i] ? "true" : "false", changes[i]);
 	fprintf(f, "], \"precision\": [");
 	cc_precision_json(c, f);
 	if (c->keep_node) {
@@ -852,7 +732,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		goto done;
 	for (int i = 0; i < SW_N; i++)
 		if (!on[i])
-			cc_log(&c.log, "  %s: off (fusion switch file)", switch_names[i]);
+			cc_log(&c.log, "  %s: off (fusion switch file)", cc_switch_names[i]);
 	/* shape inference, in the graph's (topological) order */
 	for (int i = 0; i < c.g.nn; i++) {
 		struct cc_node *n = &c.g.n[i];
@@ -971,6 +851,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 				cc_fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 				goto done;
 			}
+			snprintf(msg, sizeof msg, "input '%s'", T(&c, ti)->name);
+			if (task_over(&c, t, msg))
+				goto done;
 			t->args[t->nargs++] = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)i };
 			cc_arg_tensor(&c, t, sc);
 			cc_io_host(&c, t, 0, ti, ti, dt);
@@ -1013,6 +896,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			cc_fail(&c, "input '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
+		snprintf(msg, sizeof msg, "input '%s'", T(&c, ti)->name);
+		if (task_over(&c, t, msg))
+			goto done;
 		if (sc >= 0) {
 			cc_arg_tensor(&c, t, sc);
 			cc_io_host(&c, t, 0, sc, ti, CC_F32);
@@ -1045,15 +931,25 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			c.progress(c.progress_ctx, "kernels", (unsigned)i, (unsigned)c.g.nn);
 		int e = n->dead ? 0 : empty_node(&c, n);
 		unsigned t0 = c.ntasks;
-		if (e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n)))
-			goto done;
-		for (unsigned k = t0; k < c.ntasks; k++) /* a kernel too large: say so now */
-			if (c.tasks[k].prog.over) {
-				cc_node_fail(&c, n, "its kernel needs more than %zu instructions, the "
-					     "most one kernel may hold on %s", c.tasks[k].prog.max_n,
-					     cfg->name);
+		int failed = e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n));
+		/* a kernel too large: say so now (its generator may have failed
+		 * for it, with a message of its own) */
+		for (unsigned k = t0; k < c.ntasks; k++) {
+			const struct cc_prog *p = &c.tasks[k].prog;
+			if (p->work_over) {
+				cc_node_fail(&c, n, "its kernel's generator emits more than %zu "
+					     "instructions (unrolled), the most it may on %s",
+					     p->max_work, cfg->name);
 				goto done;
 			}
+			if (p->over) {
+				cc_node_fail(&c, n, "its kernel needs more than %zu instructions, the "
+					     "most one kernel may hold on %s", p->max_n, cfg->name);
+				goto done;
+			}
+		}
+		if (failed)
+			goto done;
 	}
 	changes[SW_SPLIT] = c.slice_views;
 	if (c.keep_node)
@@ -1083,6 +979,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			cc_fail(&c, "output '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
+		snprintf(msg, sizeof msg, "output '%s'", T(&c, ti)->name);
+		if (task_over(&c, t, msg))
+			goto done;
 		t->args[0] = (struct om_arg){ d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE,
 					      d->where == W_WEIGHT ? (int64_t)d->offset
 								   : (int64_t)d->voff, 0 };
@@ -1105,6 +1004,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 					t ? msg : "out of memory");
 				goto done;
 			}
+			snprintf(msg, sizeof msg, "output '%s'", T(&c, ti)->name);
+			if (task_over(&c, t, msg))
+				goto done;
 			cc_arg_tensor(&c, t, sc);
 			t->args[t->nargs++] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
 			cc_io_host(&c, t, 0, sc, ti, CC_F32);

@@ -70,10 +70,32 @@ size_t cc_max_insns(const struct soc_config *cfg)
 	return (size_t)cfg->hbm_size_mb * (1 << 20) / 256 / ISA_INSN_BYTES;
 }
 
+/* Each instruction a generator emits costs the loop builder (kern_roll.c)
+ * 0.6 to 4 us (a loaded host) and 16 bytes to record and compare, and the
+ * verification run (verify.c) goes through about as many: the host's time,
+ * not the SoC's memory, bounds it, at twice the most a kernel may hold and
+ * at most 4 M (seconds; 16 M took over a minute on a loaded host), far
+ * above the tests' kernels (at most 86 k). */
+size_t cc_max_work(const struct soc_config *cfg)
+{
+	size_t w = 2 * cc_max_insns(cfg);
+	return w < ((size_t)1 << 22) ? w : (size_t)1 << 22;
+}
+
+void cc_prog_init_scratch(struct cc_prog *sp, struct cc_prog *p)
+{
+	cc_prog_init(sp);
+	sp->max_work = p->max_work;
+	sp->work = p->work ? p->work : &p->work_n;
+}
+
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 {
 	flush(p);
-	if (!p->dry && p->max_n && p->n >= p->max_n) {
+	if (!p->dry && p->max_work && !p->work_over &&
+	    ++*(p->work ? p->work : &p->work_n) > p->max_work)
+		p->over = p->work_over = 1;
+	if (!p->dry && ((p->max_n && p->n >= p->max_n) || p->work_over)) {
 		/* filled in and dropped, like after an allocation failure */
 		p->over = 1;
 		p->cur = *isa_fmt_defaults[isa_table[op].fmt];
@@ -141,6 +163,11 @@ void cc_label_bind(struct cc_prog *p, int label)
 int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, size_t errlen)
 {
 	flush(p);
+	if (p->work_over) {
+		snprintf(err, errlen, "the kernel's generator emits more than %zu instructions "
+			 "(unrolled), the most it may on this SoC", p->max_work);
+		return -1;
+	}
 	if (p->over) {
 		snprintf(err, errlen, "the kernel needs more than %zu instructions, the most one "
 			 "kernel may hold on this SoC (1/256 of its main memory)", p->max_n);

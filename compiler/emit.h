@@ -53,11 +53,25 @@ struct cc_prog {
 	 * code. */
 	size_t max_n;
 	int over;
+	/* A bound on the generator's work: every instruction it emits, into
+	 * this program and into the scratch copies the loop builder makes of
+	 * its steps and blocks (kern_roll.c), is counted in work_n, or in the
+	 * task program's work_n that `work` points to (0: no bound).  Past
+	 * max_work the program is `over` as above and work_over says why: a
+	 * kernel that rolls into few instructions may still unroll into more
+	 * than any sim or compiler can go through in a minute. */
+	size_t max_work, work_n;
+	size_t *work;
+	int work_over;
 };
 
 /* The most instructions one kernel may hold on cfg's SoC (emit.c). */
 struct soc_config;
 size_t cc_max_insns(const struct soc_config *cfg);
+/* The most instructions a generator may emit in all for one kernel. */
+size_t cc_max_work(const struct soc_config *cfg);
+/* A scratch program of p's (kern_roll.c): its work counts in p's. */
+void cc_prog_init_scratch(struct cc_prog *sp, struct cc_prog *p);
 
 void cc_prog_init(struct cc_prog *p);
 void cc_prog_free(struct cc_prog *p);

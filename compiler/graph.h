@@ -132,6 +132,10 @@ struct cc_graph {
  * relative to the model's directory.  Errors name the file and, where it
  * applies, the node or tensor; returns 0 or -1. */
 int cc_onnx_load(const char *path, struct cc_graph *g, char *err, size_t errlen);
+/* The same for a model already in memory (the fuzzer's input): path only
+ * names it in errors and gives the folder external data is read from. */
+int cc_onnx_load_mem(const char *path, const void *buf, size_t len, struct cc_graph *g,
+		     char *err, size_t errlen);
 /* Free a node's attributes (the array too; nattrs becomes 0). */
 void cc_attrs_free(struct cc_node *n);
 /* Free everything a node holds (its names, inputs, outputs, attributes). */

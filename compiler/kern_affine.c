@@ -50,7 +50,7 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < total; u++, par ^= 1) {
+		for (int64_t u = b * per; u < (b + 1) * per && u < total && !p->over; u++, par ^= 1) {
 			int64_t plane = u / per_plane, p0 = (u % per_plane) * tile;
 			int64_t np = pix - p0 < tile ? pix - p0 : tile;
 			int64_t cb = plane % c1, img = plane / c1;

@@ -57,7 +57,7 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++, par ^= 1) {
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++, par ^= 1) {
 			int64_t r0 = t * tile, nr = rows - r0 < tile ? rows - r0 : tile;
 			int64_t off = r0 * c16 * 2, rep = (nr + 7) / 8;
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);

@@ -148,7 +148,7 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++, par ^= 1) {
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++, par ^= 1) {
 			int64_t o = t / tpr, r0 = t % tpr * tile;
 			int64_t n = run - r0 < tile ? run - r0 : tile;
 			/* each operand's first row: the outer index's digits */

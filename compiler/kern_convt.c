@@ -64,7 +64,7 @@ int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, 
 		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
 		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < planes * h; u++, par ^= 1) {
+		for (int64_t u = b * per; u < (b + 1) * per && u < planes * h && !p->over; u++, par ^= 1) {
 			int64_t pl = u / h, ih = u % h, rows = ih == h - 1 ? 1 : sh;
 			int64_t buf = par * bufb * 32;
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);

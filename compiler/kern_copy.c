@@ -32,7 +32,7 @@ int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_byt
 		cc_label_bind(p, labels[b]);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
 		int par = 0;
-		for (int64_t w = b * per; w < (b + 1) * per && w < total; w++, par ^= 1) {
+		for (int64_t w = b * per; w < (b + 1) * per && w < total && !p->over; w++, par ^= 1) {
 			int64_t ch = w / per_chunk, off = (w % per_chunk) * piece;
 			int64_t len = chunk_bytes - off < piece ? chunk_bytes - off : piece;
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
@@ -89,7 +89,7 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < bands; u++, par ^= 1) {
+		for (int64_t u = b * per; u < (b + 1) * per && u < bands && !p->over; u++, par ^= 1) {
 			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
 			int64_t ua = par * set, ut = ua + a_sz * 32, ubb = ut + t_sz * 32,
 				uc = ubb + b_sz * 32;
@@ -190,7 +190,7 @@ int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, i
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
 		cc_li(p, R_UB, 0);
-		for (int64_t w = b * per; w < (b + 1) * per && w * k < nruns; w++) {
+		for (int64_t w = b * per; w < (b + 1) * per && w * k < nruns && !p->over; w++) {
 			int64_t n = nruns - w * k < k ? nruns - w * k : k;
 			cc_addi(p, R_GM, R_DST, (off + w * k * stride_blocks) * 32);
 			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, run_blocks, 0,

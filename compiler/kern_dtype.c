@@ -370,7 +370,7 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 		}
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
 			int64_t e0 = t * T, m = elems - e0 < T ? elems - e0 : T;
 			int64_t rep = (m + 127) / 128;
 			int64_t a = o_in, x = o_in + (T * 2 + 256), y = o_in + 2 * (T * 2 + 256);

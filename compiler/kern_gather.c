@@ -93,7 +93,7 @@ int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, stru
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
 		int64_t u1 = (b + 1) * per < units ? (b + 1) * per : units;
 		int par = 0;
-		for (int64_t u0 = b * per; u0 < u1; u0 += batch) {
+		for (int64_t u0 = b * per; u0 < u1 && !p->over; u0 += batch) {
 			int64_t ub = u0 + batch < u1 ? u0 + batch : u1;
 			for (int64_t pc = 0; pc < npieces; pc++, par ^= 1) {
 				int64_t off = pc * piece;

@@ -87,7 +87,7 @@ int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
 		cc_label_bind(p, labels[b]);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
 		int par = 0;
-		for (int64_t w = b * per; w < (b + 1) * per && w < units; w++, par ^= 1) {
+		for (int64_t w = b * per; w < (b + 1) * per && w < units && !p->over; w++, par ^= 1) {
 			int64_t pc = w % npieces, gi = w / npieces % ngroups, o = w / npieces / ngroups;
 			int64_t so = src_off * 32, dof = 0;
 			for (int i = m - 2; i >= 0; i--, o /= c[i + 1]) {

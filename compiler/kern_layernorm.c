@@ -346,7 +346,7 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		 * first computation and the store after the last one are not
 		 * overlapped, so they are made short */
 		int64_t first = r1 - r0 > T ? (T + 1) / 2 : T;
-		for (int64_t r = r0, n; r < r1; r += n, par ^= 1) {
+		for (int64_t r = r0, n; r < r1 && !p->over; r += n, par ^= 1) {
 			n = r == r0 ? first : T;
 			n = r1 - r < n ? r1 - r : n;
 			/* the buffers of par are free once the store of two tiles ago is done */

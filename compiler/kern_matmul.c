@@ -592,10 +592,11 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 		return (struct mm_tiling){ (int64_t)v[0], (int64_t)v[1], (int64_t)v[2], v[3] };
 	struct sim_costcfg cc;
 	/* Bounded work: the search times at most as many block steps as a
-	 * kernel may hold instructions (8 M on the 910: 10-30 s), then keeps
-	 * the best tiling found so far.  The test suite's largest search
+	 * kernel may hold instructions, and at most 2 M (a few seconds), then
+	 * keeps the best tiling found so far.  The test suite's largest search
 	 * (BERT-base, sequence 384, batch 8, on the 910) times 1.7 M. */
 	int64_t work = 0, budget = (int64_t)cc_max_insns(cfg);
+	budget = budget < (INT64_C(1) << 21) ? budget : INT64_C(1) << 21;
 	sim_costcfg_init(&cc, cfg);
 	int64_t M16 = cc_pad16(mm->M), K16 = cc_pad16(mm->K), N16 = cc_pad16(mm->N);
 	int64_t l0a = cfg->l0a_size_kb * 1024 / 2, l0b = cfg->l0b_size_kb * 1024 / 2;
@@ -667,6 +668,16 @@ int cc_gen_matmul_batch(const struct soc_config *cfg, const struct cc_matmul *mm
 	struct mm_plan pl;
 	plan_tiling(cfg, mm, t, &pl);
 	*block_dim = (unsigned)pl.blocks;
+	/* every step emits an instruction at least: a kernel of more steps than
+	 * its generator may emit instructions (emit.h) is refused before the
+	 * builder spends seconds finding that out */
+	int64_t steps = 0;
+	for (int64_t i = 0; i < pl.blocks; i++)
+		steps += (items_lo(&pl, i + 1) - items_lo(&pl, i)) * chunks_of(&pl);
+	if (p->max_work && !p->dry && steps > (int64_t)p->max_work) {
+		p->over = p->work_over = 1;
+		return 0;
+	}
 	emit_args(&pl, p);
 	struct kg g;
 	kg_init(&g, p, R_CACHE0, R_CACHE1);

@@ -100,7 +100,7 @@ int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_
 		}
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
 		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < rows; u++, par ^= 1) {
+		for (int64_t u = b * per; u < (b + 1) * per && u < rows && !p->over; u++, par ^= 1) {
 			int64_t idx[CC_PAD_MAX_RANK], k = u, xrow = 0, border = 0, last_c = 0;
 			for (int q = r - 2; q >= 0; q--) {
 				idx[q] = k % pd->ycnt[q];

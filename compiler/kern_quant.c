@@ -146,7 +146,7 @@ int cc_gen_quant_c0(const struct soc_config *cfg, int64_t n, int64_t c, int64_t 
 		kg_reset(&g);
 		block_begin(p);
 		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
-		for (int64_t u = u0; u < u1; u++) {
+		for (int64_t u = u0; u < u1 && !p->over; u++) {
 			int par = (int)((u - u0) & 1);
 			int64_t base = par * slot;
 			int64_t img = u / (c1b * chunks), j = u / chunks % c1b, p0 = u % chunks * np;
@@ -222,7 +222,7 @@ int cc_gen_quant_nd(const struct soc_config *cfg, int64_t rows, int64_t k, float
 		kg_reset(&g);
 		block_begin(p);
 		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
-		for (int64_t u = u0; u < u1; u++) {
+		for (int64_t u = u0; u < u1 && !p->over; u++) {
 			int par = (int)((u - u0) & 1);
 			int64_t base = par * slot, r0 = u * R, m = min64(R, rows - r0);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
@@ -292,7 +292,7 @@ int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int
 			vstr(&g, ISA_OP_VDUP, ISA_DT_F32, par * slot + o_s, par * slot + o_s, 1, 1, 8,
 			     1, 8, 1, kg_fbits(q->scale));
 		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
-		for (int64_t u = u0; u < u1; u++) {
+		for (int64_t u = u0; u < u1 && !p->over; u++) {
 			int par = (int)((u - u0) & 1);
 			int64_t base = par * slot, e0 = u * T, m = min64(T, elems - e0);
 			int64_t h = base + o_h, f = base + o_f, reps = cdiv(m, 64);

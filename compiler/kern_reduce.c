@@ -358,7 +358,7 @@ static int reduce_sum32(const struct soc_config *cfg, int kind, int64_t A, int64
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
 			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
 			int64_t n16 = (n + 15) / 16 * 16;
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
@@ -455,7 +455,7 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
 			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
 			int64_t n16 = (n + 15) / 16 * 16;
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
@@ -565,7 +565,7 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 		cc_label_bind(p, labels[b]);
 		kg_reset(&g);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
 			int64_t s0 = t / per_seg * seg, a0 = s0 + t % per_seg * tile;
 			int64_t end = s0 + seg < A ? s0 + seg : A;
 			int64_t n = end - a0 < tile ? end - a0 : tile;

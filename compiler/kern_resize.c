@@ -271,7 +271,7 @@ int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, stru
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int64_t end = (b + 1) * per < units ? (b + 1) * per : units;
 		int par = 0;
-		for (int64_t u0 = b * per; u0 < end; u0 += R, par ^= 1) {
+		for (int64_t u0 = b * per; u0 < end && !p->over; u0 += R, par ^= 1) {
 			int64_t nr = end - u0 < R ? end - u0 : R;
 			/* tap t's source rows at ua + t * R * w blocks */
 			int64_t ua = tab + par * R * unit_bytes;

@@ -91,12 +91,14 @@ static int record(struct roll *r, const struct kg *g, size_t i, kg_step_fn *emit
 		  const void *ctx)
 {
 	struct cc_prog sp;
-	cc_prog_init(&sp);
+	cc_prog_init_scratch(&sp, g->p);
 	struct kg s = { .p = &sp, .c0 = g->c0, .cn = g->cn, .rec = &r->rec };
 	kg_forget(&s);
 	struct sig *sg = &r->sig[i];
 	sg->o0 = r->rec.n;
 	emit(&s, ctx, i);
+	if (sp.work_over) /* the work bound (emit.h): the whole kernel is over */
+		g->p->over = g->p->work_over = 1;
 	return seal(r, sg, &s, &sp);
 }
 
@@ -197,6 +199,8 @@ static void roll_range(const struct roll *r, struct kg *g, size_t lo, size_t hi,
 
 int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 {
+	if (g->p->work_over) /* past the work bound: the kernel fails, stop */
+		return 0;
 	if (g->depth == KG_MAX_LOOPS || n < 4) {
 		for (size_t i = 0; i < n; i++)
 			emit(g, ctx, i);
@@ -206,12 +210,12 @@ int kg_emit_rolled(struct kg *g, size_t n, kg_step_fn *emit, const void *ctx)
 	r.sig = calloc(n, sizeof *r.sig);
 	r.match = calloc(ROLL_PMAX * n, 1);
 	int rc = r.sig && r.match ? 0 : -1;
-	for (size_t i = 0; i < n && !rc; i++)
+	for (size_t i = 0; i < n && !rc && !g->p->work_over; i++)
 		rc = record(&r, g, i, emit, ctx);
-	for (size_t P = 1; P <= ROLL_PMAX && !rc; P++)
+	for (size_t P = 1; P <= ROLL_PMAX && !rc && !g->p->work_over; P++)
 		for (size_t t = 0; t + P < n; t++)
 			r.match[(P - 1) * n + t] = (unsigned char)same_code(&r, t, t + P);
-	if (!rc)
+	if (!rc && !g->p->work_over)
 		roll_range(&r, g, 0, n, emit, ctx);
 	free(r.sig);
 	free(r.match);
@@ -259,12 +263,14 @@ static int record_block(struct roll *r, const struct kg *g, int64_t b, kg_block_
 			void *ctx)
 {
 	struct cc_prog sp;
-	cc_prog_init(&sp);
+	cc_prog_init_scratch(&sp, g->p);
 	struct kg s = { .p = &sp, .c0 = g->c0, .cn = g->cn, .rec = &r->rec };
 	kg_reset(&s);
 	struct sig *sg = &r->sig[b];
 	sg->o0 = r->rec.n;
 	emit(&s, ctx, b);
+	if (sp.work_over)
+		g->p->over = g->p->work_over = 1;
 	return seal(r, sg, &s, &sp);
 }
 
@@ -374,8 +380,11 @@ int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 	for (int64_t b = 0; b < nb && !rc; b++) {
 		cls[b] = -1;
 		labels[b] = -1;
-		rc = record_block(&r, g, b, emit, ctx);
+		if (!p->work_over)
+			rc = record_block(&r, g, b, emit, ctx);
 	}
+	if (p->work_over) /* past the work bound (emit.h): the kernel fails */
+		rc = 1;
 	/* the classes, then one label each; block 0's class falls through */
 	for (int64_t b0 = 0; b0 < nb && !rc; b0++) {
 		if (cls[b0] >= 0)
@@ -408,5 +417,5 @@ int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 	free(r.code);
 	free(r.rec.off);
 	free(r.rec.base);
-	return rc;
+	return rc < 0 ? -1 : 0; /* 1: over the work bound, which finishing says */
 }

@@ -218,7 +218,7 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	for (int64_t b = 0; b < blocks; b++) {
 		cc_label_bind(p, labels[b]);
 		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles; t++) {
+		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
 			int64_t s0 = t / per_seg * seg, r0 = s0 + t % per_seg * tile;
 			int64_t end = s0 + seg < rows ? s0 + seg : rows;
 			int64_t n = end - r0 < tile ? end - r0 : tile;

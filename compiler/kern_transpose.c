@@ -33,7 +33,7 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < total; u++, par ^= 1) {
+		for (int64_t u = b * per; u < (b + 1) * per && u < total && !p->over; u++, par ^= 1) {
 			int64_t bt = u / bands, i = u % bands;
 			int64_t n = rows - 16 * i < 16 ? rows - 16 * i : 16;
 			int64_t ub_in = par * band, ub_out = 2 * band + par * band;
@@ -178,7 +178,7 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 			cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		}
 		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < total; u++, par ^= 1) {
+		for (int64_t u = b * per; u < (b + 1) * per && u < total && !p->over; u++, par ^= 1) {
 			/* decode the item: the run chunk, then the other axes' indices */
 			int64_t k = u / chunks, t0 = (u % chunks / ochunks) * R;
 			int64_t o0 = (u % ochunks) * O, no = orun - o0 < O ? orun - o0 : O;

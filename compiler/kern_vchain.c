@@ -244,7 +244,7 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
 		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
 		int par = 0;
-		for (int64_t u = u0; u < u1; u += tile, par ^= 1) {
+		for (int64_t u = u0; u < u1 && !p->over; u += tile, par ^= 1) {
 			int64_t n = u1 - u < tile ? u1 - u : tile;
 			int64_t off = u * 256;
 #define SLOT(s) ((int64_t)((s) * 2 + par) * tile * 256 * wide)

@@ -357,6 +357,7 @@ struct task *cc_task_new(struct cc_ctx *c, const char *name, const char *op)
 	snprintf(t->op_type, sizeof t->op_type, "%s", op);
 	cc_prog_init(&t->prog);
 	t->prog.max_n = cc_max_insns(c->cfg);
+	t->prog.max_work = cc_max_work(c->cfg);
 	return t;
 }
 

@@ -932,38 +932,58 @@ static int import_graph(struct imp *im, const Onnx__ModelProto *m)
 	return 0;
 }
 
+/* The model in buf[0..len) as if read from path: errors name path and
+ * external data is looked for in path's folder. */
+static int load_mem(struct imp *im, const unsigned char *buf, size_t len)
+{
+	Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, buf);
+	int rc = -1;
+
+	if (!m)
+		return fail(im, "not a valid ONNX model (protobuf parse failed)");
+	if (!m->graph) {
+		fail(im, "not a valid ONNX model (it has no graph)");
+		goto out;
+	}
+	im->dir = dir_of(im->path);
+	if (!im->dir) {
+		oom(im);
+		goto out;
+	}
+	rc = import_graph(im, m);
+out:
+	onnx__model_proto__free_unpacked(m, NULL);
+	free(im->dir);
+	free(im->hash);
+	if (rc < 0)
+		cc_graph_free(im->g);
+	return rc;
+}
+
+int cc_onnx_load_mem(const char *path, const void *buf, size_t len, struct cc_graph *g,
+		     char *err, size_t errlen)
+{
+	struct imp im = { .path = path, .err = err, .errlen = errlen, .g = g };
+
+	memset(g, 0, sizeof *g);
+	if (err && errlen)
+		err[0] = '\0';
+	return load_mem(&im, buf, len);
+}
+
 int cc_onnx_load(const char *path, struct cc_graph *g, char *err, size_t errlen)
 {
 	struct imp im = { .path = path, .err = err, .errlen = errlen, .g = g };
-	Onnx__ModelProto *m = NULL;
 	unsigned char *buf = NULL;
 	size_t len = 0;
-	int rc = -1;
+	int rc;
 
 	memset(g, 0, sizeof *g);
 	if (err && errlen)
 		err[0] = '\0';
 	if (read_file(&im, &buf, &len) < 0)
 		return -1;
-	m = onnx__model_proto__unpack(NULL, len, buf);
+	rc = load_mem(&im, buf, len);
 	free(buf);
-	if (!m)
-		return fail(&im, "not a valid ONNX model (protobuf parse failed)");
-	if (!m->graph) {
-		fail(&im, "not a valid ONNX model (it has no graph)");
-		goto out;
-	}
-	im.dir = dir_of(path);
-	if (!im.dir) {
-		oom(&im);
-		goto out;
-	}
-	rc = import_graph(&im, m);
-out:
-	onnx__model_proto__free_unpacked(m, NULL);
-	free(im.dir);
-	free(im.hash);
-	if (rc < 0)
-		cc_graph_free(g);
 	return rc;
 }

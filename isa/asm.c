@@ -35,7 +35,12 @@ struct asm_ctx {
 	int64_t pc;
 	int pass;
 	int forward; /* pass 1: a name not yet defined was read (as 0) */
+	int nest;    /* parentheses and unary minuses open in the expression */
 };
+
+/* The deepest an expression may nest: the parser recurses per level, and a
+ * line of 10^4 '(' must be an error, not a stack overflow. */
+#define ASM_MAX_NEST 256
 
 static int fail(struct asm_ctx *a, const char *at, const char *fmt, ...)
 {
@@ -99,16 +104,24 @@ static int parse_factor(struct asm_ctx *a, const char **pp, const char *end, int
 	const char *p = skip_ws(*pp, end);
 	if (p >= end)
 		return fail(a, p, "expected a value");
+	if ((*p == '-' || *p == '(') && a->nest >= ASM_MAX_NEST)
+		return fail(a, p, "the expression nests deeper than %d levels", ASM_MAX_NEST);
 	if (*p == '-') {
 		*pp = p + 1;
-		if (parse_factor(a, pp, end, v))
+		a->nest++;
+		int rc = parse_factor(a, pp, end, v);
+		a->nest--;
+		if (rc)
 			return -1;
 		*v = (int64_t)(0 - (uint64_t)*v);
 		return 0;
 	}
 	if (*p == '(') {
 		*pp = p + 1;
-		if (parse_expr(a, pp, end, v))
+		a->nest++;
+		int rc = parse_expr(a, pp, end, v);
+		a->nest--;
+		if (rc)
 			return -1;
 		p = skip_ws(*pp, end);
 		if (p >= end || *p != ')')

@@ -34,13 +34,17 @@
 
 #include "om.pb-c.h"
 
-/* The metadata layout this code writes and the newest it can read. */
-#define OM_FORMAT_VERSION 1
+/* The metadata layout this code writes and the newest it can read.  2: the
+ * metadata has a CRC-32 of its own, in section .om.meta.crc (4 bytes, little
+ * endian), which a file of version 2 or later must have; version 1 files
+ * (whose metadata is only checked field by field) still read. */
+#define OM_FORMAT_VERSION 2
 /* isa.h's ISA_INSN_BYTES, repeated so that libdvom does not depend on the ISA. */
 #define OM_INSN_BYTES 16
 #define OM_MAX_BLOCK_DIM 65535
 #define OM_TEXT_PREFIX ".text."
 #define OM_META_SECTION ".om.meta"
+#define OM_META_CRC_SECTION ".om.meta.crc"
 #define OM_WEIGHTS_SECTION ".weights"
 /* 512 lets a loader map or DMA the weights straight from the file. */
 #define OM_WEIGHTS_ALIGN 512
@@ -579,13 +583,17 @@ static int write_elf(int fd, const struct om_model *m, uint8_t *meta, size_t met
 	Elf64_Ehdr *eh;
 	char *tab;
 	size_t tablen = 1, cap = 1, off, i;
-	size_t n_weights, n_meta, n_shstrtab;
+	size_t n_weights, n_meta, n_meta_crc, n_shstrtab;
 	Elf_Scn *strscn;
 	int rc = -1;
+	uint32_t mc = crc32_of(meta, metalen);
+	uint8_t meta_crc[4] = { (uint8_t)mc, (uint8_t)(mc >> 8), (uint8_t)(mc >> 16),
+				(uint8_t)(mc >> 24) };
 
 	for (i = 0; i < m->nkernels; i++)
 		cap += strlen(OM_TEXT_PREFIX) + strlen(m->kernels[i].name) + 1;
-	cap += sizeof OM_WEIGHTS_SECTION + sizeof OM_META_SECTION + sizeof ".shstrtab";
+	cap += sizeof OM_WEIGHTS_SECTION + sizeof OM_META_SECTION + sizeof OM_META_CRC_SECTION +
+	       sizeof ".shstrtab";
 	tab = malloc(cap);
 	if (!tab)
 		return fail(err, errlen, "%s: out of memory", path);
@@ -616,11 +624,13 @@ static int write_elf(int fd, const struct om_model *m, uint8_t *meta, size_t met
 	}
 	n_weights = strtab_add(tab, &tablen, "", OM_WEIGHTS_SECTION);
 	n_meta = strtab_add(tab, &tablen, "", OM_META_SECTION);
+	n_meta_crc = strtab_add(tab, &tablen, "", OM_META_CRC_SECTION);
 	n_shstrtab = strtab_add(tab, &tablen, "", ".shstrtab");
 	/* The metadata is parsed byte by byte: it needs no alignment. */
 	if (!add_section(e, n_weights, SHT_PROGBITS, SHF_ALLOC, OM_WEIGHTS_ALIGN, m->weights,
 			 m->weights_bytes) ||
 	    !add_section(e, n_meta, SHT_PROGBITS, 0, 1, meta, metalen) ||
+	    !add_section(e, n_meta_crc, SHT_PROGBITS, 0, 1, meta_crc, sizeof meta_crc) ||
 	    !(strscn = add_section(e, n_shstrtab, SHT_STRTAB, 0, 1, tab, tablen)))
 		goto elf_error;
 	/* The index fits e_shstrndx: om_write caps the kernel count. */
@@ -648,11 +658,11 @@ int om_write(const char *path, const struct om_model *m, char *err, size_t errle
 		return fail(err, errlen, "om_write: no path or model");
 	if (check_model(m, path, err, errlen) < 0)
 		return -1;
-	/* null + kernels + .weights + .om.meta + .shstrtab must stay below
-	 * SHN_LORESERVE, or the ELF header needs extended numbering. */
-	if (m->nkernels > SHN_LORESERVE - 5)
+	/* null + kernels + .weights + .om.meta + .om.meta.crc + .shstrtab must
+	 * stay below SHN_LORESERVE, or the ELF header needs extended numbering. */
+	if (m->nkernels > SHN_LORESERVE - 6)
 		return fail(err, errlen, "%s: %" PRIu32 " kernels, more than the %d an .om holds",
-			    path, m->nkernels, SHN_LORESERVE - 5);
+			    path, m->nkernels, SHN_LORESERVE - 6);
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return fail(err, errlen, "%s: libelf: %s", path, elf_errmsg(-1));
 	if (pack_meta(m, &meta, &metalen) < 0)
@@ -1133,10 +1143,31 @@ int om_read(const char *path, struct om_model *m, const char *expect_soc, char *
 	}
 	if (sec_bytes(&r, OM_META_SECTION, "metadata", 0, 0, &meta, &metalen) < 0)
 		goto out;
+	/* The metadata's own CRC-32 first: a flipped bit is "corrupt", not
+	 * whichever field it happened to land in. */
+	const int has_crc = find_sec(&r, OM_META_CRC_SECTION) != NULL;
+	if (has_crc) {
+		const uint8_t *cb;
+		uint64_t clen;
+		if (sec_bytes(&r, OM_META_CRC_SECTION, "metadata CRC-32", 1, 4, &cb, &clen) < 0)
+			goto out;
+		uint32_t want = (uint32_t)cb[0] | (uint32_t)cb[1] << 8 | (uint32_t)cb[2] << 16 |
+				(uint32_t)cb[3] << 24;
+		if (crc32_of(meta, metalen) != want) {
+			fail(err, errlen, "%s: section %s fails its CRC-32 check (the file is "
+			     "corrupt)", path, OM_META_SECTION);
+			goto out;
+		}
+	}
 	/* An empty section still unpacks (to a message without format_version). */
 	r.pm = dvom__model__unpack(NULL, (size_t)metalen, meta ? meta : (const uint8_t *)"");
 	if (!r.pm) {
 		fail(err, errlen, "%s: .om.meta: corrupt metadata (protobuf unpack failed)", path);
+		goto out;
+	}
+	if (!has_crc && r.pm->format_version >= 2) {
+		fail(err, errlen, "%s: .om.meta: no section %s (format_version %" PRIu32
+		     " has one)", path, OM_META_CRC_SECTION, r.pm->format_version);
 		goto out;
 	}
 	if (copy_model(&r, &res, expect_soc) < 0)

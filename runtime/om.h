@@ -9,7 +9,9 @@
  *                   CRC-32 (zlib's polynomial) of every .text.<kernel> and of
  *                   .weights, which om_read verifies (a flipped weight or code
  *                   bit is an error); the metadata itself is checked field by
- *                   field.  A model without kernels is refused. 
+ *                   field.  A model without kernels is refused.
+ *   .om.meta.crc    the CRC-32 of .om.meta (4 bytes, little endian), checked
+ *                   before the metadata is parsed (format_version 2 on). 
  * Kernel arguments are resolved by the runtime: a task argument is either a
  * scalar or an offset into the weights, the workspace, an input or an output. */
 #ifndef DV_OM_H

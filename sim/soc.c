@@ -568,6 +568,30 @@ int soc_load(const char *name, struct soc_config *cfg, char *err, size_t errlen)
 	return rc;
 }
 
+int soc_load_mem(const char *path, const char *text, size_t len, struct soc_config *cfg,
+		 char *err, size_t errlen)
+{
+	struct soc_config tmp;
+	FILE *f;
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	memset(&tmp, 0, sizeof tmp);
+	snprintf(tmp.path, sizeof tmp.path, "%s", path);
+	/* fmemopen may refuse a size of 0: an empty file reads as one blank line */
+	f = len ? fmemopen((void *)text, len, "r") : fmemopen((void *)"\n", 1, "r");
+	if (!f) {
+		strfmt(err, errlen, "%s: fmemopen: %s", tmp.path, strerror(errno));
+		return -1;
+	}
+	rc = parse_file(f, tmp.path, &tmp, err, errlen);
+	fclose(f);
+	if (rc == 0)
+		*cfg = tmp;
+	return rc;
+}
+
 static char *trim(char *s)
 {
 	char *end;

@@ -25,6 +25,11 @@ struct soc_config {
  * "file:line: message" into err. */
 int soc_load(const char *name, struct soc_config *cfg, char *err, size_t errlen);
 
+/* The same for an .ini file's contents text[0..len) (the fuzzer's input);
+ * path only names it in errors and in cfg->path. */
+int soc_load_mem(const char *path, const char *text, size_t len, struct soc_config *cfg,
+		 char *err, size_t errlen);
+
 /* Apply one override "section.key=value" (what --set takes).  Same checks as
  * the file.  Returns 0 or -1 with a message in err. */
 int soc_set(struct soc_config *cfg, const char *assignment, char *err, size_t errlen);

@@ -69,6 +69,24 @@ while IFS="$tab" read -r name needle; do
 	refuse "simatc $name" "$tmp/o.om" "$m/$name.onnx" "$needle" -- \
 		./simatc --model="$m/$name.onnx" --framework=5 --output="$tmp/o" --soc_version=$soc
 done < "$tmp/manifest"
+# models at the size limit (bad_models.py's limit/): compiled or refused, with
+# the file named, within 60 s (a signal or a timeout fails)
+for f in "$m"/limit/*.onnx; do
+	name=$(basename "$f" .onnx)
+	timeout 60 ./simatc --model="$f" --framework=5 --output="$tmp/lim" --soc_version=$soc \
+		> /dev/null 2> "$tmp/err"
+	rc=$?
+	if [ $rc -ge 124 ]; then
+		bad "simatc $name: exit $rc (124: no answer within 60 s; above 128: a signal)"
+	elif grep -q "Sanitizer\|runtime error:" "$tmp/err"; then
+		bad "simatc $name: sanitizer report: $(grep -m1 "Sanitizer\|runtime error:" "$tmp/err")"
+	elif [ $rc -ne 0 ] && ! grep -qF "$f" "$tmp/err"; then
+		bad "simatc $name: the error does not name the file: $(head -c 300 "$tmp/err")"
+	else
+		ok
+	fi
+	rm -f "$tmp/lim.om"
+done
 # the symlinked external data: refused as a link, whichever way it is named
 refuse "simatc ext_symlink says why" "$tmp/o.om" "link.bin" "symbolic link" -- \
 	./simatc --model="$m/ext/ext_symlink.onnx" --framework=5 --output="$tmp/o" --soc_version=$soc
@@ -148,6 +166,14 @@ as_bad() { # name source needle
 	printf '%s\n' "$2" > "$tmp/$1.s"
 	refuse "simas $1" "$tmp/$1.bin" "$1.s:" "$3" -- ./simas "$tmp/$1.s" -o "$tmp/$1.bin"
 }
+# what the fuzzers found (tests/fuzz/regress/HARNESS/), through the tools
+for f in "$srcdir"/tests/fuzz/regress/asm/*; do
+	[ -e "$f" ] || continue
+	refuse "simas regress $(basename "$f")" "$tmp/regress.bin" "$(basename "$f")" -- \
+		./simas "$f" -o "$tmp/regress.bin"
+done
+as_bad nest_deep "li x1, $(printf '%0.s(' $(seq 300))1$(printf '%0.s)' $(seq 300))
+end" "nests deeper"
 as_bad imm_range 'addi x1, x0, 9223372036854775808
 end' "out of range"
 as_bad equ_self '.equ X, X+1
@@ -222,6 +248,11 @@ flip .text. "$tmp/cflip.om" && refuse "simrun flipped code byte" "$tmp/run/outpu
 	"cflip.om" "CRC-32" -- ./simrun "$tmp/cflip.om" --output-dir "$tmp/run"
 flip .text. "$tmp/cflip2.om" && refuse "simdis flipped code byte" - "cflip2.om" "CRC-32" -- \
 	./simdis "$tmp/cflip2.om"
+flip .om.meta "$tmp/mflip.om" && refuse "simrun flipped metadata byte" \
+	"$tmp/run/output_0.pb" "mflip.om" ".om.meta" "CRC-32" -- \
+	./simrun "$tmp/mflip.om" --output-dir "$tmp/run"
+flip .om.meta.crc "$tmp/mcflip.om" && refuse "simdis flipped metadata CRC" - "mcflip.om" \
+	".om.meta" "CRC-32" -- ./simdis "$tmp/mcflip.om"
 : > "$tmp/empty.om"
 refuse "simdis empty .om" - "empty.om" -- ./simdis "$tmp/empty.om"
 printf 'hello, not an ELF file\n' > "$tmp/text.om"

@@ -206,3 +206,28 @@ onnx.save(m, os.path.join(OUT, "good.onnx"))
 os.makedirs(os.path.join(OUT, "good"), exist_ok=True)
 onnx.save_tensor(numpy_helper.from_array(np.ones((1, 3, 8, 8), np.float32), "x"),
                  os.path.join(OUT, "good", "input_0.pb"))
+# -- at the size limit (Ascend310: 2^27 elements a tensor) -----------------
+# Valid models whose work is bounded by the SoC's limits, not by their sizes:
+# each must compile, or be refused, well within the test's 60 s (issue 20).
+# Written to OUT/limit/, not listed: bad_inputs.sh runs them its own way.
+lim = os.path.join(OUT, "limit")
+os.makedirs(lim, exist_ok=True)
+
+
+def limit(name, node, ins, inits=()):
+    g = helper.make_graph([node], name, ins, [vi("y", None)],
+                          initializer=[numpy_helper.from_array(v, k) for k, v in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, os.path.join(lim, name + ".onnx"))
+
+
+# a sliding window whose unrolled code is far beyond the loop builder's budget
+limit("maxpool_limit", helper.make_node("MaxPool", ["x"], ["y"], name="mp", kernel_shape=[3, 3],
+                                        pads=[1, 1, 1, 1]), [vi("x", [1, 1, 8192, 16384])])
+# a generator that emits its kernel straight: stops at the instruction bound
+limit("transpose_limit", helper.make_node("Transpose", ["x"], ["y"], name="tr", perm=[1, 0]),
+      [vi("x", [1 << 26, 2])])
+# a MatMul at the limit: the tiling search's budget refuses it
+limit("matmul_limit", helper.make_node("MatMul", ["x", "b"], ["y"], name="mm"),
+      [vi("x", [8192, 16384]), vi("b", [16384, 8192])])

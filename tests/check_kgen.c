@@ -6,6 +6,7 @@
  * line. */
 #include <check.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen_util.h"
@@ -253,6 +254,40 @@ START_TEST(alike_blocks_share_code)
 }
 END_TEST
 
+/* The work bound (emit.h): the instructions the loop builder records in its
+ * scratch copies count, past max_work the builder stops recording and the
+ * program fails naming the bound; a bound it stays under changes nothing. */
+START_TEST(work_bound_counts_scratch_copies)
+{
+	for (int tight = 0; tight < 2; tight++) {
+		struct cc_prog p;
+		cc_prog_init(&p);
+		/* the 40 steps record about 40 x 6 instructions and roll into ~30 */
+		p.max_work = tight ? 100 : 100000;
+		struct kg g = { .p = &p };
+		kg_reset(&g);
+		cc_ldarg(&p, R_SRC, 0);
+		cc_ldarg(&p, R_DST, 1);
+		ck_assert_int_eq(kg_emit_rolled(&g, NSTEP, copy_step, NULL), 0);
+		cc_end(&p);
+		uint8_t *code = NULL;
+		size_t bytes = 0;
+		char err[200] = "";
+		int rc = cc_prog_finish(&p, &code, &bytes, err, sizeof err);
+		ck_assert_int_eq(p.work_over, tight);
+		ck_assert_int_eq(rc, tight ? -1 : 0);
+		if (tight) {
+			ck_assert_msg(strstr(err, "more than 100 instructions (unrolled)"), "%s", err);
+			ck_assert_uint_le(p.work_n, 101); /* stopped at the bound */
+		} else {
+			ck_assert_uint_gt(p.work_n, 200); /* the scratch copies count */
+		}
+		free(code);
+		cc_prog_free(&p);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kgen");
@@ -262,6 +297,7 @@ int main(void)
 	tcase_add_test(tc, branch_skips_and_label_forgets);
 	tcase_add_test(tc, rolled_steps_match_straight_line);
 	tcase_add_test(tc, alike_blocks_share_code);
+	tcase_add_test(tc, work_bound_counts_scratch_copies);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
