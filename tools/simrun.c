@@ -474,9 +474,12 @@ static int64_t int_bound(const struct om_model *m, unsigned i)
 
 /* Input sets: --input-dir D reads D/input_N.pb; with --batch-inputs every
  * subdirectory of D (sorted by name) is one set; without --input-dir one
- * seeded random set. */
+ * seeded random set.  timing: float inputs are left zero (timing mode
+ * computes no values, so none can change a cycle; integer inputs, which
+ * may be addresses, are still made), which spares a model at the size
+ * limit seconds of random numbers and their pages. */
 static int read_set(const struct om_model *m, const char *dir, struct rt_tensor *in,
-		    uint64_t seed, char *err, size_t errlen)
+		    uint64_t seed, int timing, char *err, size_t errlen)
 {
 	if (dir) { /* an input_N.pb beyond the model's inputs: the wrong folder or model */
 		char p[4200];
@@ -507,12 +510,12 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 		for (int r = 0; r < d->rank; r++)
 			in[i].dims[r] = d->dims[r];
 		in[i].nbytes = d->size;
-		in[i].data = malloc(d->size ? d->size : 1);
+		in[i].data = calloc(1, d->size ? d->size : 1);
 		/* a type the runtime converts (om_edge.c): made as the device's
 		 * type, then converted back to the user's */
 		int dt = d->device_dtype ? d->device_dtype : d->dtype;
 		uint64_t size = om_edge_device_bytes(d);
-		void *buf = d->device_dtype ? malloc(size ? size : 1) : in[i].data;
+		void *buf = d->device_dtype ? calloc(1, size ? size : 1) : in[i].data;
 		if (!in[i].data || !buf || (dt != 1 && dt != 2 && dt != 6 && dt != 7)) {
 			if (buf != in[i].data)
 				free(buf);
@@ -540,7 +543,7 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 				else
 					((int32_t *)buf)[e] = (int32_t)v;
 			}
-		} else {
+		} else if (!timing) {
 			float *f = buf;
 			for (uint64_t e = 0; e < size / 4; e++) {
 				s ^= s << 13;
@@ -710,8 +713,8 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		char dir[4096];
 		if (sets)
 			snprintf(dir, sizeof dir, "%s/%s", mo->indir, sets[k]);
-		if (read_set(&m, sets ? dir : mo->indir, in + (size_t)k * m.ninputs, mo->seed, err,
-			     sizeof err) ||
+		if (read_set(&m, sets ? dir : mo->indir, in + (size_t)k * m.ninputs, mo->seed,
+			     opt->mode == SIM_MODE_TIMING, err, sizeof err) ||
 		    (mo->image && read_image(&m, mo->image, in + (size_t)k * m.ninputs, err,
 					     sizeof err))) {
 			fprintf(stderr, "simrun: %s\n", err);
