@@ -29,6 +29,7 @@ static void usage(FILE *f)
 		"Run a compiled model, or one kernel (.s source or simas output), on a simulated\n"
 		"Ascend NPU.\n\n"
 		"  --input-dir D         read input_N.pb (ONNX TensorProto); default: seeded random\n"
+		"                        (float inputs zero in timing mode, where no value counts)\n"
 		"  --image FILE          raw bytes of the first uint8 input (an AIPP model's image,\n"
 		"                        in its input_format); the size must match exactly\n"
 		"                        (float32 in [-1,1); int32/int64 indices in [0, the\n"
