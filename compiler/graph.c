@@ -37,6 +37,20 @@ void cc_node_free(struct cc_node *n)
 	cc_attrs_free(n);
 }
 
+void cc_graph_set_nodes(struct cc_graph *g, struct cc_node *nn, int n)
+{
+	free(g->n);
+	g->n = nn;
+	g->nn = n;
+	g->capn = n;
+	for (int t = 0; t < g->nt; t++)
+		g->t[t].producer = -1;
+	for (int i = 0; i < g->nn; i++)
+		for (int o = 0; o < g->n[i].nout; o++)
+			if (g->n[i].out[o] >= 0)
+				g->t[g->n[i].out[o]].producer = i;
+}
+
 void cc_graph_free(struct cc_graph *g)
 {
 	if (!g)

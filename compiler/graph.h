@@ -136,6 +136,10 @@ int cc_onnx_load(const char *path, struct cc_graph *g, char *err, size_t errlen)
  * names it in errors and gives the folder external data is read from. */
 int cc_onnx_load_mem(const char *path, const void *buf, size_t len, struct cc_graph *g,
 		     char *err, size_t errlen);
+/* A pass's new node array: nn (n nodes, n its capacity) replaces the old
+ * array, which is freed (not the nodes it held), and every tensor's
+ * producer follows the new order. */
+void cc_graph_set_nodes(struct cc_graph *g, struct cc_node *nn, int n);
 /* Free a node's attributes (the array too; nattrs becomes 0). */
 void cc_attrs_free(struct cc_node *n);
 /* Free everything a node holds (its names, inputs, outputs, attributes). */

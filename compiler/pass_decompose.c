@@ -84,17 +84,7 @@ int cc_pass_decompose(struct cc_graph *g, struct cc_pass_log *log, char *err, si
 		}
 		made++;
 	}
-	free(g->n);
-	g->n = nn;
-	g->nn = j;
-	g->capn = j; /* the array holds exactly the old nodes and the new */
-	/* producers follow the new order */
-	for (int t = 0; t < g->nt; t++)
-		g->t[t].producer = -1;
-	for (int i = 0; i < g->nn; i++)
-		for (int o = 0; o < g->n[i].nout; o++)
-			if (g->n[i].out[o] >= 0)
-				g->t[g->n[i].out[o]].producer = i;
+	cc_graph_set_nodes(g, nn, j); /* the old nodes and the new, in order */
 	return made;
 oom:
 	/* nodes moved into nn stay owned by g->n as well: free only nn */
