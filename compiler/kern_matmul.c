@@ -592,11 +592,17 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 		return (struct mm_tiling){ (int64_t)v[0], (int64_t)v[1], (int64_t)v[2], v[3] };
 	struct sim_costcfg cc;
 	/* Bounded work: the search times at most as many block steps as a
-	 * kernel may hold instructions, and at most 2 M (a few seconds), then
-	 * keeps the best tiling found so far.  The test suite's largest search
-	 * (BERT-base, sequence 384, batch 8, on the 910) times 1.7 M. */
+	 * kernel may hold instructions, and at most 8 M (seconds), then keeps
+	 * the best tiling found so far; the test suite's largest search
+	 * (BERT-base, sequence 384, batch 8, on the 910) times 1.7 M, and the
+	 * 4096x1024x4096 MatMul of tests/advisor.sh needs more than 2 M to
+	 * reach its best tiling (133 k cycles, 180 k with 2 M).  A tiling of
+	 * more steps than the generator may emit instructions is not timed:
+	 * it would be refused (cc_gen_matmul_batch), and at the size limit
+	 * every tiling is, so the search ends at once. */
 	int64_t work = 0, budget = (int64_t)cc_max_insns(cfg);
-	budget = budget < (INT64_C(1) << 21) ? budget : INT64_C(1) << 21;
+	budget = budget < (INT64_C(1) << 23) ? budget : INT64_C(1) << 23;
+	int64_t max_steps = (int64_t)cc_max_work(cfg);
 	sim_costcfg_init(&cc, cfg);
 	int64_t M16 = cc_pad16(mm->M), K16 = cc_pad16(mm->K), N16 = cc_pad16(mm->N);
 	int64_t l0a = cfg->l0a_size_kb * 1024 / 2, l0b = cfg->l0b_size_kb * 1024 / 2;
@@ -615,6 +621,8 @@ static struct mm_tiling choose(const struct soc_config *cfg, const struct cc_mat
 					continue;
 				struct mm_plan pl;
 				plan_tiling(cfg, mm, (struct mm_tiling){ tm, tn, kc, 0 }, &pl);
+				if (items_lo(&pl, pl.blocks) * chunks_of(&pl) > max_steps)
+					continue;
 				double e = time_tiling(&cc, &pl, &work);
 				if (e < best.est * 0.999) {
 					best.tm = tm;
