@@ -44,46 +44,26 @@ static int float_param(const struct cc_graph *g, const struct cc_node *n, int k)
 	       (g->t[n->in[k]].dtype == CC_F32 || g->t[n->in[k]].dtype == CC_F16);
 }
 
-/* A DequantizeLinear per axis whose scale is a run-time tensor of rank 1
- * and whose zero point (if any) is an 8-bit constant: its axis, else -1. */
-static int dq_axis(const struct cc_graph *g, const struct cc_node *n)
-{
-	if (!float_param(g, n, 1) || g->t[n->in[1]].rank != 1)
-		return -1;
-	const struct cc_tensor *x = &g->t[n->in[0]], *s = &g->t[n->in[1]];
-	int64_t axis = cc_attr_int(n, "axis", 1);
-	if (x->rank < 1 || (x->dtype != CC_U8 && x->dtype != CC_I8))
-		return -1;
-	if (axis < 0)
-		axis += x->rank;
-	if (axis < 0 || axis >= x->rank || s->dims[0] != x->dims[axis])
-		return -1;
-	if (n->nin > 2 && n->in[2] >= 0) {
-		const struct cc_tensor *z = &g->t[n->in[2]];
-		if (!z->data || (z->dtype != CC_U8 && z->dtype != CC_I8) ||
-		    cc_tensor_numel(z) != s->dims[0] || z->nbytes < (size_t)s->dims[0])
-			return -1;
-	}
-	return (int)axis;
-}
-
 #define Q_AXIS_MAX 8 /* channels a per-axis QuantizeLinear is split into */
 
-/* A QuantizeLinear per axis whose scale is a run-time tensor of rank 1 (at
- * most Q_AXIS_MAX values) and whose zero point (if any) is an 8-bit
- * constant: its axis, else -1. */
-static int q_axis(const struct cc_graph *g, const struct cc_node *n)
+/* A Q/DQ per axis whose scale is a run-time tensor of rank 1 and whose zero
+ * point (if any) is an 8-bit constant, its x of a type quant accepts
+ * (DequantizeLinear: 8-bit integers; QuantizeLinear: float, at most
+ * Q_AXIS_MAX channels): its axis, else -1. */
+static int per_axis(const struct cc_graph *g, const struct cc_node *n, int quant)
 {
 	if (!float_param(g, n, 1) || g->t[n->in[1]].rank != 1)
 		return -1;
 	const struct cc_tensor *x = &g->t[n->in[0]], *s = &g->t[n->in[1]];
 	int64_t axis = cc_attr_int(n, "axis", 1);
-	if (x->rank < 1 || (x->dtype != CC_F32 && x->dtype != CC_F16))
+	int xok = quant ? x->dtype == CC_F32 || x->dtype == CC_F16
+			: x->dtype == CC_U8 || x->dtype == CC_I8;
+	if (x->rank < 1 || !xok)
 		return -1;
 	if (axis < 0)
 		axis += x->rank;
-	if (axis < 0 || axis >= x->rank || s->dims[0] != x->dims[axis] || s->dims[0] < 1 ||
-	    s->dims[0] > Q_AXIS_MAX)
+	if (axis < 0 || axis >= x->rank || s->dims[0] != x->dims[axis] ||
+	    (quant && (s->dims[0] < 1 || s->dims[0] > Q_AXIS_MAX)))
 		return -1;
 	if (n->nin > 2 && n->in[2] >= 0) {
 		const struct cc_tensor *z = &g->t[n->in[2]];
@@ -93,6 +73,9 @@ static int q_axis(const struct cc_graph *g, const struct cc_node *n)
 	}
 	return (int)axis;
 }
+
+static int dq_axis(const struct cc_graph *g, const struct cc_node *n) { return per_axis(g, n, 0); }
+static int q_axis(const struct cc_graph *g, const struct cc_node *n) { return per_axis(g, n, 1); }
 
 /* How many nodes the rewrite of n adds, -1 when n is left alone. */
 static int extra_of(const struct cc_graph *g, const struct cc_node *n)
