@@ -577,8 +577,8 @@ static int64_t plan_stages(const struct geo *g, const struct cube_tiling *t, int
 			struct stage *s = &st[n];
 			s->t = tl;
 			s->s = sl;
-			s->c1a = part_lo(g->C1, t->nch, j);
-			s->c1c = part_lo(g->C1, t->nch, j + 1) - s->c1a;
+			s->c1a = j * t->c1f;
+			s->c1c = min64(t->c1f, g->C1 - s->c1a);
 			s->first = j == 0;
 			s->last = j == t->nch - 1;
 			pool_use(&pl, s, n);
@@ -1531,6 +1531,133 @@ done:
 	return n;
 }
 
+static void cube_block_fn(struct kg *gn, void *ctx, int64_t b);
+
+/* The kernel of tiling t into p (after conv_args). */
+struct cube_blocks {
+	const struct geo *g;
+	const struct cube_tiling *t;
+	struct stage *st; /* room for a block's stages */
+};
+
+/* 0, or kg_emit_blocks' error (1: over the work bound), or -2: a transfer
+ * exceeds the DMA's limits. */
+static int cube_emit(const struct geo *g, const struct cube_tiling *t, struct cc_prog *p)
+{
+	struct cube_blocks cb = { g, t,
+				  malloc((size_t)(cdiv(t->tiles, t->blocks) * t->nch) * sizeof *cb.st) };
+	struct kg gn;
+	kg_init(&gn, p, R_CACHE0, R_CACHE1);
+	int rc = cb.st ? kg_emit_blocks(&gn, t->blocks, cube_block_fn, &cb) : -1;
+	free(cb.st);
+	if (rc || p->oom)
+		return rc ? rc : -1;
+	return gn.bad ? -2 : 0;
+}
+
+/* Instructions of t's kernel, -1 when it cannot be emitted within a
+ * kernel's bounds. */
+static int64_t cube_code(const struct geo *g, const struct cube_tiling *t)
+{
+	struct cc_prog p;
+	cc_prog_init(&p);
+	p.max_n = cc_max_insns(g->cfg);
+	p.max_work = cc_max_work(g->cfg);
+	int64_t n = cube_emit(g, t, &p) || p.over ? -1 : (int64_t)p.n;
+	cc_prog_free(&p);
+	return n;
+}
+
+/* Code for time: kernel code is fetched at start-up and decoded at load,
+ * and the loop builder (kern_roll.c) rolls a block's stages into loops as
+ * far as they repeat.  Fewer buffers in turn (L1 slots, UB buffers) give
+ * the stages' state a shorter period, so the code shrinks; the dry run
+ * times such settings within a few percent of the fastest, about its own
+ * error against the simulator (tests/check_predict.c).  So: of the
+ * settings timed within LEAN_TOL of the fastest tiling (modelled time and
+ * its cores' time both), those with the fewest buffers (up to LEAN_TRY) are
+ * emitted, and the one with the least code is kept. */
+#define LEAN_TOL 0.03
+#define LEAN_TRY 6
+
+static int bufs_of(const struct cube_tiling *t) { return t->nq + t->es + t->ew + t->nr; }
+
+/* Fewest buffers first; a total order, so the choice is the same everywhere. */
+static int lean_cmp(const void *a, const void *b)
+{
+	const struct cube_tiling *x = a, *y = b;
+	int64_t kx[] = { bufs_of(x), x->idx, x->upc, x->nq, x->es, x->ew, x->nr };
+	int64_t ky[] = { bufs_of(y), y->idx, y->upc, y->nq, y->es, y->ew, y->nr };
+	for (size_t i = 0; i < sizeof kx / sizeof kx[0]; i++)
+		if (kx[i] != ky[i])
+			return kx[i] < ky[i] ? -1 : 1;
+	return 0;
+}
+
+/* seen: the settings the search timed (room for ncap); the best tiling
+ * with fewer buffers in turn joins them: fewer UB output buffers (of each
+ * size the search tries), fewer slab slots, as many weight slots as then fit. */
+static int cube_lean(const struct geo *g, struct cube_tiling *best, struct cube_tiling *seen,
+		     int64_t nseen, int64_t ncap, struct stage **st, int64_t *cap)
+{
+	double lim = best->est * (1 + LEAN_TOL), clim = best->core * (1 + LEAN_TOL);
+	int64_t m = 0;
+	for (int64_t i = 0; i < nseen; i++)
+		if (seen[i].est <= lim && seen[i].core <= clim)
+			seen[m++] = seen[i];
+	int64_t l1 = g->cfg->l1_size_kb * 1024, ub = g->cfg->ub_size_kb * 1024;
+	int64_t ws = g->S * best->nt * best->nch;
+	int64_t upcs[3] = { 1, cdiv(best->nf, 2), best->nf };
+	if (pairs_of(g->cv))
+		for (int u = 0; u < 3; u++)
+			upcs[u] = 2 * cdiv(upcs[u], 2);
+	for (int u = 0; u < 3; u++) {
+		if (u > 0 && upcs[u] == upcs[u - 1])
+			continue;
+		int64_t bufs = (ub - g->ub_fixed) / (best->mf * upcs[u] * FRAC);
+		for (int nq = 1; nq <= best->nq; nq++)
+			for (int es = 1; es <= best->es && m < ncap; es++) {
+				struct cube_tiling t = *best;
+				t.upc = upcs[u];
+				t.nq = nq;
+				t.es = es;
+				t.ew = (int)min64(g->ev, ws);
+				while (t.ew > 0 && es * t.slab_bytes + t.ew * t.w_bytes > l1)
+					t.ew--;
+				if (t.ew >= 1 && nq * (pairs_of(g->cv) ? 2 : 1) + t.nr <= bufs &&
+				    bufs_of(&t) < bufs_of(best))
+					seen[m++] = t;
+			}
+	}
+	qsort(seen, (size_t)m, sizeof *seen, lean_cmp);
+	int64_t code = cube_code(g, best);
+	if (code < 0)
+		return 0;
+	for (int64_t i = 0, tried = 0; i < m && tried < LEAN_TRY; i++) {
+		struct cube_tiling t = seen[i];
+		if (bufs_of(&t) >= bufs_of(best))
+			break;
+		int64_t need = cdiv(t.tiles, t.blocks) * t.nch;
+		if (need > *cap) {
+			struct stage *s = realloc(*st, (size_t)need * sizeof *s);
+			if (!s)
+				return -1;
+			*st = s;
+			*cap = need;
+		}
+		cube_dry(g, &t, *st, 1);
+		if (t.est > lim || t.core > clim)
+			continue;
+		tried++;
+		int64_t k = cube_code(g, &t);
+		if (k >= 0 && k < code) {
+			code = k;
+			*best = t;
+		}
+	}
+	return 0;
+}
+
 #define TOP 8 /* candidates timed on every block in the end */
 
 /* Whether a is faster than b.  Tilings that main memory holds back tie; of
@@ -1580,8 +1707,9 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	const struct soc_config *cfg = g->cfg;
 	const struct cc_conv *cv = g->cv;
 	int64_t l1 = cfg->l1_size_kb * 1024, ub = cfg->ub_size_kb * 1024;
-	struct cube_tiling *c, top[TOP];
+	struct cube_tiling *c, top[TOP], *seen = NULL;
 	int ntop = 0;
+	int64_t nseen = 0, capseen = 0;
 	int64_t n = cube_candidates(g, &c), cap = 0, walked = 0, timed = 0;
 	struct stage *st = NULL;
 	int64_t key[CC_TILE_KEY_MAX];
@@ -1647,6 +1775,8 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 					t.idx = i;
 					walked += cube_dry(g, &t, st, 0);
 					top_add(top, &ntop, &t);
+					if (cand_push(&seen, &nseen, &capseen, &t))
+						n = -1;
 				}
 			}
 		}
@@ -1657,6 +1787,17 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		if (faster(&top[i], best))
 			*best = top[i];
 	}
+	if (n >= 0 && nseen + 3 * MAX_UBQ * MAX_EV > capseen) {
+		struct cube_tiling *r = realloc(seen, (size_t)(nseen + 3 * MAX_UBQ * MAX_EV) * sizeof *r);
+		if (r) {
+			seen = r;
+			capseen = nseen + 3 * MAX_UBQ * MAX_EV;
+		} else
+			n = -1;
+	}
+	if (n >= 0 && isfinite(best->est) && cube_lean(g, best, seen, nseen, capseen, &st, &cap))
+		n = -1;
+	free(seen);
 	free(st);
 	free(c);
 	if (n < 0) {
@@ -1681,13 +1822,6 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	return 0;
 }
 
-/* The blocks of a tiling, each run of tiles planned as it is emitted. */
-struct cube_blocks {
-	const struct geo *g;
-	const struct cube_tiling *t;
-	struct stage *st; /* room for a block's stages */
-};
-
 static void cube_block_fn(struct kg *gn, void *ctx, int64_t b)
 {
 	struct cube_blocks *cb = ctx;
@@ -1705,16 +1839,11 @@ static int gen_cube(const struct geo *g, struct cc_prog *p, unsigned *block_dim,
 	struct cube_tiling t = { 0 };
 	if (cube_choose(g, &t, err, errlen))
 		return -1;
-	struct cube_blocks cb = { g, &t,
-				  malloc((size_t)(cdiv(t.tiles, t.blocks) * t.nch) * sizeof *cb.st) };
-	struct kg gn;
-	kg_init(&gn, p, R_CACHE0, R_CACHE1);
 	conv_args(p, g->cv);
-	int rc = cb.st ? kg_emit_blocks(&gn, t.blocks, cube_block_fn, &cb) : -1;
-	free(cb.st);
-	if (rc || gn.bad || p->oom) {
-		snprintf(err, errlen, rc || p->oom ? "conv: out of memory"
-						   : "conv: a transfer exceeds the DMA's burst limits");
+	int rc = cube_emit(g, &t, p);
+	if (rc) {
+		snprintf(err, errlen, rc == -2 ? "conv: a transfer exceeds the DMA's burst limits"
+					       : "conv: out of memory");
 		return -1;
 	}
 	*block_dim = (unsigned)t.blocks;

@@ -32,11 +32,14 @@ struct roll {
 	unsigned char *match; /* [P-1][t]: steps t and t+P have the same code */
 };
 
-/* The advance of each GM base over a run: up to KG_MAX_ADV bases. */
+/* The advance of each GM base over a run: up to KG_MAX_ADV bases for a
+ * loop, whose latch advances each; a shared block's bases are moved once,
+ * at its dispatch, so it may move more (any base register: x1..x31). */
+#define BLOCK_MAX_ADV 31
 struct adv {
 	int n;
-	int reg[KG_MAX_ADV];
-	int64_t d[KG_MAX_ADV];
+	int reg[BLOCK_MAX_ADV];
+	int64_t d[BLOCK_MAX_ADV];
 };
 
 static uint64_t fnv(const uint8_t *b, size_t n)
@@ -115,7 +118,8 @@ static int same_code(const struct roll *r, size_t a, size_t b)
 	return 1;
 }
 
-/* Merge pair (a, b)'s offset moves into v; 0 when they disagree with it. */
+/* Merge pair (a, b)'s offset moves into v; 0 when they disagree with it or
+ * more than KG_MAX_ADV bases move (the latch advances each that moves). */
 static int merge(const struct roll *r, size_t a, size_t b, struct adv *v)
 {
 	const struct sig *x = &r->sig[a], *y = &r->sig[b];
@@ -126,7 +130,10 @@ static int merge(const struct roll *r, size_t a, size_t b, struct adv *v)
 		while (j < v->n && v->reg[j] != reg)
 			j++;
 		if (j == v->n) {
-			if (v->n == KG_MAX_ADV)
+			int moving = 0;
+			for (int i = 0; i < v->n; i++)
+				moving += v->d[i] != 0;
+			if (v->n == BLOCK_MAX_ADV || (d && moving == KG_MAX_ADV))
 				return 0;
 			v->reg[v->n] = reg;
 			v->d[v->n++] = d;
@@ -289,7 +296,7 @@ static int member(struct roll *r, int64_t b0, int64_t b, int64_t j, struct adv *
 			while (i < w.n && w.reg[i] != reg)
 				i++;
 			if (i == w.n) {
-				if (w.n == KG_MAX_ADV)
+				if (w.n == BLOCK_MAX_ADV)
 					return 0;
 				w.reg[w.n] = reg;
 				w.d[w.n++] = d;
