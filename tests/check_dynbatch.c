@@ -191,6 +191,44 @@ START_TEST(test_bad_flags)
 }
 END_TEST
 
+/* om_write refuses variants that break the container's rules (om.h),
+ * naming the variant by its size. */
+START_TEST(test_bad_container)
+{
+	struct soc_config cfg;
+	char err[4096], onnx[4200], om[4200];
+	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
+	snprintf(onnx, sizeof onnx, "%s/conv.onnx", dir);
+	snprintf(om, sizeof om, "%s/bad.om", dir);
+	struct cc_options opt = { .input_shape = "input:-1,4,8,8" };
+	struct om_model m;
+	ck_assert_msg(cc_compile_dynamic(onnx, &cfg, &opt, sizes, 3, &m, err, sizeof err) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(m.nvariants, 2);
+	m.variants[1].batch = 4; /* the model's own size */
+	REFUSED(om_write(om, &m, err, sizeof err), "(batch 4 variant): batch sizes must be");
+	m.variants[1].batch = 2;
+	uint64_t ws = m.variants[0].workspace_bytes;
+	m.variants[0].workspace_bytes = m.workspace_bytes + 1;
+	REFUSED(om_write(om, &m, err, sizeof err), "(batch 1 variant): workspace");
+	m.variants[0].workspace_bytes = ws;
+	uint32_t nin = m.variants[0].ninputs;
+	m.variants[0].ninputs = 0;
+	REFUSED(om_write(om, &m, err, sizeof err), "numbers of inputs");
+	m.variants[0].ninputs = nin;
+	int64_t b = m.batch;
+	m.batch = 0;
+	REFUSED(om_write(om, &m, err, sizeof err), "no batch size");
+	m.batch = b;
+	ck_assert_msg(om_write(om, &m, err, sizeof err) == 0, "%s", err);
+	om_free(&m);
+	ck_assert_msg(om_read(om, &m, SOC, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(m.nvariants, 2);
+	ck_assert_uint_eq(m.variants[0].workspace_bytes, ws);
+	om_free(&m);
+}
+END_TEST
+
 #define ck_acl(call) ck_assert_msg((call) == ACL_SUCCESS, "%s: %s", #call, \
 				   aclGetRecentErrMsg() ? aclGetRecentErrMsg() : "")
 
@@ -299,6 +337,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_variants_match_fixed);
 	tcase_add_test(tc, test_bad_flags);
+	tcase_add_test(tc, test_bad_container);
 	tcase_add_test(tc, test_acl);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
