@@ -532,10 +532,10 @@ static int build_meta(const struct om_model *m, Dvom__Model *pm, struct meta_buf
 	pm->workspace_bytes = m->workspace_bytes;
 	pm->weights_bytes = m->weights_bytes;
 	pm->batch = m->batch;
-	if (!m->is_variant) {
-		pm->checksums = 1;
+	/* a variant's kernels have CRCs too; the weights are the model's */
+	pm->checksums = 1;
+	if (!m->is_variant)
 		pm->weights_crc32 = crc32_of(m->weights, m->weights_bytes);
-	}
 	pm->n_kernels = m->nkernels;
 	pm->kernels = b->ppk;
 	text_prefix(m, prefix, sizeof prefix);

@@ -10,6 +10,7 @@
  * aclmdlSetDynamicBatchSize refusing a size not compiled, an execution
  * running the set size's program (its outputs the fixed compile's); a
  * static model has no sizes and refuses one. */
+#define _GNU_SOURCE /* memmem */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,7 +226,24 @@ START_TEST(test_bad_container)
 	ck_assert_msg(om_read(om, &m, SOC, err, sizeof err) == 0, "%s", err);
 	ck_assert_uint_eq(m.nvariants, 2);
 	ck_assert_uint_eq(m.variants[0].workspace_bytes, ws);
+	/* a flipped bit in a variant's kernel: its CRC-32 catches it */
+	FILE *f = fopen(om, "rb");
+	ck_assert_ptr_nonnull(f);
+	static uint8_t buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	const struct om_kernel *k = &m.variants[0].kernels[1];
+	uint8_t *at = memmem(buf, n, k->code, k->bytes);
+	ck_assert_ptr_nonnull(at);
+	ck_assert_ptr_null(memmem(at + 1, n - (size_t)(at + 1 - buf), k->code, k->bytes));
 	om_free(&m);
+	at[20] ^= 1;
+	f = fopen(om, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, n, f), n);
+	fclose(f);
+	REFUSED(om_read(om, &m, SOC, err, sizeof err), "(batch 1 variant): kernel 1");
+	ck_assert_ptr_nonnull(strstr(err, "CRC-32"));
 }
 END_TEST
 
