@@ -3,6 +3,8 @@
  *
  * The file is an ELF64 little-endian object (readelf -S lists it):
  *   .text.<kernel>  one section per kernel: ISA code (SHT_PROGBITS, alloc+exec)
+ *   .text.b<N>.<kernel>  a dynamic-batch model's batch-N variant's kernels
+ *                   (struct om_model's variants)
  *   .weights        every constant in its device layout, one blob
  *   .om.meta        an om.proto Model message (protobuf-c): the SoC, the
  *                   tasks, tensor descriptors, the memory plan, and the
