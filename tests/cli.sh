@@ -233,6 +233,17 @@ if /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" > /dev/null 2>&1; 
 		./simatc $d --input_shape="input:-1,4,8,8" --output="$tmp/z"
 	expect_err "--dynamic_batch_size without -1" "-1 as the batch" \
 		./simatc $d --input_shape="input:2,4,8,8" --dynamic_batch_size="1,2" --output="$tmp/z"
+	# simserve takes the one .om as it takes one fixed-batch .om per size
+	for b in 1 2 4; do
+		./simatc $d --input_shape="input:$b,4,8,8" --output="$tmp/fix$b" > /dev/null ||
+			bad "simatc batch $b"
+	done
+	sv="--qps 50000 --requests 2000 --max-batch 4 --max-queue-delay-us 50 --streams 2 --exact 50 --json"
+	./simserve --model "$tmp/dyn.om" $sv 2> /dev/null | sed 's/"model": "[^"]*"//' > "$tmp/sd.json"
+	./simserve --model "$tmp/fix1.om,$tmp/fix2.om,$tmp/fix4.om" $sv 2> /dev/null |
+		sed 's/"model": "[^"]*"//' > "$tmp/sf.json"
+	grep -q '"variants": \[1, 2, 4\]' "$tmp/sd.json" && cmp -s "$tmp/sd.json" "$tmp/sf.json" &&
+		ok || bad "simserve: a dynamic-batch .om differs from its sizes' fixed-batch .om files"
 	expect_err "--dynamic-batch above the sizes" "larger than the largest of the model's batch sizes (1,2,4)" \
 		./simrun "$tmp/dyn.om" --dynamic-batch 5
 else
