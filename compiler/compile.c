@@ -87,6 +87,11 @@ static int apply_input_shape(struct cc_ctx *c, const char *spec)
 		     d = strtok_r(NULL, ",", &s2)) {
 			char *e;
 			long long v = strtoll(d, &e, 10);
+			if (!*e && v == -1) {
+				rc = cc_fail(c, "--input_shape '%s': -1 (a dynamic batch) needs "
+					     "--dynamic_batch_size", item);
+				break;
+			}
 			if (*e || v < 1 || rank == CC_MAX_RANK) {
 				rc = cc_fail(c, "--input_shape '%s': bad dimension '%s'", item, d);
 				break;

@@ -58,6 +58,19 @@ struct cc_options {
 int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct cc_options *opt,
 	       struct om_model *out, char *err, size_t errlen);
 
+/* ATC's --dynamic_batch_size value ("1,2,4,8") into sizes (room for
+ * OM_MAX_VARIANTS): ATC's rules, 2 to 100 positive sizes, here also
+ * distinct and ascending.  Errors name the flag. */
+int cc_parse_dynamic_batch(const char *v, int64_t *sizes, unsigned *n, char *err, size_t errlen);
+/* A dynamic-batch model (om.h): opt->input_shape's -1 batch (the first
+ * dimension of the dynamic inputs) at each of sizes[0..n-1] in turn, each
+ * an ordinary compile; the weights stored once when the programs' are the
+ * same bytes.  The text report is the largest size's, and a line on the
+ * variants. */
+int cc_compile_dynamic(const char *onnx_path, const struct soc_config *cfg,
+		       const struct cc_options *opt, const int64_t *sizes, unsigned n,
+		       struct om_model *out, char *err, size_t errlen);
+
 /* The supported operators, comma-separated (from ops.def). */
 const char *cc_supported_ops(void);
 

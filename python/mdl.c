@@ -172,8 +172,51 @@ static PyObject *execute_async(PyObject *self, PyObject *args)
 	return PyLong_FromLong(aclmdlExecuteAsync(id, in, out, stream));
 }
 
+/* ({"batchCount": n, "batch": [..]}, ret), pyACL's aclmdlBatch */
+static PyObject *get_dynamic_batch(PyObject *self, PyObject *args)
+{
+	void *desc;
+	if (!PyArg_ParseTuple(args, "O&:get_dynamic_batch", pyacl_ptr, &desc))
+		return NULL;
+	aclmdlBatch b;
+	memset(&b, 0, sizeof b);
+	aclError ret = aclmdlGetDynamicBatch(desc, &b);
+	size_t n = ret == ACL_SUCCESS ? b.batchCount : 0;
+	PyObject *list = PyList_New((Py_ssize_t)n);
+	if (!list)
+		return NULL;
+	for (size_t k = 0; k < n; k++) {
+		PyObject *v = PyLong_FromUnsignedLongLong(b.batch[k]);
+		if (!v) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		PyList_SET_ITEM(list, (Py_ssize_t)k, v);
+	}
+	PyObject *dict = Py_BuildValue("{s:n,s:N}", "batchCount", (Py_ssize_t)n, "batch", list);
+	if (!dict)
+		return NULL;
+	return Py_BuildValue("(Ni)", dict, (int)ret);
+}
+
+static PyObject *set_dynamic_batch_size(PyObject *self, PyObject *args)
+{
+	uint32_t id;
+	void *ds;
+	size_t index;
+	unsigned long long batch;
+	if (!PyArg_ParseTuple(args, "O&O&O&K:set_dynamic_batch_size", pyacl_u32, &id, pyacl_ptr,
+			      &ds, pyacl_size, &index, &batch))
+		return NULL;
+	return PyLong_FromLong(aclmdlSetDynamicBatchSize(id, ds, index, batch));
+}
+
 #define M PYACL_METHOD
 static PyMethodDef mdl_methods[] = {
+	M("get_dynamic_batch", get_dynamic_batch, METH_VARARGS,
+	  "get_dynamic_batch(desc) -> ({'batchCount', 'batch'}, ret)"),
+	M("set_dynamic_batch_size", set_dynamic_batch_size, METH_VARARGS,
+	  "set_dynamic_batch_size(model_id, dataset, index, batch_size) -> ret"),
 	M("load_from_file", load_from_file, METH_VARARGS, "load_from_file(path) -> (model_id, ret)"),
 	M("load_from_mem", load_from_mem, METH_VARARGS,
 	  "load_from_mem(model_ptr, model_size) -> (model_id, ret)"),

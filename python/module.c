@@ -131,6 +131,10 @@ static int add_constants(PyObject *m)
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
 		if (PyModule_AddIntConstant(m, k[i].name, k[i].value) < 0)
 			return -1;
+	/* pyACL spells the batch input's name out ("ascend_mbatch_shape_data") */
+	if (PyModule_AddStringConstant(m, "ACL_DYNAMIC_TENSOR_NAME", ACL_DYNAMIC_TENSOR_NAME) < 0 ||
+	    PyModule_AddIntConstant(m, "ACL_MAX_BATCH_NUM", ACL_MAX_BATCH_NUM) < 0)
+		return -1;
 	return 0;
 }
 

@@ -354,6 +354,25 @@ aclDataType aclmdlGetOutputDataType(const aclmdlDesc *modelDesc, size_t index);
 aclFormat aclmdlGetInputFormat(const aclmdlDesc *modelDesc, size_t index);
 aclFormat aclmdlGetOutputFormat(const aclmdlDesc *modelDesc, size_t index);
 
+/* Dynamic batch (simatc --dynamic_batch_size): the model gets one more
+ * input, last, named ACL_DYNAMIC_TENSOR_NAME (8 bytes: allocate it with
+ * aclrtMalloc, add it to the input dataset); aclmdlSetDynamicBatchSize
+ * writes the batch into it, and each execution runs the program of the
+ * batch it holds then.  The data inputs and outputs keep the largest
+ * batch's sizes; a smaller batch uses the first rows of each. */
+#define ACL_MAX_BATCH_NUM 128
+#define ACL_DYNAMIC_TENSOR_NAME "ascend_mbatch_shape_data"
+typedef struct aclmdlBatch {
+	size_t batchCount; /* 0: the model has one batch size */
+	uint64_t batch[ACL_MAX_BATCH_NUM];
+} aclmdlBatch;
+aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBatch *batch);
+/* index: ACL_DYNAMIC_TENSOR_NAME's (aclmdlGetInputIndexByName); batchSize
+ * must be one the model was compiled for (ACL_ERROR_INVALID_PARAM
+ * otherwise, as in CANN: simrun --dynamic-batch pads, ACL does not). */
+aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+				   uint64_t batchSize);
+
 /* A dataset holds data buffers in input (or output) order; destroying it
  * leaves its buffers alone (destroy them yourself, as in ACL). */
 aclmdlDataset *aclmdlCreateDataset(void);

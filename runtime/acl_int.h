@@ -44,6 +44,9 @@ struct acl_event {
 struct acl_model {
 	struct om_model om;
 	struct rt_model rm;
+	/* a dynamic-batch model's other programs, om.variants' order, sharing
+	 * rm's weights and workspace */
+	struct rt_model *vrm;
 	/* recorded after each execution and waited for before the next, so
 	 * executions on different streams do not share the workspace at once */
 	struct rt_event *done;
@@ -56,7 +59,10 @@ struct acl_context {
 
 struct aclmdlDesc {
 	uint32_t nin, nout;
-	struct om_tensor_desc *in, *out;
+	struct om_tensor_desc *in, *out; /* in: a dynamic-batch model's ends with
+					  * ACL_DYNAMIC_TENSOR_NAME's */
+	unsigned nbatch;                 /* its batch sizes, ascending; 0: static */
+	int64_t batch[OM_MAX_VARIANTS + 1];
 };
 
 struct aclmdlDataset {
@@ -224,6 +230,8 @@ const struct dev_alloc *acl_dev_range(const void *p, uint64_t n);
 
 struct acl_model *acl_get_model(const char *fn, uint32_t id);
 aclError acl_dataset_ok(const char *fn, const aclmdlDataset *ds);
+/* The descriptor of a dynamic-batch model's batch input (acl.h). */
+void acl_batch_desc(struct om_tensor_desc *d);
 
 /* --- profiling (acl_prof.c) ---------------------------------------------- */
 

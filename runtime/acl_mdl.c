@@ -11,6 +11,45 @@
 
 /* --- loading ------------------------------------------------------------- */
 
+/* The batch input holds the batch as one uint64 (little endian), as
+ * aclmdlSetDynamicBatchSize writes it. */
+#define BATCH_BYTES 8
+
+void acl_batch_desc(struct om_tensor_desc *d)
+{
+	memset(d, 0, sizeof *d);
+	snprintf(d->name, sizeof d->name, "%s", ACL_DYNAMIC_TENSOR_NAME);
+	d->dtype = 13; /* ONNX's UINT64 */
+	d->format = ACL_FORMAT_ND;
+	d->rank = 1;
+	d->dims[0] = 1;
+	d->size = BATCH_BYTES;
+}
+
+/* A dynamic-batch model's other programs on the device, beside m->rm. */
+static int load_variants(struct acl_model *m, char *err, size_t errlen)
+{
+	if (!m->om.nvariants)
+		return 0;
+	m->vrm = calloc(m->om.nvariants, sizeof *m->vrm);
+	if (!m->vrm) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (uint32_t v = 0; v < m->om.nvariants; v++)
+		if (rt_model_load_variant(&m->rm, &m->om.variants[v], &m->vrm[v], err, errlen))
+			return -1;
+	return 0;
+}
+
+static void unload_variants(struct acl_model *m)
+{
+	for (uint32_t v = 0; m->vrm && v < m->om.nvariants; v++)
+		rt_model_unload(&m->vrm[v]);
+	free(m->vrm);
+	m->vrm = NULL;
+}
+
 struct acl_model *acl_get_model(const char *fn, uint32_t id)
 {
 	if (id == 0 || id > acl_state.nmodels || !acl_state.models[id - 1]) {
@@ -96,7 +135,11 @@ static aclError load_model(const char *fn, const char *modelPath, uint32_t *mode
 		e = acl_fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
 	if (e == ACL_SUCCESS && rt_model_load(acl_state.dev, &m->om, &m->rm, err, sizeof err))
 		e = acl_fail(ACL_ERROR_RT_FAILURE, fn, "%s: %s", modelPath, err);
+	if (e == ACL_SUCCESS && load_variants(m, err, sizeof err))
+		e = acl_fail(ACL_ERROR_RT_FAILURE, fn, "%s: %s", modelPath, err);
 	if (e != ACL_SUCCESS) {
+		unload_variants(m);
+		rt_model_unload(&m->rm);
 		rt_event_free(m->done);
 		om_free(&m->om);
 		free(m);
@@ -173,6 +216,7 @@ aclError aclmdlUnload(uint32_t modelId)
 	/* queued executions use its kernels and memory: run them first (the
 	 * model is unloaded even if they fail) */
 	aclError e = acl_state.pending ? acl_run_queued(__func__) : ACL_SUCCESS;
+	unload_variants(m);
 	rt_model_unload(&m->rm);
 	om_free(&m->om);
 	rt_event_free(m->done);
@@ -187,7 +231,7 @@ aclError aclmdlUnload(uint32_t modelId)
 /* The device address of each buffer of ds, checked against the model's
  * descriptors.  addr has room for n entries. */
 static aclError bind(const char *fn, const aclmdlDataset *ds, const struct om_tensor_desc *d,
-		     uint32_t n, int output, uint64_t *addr)
+		     uint32_t n, int batch_input, int output, uint64_t *addr)
 {
 	aclError mismatch = output ? ACL_ERROR_MODEL_OUTPUT_NOT_MATCH
 				   : ACL_ERROR_MODEL_INPUT_NOT_MATCH;
@@ -195,9 +239,11 @@ static aclError bind(const char *fn, const aclmdlDataset *ds, const struct om_te
 	aclError e = acl_dataset_ok(fn, ds);
 	if (e != ACL_SUCCESS)
 		return e;
-	if (ds->n != n)
-		return acl_fail(mismatch, fn, "the model has %u %ss, the %s dataset holds %zu buffers",
-				(unsigned)n, what, what, ds->n);
+	if (ds->n != n + (batch_input ? 1 : 0))
+		return acl_fail(mismatch, fn, "the model has %u %ss%s, the %s dataset holds %zu "
+				"buffers", (unsigned)n + (batch_input ? 1 : 0), what,
+				batch_input ? " (the last its batch, " ACL_DYNAMIC_TENSOR_NAME ")" : "",
+				what, ds->n);
 	for (uint32_t i = 0; i < n; i++) {
 		const aclDataBuffer *b = ds->b[i];
 		if (!acl_h_has(&acl_state.buffers, b))
@@ -217,28 +263,126 @@ static aclError bind(const char *fn, const aclmdlDataset *ds, const struct om_te
 	return ACL_SUCCESS;
 }
 
+/* The host view of the batch buffer at index of ds (a dynamic-batch
+ * model's last input), NULL with the reason recorded. */
+static uint8_t *batch_buffer(const char *fn, const struct acl_model *m, const aclmdlDataset *ds,
+			     size_t index)
+{
+	if (acl_dataset_ok(fn, ds) != ACL_SUCCESS)
+		return NULL;
+	if (index != m->om.ninputs) {
+		acl_fail(ACL_ERROR_INVALID_PARAM, fn, "index %zu: the model's %s input is %u "
+			 "(aclmdlGetInputIndexByName)", index, ACL_DYNAMIC_TENSOR_NAME,
+			 (unsigned)m->om.ninputs);
+		return NULL;
+	}
+	if (ds->n <= index) {
+		acl_fail(ACL_ERROR_INVALID_PARAM, fn, "the dataset holds %zu buffers, none at index "
+			 "%zu (add a buffer of %d bytes for %s)", ds->n, index, BATCH_BYTES,
+			 ACL_DYNAMIC_TENSOR_NAME);
+		return NULL;
+	}
+	const aclDataBuffer *b = ds->b[index];
+	if (!acl_h_has(&acl_state.buffers, b)) {
+		acl_fail(ACL_ERROR_INVALID_RESOURCE_HANDLE, fn, "input %zu: its data buffer %p has "
+			 "been destroyed", index, (const void *)b);
+		return NULL;
+	}
+	uint8_t *p = b->size >= BATCH_BYTES && acl_dev_range(b->data, BATCH_BYTES)
+			     ? sim_gm_ptr(rt_device_sim(acl_state.dev), acl_dev_addr(b->data),
+					  BATCH_BYTES)
+			     : NULL;
+	if (!p)
+		acl_fail(ACL_ERROR_INVALID_PARAM, fn, "input %zu (%s): not %d bytes of device "
+			 "memory from aclrtMalloc", index, ACL_DYNAMIC_TENSOR_NAME, BATCH_BYTES);
+	return p;
+}
+
+aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+				   uint64_t batchSize)
+{
+	NEED_DEVICE();
+	struct acl_model *m = acl_get_model(__func__, modelId);
+	if (!m)
+		return ACL_ERROR_INVALID_MODEL_ID;
+	int64_t sizes[OM_MAX_VARIANTS + 1];
+	unsigned ns = om_batch_sizes(&m->om, sizes);
+	if (!ns)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "model %u ('%s') has one batch size (compile it "
+			    "with simatc --dynamic_batch_size)", (unsigned)modelId, m->om.name);
+	if (batchSize > INT64_MAX || !om_variant(&m->om, (int64_t)batchSize)) {
+		char list[1024];
+		size_t o = 0;
+		for (unsigned k = 0; k < ns && o < sizeof list; k++)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%lld", k ? "," : "",
+					      (long long)sizes[k]);
+		return FAIL(ACL_ERROR_INVALID_PARAM, "batch %llu is not one of model %u's sizes "
+			    "(%s)", (unsigned long long)batchSize, (unsigned)modelId, list);
+	}
+	uint8_t *p = batch_buffer(__func__, m, dataset, index);
+	if (!p)
+		return ACL_ERROR_INVALID_PARAM;
+	/* after the queued work, as a synchronous copy into device memory is */
+	aclError e = acl_state.pending ? acl_run_queued(__func__) : ACL_SUCCESS;
+	if (e != ACL_SUCCESS)
+		return e;
+	for (int k = 0; k < BATCH_BYTES; k++)
+		p[k] = (uint8_t)(batchSize >> (8 * k));
+	return ACL_SUCCESS;
+}
+
+/* The program an execution of m with input runs: m->rm, or for a
+ * dynamic-batch model the one of the batch its batch input holds (read
+ * when the execution is queued). */
+static aclError pick_program(const char *fn, struct acl_model *m, const aclmdlDataset *input,
+			     struct rt_model **rm)
+{
+	*rm = &m->rm;
+	if (!m->om.batch)
+		return ACL_SUCCESS;
+	const uint8_t *p = batch_buffer(fn, m, input, m->om.ninputs);
+	if (!p)
+		return ACL_ERROR_MODEL_INPUT_NOT_MATCH;
+	uint64_t b = 0;
+	for (int k = 0; k < BATCH_BYTES; k++)
+		b |= (uint64_t)p[k] << (8 * k);
+	if (b == (uint64_t)m->om.batch)
+		return ACL_SUCCESS;
+	for (uint32_t v = 0; v < m->om.nvariants; v++)
+		if ((uint64_t)m->om.variants[v].batch == b) {
+			*rm = &m->vrm[v];
+			return ACL_SUCCESS;
+		}
+	return acl_fail(ACL_ERROR_MODEL_INPUT_NOT_MATCH, fn, "%s holds batch %llu, not one of "
+			"the model's sizes: set it with aclmdlSetDynamicBatchSize",
+			ACL_DYNAMIC_TENSOR_NAME, (unsigned long long)b);
+}
+
 static aclError queue_exec(const char *fn, uint32_t id, const aclmdlDataset *input,
 			   const aclmdlDataset *output, struct rt_stream *s)
 {
 	struct acl_model *m = acl_get_model(fn, id);
 	if (!m)
 		return ACL_ERROR_INVALID_MODEL_ID;
-	const struct om_model *om = &m->om;
-	uint64_t *in = calloc(om->ninputs + 1, sizeof *in);
+	struct rt_model *rm = &m->rm;
+	aclError e = pick_program(fn, m, input, &rm);
+	if (e != ACL_SUCCESS)
+		return e;
+	const struct om_model *om = rm->om;
+	uint64_t *in = calloc(om->ninputs + 2, sizeof *in);
 	uint64_t *out = calloc(om->noutputs + 1, sizeof *out);
-	aclError e = ACL_SUCCESS;
 	char err[1024];
 	if (!in || !out)
 		e = acl_fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
 	if (e == ACL_SUCCESS)
-		e = bind(fn, input, om->inputs, om->ninputs, 0, in);
+		e = bind(fn, input, om->inputs, om->ninputs, m->om.batch != 0, 0, in);
 	if (e == ACL_SUCCESS)
-		e = bind(fn, output, om->outputs, om->noutputs, 1, out);
+		e = bind(fn, output, om->outputs, om->noutputs, 0, 1, out);
 	if (e == ACL_SUCCESS && !m->done_dead && rt_stream_wait_event(s, m->done))
 		e = acl_fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
 	if (e == ACL_SUCCESS) {
 		acl_state.pending = 1;
-		if (rt_model_execute_async(&m->rm, s, in, out, err, sizeof err) < 0)
+		if (rt_model_execute_async(rm, s, in, out, err, sizeof err) < 0)
 			e = acl_fail(ACL_ERROR_RT_FAILURE, fn, "model %u ('%s'): %s", (unsigned)id,
 				     om->name, err);
 		else if (rt_event_record(m->done, s))

@@ -61,7 +61,15 @@ aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId)
 	struct acl_model *m = acl_get_model(__func__, modelId);
 	if (!m)
 		return ACL_ERROR_INVALID_MODEL_ID;
-	struct om_tensor_desc *in = dup_descs(m->om.inputs, m->om.ninputs);
+	/* a dynamic-batch model has one more input: the batch (acl.h) */
+	int64_t sizes[OM_MAX_VARIANTS + 1];
+	unsigned nb = om_batch_sizes(&m->om, sizes);
+	uint32_t nin = m->om.ninputs + (nb ? 1 : 0);
+	struct om_tensor_desc *in = malloc((nin ? nin : 1) * sizeof *in);
+	if (in && m->om.ninputs)
+		memcpy(in, m->om.inputs, m->om.ninputs * sizeof *in);
+	if (in && nb)
+		acl_batch_desc(&in[nin - 1]);
 	struct om_tensor_desc *out = dup_descs(m->om.outputs, m->om.noutputs);
 	if (!in || !out) {
 		free(in);
@@ -71,8 +79,23 @@ aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId)
 	desc_clear(modelDesc);
 	modelDesc->in = in;
 	modelDesc->out = out;
-	modelDesc->nin = m->om.ninputs;
+	modelDesc->nin = nin;
 	modelDesc->nout = m->om.noutputs;
+	modelDesc->nbatch = nb;
+	memcpy(modelDesc->batch, sizes, nb * sizeof *sizes);
+	return ACL_SUCCESS;
+}
+
+aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBatch *batch)
+{
+	if (!desc_ok(__func__, modelDesc))
+		return modelDesc ? ACL_ERROR_INVALID_RESOURCE_HANDLE : ACL_ERROR_INVALID_PARAM;
+	if (!batch)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "batch is NULL");
+	memset(batch, 0, sizeof *batch);
+	batch->batchCount = modelDesc->nbatch;
+	for (unsigned k = 0; k < modelDesc->nbatch; k++)
+		batch->batch[k] = (uint64_t)modelDesc->batch[k];
 	return ACL_SUCCESS;
 }
 

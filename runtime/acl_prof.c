@@ -137,13 +137,22 @@ aclError aclprofStart(const aclprofConfig *profilerConfig)
 	return ACL_SUCCESS;
 }
 
-/* The loaded model that executed last in the log, or NULL. */
+/* The loaded model that executed last in the log, or NULL: the program
+ * that ran (a dynamic-batch model's is one of its variants). */
 static const struct om_model *last_model(const struct rt_exec_record *e, size_t n)
 {
 	for (size_t i = n; i-- > 0;)
-		for (size_t k = 0; k < acl_state.nmodels; k++)
-			if (acl_state.models[k] && &acl_state.models[k]->om == e[i].model)
+		for (size_t k = 0; k < acl_state.nmodels; k++) {
+			const struct om_model *om = acl_state.models[k] ? &acl_state.models[k]->om
+									: NULL;
+			if (!om)
+				continue;
+			if (om == e[i].model)
 				return e[i].model;
+			for (uint32_t v = 0; v < om->nvariants; v++)
+				if (&om->variants[v] == e[i].model)
+					return e[i].model;
+		}
 	return NULL;
 }
 

@@ -392,6 +392,52 @@ static int check_model(const struct om_model *m, const char *path, char *err, si
 	return 0;
 }
 
+/* A dynamic-batch model's variants (om.h): ascending sizes below the
+ * model's own, the model's weights and SoC, the same numbers of inputs and
+ * outputs, a workspace within the model's; each a valid model of its own.
+ * Errors name the variant by its size. */
+static int check_variants(const struct om_model *m, const char *path, char *err, size_t errlen)
+{
+	if (m->is_variant)
+		return fail(err, errlen, "%s: the model is marked a variant", path);
+	if (m->batch < 0)
+		return fail(err, errlen, "%s: batch %" PRId64 " is negative", path, m->batch);
+	if (m->nvariants && !m->variants)
+		return fail(err, errlen, "%s: a variant count is set but its array is NULL", path);
+	if (m->nvariants && !m->batch)
+		return fail(err, errlen, "%s: %" PRIu32 " batch variants, but the model has no "
+			    "batch size", path, m->nvariants);
+	if (m->nvariants >= OM_MAX_VARIANTS)
+		return fail(err, errlen, "%s: %" PRIu32 " batch sizes, more than the %d allowed",
+			    path, m->nvariants + 1, OM_MAX_VARIANTS);
+	for (uint32_t v = 0; v < m->nvariants; v++) {
+		const struct om_model *vm = &m->variants[v];
+		int64_t next = v + 1 < m->nvariants ? m->variants[v + 1].batch : m->batch;
+		char vpath[600];
+
+		snprintf(vpath, sizeof vpath, "%.500s (batch %" PRId64 " variant)", path, vm->batch);
+		if (!vm->is_variant || vm->nvariants)
+			return fail(err, errlen, "%s: not marked a variant, or has variants of its "
+				    "own", vpath);
+		if (vm->batch <= 0 || vm->batch >= next)
+			return fail(err, errlen, "%s: batch sizes must be positive and ascending, "
+				    "below the model's %" PRId64, vpath, m->batch);
+		if (vm->weights != m->weights || vm->weights_bytes != m->weights_bytes)
+			return fail(err, errlen, "%s: does not share the model's weights", vpath);
+		if (vm->workspace_bytes > m->workspace_bytes)
+			return fail(err, errlen, "%s: workspace %" PRIu64 " bytes, more than the "
+				    "model's %" PRIu64 " (sized for every batch)", vpath,
+				    vm->workspace_bytes, m->workspace_bytes);
+		if (strcmp(vm->soc, m->soc) || vm->ninputs != m->ninputs ||
+		    vm->noutputs != m->noutputs)
+			return fail(err, errlen, "%s: another SoC, or other numbers of inputs or "
+				    "outputs, than the model's", vpath);
+		if (check_model(vm, vpath, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Writing                                                                  */
 
@@ -420,97 +466,153 @@ static Dvom__TensorDesc **pack_descs(Dvom__TensorDesc *pd, Dvom__TensorDesc **pp
 	return first;
 }
 
-/* The Model message for m, packed into a malloc'd buffer.  The message points
- * into m (protobuf-c's pack only reads, hence the casts dropping const). */
-static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
+/* The arrays one Model message points into (build_meta), freed together. */
+struct meta_bufs {
+	Dvom__Kernel *pk, **ppk;
+	Dvom__Task *pt, **ppt;
+	Dvom__Arg *pa, **ppa;
+	Dvom__TensorDesc *pd, **ppd;
+	uint32_t nkernels;
+};
+
+static void free_meta_bufs(struct meta_bufs *b)
 {
-	Dvom__Model pm = DVOM__MODEL__INIT;
-	Dvom__Kernel *pk = NULL, **ppk = NULL;
-	Dvom__Task *pt = NULL, **ppt = NULL;
-	Dvom__Arg *pa = NULL, **ppa = NULL;
-	Dvom__TensorDesc *pd = NULL, **ppd = NULL;
+	if (b->pk)
+		for (uint32_t i = 0; i < b->nkernels; i++)
+			free(b->pk[i].section);
+	free(b->pk);
+	free(b->ppk);
+	free(b->pt);
+	free(b->ppt);
+	free(b->pa);
+	free(b->ppa);
+	free(b->pd);
+	free(b->ppd);
+	memset(b, 0, sizeof *b);
+}
+
+/* The prefix of the ELF sections of m's kernels: ".text." for a model's
+ * own, ".text.b<batch>." for a variant's (variant names repeat). */
+static void text_prefix(const struct om_model *m, char *buf, size_t len)
+{
+	if (m->is_variant)
+		snprintf(buf, len, "%sb%" PRId64 ".", OM_TEXT_PREFIX, m->batch);
+	else
+		snprintf(buf, len, "%s", OM_TEXT_PREFIX);
+}
+
+/* Fill pm, the Model message for m (without its variants), with arrays in b.
+ * The message points into m (protobuf-c's pack only reads, hence the casts
+ * dropping const). */
+static int build_meta(const struct om_model *m, Dvom__Model *pm, struct meta_bufs *b)
+{
 	size_t nargs = 0, ndesc = (size_t)m->ninputs + m->noutputs + m->ntensors, a = 0, d = 0;
 	uint32_t i, j;
-	int rc = -1;
+	char prefix[48];
 
 	for (i = 0; i < m->ntasks; i++) {
 		nargs += m->tasks[i].nargs;
 		ndesc += (size_t)m->tasks[i].ninputs + m->tasks[i].noutputs;
 	}
-	pk = xcalloc(m->nkernels, sizeof *pk);
-	ppk = xcalloc(m->nkernels, sizeof *ppk);
-	pt = xcalloc(m->ntasks, sizeof *pt);
-	ppt = xcalloc(m->ntasks, sizeof *ppt);
-	pa = xcalloc(nargs, sizeof *pa);
-	ppa = xcalloc(nargs, sizeof *ppa);
-	pd = xcalloc(ndesc, sizeof *pd);
-	ppd = xcalloc(ndesc, sizeof *ppd);
-	if (!pk || !ppk || !pt || !ppt || !pa || !ppa || !pd || !ppd)
-		goto out;
+	b->pk = xcalloc(m->nkernels, sizeof *b->pk);
+	b->nkernels = b->pk ? m->nkernels : 0;
+	b->ppk = xcalloc(m->nkernels, sizeof *b->ppk);
+	b->pt = xcalloc(m->ntasks, sizeof *b->pt);
+	b->ppt = xcalloc(m->ntasks, sizeof *b->ppt);
+	b->pa = xcalloc(nargs, sizeof *b->pa);
+	b->ppa = xcalloc(nargs, sizeof *b->ppa);
+	b->pd = xcalloc(ndesc, sizeof *b->pd);
+	b->ppd = xcalloc(ndesc, sizeof *b->ppd);
+	if (!b->pk || !b->ppk || !b->pt || !b->ppt || !b->pa || !b->ppa || !b->pd || !b->ppd)
+		return -1;
 
-	pm.format_version = OM_FORMAT_VERSION;
-	pm.name = (char *)m->name;
-	pm.soc = (char *)m->soc;
-	pm.workspace_bytes = m->workspace_bytes;
-	pm.weights_bytes = m->weights_bytes;
-	pm.checksums = 1;
-	pm.weights_crc32 = crc32_of(m->weights, m->weights_bytes);
-	pm.n_kernels = m->nkernels;
-	pm.kernels = ppk;
+	pm->format_version = OM_FORMAT_VERSION;
+	pm->name = (char *)m->name;
+	pm->soc = (char *)m->soc;
+	pm->workspace_bytes = m->workspace_bytes;
+	pm->weights_bytes = m->weights_bytes;
+	pm->batch = m->batch;
+	/* a variant's kernels have CRCs too; the weights are the model's */
+	pm->checksums = 1;
+	if (!m->is_variant)
+		pm->weights_crc32 = crc32_of(m->weights, m->weights_bytes);
+	pm->n_kernels = m->nkernels;
+	pm->kernels = b->ppk;
+	text_prefix(m, prefix, sizeof prefix);
 	for (i = 0; i < m->nkernels; i++) {
-		dvom__kernel__init(&pk[i]);
-		pk[i].name = (char *)m->kernels[i].name;
-		pk[i].section = NULL; /* filled below: needs a buffer */
-		pk[i].code_bytes = m->kernels[i].bytes;
-		pk[i].crc32 = crc32_of(m->kernels[i].code, m->kernels[i].bytes);
-		ppk[i] = &pk[i];
+		Dvom__Kernel *k = &b->pk[i];
+		size_t len = strlen(prefix) + strlen(m->kernels[i].name) + 1;
+
+		dvom__kernel__init(k);
+		k->name = (char *)m->kernels[i].name;
+		k->code_bytes = m->kernels[i].bytes;
+		k->crc32 = crc32_of(m->kernels[i].code, m->kernels[i].bytes);
+		/* the section name, "<prefix><name>", in its own little buffer */
+		k->section = malloc(len);
+		if (!k->section)
+			return -1;
+		snprintf(k->section, len, "%s%s", prefix, m->kernels[i].name);
+		b->ppk[i] = k;
 	}
-	pm.n_tasks = m->ntasks;
-	pm.tasks = ppt;
+	pm->n_tasks = m->ntasks;
+	pm->tasks = b->ppt;
 	for (i = 0; i < m->ntasks; i++) {
 		const struct om_task *t = &m->tasks[i];
+		Dvom__Task *p = &b->pt[i];
 
-		dvom__task__init(&pt[i]);
-		pt[i].name = (char *)t->name;
-		pt[i].op_type = (char *)t->op_type;
-		pt[i].cann_type = (char *)t->cann_type;
-		pt[i].kernel = t->kernel;
-		pt[i].block_dim = t->block_dim;
-		pt[i].flops = t->flops;
-		pt[i].bytes = t->bytes;
-		pt[i].predicted_cycles = t->predicted_cycles;
-		pt[i].n_args = t->nargs;
-		pt[i].args = &ppa[a];
+		dvom__task__init(p);
+		p->name = (char *)t->name;
+		p->op_type = (char *)t->op_type;
+		p->cann_type = (char *)t->cann_type;
+		p->kernel = t->kernel;
+		p->block_dim = t->block_dim;
+		p->flops = t->flops;
+		p->bytes = t->bytes;
+		p->predicted_cycles = t->predicted_cycles;
+		p->n_args = t->nargs;
+		p->args = &b->ppa[a];
 		for (j = 0; j < t->nargs; j++, a++) {
-			dvom__arg__init(&pa[a]);
-			pa[a].kind = (Dvom__ArgKind)t->args[j].kind;
-			pa[a].value = t->args[j].value;
-			pa[a].index = t->args[j].index;
-			ppa[a] = &pa[a];
+			dvom__arg__init(&b->pa[a]);
+			b->pa[a].kind = (Dvom__ArgKind)t->args[j].kind;
+			b->pa[a].value = t->args[j].value;
+			b->pa[a].index = t->args[j].index;
+			b->ppa[a] = &b->pa[a];
 		}
-		pt[i].n_inputs = t->ninputs;
-		pt[i].inputs = pack_descs(pd, ppd, &d, t->inputs, t->ninputs);
-		pt[i].n_outputs = t->noutputs;
-		pt[i].outputs = pack_descs(pd, ppd, &d, t->outputs, t->noutputs);
-		ppt[i] = &pt[i];
+		p->n_inputs = t->ninputs;
+		p->inputs = pack_descs(b->pd, b->ppd, &d, t->inputs, t->ninputs);
+		p->n_outputs = t->noutputs;
+		p->outputs = pack_descs(b->pd, b->ppd, &d, t->outputs, t->noutputs);
+		b->ppt[i] = p;
 	}
-	pm.n_inputs = m->ninputs;
-	pm.inputs = pack_descs(pd, ppd, &d, m->inputs, m->ninputs);
-	pm.n_outputs = m->noutputs;
-	pm.outputs = pack_descs(pd, ppd, &d, m->outputs, m->noutputs);
-	pm.n_tensors = m->ntensors;
-	pm.tensors = pack_descs(pd, ppd, &d, m->tensors, m->ntensors);
+	pm->n_inputs = m->ninputs;
+	pm->inputs = pack_descs(b->pd, b->ppd, &d, m->inputs, m->ninputs);
+	pm->n_outputs = m->noutputs;
+	pm->outputs = pack_descs(b->pd, b->ppd, &d, m->outputs, m->noutputs);
+	pm->n_tensors = m->ntensors;
+	pm->tensors = pack_descs(b->pd, b->ppd, &d, m->tensors, m->ntensors);
+	return 0;
+}
 
-	/* The section names, ".text.<name>", each in its own little buffer. */
-	for (i = 0; i < m->nkernels; i++) {
-		size_t len = strlen(OM_TEXT_PREFIX) + strlen(m->kernels[i].name) + 1;
+/* The Model message for m and its variants, packed into a malloc'd buffer. */
+static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
+{
+	uint32_t nv = m->nvariants;
+	Dvom__Model pm = DVOM__MODEL__INIT;
+	Dvom__Model *pv = xcalloc(nv, sizeof *pv);
+	Dvom__Model **ppv = xcalloc(nv, sizeof *ppv);
+	struct meta_bufs *b = xcalloc((size_t)nv + 1, sizeof *b);
+	int rc = -1;
 
-		pk[i].section = malloc(len);
-		if (!pk[i].section)
+	if (!pv || !ppv || !b || build_meta(m, &pm, &b[nv]) < 0)
+		goto out;
+	for (uint32_t v = 0; v < nv; v++) {
+		dvom__model__init(&pv[v]);
+		if (build_meta(&m->variants[v], &pv[v], &b[v]) < 0)
 			goto out;
-		snprintf(pk[i].section, len, "%s%s", OM_TEXT_PREFIX, m->kernels[i].name);
+		ppv[v] = &pv[v];
 	}
-
+	pm.n_variants = nv;
+	pm.variants = ppv;
 	*outlen = dvom__model__get_packed_size(&pm);
 	*out = malloc(*outlen ? *outlen : 1);
 	if (!*out)
@@ -522,17 +624,11 @@ static int pack_meta(const struct om_model *m, uint8_t **out, size_t *outlen)
 	}
 	rc = 0;
 out:
-	if (pk)
-		for (i = 0; i < m->nkernels; i++)
-			free(pk[i].section);
-	free(pk);
-	free(ppk);
-	free(pt);
-	free(ppt);
-	free(pa);
-	free(ppa);
-	free(pd);
-	free(ppd);
+	for (uint32_t v = 0; b && v <= nv; v++)
+		free_meta_bufs(&b[v]);
+	free(b);
+	free(pv);
+	free(ppv);
 	return rc;
 }
 
@@ -590,8 +686,12 @@ static int write_elf(int fd, const struct om_model *m, uint8_t *meta, size_t met
 	uint8_t meta_crc[4] = { (uint8_t)mc, (uint8_t)(mc >> 8), (uint8_t)(mc >> 16),
 				(uint8_t)(mc >> 24) };
 
+	char prefix[48];
 	for (i = 0; i < m->nkernels; i++)
 		cap += strlen(OM_TEXT_PREFIX) + strlen(m->kernels[i].name) + 1;
+	for (uint32_t v = 0; v < m->nvariants; v++)
+		for (i = 0; i < m->variants[v].nkernels; i++)
+			cap += sizeof prefix + strlen(m->variants[v].kernels[i].name) + 1;
 	cap += sizeof OM_WEIGHTS_SECTION + sizeof OM_META_SECTION + sizeof OM_META_CRC_SECTION +
 	       sizeof ".shstrtab";
 	tab = malloc(cap);
@@ -621,6 +721,16 @@ static int write_elf(int fd, const struct om_model *m, uint8_t *meta, size_t met
 		if (!add_section(e, off, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, OM_CODE_ALIGN,
 				 m->kernels[i].code, m->kernels[i].bytes))
 			goto elf_error;
+	}
+	for (uint32_t v = 0; v < m->nvariants; v++) {
+		const struct om_model *vm = &m->variants[v];
+		text_prefix(vm, prefix, sizeof prefix);
+		for (i = 0; i < vm->nkernels; i++) {
+			off = strtab_add(tab, &tablen, prefix, vm->kernels[i].name);
+			if (!add_section(e, off, SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+					 OM_CODE_ALIGN, vm->kernels[i].code, vm->kernels[i].bytes))
+				goto elf_error;
+		}
 	}
 	n_weights = strtab_add(tab, &tablen, "", OM_WEIGHTS_SECTION);
 	n_meta = strtab_add(tab, &tablen, "", OM_META_SECTION);
@@ -656,13 +766,16 @@ int om_write(const char *path, const struct om_model *m, char *err, size_t errle
 
 	if (!path || !m)
 		return fail(err, errlen, "om_write: no path or model");
-	if (check_model(m, path, err, errlen) < 0)
+	if (check_model(m, path, err, errlen) < 0 || check_variants(m, path, err, errlen) < 0)
 		return -1;
 	/* null + kernels + .weights + .om.meta + .om.meta.crc + .shstrtab must
 	 * stay below SHN_LORESERVE, or the ELF header needs extended numbering. */
-	if (m->nkernels > SHN_LORESERVE - 6)
-		return fail(err, errlen, "%s: %" PRIu32 " kernels, more than the %d an .om holds",
-			    path, m->nkernels, SHN_LORESERVE - 6);
+	uint64_t nk = m->nkernels;
+	for (uint32_t v = 0; v < m->nvariants; v++)
+		nk += m->variants[v].nkernels;
+	if (nk > SHN_LORESERVE - 6)
+		return fail(err, errlen, "%s: %" PRIu64 " kernels, more than the %d an .om holds",
+			    path, nk, SHN_LORESERVE - 6);
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return fail(err, errlen, "%s: libelf: %s", path, elf_errmsg(-1));
 	if (pack_meta(m, &meta, &metalen) < 0)
@@ -940,10 +1053,9 @@ static int copy_descs(struct om_reader *r, struct om_tensor_desc **out, uint32_t
 	return 0;
 }
 
-static int copy_kernels(struct om_reader *r, struct om_model *m)
+static int copy_kernels(struct om_reader *r, const Dvom__Model *pm, struct om_model *m)
 {
-	const Dvom__Model *pm = r->pm;
-	char field[192], want[sizeof OM_TEXT_PREFIX + sizeof m->kernels[0].name];
+	char field[192], want[48 + sizeof m->kernels[0].name], prefix[48];
 	const uint8_t *code;
 	uint64_t size;
 	size_t i;
@@ -968,7 +1080,8 @@ static int copy_kernels(struct om_reader *r, struct om_model *m)
 				    "%s: kernel %zu: name \"%s\" is empty or has characters "
 				    "other than [A-Za-z0-9_.+-]",
 				    r->path, i, k->name);
-		snprintf(want, sizeof want, "%s%s", OM_TEXT_PREFIX, k->name);
+		text_prefix(m, prefix, sizeof prefix);
+		snprintf(want, sizeof want, "%s%s", prefix, k->name);
 		if (!pk->section || strcmp(pk->section, want) != 0)
 			return fail(r->err, r->errlen, "%s: kernel %zu (%s): section \"%s\", not %s",
 				    r->path, i, k->name, pk->section ? pk->section : "", want);
@@ -991,9 +1104,8 @@ static int copy_kernels(struct om_reader *r, struct om_model *m)
 	return 0;
 }
 
-static int copy_tasks(struct om_reader *r, struct om_model *m)
+static int copy_tasks(struct om_reader *r, const Dvom__Model *pm, struct om_model *m)
 {
-	const Dvom__Model *pm = r->pm;
 	char field[64], what[sizeof m->tasks[0].name + 48];
 	size_t i, j;
 
@@ -1058,6 +1170,61 @@ static int copy_tasks(struct om_reader *r, struct om_model *m)
 	return 0;
 }
 
+/* The program of pm (a model's or a variant's) into m: kernels, tasks and
+ * descriptors. */
+static int copy_program(struct om_reader *r, const Dvom__Model *pm, struct om_model *m)
+{
+	m->workspace_bytes = pm->workspace_bytes;
+	if (copy_kernels(r, pm, m) < 0 || copy_tasks(r, pm, m) < 0 ||
+	    copy_descs(r, &m->inputs, &m->ninputs, pm->inputs, pm->n_inputs, "input") < 0 ||
+	    copy_descs(r, &m->outputs, &m->noutputs, pm->outputs, pm->n_outputs, "output") < 0 ||
+	    copy_descs(r, &m->tensors, &m->ntensors, pm->tensors, pm->n_tensors, "tensor") < 0)
+		return -1;
+	return 0;
+}
+
+/* m's variants (a dynamic-batch model) from pm's: each shares m's weights
+ * and file; messages name the variant by its size. */
+static int copy_variants(struct om_reader *r, const Dvom__Model *pm, struct om_model *m)
+{
+	if (!pm->n_variants)
+		return 0;
+	if (pm->n_variants >= OM_MAX_VARIANTS)
+		return fail(r->err, r->errlen, "%s: %zu batch sizes, more than the %d allowed",
+			    r->path, pm->n_variants + 1, OM_MAX_VARIANTS);
+	m->variants = xcalloc(pm->n_variants, sizeof *m->variants);
+	if (!m->variants)
+		return fail(r->err, r->errlen, "%s: out of memory", r->path);
+	m->nvariants = (uint32_t)pm->n_variants;
+	const char *path = r->path;
+	char vpath[600];
+	int rc = 0;
+	for (size_t v = 0; v < pm->n_variants && !rc; v++) {
+		const Dvom__Model *pv = pm->variants[v];
+		struct om_model *vm = &m->variants[v];
+
+		if (!pv) {
+			rc = fail(r->err, r->errlen, "%s: variant %zu missing", path, v);
+			break;
+		}
+		snprintf(vpath, sizeof vpath, "%.500s (batch %" PRId64 " variant)", path, pv->batch);
+		r->path = vpath;
+		vm->is_variant = 1;
+		vm->batch = pv->batch;
+		vm->weights = m->weights;
+		vm->weights_bytes = m->weights_bytes;
+		vm->file = m->file;
+		if (pv->n_variants)
+			rc = fail(r->err, r->errlen, "%s: has variants of its own", vpath);
+		else if (copy_str(r, vm->name, sizeof vm->name, pv->name, "model name") < 0 ||
+			 copy_str(r, vm->soc, sizeof vm->soc, pv->soc, "soc") < 0 ||
+			 copy_program(r, pv, vm) < 0)
+			rc = -1;
+		r->path = path;
+	}
+	return rc;
+}
+
 /* Fill m from the unpacked metadata and the sections it names. */
 static int copy_model(struct om_reader *r, struct om_model *m, const char *expect_soc)
 {
@@ -1080,7 +1247,6 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 	if (expect_soc && strcmp(m->soc, expect_soc) != 0)
 		return fail(r->err, r->errlen, "%s: compiled for %s, not %s", r->path, m->soc,
 			    expect_soc);
-	m->workspace_bytes = pm->workspace_bytes;
 	if (sec_bytes(r, OM_WEIGHTS_SECTION, "weights_bytes", 1, pm->weights_bytes, &w, &wsize) <
 	    0)
 		return -1;
@@ -1093,12 +1259,13 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 	 * own copy-on-write view for the device. */
 	m->weights = (uint8_t *)w;
 	m->file->weights_offset = find_sec(r, OM_WEIGHTS_SECTION)->sh.sh_offset;
-	if (copy_kernels(r, m) < 0 || copy_tasks(r, m) < 0 ||
-	    copy_descs(r, &m->inputs, &m->ninputs, pm->inputs, pm->n_inputs, "input") < 0 ||
-	    copy_descs(r, &m->outputs, &m->noutputs, pm->outputs, pm->n_outputs, "output") < 0 ||
-	    copy_descs(r, &m->tensors, &m->ntensors, pm->tensors, pm->n_tensors, "tensor") < 0)
+	m->batch = pm->batch;
+	if (copy_program(r, pm, m) < 0 || copy_variants(r, pm, m) < 0)
 		return -1;
-	return check_model(m, r->path, r->err, r->errlen);
+	return check_model(m, r->path, r->err, r->errlen) < 0 ||
+			       check_variants(m, r->path, r->err, r->errlen) < 0
+		       ? -1
+		       : 0;
 }
 
 int om_read(const char *path, struct om_model *m, const char *expect_soc, char *err,
@@ -1207,6 +1374,9 @@ void om_free(struct om_model *m)
 
 	if (!m)
 		return;
+	for (i = 0; m->variants && i < m->nvariants; i++)
+		om_free(&m->variants[i]);
+	free(m->variants);
 	if (m->kernels && !m->file) /* a read model's code lies in the file's mapping */
 		for (i = 0; i < m->nkernels; i++)
 			free(m->kernels[i].code);
@@ -1221,7 +1391,9 @@ void om_free(struct om_model *m)
 	free(m->inputs);
 	free(m->outputs);
 	free(m->tensors);
-	if (m->file) {
+	if (m->is_variant) {
+		/* the weights and the file are the parent's */
+	} else if (m->file) {
 		munmap((void *)m->file->map, m->file->len);
 		close(m->file->fd);
 		free(m->file);
@@ -1229,6 +1401,34 @@ void om_free(struct om_model *m)
 		free(m->weights);
 	}
 	memset(m, 0, sizeof *m);
+}
+
+const struct om_model *om_variant(const struct om_model *m, int64_t b)
+{
+	if (b > 0 && m->batch == b)
+		return m;
+	for (uint32_t v = 0; v < m->nvariants; v++)
+		if (m->variants[v].batch == b)
+			return &m->variants[v];
+	return NULL;
+}
+
+const struct om_model *om_variant_at_least(const struct om_model *m, int64_t b)
+{
+	for (uint32_t v = 0; v < m->nvariants; v++)
+		if (m->variants[v].batch >= b)
+			return &m->variants[v];
+	return m->batch >= b && m->batch > 0 ? m : NULL;
+}
+
+unsigned om_batch_sizes(const struct om_model *m, int64_t *sizes)
+{
+	if (!m->batch)
+		return 0;
+	for (uint32_t v = 0; v < m->nvariants; v++)
+		sizes[v] = m->variants[v].batch;
+	sizes[m->nvariants] = m->batch;
+	return m->nvariants + 1;
 }
 
 void om_drop_code(const struct om_model *m, uint32_t k)

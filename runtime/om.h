@@ -3,6 +3,8 @@
  *
  * The file is an ELF64 little-endian object (readelf -S lists it):
  *   .text.<kernel>  one section per kernel: ISA code (SHT_PROGBITS, alloc+exec)
+ *   .text.b<N>.<kernel>  a dynamic-batch model's batch-N variant's kernels
+ *                   (struct om_model's variants)
  *   .weights        every constant in its device layout, one blob
  *   .om.meta        an om.proto Model message (protobuf-c): the SoC, the
  *                   tasks, tensor descriptors, the memory plan, and the
@@ -99,7 +101,34 @@ struct om_model {
 	 * arrays om_free frees.  The file must not be rewritten in place while
 	 * the model is open; om_write replaces files by rename. */
 	struct om_file *file;
+	/* A dynamic-batch model (simatc --dynamic_batch_size): batch is the batch
+	 * size this program was compiled for (0: a static model).  The model
+	 * itself is the program of the largest size, whose workspace_bytes is
+	 * the largest of all (one memory plan serves every size); variants are
+	 * the programs of the other sizes, ascending.  A variant is a complete
+	 * model (name, SoC, kernels, tasks, descriptors, its own
+	 * workspace_bytes) whose weights are its parent's: its weight arguments
+	 * are offsets into the parent's weights, which it points at (and its
+	 * file is the parent's), so it frees neither (is_variant). */
+	int64_t batch;
+	struct om_model *variants;
+	uint32_t nvariants;
+	int is_variant;
 };
+
+/* The most variants a dynamic-batch model holds (ATC's limit on
+ * --dynamic_batch_size). */
+#define OM_MAX_VARIANTS 100
+
+/* The program of m for batch size b: m itself or one of its variants; NULL
+ * when m has no program of that size (a static model has none: its batch is
+ * 0).  om_variant_at_least: the smallest program whose size is b or more
+ * (the one a smaller batch runs padded), NULL when b exceeds them all. */
+const struct om_model *om_variant(const struct om_model *m, int64_t b);
+const struct om_model *om_variant_at_least(const struct om_model *m, int64_t b);
+/* The batch sizes of m, ascending, into sizes (room for OM_MAX_VARIANTS +
+ * 1): their number, 0 for a static model. */
+unsigned om_batch_sizes(const struct om_model *m, int64_t *sizes);
 
 /* Where a model's buffers lie on a device (or in any address space). */
 struct om_places {

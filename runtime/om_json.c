@@ -53,6 +53,16 @@ void om_write_json(const struct om_model *m, const char *producer, FILE *f)
 	attr_i(f, "memory_size", m->workspace_bytes);
 	attr_i(f, "kernel_code_size", code);
 	attr_i(f, "task_count", m->ntasks);
+	int64_t sz[OM_MAX_VARIANTS + 1];
+	unsigned ns = om_batch_sizes(m, sz);
+	if (ns) { /* a dynamic-batch model: its sizes, as --dynamic_batch_size gave them */
+		char list[OM_MAX_VARIANTS * 21 + 1];
+		size_t o = 0;
+		for (unsigned k = 0; k < ns && o < sizeof list; k++)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%" PRId64, k ? "," : "",
+					      sz[k]);
+		attr_s(f, "dynamic_batch_size", list, 0);
+	}
 	fprintf(f, "\n  ],\n  \"input\": ");
 	descs(f, m->inputs, m->ninputs);
 	fprintf(f, ",\n  \"output\": ");

@@ -727,10 +727,56 @@ int rt_model_clone(const struct rt_model *src, struct rt_model *m, char *err, si
 	return 0;
 }
 
+int rt_model_load_variant(const struct rt_model *base, const struct om_model *vom,
+			  struct rt_model *m, char *err, size_t errlen)
+{
+	memset(m, 0, sizeof *m);
+	if (vom->workspace_bytes > base->om->workspace_bytes) {
+		snprintf(err, errlen, "model '%s': the batch-%lld program needs %llu bytes of "
+			 "workspace, more than the model's %llu", vom->name, (long long)vom->batch,
+			 (unsigned long long)vom->workspace_bytes,
+			 (unsigned long long)base->om->workspace_bytes);
+		return -1;
+	}
+	m->om = vom;
+	m->dev = base->dev;
+	m->variant = 1;
+	m->weights = base->weights;
+	m->workspace = base->workspace;
+	m->load_start = base->load_start;
+	m->load_end = base->load_end;
+	m->kernels = calloc(vom->nkernels + 1, sizeof *m->kernels);
+	if (!m->kernels) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (alloc_edges(m, err, errlen)) {
+		rt_model_unload(m);
+		return -1;
+	}
+	for (unsigned i = 0; i < vom->nkernels; i++) {
+		if (sim_kernel_load(&m->kernels[i], vom->kernels[i].name, vom->kernels[i].code,
+				    vom->kernels[i].bytes, err, errlen)) {
+			rt_model_unload(m);
+			return -1;
+		}
+		om_drop_code(vom, i);
+	}
+	return 0;
+}
+
 void rt_model_unload(struct rt_model *m)
 {
 	if (!m->dev)
 		return;
+	if (m->variant) {
+		free_edges(m);
+		for (unsigned i = 0; m->kernels && i < m->om->nkernels; i++)
+			sim_kernel_free(&m->kernels[i]);
+		free(m->kernels);
+		memset(m, 0, sizeof *m);
+		return;
+	}
 	if (m->workspace)
 		sim_gm_free(m->dev->sim, m->workspace);
 	free_edges(m);

@@ -145,6 +145,7 @@ struct rt_model {
 	struct sim_kernel *kernels;
 	uint64_t weights, workspace;
 	int owns_weights;
+	int variant; /* rt_model_load_variant's: its kernels only are its own */
 	uint64_t load_start, load_end; /* the weights' copy, cycles */
 	/* per instance: the device-typed buffers of the inputs and outputs the
 	 * runtime converts at the edge (om_edge.c), 0 for the others */
@@ -160,6 +161,11 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 		  size_t errlen);
 /* Another instance of src sharing its weights, with its own workspace. */
 int rt_model_clone(const struct rt_model *src, struct rt_model *m, char *err, size_t errlen);
+/* The batch variant vom (om.h) of the loaded dynamic-batch model base: its
+ * own kernels, base's weights and workspace (sized for every batch), so it
+ * executes in base's place, not beside it.  Unload it before base. */
+int rt_model_load_variant(const struct rt_model *base, const struct om_model *vom,
+			  struct rt_model *m, char *err, size_t errlen);
 /* Only once no queued work executes m (after a synchronize). */
 void rt_model_unload(struct rt_model *m);
 /* Queue every task of the model on s with inputs and outputs at the given

@@ -176,7 +176,15 @@ static void stem(const char *path, char *out, size_t len)
 struct variant {
 	const char *path;
 	unsigned batch;
+	int64_t program; /* a dynamic-batch .om's program of this size; 0: the file's model */
 };
+
+/* The program of om a variant runs: the file's model, or one of a
+ * dynamic-batch model's (om.h). */
+static const struct om_model *program(const struct om_model *om, int64_t b)
+{
+	return b ? om_variant(om, b) : om;
+}
 
 static int by_batch(const void *a, const void *b)
 {
@@ -190,7 +198,8 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 {
 	memset(t, 0, sizeof *t);
 	if (!n || n > SV_MAX_VARIANTS) {
-		snprintf(err, errlen, "--model: 1..%d .om files, one per batch size", SV_MAX_VARIANTS);
+		snprintf(err, errlen, "--model: 1..%d .om files, one per batch size (or dynamic-batch "
+			 ".om files, one program per size)", SV_MAX_VARIANTS);
 		return -1;
 	}
 	if (!streams)
@@ -199,6 +208,7 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		loops = 2;
 	struct variant v[SV_MAX_VARIANTS];
 	char name[128] = "";
+	unsigned nv = 0;
 	for (unsigned i = 0; i < n; i++) {
 		struct om_model om;
 		char e2[1024];
@@ -206,18 +216,27 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 			snprintf(err, errlen, "--model %s: %s", om_paths[i], e2);
 			return -1;
 		}
-		if (!om.ninputs || om.inputs[0].rank < 1 || om.inputs[0].dims[0] < 1 ||
-		    om.inputs[0].dims[0] > SV_HIST_MAX || om.ninputs > 16 || om.noutputs > 16) {
-			snprintf(err, errlen, "--model %s: the batch is dim 0 of the first input, "
-				 "in 1..%d (and at most 16 inputs and outputs)", om_paths[i],
-				 SV_HIST_MAX);
-			om_free(&om);
-			return -1;
+		/* a dynamic-batch .om brings one variant per size */
+		int64_t sz[OM_MAX_VARIANTS + 1];
+		unsigned ns = om_batch_sizes(&om, sz);
+		for (unsigned k = 0; k < (ns ? ns : 1); k++) {
+			const struct om_model *p = program(&om, ns ? sz[k] : 0);
+			if (!p->ninputs || p->inputs[0].rank < 1 || p->inputs[0].dims[0] < 1 ||
+			    p->inputs[0].dims[0] > SV_HIST_MAX || p->ninputs > 16 ||
+			    p->noutputs > 16 || nv == SV_MAX_VARIANTS) {
+				snprintf(err, errlen, "--model %s: the batch is dim 0 of the first "
+					 "input, in 1..%d (and at most 16 inputs and outputs, %d "
+					 "variants)", om_paths[i], SV_HIST_MAX, SV_MAX_VARIANTS);
+				om_free(&om);
+				return -1;
+			}
+			v[nv].path = om_paths[i];
+			v[nv].program = ns ? sz[k] : 0;
+			v[nv++].batch = (unsigned)p->inputs[0].dims[0];
 		}
-		v[i].path = om_paths[i];
-		v[i].batch = (unsigned)om.inputs[0].dims[0];
 		om_free(&om);
 	}
+	n = nv;
 	stem(om_paths[0], name, sizeof name);
 	qsort(v, n, sizeof *v, by_batch);
 	unsigned batch[SV_MAX_VARIANTS];
@@ -243,11 +262,12 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 			rc = -1;
 			break;
 		}
+		const struct om_model *p = program(&om, v[i].program);
 		size_t hb = 1;
-		for (unsigned k = 0; k < om.ninputs; k++)
-			hb = om.inputs[k].size > hb ? om.inputs[k].size : hb;
-		for (unsigned k = 0; k < om.noutputs; k++)
-			hb = om.outputs[k].size > hb ? om.outputs[k].size : hb;
+		for (unsigned k = 0; k < p->ninputs; k++)
+			hb = p->inputs[k].size > hb ? p->inputs[k].size : hb;
+		for (unsigned k = 0; k < p->noutputs; k++)
+			hb = p->outputs[k].size > hb ? p->outputs[k].size : hb;
 		void *host = calloc(1, hb);
 		if (!host) {
 			snprintf(err, errlen, "out of memory");
@@ -255,7 +275,7 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		}
 		for (unsigned c = 1; c <= streams && !rc; c++) {
 			struct sv_service *s = &svc[(size_t)i * streams + c - 1];
-			if (run_conc(cfg, &om, c, loops, host, s, e2, sizeof e2)) {
+			if (run_conc(cfg, p, c, loops, host, s, e2, sizeof e2)) {
 				snprintf(err, errlen, "--model %s, %u stream%s: %s", v[i].path, c,
 					 c > 1 ? "s" : "", e2);
 				rc = -1;

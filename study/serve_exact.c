@@ -19,6 +19,8 @@ struct inst { /* one variant's model instance on one stream */
 struct replay {
 	struct rt_device *d;
 	struct om_model om[SV_MAX_VARIANTS];
+	const struct om_model *prog[SV_MAX_VARIANTS]; /* om[v] or, from a dynamic-batch
+						       * .om, its program of batch[v] */
 	int have_om[SV_MAX_VARIANTS];
 	struct inst *inst; /* [variant * S + stream] */
 	struct rt_stream **st;
@@ -83,25 +85,38 @@ static int setup(struct replay *r, const char *const *om_paths, unsigned n,
 		used[run->batch[b].variant] = 1;
 	size_t hb = 1;
 	for (unsigned i = 0; i < n; i++) {
-		struct om_model om;
-		char e2[1024];
-		if (om_read(om_paths[i], &om, cfg->name, e2, sizeof e2)) {
-			snprintf(err, errlen, "--model %s: %s", om_paths[i], e2);
-			return -1;
+		/* a dynamic-batch .om holds one program per size: each a variant
+		 * of its own here, read (and loaded) separately, as the files of a
+		 * fixed-batch set are */
+		int64_t sz[OM_MAX_VARIANTS + 1];
+		unsigned ns = 1;
+		for (unsigned k = 0; k < ns; k++) {
+			struct om_model om;
+			char e2[1024];
+			if (om_read(om_paths[i], &om, cfg->name, e2, sizeof e2)) {
+				snprintf(err, errlen, "--model %s: %s", om_paths[i], e2);
+				return -1;
+			}
+			if (k == 0 && om.batch)
+				ns = om_batch_sizes(&om, sz);
+			const struct om_model *p = om.batch ? om_variant(&om, sz[k]) : &om;
+			int v = p->ninputs && p->inputs[0].rank
+					? sv_table_variant(t, (unsigned)p->inputs[0].dims[0])
+					: -1;
+			if (v < 0 || t->batch[v] != p->inputs[0].dims[0] || !used[v] ||
+			    r->have_om[v] || p->ninputs > 16 || p->noutputs > 16) {
+				om_free(&om);
+				continue;
+			}
+			r->om[v] = om;
+			/* om moved: the program's address is within r->om[v] */
+			r->prog[v] = om.batch ? om_variant(&r->om[v], sz[k]) : &r->om[v];
+			r->have_om[v] = 1;
+			for (unsigned q = 0; q < p->ninputs; q++)
+				hb = p->inputs[q].size > hb ? p->inputs[q].size : hb;
+			for (unsigned q = 0; q < p->noutputs; q++)
+				hb = p->outputs[q].size > hb ? p->outputs[q].size : hb;
 		}
-		int v = om.ninputs && om.inputs[0].rank ? sv_table_variant(t, (unsigned)om.inputs[0].dims[0])
-							: -1;
-		if (v < 0 || t->batch[v] != om.inputs[0].dims[0] || !used[v] || r->have_om[v] ||
-		    om.ninputs > 16 || om.noutputs > 16) {
-			om_free(&om);
-			continue;
-		}
-		r->om[v] = om;
-		r->have_om[v] = 1;
-		for (unsigned k = 0; k < om.ninputs; k++)
-			hb = om.inputs[k].size > hb ? om.inputs[k].size : hb;
-		for (unsigned k = 0; k < om.noutputs; k++)
-			hb = om.outputs[k].size > hb ? om.outputs[k].size : hb;
 	}
 	for (unsigned v = 0; v < r->V; v++)
 		if (used[v] && !r->have_om[v]) {
@@ -129,7 +144,7 @@ static int setup(struct replay *r, const char *const *om_paths, unsigned n,
 	for (unsigned v = 0; v < r->V; v++) {
 		if (!r->have_om[v])
 			continue;
-		const struct om_model *om = &r->om[v];
+		const struct om_model *om = r->prog[v];
 		for (unsigned k = 0; k < r->S; k++) {
 			struct inst *x = &r->inst[v * r->S + k];
 			if (k ? rt_model_clone(&r->inst[v * r->S].m, &x->m, err, errlen)
@@ -175,7 +190,7 @@ int sv_exact_replay(const char *const *om_paths, unsigned n, const struct soc_co
 	for (unsigned v = 0; v < r.V; v++)
 		for (unsigned k = 0; r.have_om[v] && k < r.S; k++) {
 			struct inst *in = &r.inst[v * r.S + k];
-			const struct om_model *om = &r.om[v];
+			const struct om_model *om = r.prog[v];
 			for (unsigned i = 0; i < om->ninputs; i++)
 				if (rt_memcpy_async(r.st[k], SIM_COPY_H2D, r.host, in->in[i], 0,
 						    om->inputs[i].size, err, errlen))
@@ -193,7 +208,7 @@ int sv_exact_replay(const char *const *om_paths, unsigned n, const struct soc_co
 		const struct sv_batch *sb = &run->batch[b];
 		struct rt_stream *s = r.st[sb->stream];
 		struct inst *in = &r.inst[sb->variant * r.S + sb->stream];
-		const struct om_model *om = &r.om[sb->variant];
+		const struct om_model *om = r.prog[sb->variant];
 		uint64_t at = base + (uint64_t)llround((double)sb->start * mhz / 1e3);
 		if (rt_stream_hold(s, at) || rt_event_record(r.ev[2 * b], s)) {
 			snprintf(err, errlen, "out of memory");

@@ -213,5 +213,42 @@ else
 	bad "tests/onnx_models.py failed"
 fi
 
+# dynamic batch: one .om of three programs, simdis lists them, simrun picks
+# one and pads a batch without one; the flags' rules name the flag
+if /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" > /dev/null 2>&1; then
+	d="--model=$tmp/conv.onnx --framework=5 --soc_version=Ascend310P3"
+	./simatc $d --input_shape="input:-1,4,8,8" --dynamic_batch_size="1,2,4" \
+		--output="$tmp/dyn" > /dev/null && ok || bad "simatc --dynamic_batch_size"
+	./simdis "$tmp/dyn.om" | grep -q '^# dynamic batch: 3 variants, batch 1,2,4 ' &&
+		ok || bad "simdis: the variants"
+	./simatc --mode=6 --om="$tmp/dyn.om" | grep -q '^  dynamic batch sizes: 1 ' &&
+		ok || bad "--mode=6: the variants"
+	./simrun "$tmp/dyn.om" --dynamic-batch 3 | grep -q 'on the batch-4 program, padded' &&
+		ok || bad "simrun --dynamic-batch 3: padded"
+	./simrun "$tmp/dyn.om" --dynamic-batch 2 --json | grep -q '"variant_batch": 2, "padded": false' &&
+		ok || bad "simrun --dynamic-batch 2 --json"
+	expect_err "sizes not ascending" "--dynamic_batch_size=4,2: sizes must be distinct and ascending" \
+		./simatc $d --input_shape="input:-1,4,8,8" --dynamic_batch_size="4,2" --output="$tmp/z"
+	expect_err "-1 without --dynamic_batch_size" "needs --dynamic_batch_size" \
+		./simatc $d --input_shape="input:-1,4,8,8" --output="$tmp/z"
+	expect_err "--dynamic_batch_size without -1" "-1 as the batch" \
+		./simatc $d --input_shape="input:2,4,8,8" --dynamic_batch_size="1,2" --output="$tmp/z"
+	# simserve takes the one .om as it takes one fixed-batch .om per size
+	for b in 1 2 4; do
+		./simatc $d --input_shape="input:$b,4,8,8" --output="$tmp/fix$b" > /dev/null ||
+			bad "simatc batch $b"
+	done
+	sv="--qps 50000 --requests 2000 --max-batch 4 --max-queue-delay-us 50 --streams 2 --exact 50 --json"
+	./simserve --model "$tmp/dyn.om" $sv 2> /dev/null | sed 's/"model": "[^"]*"//' > "$tmp/sd.json"
+	./simserve --model "$tmp/fix1.om,$tmp/fix2.om,$tmp/fix4.om" $sv 2> /dev/null |
+		sed 's/"model": "[^"]*"//' > "$tmp/sf.json"
+	grep -q '"variants": \[1, 2, 4\]' "$tmp/sd.json" && cmp -s "$tmp/sd.json" "$tmp/sf.json" &&
+		ok || bad "simserve: a dynamic-batch .om differs from its sizes' fixed-batch .om files"
+	expect_err "--dynamic-batch above the sizes" "larger than the largest of the model's batch sizes (1,2,4)" \
+		./simrun "$tmp/dyn.om" --dynamic-batch 5
+else
+	bad "tests/dynbatch_models.py failed"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -21,6 +21,7 @@ import acl
 MODEL_DIR = os.environ.get("PYACL_DIR", "")
 HAVE_MODEL = bool(MODEL_DIR) and os.path.exists(os.path.join(MODEL_DIR, "cnn.om"))
 HAVE_910 = bool(MODEL_DIR) and os.path.exists(os.path.join(MODEL_DIR, "cnn910.om"))
+HAVE_DYN = bool(MODEL_DIR) and os.path.exists(os.path.join(MODEL_DIR, "dyn.om"))
 
 
 class Layout(unittest.TestCase):
@@ -349,6 +350,45 @@ class Config(unittest.TestCase):
             f.flush()
             self.assertEqual(acl.init(f.name), acl.ACL_ERROR_FILE_ATTR_INVALID)
             self.assertIn("Ascend999", acl.get_recent_err_msg())
+
+
+@unittest.skipUnless(HAVE_DYN, "no dynamic-batch model (tests/dynbatch_models.py needs onnx)")
+class DynamicBatch(unittest.TestCase):
+    """tests/dynbatch_models.py's conv compiled with --dynamic_batch_size=1,2,4."""
+
+    def test_sizes_and_execute(self):
+        self.assertEqual(acl.init(), 0)
+        self.assertEqual(acl.rt.set_device(0), 0)
+        mid, ret = acl.mdl.load_from_file(os.path.join(MODEL_DIR, "dyn.om"))
+        self.assertEqual(ret, 0)
+        desc = acl.mdl.create_desc()
+        self.assertEqual(acl.mdl.get_desc(desc, mid), 0)
+        self.assertEqual(acl.mdl.get_dynamic_batch(desc), ({"batchCount": 3, "batch": [1, 2, 4]}, 0))
+        self.assertEqual(acl.mdl.get_num_inputs(desc), 2)
+        index, ret = acl.mdl.get_input_index_by_name(desc, acl.ACL_DYNAMIC_TENSOR_NAME)
+        self.assertEqual((index, ret), (1, 0))
+        ind, outd, owned = acl.mdl.create_dataset(), acl.mdl.create_dataset(), []
+        for ds, size in ((ind, acl.mdl.get_input_size_by_index(desc, 0)),
+                         (ind, acl.mdl.get_input_size_by_index(desc, index)),
+                         (outd, acl.mdl.get_output_size_by_index(desc, 0))):
+            dev, ret = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+            self.assertEqual(ret, 0)
+            self.assertEqual(acl.rt.memset(dev, size, 0, size), 0)
+            buf = acl.create_data_buffer(dev, size)
+            owned.append((dev, buf))
+            self.assertEqual(acl.mdl.add_dataset_buffer(ds, buf)[1], 0)
+        # compiled sizes only, as CANN
+        self.assertEqual(acl.mdl.set_dynamic_batch_size(mid, ind, index, 3),
+                         acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(acl.mdl.set_dynamic_batch_size(mid, ind, index, 2), 0)
+        self.assertEqual(acl.mdl.execute(mid, ind, outd), 0)
+        for dev, buf in owned:
+            acl.destroy_data_buffer(buf)
+            acl.rt.free(dev)
+        self.assertEqual(acl.mdl.destroy_desc(desc), 0)
+        self.assertEqual(acl.mdl.unload(mid), 0)
+        self.assertEqual(acl.rt.reset_device(0), 0)
+        self.assertEqual(acl.finalize(), 0)
 
 
 @unittest.skipUnless(HAVE_MODEL, "no model (tests/acl_model.py needs torch and onnx)")

@@ -17,6 +17,15 @@ if /usr/bin/python3 -c 'import torch, onnx' > /dev/null 2>&1; then
 		echo "FAIL: making the model"
 		exit 1
 	fi
+	# a dynamic-batch model (acl.mdl.get_dynamic_batch, set_dynamic_batch_size)
+	if ! /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" >> "$tmp/gen.log" 2>&1 ||
+		! ./simatc --model="$tmp/conv.onnx" --framework=5 --output="$tmp/dyn" \
+			--input_shape="input:-1,4,8,8" --dynamic_batch_size="1,2,4" \
+			--soc_version=Ascend310 >> "$tmp/atc.log" 2>&1; then
+		cat "$tmp/gen.log" "$tmp/atc.log"
+		echo "FAIL: making the dynamic-batch model"
+		exit 1
+	fi
 	PYACL_DIR=$tmp
 	export PYACL_DIR
 fi

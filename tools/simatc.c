@@ -21,6 +21,9 @@ static void usage(FILE *f)
 		"  --output=NAME           write NAME.om\n"
 		"  --soc_version=SOC       Ascend310, Ascend910 (or Ascend910A), Ascend310P3, or an .ini\n"
 		"  --input_shape=\"name:1,3,224,224;name2:...\"  fix dynamic input dimensions\n"
+		"  --dynamic_batch_size=\"1,2,4,8\"  batch sizes (2 to 100, ascending): one program\n"
+		"                          per size in one .om, the weights stored once; the\n"
+		"                          dynamic inputs have -1 as the batch in --input_shape\n"
 		"  --buffer_optimize=l2_optimize|off_optimize  L2 fusion of memory-bound chains (on\n"
 		"                          by default)\n"
 		"  --precision_mode=MODE   force_fp16 (the default), allow_mix_precision (Softmax,\n"
@@ -123,6 +126,16 @@ static int other_mode(const char *mode, const char *om_in, const char *json)
 		       (unsigned long long)code, m.nkernels, m.ntasks, m.ninputs, m.noutputs);
 		om_print_task_types(&m, stdout);
 		printf("\n");
+		int64_t sz[OM_MAX_VARIANTS + 1];
+		unsigned ns = om_batch_sizes(&m, sz);
+		for (unsigned k = 0; k < ns; k++) {
+			const struct om_model *v = om_variant(&m, sz[k]);
+			printf("%s%lld (%u tasks, workspace %llu bytes)", k ? ", " :
+			       "  dynamic batch sizes: ", (long long)sz[k], v->ntasks,
+			       (unsigned long long)v->workspace_bytes);
+		}
+		if (ns)
+			printf("\n");
 	} else {
 		FILE *f = fopen(json, "w");
 		if (!f) {
@@ -147,7 +160,7 @@ int main(int argc, char **argv)
 	if (tool_version(argc, argv, "simatc"))
 		return 0;
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
-	const char *mode = "0", *om_in = NULL, *json = NULL;
+	const char *mode = "0", *om_in = NULL, *json = NULL, *dyn_batch = NULL;
 	struct cc_options opt = { .report = stdout };
 	const char *sets[64];
 	int nsets = 0;
@@ -175,6 +188,8 @@ int main(int argc, char **argv)
 			framework = v;
 		else if (IS("--input_shape"))
 			opt.input_shape = v;
+		else if (IS("--dynamic_batch_size"))
+			dyn_batch = v;
 		else if (IS("--report"))
 			opt.report_json = v;
 		else if (IS("--fusion_switch_file"))
@@ -272,9 +287,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simatc: --framework=%s: only 5 (ONNX) is supported\n", framework);
 		return 2;
 	}
+	int64_t sizes[OM_MAX_VARIANTS];
+	unsigned nsizes = 0;
+	char err[4096];
+	if (dyn_batch && cc_parse_dynamic_batch(dyn_batch, sizes, &nsizes, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 2;
+	}
 	if (!strcmp(soc, "Ascend910A"))
 		soc = "Ascend910";
-	char err[4096];
 	struct soc_config cfg;
 	if (soc_load(soc, &cfg, err, sizeof err)) {
 		fprintf(stderr, "simatc: %s\n", err);
@@ -301,7 +322,8 @@ int main(int argc, char **argv)
 		opt.progress = show_progress;
 	}
 	struct om_model m;
-	int failed = cc_compile(model, &cfg, &opt, &m, err, sizeof err);
+	int failed = nsizes ? cc_compile_dynamic(model, &cfg, &opt, sizes, nsizes, &m, err, sizeof err)
+			    : cc_compile(model, &cfg, &opt, &m, err, sizeof err);
 	if (tty) /* the progress line ends */
 		fprintf(stderr, "\r%60s\r", "");
 	if (failed) {

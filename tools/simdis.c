@@ -9,6 +9,32 @@
 #include "om.h"
 #include "version.h"
 
+/* Every kernel of the program m (a model or one of its batch variants),
+ * named by the tasks that run it; dynamic: m is one of several batch sizes. */
+static int list_kernels(const struct om_model *m, unsigned dynamic, int explain)
+{
+	if (dynamic)
+		printf("\n# variant batch %lld: %u tasks, %u kernels, workspace %llu bytes\n",
+		       (long long)m->batch, m->ntasks, m->nkernels,
+		       (unsigned long long)m->workspace_bytes);
+	printf("# tasks by type: ");
+	om_print_task_types(m, stdout);
+	printf("\n");
+	int rc = 0;
+	for (unsigned k = 0; k < m->nkernels; k++) {
+		printf("\n# kernel %s (%llu instructions), run by task", m->kernels[k].name,
+		       (unsigned long long)(m->kernels[k].bytes / ISA_INSN_BYTES));
+		for (unsigned t = 0; t < m->ntasks; t++)
+			if (m->tasks[t].kernel == k)
+				printf(" %u '%s' (%s, block_dim %u)", t, m->tasks[t].name,
+				       m->tasks[t].op_type, m->tasks[t].block_dim);
+		printf("\n");
+		rc |= isa_disasm_program(stdout, m->kernels[k].code, m->kernels[k].bytes,
+					 explain);
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (tool_version(argc, argv, "simdis"))
@@ -54,21 +80,17 @@ int main(int argc, char **argv)
 		}
 		printf("# %s: model '%s' for %s, %u tasks, %u kernels\n", in, m.name, m.soc,
 		       m.ntasks, m.nkernels);
-		printf("# tasks by type: ");
-		om_print_task_types(&m, stdout);
-		printf("\n");
-		int rc = 0;
-		for (unsigned k = 0; k < m.nkernels; k++) {
-			printf("\n# kernel %s (%llu instructions), run by task", m.kernels[k].name,
-			       (unsigned long long)(m.kernels[k].bytes / ISA_INSN_BYTES));
-			for (unsigned t = 0; t < m.ntasks; t++)
-				if (m.tasks[t].kernel == k)
-					printf(" %u '%s' (%s, block_dim %u)", t, m.tasks[t].name,
-					       m.tasks[t].op_type, m.tasks[t].block_dim);
-			printf("\n");
-			rc |= isa_disasm_program(stdout, m.kernels[k].code, m.kernels[k].bytes,
-						 explain);
+		int64_t sz[OM_MAX_VARIANTS + 1];
+		unsigned ns = om_batch_sizes(&m, sz);
+		if (ns) {
+			printf("# dynamic batch: %u variants, batch", ns);
+			for (unsigned k = 0; k < ns; k++)
+				printf("%s%lld", k ? "," : " ", (long long)sz[k]);
+			printf(" (one program each, listed largest first; the weights shared)\n");
 		}
+		int rc = list_kernels(&m, ns, explain);
+		for (unsigned v = 0; v < m.nvariants; v++)
+			rc |= list_kernels(&m.variants[m.nvariants - 1 - v], ns, explain);
 		om_free(&m);
 		return rc ? 1 : 0;
 	}

@@ -38,6 +38,11 @@ static void usage(FILE *f)
 		"  --loop N              executions per stream (default 2: first and warm); the\n"
 		"                        later ones are simulated in timing mode (same cycles)\n"
 		"  --streams N           run N model instances concurrently, one per stream\n"
+		"  --dynamic-batch N     a dynamic-batch model (simatc --dynamic_batch_size): run\n"
+		"                        batch N, on its program for N or, when there is none,\n"
+		"                        the next larger one with the inputs padded with zeros\n"
+		"                        (the report says so; ACL's aclmdlSetDynamicBatchSize\n"
+		"                        takes compiled sizes only); default: the largest\n"
 		"  --batch-inputs        every subdirectory of --input-dir is an input set, run\n"
 		"                        once each (round robin over the streams); outputs go to\n"
 		"                        --output-dir/<subdirectory>/\n"
@@ -132,6 +137,7 @@ struct model_opts {
 	unsigned loop, streams;
 	uint64_t seed;
 	const char *image; /* --image: raw bytes of the first uint8 input */
+	uint64_t dyn_batch; /* --dynamic-batch: 0, or the batch to run */
 };
 
 static int run_model(const char *path, const struct soc_config *cfg,
@@ -153,6 +159,7 @@ int main(int argc, char **argv)
 	unsigned nargs = 0;
 	int json = 0, stats = 0, dump = 0, batch_inputs = 0;
 	unsigned loop = 2, streams = 1;
+	uint64_t dyn_batch = 0;
 	uint64_t seed = 1;
 	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 
@@ -285,6 +292,13 @@ int main(int argc, char **argv)
 				loop = (unsigned)v;
 			else
 				streams = (unsigned)v;
+		} else if (!strcmp(key, "--dynamic-batch")) {
+			const char *s = VALUE();
+			if (parse_u64(s, &dyn_batch) || dyn_batch < 1 || dyn_batch > 1u << 20) {
+				fprintf(stderr, "simrun: --dynamic-batch '%s': need a batch size >= 1\n",
+					s);
+				return 2;
+			}
 		} else if (!strcmp(key, "--batch-inputs")) {
 			batch_inputs = 1;
 		} else if (!strcmp(key, "--json")) {
@@ -364,7 +378,8 @@ int main(int argc, char **argv)
 			snprintf(trace_default + len, sizeof trace_default - len, "_%d", n);
 	}
 	if (model) {
-		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed, image };
+		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed,
+					 image, dyn_batch };
 		return run_model(model, &cfg, &opt, &mo);
 	}
 	if (!kernel) {
@@ -678,6 +693,85 @@ static void on_task(void *ctx, const struct rt_task_record *r)
 }
 
 
+/* Whether input (output: 1) i of the dynamic-batch model m has the batch
+ * as its first dimension: its programs disagree on it. */
+static int dyn_dim(const struct om_model *m, size_t i, int output)
+{
+	if (!m->nvariants)
+		return 0;
+	const struct om_tensor_desc *a = output ? &m->outputs[i] : &m->inputs[i];
+	const struct om_tensor_desc *b =
+		output ? &m->variants[0].outputs[i] : &m->variants[0].inputs[i];
+	return a->rank > 0 && a->dims[0] != b->dims[0];
+}
+
+/* t with its first dimension made b: rows added are zeros, rows dropped
+ * are gone.  -1 when out of memory. */
+static int resize_batch(struct rt_tensor *t, int64_t b)
+{
+	if (t->rank < 1 || t->dims[0] < 1 || t->dims[0] == b)
+		return 0;
+	size_t row = t->nbytes / (size_t)t->dims[0], n = row * (size_t)b;
+	if (b > t->dims[0]) {
+		uint8_t *d = calloc(n ? n : 1, 1);
+		if (!d)
+			return -1;
+		memcpy(d, t->data, t->nbytes);
+		free(t->data);
+		t->data = d;
+	}
+	t->nbytes = n;
+	t->dims[0] = b;
+	return 0;
+}
+
+/* The program of m that --dynamic-batch b (0: none) runs, the message
+ * printed when there is none.  When b has no program of its own, the next
+ * larger one runs padded, and *view is that program with its dynamic
+ * inputs at batch b (the shapes the inputs are read at); view->inputs is
+ * NULL otherwise. */
+static const struct om_model *pick_variant(const char *path, const struct om_model *m,
+					   uint64_t b, struct om_model *view)
+{
+	memset(view, 0, sizeof *view);
+	if (!b)
+		return m;
+	int64_t sz[OM_MAX_VARIANTS + 1];
+	unsigned ns = om_batch_sizes(m, sz);
+	if (!ns) {
+		fprintf(stderr, "simrun: %s: --dynamic-batch %llu: the model has one batch size "
+				"(compile it with simatc --dynamic_batch_size)\n", path,
+			(unsigned long long)b);
+		return NULL;
+	}
+	const struct om_model *v = om_variant_at_least(m, (int64_t)b);
+	if (!v) {
+		fprintf(stderr, "simrun: %s: --dynamic-batch %llu: larger than the largest of the "
+				"model's batch sizes (", path, (unsigned long long)b);
+		for (unsigned k = 0; k < ns; k++)
+			fprintf(stderr, "%s%lld", k ? "," : "", (long long)sz[k]);
+		fprintf(stderr, ")\n");
+		return NULL;
+	}
+	if (v->batch == (int64_t)b)
+		return v;
+	*view = *v;
+	view->inputs = calloc(v->ninputs + 1, sizeof *view->inputs);
+	if (!view->inputs) {
+		fprintf(stderr, "simrun: out of memory\n");
+		return NULL;
+	}
+	for (uint32_t i = 0; i < v->ninputs; i++) {
+		struct om_tensor_desc *d = &view->inputs[i];
+		*d = v->inputs[i];
+		if (dyn_dim(m, i, 0)) {
+			d->size = d->size / (uint64_t)d->dims[0] * b;
+			d->dims[0] = (int64_t)b;
+		}
+	}
+	return v;
+}
+
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo)
 {
@@ -689,6 +783,14 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		fprintf(stderr, "simrun: %s\n", err);
 		return 1;
 	}
+	/* the program to run: the model's, or one of its batch variants */
+	struct om_model view;
+	const struct om_model *mp = pick_variant(path, &m, mo->dyn_batch, &view);
+	if (!mp) {
+		om_free(&m);
+		return 2;
+	}
+	const int padded = view.inputs != NULL;
 	unsigned nsets = 1;
 	char **sets = NULL;
 	struct rt_tensor *in = NULL, *out = NULL;
@@ -704,8 +806,8 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			goto done;
 		}
 	}
-	in = calloc((size_t)nsets * m.ninputs + 1, sizeof *in);
-	out = calloc((size_t)nsets * m.noutputs + 1, sizeof *out);
+	in = calloc((size_t)nsets * mp->ninputs + 1, sizeof *in);
+	out = calloc((size_t)nsets * mp->noutputs + 1, sizeof *out);
 	if (!in || !out) {
 		fprintf(stderr, "simrun: out of memory\n");
 		goto done;
@@ -714,14 +816,19 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		char dir[4096];
 		if (sets)
 			snprintf(dir, sizeof dir, "%s/%s", mo->indir, sets[k]);
-		if (read_set(&m, sets ? dir : mo->indir, in + (size_t)k * m.ninputs, mo->seed,
+		if (read_set(padded ? &view : mp, sets ? dir : mo->indir, in + (size_t)k * mp->ninputs, mo->seed,
 			     opt->mode == SIM_MODE_TIMING, err, sizeof err) ||
-		    (mo->image && read_image(&m, mo->image, in + (size_t)k * m.ninputs, err,
+		    (mo->image && read_image(padded ? &view : mp, mo->image, in + (size_t)k * mp->ninputs, err,
 					     sizeof err))) {
 			fprintf(stderr, "simrun: %s\n", err);
 			goto done;
 		}
 	}
+	for (size_t i = 0; padded && i < (size_t)nsets * mp->ninputs; i++)
+		if (dyn_dim(&m, i % mp->ninputs, 0) && resize_batch(&in[i], mp->batch)) {
+			fprintf(stderr, "simrun: out of memory\n");
+			goto done;
+		}
 	if (mo->trace) {
 		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
 			fprintf(stderr, "simrun: out of memory\n");
@@ -737,15 +844,15 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	}
 	struct progress prog = { .on = isatty(2), .mhz = cfg->core_freq_mhz };
 	unsigned S = mo->streams;
-	prog.total = 1 + (size_t)m.ntasks * (sets ? nsets : (size_t)S * mo->loop) +
-		     (size_t)(m.ninputs + m.noutputs) * (sets ? nsets : S);
+	prog.total = 1 + (size_t)mp->ntasks * (sets ? nsets : (size_t)S * mo->loop) +
+		     (size_t)(mp->ninputs + mp->noutputs) * (sets ? nsets : S);
 	clock_gettime(CLOCK_MONOTONIC, &prog.last);
 	if (prog.on)
 		rt_device_on_task(d, on_task, &prog);
 	struct rt_session so = { .loop = mo->loop, .streams = S, .sets_each = sets != NULL,
 				 .timing_warm = 1 };
 	double load_us = 0;
-	int srun = rt_session_run(d, &m, &so, in, nsets, out, &load_us, err, sizeof err);
+	int srun = rt_session_run(d, mp, &so, in, nsets, out, &load_us, err, sizeof err);
 	if (prog.on)
 		fprintf(stderr, "\r\033[K");
 	if (srun) {
@@ -756,7 +863,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	const struct rt_task_record *tr = rt_tasks(d, &nt);
 	const struct rt_exec_record *er = rt_execs(d, &ne);
 	struct trc_summary sum;
-	if (trc_summarize(cfg, &m, tr, nt, er, ne, load_us, &sum, err, sizeof err)) {
+	if (trc_summarize(cfg, mp, tr, nt, er, ne, load_us, &sum, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
 		goto done;
 	}
@@ -765,8 +872,13 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	if (mo->json) {
 		printf("{\"soc\": ");
 		sim_json_str(stdout, cfg->name);
+		if (m.batch)
+			printf(", \"dynamic_batch\": %llu, \"variant_batch\": %lld, \"padded\": %s",
+			       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
+								  : (uint64_t)mp->batch),
+			       (long long)mp->batch, padded ? "true" : "false");
 		printf(", \"model\": ");
-		sim_json_str(stdout, m.name);
+		sim_json_str(stdout, mp->name);
 		printf(", \"cycles\": %llu, \"latency_us\": %.3f, \"first_latency_us\": %.3f, "
 		       "\"warm_latency_us\": %.3f, \"throughput_fps\": %.2f, \"batch\": %u, "
 		       "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, \"h2d_us\": %.3f, "
@@ -785,7 +897,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			const struct rt_task_record *t = &tr[i];
 			if (t->exec_id != 0 || t->model_task < 0)
 				continue;
-			const struct om_task *ot = &m.tasks[t->model_task];
+			const struct om_task *ot = &mp->tasks[t->model_task];
 			printf("%s{\"name\": ", first ? "" : ", ");
 			sim_json_str(stdout, ot->name);
 			printf(", \"type\": ");
@@ -806,10 +918,17 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		}
 		printf("]}\n");
 	} else {
-		printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", m.name,
-		       cfg->name, (long long)cfg->core_count, mhz, m.ntasks, sum.batch);
+		printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", mp->name,
+		       cfg->name, (long long)cfg->core_count, mhz, mp->ntasks, sum.batch);
+		if (m.batch)
+			printf("dynamic batch              %10llu    on the batch-%lld program%s\n",
+			       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
+								  : (uint64_t)mp->batch),
+			       (long long)mp->batch,
+			       padded ? ", padded (no program of that size: the inputs get zero "
+					"rows, the outputs lose theirs)" : "");
 		printf("load (weights over PCIe)   %10.3f us  (%.2f MB)\n", sum.load_us,
-		       (double)m.weights_bytes / 1e6);
+		       (double)mp->weights_bytes / 1e6);
 		printf("first inference            %10.3f us  (%llu cycles)\n", sum.first_latency_us,
 		       (unsigned long long)(e0->end - e0->start));
 		printf("warm inference             %10.3f us  (mean of %u)\n", sum.warm_latency_us,
@@ -827,7 +946,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		printf("  %-4s %-20s %-32s %11s %6s %5s %8s\n", "task", "type", "name", "duration_us",
 		       "share", "block", "roof_us");
 		for (unsigned i = 0; i < sum.ntop; i++) {
-			const struct om_task *ot = &m.tasks[sum.top[i].model_task];
+			const struct om_task *ot = &mp->tasks[sum.top[i].model_task];
 			char nm[33];
 			printf("  %-4d %-20.20s %-32s %11.3f %5.1f%% %5u %8.3f\n",
 			       sum.top[i].model_task, ot->op_type, trc_shorten(nm, 32, ot->name),
@@ -837,7 +956,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		}
 	}
 	if (mo->trace) {
-		struct trc_input ti = { cfg, &m, tr, nt, er, ne, &spans, &sum };
+		struct trc_input ti = { cfg, mp, tr, nt, er, ne, &spans, &sum };
 		if (trc_write(mo->trace, &ti, err, sizeof err)) {
 			fprintf(stderr, "simrun: --trace: %s\n", err);
 			goto done;
@@ -850,9 +969,12 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		fprintf(stderr, "simrun: --output-dir %s: %s\n", mo->outdir, strerror(errno));
 		goto done;
 	}
+	for (size_t i = 0; padded && i < (size_t)nsets * mp->noutputs; i++)
+		if (dyn_dim(&m, i % mp->noutputs, 1))
+			resize_batch(&out[i], (int64_t)mo->dyn_batch);
 	if (mo->outdir)
 		for (unsigned k = 0; k < nsets; k++)
-			for (unsigned i = 0; i < m.noutputs; i++) {
+			for (unsigned i = 0; i < mp->noutputs; i++) {
 				char p[4096];
 				if (sets) {
 					snprintf(p, sizeof p, "%s/%s", mo->outdir, sets[k]);
@@ -861,7 +983,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 				} else {
 					snprintf(p, sizeof p, "%s/output_%u.pb", mo->outdir, i);
 				}
-				if (rt_tensor_write(p, &out[(size_t)k * m.noutputs + i], err,
+				if (rt_tensor_write(p, &out[(size_t)k * mp->noutputs + i], err,
 						    sizeof err)) {
 					fprintf(stderr, "simrun: %s\n", err);
 					goto done;
@@ -869,9 +991,9 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			}
 	rc = 0;
 done:
-	for (size_t i = 0; in && i < (size_t)nsets * m.ninputs; i++)
+	for (size_t i = 0; in && i < (size_t)nsets * mp->ninputs; i++)
 		rt_tensor_free(&in[i]);
-	for (size_t i = 0; out && i < (size_t)nsets * m.noutputs; i++)
+	for (size_t i = 0; out && i < (size_t)nsets * mp->noutputs; i++)
 		rt_tensor_free(&out[i]);
 	for (unsigned k = 0; sets && k < nsets; k++)
 		free(sets[k]);
@@ -880,6 +1002,7 @@ done:
 	free(out);
 	rt_device_free(d);
 	trc_spans_free(&spans);
+	free(view.inputs);
 	om_free(&m);
 	return rc;
 }

@@ -21,8 +21,9 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: simserve (--model A.om[,B.om...] | --service-table FILE) ARRIVALS [options]\n"
 		"Simulate serving requests: arrivals, a dynamic batcher, streams on one chip.\n"
-		"A model is a set of batch variants (one fixed-batch .om each; the batch is dim 0\n"
-		"of its first input); a batch of n items runs the smallest variant >= n, padded.\n\n"
+		"A model is a set of batch variants (one fixed-batch .om each, or one .om of\n"
+		"simatc --dynamic_batch_size holding them all; the batch is dim 0 of the first\n"
+		"input); a batch of n items runs the smallest variant >= n, padded.\n\n"
 		"model and device:\n"
 		"  --model A.om,B.om,...   the variants; their service times are characterised\n"
 		"                          once by simulating them (timing mode), with the input\n"

@@ -1,0 +1,366 @@
+/* check_dynbatch.c: dynamic-batch models (simatc --dynamic_batch_size).
+ *
+ * A small conv model with a symbolic batch (tests/dynbatch_models.py) is
+ * compiled for batch sizes 1,2,4 into one .om and, for each size, at a fixed
+ * batch: the .om holds three programs, the weights once (the fixed compiles'
+ * bytes), a workspace the largest one's; each program's outputs and cycles
+ * are the fixed-batch compile's for the same inputs.  Bad flags and sizes
+ * are refused with messages naming the flag.  Through ACL: the batch input
+ * (ACL_DYNAMIC_TENSOR_NAME), aclmdlGetDynamicBatch's list,
+ * aclmdlSetDynamicBatchSize refusing a size not compiled, an execution
+ * running the set size's program (its outputs the fixed compile's); a
+ * static model has no sizes and refuses one. */
+#define _GNU_SOURCE /* memmem */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl.h"
+#include "compile.h"
+#include "model.h"
+#include "model_util.h"
+#include "soc.h"
+
+#define SOC "Ascend310P3"
+
+static char dir[4096];
+
+static void setup(void)
+{
+	tu_models(dir, sizeof dir, "dynbatch", "dynbatch_models.py", NULL, "python3-onnx");
+}
+
+static void teardown(void)
+{
+	tu_models_free(dir);
+	dir[0] = 0;
+}
+
+static const int64_t sizes[] = { 1, 2, 4 };
+
+/* Compile the model (dynamic when shape has -1, with sizes) and write it to
+ * dir/name.om; read it back into m. */
+static void compile_om(const char *name, const char *shape, int dynamic, struct om_model *m)
+{
+	struct soc_config cfg;
+	char err[4096], onnx[4200], om[4200];
+	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
+	snprintf(onnx, sizeof onnx, "%s/conv.onnx", dir);
+	snprintf(om, sizeof om, "%s/%s.om", dir, name);
+	struct cc_options opt = { .input_shape = shape, .model_name = name };
+	struct om_model c;
+	int rc = dynamic ? cc_compile_dynamic(onnx, &cfg, &opt, sizes, 3, &c, err, sizeof err)
+			 : cc_compile(onnx, &cfg, &opt, &c, err, sizeof err);
+	ck_assert_msg(rc == 0, "%s", err);
+	ck_assert_msg(om_write(om, &c, err, sizeof err) == 0, "%s", err);
+	om_free(&c);
+	ck_assert_msg(om_read(om, m, SOC, err, sizeof err) == 0, "%s", err);
+}
+
+/* Inputs of batch b, deterministic. */
+static void make_input(struct rt_tensor *t, int64_t b)
+{
+	memset(t, 0, sizeof *t);
+	snprintf(t->name, sizeof t->name, "input");
+	t->dtype = 1;
+	t->rank = 4;
+	int64_t d[4] = { b, 4, 8, 8 };
+	memcpy(t->dims, d, sizeof d);
+	size_t n = (size_t)b * 4 * 8 * 8;
+	t->nbytes = n * sizeof(float);
+	float *x = malloc(t->nbytes);
+	ck_assert_ptr_nonnull(x);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)((i * 37 + 11) % 101) / 50.0f - 1.0f;
+	t->data = x;
+}
+
+static void run(const struct om_model *m, const struct rt_tensor *in, struct rt_tensor *out,
+		uint64_t *cycles)
+{
+	struct soc_config cfg;
+	char err[4096];
+	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
+	struct sim_options opt = { .mode = SIM_MODE_FULL };
+	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	ck_assert_msg(dev != NULL, "%s", err);
+	struct rt_run r;
+	ck_assert_msg(rt_model_run(dev, m, in, 1, out, &r, err, sizeof err) == 0, "%s", err);
+	*cycles = r.cycles;
+	rt_run_free(&r);
+	sim_device_free(dev);
+}
+
+START_TEST(test_variants_match_fixed)
+{
+	struct om_model dyn;
+	compile_om("dyn", "input:-1,4,8,8", 1, &dyn);
+	int64_t got[OM_MAX_VARIANTS + 1];
+	ck_assert_uint_eq(om_batch_sizes(&dyn, got), 3);
+	ck_assert_int_eq(got[0], 1);
+	ck_assert_int_eq(got[1], 2);
+	ck_assert_int_eq(got[2], 4);
+	ck_assert_ptr_eq(om_variant(&dyn, 4), &dyn);
+	ck_assert_ptr_null(om_variant(&dyn, 3));
+	ck_assert_int_eq(om_variant_at_least(&dyn, 3)->batch, 4);
+	ck_assert_ptr_null(om_variant_at_least(&dyn, 5));
+	uint64_t max_ws = 0;
+	for (unsigned k = 0; k < 3; k++) {
+		char name[32], shape[64];
+		snprintf(name, sizeof name, "fix%lld", (long long)sizes[k]);
+		snprintf(shape, sizeof shape, "input:%lld,4,8,8", (long long)sizes[k]);
+		struct om_model fix;
+		compile_om(name, shape, 0, &fix);
+		const struct om_model *v = om_variant(&dyn, sizes[k]);
+		ck_assert_ptr_nonnull(v);
+		/* the weights are stored once: the fixed compiles' very bytes */
+		ck_assert_uint_eq(dyn.weights_bytes, fix.weights_bytes);
+		ck_assert_int_eq(memcmp(dyn.weights, fix.weights, fix.weights_bytes), 0);
+		ck_assert_ptr_eq(v->weights, dyn.weights);
+		ck_assert_uint_eq(v->workspace_bytes <= dyn.workspace_bytes, 1);
+		if (fix.workspace_bytes > max_ws)
+			max_ws = fix.workspace_bytes;
+		struct rt_tensor in, o1, o2;
+		uint64_t c1, c2;
+		make_input(&in, sizes[k]);
+		run(v, &in, &o1, &c1);
+		run(&fix, &in, &o2, &c2);
+		printf("batch %lld: variant %llu cycles, fixed-batch .om %llu\n",
+		       (long long)sizes[k], (unsigned long long)c1, (unsigned long long)c2);
+		ck_assert_uint_eq(c1, c2);
+		ck_assert_uint_eq(o1.nbytes, o2.nbytes);
+		ck_assert_int_eq(o1.dims[0], sizes[k]);
+		ck_assert_int_eq(memcmp(o1.data, o2.data, o1.nbytes), 0);
+		rt_tensor_free(&in);
+		rt_tensor_free(&o1);
+		rt_tensor_free(&o2);
+		om_free(&fix);
+	}
+	/* one memory plan: the largest program's */
+	ck_assert_uint_eq(dyn.workspace_bytes, max_ws);
+	om_free(&dyn);
+}
+END_TEST
+
+/* err holds needle after a refused flag. */
+#define REFUSED(call, needle)                                                             \
+	do {                                                                              \
+		err[0] = 0;                                                               \
+		ck_assert_msg((call) != 0, "%s accepted", #call);                         \
+		ck_assert_msg(strstr(err, needle) != NULL, "%s: '%s' lacks '%s'", #call, err, \
+			      needle);                                                    \
+	} while (0)
+
+START_TEST(test_bad_flags)
+{
+	int64_t s[OM_MAX_VARIANTS];
+	unsigned n;
+	char err[4096];
+	REFUSED(cc_parse_dynamic_batch("4,2", s, &n, err, sizeof err), "ascending");
+	REFUSED(cc_parse_dynamic_batch("1,2,2", s, &n, err, sizeof err), "distinct");
+	REFUSED(cc_parse_dynamic_batch("0,2", s, &n, err, sizeof err), "positive");
+	REFUSED(cc_parse_dynamic_batch("1,-2", s, &n, err, sizeof err), "positive");
+	REFUSED(cc_parse_dynamic_batch("1,x", s, &n, err, sizeof err), "--dynamic_batch_size");
+	REFUSED(cc_parse_dynamic_batch("8", s, &n, err, sizeof err), "at least two");
+	REFUSED(cc_parse_dynamic_batch("1,2,", s, &n, err, sizeof err), "trailing");
+	char many[1024] = "";
+	for (int i = 1; i <= 101; i++)
+		snprintf(many + strlen(many), sizeof many - strlen(many), "%s%d", i > 1 ? "," : "",
+			 i);
+	REFUSED(cc_parse_dynamic_batch(many, s, &n, err, sizeof err), "more than 100");
+	ck_assert_int_eq(cc_parse_dynamic_batch("1,2,4,8", s, &n, err, sizeof err), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(s[3], 8);
+
+	struct soc_config cfg;
+	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
+	char onnx[4200];
+	snprintf(onnx, sizeof onnx, "%s/conv.onnx", dir);
+	struct om_model m;
+	struct cc_options fixed = { .input_shape = "input:2,4,8,8" };
+	REFUSED(cc_compile_dynamic(onnx, &cfg, &fixed, sizes, 3, &m, err, sizeof err),
+		"-1 as the batch");
+	struct cc_options inner = { .input_shape = "input:1,-1,8,8" };
+	REFUSED(cc_compile_dynamic(onnx, &cfg, &inner, sizes, 3, &m, err, sizeof err),
+		"dimension 1");
+	struct cc_options none = { 0 };
+	REFUSED(cc_compile_dynamic(onnx, &cfg, &none, sizes, 3, &m, err, sizeof err),
+		"--input_shape");
+	struct cc_options alone = { .input_shape = "input:-1,4,8,8" };
+	REFUSED(cc_compile(onnx, &cfg, &alone, &m, err, sizeof err), "--dynamic_batch_size");
+}
+END_TEST
+
+/* om_write refuses variants that break the container's rules (om.h),
+ * naming the variant by its size. */
+START_TEST(test_bad_container)
+{
+	struct soc_config cfg;
+	char err[4096], onnx[4200], om[4200];
+	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
+	snprintf(onnx, sizeof onnx, "%s/conv.onnx", dir);
+	snprintf(om, sizeof om, "%s/bad.om", dir);
+	struct cc_options opt = { .input_shape = "input:-1,4,8,8" };
+	struct om_model m;
+	ck_assert_msg(cc_compile_dynamic(onnx, &cfg, &opt, sizes, 3, &m, err, sizeof err) == 0,
+		      "%s", err);
+	ck_assert_uint_eq(m.nvariants, 2);
+	m.variants[1].batch = 4; /* the model's own size */
+	REFUSED(om_write(om, &m, err, sizeof err), "(batch 4 variant): batch sizes must be");
+	m.variants[1].batch = 2;
+	uint64_t ws = m.variants[0].workspace_bytes;
+	m.variants[0].workspace_bytes = m.workspace_bytes + 1;
+	REFUSED(om_write(om, &m, err, sizeof err), "(batch 1 variant): workspace");
+	m.variants[0].workspace_bytes = ws;
+	uint32_t nin = m.variants[0].ninputs;
+	m.variants[0].ninputs = 0;
+	REFUSED(om_write(om, &m, err, sizeof err), "numbers of inputs");
+	m.variants[0].ninputs = nin;
+	int64_t b = m.batch;
+	m.batch = 0;
+	REFUSED(om_write(om, &m, err, sizeof err), "no batch size");
+	m.batch = b;
+	ck_assert_msg(om_write(om, &m, err, sizeof err) == 0, "%s", err);
+	om_free(&m);
+	ck_assert_msg(om_read(om, &m, SOC, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(m.nvariants, 2);
+	ck_assert_uint_eq(m.variants[0].workspace_bytes, ws);
+	/* a flipped bit in a variant's kernel: its CRC-32 catches it */
+	FILE *f = fopen(om, "rb");
+	ck_assert_ptr_nonnull(f);
+	static uint8_t buf[1 << 20];
+	size_t n = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	const struct om_kernel *k = &m.variants[0].kernels[1];
+	uint8_t *at = memmem(buf, n, k->code, k->bytes);
+	ck_assert_ptr_nonnull(at);
+	ck_assert_ptr_null(memmem(at + 1, n - (size_t)(at + 1 - buf), k->code, k->bytes));
+	om_free(&m);
+	at[20] ^= 1;
+	f = fopen(om, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, n, f), n);
+	fclose(f);
+	REFUSED(om_read(om, &m, SOC, err, sizeof err), "(batch 1 variant): kernel 1");
+	ck_assert_ptr_nonnull(strstr(err, "CRC-32"));
+}
+END_TEST
+
+#define ck_acl(call) ck_assert_msg((call) == ACL_SUCCESS, "%s: %s", #call, \
+				   aclGetRecentErrMsg() ? aclGetRecentErrMsg() : "")
+
+static void *dev_buf(size_t n)
+{
+	void *p = NULL;
+	ck_acl(aclrtMalloc(&p, n, ACL_MEM_MALLOC_HUGE_FIRST));
+	ck_acl(aclrtMemset(p, n, 0, n));
+	return p;
+}
+
+START_TEST(test_acl)
+{
+	struct om_model dyn, fix2;
+	compile_om("dyn", "input:-1,4,8,8", 1, &dyn);
+	compile_om("fix2", "input:2,4,8,8", 0, &fix2);
+	struct rt_tensor in2, want;
+	uint64_t cyc;
+	make_input(&in2, 2);
+	run(&fix2, &in2, &want, &cyc);
+
+	char path[4200], spath[4200];
+	snprintf(path, sizeof path, "%s/dyn.om", dir);
+	snprintf(spath, sizeof spath, "%s/fix2.om", dir);
+	ck_acl(aclInit(NULL));
+	ck_acl(aclsimSetSoc(SOC));
+	ck_acl(aclrtSetDevice(0));
+	uint32_t id, sid;
+	ck_acl(aclmdlLoadFromFile(path, &id));
+	ck_acl(aclmdlLoadFromFile(spath, &sid));
+	aclmdlDesc *d = aclmdlCreateDesc();
+	ck_acl(aclmdlGetDesc(d, id));
+	ck_assert_uint_eq(aclmdlGetNumInputs(d), 2);
+	size_t bi = 99;
+	ck_acl(aclmdlGetInputIndexByName(d, ACL_DYNAMIC_TENSOR_NAME, &bi));
+	ck_assert_uint_eq(bi, 1);
+	aclmdlBatch b;
+	ck_acl(aclmdlGetDynamicBatch(d, &b));
+	ck_assert_uint_eq(b.batchCount, 3);
+	ck_assert_uint_eq(b.batch[0], 1);
+	ck_assert_uint_eq(b.batch[2], 4);
+	/* the data input and output keep the largest batch's sizes */
+	size_t insz = aclmdlGetInputSizeByIndex(d, 0), outsz = aclmdlGetOutputSizeByIndex(d, 0);
+	ck_assert_uint_eq(insz, 4 * 4 * 8 * 8 * sizeof(float));
+	aclmdlDataset *din = aclmdlCreateDataset(), *dout = aclmdlCreateDataset();
+	void *x = dev_buf(insz), *bb = dev_buf(aclmdlGetInputSizeByIndex(d, bi)),
+	     *y = dev_buf(outsz);
+	ck_acl(aclmdlAddDatasetBuffer(din, aclCreateDataBuffer(x, insz)));
+	ck_acl(aclmdlAddDatasetBuffer(din, aclCreateDataBuffer(bb, 8)));
+	ck_acl(aclmdlAddDatasetBuffer(dout, aclCreateDataBuffer(y, outsz)));
+	/* no batch set: the buffer holds 0 */
+	ck_assert_int_eq(aclmdlExecute(id, din, dout), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "aclmdlSetDynamicBatchSize"));
+	/* CANN takes compiled sizes only */
+	ck_assert_int_eq(aclmdlSetDynamicBatchSize(id, din, bi, 3), ACL_ERROR_INVALID_PARAM);
+	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "not one of"));
+	ck_assert_int_eq(aclmdlSetDynamicBatchSize(id, din, 0, 2), ACL_ERROR_INVALID_PARAM);
+	ck_acl(aclmdlSetDynamicBatchSize(id, din, bi, 2));
+	ck_acl(aclrtMemcpy(x, insz, in2.data, in2.nbytes, ACL_MEMCPY_HOST_TO_DEVICE));
+	double t0, t1;
+	ck_acl(aclsimGetDeviceTimeUs(&t0));
+	ck_acl(aclmdlExecute(id, din, dout));
+	ck_acl(aclsimGetDeviceTimeUs(&t1));
+	/* the batch-2 program ran: its cycles, not the batch-4 one's (whose
+	 * first two rows would be the same numbers) */
+	struct soc_config cfg;
+	char err[1024];
+	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
+	double want_us = (double)cyc / cfg.core_freq_mhz;
+	printf("ACL batch 2: %.3f us on the device, the fixed-batch-2 model %.3f us\n", t1 - t0,
+	       want_us);
+	ck_assert_msg(t1 - t0 < want_us + 0.001 && t1 - t0 > want_us - 0.001,
+		      "batch 2 took %.3f us, the batch-2 program %.3f", t1 - t0, want_us);
+	void *host = malloc(want.nbytes);
+	ck_assert_ptr_nonnull(host);
+	ck_acl(aclrtMemcpy(host, want.nbytes, y, want.nbytes, ACL_MEMCPY_DEVICE_TO_HOST));
+	ck_assert_int_eq(memcmp(host, want.data, want.nbytes), 0);
+	free(host);
+	/* another size on the same model (warm: not comparable in time) */
+	ck_acl(aclmdlSetDynamicBatchSize(id, din, bi, 4));
+	ck_acl(aclmdlExecute(id, din, dout));
+	/* a static model: no sizes, and none may be set */
+	aclmdlDesc *sd = aclmdlCreateDesc();
+	ck_acl(aclmdlGetDesc(sd, sid));
+	ck_acl(aclmdlGetDynamicBatch(sd, &b));
+	ck_assert_uint_eq(b.batchCount, 0);
+	ck_assert_uint_eq(aclmdlGetNumInputs(sd), 1);
+	ck_assert_int_eq(aclmdlSetDynamicBatchSize(sid, din, 1, 2), ACL_ERROR_INVALID_PARAM);
+	ck_acl(aclmdlDestroyDesc(sd));
+	ck_acl(aclmdlDestroyDesc(d));
+	ck_acl(aclmdlUnload(id));
+	ck_acl(aclmdlUnload(sid));
+	ck_acl(aclFinalize());
+	rt_tensor_free(&in2);
+	rt_tensor_free(&want);
+	om_free(&dyn);
+	om_free(&fix2);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("dynbatch");
+	TCase *tc = tcase_create("dynbatch");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_variants_match_fixed);
+	tcase_add_test(tc, test_bad_flags);
+	tcase_add_test(tc, test_bad_container);
+	tcase_add_test(tc, test_acl);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
