@@ -1,5 +1,5 @@
 /* compile.c: the compiler driver: import, the graph passes, the shape
- * inference loop, the op table (ops.def), the host/device edges, the memory
+ * inference loop (the op table: ops.c), the host/device edges, the memory
  * plan, the .om model, the reports and the fusion switch file.  Each op's
  * shape inference and lowering live in lower_<family>.c, the helpers they
  * share in lower_util.c, the shared types in compile_int.h. */
@@ -14,47 +14,7 @@
 #include "fp16.h"
 #include "kern_resize.h"
 #include "fusion_switch.h"
-
-struct op_entry {
-	const char *name, *cann;
-	int (*infer)(struct cc_ctx *, struct cc_node *);
-	int (*lower)(struct cc_ctx *, struct cc_node *);
-};
-
-static const struct op_entry ops[] = {
-#define CC_OP(name, cann, infer, lower) { #name, #cann, infer, lower },
-#include "ops.def"
-};
-
-const char *cc_supported_ops(void)
-{
-	return ""
-#define CC_OP(name, cann, infer, lower) #name " "
-#include "ops.def"
-		;
-}
-
-static const struct op_entry *op_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (!strcmp(ops[i].name, name))
-			return &ops[i];
-	return NULL;
-}
-
-/* A task's type as CANN names it (msprof's OP Type): its first ONNX op's
- * type from ops.def ("Conv+Relu" is a Conv2D, ATC's fused conv), or the
- * name of a kernel the compiler adds (TransData, Aipp...) as it is. */
-static void cann_type(const char *op_type, char *out, size_t n)
-{
-	size_t len = strcspn(op_type, "+");
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (strlen(ops[i].name) == len && !strncmp(ops[i].name, op_type, len)) {
-			snprintf(out, n, "%s", ops[i].cann);
-			return;
-		}
-	snprintf(out, n, "%.*s", (int)len, op_type);
-}
+#include "ops.h"
 
 /* ---- --input_shape ---------------------------------------------------------------- */
 
@@ -391,7 +351,7 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		}
 		snprintf(ot->name, sizeof ot->name, "%s", t->name);
 		snprintf(ot->op_type, sizeof ot->op_type, "%s", t->op_type);
-		cann_type(t->op_type, ot->cann_type, sizeof ot->cann_type);
+		cc_op_cann_type(t->op_type, ot->cann_type, sizeof ot->cann_type);
 		ot->block_dim = t->block_dim;
 		ot->nargs = t->nargs;
 		ot->args = calloc(t->nargs ? t->nargs : 1, sizeof *ot->args);
@@ -611,7 +571,7 @@ static int lower_sliced(struct cc_ctx *c, const struct cc_l2chain *ch)
 			m.out = out;
 			m.name = name;
 			unsigned first = c->ntasks;
-			if (op_find(m.op)->lower(c, &m))
+			if (cc_op_find(m.op)->lower(c, &m))
 				goto done;
 			if (!b0) {
 				*f0 = first;
@@ -749,7 +709,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 				continue;
 			}
 		}
-		const struct op_entry *e = op_find(n->op);
+		const struct cc_op_info *e = cc_op_find(n->op);
 		if (!e || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))) {
 			cc_node_fail(&c, n, "operator %s%s%s is not supported (supported: %s)",
 				     n->domain && *n->domain ? n->domain : "",
@@ -931,7 +891,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			c.progress(c.progress_ctx, "kernels", (unsigned)i, (unsigned)c.g.nn);
 		int e = n->dead ? 0 : empty_node(&c, n);
 		unsigned t0 = c.ntasks;
-		int failed = e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n));
+		int failed = e < 0 || (!n->dead && !e && cc_op_find(n->op)->lower(&c, n));
 		/* a kernel too large: say so now (its generator may have failed
 		 * for it, with a message of its own) */
 		for (unsigned k = t0; k < c.ntasks; k++) {

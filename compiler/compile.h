@@ -58,7 +58,10 @@ struct cc_options {
 int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct cc_options *opt,
 	       struct om_model *out, char *err, size_t errlen);
 
-/* The supported operators, comma-separated (from ops.def). */
+/* The supported operators, space-separated (from ops.def). */
 const char *cc_supported_ops(void);
+/* The operator table docs/ops.md holds (simatc --ops): ops.def's rows and
+ * what their properties mean; 0, or -1 when writing f failed. */
+int cc_ops_markdown(FILE *f);
 
 #endif

@@ -47,6 +47,7 @@ static void usage(FILE *f)
 		"                          --json=M.json: the .om as JSON; 6 with --om=M.om: its\n"
 		"                          information\n"
 		"  --version               print the version\n"
+		"  --ops                   print the supported operators' table (docs/ops.md)\n"
 		"Exit status: 0 written; 2 options or a model refused (the message names the\n"
 		"node, its op and why); 1 the SoC configuration or the output file failed.\n"
 		"Supported operators: %s\n", cc_supported_ops());
@@ -144,6 +145,8 @@ static int other_mode(const char *mode, const char *om_in, const char *json)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--ops"))
+		return cc_ops_markdown(stdout) || fflush(stdout) ? 1 : 0;
 	if (tool_version(argc, argv, "simatc"))
 		return 0;
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
