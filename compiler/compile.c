@@ -1,6 +1,7 @@
 /* compile.c: the compiler driver: import, the graph passes, the shape
- * inference loop, the op table (ops.def), the host/device edges, the memory
- * plan, the .om model, the reports and the fusion switch file.  Each op's
+ * inference loop (the op table: ops.c), the host/device edges, the memory
+ * plan, the .om model, the reports and the fusion switch file; the passes
+ * run as passes.def lists them (run_stage).  Each op's
  * shape inference and lowering live in lower_<family>.c, the helpers they
  * share in lower_util.c, the shared types in compile_int.h. */
 #include <ctype.h>
@@ -14,47 +15,7 @@
 #include "fp16.h"
 #include "kern_resize.h"
 #include "fusion_switch.h"
-
-struct op_entry {
-	const char *name, *cann;
-	int (*infer)(struct cc_ctx *, struct cc_node *);
-	int (*lower)(struct cc_ctx *, struct cc_node *);
-};
-
-static const struct op_entry ops[] = {
-#define CC_OP(name, cann, infer, lower) { #name, #cann, infer, lower },
-#include "ops.def"
-};
-
-const char *cc_supported_ops(void)
-{
-	return ""
-#define CC_OP(name, cann, infer, lower) #name " "
-#include "ops.def"
-		;
-}
-
-static const struct op_entry *op_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (!strcmp(ops[i].name, name))
-			return &ops[i];
-	return NULL;
-}
-
-/* A task's type as CANN names it (msprof's OP Type): its first ONNX op's
- * type from ops.def ("Conv+Relu" is a Conv2D, ATC's fused conv), or the
- * name of a kernel the compiler adds (TransData, Aipp...) as it is. */
-static void cann_type(const char *op_type, char *out, size_t n)
-{
-	size_t len = strcspn(op_type, "+");
-	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (strlen(ops[i].name) == len && !strncmp(ops[i].name, op_type, len)) {
-			snprintf(out, n, "%s", ops[i].cann);
-			return;
-		}
-	snprintf(out, n, "%.*s", (int)len, op_type);
-}
+#include "ops.h"
 
 /* ---- --input_shape ---------------------------------------------------------------- */
 
@@ -132,6 +93,30 @@ static int read_switches(struct cc_ctx *c, const char *path, int on[SW_N])
 	return 0;
 }
 
+/* The passes of one stage that are on, in passes.def's order, each one's
+ * count into changes[]; 0, or -1 with the message in c->err. */
+static int run_stage(struct cc_ctx *c, enum cc_stage stage, const int on[SW_N],
+		     int changes[SW_N])
+{
+	static const struct {
+		enum cc_stage stage;
+		int (*graph)(struct cc_graph *, struct cc_pass_log *, char *, size_t);
+		int (*plan)(struct cc_ctx *);
+	} passes[SW_N] = {
+#define CC_PASS(id, name, stage, graph, plan, on) { stage, graph, plan },
+#include "passes.def"
+	};
+	for (int i = 0; i < SW_N; i++) {
+		if (passes[i].stage != stage || !on[i] || (!passes[i].graph && !passes[i].plan))
+			continue;
+		changes[i] = passes[i].graph ? passes[i].graph(&c->g, &c->log, c->err, c->errlen)
+					     : passes[i].plan(c);
+		if (changes[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* A task's kernel past the bounds of emit.h (what, e.g. "input 'x'"):
  * said at once, before more kernels of that size are generated. */
 static int task_over(struct cc_ctx *c, const struct task *t, const char *what)
@@ -183,9 +168,13 @@ static int write_report_json(struct cc_ctx *c, const struct om_model *m, const c
 	free(ty);
 	free(cnt);
 	fprintf(f, "}, \"task_bytes\": %llu, \"passes\": [", (unsigned long long)task_bytes(c));
+	const char *sep = "";
 	for (int i = 0; i < SW_N; i++)
-		fprintf(f, "%s{\"name\": \"%s\", \"enabled\": %s, \"changes\": %d}", i ? ", " : "",
-			cc_switch_names[i], on[i] ? "true" : "false", changes[i]);
+		if (cc_switch_names[i]) {
+			fprintf(f, "%s{\"name\": \"%s\", \"enabled\": %s, \"changes\": %d}", sep,
+				cc_switch_names[i], on[i] ? "true" : "false", changes[i]);
+			sep = ", ";
+		}
 	fprintf(f, "], \"precision\": [");
 	cc_precision_json(c, f);
 	if (c->keep_node) {
@@ -396,7 +385,7 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		}
 		snprintf(ot->name, sizeof ot->name, "%s", t->name);
 		snprintf(ot->op_type, sizeof ot->op_type, "%s", t->op_type);
-		cann_type(t->op_type, ot->cann_type, sizeof ot->cann_type);
+		cc_op_cann_type(t->op_type, ot->cann_type, sizeof ot->cann_type);
 		ot->block_dim = t->block_dim;
 		ot->nargs = t->nargs;
 		ot->args = calloc(t->nargs ? t->nargs : 1, sizeof *ot->args);
@@ -616,7 +605,7 @@ static int lower_sliced(struct cc_ctx *c, const struct cc_l2chain *ch)
 			m.out = out;
 			m.name = name;
 			unsigned first = c->ntasks;
-			if (op_find(m.op)->lower(c, &m))
+			if (cc_op_find(m.op)->lower(c, &m))
 				goto done;
 			if (!b0) {
 				*f0 = first;
@@ -719,24 +708,10 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	for (int i = 0; i < c.g.nn; i++)
 		nodes_in += !c.g.n[i].dead;
 	cc_log(&c.log, "passes:");
-	if (cc_pass_decompose(&c.g, &c.log, err, errlen) < 0)
-		goto done;
-	if (cc_pass_runtime_params(&c.g, &c.log, err, errlen) < 0)
-		goto done;
-	if (cc_pass_einsum(&c.g, &c.log, err, errlen) < 0)
-		goto done;
-	if (cc_pass_bn_training(&c.g, &c.log, err, errlen) < 0)
-		goto done;
-	if (on[SW_QDQ] && (changes[SW_QDQ] = cc_pass_qdq(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	if (on[SW_IDENTITY] && (changes[SW_IDENTITY] = cc_pass_dce(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	if (on[SW_BNFOLD] && (changes[SW_BNFOLD] = cc_pass_bnfold(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	if (on[SW_ACT] && (changes[SW_ACT] = cc_pass_fuse_act(&c.g, &c.log, err, errlen)) < 0)
+	if (run_stage(&c, CC_ST_GRAPH, on, changes))
 		goto done;
 	for (int i = 0; i < SW_N; i++)
-		if (!on[i])
+		if (!on[i] && cc_switch_names[i])
 			cc_log(&c.log, "  %s: off (fusion switch file)", cc_switch_names[i]);
 	/* shape inference, in the graph's (topological) order */
 	for (int i = 0; i < c.g.nn; i++) {
@@ -754,7 +729,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 				continue;
 			}
 		}
-		const struct op_entry *e = op_find(n->op);
+		const struct cc_op_info *e = cc_op_find(n->op);
 		if (!e || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))) {
 			cc_node_fail(&c, n, "operator %s%s%s is not supported (supported: %s)",
 				     n->domain && *n->domain ? n->domain : "",
@@ -783,30 +758,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 	}
 	cc_log(&c.log, "  constfold: %d nodes folded into constants", changes[SW_CONSTFOLD]);
-	/* the residual Add into the Conv first: otherwise the element-wise
-	 * fusion would make the Add and its Relu a chain of their own */
-	if (on[SW_RESIDUAL] &&
-	    (changes[SW_RESIDUAL] = cc_pass_fuse_residual(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	/* the bias Add into the MatMul before the element-wise fusion takes it */
-	if (on[SW_MATMUL_BIAS] &&
-	    (changes[SW_MATMUL_BIAS] = cc_pass_fuse_matmul_bias(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	if (on[SW_ATTENTION] &&
-	    (changes[SW_ATTENTION] = cc_pass_fuse_attention(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	/* before the element-wise fusion, which would chain the GELU's pieces */
-	if (on[SW_GELU] && (changes[SW_GELU] = cc_pass_fuse_gelu(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	/* before the element-wise fusion, which would chain the LayerNorm's pieces */
-	if (on[SW_LAYERNORM] &&
-	    (changes[SW_LAYERNORM] = cc_pass_fuse_layernorm(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	if (on[SW_ELTWISE] &&
-	    (changes[SW_ELTWISE] = cc_pass_fuse_eltwise(&c.g, &c.log, err, errlen)) < 0)
-		goto done;
-	if (on[SW_MATMUL_ELTWISE] && (changes[SW_MATMUL_ELTWISE] = cc_pass_fuse_matmul_eltwise(
-					      &c.g, &c.log, err, errlen)) < 0)
+	if (run_stage(&c, CC_ST_FUSE, on, changes))
 		goto done;
 	if (cc_pass_precision(&c.g, opt ? (int)opt->precision_mode : CC_PREC_FORCE_FP16,
 			      opt ? opt->keep_dtype : NULL, cfg->name, &c.log, err, errlen) < 0)
@@ -818,13 +770,11 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 	}
 	if (opt && opt->keep_all_outputs && cc_keep_all_mark(&c))
 		goto done;
-	if (on[SW_CONCAT] && (changes[SW_CONCAT] = cc_plan_concat(&c)) < 0)
-		goto done;
-	c.split_views = on[SW_SPLIT]; /* lower_data.c's slice_view */
 	if (opt && opt->buffer_optimize == CC_BUF_OFF)
 		on[SW_L2] = 0; /* --buffer_optimize=off_optimize */
-	if (on[SW_L2] && (changes[SW_L2] = cc_plan_l2(&c)) < 0)
+	if (run_stage(&c, CC_ST_PLAN, on, changes))
 		goto done;
+	c.split_views = on[SW_SPLIT]; /* lower_data.c's slice_view */
 	/* graph inputs cross the edge: fp32 host -> fp16 device */
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
@@ -936,7 +886,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			c.progress(c.progress_ctx, "kernels", (unsigned)i, (unsigned)c.g.nn);
 		int e = n->dead ? 0 : empty_node(&c, n);
 		unsigned t0 = c.ntasks;
-		int failed = e < 0 || (!n->dead && !e && op_find(n->op)->lower(&c, n));
+		int failed = e < 0 || (!n->dead && !e && cc_op_find(n->op)->lower(&c, n));
 		/* a kernel too large: say so now (its generator may have failed
 		 * for it, with a message of its own) */
 		for (unsigned k = t0; k < c.ntasks; k++) {

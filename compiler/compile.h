@@ -45,14 +45,6 @@ struct cc_options {
 	void *progress_ctx;
 };
 
-/* The passes a fusion switch file can turn off, by these names. */
-#define CC_PASS_NAMES \
-	"IdentityEliminationPass, ConvBatchNormFusionPass, ConvActivationFusionPass, " \
-	"ConvEltwiseFusionPass, ElementwiseFusionPass, ConstantFoldingPass, " \
-	"MatMulBiasAddFusionPass, GeluFusionPass, LayerNormFusionPass, " \
-	"AttentionSoftmaxFusionPass, MatMulEltwiseFusionPass, QuantConvFusionPass, " \
-	"ConcatInPlacePass, SplitInPlacePass, L2FusionPass"
-
 /* Compile the ONNX model at onnx_path for the SoC cfg into *out (free with
  * om_free).  Errors name the file and the node or tensor; returns 0 or -1. */
 int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct cc_options *opt,
@@ -71,7 +63,10 @@ int cc_compile_dynamic(const char *onnx_path, const struct soc_config *cfg,
 		       const struct cc_options *opt, const int64_t *sizes, unsigned n,
 		       struct om_model *out, char *err, size_t errlen);
 
-/* The supported operators, comma-separated (from ops.def). */
+/* The supported operators, space-separated (from ops.def). */
 const char *cc_supported_ops(void);
+/* The operator table docs/ops.md holds (simatc --ops): ops.def's rows and
+ * what their properties mean; 0, or -1 when writing f failed. */
+int cc_ops_markdown(FILE *f);
 
 #endif

@@ -224,6 +224,9 @@ static inline int cc_node_tensor(const struct cc_node *n, int k)
 	return k < n->nin ? n->in[k] : n->out[k - n->nin];
 }
 
+/* When a pass of the pipeline (passes.def) runs. */
+enum cc_stage { CC_ST_GRAPH, CC_ST_INFER, CC_ST_FUSE, CC_ST_PLAN, CC_ST_LOWER };
+
 /* plan_l2.c: which runs of nodes run a slice of the batch at a time (ATC's
  * L2 fusion): the number of chains, or -1. */
 int cc_plan_l2(struct cc_ctx *c);

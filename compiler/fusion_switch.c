@@ -7,17 +7,36 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compile.h"
 
-const char *const cc_switch_names[SW_N] = { "IdentityEliminationPass",
-					    "ConvBatchNormFusionPass",
-					    "ConvActivationFusionPass", "ElementwiseFusionPass",
-					    "ConstantFoldingPass", "ConvEltwiseFusionPass",
-					    "MatMulBiasAddFusionPass", "GeluFusionPass",
-					    "LayerNormFusionPass", "AttentionSoftmaxFusionPass",
-					    "MatMulEltwiseFusionPass", "QuantConvFusionPass",
-					    "ConcatInPlacePass", "SplitInPlacePass",
-					    "L2FusionPass" };
+const char *const cc_switch_names[SW_N] = {
+#define CC_PASS(id, name, stage, graph, plan, on) name,
+#include "passes.def"
+};
+
+static const int defaults[SW_N] = {
+#define CC_PASS(id, name, stage, graph, plan, on) on,
+#include "passes.def"
+};
+
+void cc_switch_list(char *buf, size_t n)
+{
+	size_t len = 0;
+	if (n)
+		buf[0] = 0;
+	for (int i = 0; i < SW_N && len < n; i++)
+		if (cc_switch_names[i]) {
+			int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "",
+					 cc_switch_names[i]);
+			len = w < 0 ? n : len + (size_t)w;
+		}
+}
+
+/* on[] as no file sets it. */
+static void set_defaults(int on[SW_N])
+{
+	for (int i = 0; i < SW_N; i++)
+		on[i] = defaults[i];
+}
 
 static int sw_fail(char *err, size_t errlen, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -76,8 +95,7 @@ static int check_shape(const char *path, const char *text, char *err, size_t err
 int cc_fusion_switch_parse(const char *path, const char *text, int on[SW_N], char *err,
 			   size_t errlen)
 {
-	for (int i = 0; i < SW_N; i++)
-		on[i] = 1;
+	set_defaults(on);
 	if (check_shape(path, text, err, errlen))
 		return -1;
 	int all = -1, named[SW_N];
@@ -135,23 +153,26 @@ int cc_fusion_switch_parse(const char *path, const char *text, int on[SW_N], cha
 		}
 		int found = 0;
 		for (int i = 0; i < SW_N; i++)
-			if (!strcmp(key, cc_switch_names[i])) {
+			if (cc_switch_names[i] && !strcmp(key, cc_switch_names[i])) {
 				named[i] = state;
 				found = 1;
 			}
-		if (!found)
+		if (!found) {
+			char names[512];
+			cc_switch_list(names, sizeof names);
 			return sw_fail(err, errlen, path, "unknown pass '%s' (passes: %s)", key,
-				       CC_PASS_NAMES);
+				       names);
+		}
 	}
 	for (int i = 0; i < SW_N; i++)
-		on[i] = named[i] >= 0 ? named[i] : all >= 0 ? all : 1;
+		if (cc_switch_names[i])
+			on[i] = named[i] >= 0 ? named[i] : all >= 0 ? all : defaults[i];
 	return 0;
 }
 
 int cc_fusion_switch_read(const char *path, int on[SW_N], char *err, size_t errlen)
 {
-	for (int i = 0; i < SW_N; i++)
-		on[i] = 1;
+	set_defaults(on);
 	if (!path)
 		return 0;
 	FILE *f = fopen(path, "r");

@@ -1,22 +1,30 @@
 /* fusion_switch.h: ATC's --fusion_switch_file, which turns graph passes
- * off by name. */
+ * off by name: the names and defaults of passes.def, the pipeline. */
 #ifndef FUSION_SWITCH_H
 #define FUSION_SWITCH_H
 
 #include <stddef.h>
 
-enum { SW_IDENTITY, SW_BNFOLD, SW_ACT, SW_ELTWISE, SW_CONSTFOLD, SW_RESIDUAL, SW_MATMUL_BIAS,
-       SW_GELU, SW_LAYERNORM, SW_ATTENTION, SW_MATMUL_ELTWISE, SW_QDQ, SW_CONCAT, SW_SPLIT,
-       SW_L2, SW_N };
+enum {
+#define CC_PASS(id, name, stage, graph, plan, on) SW_##id,
+#include "passes.def"
+	SW_N
+};
 
-/* The pass each SW_ value turns off, by the name the file uses. */
+/* Each pass's name, as the file and the report give it (NULL: a rewrite
+ * that always runs). */
 extern const char *const cc_switch_names[SW_N];
+
+/* The names of the passes a file can turn off, comma-separated, in the
+ * order they run, into buf (truncated to n bytes). */
+void cc_switch_list(char *buf, size_t n);
 
 /* The most bytes a switch file may hold. */
 #define CC_SWITCH_MAX 65535
 
 /* Parse text (the file path's contents, NUL-terminated) into on[] (1: the
- * pass runs).  Returns 0, or -1 with a message naming path in err. */
+ * pass runs; a pass the file does not name keeps its default, and one
+ * without a name always runs).  Returns 0, or -1 with a message naming path in err. */
 int cc_fusion_switch_parse(const char *path, const char *text, int on[SW_N], char *err,
 			   size_t errlen);
 

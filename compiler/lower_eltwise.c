@@ -11,6 +11,7 @@
 #include "compile_int.h"
 #include "fp16.h"
 #include "kern_resize.h"
+#include "ops.h"
 
 int infer_broadcast(struct cc_ctx *c, struct cc_node *n)
 {
@@ -75,6 +76,14 @@ int lower_clip(struct cc_ctx *c, struct cc_node *n)
 	return lower_eltwise(c, n);
 }
 
+/* The vector op of a binary or variadic op of tensors (ops.def's vop):
+ * Add/Sub/Mul/Div, Sum/Mean (add), Max, Min. */
+static enum cc_vop binary_vop(const char *op)
+{
+	const struct cc_op_info *e = cc_op_find(op);
+	return e && e->vop >= 0 ? (enum cc_vop)e->vop : CC_V_DIV;
+}
+
 /* The vector steps of one element-wise node, in its own slot numbering:
  * slot 0 is its input, step i writes slot i + 1.  Returns the number of
  * steps, 0 for a node that is not element-wise in this sense, -1 on error.
@@ -84,18 +93,9 @@ static int eltwise_steps(struct cc_ctx *c, const struct cc_node *n, struct cc_vs
 	int ns = 0;
 	const char *op = n->op;
 	*xi = n->in[0];
-	if (!strcmp(op, "Relu"))
-		s[ns++] = (struct cc_vstep){ CC_V_RELU, 0, 0, 0 };
-	else if (!strcmp(op, "Abs"))
-		s[ns++] = (struct cc_vstep){ CC_V_ABS, 0, 0, 0 };
-	else if (!strcmp(op, "Exp"))
-		s[ns++] = (struct cc_vstep){ CC_V_EXP, 0, 0, 0 };
-	else if (!strcmp(op, "Log"))
-		s[ns++] = (struct cc_vstep){ CC_V_LN, 0, 0, 0 };
-	else if (!strcmp(op, "Sqrt"))
-		s[ns++] = (struct cc_vstep){ CC_V_SQRT, 0, 0, 0 };
-	else if (!strcmp(op, "Reciprocal"))
-		s[ns++] = (struct cc_vstep){ CC_V_REC, 0, 0, 0 };
+	int vop = cc_op_has(op, CC_P_UNARY) ? cc_op_find(op)->vop : -1;
+	if (vop >= 0) /* one vector op of the input (ops.def) */
+		s[ns++] = (struct cc_vstep){ (enum cc_vop)vop, 0, 0, 0 };
 	else if (!strcmp(op, "Neg"))
 		s[ns++] = (struct cc_vstep){ CC_V_MULS, 0, 0, -1.0f };
 	else if (!strcmp(op, "HardSigmoid") || !strcmp(op, "HardSwish")) {
@@ -133,10 +133,6 @@ static int eltwise_steps(struct cc_ctx *c, const struct cc_node *n, struct cc_vs
 		cc_clip_keep_sign(&lo, &hi);
 		s[ns++] = (struct cc_vstep){ CC_V_MAXS, 0, 0, lo };
 		s[ns++] = (struct cc_vstep){ CC_V_MINS, 1, 0, hi };
-	} else if (!strcmp(op, "Erf")) {
-		s[ns++] = (struct cc_vstep){ CC_V_ERF, 0, 0, 0 };
-	} else if (!strcmp(op, "Tanh")) {
-		s[ns++] = (struct cc_vstep){ CC_V_TANH, 0, 0, 0 };
 	} else if (!strcmp(op, "Gelu")) {
 		/* pass_fuse_gelu.c's node (or ONNX's): the steps torch's export
 		 * computes, in its order, so fusing does not change a bit */
@@ -245,11 +241,7 @@ int cc_eltwise_chain(struct cc_ctx *c, struct cc_node *n, struct cc_vchain *out,
 		ch.nin = 2;
 		ins[0] = head->in[0];
 		ins[1] = head->in[1];
-		enum cc_vop vop = !strcmp(head->op, "Add")   ? CC_V_ADD
-				  : !strcmp(head->op, "Sub") ? CC_V_SUB
-				  : !strcmp(head->op, "Mul") ? CC_V_MUL
-							     : CC_V_DIV;
-		ch.step[ch.nsteps++] = (struct cc_vstep){ vop, 0, 1, 0 };
+		ch.step[ch.nsteps++] = (struct cc_vstep){ binary_vop(head->op), 0, 1, 0 };
 		src = 2;
 		len--;
 	}
@@ -529,10 +521,7 @@ int lower_binary(struct cc_ctx *c, struct cc_node *n)
 {
 	struct cc_tensor *a = T(c, n->in[0]), *b = T(c, n->in[1]);
 	const char *op = n->op;
-	enum cc_vop vop = !strcmp(op, "Add")   ? CC_V_ADD
-			  : !strcmp(op, "Sub") ? CC_V_SUB
-			  : !strcmp(op, "Mul") ? CC_V_MUL
-					       : CC_V_DIV;
+	enum cc_vop vop = binary_vop(op);
 	struct cc_vchain ch = { .nin = 1 };
 	enum cc_dtype dt = T(c, n->out[0])->dtype;
 	if (dt != CC_F32 && dt != CC_F16) /* integers wrap as their type does */
@@ -562,7 +551,7 @@ int lower_binary(struct cc_ctx *c, struct cc_node *n)
 int lower_variadic(struct cc_ctx *c, struct cc_node *n)
 {
 	const char *op = n->op;
-	enum cc_vop vop = !strcmp(op, "Max") ? CC_V_MAX : !strcmp(op, "Min") ? CC_V_MIN : CC_V_ADD;
+	enum cc_vop vop = binary_vop(op); /* Sum, Mean: add, Max, Min */
 	struct cc_tensor *y = T(c, n->out[0]);
 	/* integers: Max and Min choose a value (cc_need_known) */
 	if (y->dtype != CC_F32 && y->dtype != CC_F16 && vop == CC_V_ADD)

@@ -13,6 +13,7 @@
 #include "compile_int.h"
 #include "fp16.h"
 #include "kern_resize.h"
+#include "ops.h"
 
 int cc_fail(struct cc_ctx *c, const char *fmt, ...)
 {
@@ -70,15 +71,7 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	 * type does in a kernel of their own (cc_lower_int_arith), Pow rounds
 	 * its fp32 result (cc_lower_pow_any); other arithmetic on integers is
 	 * not supported yet */
-	static const char *const int_ops[] = { "Identity", "Reshape",   "Flatten", "Squeeze",
-					       "Unsqueeze", "Transpose", "Concat",  "Slice",
-					       "Split",    "Expand",    "Gather",  "Pad",
-					       "Max",      "Min",       "Clip",    "MaxPool",
-					       "Relu",     "Add",       "Sub",     "Mul",
-					       "Div",      "Pow" };
-	int int_op = 0;
-	for (size_t i = 0; i < sizeof int_ops / sizeof int_ops[0]; i++)
-		int_op = int_op || !strcmp(n->op, int_ops[i]);
+	int int_op = cc_op_has(n->op, CC_P_INT);
 	int isint = t->dtype == CC_I64 || t->dtype == CC_I32 || t->dtype == CC_BOOL ||
 		    t->dtype == CC_U8 || t->dtype == CC_I8;
 	if (t->dtype != CC_F32 && t->dtype != CC_F16 && !(int_op && isint))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "passes.h"
 
 /* int64 values of a constant: data as int64 or int32. */
@@ -133,7 +134,7 @@ int cc_fold_node(struct cc_graph *g, int ni)
 			return 0;
 	if (n->nin < 1 || n->in[0] < 0)
 		return 0;
-	if (!strcmp(op, "DequantizeLinear") || !strcmp(op, "QuantizeLinear"))
+	if (cc_op_has(op, CC_P_QLINEAR))
 		return cc_fold_qdq(g, ni);
 	const struct cc_tensor *x = &g->t[n->in[0]];
 	int64_t cnt, *v = NULL;

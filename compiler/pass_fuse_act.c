@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "ops.h"
 #include "passes.h"
 
 int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t errlen)
@@ -20,7 +21,7 @@ int cc_pass_fuse_act(struct cc_graph *g, struct cc_pass_log *log, char *err, siz
 			continue;
 		int x = a->in[0], pi = g->t[x].producer;
 		if (pi < 0 || g->n[pi].dead ||
-		    (strcmp(g->n[pi].op, "Conv") && strcmp(g->n[pi].op, "BatchNormalization")) ||
+		    !cc_op_has(g->n[pi].op, CC_P_ACT_FUSE) ||
 		    g->n[pi].act != CC_ACT_NONE || cc_sole_consumer(g, x) != i)
 			continue;
 		struct cc_node *conv = &g->n[pi];

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kernels.h"
+#include "ops.h"
 #include "passes.h"
 
 #define MAX_CHAIN 6 /* nodes per kernel: keeps the chain's UB slots few */
@@ -29,14 +30,10 @@ static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
 {
 	if (!float_out(g, n))
 		return 0;
-	static const char *const unary[] = { "Relu", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
-					     "Neg", "HardSigmoid", "HardSwish", "LeakyRelu",
-					     "Sigmoid", "Erf", "Tanh", "Gelu" };
-	for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
-		if (!strcmp(n->op, unary[i])) {
-			*x = n->in[0];
-			return 1;
-		}
+	if (cc_op_has(n->op, CC_P_UNARY)) {
+		*x = n->in[0];
+		return 1;
+	}
 	if (!strcmp(n->op, "Pow")) { /* a constant scalar exponent only */
 		if (n->nin != 2 || n->in[1] < 0 || !g->t[n->in[1]].data ||
 		    cc_tensor_numel(&g->t[n->in[1]]) != 1 || g->t[n->in[0]].data)
@@ -44,8 +41,7 @@ static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
 		*x = n->in[0];
 		return 1;
 	}
-	if (strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
-	    strcmp(n->op, "Div"))
+	if (!cc_op_has(n->op, CC_P_ARITH))
 		return 0;
 	if (n->nin != 2 || n->in[0] < 0 || n->in[1] < 0)
 		return 0;
@@ -61,8 +57,7 @@ static int chainable(const struct cc_graph *g, const struct cc_node *n, int *x)
  * can only start a chain (the chain kernel has two inputs then). */
 static int binary_head(const struct cc_graph *g, const struct cc_node *n)
 {
-	if ((strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
-	     strcmp(n->op, "Div")) || n->nin != 2 || n->nout < 1 || n->chain_prev ||
+	if (!cc_op_has(n->op, CC_P_ARITH) || n->nin != 2 || n->nout < 1 || n->chain_prev ||
 	    !float_out(g, n))
 		return 0;
 	for (int k = 0; k < 2; k++) {
@@ -78,20 +73,13 @@ static int binary_head(const struct cc_graph *g, const struct cc_node *n)
 	return 1;
 }
 
-/* At most how many vector steps lower_eltwise.c's eltwise_steps gives node n:
- * a chain must stay within CC_MAX_VSTEPS (kernels.h) of them. */
+/* At most how many vector steps lower_eltwise.c's eltwise_steps gives node
+ * n (ops.def's steps; n is a chain member): a chain must stay within
+ * CC_MAX_VSTEPS (kernels.h) of them. */
 static int steps_of(const struct cc_node *n)
 {
-	static const struct {
-		const char *op;
-		int steps;
-	} many[] = { { "Gelu", 9 },	   { "HardSwish", 5 }, { "HardSigmoid", 4 },
-		     { "LeakyRelu", 4 }, { "Sigmoid", 4 },   { "Pow", 3 },
-		     { "Sub", 2 },	   { "Div", 2 } };
-	for (size_t i = 0; i < sizeof many / sizeof *many; i++)
-		if (!strcmp(n->op, many[i].op))
-			return many[i].steps;
-	return 1;
+	const struct cc_op_info *e = cc_op_find(n->op);
+	return e ? e->steps : 1;
 }
 
 int cc_pass_fuse_eltwise(struct cc_graph *g, struct cc_pass_log *log, char *err,

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "passes.h"
 
 /* A constant row of n values: shape [n] or [1, ..., 1, n]. */
@@ -102,14 +103,10 @@ int cc_pass_fuse_matmul_bias(struct cc_graph *g, struct cc_pass_log *log, char *
 static int unary_input(const struct cc_graph *g, const struct cc_node *n, int *act)
 {
 	*act = 1;
-	static const char *const unary[] = { "Relu", "Abs", "Exp", "Log", "Sqrt", "Reciprocal",
-					     "Neg", "HardSigmoid", "HardSwish", "LeakyRelu",
-					     "Sigmoid", "Erf", "Tanh", "Gelu" };
 	if (n->nin < 1 || n->in[0] < 0 || n->nout < 1)
 		return -1;
-	for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
-		if (!strcmp(n->op, unary[i]))
-			return n->in[0];
+	if (cc_op_has(n->op, CC_P_UNARY))
+		return n->in[0];
 	if (!strcmp(n->op, "Clip")) {
 		for (int k = 1; k < n->nin; k++)
 			if (n->in[k] >= 0 && (!g->t[n->in[k]].data ||
@@ -124,8 +121,7 @@ static int unary_input(const struct cc_graph *g, const struct cc_node *n, int *a
 	int sa = a->data && cc_tensor_numel(a) == 1, sb = b->data && cc_tensor_numel(b) == 1;
 	if (!strcmp(n->op, "Pow"))
 		return sb && !a->data ? n->in[0] : -1;
-	if (strcmp(n->op, "Add") && strcmp(n->op, "Sub") && strcmp(n->op, "Mul") &&
-	    strcmp(n->op, "Div"))
+	if (!cc_op_has(n->op, CC_P_ARITH))
 		return -1;
 	if (sa == sb)
 		return -1;

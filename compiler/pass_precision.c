@@ -29,44 +29,17 @@
 #include <string.h>
 
 #include "compile.h"
+#include "ops.h"
 #include "passes.h"
 
 #define CC_LARGE_REDUCTION 256
 
-/* ops with an fp32 path (the element-wise chain kernel's and the
- * softmax/reduce/layernorm kernels'); binary ops only when they run as a
- * chain (no broadcast: checked at lowering) */
-static const char *const fp32_ops[] = {
-	"Relu",	       "Sigmoid",	  "Abs",	"Exp",	 "Log",	 "Sqrt",  "Neg",
-	"Reciprocal",  "Clip",		  "HardSigmoid", "HardSwish", "LeakyRelu", "Erf", "Tanh",
-	"Gelu",	       "Pow",		  "Sum",	"Mean",	 "Max",	 "Min",	  "Add",
-	"Sub",	       "Mul",		  "Div",	"Softmax", "LogSoftmax", "ReduceSum",
-	"ReduceMean",  "LayerNormalization", NULL
-};
-static const char *const mix_ops[] = { "Softmax", "LogSoftmax", "Exp", "Log", "Pow",
-				       "LayerNormalization", NULL };
-static const char *const cube_ops[] = { "Conv", "ConvTranspose", "Gemm", "MatMul", NULL };
-/* ops that only move (or select) values: fp16 in, the same fp16 out */
-static const char *const move_ops[] = { "Reshape", "Flatten", "Transpose", "Concat", "Slice",
-					"Split",   "Squeeze", "Unsqueeze", "Expand", "Gather",
-					"Pad",	   "Identity", "Dropout", "MaxPool", "ReduceMax",
-					"ReduceMin", "Where", NULL };
-
-static int in_list(const char *const *l, const char *op)
-{
-	for (; *l; l++)
-		if (!strcmp(*l, op))
-			return 1;
-	return 0;
-}
-
 /* A fused element-wise chain's nodes (the earlier ones are dead, linked by
- * chain_prev from the live last one): whether any has an op of l. */
-static int chain_in_list(const struct cc_graph *g, const struct cc_node *n,
-			 const char *const *l)
+ * chain_prev from the live last one): whether any has property prop. */
+static int chain_has(const struct cc_graph *g, const struct cc_node *n, unsigned prop)
 {
 	for (int k = (int)(n - g->n); k >= 0; k = g->n[k].chain_prev ? g->n[k].chain_prev - 1 : -1)
-		if (in_list(l, g->n[k].op))
+		if (cc_op_has(g->n[k].op, prop))
 			return 1;
 	return 0;
 }
@@ -192,10 +165,10 @@ int cc_pass_precision(struct cc_graph *g, int mode, const char *keep_dtype, cons
 			why = "pinned to float32 by --keep_dtype";
 		else if (mode == CC_PREC_KEEP_ORIGIN && floaty)
 			why = "must_keep_origin_dtype: float32 in the model";
-		else if (mode == CC_PREC_MIX && chain_in_list(g, n, mix_ops))
+		else if (mode == CC_PREC_MIX && chain_has(g, n, CC_P_MIX_FP32))
 			why = "allow_mix_precision: numerically sensitive, kept fp32";
 		else if (mode == CC_PREC_MIX &&
-			 (!strcmp(n->op, "ReduceSum") || !strcmp(n->op, "ReduceMean")) &&
+			 cc_op_has(n->op, CC_P_SUM_REDUCE) &&
 			 reduced(g, n) >= CC_LARGE_REDUCTION)
 			why = "allow_mix_precision: a large reduction, kept fp32";
 		if (!why)
@@ -204,19 +177,19 @@ int cc_pass_precision(struct cc_graph *g, int mode, const char *keep_dtype, cons
 			snprintf(n->prec_note, sizeof n->prec_note, "int8 (the QDQ model says so)");
 			continue;
 		}
-		if (in_list(cube_ops, n->op)) {
+		if (cc_op_has(n->op, CC_P_CUBE)) {
 			snprintf(n->prec_note, sizeof n->prec_note,
 				 "the cube has no fp32 mode on %s", soc);
 			n16++;
 			continue;
 		}
-		if (in_list(move_ops, n->op)) {
+		if (cc_op_has(n->op, CC_P_MOVE)) {
 			snprintf(n->prec_note, sizeof n->prec_note,
 				 "moves or selects values only (exact in fp16)");
 			n16++;
 			continue;
 		}
-		if (!in_list(fp32_ops, n->op)) {
+		if (!cc_op_has(n->op, CC_P_FP32)) {
 			snprintf(n->prec_note, sizeof n->prec_note,
 				 "%s has no fp32 kernel yet", n->op);
 			n16++;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "passes.h"
 
 /* A Q/DQ node's quantization parameters. */
@@ -236,7 +237,7 @@ int cc_pass_qdq(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t e
 	/* constant Q/DQ: weights, biases */
 	for (int i = 0; i < g->nn; i++) {
 		struct cc_node *n = &g->n[i];
-		if (n->dead || (strcmp(n->op, "DequantizeLinear") && strcmp(n->op, "QuantizeLinear")))
+		if (n->dead || !cc_op_has(n->op, CC_P_QLINEAR))
 			continue;
 		struct qparams q;
 		int sym8 = 0;
@@ -284,7 +285,7 @@ int cc_pass_qdq(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t e
 			kept++;
 			continue;
 		}
-		if (strcmp(n->op, "Conv") && strcmp(n->op, "Gemm") && strcmp(n->op, "MatMul"))
+		if (!cc_op_has(n->op, CC_P_QDQ_INT8))
 			continue;
 		struct cc_node *q = dq->in[0] >= 0 ? made_by(g, dq->in[0], "QuantizeLinear") : NULL;
 		const struct wq *wv = wq_find(w, nw, n->in[1]);
@@ -333,8 +334,7 @@ int cc_pass_qdq(struct cc_graph *g, struct cc_pass_log *log, char *err, size_t e
 		again = 0;
 		for (int i = 0; i < g->nn; i++) {
 			struct cc_node *n = &g->n[i];
-			if (n->dead || (strcmp(n->op, "DequantizeLinear") &&
-					strcmp(n->op, "QuantizeLinear")))
+			if (n->dead || !cc_op_has(n->op, CC_P_QLINEAR))
 				continue;
 			if (n->nout == 1 && !cc_tensor_uses(g, n->out[0])) {
 				n->dead = 1;

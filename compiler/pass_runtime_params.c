@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops.h"
 #include "passes.h"
 
 /* Input k of n is present and not a constant. */
@@ -105,7 +106,7 @@ static int extra_of(const struct cc_graph *g, const struct cc_node *n)
 		return 2 + (n->nin > 2 && n->in[2] >= 0);
 	if (!strcmp(n->op, "QuantizeLinear") && q_axis(g, n) >= 0)
 		return 5 * (int)g->t[n->in[1]].dims[0];
-	if (!strcmp(n->op, "QuantizeLinear") || !strcmp(n->op, "DequantizeLinear"))
+	if (cc_op_has(n->op, CC_P_QLINEAR))
 		return float_param(g, n, 1) && g->t[n->in[1]].rank == 0
 			       ? 1
 			       : -1;

@@ -26,22 +26,7 @@
 #include <string.h>
 
 #include "compile_int.h"
-
-static const char *const writers[] = { "Conv", "MaxPool", "AveragePool", "BatchNormalization",
-				       "Concat" };
-/* ops that read (and the non-concat ones also write) a strided member */
-static const char *const strided_ok[] = { "Conv", "MaxPool", "AveragePool",
-					  "BatchNormalization", "Concat" };
-
-
-static int in_list(const char *op, const char *const *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(op, list[i]))
-			return 1;
-	return 0;
-}
-#define IN_LIST(op, l) in_list(op, l, sizeof l / sizeof *l)
+#include "ops.h"
 
 /* A Conv takes a strided x or y on the cube's fp16 path only (the channel
  * slice of cc_conv), without a residual (which would share y's stride). */
@@ -119,7 +104,7 @@ static int strided_reader(struct cc_ctx *c, const struct cc_node *m, int a)
 	const char *why;
 	if (!strcmp(m->op, "Concat"))
 		return concat_kind_ok(c, m, &why);
-	return IN_LIST(m->op, strided_ok) && a == 0 && conv_strided_ok(m);
+	return cc_op_has(m->op, CC_P_C1_STRIDE) && a == 0 && conv_strided_ok(m);
 }
 
 int cc_plan_concat(struct cc_ctx *c)
@@ -191,7 +176,7 @@ int cc_plan_concat(struct cc_ctx *c)
 			int p = prod[x];
 			const char *w2 = NULL;
 			if (!dup && p >= 0 && !xt->data && !xt->is_input && !xt->is_output &&
-			    !T(c, y)->is_output && IN_LIST(c->g.n[p].op, writers) &&
+			    !T(c, y)->is_output && cc_op_has(c->g.n[p].op, CC_P_C1_WRITER) &&
 			    (strcmp(c->g.n[p].op, "Concat") || concat_kind_ok(c, &c->g.n[p], &w2)) &&
 			    xt->dims[0] == T(c, y)->dims[0] && xt->dims[2] == T(c, y)->dims[2] &&
 			    xt->dims[3] == T(c, y)->dims[3] && uf_join(&u, x, y, pos) == 0) {
@@ -251,7 +236,7 @@ int cc_plan_concat(struct cc_ctx *c)
 		 * writes and reads it must know */
 		const struct cc_tensor *t = T(c, i);
 		if (t->dims[0] > 1 && c1_of(t) != c1_of(T(c, store[r]))) {
-			if (!IN_LIST(c->g.n[prod[i]].op, strided_ok) ||
+			if (!cc_op_has(c->g.n[prod[i]].op, CC_P_C1_STRIDE) ||
 			    !conv_strided_ok(&c->g.n[prod[i]])) {
 				bad[r] = 1;
 				c->vwhy[r] = "a producer cannot write images a stride apart";
@@ -357,7 +342,7 @@ const char *cc_concat_why(struct cc_ctx *c, const struct cc_node *n, int k)
 	for (int i = 0; i < c->g.nn; i++) {
 		const struct cc_node *m = &c->g.n[i];
 		for (int o = 0; !m->dead && o < m->nout; o++)
-			if (m->out[o] == n->in[k] && !IN_LIST(m->op, writers))
+			if (m->out[o] == n->in[k] && !cc_op_has(m->op, CC_P_C1_WRITER))
 				return "its producer's kernel does not write in place";
 	}
 	return "its producer did not write it in place";

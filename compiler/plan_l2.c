@@ -30,9 +30,7 @@
 #include <string.h>
 
 #include "compile_int.h"
-
-static const char *const sliceable[] = { "Conv", "MaxPool", "AveragePool", "GlobalAveragePool",
-					 "BatchNormalization" };
+#include "ops.h"
 
 static int64_t image_bytes(const struct cc_tensor *t)
 {
@@ -42,10 +40,7 @@ static int64_t image_bytes(const struct cc_tensor *t)
 /* The batch of node n when it can run a slice at a time, else 0. */
 static int64_t node_batch(struct cc_ctx *c, const struct cc_node *n)
 {
-	int ok = 0;
-	for (size_t i = 0; i < sizeof sliceable / sizeof *sliceable; i++)
-		ok |= !strcmp(n->op, sliceable[i]);
-	if (!ok || n->q_x_scale > 0 || n->fp32 || n->nout < 1 || n->out[0] < 0)
+	if (!cc_op_has(n->op, CC_P_BATCH_SLICE) || n->q_x_scale > 0 || n->fp32 || n->nout < 1 || n->out[0] < 0)
 		return 0;
 	if (!strcmp(n->op, "Conv") && (n->nin < 2 || !T(c, n->in[1])->data))
 		return 0; /* weights computed at run time: laid out per call */

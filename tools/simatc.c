@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "fusion_switch.h"
 #include "om_json.h"
 #include "om.h"
 #include "soc.h"
@@ -13,6 +14,8 @@
 
 static void usage(FILE *f)
 {
+	char passes[512];
+	cc_switch_list(passes, sizeof passes);
 	fprintf(f,
 		"usage: simatc --model=FILE.onnx --framework=5 --output=NAME --soc_version=SOC [options]\n"
 		"Compile an ONNX model for a simulated Ascend NPU; writes NAME.om.\n\n"
@@ -37,7 +40,7 @@ static void usage(FILE *f)
 		"                          (simcmp): every node's output after the passes is\n"
 		"                          also a model output, after the model's own\n"
 		"                          (--report's kept_outputs: each one's node)\n"
-		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): " CC_PASS_NAMES "\n"
+		"  --fusion_switch_file=F  turn passes off (ATC's JSON form): %s\n"
 		"  --insert_op_conf=F      AIPP config (ATC's aipp_op format, static): the input\n"
 		"                          becomes a uint8 image preprocessed on the AI Core\n"
 		"  --enable_small_channel=0|1  1: a first conv of 1-4 input channels reads them\n"
@@ -50,9 +53,10 @@ static void usage(FILE *f)
 		"                          --json=M.json: the .om as JSON; 6 with --om=M.om: its\n"
 		"                          information\n"
 		"  --version               print the version\n"
+		"  --ops                   print the supported operators' table (docs/ops.md)\n"
 		"Exit status: 0 written; 2 options or a model refused (the message names the\n"
 		"node, its op and why); 1 the SoC configuration or the output file failed.\n"
-		"Supported operators: %s\n", cc_supported_ops());
+		"Supported operators: %s\n", passes, cc_supported_ops());
 }
 
 /* Whether the .om can be written where --output says: found out before a
@@ -157,6 +161,8 @@ static int other_mode(const char *mode, const char *om_in, const char *json)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--ops"))
+		return cc_ops_markdown(stdout) || fflush(stdout) ? 1 : 0;
 	if (tool_version(argc, argv, "simatc"))
 		return 0;
 	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
