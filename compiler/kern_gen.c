@@ -47,9 +47,10 @@ int kg_reg(struct kg *g, int64_t v)
 {
 	int c0, cn;
 	window(g, &c0, &cn);
-	int lru = c0;
-	for (int r = c0; r < cn; r++) {
-		if (g->rvalid[r] && g->rval[r] == v) {
+	/* (the search's dry runs ask for a register per operand of every
+	 * instruction they time: the hit, the common case, scans values only) */
+	for (int r = c0; r < cn; r++)
+		if (g->rval[r] == v && g->rvalid[r]) {
 			g->rage[r] = ++g->clock;
 			/* read as the loop head left it: every iteration must see it so */
 			for (int i = 0; i < g->depth; i++)
@@ -57,9 +58,10 @@ int kg_reg(struct kg *g, int64_t v)
 					g->loop[i].livein[r] = 1;
 			return r;
 		}
+	int lru = c0;
+	for (int r = c0; r < cn; r++)
 		if (!g->rvalid[r] || (g->rvalid[lru] && g->rage[r] < g->rage[lru]))
 			lru = r;
-	}
 	cc_li(g->p, lru, v);
 	g->rval[lru] = v;
 	g->rvalid[lru] = 1;
