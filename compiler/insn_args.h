@@ -8,8 +8,10 @@
  * assembler applies them).  The fields are the members of struct
  * cc_args_<format>, which has exactly the format's fields, so naming one the
  * format lacks is a compile error; an op of another format fails the
- * program (cc_emit_fmt).  Generators call it through the kernel builder
- * (KG_I, kern_gen.h); only the builder's own layer (emit.c) calls CC_I.
+ * program (cc_emit_fmt).  Generators with a kernel builder call it as KG_I
+ * (kern_gen.h); the builder's own layer (emit.c, kern_roll.c) and the
+ * generators that still load their registers by hand (cc_li) call CC_I on
+ * the program.
  *
  * The initializer evaluates its fields in no particular order (C11
  * 6.7.9p23): a field's value may call something with an effect on the
@@ -48,7 +50,7 @@ static inline void cc_put_first_(void)
 {
 #define ISA_FORMAT(fmt, syn)                                                               \
 	}                                                                                  \
-	static inline void cc_put_##fmt(struct cc_prog *p, struct cc_args_##fmt a)        \
+	static inline void cc_put_##fmt(struct cc_prog *p, struct cc_args_##fmt a)         \
 	{                                                                                  \
 		struct isa_insn *in = cc_emit_fmt(p, a.op, ISA_FMT_##fmt);                 \
 		(void)in;
@@ -60,11 +62,11 @@ static inline void cc_put_first_(void)
 	_Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Woverride-init\"")
 #define CC_OVERRIDE_INIT_END_ _Pragma("GCC diagnostic pop")
 
-#define CC_I(p_, FMT, op_, ...)                                                             \
+#define CC_I(p_, FMT, op_, ...)                                                            \
 	do {                                                                               \
 		CC_OVERRIDE_INIT_BEGIN_                                                    \
-		cc_put_##FMT((p_), (struct cc_args_##FMT){ .op = (op_),                     \
-							   ISA_DFLT_##FMT __VA_ARGS__ });   \
+		cc_put_##FMT((p_), (struct cc_args_##FMT){ .op = (op_),                    \
+							   ISA_DFLT_##FMT __VA_ARGS__ });  \
 		CC_OVERRIDE_INIT_END_                                                      \
 	} while (0)
 

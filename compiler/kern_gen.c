@@ -180,6 +180,42 @@ void kg_vregs(struct kg *g, int64_t dst, int64_t src, int64_t rep, int r[2])
 	r[1] = kg_reg(g, src);
 }
 
+struct kg_strides kg_strides_dflt(void)
+{
+	const struct isa_insn *d = isa_fmt_defaults[ISA_FMT_VBIN];
+	return (struct kg_strides){ d->db, d->s0b, d->s1b, d->dr, d->s0r, d->s1r };
+}
+
+void kg_vop(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t s0, int64_t s1,
+	    int64_t rep, struct kg_strides st)
+{
+	switch (isa_table[op].fmt) {
+	case ISA_FMT_VBIN: {
+		int r1 = kg_reg(g, s1);
+		KG_V(g, VBIN, op, dt, dst, s0, rep, .rs2 = r1, .db = st.db, .s0b = st.s0b,
+		     .s1b = st.s1b, .dr = st.dr, .s0r = st.s0r, .s1r = st.s1r);
+		break;
+	}
+	case ISA_FMT_VSCAL: {
+		int r1 = kg_reg(g, s1);
+		KG_V(g, VSCAL, op, dt, dst, s0, rep, .rs2 = r1, .db = st.db, .s0b = st.s0b,
+		     .dr = st.dr, .s0r = st.s0r);
+		break;
+	}
+	case ISA_FMT_VDUP: {
+		int r1 = kg_reg(g, s1);
+		KG_VDUP(g, dt, dst, rep, .rs2 = r1, .db = st.db, .dr = st.dr);
+		break;
+	}
+	case ISA_FMT_VUN:
+		KG_V(g, VUN, op, dt, dst, s0, rep, .db = st.db, .s0b = st.s0b, .dr = st.dr,
+		     .s0r = st.s0r);
+		break;
+	default:
+		g->bad = 1;
+	}
+}
+
 struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
 			  int64_t src, int64_t rep)
 {
