@@ -42,6 +42,30 @@ static void rows_op(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t x, 
 		       (struct kg_strides){ nb, nb, s1b, 8 * nb, 8 * nb, s1r });
 }
 
+/* strided's general case: n items of len elements of dt each (a repeat of
+ * 256 bytes, the tail masked), item i at base + i * st * 32; s1 VMULS's
+ * scalar (fp32 bits), a VBIN source, unused by a VUN. */
+static void strided_rows(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			 int64_t s0, int64_t s1, int64_t n, int64_t len, int64_t dst_st,
+			 int64_t s0_st, int64_t s1_st)
+{
+	int64_t es = isa_dtype_size(dt), per = 256 / es;
+	if (dst_st > ISA_VEC_RSTRIDE_MAX || s0_st > ISA_VEC_RSTRIDE_MAX || s1_st > ISA_VEC_RSTRIDE_MAX)
+		g->bad = 1;
+	for (int64_t q = 0; q < len; q += per) {
+		kg_mask_lanes(g, len - q >= per ? 128 : len - q);
+		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
+			struct kg_strides rs = kg_strides_dflt();
+			rs.dr = dst_st;
+			rs.s0r = s0_st;
+			rs.s1r = s1_st;
+			kg_vop(g, op, dt, dst + q * es + i * dst_st * 32, s0 + q * es + i * s0_st * 32,
+			       op == ISA_OP_VMULS ? s1 : s1 + q * es + i * s1_st * 32, k, rs);
+		}
+	}
+}
+
 /* op over n "items" at stride `st` blocks: dst[i] = s0[i] op s1[i] over the
  * first len lanes (a multiple of 16 or masked) of each item; rep over items. */
 static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
@@ -70,43 +94,14 @@ static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64
 		}
 		return;
 	}
-	for (int64_t q = 0; q < len; q += 128) {
-		kg_mask_lanes(g, len - q);
-		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
-			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-			struct kg_strides rs = kg_strides_dflt();
-			rs.dr = dst_st;
-			rs.s0r = s0_st;
-			rs.s1r = s1_st;
-			/* s1: VMULS's scalar (fp32 bits), a VBIN source, unused by a VUN */
-			kg_vop(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
-			       s0 + q * 2 + i * s0_st * 32,
-			       op == ISA_OP_VMULS ? s1 : s1 + q * 2 + i * s1_st * 32, k, rs);
-		}
-	}
+	strided_rows(g, op, ISA_DT_F16, dst, s0, s1, n, len, dst_st, s0_st, s1_st);
 }
 
-/* fp32 form of strided's general case: n items of len floats each (64 a
- * repeat, the tail masked), item i at base + i * st * 32. */
+/* fp32 form of strided's general case. */
 static void strided32(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
 		      int64_t n, int64_t len, int64_t dst_st, int64_t s0_st, int64_t s1_st)
 {
-	if (dst_st > ISA_VEC_RSTRIDE_MAX || s0_st > ISA_VEC_RSTRIDE_MAX || s1_st > ISA_VEC_RSTRIDE_MAX)
-		g->bad = 1;
-	for (int64_t q = 0; q < len; q += 64) {
-		kg_mask_lanes(g, len - q >= 64 ? 128 : len - q);
-		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
-			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-			struct kg_strides rs = kg_strides_dflt();
-			rs.dr = dst_st;
-			rs.s0r = s0_st;
-			rs.s1r = s1_st;
-			/* s1: VMULS's scalar (fp32 bits), a VBIN source, unused by a VUN */
-			kg_vop(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
-			       s0 + q * 4 + i * s0_st * 32,
-			       op == ISA_OP_VMULS ? s1 : s1 + q * 4 + i * s1_st * 32, k, rs);
-		}
-	}
+	strided_rows(g, op, ISA_DT_F32, dst, s0, s1, n, len, dst_st, s0_st, s1_st);
 }
 
 /* Flat op over n f16 (or f32) elements; scalar in fp32 bits when sc. */
