@@ -134,6 +134,22 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 	return in;
 }
 
+struct isa_insn *cc_emit_fmt(struct cc_prog *p, int64_t op, enum isa_fmt fmt)
+{
+	if (op <= 0 || op >= ISA_NOPS || !isa_table[op].mnemonic || isa_table[op].fmt != fmt) {
+		/* a constructor of the wrong format: fail the program, naming it */
+		if (!p->failed) {
+			p->failed = 1;
+			p->err_pc = p->n;
+			snprintf(p->err, sizeof p->err,
+				 "kernel generator, pc %zu: opcode %lld is not of format %s", p->n,
+				 (long long)op, fmt < ISA_NFMTS ? isa_formats[fmt].name : "?");
+		}
+		op = ISA_OP_NOP;
+	}
+	return cc_emit(p, (enum isa_op)op);
+}
+
 double cc_prog_dry_time(struct cc_prog *p)
 {
 	flush(p);
@@ -214,24 +230,17 @@ int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, 
 
 void cc_li(struct cc_prog *p, int rd, int64_t imm)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_LI);
-	in->rd = rd;
-	in->imm = imm;
+	CC_I(p, RI, ISA_OP_LI, .rd = rd, .imm = imm);
 }
 
 void cc_ldarg(struct cc_prog *p, int rd, int idx)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_LDARG);
-	in->rd = rd;
-	in->imm = idx;
+	CC_I(p, RI, ISA_OP_LDARG, .rd = rd, .imm = idx);
 }
 
 void cc_addi(struct cc_prog *p, int rd, int rs1, int64_t imm)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_ADDI);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->imm = imm;
+	CC_I(p, RRI, ISA_OP_ADDI, .rd = rd, .rs1 = rs1, .imm = imm);
 }
 
 void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label)
@@ -241,48 +250,35 @@ void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label)
 
 void cc_branch_label(struct cc_prog *p, enum isa_op op, int rs1, int rs2, int label)
 {
-	struct isa_insn *in = cc_emit(p, op);
-	in->rs1 = rs1;
-	in->rs2 = rs2;
+	CC_I(p, BR, op, .rs1 = rs1, .rs2 = rs2);
 	if (!p->oom && !p->dry)
 		p->fix_label[p->n - 1] = label;
 }
 
 void cc_jmp_label(struct cc_prog *p, int label)
 {
-	cc_emit(p, ISA_OP_JMP);
+	CC_I(p, J, ISA_OP_JMP);
 	if (!p->oom && !p->dry)
 		p->fix_label[p->n - 1] = label;
 }
 
-void cc_end(struct cc_prog *p) { cc_emit(p, ISA_OP_END); }
+void cc_end(struct cc_prog *p) { CC_I(p, NONE, ISA_OP_END); }
 
 void cc_set_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_SET_FLAG);
-	in->src = src;
-	in->dst = dst;
-	in->ev = ev;
+	CC_I(p, SYNC, ISA_OP_SET_FLAG, .src = src, .dst = dst, .ev = ev);
 }
 
 void cc_wait_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_WAIT_FLAG);
-	in->src = src;
-	in->dst = dst;
-	in->ev = ev;
+	CC_I(p, SYNC, ISA_OP_WAIT_FLAG, .src = src, .dst = dst, .ev = ev);
 }
 
 void cc_dma(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t nburst, int64_t len,
 	    int64_t sgap, int64_t dgap)
 {
-	struct isa_insn *in = cc_emit(p, op);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->nburst = nburst;
-	in->len = len;
-	in->sgap = sgap;
-	in->dgap = dgap;
+	CC_I(p, DMA, op, .rd = rd, .rs1 = rs1, .nburst = nburst, .len = len, .sgap = sgap,
+	     .dgap = dgap);
 }
 
 int64_t cc_split_work(int64_t units, int64_t cores, int64_t *per)
@@ -320,7 +316,7 @@ static void dispatch_range(struct cc_prog *p, const int *labels, int64_t lo, int
 		same++;
 	if (same == hi) {
 		if (b >= 0)
-			cc_emit(p, ISA_OP_JMP);
+			CC_I(p, J, ISA_OP_JMP);
 		else
 			cc_jmp_label(p, labels[lo] >= 0 ? labels[lo] : fall);
 		return;
@@ -328,9 +324,7 @@ static void dispatch_range(struct cc_prog *p, const int *labels, int64_t lo, int
 	int64_t mid = (lo + hi) / 2;
 	cc_li(p, r_tmp, mid);
 	if (b >= 0) {
-		struct isa_insn *in = cc_emit(p, ISA_OP_BGE); /* its target is not needed */
-		in->rs1 = r_idx;
-		in->rs2 = r_tmp;
+		CC_I(p, BR, ISA_OP_BGE, .rs1 = r_idx, .rs2 = r_tmp); /* its target is not needed */
 		if (b >= mid)
 			dispatch_range(p, labels, mid, hi, r_idx, r_tmp, fall, b);
 		else
@@ -347,9 +341,7 @@ static void dispatch_range(struct cc_prog *p, const int *labels, int64_t lo, int
 void cc_block_dispatch_to(struct cc_prog *p, int64_t blocks, const int *labels, int r_idx,
 			  int r_tmp)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
-	in->rd = r_idx;
-	in->spr = ISA_SPR_BLOCK_IDX;
+	CC_I(p, SPR, ISA_OP_RDSPR, .rd = r_idx, .spr = ISA_SPR_BLOCK_IDX);
 	int64_t same = 1;
 	while (same < blocks && labels[same] == labels[0])
 		same++;
@@ -362,9 +354,7 @@ void cc_block_dispatch_to(struct cc_prog *p, int64_t blocks, const int *labels, 
 
 void cc_block_dispatch_path(struct cc_prog *p, int64_t blocks, int64_t b, int r_idx, int r_tmp)
 {
-	struct isa_insn *in = cc_emit(p, ISA_OP_RDSPR);
-	in->rd = r_idx;
-	in->spr = ISA_SPR_BLOCK_IDX;
+	CC_I(p, SPR, ISA_OP_RDSPR, .rd = r_idx, .spr = ISA_SPR_BLOCK_IDX);
 	if (blocks > 1)
 		dispatch_range(p, NULL, 0, blocks, r_idx, r_tmp, -1, b);
 }
@@ -390,20 +380,14 @@ void cc_ub_zero(struct cc_prog *p, int r_addr, int r_tmp, int64_t ub, int64_t n)
 			part = n - done;
 			rep = 1;
 			cc_li(p, r_tmp, part * 16);
-			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
-			m->rs1 = r_tmp;
+			CC_I(p, R1, ISA_OP_VMASKN, .rs1 = r_tmp);
 		}
 		cc_li(p, r_addr, ub + done * 32);
-		struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
-		in->rd = r_addr;
-		in->rs2 = 0; /* x0: the scalar 0.0 */
-		in->dt = ISA_DT_F16;
-		in->rep = rep;
-		in->db = 1;
-		in->dr = 8;
+		/* x0: the scalar 0.0 */
+		CC_I(p, VDUP, ISA_OP_VDUP, .rd = r_addr, .rs2 = 0, .dt = ISA_DT_F16, .rep = rep,
+		     .db = 1, .dr = 8);
 		if (part) {
-			struct isa_insn *m = cc_emit(p, ISA_OP_VMASKN);
-			m->rs1 = 0; /* all lanes again */
+			CC_I(p, R1, ISA_OP_VMASKN, .rs1 = 0); /* all lanes again */
 			done += part;
 		} else {
 			done += rep * 8;

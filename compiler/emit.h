@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "insn_args.h"
 #include "isa.h"
 
 struct sim_dryrun;
@@ -81,7 +82,9 @@ void cc_prog_init_dryrun(struct cc_prog *p, struct sim_dryrun *d);
 /* Cycles until everything a dry-run program issued has completed. */
 double cc_prog_dry_time(struct cc_prog *p);
 /* Append an instruction (op and fields set by the caller, through the
- * returned pointer, before the next cc_emit). */
+ * returned pointer, before the next cc_emit): the builder's own layer
+ * only; generators use the constructors (CC_I, insn_args.h, through
+ * KG_I). */
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op);
 int cc_label_new(struct cc_prog *p);
 void cc_label_bind(struct cc_prog *p, int label);

@@ -37,7 +37,6 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_P, 1);
 	cc_ldarg(p, R_Y, 2);
-	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
@@ -67,41 +66,23 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 			cc_li(p, R_UB, ub_out + par * buf);
 			cc_li(p, R_UB + 1, ub_in + par * buf);
 			cc_li(p, R_UB + 2, cb * 32);
-			in = cc_emit(p, ISA_OP_VMUL);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->rs2 = R_UB + 2;
-			in->dt = ISA_DT_F16;
-			in->rep = rep;
-			in->s1b = 0;
-			in->s1r = 0;
+			CC_I(p, VBIN, ISA_OP_VMUL, .rd = R_UB, .rs1 = R_UB + 1, .rs2 = R_UB + 2,
+			     .dt = ISA_DT_F16, .rep = rep, .s1b = 0, .s1r = 0);
 			cc_li(p, R_UB + 2, (c1 + cb) * 32);
-			in = cc_emit(p, ISA_OP_VADD);
-			in->rd = R_UB;
-			in->rs1 = R_UB;
-			in->rs2 = R_UB + 2;
-			in->dt = ISA_DT_F16;
-			in->rep = rep;
-			in->s1b = 0;
-			in->s1r = 0;
+			CC_I(p, VBIN, ISA_OP_VADD, .rd = R_UB, .rs1 = R_UB, .rs2 = R_UB + 2,
+			     .dt = ISA_DT_F16, .rep = rep, .s1b = 0, .s1r = 0);
 			if (act == CC_ACT_RELU) {
-				in = cc_emit(p, ISA_OP_VRELU);
-				in->rd = R_UB;
-				in->rs1 = R_UB;
-				in->dt = ISA_DT_F16;
-				in->rep = rep;
+				CC_I(p, VUN, ISA_OP_VRELU, .rd = R_UB, .rs1 = R_UB,
+				     .dt = ISA_DT_F16, .rep = rep);
 			} else if (act == CC_ACT_CLIP) {
 				for (int k = 0; k < 2; k++) {
 					float v = k ? hi : lo;
 					uint32_t bits;
 					memcpy(&bits, &v, 4);
 					cc_li(p, R_S, bits);
-					in = cc_emit(p, k ? ISA_OP_VMINS : ISA_OP_VMAXS);
-					in->rd = R_UB;
-					in->rs1 = R_UB;
-					in->rs2 = R_S;
-					in->dt = ISA_DT_F16;
-					in->rep = rep;
+					CC_I(p, VSCAL, k ? ISA_OP_VMINS : ISA_OP_VMAXS, .rd = R_UB,
+					     .rs1 = R_UB, .rs2 = R_S, .dt = ISA_DT_F16,
+					     .rep = rep);
 				}
 			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);

@@ -61,12 +61,8 @@ int cc_gen_aipp(const struct soc_config *cfg, int64_t n, int64_t ho, int64_t wo,
 			cc_addi(p, R_SRC, R_IMG, img * img_bytes);
 			cc_li(p, R_ROW, r);
 			cc_li(p, R_L1, par * slot);
-			struct isa_insn *in = cc_emit(p, ISA_OP_AIPP_GM_L1);
-			in->rd = R_L1;
-			in->rs1 = R_SRC;
-			in->rs2 = R_CFG;
-			in->rs3 = R_ROW;
-			in->nrow = rows;
+			CC_I(p, AIPP, ISA_OP_AIPP_GM_L1, .rd = R_L1, .rs1 = R_SRC, .rs2 = R_CFG,
+			     .rs3 = R_ROW, .nrow = rows);
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, par);

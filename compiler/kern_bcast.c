@@ -45,7 +45,6 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_V, 1);
 	cc_ldarg(p, R_Y, 2);
-	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
@@ -71,27 +70,16 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 				cc_li(p, R_UB, ub_out + par * buf + j * 32);
 				cc_li(p, R_UB + 1, ub_in + par * buf + j * 32);
 				cc_li(p, R_UB + 2, j * 32);
-				in = cc_emit(p, isa[op]);
-				in->rd = R_UB;
-				in->dt = ISA_DT_F16;
-				in->rep = rep;
-				in->db = nb;
-				in->dr = 8 * nb;
-				if (!vec_first) {
-					in->rs1 = R_UB + 1;
-					in->rs2 = R_UB + 2;
-					in->s0b = nb;
-					in->s0r = 8 * nb;
-					in->s1b = 0;
-					in->s1r = 0;
-				} else {
-					in->rs1 = R_UB + 2;
-					in->rs2 = R_UB + 1;
-					in->s0b = 0;
-					in->s0r = 0;
-					in->s1b = nb;
-					in->s1r = 8 * nb;
-				}
+				if (!vec_first)
+					CC_I(p, VBIN, isa[op], .rd = R_UB, .rs1 = R_UB + 1,
+					     .rs2 = R_UB + 2, .dt = ISA_DT_F16, .rep = rep, .db = nb,
+					     .dr = 8 * nb, .s0b = nb, .s0r = 8 * nb, .s1b = 0,
+					     .s1r = 0);
+				else
+					CC_I(p, VBIN, isa[op], .rd = R_UB, .rs1 = R_UB + 2,
+					     .rs2 = R_UB + 1, .dt = ISA_DT_F16, .rep = rep, .db = nb,
+					     .dr = 8 * nb, .s0b = 0, .s0r = 0, .s1b = nb,
+					     .s1r = 8 * nb);
 			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

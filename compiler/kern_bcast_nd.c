@@ -21,21 +21,17 @@ enum { R_A = 1, R_B = 2, R_Y = 3, R_GM = 10, R_UB = 16, R_BIDX = 20, R_TMP = 21 
 
 static int64_t pad(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/* A vector instruction: dst, src0 (rs1), src1 (rs2) with explicit strides. */
-static struct isa_insn *vop(struct cc_prog *p, enum isa_op op, int64_t d, int64_t s0,
-			    int64_t s1, int64_t rep)
-{
-	cc_li(p, R_UB, d);
-	cc_li(p, R_UB + 1, s0);
-	cc_li(p, R_UB + 2, s1);
-	struct isa_insn *in = cc_emit(p, op);
-	in->rd = R_UB;
-	in->rs1 = R_UB + 1;
-	in->rs2 = R_UB + 2;
-	in->dt = ISA_DT_F16;
-	in->rep = rep;
-	return in;
-}
+/* A vector instruction of format FMT: dst, src0 (rs1) and src1 (rs2, where
+ * the format has it) loaded into R_UB.. R_UB + 2, fp16, rep repeats; the
+ * strides as CC_I's fields. */
+#define VOP(p, FMT, op, d, s0, s1, rep_, ...)                                              \
+	do {                                                                               \
+		cc_li(p, R_UB, d);                                                         \
+		cc_li(p, R_UB + 1, s0);                                                    \
+		cc_li(p, R_UB + 2, s1);                                                    \
+		CC_I(p, FMT, op, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16,            \
+		     .rep = (rep_), __VA_ARGS__);                                          \
+	} while (0)
 
 int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, struct cc_prog *p,
 		    unsigned *block_dim, char *err, size_t errlen)
@@ -178,18 +174,11 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 					int64_t cnt = flat[k] ? n : 1, g = (cnt + 15) / 16;
 					/* lane 0 of 16 rows per repeat into one block:
 					 * group g's row 0 lands at block g (db = groups) */
-					struct isa_insn *in = vop(p, ISA_OP_VTRANSPOSE, base + off_t[k],
-								  base + off_buf[k], 0, g);
-					in->rs2 = 0;
-					in->db = g;
-					in->dr = 1;
-					in->s0b = 1;
-					in->s0r = 16;
-					in = vop(p, ISA_OP_VBRCB, base + off_e[k], base + off_t[k], 0,
-						 (cnt + 7) / 8);
-					in->rs2 = 0;
-					in->db = 1;
-					in->dr = 8;
+					VOP(p, VUN, ISA_OP_VTRANSPOSE, base + off_t[k],
+					    base + off_buf[k], 0, g, .db = g, .dr = 1, .s0b = 1,
+					    .s0r = 16);
+					VOP(p, VUN, ISA_OP_VBRCB, base + off_e[k], base + off_t[k],
+					    0, (cnt + 7) / 8, .db = 1, .dr = 8);
 					addr[k] = base + off_e[k];
 					rstep[k] = flat[k] ? 1 : 0;
 					cstep[k] = 0;
@@ -202,28 +191,19 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 			int64_t ya = base + off_y;
 			if (form_a) {
 				for (int64_t j = 0; j < nb; j++) {
-					struct isa_insn *in =
-						vop(p, isa[bc->op], ya + j * 32, addr[0] + j * cstep[0] * 32,
-						    addr[1] + j * cstep[1] * 32, (n + 7) / 8);
-					in->db = nb;
-					in->dr = 8 * nb;
-					in->s0b = rstep[0];
-					in->s0r = 8 * rstep[0];
-					in->s1b = rstep[1];
-					in->s1r = 8 * rstep[1];
+					VOP(p, VBIN, isa[bc->op], ya + j * 32,
+					    addr[0] + j * cstep[0] * 32, addr[1] + j * cstep[1] * 32,
+					    (n + 7) / 8, .rs2 = R_UB + 2, .db = nb, .dr = 8 * nb,
+					    .s0b = rstep[0], .s0r = 8 * rstep[0], .s1b = rstep[1],
+					    .s1r = 8 * rstep[1]);
 				}
 			} else {
 				for (int64_t r = 0; r < n; r++) {
-					struct isa_insn *in =
-						vop(p, isa[bc->op], ya + r * nb * 32,
-						    addr[0] + r * rstep[0] * 32, addr[1] + r * rstep[1] * 32,
-						    (nb + 7) / 8);
-					in->db = 1;
-					in->dr = 8;
-					in->s0b = cstep[0];
-					in->s0r = 8 * cstep[0];
-					in->s1b = cstep[1];
-					in->s1r = 8 * cstep[1];
+					VOP(p, VBIN, isa[bc->op], ya + r * nb * 32,
+					    addr[0] + r * rstep[0] * 32, addr[1] + r * rstep[1] * 32,
+					    (nb + 7) / 8, .rs2 = R_UB + 2, .db = 1, .dr = 8,
+					    .s0b = cstep[0], .s0r = 8 * cstep[0], .s1b = cstep[1],
+					    .s1r = 8 * cstep[1]);
 				}
 			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);

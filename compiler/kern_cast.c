@@ -62,7 +62,6 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks && !p->over; b++) { /* over: emit.h */
@@ -103,14 +102,10 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 				int64_t e0 = done * 64;
 				cc_li(p, R_UB, ub_out + e0 * (to_device ? 2 : 4));
 				cc_li(p, R_UB + 1, ub_in + e0 * (to_device ? 4 : 2));
-				in = cc_emit(p, ISA_OP_VCONV);
-				in->rd = R_UB;
-				in->rs1 = R_UB + 1;
-				in->dt = to_device ? ISA_DT_F16 : ISA_DT_F32;
-				in->st = to_device ? ISA_DT_F32 : ISA_DT_F16;
-				in->rep = k;
-				in->dr = to_device ? 4 : 8;
-				in->s0r = to_device ? 8 : 4;
+				CC_I(p, VCONV, ISA_OP_VCONV, .rd = R_UB, .rs1 = R_UB + 1,
+				     .dt = to_device ? ISA_DT_F16 : ISA_DT_F32,
+				     .st = to_device ? ISA_DT_F32 : ISA_DT_F16, .rep = k,
+				     .dr = to_device ? 4 : 8, .s0r = to_device ? 8 : 4);
 			}
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
@@ -182,7 +177,6 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks && !p->over; b++) { /* over: emit.h */
@@ -206,14 +200,10 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 			cc_li(p, R_UB, ub_out);
 			cc_li(p, R_UB + 1, ub_in);
-			in = cc_emit(p, ISA_OP_VCONV);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = to_device ? ISA_DT_F16 : ISA_DT_F32;
-			in->st = to_device ? ISA_DT_F32 : ISA_DT_F16;
-			in->rep = (m16 + 63) / 64;
-			in->dr = to_device ? 4 : 8;
-			in->s0r = to_device ? 8 : 4;
+			CC_I(p, VCONV, ISA_OP_VCONV, .rd = R_UB, .rs1 = R_UB + 1,
+			     .dt = to_device ? ISA_DT_F16 : ISA_DT_F32,
+			     .st = to_device ? ISA_DT_F32 : ISA_DT_F16, .rep = (m16 + 63) / 64,
+			     .dr = to_device ? 4 : 8, .s0r = to_device ? 8 : 4);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

@@ -51,13 +51,8 @@ int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, 
 			int64_t rep = (2 * bufb - d) / 8 < ISA_VEC_REP_MAX ? (2 * bufb - d) / 8
 									    : ISA_VEC_REP_MAX;
 			int rd = kg_reg(&g, d * 32), rv = kg_reg(&g, kg_fbits(0.0f));
-			struct isa_insn *in = cc_emit(p, ISA_OP_VDUP);
-			in->rd = rd;
-			in->rs2 = rv;
-			in->dt = ISA_DT_F16;
-			in->rep = rep;
-			in->db = 1;
-			in->dr = 8;
+			KG_I(&g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16,
+			     .rep = rep, .db = 1, .dr = 8);
 		}
 		/* the zeros are in place before any row lands on them */
 		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);

@@ -106,43 +106,27 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			struct isa_insn *in;
 			if (s) { /* the shared block's columns into column space */
 				cc_li(p, R_UB, ubb);
 				cc_li(p, R_UB + 1, ut);
-				in = cc_emit(p, ISA_OP_VTRANSPOSE);
-				in->rd = R_UB;
-				in->rs1 = R_UB + 1;
-				in->dt = ISA_DT_F16;
-				in->rep = 1;
-				in->s0b = 1;
-				in->db = 1;
-				in->s0r = in->dr = 16;
+				CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+				     .dt = ISA_DT_F16, .rep = 1, .s0b = 1, .db = 1, .s0r = 16,
+				     .dr = 16);
 			}
 			/* input block j's columns become blocks s + 16j .. s + 16j + 15 */
 			cc_li(p, R_UB, ubb + s * 32);
 			cc_li(p, R_UB + 1, ua);
-			in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = nbk;
-			in->s0b = nbk; /* input rows are a padded row apart */
-			in->s0r = 1;
-			in->db = 1;
-			in->dr = 16;
+			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+			     .dt = ISA_DT_F16, .rep = nbk,
+			     .s0b = nbk /* input rows are a padded row apart */,
+			     .s0r = 1, .db = 1, .dr = 16);
 			/* and back: 16 columns per output block */
 			cc_li(p, R_UB, uc);
 			cc_li(p, R_UB + 1, ubb);
-			in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = nbo;
-			in->s0b = 1;
-			in->s0r = 16;
-			in->db = nbo; /* output rows of nbo blocks in the UB */
-			in->dr = 1;
+			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+			     .dt = ISA_DT_F16, .rep = nbo, .s0b = 1, .s0r = 16,
+			     .db = nbo /* output rows of nbo blocks in the UB */,
+			     .dr = 1);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

@@ -24,18 +24,12 @@ enum { R_TAB = 1, R_IDX = 2, R_OUT = 3, R_ZERO = 4, R_MAXI = 5, R_V = 6, R_T = 7
 
 static void rrr(struct cc_prog *p, enum isa_op op, int rd, int rs1, int rs2)
 {
-	struct isa_insn *in = cc_emit(p, op);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->rs2 = rs2;
+	CC_I(p, RRR, op, .rd = rd, .rs1 = rs1, .rs2 = rs2);
 }
 
 static void rri(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t imm)
 {
-	struct isa_insn *in = cc_emit(p, op);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->imm = imm;
+	CC_I(p, RRI, op, .rd = rd, .rs1 = rs1, .imm = imm);
 }
 
 /* R_GM = the GM address of (outer slice o, row idx[i], byte off) of the table. */

@@ -154,9 +154,7 @@ void kg_mask(struct kg *g, uint64_t hi, uint64_t lo)
 	if (!g->mask_unknown && g->mhi == hi && g->mlo == lo)
 		return;
 	int rh = kg_reg(g, (int64_t)hi), rl = kg_reg(g, (int64_t)lo);
-	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASK);
-	in->rs1 = rh;
-	in->rs2 = rl;
+	KG_I(g, R2, ISA_OP_VMASK, .rs1 = rh, .rs2 = rl);
 	g->mhi = hi;
 	g->mlo = lo;
 	g->mask_unknown = 0;
@@ -176,16 +174,58 @@ void kg_mask_lanes(struct kg *g, int64_t n)
 
 void kg_mask_all(struct kg *g) { kg_mask_lanes(g, 128); }
 
-/* A vector instruction with dst and src registers; the caller sets the rest. */
-struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			      int64_t src, int64_t rep)
+void kg_vregs(struct kg *g, int64_t dst, int64_t src, int64_t rep, int r[2])
 {
 	if (rep < 1 || rep > ISA_VEC_REP_MAX)
 		g->bad = 1;
-	int rd = kg_reg(g, dst), rs = kg_reg(g, src);
+	r[0] = kg_reg(g, dst);
+	r[1] = kg_reg(g, src);
+}
+
+struct kg_strides kg_strides_dflt(void)
+{
+	const struct isa_insn *d = isa_fmt_defaults[ISA_FMT_VBIN];
+	return (struct kg_strides){ d->db, d->s0b, d->s1b, d->dr, d->s0r, d->s1r };
+}
+
+void kg_vop(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t s0, int64_t s1,
+	    int64_t rep, struct kg_strides st)
+{
+	switch (isa_table[op].fmt) {
+	case ISA_FMT_VBIN: {
+		int r1 = kg_reg(g, s1);
+		KG_V(g, VBIN, op, dt, dst, s0, rep, .rs2 = r1, .db = st.db, .s0b = st.s0b,
+		     .s1b = st.s1b, .dr = st.dr, .s0r = st.s0r, .s1r = st.s1r);
+		break;
+	}
+	case ISA_FMT_VSCAL: {
+		int r1 = kg_reg(g, s1);
+		KG_V(g, VSCAL, op, dt, dst, s0, rep, .rs2 = r1, .db = st.db, .s0b = st.s0b,
+		     .dr = st.dr, .s0r = st.s0r);
+		break;
+	}
+	case ISA_FMT_VDUP: {
+		int r1 = kg_reg(g, s1);
+		KG_VDUP(g, dt, dst, rep, .rs2 = r1, .db = st.db, .dr = st.dr);
+		break;
+	}
+	case ISA_FMT_VUN:
+		KG_V(g, VUN, op, dt, dst, s0, rep, .db = st.db, .s0b = st.s0b, .dr = st.dr,
+		     .s0r = st.s0r);
+		break;
+	default:
+		g->bad = 1;
+	}
+}
+
+struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			  int64_t src, int64_t rep)
+{
+	int r[2];
+	kg_vregs(g, dst, src, rep, r);
 	struct isa_insn *in = cc_emit(g->p, op);
-	in->rd = rd;
-	in->rs1 = rs;
+	in->rd = r[0];
+	in->rs1 = r[1];
 	in->dt = dt;
 	in->rep = rep;
 	return in;
@@ -203,11 +243,8 @@ void kg_flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t ds
 	kg_mask_all(g);
 	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
 		int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
-		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCONV, dt, dst + done * 64 * dsz,
-					    src + done * 64 * ssz, k);
-		in->st = st;
-		in->dr = 64 * dsz / 32;
-		in->s0r = 64 * ssz / 32;
+		KG_V(g, VCONV, ISA_OP_VCONV, dt, dst + done * 64 * dsz, src + done * 64 * ssz, k,
+		     .st = st, .dr = 64 * dsz / 32, .s0r = 64 * ssz / 32);
 	}
 }
 
@@ -220,14 +257,9 @@ void kg_conv_n(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, 
 	kg_mask_all(g);
 	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
 		int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
-		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCONV, dt, dst + done * lanes * dsz,
-					       src + done * lanes * ssz, k);
-		in->st = st;
-		in->rnd = rnd;
-		in->db = 1;
-		in->s0b = 1;
-		in->dr = lanes * dsz / 32;
-		in->s0r = lanes * ssz / 32;
+		KG_V(g, VCONV, ISA_OP_VCONV, dt, dst + done * lanes * dsz, src + done * lanes * ssz,
+		     k, .st = st, .rnd = rnd, .db = 1, .s0b = 1, .dr = lanes * dsz / 32,
+		     .s0r = lanes * ssz / 32);
 	}
 }
 
@@ -235,11 +267,8 @@ void kg_conv_n(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, 
 void kg_transpose(struct kg *g, int64_t dst, int64_t src, int64_t rep, int64_t db,
 		      int64_t s0b, int64_t dr, int64_t s0r)
 {
-	struct isa_insn *in = kg_vinsn(g, ISA_OP_VTRANSPOSE, ISA_DT_F16, dst, src, rep);
-	in->db = db;
-	in->s0b = s0b;
-	in->dr = dr;
-	in->s0r = s0r;
+	KG_V(g, VUN, ISA_OP_VTRANSPOSE, ISA_DT_F16, dst, src, rep, .db = db, .s0b = s0b, .dr = dr,
+	     .s0r = s0r);
 }
 
 /* GM offset off past base: recorded for kern_roll's comparison (0 encoded),

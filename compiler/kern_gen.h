@@ -96,7 +96,51 @@ void kg_mask(struct kg *g, uint64_t hi, uint64_t lo);
 /* The first n lanes (n >= 128: all). */
 void kg_mask_lanes(struct kg *g, int64_t n);
 void kg_mask_all(struct kg *g);
-/* A vector instruction with dst and src in registers; the caller sets the rest. */
+/* Instructions (insn_args.h): op, of format FMT, with the named fields,
+ * every other field at its default; a field FMT lacks is a compile error:
+ *   KG_I(g, VUN, ISA_OP_VRELU, .rd = r, .rs1 = r, .dt = ISA_DT_F16, .rep = n);
+ * At most one field's value may have an effect on the program (kg_reg). */
+#define KG_I(g_, FMT, op_, ...) CC_I((g_)->p, FMT, op_, __VA_ARGS__)
+/* A vector instruction whose dst and src (rd, rs1) are UB addresses, held
+ * in cached registers (dst's looked up first), with rep repeats (1 up to
+ * the field's maximum, or the builder is bad) and the rest as KG_I's. */
+#define KG_V(g_, FMT, op_, dt_, dst_, src_, rep_, ...)                                     \
+	do {                                                                               \
+		struct kg *kg_v_ = (g_);                                                   \
+		int kg_vr_[2];                                                             \
+		int64_t kg_vrep_ = (rep_);                                                 \
+		kg_vregs(kg_v_, (dst_), (src_), kg_vrep_, kg_vr_);                         \
+		KG_I(kg_v_, FMT, op_, .rd = kg_vr_[0], .rs1 = kg_vr_[1], .dt = (dt_),      \
+		     .rep = kg_vrep_, __VA_ARGS__);                                        \
+	} while (0)
+/* A vdup (which has no source) to UB address dst, held in a cached
+ * register, rep checked as KG_V's; the scalar's register (.rs2) and any
+ * other fields as KG_I's. */
+#define KG_VDUP(g_, dt_, dst_, rep_, ...)                                                  \
+	do {                                                                               \
+		struct kg *kg_v_ = (g_);                                                   \
+		int kg_vr_[2];                                                             \
+		int64_t kg_vrep_ = (rep_);                                                 \
+		kg_vregs(kg_v_, (dst_), (dst_), kg_vrep_, kg_vr_);                         \
+		KG_I(kg_v_, VDUP, ISA_OP_VDUP, .rd = kg_vr_[0], .dt = (dt_),               \
+		     .rep = kg_vrep_, __VA_ARGS__);                                        \
+	} while (0)
+/* KG_V's registers: r[0] holding dst, r[1] src; rep checked. */
+void kg_vregs(struct kg *g, int64_t dst, int64_t src, int64_t rep, int r[2]);
+/* The strides of an element-wise vector op: block (db, s0b, s1b) and
+ * repeat (dr, s0r, s1r), as isa/fields.def has them. */
+struct kg_strides {
+	int64_t db, s0b, s1b, dr, s0r, s1r;
+};
+/* Every stride at its default (contiguous operands). */
+struct kg_strides kg_strides_dflt(void);
+/* op of format VBIN (s1 a UB address), VSCAL or VDUP (s1 the scalar's
+ * bits) or VUN (s1 unused), s1's register looked up before dst's and s0's
+ * (KG_V; a VDUP has no source: dst is looked up in s0's place); the strides
+ * its format has from st, the others dropped. */
+void kg_vop(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t s0, int64_t s1,
+	    int64_t rep, struct kg_strides st);
+/* The old form, which kern_conv.c still uses: the caller sets the rest. */
 struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
 			  int64_t src, int64_t rep);
 void kg_flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, int64_t src,

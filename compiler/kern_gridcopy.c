@@ -150,15 +150,9 @@ static void band_in(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int6
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 	cc_li(p, R_UB, ubb);
 	cc_li(p, R_UB + 1, ua);
-	struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
-	in->rd = R_UB;
-	in->rs1 = R_UB + 1;
-	in->dt = ISA_DT_F16;
-	in->rep = nbi;
-	in->s0b = nbi; /* band rows are nbi blocks apart */
-	in->s0r = 1;
-	in->db = 1;
-	in->dr = 16;
+	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16, .rep = nbi,
+	     .s0b = nbi /* band rows are nbi blocks apart */,
+	     .s0r = 1, .db = 1, .dr = 16);
 }
 
 /* ...and back: the yb output blocks' columns at cols (16 columns a block)
@@ -169,15 +163,9 @@ static void band_out(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int
 {
 	cc_li(p, R_UB, uc);
 	cc_li(p, R_UB + 1, cols);
-	struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
-	in->rd = R_UB;
-	in->rs1 = R_UB + 1;
-	in->dt = ISA_DT_F16;
-	in->rep = yb;
-	in->s0b = 1;
-	in->s0r = 16;
-	in->db = yb; /* output rows of yb blocks in the UB */
-	in->dr = 1;
+	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16, .rep = yb,
+	     .s0b = 1, .s0r = 16, .db = yb /* output rows of yb blocks in the UB */,
+	     .dr = 1);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
@@ -292,7 +280,6 @@ int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int
 			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
 			int64_t ua = par * set, ubb = ua + a_sz * 32, ud = ubb + b_sz * 32,
 				uc = ud + d_sz * 32;
-			struct isa_insn *in;
 			band_in(p, par, (r0 * xb + blo) * 32, nr, nbi, xb, ua, ubb);
 			/* the output's columns: runs of up to 8, then the padding as 0 */
 			for (int64_t j = 0, n; j < 16 * yb; j += n) {
@@ -309,30 +296,21 @@ int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int
 						n++;
 				}
 				cc_li(p, R_N, 16 * n);
-				in = cc_emit(p, ISA_OP_VMASKN);
-				in->rs1 = R_N;
+				CC_I(p, R1, ISA_OP_VMASKN, .rs1 = R_N);
 				cc_li(p, R_UB, ud + j * 32);
 				if (m0 < 0) {
 					cc_li(p, R_N, m0 == -2 ? 0 : vbits);
-					in = cc_emit(p, ISA_OP_VDUP);
-					in->rd = R_UB;
-					in->rs2 = R_N;
+					CC_I(p, VDUP, ISA_OP_VDUP, .rd = R_UB, .rs2 = R_N,
+					     .dt = ISA_DT_F16, .rep = 1, .db = 1, .dr = 8);
 				} else {
 					cc_li(p, R_UB + 1, ubb + (m0 - 16 * blo) * 32);
-					in = cc_emit(p, ISA_OP_VMOV);
-					in->rd = R_UB;
-					in->rs1 = R_UB + 1;
-					in->s0b = st;
-					in->s0r = 8;
+					CC_I(p, VUN, ISA_OP_VMOV, .rd = R_UB, .rs1 = R_UB + 1,
+					     .s0b = st, .s0r = 8, .dt = ISA_DT_F16, .rep = 1,
+					     .db = 1, .dr = 8);
 				}
-				in->dt = ISA_DT_F16;
-				in->rep = 1;
-				in->db = 1;
-				in->dr = 8;
 			}
 			cc_li(p, R_N, 0); /* all lanes again */
-			in = cc_emit(p, ISA_OP_VMASKN);
-			in->rs1 = R_N;
+			CC_I(p, R1, ISA_OP_VMASKN, .rs1 = R_N);
 			band_out(p, par, r0 * yb * 32, nr, yb, ud, uc);
 		}
 		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);

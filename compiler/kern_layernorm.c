@@ -51,49 +51,30 @@ enum { R_X = 1, R_Y = 2, R_P = 3, R_M = 4, R_V = 5, R_RES = 6, R_GMA = 10, R_DU 
 
 static int64_t up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
-/* A vector instruction with its UB operands (src1 < 0: none). */
-static struct isa_insn *vop(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			    int64_t src0, int64_t src1, int64_t rep)
-{
-	int rd = kg_reg(g, dst);
-	int rs1 = src0 >= 0 ? kg_reg(g, src0) : rd;
-	int rs2 = src1 >= 0 ? kg_reg(g, src1) : rd;
-	struct isa_insn *in = cc_emit(g->p, op);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->rs2 = rs2;
-	in->dt = dt;
-	in->rep = rep;
-	return in;
-}
+/* A binary vector instruction with its UB operands, looked up in operand
+ * order; the other fields as KG_I's. */
+#define VOP2(g, op_, dt_, dst, src0, src1, rep, ...)                                       \
+	KG_V(g, VBIN, op_, dt_, dst, src0, rep, .rs2 = kg_reg(g, src1), __VA_ARGS__)
 
 /* The *S forms: the scalar (fp32 bits) in R_S. */
-static struct isa_insn *vscal(struct kg *g, enum isa_op op, int64_t dst, int64_t src, float s,
-			      int64_t rep)
+static void vscal(struct kg *g, enum isa_op op, int64_t dst, int64_t src, float s, int64_t rep)
 {
 	uint32_t bits;
 	memcpy(&bits, &s, 4);
 	cc_li(g->p, R_S, bits);
-	struct isa_insn *in = vop(g, op, ISA_DT_F32, dst, src, -1, rep);
-	in->rs2 = R_S;
-	return in;
+	KG_V(g, VSCAL, op, ISA_DT_F32, dst, src, rep, .rs2 = R_S);
 }
 
 static void mask_lanes(struct kg *g, int64_t lanes)
 {
 	cc_li(g->p, R_N, lanes);
-	struct isa_insn *in = cc_emit(g->p, ISA_OP_VMASKN);
-	in->rs1 = R_N;
+	KG_I(g, R1, ISA_OP_VMASKN, .rs1 = R_N);
 }
 
-static struct isa_insn *conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
-			     int64_t src, int64_t rep)
-{
-	struct isa_insn *in = vop(g, ISA_OP_VCONV, dt, dst, src, -1, rep);
-	in->st = st;
-	in->rnd = ISA_RND_RNE;
-	return in;
-}
+/* dst(dt) = src(st), rounding to nearest even; the other fields as KG_I's. */
+#define CONV(g, dt_, st_, dst, src, rep, ...)                                              \
+	KG_V(g, VCONV, ISA_OP_VCONV, dt_, dst, src, rep, .st = (st_), .rnd = ISA_RND_RNE,  \
+	     __VA_ARGS__)
 
 struct ln_plan {
 	int64_t C, c16, R, R16, tail, tail16, tailh;
@@ -149,18 +130,13 @@ static void rows_op(struct kg *g, enum isa_op op, const struct ln_plan *pl, int6
 {
 	if (n >= pl->R) {
 		for (int64_t j = 0; j < pl->R; j++) {
-			struct isa_insn *in = vop(g, op, ISA_DT_F32, pl->xf + j * 256,
-						  pl->xf + j * 256, bc, n);
-			in->dr = in->s0r = pl->R * 8;
-			in->s1b = 0;
-			in->s1r = 1;
+			VOP2(g, op, ISA_DT_F32, pl->xf + j * 256, pl->xf + j * 256, bc, n,
+			     .dr = pl->R * 8, .s0r = pl->R * 8, .s1b = 0, .s1r = 1);
 		}
 	} else {
 		for (int64_t r = 0; r < n; r++) {
 			int64_t row = pl->xf + r * pl->R * 256;
-			struct isa_insn *in = vop(g, op, ISA_DT_F32, row, row, bc + r * 32, pl->R);
-			in->s1b = 0;
-			in->s1r = 0;
+			VOP2(g, op, ISA_DT_F32, row, row, bc + r * 32, pl->R, .s1b = 0, .s1r = 0);
 		}
 	}
 }
@@ -169,41 +145,38 @@ static void rows_op(struct kg *g, enum isa_op op, const struct ln_plan *pl, int6
 static void row_sums(struct kg *g, const struct ln_plan *pl, int squares, int64_t n)
 {
 	int64_t rs = pl->R * 8, src = pl->xf;
-	struct isa_insn *in;
 	if (pl->R > 1) {
 		/* acc = repeat 0 (never the tail when R > 1), then the others added */
 		if (squares)
-			in = vop(g, ISA_OP_VMUL, ISA_DT_F32, pl->acc, pl->xf, pl->xf, n);
+			VOP2(g, ISA_OP_VMUL, ISA_DT_F32, pl->acc, pl->xf, pl->xf, n, .dr = 8,
+			     .s0r = rs, .s1r = rs);
 		else
-			in = vop(g, ISA_OP_VMOV, ISA_DT_F32, pl->acc, pl->xf, -1, n);
-		in->dr = 8;
-		in->s0r = in->s1r = rs;
+			KG_V(g, VUN, ISA_OP_VMOV, ISA_DT_F32, pl->acc, pl->xf, n, .dr = 8,
+			     .s0r = rs);
 		for (int64_t j = 1; j < pl->R; j++) {
 			int64_t xj = pl->xf + j * 256;
 			if (j == pl->R - 1 && pl->tail < 64)
 				mask_lanes(g, pl->tail);
 			if (squares)
-				in = vop(g, ISA_OP_VMLA, ISA_DT_F32, pl->acc, xj, xj, n);
+				VOP2(g, ISA_OP_VMLA, ISA_DT_F32, pl->acc, xj, xj, n, .dr = 8,
+				     .s0r = rs, .s1r = rs);
 			else
-				in = vop(g, ISA_OP_VADD, ISA_DT_F32, pl->acc, pl->acc, xj, n);
-			in->dr = 8;
-			in->s0r = squares ? rs : 8;
-			in->s1r = rs;
+				VOP2(g, ISA_OP_VADD, ISA_DT_F32, pl->acc, pl->acc, xj, n, .dr = 8,
+				     .s0r = 8, .s1r = rs);
 		}
 		if (pl->tail < 64)
 			mask_lanes(g, 0);
 		src = pl->acc;
 		rs = 8;
 	} else if (squares) {
-		in = vop(g, ISA_OP_VMUL, ISA_DT_F32, pl->acc, pl->xf, pl->xf, n);
-		in->dr = in->s0r = in->s1r = 8;
+		VOP2(g, ISA_OP_VMUL, ISA_DT_F32, pl->acc, pl->xf, pl->xf, n, .dr = 8, .s0r = 8,
+		     .s1r = 8);
 		src = pl->acc;
 	}
 	/* one repeat: only the row's own lanes */
 	if (pl->R == 1 && pl->tail < 64)
 		mask_lanes(g, pl->tail);
-	in = vop(g, ISA_OP_VCADD, ISA_DT_F32, pl->s32, src, -1, n);
-	in->s0r = rs;
+	KG_V(g, VRED, ISA_OP_VCADD, ISA_DT_F32, pl->s32, src, n, .s0r = rs);
 	if (pl->R == 1 && pl->tail < 64)
 		mask_lanes(g, 0);
 }
@@ -212,43 +185,39 @@ static void row_sums(struct kg *g, const struct ln_plan *pl, int squares, int64_
 static void stat_blocks(struct kg *g, const struct ln_plan *pl, int64_t s, int64_t dst,
 			int64_t n)
 {
-	struct isa_insn *in = conv(g, ISA_DT_F16, ISA_DT_F32, pl->h16, s, (n + 63) / 64);
-	in->dr = 4;
-	in = vop(g, ISA_OP_VBRCB, ISA_DT_F16, dst, pl->h16, -1, (n + 7) / 8);
+	CONV(g, ISA_DT_F16, ISA_DT_F32, pl->h16, s, (n + 63) / 64, .dr = 4);
+	KG_V(g, VUN, ISA_OP_VBRCB, ISA_DT_F16, dst, pl->h16, (n + 7) / 8);
 }
 
 static void compute_tile(struct kg *g, const struct cc_layernorm *ln,
 			 const struct ln_plan *pl, int par, int64_t n)
 {
 	int64_t xh = pl->xh[par], hr = pl->c16 / 16; /* fp16 row stride in 32-byte units */
-	struct isa_insn *in;
 	/* fp16 -> fp32, one repeat column at a time: lanes past the row are
 	 * whatever follows it, masked below */
 	for (int64_t j = 0; j < pl->R; j++) {
-		in = conv(g, ISA_DT_F32, ISA_DT_F16, pl->xf + j * 256, xh + j * 128, n);
-		in->dr = pl->R * 8;
-		in->s0r = hr;
+		CONV(g, ISA_DT_F32, ISA_DT_F16, pl->xf + j * 256, xh + j * 128, n, .dr = pl->R * 8,
+		     .s0r = hr);
 	}
 	float inv_c = 1.0f / (float)pl->C;
 	row_sums(g, pl, 0, n);
 	int64_t r64 = (n + 63) / 64, r8 = (n + 7) / 8;
 	vscal(g, ISA_OP_VMULS, pl->m32, pl->s32, inv_c, r64);
-	vop(g, ISA_OP_VBRCB, ISA_DT_F32, pl->mb, pl->m32, -1, r8);
+	KG_V(g, VUN, ISA_OP_VBRCB, ISA_DT_F32, pl->mb, pl->m32, r8);
 	rows_op(g, ISA_OP_VSUB, pl, pl->mb, n);
 	row_sums(g, pl, 1, n);
 	vscal(g, ISA_OP_VMULS, pl->r32, pl->s32, inv_c, r64);
 	vscal(g, ISA_OP_VADDS, pl->r32, pl->r32, ln->eps, r64);
-	vop(g, ISA_OP_VRSQRT, ISA_DT_F32, pl->r32, pl->r32, -1, r64);
-	vop(g, ISA_OP_VBRCB, ISA_DT_F32, pl->rb, pl->r32, -1, r8);
+	KG_V(g, VUN, ISA_OP_VRSQRT, ISA_DT_F32, pl->r32, pl->r32, r64);
+	KG_V(g, VUN, ISA_OP_VBRCB, ISA_DT_F32, pl->rb, pl->r32, r8);
 	rows_op(g, ISA_OP_VMUL, pl, pl->rb, n);
 	/* back to fp16 in place of x; the last column masked to the padded row */
 	for (int64_t j = 0; j < pl->R; j++) {
 		int last = j == pl->R - 1 && pl->tail16 < 64;
 		if (last)
 			mask_lanes(g, pl->tail16);
-		in = conv(g, ISA_DT_F16, ISA_DT_F32, xh + j * 128, pl->xf + j * 256, n);
-		in->dr = hr;
-		in->s0r = pl->R * 8;
+		CONV(g, ISA_DT_F16, ISA_DT_F32, xh + j * 128, pl->xf + j * 256, n, .dr = hr,
+		     .s0r = pl->R * 8);
 		if (last)
 			mask_lanes(g, 0);
 	}
@@ -261,10 +230,8 @@ static void compute_tile(struct kg *g, const struct cc_layernorm *ln,
 			int last = j == pl->R16 - 1 && pl->tailh < 128;
 			if (last)
 				mask_lanes(g, pl->tailh);
-			in = vop(g, k ? ISA_OP_VADD : ISA_OP_VMUL, ISA_DT_F16, xh + j * 256,
-				 xh + j * 256, v + j * 256, n);
-			in->dr = in->s0r = hr;
-			in->s1r = 0;
+			VOP2(g, k ? ISA_OP_VADD : ISA_OP_VMUL, ISA_DT_F16, xh + j * 256,
+			     xh + j * 256, v + j * 256, n, .dr = hr, .s0r = hr, .s1r = 0);
 			if (last)
 				mask_lanes(g, 0);
 		}
@@ -366,8 +333,8 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 				     e += ISA_VEC_REP_MAX) {
 					int64_t k = reps - e < ISA_VEC_REP_MAX ? reps - e
 										: ISA_VEC_REP_MAX;
-					vop(&g, ISA_OP_VADD, ISA_DT_F16, pl.xh[par] + e * 256,
-					    pl.xh[par] + e * 256, pl.rh[par] + e * 256, k);
+					VOP2(&g, ISA_OP_VADD, ISA_DT_F16, pl.xh[par] + e * 256,
+					     pl.xh[par] + e * 256, pl.rh[par] + e * 256, k);
 				}
 			compute_tile(&g, ln, &pl, par, n);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

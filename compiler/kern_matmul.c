@@ -96,13 +96,8 @@ static void load2d(struct kg *g, enum isa_op op, int base, int64_t src, int64_t 
 		int64_t at = src + i * (by_row ? sr : sc) * 512;
 		int rx = base ? kg_addr(g, R_TMP, base, at) : kg_reg(g, at);
 		int ry = kg_reg(g, dst + i * (by_row ? cs : 1) * 512);
-		struct isa_insn *in = cc_emit(g->p, op);
-		in->rd = ry;
-		in->rs1 = rx;
-		in->rep = by_row ? cs : rs;
-		in->sstride = by_row ? sc : sr;
-		in->dstride = by_row ? 1 : cs;
-		in->trans = trans != 0;
+		KG_I(g, LOAD2D, op, .rd = ry, .rs1 = rx, .rep = by_row ? cs : rs,
+		     .sstride = by_row ? sc : sr, .dstride = by_row ? 1 : cs, .trans = trans != 0);
 	}
 }
 
@@ -152,40 +147,26 @@ static void out_groups(struct kg *g, struct mm_out *o, int64_t count)
 		if (g0 == 0)
 			cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_V, o->c);
 		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, q);
-		struct isa_insn *in;
 		if (mm->int8) { /* each piece with its 16 columns' dequant scales */
 			for (int64_t j = 0; j < gn; j++) {
 				int rx = kg_reg(g, slot + j * tm * 32);
 				int ry = kg_reg(g, o->c * o->l0c_half + (g0 + j) * o->m1s * 1024);
 				int rs = kg_addr(g, R_TMP, R_UBD,
 						 o->ub_deq + (o->n0 + (g0 + j) * 16) * 4);
-				in = cc_emit(p, ISA_OP_MOV_L0C_UB);
-				in->rd = rx;
-				in->rs1 = ry;
-				in->rs2 = rs;
-				in->nfrac = o->m1s;
-				in->cvt = ISA_CVT_DEQV;
+				KG_I(g, L0C, ISA_OP_MOV_L0C_UB, .rd = rx, .rs1 = ry, .rs2 = rs,
+				     .nfrac = o->m1s, .cvt = ISA_CVT_DEQV);
 			}
 		} else {
 			int rx = kg_reg(g, slot);
 			int ry = kg_reg(g, o->c * o->l0c_half + g0 * o->m1s * 1024);
-			in = cc_emit(p, ISA_OP_MOV_L0C_UB);
-			in->rd = rx;
-			in->rs1 = ry;
-			in->nfrac = gn * o->m1s;
-			in->cvt = ISA_CVT_F16;
+			KG_I(g, L0C, ISA_OP_MOV_L0C_UB, .rd = rx, .rs1 = ry, .nfrac = gn * o->m1s,
+			     .cvt = ISA_CVT_F16);
 		}
 		for (int64_t j = 0; mm->has_bias && j < gn; j++) {
 			int rx = kg_reg(g, slot + j * tm * 32);
 			int ry = kg_addr(g, R_TMP, R_UBB, o->ub_bias + (o->n0 + (g0 + j) * 16) * 2);
-			in = cc_emit(p, ISA_OP_VADD);
-			in->rd = rx;
-			in->rs1 = rx;
-			in->rs2 = ry;
-			in->dt = ISA_DT_F16;
-			in->rep = tm / 8;
-			in->s1b = 0;
-			in->s1r = 0;
+			KG_I(g, VBIN, ISA_OP_VADD, .rd = rx, .rs1 = rx, .rs2 = ry,
+			     .dt = ISA_DT_F16, .rep = tm / 8, .s1b = 0, .s1r = 0);
 		}
 		if (g0 + gn == o->n1s)
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_M, o->c);
@@ -391,16 +372,10 @@ static void emit_chunk(const struct mm_plan *pl, struct kg *g, struct mm_state *
 		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, c);
 	int rc = kg_reg(g, c * l0c_half), ra = kg_reg(g, pb * l0a_half);
 	int rb = kg_reg(g, pb * l0b_half);
-	struct isa_insn *in = cc_emit(p, ISA_OP_MMAD);
-	in->rd = rc;
-	in->rs1 = ra;
-	in->rs2 = rb;
-	in->m = tm;
-	in->k = mm->int8 ? 2 * kvalid : kvalid; /* int8: value pairs */
-	in->n = tn;
-	in->init = k0 == 0;
-	if (mm->int8)
-		in->dt = ISA_DT_S8;
+	/* int8: k counts value pairs */
+	KG_I(g, MMAD, ISA_OP_MMAD, .rd = rc, .rs1 = ra, .rs2 = rb, .m = tm,
+	     .k = mm->int8 ? 2 * kvalid : kvalid, .n = tn, .init = k0 == 0,
+	     .dt = mm->int8 ? ISA_DT_S8 : ISA_DT_F16);
 	cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
 	/* the previous tile's groups, spaced evenly over this tile's chunks: V
 	 * works through them while the cube computes, and the in-order issue

@@ -34,13 +34,8 @@ static void vdup_blocks(struct kg *g, int64_t ub, int64_t nblk, float v)
 	for (int64_t d = 0; d < nblk; d += 8 * ISA_VEC_REP_MAX) {
 		int64_t rep = (nblk - d + 7) / 8 < ISA_VEC_REP_MAX ? (nblk - d + 7) / 8 : ISA_VEC_REP_MAX;
 		int rd = kg_reg(g, ub + d * 32), rv = kg_reg(g, kg_fbits(v));
-		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
-		in->rd = rd;
-		in->rs2 = rv;
-		in->dt = ISA_DT_F16;
-		in->rep = rep;
-		in->db = 1;
-		in->dr = 8;
+		KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16, .rep = rep,
+		     .db = 1, .dr = 8);
 	}
 }
 

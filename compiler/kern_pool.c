@@ -56,25 +56,14 @@ static void vbin(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, i
 		 int64_t s0r, int64_t s1r)
 {
 	int r1 = kg_reg(g, s1);
-	struct isa_insn *in = kg_vinsn(g, op, dt, dst, s0, rep);
-	in->rs2 = r1;
-	in->db = db;
-	in->s0b = s0b;
-	in->s1b = s1b;
-	in->dr = dr;
-	in->s0r = s0r;
-	in->s1r = s1r;
+	KG_V(g, VBIN, op, dt, dst, s0, rep, .rs2 = r1, .db = db, .s0b = s0b, .s1b = s1b, .dr = dr,
+	     .s0r = s0r, .s1r = s1r);
 }
 static void vscal(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t src,
 		  float scalar, int64_t rep, int64_t db, int64_t dr)
 {
 	int rsc = kg_reg(g, kg_fbits(scalar));
-	struct isa_insn *in = kg_vinsn(g, op, dt, dst, src, rep);
-	in->rs2 = rsc;
-	in->db = db;
-	in->s0b = db;
-	in->dr = dr;
-	in->s0r = dr;
+	KG_V(g, VSCAL, op, dt, dst, src, rep, .rs2 = rsc, .db = db, .s0b = db, .dr = dr, .s0r = dr);
 }
 /* dst = src * scalar over n contiguous elements (in place is fine). */
 static void flat_muls(struct kg *g, enum isa_dtype dt, int64_t at, int64_t n, float scalar)
@@ -98,11 +87,7 @@ static void fill(struct kg *g, int64_t at, int64_t npix, float v)
 			kg_mask_all(g);
 		}
 		int rd = kg_reg(g, at + done * 32), rv = kg_reg(g, kg_fbits(v));
-		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
-		in->rd = rd;
-		in->rs2 = rv;
-		in->dt = ISA_DT_F16;
-		in->rep = rep;
+		KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16, .rep = rep);
 		done += rep * 8 < left ? rep * 8 : left;
 	}
 }
@@ -394,12 +379,8 @@ static void win_pad_columns(struct kg *g, const struct plan *pl)
 					int64_t rep = min64(ISA_VEC_REP_MAX, pl->in_rows - r);
 					int rd = kg_reg(g, pl->in16[par] + (r * pl->wp + c0) * 32);
 					int rv = kg_reg(g, kg_fbits(pl->pad));
-					struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
-					in->rd = rd;
-					in->rs2 = rv;
-					in->dt = ISA_DT_F16;
-					in->rep = rep;
-					in->dr = pl->wp;
+					KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv,
+					     .dt = ISA_DT_F16, .rep = rep, .dr = pl->wp);
 				}
 			}
 }
@@ -423,12 +404,8 @@ static void taps(struct kg *g, const struct plan *pl, int64_t dst, int64_t src, 
 				int64_t da = dst + (R0 * pl->wo8 + c * 8) * es * 32 + h * 32;
 				int64_t sa = src + (R0 * srow + c * 8 * spx) * es * 32 + h * 32;
 				if (ntap == 1) {
-					struct isa_insn *in = kg_vinsn(g, ISA_OP_VMOV, dt, da,
-								    sa + off[0] * es * 32, n);
-					in->db = db;
-					in->s0b = sb;
-					in->dr = dr;
-					in->s0r = sr;
+					KG_V(g, VUN, ISA_OP_VMOV, dt, da, sa + off[0] * es * 32, n,
+					     .db = db, .s0b = sb, .dr = dr, .s0r = sr);
 					continue;
 				}
 				vbin(g, op, dt, da, sa + off[0] * es * 32,
@@ -688,12 +665,8 @@ static void strip_fill(struct kg *g, const struct plan *pl, int64_t at, int64_t 
 		for (int64_t r = r0; r < r1; r += ISA_VEC_REP_MAX) {
 			int rd = kg_reg(g, at + (r * pl->swp + c) * 32);
 			int rv = kg_reg(g, kg_fbits(pl->pad));
-			struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
-			in->rd = rd;
-			in->rs2 = rv;
-			in->dt = ISA_DT_F16;
-			in->rep = min64(ISA_VEC_REP_MAX, r1 - r);
-			in->dr = pl->swp;
+			KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16,
+			     .rep = min64(ISA_VEC_REP_MAX, r1 - r), .dr = pl->swp);
 		}
 	}
 }
@@ -765,11 +738,8 @@ static void strip_compute(struct kg *g, const struct plan *pl, const struct tile
 		for (int64_t j = 0; j < d->kw; j++) {
 			int64_t s0 = sa + j * d->dw * 32;
 			if (j == 0 && t->i == 0 && d->kw == 1) {
-				struct isa_insn *in = kg_vinsn(g, ISA_OP_VMOV, ISA_DT_F16, da, s0, nr);
-				in->db = 1;
-				in->s0b = d->sw;
-				in->dr = pl->snc8;
-				in->s0r = pl->swp;
+				KG_V(g, VUN, ISA_OP_VMOV, ISA_DT_F16, da, s0, nr, .db = 1,
+				     .s0b = d->sw, .dr = pl->snc8, .s0r = pl->swp);
 				continue;
 			}
 			if (j == 0 && t->i == 0)
@@ -810,10 +780,8 @@ static void partials(struct kg *g, int is_max, int64_t src, int64_t n, int64_t d
 		kg_mask_all(g);
 		kg_transpose(g, tr, src + k * 128 * 32, groups, 8, 1, 1, 16);
 		kg_mask_lanes(g, m);
-		struct isa_insn *in = kg_vinsn(g, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16,
-					    dst + k * 32, tr, 16);
-		in->s0b = 1;
-		in->s0r = 8;
+		KG_V(g, VRED, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16, dst + k * 32, tr,
+		     16, .s0b = 1, .s0r = 8);
 	}
 	kg_mask_all(g);
 }
@@ -962,10 +930,8 @@ static void gbl_compute(struct kg *g, const struct plan *pl, const struct tile *
 	kg_mask_lanes(g, P);
 	for (int64_t r0 = 0; r0 < t->G * 16; r0 += 240) {
 		int64_t rep = min64(240, t->G * 16 - r0);
-		struct isa_insn *in2 = kg_vinsn(g, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16,
-					     out + r0 * 2, tr + r0 * ppad * 2, rep);
-		in2->s0b = 1;
-		in2->s0r = ppad / 16;
+		KG_V(g, VRED, is_max ? ISA_OP_VCMAX : ISA_OP_VCADD, ISA_DT_F16, out + r0 * 2,
+		     tr + r0 * ppad * 2, rep, .s0b = 1, .s0r = ppad / 16);
 	}
 	kg_mask_all(g);
 }

@@ -33,22 +33,17 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* A vector op with explicit strides.  A scalar or second operand (rs2 >= 0:
- * its value) is put in a register first: kg_reg may emit, and the
- * instruction's pointer is only valid until the next emission. */
-static struct isa_insn *vstr(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			     int64_t src, int64_t rep, int64_t db, int64_t dr, int64_t s0b,
-			     int64_t s0r, int has2, int64_t v2)
+/* A vector op with explicit strides; v2 a VSCAL's or VDUP's scalar (a VUN
+ * has none), kg_vop's s1. */
+static void vstr(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t src,
+		 int64_t rep, int64_t db, int64_t dr, int64_t s0b, int64_t s0r, int64_t v2)
 {
-	int r2 = has2 ? kg_reg(g, v2) : 0;
-	struct isa_insn *in = kg_vinsn(g, op, dt, dst, src, rep);
-	if (has2)
-		in->rs2 = r2;
-	in->db = db;
-	in->dr = dr;
-	in->s0b = s0b;
-	in->s0r = s0r;
-	return in;
+	struct kg_strides st = kg_strides_dflt();
+	st.db = db;
+	st.dr = dr;
+	st.s0b = s0b;
+	st.s0r = s0r;
+	kg_vop(g, op, dt, dst, src, v2, rep, st);
 }
 
 /* dst = op(src, scalar) over n contiguous elements of dt (4 or 2 bytes). */
@@ -58,7 +53,7 @@ static void vscal_n(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst
 	int64_t lanes = 256 / isa_dtype_size(dt), reps = cdiv(n, lanes);
 	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX)
 		vstr(g, op, dt, dst + done * 256, src + done * 256,
-		     min64(ISA_VEC_REP_MAX, reps - done), 1, 8, 1, 8, 1, bits);
+		     min64(ISA_VEC_REP_MAX, reps - done), 1, 8, 1, 8, bits);
 }
 
 /* The streaming every generator here shares: units of work double-buffered
@@ -161,10 +156,10 @@ int cc_gen_quant_c0(const struct soc_config *cfg, int64_t n, int64_t c, int64_t 
 			for (int h = 0; h < 1 + two; h++)
 				vstr(&g, fp32 ? ISA_OP_VMOV : ISA_OP_VMULS, ISA_DT_F16,
 				     base + o_tmp + h * 32, base + o_in + h * np * 32, m8 / 8, 2, 16, 1,
-				     8, !fp32, kg_fbits(inv_scale));
+				     8, kg_fbits(inv_scale));
 			if (!two)
 				vstr(&g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + 32, base + o_tmp + 32,
-				     m8 / 8, 2, 16, 1, 8, 1, 0);
+				     m8 / 8, 2, 16, 1, 8, 0);
 			if (fp32) {
 				int64_t e = m8 * 32, big = base + o_big, tmp = base + o_tmp;
 				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, big, tmp, e, ISA_RND_RNE);
@@ -235,13 +230,13 @@ int cc_gen_quant_nd(const struct soc_config *cfg, int64_t rows, int64_t k, float
 				int64_t nb = min64(8, k16 / 16 - c0);
 				kg_mask_lanes(&g, nb * 16);
 				vstr(&g, ISA_OP_VMULS, ISA_DT_F16, base + o_tmp + c0 * 32,
-				     base + o_in + c0 * 32, m, 1, k32 / 16, 1, k16 / 16, 1,
+				     base + o_in + c0 * 32, m, 1, k32 / 16, 1, k16 / 16,
 				     kg_fbits(inv_scale));
 			}
 			if (k32 != k16) { /* the last block of each int8 row: zeros */
 				kg_mask_lanes(&g, 16);
 				vstr(&g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + k16 * 2,
-				     base + o_tmp + k16 * 2, m, 1, k32 / 16, 1, 8, 1, 0);
+				     base + o_tmp + k16 * 2, m, 1, k32 / 16, 1, 8, 0);
 			}
 			kg_conv_n(&g, ISA_DT_S8, ISA_DT_F16, base + o_out, base + o_tmp, m * k32,
 				  ISA_RND_RNE);
@@ -290,7 +285,7 @@ int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int
 		/* the divisor, a repeat of it in each buffer: vdiv's second operand */
 		for (int par = 0; par < 2; par++)
 			vstr(&g, ISA_OP_VDUP, ISA_DT_F32, par * slot + o_s, par * slot + o_s, 1, 1, 8,
-			     1, 8, 1, kg_fbits(q->scale));
+			     1, 8, kg_fbits(q->scale));
 		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
 		for (int64_t u = u0; u < u1 && !p->over; u++) {
 			int par = (int)((u - u0) & 1);
@@ -302,12 +297,11 @@ int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int
 			kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, f, h, m, ISA_RND_RNE);
 			if (q->mode != CC_QL_DEQUANT) {
 				for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
-					struct isa_insn *in = vstr(&g, ISA_OP_VDIV, ISA_DT_F32,
-								   f + done * 256, f + done * 256,
-								   min64(ISA_VEC_REP_MAX, reps - done), 1,
-								   8, 1, 8, 1, base + o_s);
-					in->s1b = 1;
-					in->s1r = 0;
+					/* the divisor's one repeat read again */
+					kg_vop(&g, ISA_OP_VDIV, ISA_DT_F32, f + done * 256,
+					       f + done * 256, base + o_s,
+					       min64(ISA_VEC_REP_MAX, reps - done),
+					       (struct kg_strides){ 1, 1, 1, 8, 8, 0 });
 				}
 				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F32, f, f, m, ISA_RND_RNE);
 				vscal_n(&g, ISA_OP_VADDS, ISA_DT_S32, f, f, m, q->zero_point);

@@ -31,13 +31,39 @@
 enum { RK_SUM, RK_MEAN, RK_MAX, RK_MIN };
 enum { R_MASK = 6 }; /* the Softmax mask's GM address (kern_gen.h leaves 6 free) */
 
-static struct isa_insn *vbin(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			     int64_t s0, int64_t s1, int64_t rep)
+/* Rows of nb blocks, 8 a repeat (in place): block j of each op= s1 + j * 32 *
+ * s1j with s1 block and repeat strides s1b, s1r. */
+static void rows_op(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t x, int64_t s1,
+		    int64_t s1j, int64_t s1b, int64_t s1r, int64_t nb, int64_t n16)
 {
-	int r1 = kg_reg(g, s1);
-	struct isa_insn *in = kg_vinsn(g, op, dt, dst, s0, rep);
-	in->rs2 = r1;
-	return in;
+	kg_mask_all(g);
+	for (int64_t j = 0; j < nb; j++)
+		kg_vop(g, op, dt, x + j * 32, x + j * 32, s1 + j * 32 * s1j, n16 / 8,
+		       (struct kg_strides){ nb, nb, s1b, 8 * nb, 8 * nb, s1r });
+}
+
+/* strided's general case: n items of len elements of dt each (a repeat of
+ * 256 bytes, the tail masked), item i at base + i * st * 32; s1 VMULS's
+ * scalar (fp32 bits), a VBIN source, unused by a VUN. */
+static void strided_rows(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
+			 int64_t s0, int64_t s1, int64_t n, int64_t len, int64_t dst_st,
+			 int64_t s0_st, int64_t s1_st)
+{
+	int64_t es = isa_dtype_size(dt), per = 256 / es;
+	if (dst_st > ISA_VEC_RSTRIDE_MAX || s0_st > ISA_VEC_RSTRIDE_MAX || s1_st > ISA_VEC_RSTRIDE_MAX)
+		g->bad = 1;
+	for (int64_t q = 0; q < len; q += per) {
+		kg_mask_lanes(g, len - q >= per ? 128 : len - q);
+		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
+			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
+			struct kg_strides rs = kg_strides_dflt();
+			rs.dr = dst_st;
+			rs.s0r = s0_st;
+			rs.s1r = s1_st;
+			kg_vop(g, op, dt, dst + q * es + i * dst_st * 32, s0 + q * es + i * s0_st * 32,
+			       op == ISA_OP_VMULS ? s1 : s1 + q * es + i * s1_st * 32, k, rs);
+		}
+	}
 }
 
 /* op over n "items" at stride `st` blocks: dst[i] = s0[i] op s1[i] over the
@@ -59,73 +85,23 @@ static void strided(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64
 				items = n - i;
 			}
 			kg_mask_lanes(g, items < 8 ? items * 16 : 128);
-			struct isa_insn *in;
-			if (op == ISA_OP_VMULS)
-				in = vbin(g, op, ISA_DT_F16, dst + i * dst_st * 32, s0 + i * s0_st * 32,
-					  s1, k);
-			else if (s1 >= 0)
-				in = vbin(g, op, ISA_DT_F16, dst + i * dst_st * 32, s0 + i * s0_st * 32,
-					  s1 + i * s1_st * 32, k);
-			else
-				in = kg_vinsn(g, op, ISA_DT_F16, dst + i * dst_st * 32,
-					      s0 + i * s0_st * 32, k);
-			in->db = dst_st;
-			in->s0b = s0_st;
-			in->s1b = s1_st;
-			in->dr = 8 * dst_st;
-			in->s0r = 8 * s0_st;
-			in->s1r = 8 * s1_st;
+			/* s1: VMULS's scalar, a VBIN source, unused by a VUN */
+			kg_vop(g, op, ISA_DT_F16, dst + i * dst_st * 32, s0 + i * s0_st * 32,
+			       op == ISA_OP_VMULS ? s1 : s1 + i * s1_st * 32, k,
+			       (struct kg_strides){ dst_st, s0_st, s1_st, 8 * dst_st, 8 * s0_st,
+						    8 * s1_st });
 			i += items;
 		}
 		return;
 	}
-	for (int64_t q = 0; q < len; q += 128) {
-		kg_mask_lanes(g, len - q);
-		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
-			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-			struct isa_insn *in;
-			if (op == ISA_OP_VMULS) /* s1 is the scalar's fp32 bits */
-				in = vbin(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
-					  s0 + q * 2 + i * s0_st * 32, s1, k);
-			else if (s1 >= 0)
-				in = vbin(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
-					  s0 + q * 2 + i * s0_st * 32, s1 + q * 2 + i * s1_st * 32, k);
-			else
-				in = kg_vinsn(g, op, ISA_DT_F16, dst + q * 2 + i * dst_st * 32,
-					      s0 + q * 2 + i * s0_st * 32, k);
-			in->dr = dst_st;
-			in->s0r = s0_st;
-			in->s1r = s1_st;
-		}
-	}
+	strided_rows(g, op, ISA_DT_F16, dst, s0, s1, n, len, dst_st, s0_st, s1_st);
 }
 
-/* fp32 form of strided's general case: n items of len floats each (64 a
- * repeat, the tail masked), item i at base + i * st * 32. */
+/* fp32 form of strided's general case. */
 static void strided32(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
 		      int64_t n, int64_t len, int64_t dst_st, int64_t s0_st, int64_t s1_st)
 {
-	if (dst_st > ISA_VEC_RSTRIDE_MAX || s0_st > ISA_VEC_RSTRIDE_MAX || s1_st > ISA_VEC_RSTRIDE_MAX)
-		g->bad = 1;
-	for (int64_t q = 0; q < len; q += 64) {
-		kg_mask_lanes(g, len - q >= 64 ? 128 : len - q);
-		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
-			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-			struct isa_insn *in;
-			if (op == ISA_OP_VMULS) /* s1 is the scalar's fp32 bits */
-				in = vbin(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
-					  s0 + q * 4 + i * s0_st * 32, s1, k);
-			else if (s1 >= 0)
-				in = vbin(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
-					  s0 + q * 4 + i * s0_st * 32, s1 + q * 4 + i * s1_st * 32, k);
-			else
-				in = kg_vinsn(g, op, ISA_DT_F32, dst + q * 4 + i * dst_st * 32,
-					      s0 + q * 4 + i * s0_st * 32, k);
-			in->dr = dst_st;
-			in->s0r = s0_st;
-			in->s1r = s1_st;
-		}
-	}
+	strided_rows(g, op, ISA_DT_F32, dst, s0, s1, n, len, dst_st, s0_st, s1_st);
 }
 
 /* Flat op over n f16 (or f32) elements; scalar in fp32 bits when sc. */
@@ -136,17 +112,13 @@ static void flat(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, i
 	kg_mask_all(g);
 	for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
 		int64_t k = reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX;
-		struct isa_insn *in;
 		if (op == ISA_OP_VDUP) {
 			int rs = kg_reg(g, scalar);
-			in = kg_vinsn(g, op, dt, dst + d * 256, dst + d * 256, k);
-			in->rs2 = rs;
-		} else if (op == ISA_OP_VMULS) {
-			in = vbin(g, op, dt, dst + d * 256, src + d * 256, scalar, k);
-		} else {
-			in = kg_vinsn(g, op, dt, dst + d * 256, src + d * 256, k);
+			KG_VDUP(g, dt, dst + d * 256, k, .rs2 = rs);
+		} else { /* VMULS (scalar) or a VUN */
+			kg_vop(g, op, dt, dst + d * 256, src + d * 256, scalar, k,
+			       kg_strides_dflt());
 		}
-		(void)in;
 	}
 }
 
@@ -156,7 +128,6 @@ static void flat(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, i
 static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t cols, int64_t st,
 		       int64_t mx, int64_t out16, int64_t acc32, int64_t tmp32, int64_t out32)
 {
-	struct isa_insn *in;
 	if (kind == RK_MAX || kind == RK_MIN) {
 		enum isa_op op = kind == RK_MAX ? ISA_OP_VMAX : ISA_OP_VMIN;
 		int64_t src = x, sst = st;
@@ -173,9 +144,8 @@ static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t col
 		kg_mask_lanes(g, cols);
 		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
 			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-			in = kg_vinsn(g, kind == RK_MAX ? ISA_OP_VCMAX : ISA_OP_VCMIN, ISA_DT_F16,
-				      out16 + i * 2, src + i * sst * 32, k);
-			in->s0r = sst;
+			KG_V(g, VRED, kind == RK_MAX ? ISA_OP_VCMAX : ISA_OP_VCMIN, ISA_DT_F16,
+			     out16 + i * 2, src + i * sst * 32, k, .s0r = sst);
 		}
 		return;
 	}
@@ -185,20 +155,17 @@ static void row_reduce(struct kg *g, int kind, int64_t x, int64_t n, int64_t col
 		kg_mask_lanes(g, len);
 		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
 			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-			in = kg_vinsn(g, ISA_OP_VCONV, ISA_DT_F32, tmp32 + i * 256,
-				      x + h * 128 + i * st * 32, k);
-			in->st = ISA_DT_F16;
-			in->dr = 8;
-			in->s0r = st;
-			in = vbin(g, ISA_OP_VADD, ISA_DT_F32, acc32 + i * 256, acc32 + i * 256,
-				  tmp32 + i * 256, k);
+			KG_V(g, VCONV, ISA_OP_VCONV, ISA_DT_F32, tmp32 + i * 256,
+			     x + h * 128 + i * st * 32, k, .st = ISA_DT_F16, .dr = 8, .s0r = st);
+			kg_vop(g, ISA_OP_VADD, ISA_DT_F32, acc32 + i * 256, acc32 + i * 256,
+			       tmp32 + i * 256, k, kg_strides_dflt());
 		}
 	}
 	kg_mask_lanes(g, 64);
 	for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
 		int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-		in = kg_vinsn(g, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4, acc32 + i * 256, k);
-		in->s0r = 8;
+		KG_V(g, VRED, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4, acc32 + i * 256, k,
+		     .s0r = 8);
 	}
 }
 
@@ -212,17 +179,17 @@ static void row_sum32(struct kg *g, int64_t x, int64_t n, int64_t cols, int64_t 
 		kg_mask_lanes(g, cols - h * 64 < 64 ? cols - h * 64 : 64);
 		for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
 			int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-			struct isa_insn *in = vbin(g, ISA_OP_VADD, ISA_DT_F32, acc32 + i * 256,
-						   acc32 + i * 256, x + h * 256 + i * st * 32, k);
-			in->s1r = st;
+			struct kg_strides rs = kg_strides_dflt();
+			rs.s1r = st;
+			kg_vop(g, ISA_OP_VADD, ISA_DT_F32, acc32 + i * 256, acc32 + i * 256,
+			       x + h * 256 + i * st * 32, k, rs);
 		}
 	}
 	kg_mask_lanes(g, 64);
 	for (int64_t i = 0; i < n; i += ISA_VEC_REP_MAX) {
 		int64_t k = n - i < ISA_VEC_REP_MAX ? n - i : ISA_VEC_REP_MAX;
-		struct isa_insn *in = kg_vinsn(g, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4,
-					       acc32 + i * 256, k);
-		in->s0r = 8;
+		KG_V(g, VRED, ISA_OP_VCADD, ISA_DT_F32, out32 + i * 4, acc32 + i * 256, k,
+		     .s0r = 8);
 	}
 }
 
@@ -231,20 +198,13 @@ static void row_sum32(struct kg *g, int64_t x, int64_t n, int64_t cols, int64_t 
 static void rows_op32(struct kg *g, enum isa_op op, int64_t x, int64_t bc, int64_t nb32,
 		      int64_t n16)
 {
-	kg_mask_all(g);
-	for (int64_t j = 0; j < nb32; j++) {
-		struct isa_insn *in = vbin(g, op, ISA_DT_F32, x + j * 32, x + j * 32, bc, n16 / 8);
-		in->db = in->s0b = nb32;
-		in->dr = in->s0r = 8 * nb32;
-		in->s1b = 1;
-		in->s1r = 8;
-	}
+	rows_op(g, op, ISA_DT_F32, x, bc, 0, 1, 8, nb32, n16);
 }
 
 /* n16 fp32 values at v -> one 32-byte block (8 copies) per value at bc. */
 static void brcb32(struct kg *g, int64_t bc, int64_t v, int64_t n16)
 {
-	kg_vinsn(g, ISA_OP_VBRCB, ISA_DT_F32, bc, v, n16 / 8);
+	KG_V(g, VUN, ISA_OP_VBRCB, ISA_DT_F32, bc, v, n16 / 8);
 }
 
 /* n16/16 groups of 16 values (f16 at v) -> one 32-byte block per value at bc,
@@ -255,10 +215,8 @@ static void to_blocks(struct kg *g, int64_t v, int64_t tt, int64_t bc, int64_t n
 		flat(g, ISA_OP_VDUP, ISA_DT_F16, tt, 0, n16 * 16, 0);
 	kg_mask_lanes(g, all ? 128 : 16);
 	for (int64_t gi = 0; gi < n16 / 16; gi++) {
-		struct isa_insn *in = kg_vinsn(g, ISA_OP_VMOV, ISA_DT_F16, tt + gi * 512,
-					       v + gi * 32, all ? 2 : 1);
-		in->s0b = 0;
-		in->s0r = 0;
+		KG_V(g, VUN, ISA_OP_VMOV, ISA_DT_F16, tt + gi * 512, v + gi * 32, all ? 2 : 1,
+		     .s0b = 0, .s0r = 0);
 	}
 	kg_mask_all(g);
 	kg_transpose(g, bc, tt, n16 / 16, 1, 1, 16, 16);
@@ -586,15 +544,7 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 				flat(&g, ISA_OP_VMULS, ISA_DT_F16, ux, ux, n * R * C, (int64_t)bits);
 			}
 			if (mask_div > 0) { /* + the mask row, read with stride 0 for every row */
-				kg_mask_all(&g);
-				for (int64_t j = 0; j < nb; j++) {
-					struct isa_insn *in = vbin(&g, ISA_OP_VADD, ISA_DT_F16, ux + j * 32,
-								   ux + j * 32, mbuf + j * 32, n16 / 8);
-					in->db = in->s0b = nb;
-					in->dr = in->s0r = 8 * nb;
-					in->s1b = 0;
-					in->s1r = 0;
-				}
+				rows_op(&g, ISA_OP_VADD, ISA_DT_F16, ux, mbuf, 1, 0, 0, nb, n16);
 			}
 			if (f32 && last) {
 				/* the max from fp16 (exact), then fp32 from x - max on */
@@ -644,31 +594,15 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 				row_reduce(&g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
 				to_blocks(&g, r16, tt, bc, n16, 1);
 				/* x -= max, one instruction per column block, 8 rows a repeat */
-				kg_mask_all(&g);
-				for (int64_t j = 0; j < nb; j++) {
-					struct isa_insn *in = vbin(&g, ISA_OP_VSUB, ISA_DT_F16, ux + j * 32,
-								   ux + j * 32, bc, n16 / 8);
-					in->db = in->s0b = nb;
-					in->dr = in->s0r = 8 * nb;
-					in->s1b = 1;
-					in->s1r = 8;
-				}
+				rows_op(&g, ISA_OP_VSUB, ISA_DT_F16, ux, bc, 0, 1, 8, nb, n16);
 				int64_t e = log ? ebuf : ux;
 				flat(&g, ISA_OP_VEXP, ISA_DT_F16, e, ux, n16 * C, 0);
 				row_reduce(&g, RK_SUM, e, n, cols, nb, mx, r16, acc, tmp, r32);
 				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
 				kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, n16);
 				to_blocks(&g, r16, tt, bc, n16, 1);
-				kg_mask_all(&g);
-				for (int64_t j = 0; j < nb; j++) {
-					struct isa_insn *in = vbin(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL,
-								   ISA_DT_F16, ux + j * 32,
-								   ux + j * 32, bc, n16 / 8);
-					in->db = in->s0b = nb;
-					in->dr = in->s0r = 8 * nb;
-					in->s1b = 1;
-					in->s1r = 8;
-				}
+				rows_op(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, ISA_DT_F16, ux, bc, 0,
+					1, 8, nb, n16);
 			} else {
 				strided(&g, ISA_OP_VMOV, m, ux, -1, n, C, nb, st, 0);
 				for (int64_t r = 1; r < R; r++)

@@ -161,14 +161,8 @@ static void row_op(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_
 		int64_t left = n - done, rep = left / 8 > ISA_VEC_REP_MAX ? ISA_VEC_REP_MAX : left / 8;
 		int64_t blk = rep ? rep * 8 : left;
 		kg_mask_lanes(g, rep ? 128 : 16 * left);
-		int r2 = kg_reg(g, s1);
-		struct isa_insn *in =
-			kg_vinsn(g, op, ISA_DT_F16, dst + done * 32, s0 + done * 32, rep ? rep : 1);
-		in->rs2 = r2;
-		in->db = in->s0b = 1;
-		in->s1b = 0;
-		in->dr = in->s0r = 8;
-		in->s1r = 0;
+		kg_vop(g, op, ISA_DT_F16, dst + done * 32, s0 + done * 32, s1, rep ? rep : 1,
+		       (struct kg_strides){ 1, 1, 0, 8, 8, 0 });
 		done += blk;
 	}
 }
@@ -182,18 +176,9 @@ static void col_op(struct kg *g, enum isa_op op, int64_t dst, int64_t s0, int64_
 		int64_t left = nr - done, rep = left / 8 > ISA_VEC_REP_MAX ? ISA_VEC_REP_MAX : left / 8;
 		int64_t rows = rep ? rep * 8 : left;
 		kg_mask_lanes(g, rep ? 128 : 16 * left);
-		int r2 = op == ISA_OP_VMOV ? 0 : kg_reg(g, s1);
-		struct isa_insn *in = kg_vinsn(g, op, ISA_DT_F16, dst + done * wo * 32,
-					       s0 + done * w * 32, rep ? rep : 1);
-		in->db = wo;
-		in->s0b = w;
-		in->dr = 8 * wo;
-		in->s0r = 8 * w;
-		if (op != ISA_OP_VMOV) {
-			in->rs2 = r2;
-			in->s1b = 0;
-			in->s1r = 0;
-		}
+		/* VMOV a VUN, s1 unused */
+		kg_vop(g, op, ISA_DT_F16, dst + done * wo * 32, s0 + done * w * 32, s1,
+		       rep ? rep : 1, (struct kg_strides){ wo, w, 0, 8 * wo, 8 * w, 0 });
 		done += rows;
 	}
 }
@@ -215,11 +200,8 @@ static void dup_blocks(struct kg *g, int64_t dst, int64_t n, int64_t db, float v
 				      : 0,
 			lanes >= 64 ? pat : pat & ((UINT64_C(1) << lanes) - 1));
 		int rv = kg_reg(g, kg_fbits(v));
-		struct isa_insn *in = kg_vinsn(g, ISA_OP_VDUP, ISA_DT_F16, dst + done * db * 32,
-					       dst + done * db * 32, rep ? rep : 1);
-		in->rs2 = rv;
-		in->db = db;
-		in->dr = 8 * db;
+		KG_VDUP(g, ISA_DT_F16, dst + done * db * 32, rep ? rep : 1, .rs2 = rv, .db = db,
+			.dr = 8 * db);
 		done += rep ? rep * 8 : left;
 	}
 }

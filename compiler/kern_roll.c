@@ -347,30 +347,18 @@ static void move_bases(struct cc_prog *p, int64_t b0, int64_t Q, const struct ad
 		int sh = 0;
 		while ((INT64_C(1) << sh) < Q)
 			sh++;
-		struct isa_insn *in = cc_emit(p, ISA_OP_SHRI);
-		in->rd = R_TMP;
-		in->rs1 = rj;
-		in->imm = sh;
+		CC_I(p, RRI, ISA_OP_SHRI, .rd = R_TMP, .rs1 = rj, .imm = sh);
 		rj = R_TMP;
 	} else if (Q > 1) {
 		cc_li(p, R_GM, Q);
-		struct isa_insn *in = cc_emit(p, ISA_OP_DIVU);
-		in->rd = R_TMP;
-		in->rs1 = rj;
-		in->rs2 = R_GM;
+		CC_I(p, RRR, ISA_OP_DIVU, .rd = R_TMP, .rs1 = rj, .rs2 = R_GM);
 		rj = R_TMP;
 	}
 	for (int i = 0; i < v->n; i++) {
 		if (!v->d[i])
 			continue;
-		struct isa_insn *in = cc_emit(p, ISA_OP_MULI);
-		in->rd = R_GM;
-		in->rs1 = rj;
-		in->imm = v->d[i];
-		in = cc_emit(p, ISA_OP_ADD);
-		in->rd = v->reg[i];
-		in->rs1 = v->reg[i];
-		in->rs2 = R_GM;
+		CC_I(p, RRI, ISA_OP_MULI, .rd = R_GM, .rs1 = rj, .imm = v->d[i]);
+		CC_I(p, RRR, ISA_OP_ADD, .rd = v->reg[i], .rs1 = v->reg[i], .rs2 = R_GM);
 	}
 }
 

@@ -34,40 +34,38 @@
 
 enum { R_X = 1, R_Y = 2, R_M = 3, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_N = 24 };
 
-static struct isa_insn *vec(struct cc_prog *p, enum isa_op op, int64_t dst, int64_t src0,
-			    int64_t src1, int64_t rep)
-{
-	cc_li(p, R_UB, dst);
-	cc_li(p, R_UB + 1, src0);
-	if (src1 >= 0)
-		cc_li(p, R_UB + 2, src1);
-	struct isa_insn *in = cc_emit(p, op);
-	in->rd = R_UB;
-	in->rs1 = R_UB + 1;
-	in->rs2 = R_UB + 2;
-	in->dt = ISA_DT_F16;
-	in->rep = rep;
-	return in;
-}
+/* A vector instruction of format FMT: dst and src0 (rs1) loaded into R_UB
+ * and R_UB + 1, fp16 unless a field says otherwise, rep repeats; the other
+ * fields as CC_I's.  VEC2: a VBIN, src1 (rs2) in R_UB + 2. */
+#define VEC(p, FMT, op, dst, src0, rep_, ...)                                              \
+	do {                                                                               \
+		cc_li(p, R_UB, dst);                                                       \
+		cc_li(p, R_UB + 1, src0);                                                  \
+		CC_I(p, FMT, op, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16,            \
+		     .rep = (rep_), __VA_ARGS__);                                          \
+	} while (0)
+#define VEC2(p, op, dst, src0, src1, rep_, ...)                                            \
+	do {                                                                               \
+		cc_li(p, R_UB, dst);                                                       \
+		cc_li(p, R_UB + 1, src0);                                                  \
+		cc_li(p, R_UB + 2, src1);                                                  \
+		CC_I(p, VBIN, op, .rd = R_UB, .rs1 = R_UB + 1, .rs2 = R_UB + 2,            \
+		     .dt = ISA_DT_F16, .rep = (rep_), __VA_ARGS__);                        \
+	} while (0)
 
 static void mask_lanes(struct cc_prog *p, int64_t lanes)
 {
 	cc_li(p, R_N, lanes);
-	struct isa_insn *in = cc_emit(p, ISA_OP_VMASKN);
-	in->rs1 = R_N;
+	CC_I(p, R1, ISA_OP_VMASKN, .rs1 = R_N);
 }
 
 /* One value per row at red (n16 of them) -> one 32-byte block per row at bc. */
 static void broadcast_rows(struct cc_prog *p, int64_t red, int64_t tmp, int64_t bc, int64_t n16)
 {
 	for (int64_t g = 0; g < n16 / 16; g++) {
-		struct isa_insn *in = vec(p, ISA_OP_VMOV, tmp + g * 512, red + g * 32, -1, 2);
-		in->s0b = 0;
-		in->s0r = 0;
+		VEC(p, VUN, ISA_OP_VMOV, tmp + g * 512, red + g * 32, 2, .s0b = 0, .s0r = 0);
 	}
-	struct isa_insn *in = vec(p, ISA_OP_VTRANSPOSE, bc, tmp, -1, n16 / 16);
-	in->dr = 16;
-	in->s0r = 16;
+	VEC(p, VUN, ISA_OP_VTRANSPOSE, bc, tmp, n16 / 16, .dr = 16, .s0r = 16);
 }
 
 /* dst(dt) = src(st), n elements contiguous on both sides (64 a repeat);
@@ -77,13 +75,9 @@ static void conv_flat(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, i
 {
 	int64_t reps = (n + 63) / 64, dsz = isa_dtype_size(dt), ssz = isa_dtype_size(st);
 	for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
-		struct isa_insn *in = vec(p, ISA_OP_VCONV, dst + d * 64 * dsz, src + d * 64 * ssz, -1,
-					  reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
-		in->dt = dt;
-		in->st = st;
-		in->db = in->s0b = 1;
-		in->dr = 64 * dsz / 32;
-		in->s0r = 64 * ssz / 32;
+		VEC(p, VCONV, ISA_OP_VCONV, dst + d * 64 * dsz, src + d * 64 * ssz,
+		    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX, .dt = dt, .st = st,
+		    .db = 1, .s0b = 1, .dr = 64 * dsz / 32, .s0r = 64 * ssz / 32);
 	}
 }
 
@@ -92,14 +86,14 @@ static void flat32(struct cc_prog *p, enum isa_op op, int64_t dst, int64_t src, 
 {
 	int64_t reps = (n + 63) / 64;
 	for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX)
-		vec(p, op, dst + d * 256, src + d * 256, -1,
-		    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX)->dt = ISA_DT_F32;
+		VEC(p, VUN, op, dst + d * 256, src + d * 256,
+		    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX, .dt = ISA_DT_F32);
 }
 
 /* n16 fp32 values at v -> one 32-byte block (8 copies) per value at bc. */
 static void brcb32(struct cc_prog *p, int64_t bc, int64_t v, int64_t n16)
 {
-	vec(p, ISA_OP_VBRCB, bc, v, -1, n16 / 8)->dt = ISA_DT_F32;
+	VEC(p, VUN, ISA_OP_VBRCB, bc, v, n16 / 8, .dt = ISA_DT_F32);
 }
 
 /* fp32 rows of nb32 blocks (in place) op= the row's fp32 block: as rows_op. */
@@ -107,12 +101,8 @@ static void rows_op32(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, 
 		      int64_t n16)
 {
 	for (int64_t j = 0; j < nb32; j++) {
-		struct isa_insn *in = vec(p, op, x + j * 32, x + j * 32, bc, n16 / 8);
-		in->dt = ISA_DT_F32;
-		in->db = in->s0b = nb32;
-		in->dr = in->s0r = 8 * nb32;
-		in->s1b = 1;
-		in->s1r = 8;
+		VEC2(p, op, x + j * 32, x + j * 32, bc, n16 / 8, .dt = ISA_DT_F32, .db = nb32,
+		     .s0b = nb32, .dr = 8 * nb32, .s0r = 8 * nb32, .s1b = 1, .s1r = 8);
 	}
 }
 
@@ -125,8 +115,7 @@ static void tile_f32(struct cc_prog *p, int64_t ux, int64_t red, int64_t red32, 
 	int64_t nb32 = c16 / 8, nel = n16 * c16;
 	conv_flat(p, ISA_DT_F32, ISA_DT_F16, xf, ux, nel);
 	mask_lanes(p, cols);
-	struct isa_insn *in = vec(p, ISA_OP_VCMAX, red, ux, -1, n16);
-	in->s0r = c16 / 16;
+	VEC(p, VRED, ISA_OP_VCMAX, red, ux, n16, .s0r = c16 / 16);
 	mask_lanes(p, 0);
 	conv_flat(p, ISA_DT_F32, ISA_DT_F16, red32, red, n16);
 	brcb32(p, bc32, red32, n16);
@@ -135,20 +124,14 @@ static void tile_f32(struct cc_prog *p, int64_t ux, int64_t red, int64_t red32, 
 	flat32(p, ISA_OP_VEXP, e, xf, nel);
 	int64_t src = e, sst = nb32;
 	if (cols > 64) { /* lanes 64.. added onto 0..63 in a copy: e stays for the multiply */
-		in = vec(p, ISA_OP_VMOV, acc, e, -1, n16);
-		in->dt = ISA_DT_F32;
-		in->s0r = nb32;
+		VEC(p, VUN, ISA_OP_VMOV, acc, e, n16, .dt = ISA_DT_F32, .s0r = nb32);
 		mask_lanes(p, cols - 64);
-		in = vec(p, ISA_OP_VADD, acc, acc, e + 256, n16);
-		in->dt = ISA_DT_F32;
-		in->s1r = nb32;
+		VEC2(p, ISA_OP_VADD, acc, acc, e + 256, n16, .dt = ISA_DT_F32, .s1r = nb32);
 		src = acc;
 		sst = 8;
 	}
 	mask_lanes(p, cols < 64 ? cols : 64);
-	in = vec(p, ISA_OP_VCADD, red32, src, -1, n16);
-	in->dt = ISA_DT_F32;
-	in->s0r = sst;
+	VEC(p, VRED, ISA_OP_VCADD, red32, src, n16, .dt = ISA_DT_F32, .s0r = sst);
 	mask_lanes(p, 0);
 	flat32(p, log ? ISA_OP_VLN : ISA_OP_VREC, red32, red32, n16);
 	brcb32(p, bc32, red32, n16);
@@ -161,13 +144,8 @@ static void rows_op(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, in
 		    int64_t n16)
 {
 	for (int64_t j = 0; j < nb; j++) {
-		struct isa_insn *in = vec(p, op, x + j * 32, x + j * 32, bc, n16 / 8);
-		in->db = nb;
-		in->s0b = nb;
-		in->dr = 8 * nb;
-		in->s0r = 8 * nb;
-		in->s1b = 1;
-		in->s1r = 8;
+		VEC2(p, op, x + j * 32, x + j * 32, bc, n16 / 8, .db = nb, .s0b = nb, .dr = 8 * nb,
+		     .s0r = 8 * nb, .s1b = 1, .s1r = 8);
 	}
 }
 
@@ -212,7 +190,6 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	cc_ldarg(p, R_Y, 1);
 	if (mask_div > 0)
 		cc_ldarg(p, R_M, 2);
-	struct isa_insn *in;
 	int labels[1024];
 	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
 	for (int64_t b = 0; b < blocks; b++) {
@@ -242,39 +219,35 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 				memcpy(&bits, &scale, 4);
 				cc_li(p, R_N, bits);
 				for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
-					in = vec(p, ISA_OP_VMULS, ux + d * 256, ux + d * 256, -1,
-						 reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
-					in->rs2 = R_N;
+					VEC(p, VSCAL, ISA_OP_VMULS, ux + d * 256, ux + d * 256,
+					    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX,
+					    .rs2 = R_N);
 				}
 			}
 			if (mask_div > 0) /* + the mask row, read with stride 0 for every row */
 				for (int64_t j = 0; j < nb; j++) {
-					in = vec(p, ISA_OP_VADD, ux + j * 32, ux + j * 32, mbuf + j * 32,
-						 n16 / 8);
-					in->db = in->s0b = nb;
-					in->dr = in->s0r = 8 * nb;
-					in->s1b = 0;
-					in->s1r = 0;
+					VEC2(p, ISA_OP_VADD, ux + j * 32, ux + j * 32, mbuf + j * 32,
+					     n16 / 8, .db = nb, .s0b = nb, .dr = 8 * nb,
+					     .s0r = 8 * nb, .s1b = 0, .s1r = 0);
 				}
 			if (f32) {
 				tile_f32(p, ux, red, red32, bc32, acc, xf, ebuf32, n16, cols, c16, log);
 			} else {
 				/* max per row, over the row's own lanes */
 				mask_lanes(p, cols);
-				in = vec(p, ISA_OP_VCMAX, red, ux, -1, n16);
-				in->s0r = nb;
+				VEC(p, VRED, ISA_OP_VCMAX, red, ux, n16, .s0r = nb);
 				mask_lanes(p, 0);
 				broadcast_rows(p, red, tmp, bc, n16);
 				rows_op(p, ISA_OP_VSUB, ux, bc, nb, n16);
 				int64_t e = log ? ebuf : ux; /* LogSoftmax keeps x - max */
 				for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX)
-					vec(p, ISA_OP_VEXP, e + d * 256, ux + d * 256, -1,
+					VEC(p, VUN, ISA_OP_VEXP, e + d * 256, ux + d * 256,
 					    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
 				mask_lanes(p, cols);
-				in = vec(p, ISA_OP_VCADD, red, e, -1, n16);
-				in->s0r = nb;
+				VEC(p, VRED, ISA_OP_VCADD, red, e, n16, .s0r = nb);
 				mask_lanes(p, 0);
-				vec(p, log ? ISA_OP_VLN : ISA_OP_VREC, red, red, -1, (n16 + 127) / 128);
+				VEC(p, VUN, log ? ISA_OP_VLN : ISA_OP_VREC, red, red,
+				    (n16 + 127) / 128);
 				broadcast_rows(p, red, tmp, bc, n16);
 				rows_op(p, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux, bc, nb, n16);
 			}

@@ -162,11 +162,7 @@ static void zero_pad_channels(struct kg *g, int64_t at, int64_t npix, int64_t nc
 		}
 		int rd = kg_reg(g, at + done * 32);
 		int rz = kg_reg(g, 0);
-		struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
-		in->rd = rd;
-		in->rs2 = rz;
-		in->dt = ISA_DT_F16;
-		in->rep = rep;
+		KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rz, .dt = ISA_DT_F16, .rep = rep);
 		done += rep * 8 < left ? rep * 8 : left;
 	}
 }
@@ -241,13 +237,19 @@ static void in_quant(struct kg *g, const struct plan *pl, const struct tile *t, 
 	for (int h = 0; h < 2; h++)
 		for (int64_t done = 0; done < px; done += 8 * ISA_VEC_REP_MAX) {
 			int64_t rep = px - done < 8 * ISA_VEC_REP_MAX ? (px - done) / 8 : ISA_VEC_REP_MAX;
-			struct isa_insn *in = kg_vinsn(g, h ? ISA_OP_VDUP : ISA_OP_VMULS, ISA_DT_F16,
-						       tmp + h * 32 + done * 64, out + done * 32, rep);
-			in->rs2 = h ? rz : rs;
-			in->db = 2;
-			in->dr = 16;
-			in->s0b = 1;
-			in->s0r = 8;
+			int64_t d = tmp + h * 32 + done * 64, s = out + done * 32;
+			if (!h) {
+				KG_V(g, VSCAL, ISA_OP_VMULS, ISA_DT_F16, d, s, rep, .rs2 = rs,
+				     .db = 2, .dr = 16, .s0b = 1, .s0r = 8);
+				continue;
+			}
+			/* the zeros: a vdup has no source, but the pixels' address is
+			 * looked up as for the vmuls, which keeps the cache's choices
+			 * (and so the program) as they always were */
+			int r[2];
+			kg_vregs(g, d, s, rep, r);
+			KG_I(g, VDUP, ISA_OP_VDUP, .rd = r[0], .rs2 = rz, .dt = ISA_DT_F16,
+			     .rep = rep, .db = 2, .dr = 16);
 		}
 	kg_conv_n(g, ISA_DT_S8, ISA_DT_F16, out, tmp, px * 32, ISA_RND_RNE);
 }

@@ -46,15 +46,11 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 			cc_li(p, R_UB, ub_out);
 			cc_li(p, R_UB + 1, ub_in);
-			struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = nb;
-			in->s0b = nb; /* source rows are a whole padded row apart */
-			in->s0r = 1;  /* the next 16-column block */
-			in->db = 1;
-			in->dr = 16;  /* one 512-byte block per repeat */
+			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+			     .dt = ISA_DT_F16, .rep = nb,
+			     .s0b = nb /* source rows are a whole padded row apart */,
+			     .s0r = 1 /* the next 16-column block */,
+			     .db = 1, .dr = 16 /* one 512-byte block per repeat */);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
@@ -246,15 +242,10 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 				cc_ub_zero(p, R_UB, R_UB + 2, ub_in + va * R * 32, (16 - va) * R);
 			cc_li(p, R_UB, ub_out);
 			cc_li(p, R_UB + 1, ub_in);
-			struct isa_insn *in = cc_emit(p, ISA_OP_VTRANSPOSE);
-			in->rd = R_UB;
-			in->rs1 = R_UB + 1;
-			in->dt = ISA_DT_F16;
-			in->rep = n;
-			in->s0b = R; /* UB rows are R blocks apart */
-			in->s0r = 1; /* the next block of the run */
-			in->db = R;
-			in->dr = 1;
+			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+			     .dt = ISA_DT_F16, .rep = n, .s0b = R /* UB rows are R blocks apart */,
+			     .s0r = 1 /* the next block of the run */,
+			     .db = R, .dr = 1);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

@@ -61,24 +61,19 @@ static void emit_step(struct cc_prog *p, enum isa_dtype dt, const struct cc_vste
 	const struct isa_info *info = &isa_table[op];
 	cc_li(p, R_UB, dst);
 	cc_li(p, R_UB + 1, a);
-	struct isa_insn *in;
 	if (info->fmt == ISA_FMT_VBIN) {
 		cc_li(p, R_UB + 2, b);
-		in = cc_emit(p, op);
-		in->rs2 = R_UB + 2;
+		CC_I(p, VBIN, op, .rd = R_UB, .rs1 = R_UB + 1, .rs2 = R_UB + 2, .dt = dt,
+		     .rep = rep);
 	} else if (info->fmt == ISA_FMT_VSCAL) {
 		uint32_t bits;
 		memcpy(&bits, &st->scalar, 4);
 		cc_li(p, R_SCALAR, bits);
-		in = cc_emit(p, op);
-		in->rs2 = R_SCALAR;
+		CC_I(p, VSCAL, op, .rd = R_UB, .rs1 = R_UB + 1, .rs2 = R_SCALAR, .dt = dt,
+		     .rep = rep);
 	} else {
-		in = cc_emit(p, op);
+		CC_I(p, VUN, op, .rd = R_UB, .rs1 = R_UB + 1, .dt = dt, .rep = rep);
 	}
-	in->rd = R_UB;
-	in->rs1 = R_UB + 1;
-	in->dt = dt;
-	in->rep = rep;
 }
 
 /* One vector instruction over rep repeats at UB addresses dst, a (and b). */
@@ -190,14 +185,8 @@ static void vconv_run(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, i
 {
 	cc_li(p, R_UB, dst);
 	cc_li(p, R_UB + 1, src);
-	struct isa_insn *in = cc_emit(p, ISA_OP_VCONV);
-	in->rd = R_UB;
-	in->rs1 = R_UB + 1;
-	in->dt = dt;
-	in->st = st;
-	in->rep = rep;
-	in->dr = dt == ISA_DT_F32 ? 8 : 4;
-	in->s0r = st == ISA_DT_F32 ? 8 : 4;
+	CC_I(p, VCONV, ISA_OP_VCONV, .rd = R_UB, .rs1 = R_UB + 1, .dt = dt, .st = st, .rep = rep,
+	     .dr = dt == ISA_DT_F32 ? 8 : 4, .s0r = st == ISA_DT_F32 ? 8 : 4);
 }
 
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,

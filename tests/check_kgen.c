@@ -78,11 +78,7 @@ END_TEST
 static void vdup(struct kg *g, int64_t at, float v)
 {
 	int rd = kg_reg(g, at), rv = kg_reg(g, kg_fbits(v));
-	struct isa_insn *in = cc_emit(g->p, ISA_OP_VDUP);
-	in->rd = rd;
-	in->rs2 = rv;
-	in->dt = ISA_DT_F16;
-	in->rep = 1;
+	KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16, .rep = 1);
 }
 
 /* The head's mask is 16 lanes; the body fills under it, then sets all lanes
@@ -288,6 +284,54 @@ START_TEST(work_bound_counts_scratch_copies)
 }
 END_TEST
 
+/* The constructors (insn_args.h) give the bytes the assembler gives for the
+ * same operands: a field left out takes fields.def's default (rep 1, block
+ * strides 1, repeat strides 8, nburst 1), one given overrides it (a 0
+ * stride too).  An opcode given to another format's constructor fails the
+ * kernel, naming the format. */
+START_TEST(constructors_match_the_assembler)
+{
+	struct cc_prog p;
+	cc_prog_init(&p);
+	struct kg g;
+	kg_init(&g, &p, 0, 0);
+	KG_I(&g, VBIN, ISA_OP_VADD, .rd = 1, .rs1 = 2, .rs2 = 3, .dt = ISA_DT_F16);
+	KG_I(&g, VBIN, ISA_OP_VMUL, .rd = 1, .rs1 = 2, .rs2 = 3, .dt = ISA_DT_F32, .rep = 4,
+	     .s1b = 0, .s1r = 0);
+	KG_I(&g, DMA, ISA_OP_MOV_GM_UB, .rd = 4, .rs1 = 5, .len = 6);
+	KG_I(&g, MMAD, ISA_OP_MMAD, .rd = 1, .rs1 = 2, .rs2 = 3, .m = 16, .k = 32, .n = 48,
+	     .init = 1);
+	KG_I(&g, VCONV, ISA_OP_VCONV, .rd = 1, .rs1 = 2, .dt = ISA_DT_F16, .st = ISA_DT_F32,
+	     .rnd = ISA_RND_TRUNC, .dr = 4);
+	KG_I(&g, NONE, ISA_OP_END);
+	uint8_t *code = NULL;
+	size_t bytes = 0;
+	char err[200] = "";
+	ck_assert_int_eq(cc_prog_finish(&p, &code, &bytes, err, sizeof err), 0);
+	struct isa_program want;
+	ck_assert_int_eq(isa_assemble("vadd x1, x2, x3, dt=f16\n"
+				      "vmul x1, x2, x3, dt=f32, rep=4, s1b=0, s1r=0\n"
+				      "mov.gm.ub x4, x5, len=6\n"
+				      "mmad x1, x2, x3, m=16, k=32, n=48, init=1\n"
+				      "vconv x1, x2, dt=f16, st=f32, rnd=trunc, dr=4\n"
+				      "end\n",
+				      "want.s", &want, err, sizeof err),
+			 0);
+	ck_assert_uint_eq(bytes, want.ninsns * ISA_INSN_BYTES);
+	ck_assert_int_eq(memcmp(code, want.code, bytes), 0);
+	isa_program_free(&want);
+	free(code);
+	cc_prog_free(&p);
+
+	cc_prog_init(&p);
+	KG_I(&g, VBIN, ISA_OP_VRELU, .rd = 1, .rs1 = 2, .rs2 = 3, .dt = ISA_DT_F16);
+	cc_end(&p);
+	ck_assert_int_eq(cc_prog_finish(&p, &code, &bytes, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "pc 0") && strstr(err, "not of format VBIN"), "%s", err);
+	cc_prog_free(&p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kgen");
@@ -298,6 +342,7 @@ int main(void)
 	tcase_add_test(tc, rolled_steps_match_straight_line);
 	tcase_add_test(tc, alike_blocks_share_code);
 	tcase_add_test(tc, work_bound_counts_scratch_copies);
+	tcase_add_test(tc, constructors_match_the_assembler);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
