@@ -213,28 +213,45 @@ static void xfer(struct kg *gn, enum isa_op op, int areg, int base, int64_t off,
 	kg_dma_via(gn, op, areg, base, off, local, nburst, len, sgap, dgap);
 }
 
-/* f16 vector op on UB addresses; s1 is an address for VBIN ops, the scalar's
- * bits for VSCAL/VDUP (0: x0, the scalar 0). */
-static struct isa_insn *vop(struct kg *gn, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
-			    int64_t rep, int64_t s0b, int64_t s0r, int64_t s1b, int64_t s1r)
+/* f16 vector op on UB addresses with strides st (those its format has);
+ * s1 is an address for VBIN ops, the scalar's bits for VSCAL/VDUP (0: x0,
+ * the scalar 0).  Registers are looked up dst, s0, s1 in turn. */
+static void vop_st(struct kg *gn, enum isa_op op, int64_t dst, int64_t s0, int64_t s1,
+		   int64_t rep, struct kg_strides st)
 {
 	enum isa_fmt fmt = isa_table[op].fmt;
 	int rd = kg_reg(gn, dst);
 	int rs1 = fmt != ISA_FMT_VDUP ? kg_reg(gn, s0) : 0;
 	int rs2 = fmt == ISA_FMT_VBIN ? kg_reg(gn, s1) : reg(gn, s1);
-	struct isa_insn *in = cc_emit(gn->p, op);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->rs2 = rs2;
-	in->dt = ISA_DT_F16;
-	in->rep = rep;
-	in->db = 1;
-	in->dr = 8;
-	in->s0b = s0b;
-	in->s0r = s0r;
-	in->s1b = s1b;
-	in->s1r = s1r;
-	return in;
+	switch (fmt) {
+	case ISA_FMT_VBIN:
+		KG_I(gn, VBIN, op, .rd = rd, .rs1 = rs1, .rs2 = rs2, .dt = ISA_DT_F16, .rep = rep,
+		     .db = st.db, .s0b = st.s0b, .s1b = st.s1b, .dr = st.dr, .s0r = st.s0r,
+		     .s1r = st.s1r);
+		break;
+	case ISA_FMT_VSCAL:
+		KG_I(gn, VSCAL, op, .rd = rd, .rs1 = rs1, .rs2 = rs2, .dt = ISA_DT_F16, .rep = rep,
+		     .db = st.db, .s0b = st.s0b, .dr = st.dr, .s0r = st.s0r);
+		break;
+	case ISA_FMT_VDUP:
+		KG_I(gn, VDUP, op, .rd = rd, .rs2 = rs2, .dt = ISA_DT_F16, .rep = rep, .db = st.db,
+		     .dr = st.dr);
+		break;
+	case ISA_FMT_VUN:
+		KG_I(gn, VUN, op, .rd = rd, .rs1 = rs1, .dt = ISA_DT_F16, .rep = rep, .db = st.db,
+		     .s0b = st.s0b, .dr = st.dr, .s0r = st.s0r);
+		break;
+	default:
+		gn->bad = 1;
+	}
+}
+
+/* The same with the destination contiguous (block stride 1, repeat 8). */
+static void vop(struct kg *gn, enum isa_op op, int64_t dst, int64_t s0, int64_t s1, int64_t rep,
+		int64_t s0b, int64_t s0r, int64_t s1b, int64_t s1r)
+{
+	struct kg_strides st = { .db = 1, .dr = 8, .s0b = s0b, .s0r = s0r, .s1b = s1b, .s1r = s1r };
+	vop_st(gn, op, dst, s0, s1, rep, st);
 }
 
 /* An element-wise op (VUN/VSCAL/VDUP, contiguous) over npix pixels at ub, in
@@ -669,26 +686,20 @@ static void cube_requant(struct kg *gn, const struct cc_conv *cv, const struct c
 			int have = 2 * pr + h < nn;
 			for (int64_t done = 0; done < px; done += 8 * MAX_REP) {
 				int64_t rep = min64(MAX_REP, (px - done) / 8), d = dst + h * 32 + done * 64;
-				struct isa_insn *in =
-					have ? vop(gn, ISA_OP_VMULS, d, ub + (2 * pr + h) * px * 32 + done * 32,
-						   scale, rep, 1, 8, 0, 0)
-					     : vop(gn, ISA_OP_VDUP, d, 0, 0, rep, 1, 8, 0, 0);
-				in->db = 2;
-				in->dr = 16;
+				struct kg_strides st = { .db = 2, .dr = 16, .s0b = 1, .s0r = 8 };
+				if (have)
+					vop_st(gn, ISA_OP_VMULS, d, ub + (2 * pr + h) * px * 32 + done * 32,
+					       scale, rep, st);
+				else
+					vop_st(gn, ISA_OP_VDUP, d, 0, 0, rep, st);
 			}
 		}
 		/* 128 values a repeat: 4 pixels */
 		for (int64_t done = 0; done < px; done += 4 * MAX_REP) {
 			int64_t rep = min64(MAX_REP, (px - done) / 4);
-			struct isa_insn *in =
-				kg_vinsn(gn, ISA_OP_VCONV, ISA_DT_S8, dst + done * 32, dst + done * 64, rep);
-			in->st = ISA_DT_F16;
-			in->rnd = ISA_RND_RNE;
-			in->rep = rep;
-			in->db = 1;
-			in->dr = 4;
-			in->s0b = 1;
-			in->s0r = 8;
+			KG_V(gn, VCONV, ISA_OP_VCONV, ISA_DT_S8, dst + done * 32, dst + done * 64,
+			     rep, .st = ISA_DT_F16, .rnd = ISA_RND_RNE, .rep = rep, .db = 1,
+			     .dr = 4, .s0b = 1, .s0r = 8);
 		}
 	}
 }
@@ -737,15 +748,9 @@ static void cube_res_dequant(struct kg *gn, const struct cc_conv *cv,
 	/* 128 values a repeat: 4 pixels of a pair */
 	for (int64_t done = 0; done < pairs * px; done += 4 * MAX_REP) {
 		int64_t rep = min64(MAX_REP, (pairs * px - done) / 4);
-		struct isa_insn *in =
-			kg_vinsn(gn, ISA_OP_VCONV, ISA_DT_F16, tmp + done * 64, ub + half + done * 32, rep);
-		in->st = ISA_DT_S8;
-		in->rnd = ISA_RND_RNE;
-		in->rep = rep;
-		in->db = 1;
-		in->dr = 8;
-		in->s0b = 1;
-		in->s0r = 4;
+		KG_V(gn, VCONV, ISA_OP_VCONV, ISA_DT_F16, tmp + done * 64, ub + half + done * 32,
+		     rep, .st = ISA_DT_S8, .rnd = ISA_RND_RNE, .rep = rep, .db = 1, .dr = 8,
+		     .s0b = 1, .s0r = 4);
 	}
 	for (int64_t n1 = 0; n1 < nn; n1++) {
 		int64_t src = tmp + n1 / 2 * px * 64 + n1 % 2 * 32;
@@ -832,29 +837,18 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 			cube_res_load(gn, g, t, mem, cs);
 		cs->groups++;
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
-		struct isa_insn *in;
 		if (cv->int8) { /* each channel block with its own dequant scales */
 			for (int64_t n1 = 0; n1 < nn; n1++) {
 				int rd = reg(gn, ub + n1 * mf * FRAC);
 				int rs1 = reg(gn, c * mem->l0c_half + (n0 + n1) * mf * 1024);
 				int rs2 = reg(gn, mem->ub_deq + (tl->n1a + n0 + n1) * 64);
-				in = cc_emit(gn->p, ISA_OP_MOV_L0C_UB);
-				in->rd = rd;
-				in->rs1 = rs1;
-				in->rs2 = rs2;
-				in->nfrac = mf;
-				in->cvt = ISA_CVT_DEQV;
-				in->relu = fused;
+				KG_I(gn, L0C, ISA_OP_MOV_L0C_UB, .rd = rd, .rs1 = rs1, .rs2 = rs2,
+				     .nfrac = mf, .cvt = ISA_CVT_DEQV, .relu = fused);
 			}
 		} else {
 			int rd = reg(gn, ub), rs1 = reg(gn, c * mem->l0c_half + n0 * mf * 1024);
-			in = cc_emit(gn->p, ISA_OP_MOV_L0C_UB);
-			in->rd = rd;
-			in->rs1 = rs1;
-			in->rs2 = 0;
-			in->nfrac = nn * mf;
-			in->cvt = ISA_CVT_F16;
-			in->relu = fused;
+			KG_I(gn, L0C, ISA_OP_MOV_L0C_UB, .rd = rd, .rs1 = rs1, .rs2 = 0,
+			     .nfrac = nn * mf, .cvt = ISA_CVT_F16, .relu = fused);
 		}
 		if (n0 + nn == tl->n1c)
 			set_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
@@ -953,36 +947,20 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * g->xpix; /* one image's slab */
 	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
 	/* image i's slab into its fractal rows, [mfi][kn] fractals each */
-	struct isa_insn *in;
 	for (int64_t i = 0; i < tl->nimg; i++) {
 		int rd = reg(gn, pb * mem->l0a_half + i * mfi * kn * FRAC);
 		int rs1 = reg(gn, sl1 + i * img_bytes);
 		int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
-		in = cc_emit(gn->p, ISA_OP_LOAD3D);
-		in->rd = rd;
-		in->rs1 = rs1;
-		in->rs2 = rs2;
-		in->rs3 = rs3;
-		in->kh = cv->kh;
-		in->kw = cv->kw;
-		in->sh = cv->sh;
-		in->sw = cv->sw;
-		in->dh = cv->dh;
-		in->dw = cv->dw;
-		in->mcnt = mfi * 16;
-		in->k1cnt = kn;
-		in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
-		in->c04 = cv->c04;
+		KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = rd, .rs1 = rs1, .rs2 = rs2, .rs3 = rs3,
+		     .kh = cv->kh, .kw = cv->kw, .sh = cv->sh, .sw = cv->sw, .dh = cv->dh,
+		     .dw = cv->dw, .mcnt = mfi * 16, .k1cnt = kn,
+		     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16, .c04 = cv->c04);
 	}
 	int64_t key[5] = { s->c1a * g->kf1 + kp, kn, tl->n1a, tl->n1c, tl->sl };
 	if (memcmp(cs->l0b_key[pb], key, sizeof key)) {
 		int rd = reg(gn, pb * mem->l0b_half), rs1 = reg(gn, wl1 + kp * tl->n1c * FRAC);
-		in = cc_emit(gn->p, ISA_OP_LOAD2D_L0B);
-		in->rd = rd;
-		in->rs1 = rs1;
-		in->rep = kn * tl->n1c;
-		in->sstride = 1;
-		in->dstride = 1;
+		KG_I(gn, LOAD2D, ISA_OP_LOAD2D_L0B, .rd = rd, .rs1 = rs1, .rep = kn * tl->n1c,
+		     .sstride = 1, .dstride = 1);
 		memcpy(cs->l0b_key[pb], key, sizeof key);
 	}
 	set_flag(gn, ISA_PIPE_MTE1, ISA_PIPE_M, pb);
@@ -991,15 +969,9 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
 	int rd = reg(gn, c * mem->l0c_half), rs1 = reg(gn, pb * mem->l0a_half);
 	int rs2 = reg(gn, pb * mem->l0b_half);
-	in = cc_emit(gn->p, ISA_OP_MMAD);
-	in->rd = rd;
-	in->rs1 = rs1;
-	in->rs2 = rs2;
-	in->m = tile_m(tl);
-	in->k = kn * g->k0;
-	in->n = tl->n1c * 16;
-	in->init = first;
-	in->dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16;
+	KG_I(gn, MMAD, ISA_OP_MMAD, .rd = rd, .rs1 = rs1, .rs2 = rs2, .m = tile_m(tl),
+	     .k = kn * g->k0, .n = tl->n1c * 16, .init = first,
+	     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16);
 	set_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
 }
 
@@ -1012,13 +984,8 @@ static void cube_steps(struct kg *gn, const struct geo *g, const struct cube_til
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
 	int64_t fm[4] = { s->s.fh, s->s.fw, s->s.ptp, s->s.pbp };
 	if (memcmp(cs->fm, fm, sizeof fm)) {
-		struct isa_insn *in = cc_emit(gn->p, ISA_OP_SET_FMATRIX);
-		in->fh = s->s.fh;
-		in->fw = s->s.fw;
-		in->pt = s->s.ptp;
-		in->pb = s->s.pbp;
-		in->pl = cv->pl;
-		in->pr = cv->pr;
+		KG_I(gn, FMATRIX, ISA_OP_SET_FMATRIX, .fh = s->s.fh, .fw = s->s.fw, .pt = s->s.ptp,
+		     .pb = s->s.pbp, .pl = cv->pl, .pr = cv->pr);
 		memcpy(cs->fm, fm, sizeof fm);
 	}
 	int64_t k1n = s->c1c * g->kf1;

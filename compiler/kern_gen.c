@@ -218,22 +218,6 @@ void kg_vop(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_
 	}
 }
 
-struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			  int64_t src, int64_t rep)
-{
-	int r[2];
-	kg_vregs(g, dst, src, rep, r);
-	struct isa_insn *in = cc_emit(g->p, op);
-	in->rd = r[0];
-	in->rs1 = r[1];
-	in->dt = dt;
-	in->rep = rep;
-	return in;
-}
-
-
-
-
 /* dst(dt) = src(st), n elements contiguous on both sides. */
 void kg_flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst,
 		      int64_t src, int64_t n)

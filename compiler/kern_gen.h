@@ -140,9 +140,6 @@ struct kg_strides kg_strides_dflt(void);
  * its format has from st, the others dropped. */
 void kg_vop(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst, int64_t s0, int64_t s1,
 	    int64_t rep, struct kg_strides st);
-/* The old form, which kern_conv.c still uses: the caller sets the rest. */
-struct isa_insn *kg_vinsn(struct kg *g, enum isa_op op, enum isa_dtype dt, int64_t dst,
-			  int64_t src, int64_t rep);
 void kg_flat_conv(struct kg *g, enum isa_dtype dt, enum isa_dtype st, int64_t dst, int64_t src,
 		  int64_t n);
 /* dst(dt) = src(st) over n elements contiguous on both sides, any sizes,
