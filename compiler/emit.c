@@ -91,6 +91,23 @@ void cc_prog_init_scratch(struct cc_prog *sp, struct cc_prog *p)
 	sp->work = p->work ? p->work : &p->work_n;
 }
 
+/* cur as op's format's defaults (isa_fmt_defaults), field by field: a
+ * copy of the whole instruction (55 fields) was a fifth of a compile, the
+ * tiling searches' dry runs emitting millions. */
+static void start(struct cc_prog *p, enum isa_op op)
+{
+	const struct isa_format *f = &isa_formats[isa_table[op].fmt];
+	char *base = (char *)&p->cur;
+	if (p->cur_fmt)
+		for (unsigned i = 0; i < p->cur_fmt->nfields; i++)
+			*(int64_t *)(base + p->cur_fmt->fields[i].offset) = 0;
+	for (unsigned i = 0; i < f->nfields; i++)
+		*(int64_t *)(base + f->fields[i].offset) =
+			f->fields[i].dflt == ISA_REQ ? 0 : f->fields[i].dflt;
+	p->cur.op = op;
+	p->cur_fmt = f;
+}
+
 struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 {
 	flush(p);
@@ -100,8 +117,7 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 	if (!p->dry && ((p->max_n && p->n >= p->max_n) || p->work_over)) {
 		/* filled in and dropped, like after an allocation failure */
 		p->over = 1;
-		p->cur = *isa_fmt_defaults[isa_table[op].fmt];
-		p->cur.op = op;
+		start(p, op);
 		return &p->cur;
 	}
 	if (!p->oom && !p->dry && p->n == p->cap) {
@@ -119,8 +135,7 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 	}
 	struct isa_insn *in = &p->cur;
 	/* defaults of keyword fields, as the assembler applies them */
-	*in = *isa_fmt_defaults[isa_table[op].fmt];
-	in->op = op;
+	start(p, op);
 	if (p->dry) { /* timed at the next flush, never stored */
 		p->n++;
 		p->pending = 1;

@@ -39,6 +39,9 @@ struct cc_prog {
 	size_t nfix, capfix;
 	int oom;
 	int pending;     /* cur is instruction n - 1, not yet encoded */
+	/* the format whose fields cur may hold (NULL: none); every other field
+	 * of cur is 0, so the next instruction clears only these */
+	const struct isa_format *cur_fmt;
 	int failed;      /* a field did not fit: err says which, at pc err_pc */
 	size_t err_pc;
 	char err[200];

@@ -1,4 +1,5 @@
 /* kern_gen.c: see kern_gen.h. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,10 +59,16 @@ int kg_reg(struct kg *g, int64_t v)
 					g->loop[i].livein[r] = 1;
 			return r;
 		}
-	int lru = c0;
-	for (int r = c0; r < cn; r++)
-		if (!g->rvalid[r] || (g->rvalid[lru] && g->rage[r] < g->rage[lru]))
-			lru = r;
+	/* the last register holding nothing, else the least recently used */
+	int lru = c0, empty = -1;
+	unsigned oldest = UINT_MAX;
+	for (int r = c0; r < cn; r++) {
+		unsigned age = g->rage[r];
+		empty = g->rvalid[r] ? empty : r;
+		lru = g->rvalid[r] && age < oldest ? r : lru;
+		oldest = g->rvalid[r] && age < oldest ? age : oldest;
+	}
+	lru = empty >= 0 ? empty : lru;
 	cc_li(g->p, lru, v);
 	g->rval[lru] = v;
 	g->rvalid[lru] = 1;
