@@ -842,6 +842,12 @@ struct om_file {
 	size_t len;
 	int fd;
 	uint64_t weights_offset; /* file offset of the .weights section */
+	/* The weights' CRC-32 is checked when they are first read
+	 * (om_verify_weights), not at om_read: a timing-mode run never reads
+	 * them, and checking 50 MB cost a third of such a run. */
+	int weights_crc_due; /* a CRC-32 is recorded and not yet checked */
+	uint32_t weights_crc32;
+	char path[512];
 };
 
 struct om_reader {
@@ -1251,9 +1257,9 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 	    0)
 		return -1;
 	m->weights_bytes = wsize;
-	if (pm->checksums && crc32_of(w, wsize) != pm->weights_crc32)
-		return fail(r->err, r->errlen, "%s: section %s fails its CRC-32 check (the file is "
-			    "corrupt)", r->path, OM_WEIGHTS_SECTION);
+	m->file->weights_crc_due = pm->checksums != 0;
+	m->file->weights_crc32 = pm->weights_crc32;
+	snprintf(m->file->path, sizeof m->file->path, "%s", r->path);
 	/* The weights stay in the file's mapping, read-only (a write faults
 	 * rather than changing what a later load sees); rt_model_load maps its
 	 * own copy-on-write view for the device. */
@@ -1302,6 +1308,7 @@ int om_read(const char *path, struct om_model *m, const char *expect_soc, char *
 	}
 	res.file->fd = r.fd;
 	res.file->weights_offset = 0;
+	res.file->weights_crc_due = 0;
 	r.fd = -1;
 	r.map = res.file->map;
 	if (!find_sec(&r, OM_META_SECTION)) {
@@ -1456,6 +1463,18 @@ int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset)
 		return -1;
 	*fd = m->file->fd;
 	*offset = m->file->weights_offset;
+	return 0;
+}
+
+int om_verify_weights(const struct om_model *m, char *err, size_t errlen)
+{
+	struct om_file *f = m->file;
+	if (!f || !f->weights_crc_due)
+		return 0;
+	if (crc32_of(m->weights, m->weights_bytes) != f->weights_crc32)
+		return fail(err, errlen, "%s: section %s fails its CRC-32 check (the file is corrupt)",
+			    f->path, OM_WEIGHTS_SECTION);
+	f->weights_crc_due = 0;
 	return 0;
 }
 

@@ -153,8 +153,10 @@ void om_edge_convert(const struct om_tensor_desc *d, int to_device, const void *
 /* Write m to path; nothing is left behind on failure. */
 int om_write(const char *path, const struct om_model *m, char *err, size_t errlen);
 /* Read and validate every field (kernel indices, argument offsets within
- * their regions, code sizes, descriptor shapes...).  expect_soc, when not
- * NULL, must equal the model's SoC.  Errors name the file and the field. */
+ * their regions, code sizes, descriptor shapes...) and the metadata's and
+ * code's CRC-32s.  expect_soc, when not NULL, must equal the model's SoC.
+ * Errors name the file and the field.  The weights' CRC-32 is checked by
+ * om_verify_weights, when something first reads them. */
 int om_read(const char *path, struct om_model *m, const char *expect_soc, char *err,
 	    size_t errlen);
 /* Closes m's file too (models from om_read). */
@@ -166,6 +168,10 @@ void om_drop_code(const struct om_model *m, uint32_t k);
 /* Where m's weights lie in its file: 0 with the open descriptor and the byte
  * offset of weights[0] for a model from om_read, -1 for one built in memory. */
 int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset);
+/* 0 when m's weights match their recorded CRC-32 (checked once; a model
+ * built in memory or without checksums has nothing to check), else -1 with
+ * an error naming the file and section. */
+int om_verify_weights(const struct om_model *m, char *err, size_t errlen);
 /* The model's op types (pointers into its tasks) and their task counts,
  * most first, ties by name: the number of types, or -1 when out of memory;
  * the caller frees both arrays.  ...printed as "Conv+Relu 52, Gemm 1". */

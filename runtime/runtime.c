@@ -644,6 +644,11 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 		  size_t errlen)
 {
 	memset(m, 0, sizeof *m);
+	/* Weights are verified when something reads them: the full simulation
+	 * does, timing never does (om_verify_weights).  A device set to full
+	 * mode after loading in timing mode runs on unverified weights. */
+	if (sim_device_mode(d->sim) == SIM_MODE_FULL && om_verify_weights(om, err, errlen))
+		return -1;
 	m->om = om;
 	m->dev = d;
 	m->owns_weights = 1;

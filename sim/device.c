@@ -157,6 +157,8 @@ void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode)
 	dev->timing_only = mode == SIM_MODE_TIMING;
 }
 
+enum sim_mode sim_device_mode(const struct sim_device *dev) { return dev->opt.mode; }
+
 void sim_device_set_span_hook(struct sim_device *dev,
 			      void (*fn)(void *ctx, unsigned core, unsigned pipe, uint64_t start,
 					 uint64_t end),

@@ -64,6 +64,7 @@ void sim_device_free(struct sim_device *dev);
 const struct soc_config *sim_device_config(const struct sim_device *dev);
 /* Full or timing-only simulation from now on (cycles are the same). */
 void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode);
+enum sim_mode sim_device_mode(const struct sim_device *dev);
 /* Set or clear (fn NULL) sim_options.on_span after creation: a profiler
  * switched on while the device exists (aclprofStart). */
 void sim_device_set_span_hook(struct sim_device *dev,
