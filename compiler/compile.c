@@ -293,7 +293,8 @@ static void ctx_free(struct cc_ctx *c)
 	cc_graph_free(&c->g);
 }
 
-static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
+/* host: an output's --output_type (0: none) */
+static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t, enum cc_dtype host)
 {
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "%s", t->name);
@@ -303,7 +304,10 @@ static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
 	for (int i = 0; i < t->rank; i++)
 		d->dims[i] = t->dims[i];
 	d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(t->dtype);
-	if (t->edge) { /* the user's type; the runtime converts (om_edge.c) */
+	if (host) { /* --output_type: the output edge converts to it */
+		d->dtype = host;
+		d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(host);
+	} else if (t->edge) { /* the user's type; the runtime converts (om_edge.c) */
 		d->device_dtype = t->dtype;
 		d->dtype = t->edge;
 		d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(t->edge);
@@ -315,7 +319,7 @@ static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
 static void desc_io(struct cc_ctx *c, struct om_tensor_desc *d, const struct task_io *io)
 {
 	const struct cc_tensor *s = T(c, io->shape);
-	desc_from(d, s);
+	desc_from(d, s, 0);
 	snprintf(d->name, sizeof d->name, "%s", T(c, io->ti)->name);
 	d->dtype = io->dtype;
 	d->device_dtype = 0;
@@ -407,10 +411,11 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 	}
 	m->ninputs = (uint32_t)c->g.ninputs;
 	for (int i = 0; i < c->g.ninputs; i++)
-		desc_from(&m->inputs[i], T(c, c->g.inputs[i]));
+		desc_from(&m->inputs[i], T(c, c->g.inputs[i]), 0);
 	m->noutputs = (uint32_t)c->g.noutputs;
 	for (int i = 0; i < c->g.noutputs; i++)
-		desc_from(&m->outputs[i], T(c, c->g.outputs[i]));
+		desc_from(&m->outputs[i], T(c, c->g.outputs[i]),
+			  T(c, c->g.outputs[i])->host_type);
 	for (int i = 0; i < c->g.nt; i++) {
 		struct dev_tensor *d = &c->dev[i];
 		if (d->where != W_WS || d->storage != i || d->first < 0)
@@ -695,7 +700,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (t->dtype != CC_F32 && cc_int_input_check(&c, c.g.inputs[i]))
 			goto done;
 	}
-	if (edge_outputs(&c))
+	if (edge_outputs(&c) || cc_output_type(&c, opt ? opt->output_type : NULL))
 		goto done;
 	/* before any pass: a pass never sees a graph that breaks what it relies on */
 	if (cc_validate_graph(&c))
@@ -916,7 +921,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			cc_fail(&c, "output '%s' is not computed by any supported node", T(&c, ti)->name);
 			goto done;
 		}
-		enum cc_dtype dt = T(&c, ti)->dtype;
+		/* the host's type: --output_type's, else the output's own */
+		enum cc_dtype dt = T(&c, ti)->host_type ? T(&c, ti)->host_type : T(&c, ti)->dtype;
 		int64_t numel = cc_tensor_numel(T(&c, ti));
 		if (numel == 0) /* an empty output: no bytes to move */
 			continue;

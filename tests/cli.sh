@@ -244,6 +244,39 @@ if /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" > /dev/null 2>&1; 
 		sed 's/"model": "[^"]*"//' > "$tmp/sf.json"
 	grep -q '"variants": \[1, 2, 4\]' "$tmp/sd.json" && cmp -s "$tmp/sd.json" "$tmp/sf.json" &&
 		ok || bad "simserve: a dynamic-batch .om differs from its sizes' fixed-batch .om files"
+	# ATC's --output_type: the host receives FP16 (the fp32 run's values
+	# rounded to fp16, half the bytes) or UINT8 (rounded, saturated), for
+	# every output or per node:index; bad values name the flag
+	f="$d --input_shape=input:2,4,8,8"
+	for ty in FP32 FP16 UINT8 conv2:0:FP16; do
+		mkdir -p "$tmp/ot$ty"
+		./simatc $f --output="$tmp/ot$ty" --output_type="$ty" > /dev/null &&
+			./simrun "$tmp/ot$ty.om" --output-dir "$tmp/ot$ty" > /dev/null &&
+			./simatc --mode=1 --om="$tmp/ot$ty.om" --json="$tmp/ot$ty.json" > /dev/null ||
+			bad "--output_type=$ty"
+	done
+	/usr/bin/python3 - "$tmp" << 'EOF' && ok || bad "--output_type: values, types or sizes"
+import json, sys
+import numpy as np
+from onnx import load_tensor, numpy_helper
+t = sys.argv[1]
+out = {ty: load_tensor("%s/ot%s/output_0.pb" % (t, ty)) for ty in ("FP32", "FP16", "UINT8", "conv2:0:FP16")}
+size = {ty: json.load(open("%s/ot%s.json" % (t, ty)))["output"][0]["size"] for ty in out}
+assert [out[ty].data_type for ty in out] == [1, 10, 2, 10], [out[ty].data_type for ty in out]
+assert size == {"FP32": 1024 * 4, "FP16": 1024 * 2, "UINT8": 1024, "conv2:0:FP16": 1024 * 2}, size
+x = numpy_helper.to_array(out["FP32"])
+assert np.array_equal(numpy_helper.to_array(out["FP16"]), x.astype(np.float16))
+assert np.array_equal(numpy_helper.to_array(out["conv2:0:FP16"]), x.astype(np.float16))
+assert np.array_equal(numpy_helper.to_array(out["UINT8"]), np.clip(np.rint(x), 0, 255).astype(np.uint8))
+EOF
+	expect_err "--output_type=INT32" "--output_type=INT32: INT32 outputs are not supported yet" \
+		./simatc $f --output="$tmp/z" --output_type=INT32
+	expect_err "--output_type=FP64" "--output_type=FP64: 'FP64' is not a type" \
+		./simatc $f --output="$tmp/z" --output_type=FP64
+	expect_err "--output_type of an inner node" "output 0 of node 'conv1' ('c1') is not an output of the model" \
+		./simatc $f --output="$tmp/z" --output_type="conv1:0:FP16"
+	expect_err "--output_type of no node" "no node named 'conv9'" \
+		./simatc $f --output="$tmp/z" --output_type="conv9:0:FP16"
 	expect_err "--dynamic-batch above the sizes" "larger than the largest of the model's batch sizes (1,2,4)" \
 		./simrun "$tmp/dyn.om" --dynamic-batch 5
 else
