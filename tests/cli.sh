@@ -75,6 +75,14 @@ if ./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$node/test_relu/test_dat
 then ok; else bad "simrun relu.om"; fi
 # without --soc a model runs on the SoC it was compiled for
 ./simrun "$tmp/relu.om" --json | grep -q '"soc": "Ascend910"' && ok || bad "simrun without --soc"
+# a --set of a key the compiled code depends on warns (both values, and to
+# recompile); a key only the cost model weighs does not
+./simrun "$tmp/relu.om" --set core.count=2 > /dev/null 2> "$tmp/err" &&
+	grep -qF -- "--set core.count=2: $tmp/relu.om was compiled for Ascend910's core.count = 32" "$tmp/err" &&
+	grep -q "Recompile with simatc --soc_version=Ascend910 --set core.count=2" "$tmp/err" &&
+	ok || bad "simrun --set core.count=2: $(cat "$tmp/err")"
+./simrun "$tmp/relu.om" --set hbm.bandwidth_gbps=100 > /dev/null 2> "$tmp/err" && [ ! -s "$tmp/err" ] &&
+	ok || bad "simrun --set hbm.bandwidth_gbps warned: $(cat "$tmp/err")"
 expect_err "--kernel without --soc" "--soc is required with --kernel" ./simrun --kernel "$k/conv.s"
 # every tool answers --version with configure's version
 for t in simas simatc simdis simprof simquant simrun simserve simsweep; do
