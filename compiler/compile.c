@@ -926,8 +926,13 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		int64_t numel = cc_tensor_numel(T(&c, ti));
 		if (numel == 0) /* an empty output: no bytes to move */
 			continue;
-		int sc = -1; /* integer/bool: through fp32 in a scratch, then kern_dtype.c */
-		if (dt != CC_F32) {
+		/* fp16 in ND rows that fit the UB: the TransData writes it
+		 * itself (as ATC's does); otherwise, and for the other types,
+		 * through fp32 in a scratch, then kern_dtype.c */
+		int f16 = dt == CC_F16 && !d->nc1hwc0 && !d->c04 &&
+			  cc_cast_out_f16_fits(cfg, d->cols);
+		int sc = -1;
+		if (dt != CC_F32 && !f16) {
 			if ((sc = cc_scratch_new(&c, T(&c, ti)->name, (uint64_t)numel * 4)) < 0) {
 				cc_fail(&c, "out of memory");
 				goto done;
@@ -936,7 +941,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		struct task *t = cc_task_new(&c, T(&c, ti)->name, "TransData");
 		char msg[256];
-		if (!t || cc_gen_edge(&c, d, 0, t, msg, sizeof msg)) {
+		if (!t || (f16 ? cc_gen_cast_out_f16(cfg, d->rows, d->cols, &t->prog, &t->block_dim,
+						     msg, sizeof msg)
+			       : cc_gen_edge(&c, d, 0, t, msg, sizeof msg))) {
 			cc_fail(&c, "output '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
@@ -956,7 +963,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			t->args[t->nargs++] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
 			cc_io_host(&c, t, 1, ti, ti, dt);
 		}
-		t->bytes = (uint64_t)numel * 6;
+		t->bytes = (uint64_t)numel * (f16 ? 4 : 6);
 		if (sc >= 0) {
 			t = cc_task_new(&c, T(&c, ti)->name, "Cast");
 			if (!t || cc_gen_int_edge(cfg, dt, numel, 0, &t->prog, &t->block_dim, msg,

@@ -73,6 +73,19 @@ if ./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$node/test_relu/test_dat
 	--output-dir "$tmp" --json > "$tmp/run.json" && [ -s "$tmp/output_0.pb" ] &&
 	grep -q '"latency_us"' "$tmp/run.json" && grep -q '"tasks": \[{"name"' "$tmp/run.json"
 then ok; else bad "simrun relu.om"; fi
+# --output_type=FP16 of an ND output: the output TransData writes fp16
+# itself (no Cast), the fp32 run's values rounded
+mkdir -p "$tmp/r16"
+if ./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/r16" \
+	--soc_version=Ascend910 --output_type=FP16 > "$tmp/r16.txt" &&
+	grep -q 'tasks by type: TransData 2, Relu 1$' "$tmp/r16.txt" &&
+	./simrun "$tmp/r16.om" --input-dir "$node/test_relu/test_data_set_0" \
+		--output-dir "$tmp/r16" > /dev/null &&
+	/usr/bin/python3 -c 'import sys, numpy as np
+from onnx import load_tensor, numpy_helper as nh
+a, b = (load_tensor(sys.argv[1] + p) for p in ("/output_0.pb", "/r16/output_0.pb"))
+assert b.data_type == 10 and np.array_equal(nh.to_array(a).astype(np.float16), nh.to_array(b))' "$tmp"
+then ok; else bad "--output_type=FP16 of relu: $(cat "$tmp/r16.txt")"; fi
 # without --soc a model runs on the SoC it was compiled for
 ./simrun "$tmp/relu.om" --json | grep -q '"soc": "Ascend910"' && ok || bad "simrun without --soc"
 # a --set of a key the compiled code depends on warns (both values, and to
