@@ -293,7 +293,8 @@ static void ctx_free(struct cc_ctx *c)
 	cc_graph_free(&c->g);
 }
 
-static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
+/* host: an output's --output_type (0: none) */
+static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t, enum cc_dtype host)
 {
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "%s", t->name);
@@ -303,7 +304,10 @@ static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
 	for (int i = 0; i < t->rank; i++)
 		d->dims[i] = t->dims[i];
 	d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(t->dtype);
-	if (t->edge) { /* the user's type; the runtime converts (om_edge.c) */
+	if (host) { /* --output_type: the output edge converts to it */
+		d->dtype = host;
+		d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(host);
+	} else if (t->edge) { /* the user's type; the runtime converts (om_edge.c) */
 		d->device_dtype = t->dtype;
 		d->dtype = t->edge;
 		d->size = (uint64_t)cc_tensor_numel(t) * cc_dtype_size(t->edge);
@@ -315,7 +319,7 @@ static void desc_from(struct om_tensor_desc *d, const struct cc_tensor *t)
 static void desc_io(struct cc_ctx *c, struct om_tensor_desc *d, const struct task_io *io)
 {
 	const struct cc_tensor *s = T(c, io->shape);
-	desc_from(d, s);
+	desc_from(d, s, 0);
 	snprintf(d->name, sizeof d->name, "%s", T(c, io->ti)->name);
 	d->dtype = io->dtype;
 	d->device_dtype = 0;
@@ -407,10 +411,11 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 	}
 	m->ninputs = (uint32_t)c->g.ninputs;
 	for (int i = 0; i < c->g.ninputs; i++)
-		desc_from(&m->inputs[i], T(c, c->g.inputs[i]));
+		desc_from(&m->inputs[i], T(c, c->g.inputs[i]), 0);
 	m->noutputs = (uint32_t)c->g.noutputs;
 	for (int i = 0; i < c->g.noutputs; i++)
-		desc_from(&m->outputs[i], T(c, c->g.outputs[i]));
+		desc_from(&m->outputs[i], T(c, c->g.outputs[i]),
+			  T(c, c->g.outputs[i])->host_type);
 	for (int i = 0; i < c->g.nt; i++) {
 		struct dev_tensor *d = &c->dev[i];
 		if (d->where != W_WS || d->storage != i || d->first < 0)
@@ -695,7 +700,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		if (t->dtype != CC_F32 && cc_int_input_check(&c, c.g.inputs[i]))
 			goto done;
 	}
-	if (edge_outputs(&c))
+	if (edge_outputs(&c) || cc_output_type(&c, opt ? opt->output_type : NULL))
 		goto done;
 	/* before any pass: a pass never sees a graph that breaks what it relies on */
 	if (cc_validate_graph(&c))
@@ -916,12 +921,18 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			cc_fail(&c, "output '%s' is not computed by any supported node", T(&c, ti)->name);
 			goto done;
 		}
-		enum cc_dtype dt = T(&c, ti)->dtype;
+		/* the host's type: --output_type's, else the output's own */
+		enum cc_dtype dt = T(&c, ti)->host_type ? T(&c, ti)->host_type : T(&c, ti)->dtype;
 		int64_t numel = cc_tensor_numel(T(&c, ti));
 		if (numel == 0) /* an empty output: no bytes to move */
 			continue;
-		int sc = -1; /* integer/bool: through fp32 in a scratch, then kern_dtype.c */
-		if (dt != CC_F32) {
+		/* fp16 in ND rows that fit the UB: the TransData writes it
+		 * itself (as ATC's does); otherwise, and for the other types,
+		 * through fp32 in a scratch, then kern_dtype.c */
+		int f16 = dt == CC_F16 && !d->nc1hwc0 && !d->c04 &&
+			  cc_cast_out_f16_fits(cfg, d->cols);
+		int sc = -1;
+		if (dt != CC_F32 && !f16) {
 			if ((sc = cc_scratch_new(&c, T(&c, ti)->name, (uint64_t)numel * 4)) < 0) {
 				cc_fail(&c, "out of memory");
 				goto done;
@@ -930,7 +941,9 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		}
 		struct task *t = cc_task_new(&c, T(&c, ti)->name, "TransData");
 		char msg[256];
-		if (!t || cc_gen_edge(&c, d, 0, t, msg, sizeof msg)) {
+		if (!t || (f16 ? cc_gen_cast_out_f16(cfg, d->rows, d->cols, &t->prog, &t->block_dim,
+						     msg, sizeof msg)
+			       : cc_gen_edge(&c, d, 0, t, msg, sizeof msg))) {
 			cc_fail(&c, "output '%s': %s", T(&c, ti)->name, t ? msg : "out of memory");
 			goto done;
 		}
@@ -950,7 +963,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			t->args[t->nargs++] = (struct om_arg){ OM_ARG_OUTPUT, 0, (uint32_t)i };
 			cc_io_host(&c, t, 1, ti, ti, dt);
 		}
-		t->bytes = (uint64_t)numel * 6;
+		t->bytes = (uint64_t)numel * (f16 ? 4 : 6);
 		if (sc >= 0) {
 			t = cc_task_new(&c, T(&c, ti)->name, "Cast");
 			if (!t || cc_gen_int_edge(cfg, dt, numel, 0, &t->prog, &t->block_dim, msg,

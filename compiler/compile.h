@@ -38,6 +38,10 @@ struct cc_options {
 	 * every surviving node's output is also a model output, after the
 	 * model's own (keep_outputs.c) */
 	int keep_all_outputs;
+	/* ATC's --output_type: "FP16" for every output of the model, or
+	 * "node:index:TYPE;..." per output (output_type.c); NULL: each output's
+	 * own type */
+	const char *output_type;
 	/* called as the compile goes (a tool shows it on a terminal): the stage
 	 * ("kernels", "predicting", "verifying"), and how far, done of total
 	 * (0 of 0 when a stage has no count); NULL: not called */

@@ -178,6 +178,9 @@ int cc_verify_tasks(const struct soc_config *cfg, const struct om_model *m, char
  * a graph output (after the passes, before the plans and the lowering);
  * drop those the lowering computed inside another kernel; list them. */
 int cc_keep_all_mark(struct cc_ctx *c);
+/* ATC's --output_type value (output_type.c): marks the outputs' host_type;
+ * errors name the flag.  NULL: nothing to do. */
+int cc_output_type(struct cc_ctx *c, const char *v);
 void cc_keep_all_prune(struct cc_ctx *c);
 void cc_keep_all_json(struct cc_ctx *c, FILE *f);
 

@@ -56,6 +56,9 @@ struct cc_tensor {
 	 * is then the type the tasks see and the runtime converts at the edge
 	 * (runtime/om_edge.c); 0 otherwise.  Set by cc_compile. */
 	enum cc_dtype edge;
+	/* a graph output's type on the host when ATC's --output_type names one
+	 * (output_type.c): its output edge converts to it; 0: dtype (or edge) */
+	enum cc_dtype host_type;
 };
 
 enum cc_attr_type { CC_ATTR_FLOAT = 1, CC_ATTR_INT = 2, CC_ATTR_STRING = 3, CC_ATTR_TENSOR = 4,

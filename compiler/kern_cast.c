@@ -21,16 +21,9 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 			 int to_device, struct cc_prog *p, unsigned *block_dim, char *err,
 			 size_t errlen);
 
-static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, int to_device,
-		    struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+/* Rows per tile: 0 when one row does not fit (gen_cast_long's case). */
+static int64_t cast_tile(const struct soc_config *cfg, int64_t c16)
 {
-	if (rows < 1 || cols < 1) {
-		snprintf(err, errlen, "empty tensors are not supported yet");
-		return -1;
-	}
-	int64_t c16 = cc_pad16(cols);
-	int64_t host_row = cols * 4, dev_row = c16 * 2;
-	int host_aligned = host_row % 32 == 0;
 	/* UB per parity: fp32 slot + fp16 slot, each with a repeat of slack */
 	int64_t ub = (int64_t)cfg->ub_size_kb * 1024;
 	int64_t tile = (ub / 2 - 2 * 256) / (c16 * 6);
@@ -41,6 +34,34 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 	while (tile >= 1 && 2 * (cc_round_up(tile * c16 * 4 + 256, 256) +
 				 cc_round_up(tile * c16 * 2 + 256, 256)) > ub)
 		tile--;
+	return tile > 0 ? tile : 0;
+}
+
+int cc_cast_out_f16_fits(const struct soc_config *cfg, int64_t cols)
+{
+	return cols >= 1 && cast_tile(cfg, cc_pad16(cols)) >= 1;
+}
+
+/* f16: towards the host only, the host's rows are fp16 (--output_type=FP16):
+ * the tile leaves the UB as it came in, only the padding dropped, with no
+ * conversion (ATC's output TransData writing fp16). */
+static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, int to_device,
+		    int f16, struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	if (rows < 1 || cols < 1) {
+		snprintf(err, errlen, "empty tensors are not supported yet");
+		return -1;
+	}
+	int64_t c16 = cc_pad16(cols);
+	int64_t esz = f16 ? 2 : 4; /* the host's element */
+	int64_t host_row = cols * esz, dev_row = c16 * 2;
+	int host_aligned = host_row % 32 == 0;
+	int64_t tile = cast_tile(cfg, c16);
+	if (tile < 1 && f16) {
+		snprintf(err, errlen, "cast: a row of %lld elements does not fit the UB",
+			 (long long)cols);
+		return -1;
+	}
 	if (tile < 1)
 		return gen_cast_long(cfg, rows, cols, to_device, p, block_dim, err, errlen);
 	int64_t f32_slot = cc_round_up(tile * c16 * 4 + 256, 256);
@@ -74,6 +95,9 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 			int64_t n = r1 - r < tile ? r1 - r : tile;
 			int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
 			int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
+			int64_t ub_row = c16 * esz; /* a host row's stride in the UB */
+			if (f16)
+				ub_out = ub_in;
 			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 			if (!to_device) {
 				cc_addi(p, R_GM, R_SRC, r * dev_row);
@@ -95,8 +119,9 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			/* one flat conversion, 64 lanes per repeat, ISA_VEC_REP_MAX repeats per insn */
-			int64_t reps = (n * c16 + 63) / 64;
+			/* one flat conversion, 64 lanes per repeat, ISA_VEC_REP_MAX repeats per
+			 * insn (none for fp16 rows) */
+			int64_t reps = f16 ? 0 : (n * c16 + 63) / 64;
 			for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
 				int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
 				int64_t e0 = done * 64;
@@ -118,11 +143,11 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 				cc_addi(p, R_GM, R_DST, r * host_row);
 				cc_li(p, R_UB, ub_out);
 				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, host_row / 32,
-				       (c16 * 4 - host_row) / 32, 0);
+				       (ub_row - host_row) / 32, 0);
 			} else {
 				for (int64_t i = 0; i < n && !p->over; i++) {
 					cc_addi(p, R_GM, R_DST, (r + i) * host_row);
-					cc_li(p, R_UB, ub_out + i * c16 * 4);
+					cc_li(p, R_UB, ub_out + i * ub_row);
 					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1,
 					       (host_row + 31) / 32, 0, 0);
 				}
@@ -222,11 +247,17 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 int cc_gen_cast_in(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
 		   unsigned *block_dim, char *err, size_t errlen)
 {
-	return gen_cast(cfg, rows, cols, 1, p, block_dim, err, errlen);
+	return gen_cast(cfg, rows, cols, 1, 0, p, block_dim, err, errlen);
 }
 
 int cc_gen_cast_out(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
 		    unsigned *block_dim, char *err, size_t errlen)
 {
-	return gen_cast(cfg, rows, cols, 0, p, block_dim, err, errlen);
+	return gen_cast(cfg, rows, cols, 0, 0, p, block_dim, err, errlen);
+}
+
+int cc_gen_cast_out_f16(const struct soc_config *cfg, int64_t rows, int64_t cols,
+			struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	return gen_cast(cfg, rows, cols, 0, 1, p, block_dim, err, errlen);
 }

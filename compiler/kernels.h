@@ -67,6 +67,12 @@ int cc_gen_cast_in(const struct soc_config *cfg, int64_t rows, int64_t cols, str
 		   unsigned *block_dim, char *err, size_t errlen);
 int cc_gen_cast_out(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,
 		    unsigned *block_dim, char *err, size_t errlen);
+/* ...towards a host tensor of fp16 (--output_type=FP16): the padding
+ * dropped, no conversion; rows too long for the UB are refused (the caller
+ * then converts through fp32). */
+int cc_gen_cast_out_f16(const struct soc_config *cfg, int64_t rows, int64_t cols,
+			struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
+int cc_cast_out_f16_fits(const struct soc_config *cfg, int64_t cols);
 
 /* C [M, N] = A [M, K] x B [K, N] (+ bias [N]) in fp16 with fp32 accumulation.
  * A and C in the device layout; B either the device layout (an activation) or,

@@ -5,13 +5,16 @@
  * text loses its tail rather than failing), which this warning flags. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #define _XOPEN_SOURCE 700 /* realpath */
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS: the workers' shared count */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -661,11 +664,16 @@ done:
 	return rc;
 }
 
-static void progress(const struct sw_spec *s, unsigned k, const struct sw_point_buf *pb,
-		     const struct st_result *r)
+/* nth: how many of the study's points have finished with this one (a
+ * local run counts them); 0 for a point run alone (--point K) */
+static void progress(const struct sw_spec *s, unsigned k, unsigned nth,
+		     const struct sw_point_buf *pb, const struct st_result *r)
 {
 	struct buf b = { 0 };
-	bprintf(&b, "simsweep: point %u of 0..%u [", k, sw_npoints(s) - 1);
+	if (nth)
+		bprintf(&b, "simsweep: point %u of %u (#%u) [", nth, sw_npoints(s), k);
+	else
+		bprintf(&b, "simsweep: point %u of 0..%u [", k, sw_npoints(s) - 1);
 	for (unsigned d = 0; d < s->ndims; d++)
 		bprintf(&b, "%s%s=%s", d ? " " : "", s->dims[d].name,
 			s->dims[d].values[pb->value[d]]);
@@ -681,7 +689,10 @@ static void progress(const struct sw_spec *s, unsigned k, const struct sw_point_
 	free(b.s);
 }
 
-int sw_run_point(const struct sw_spec *s, unsigned k, int quiet, char *err, size_t errlen)
+/* done: the local run's count of finished points (shared by its workers),
+ * or NULL */
+static int run_point(const struct sw_spec *s, unsigned k, int quiet, atomic_uint *done, char *err,
+		     size_t errlen)
 {
 	struct sw_point_buf *pb = malloc(sizeof *pb);
 	struct st_result *r = malloc(sizeof *r);
@@ -698,12 +709,17 @@ int sw_run_point(const struct sw_spec *s, unsigned k, int quiet, char *err, size
 	st_point_run(&pb->p, r);
 	int reused = sw_compile_reused(s, k);
 	if (!quiet)
-		progress(s, k, pb, r);
+		progress(s, k, done ? atomic_fetch_add(done, 1) + 1 : 0, pb, r);
 	rc = write_point(s, k, pb, r, reused, err, errlen);
 done:
 	free(pb);
 	free(r);
 	return rc;
+}
+
+int sw_run_point(const struct sw_spec *s, unsigned k, int quiet, char *err, size_t errlen)
+{
+	return run_point(s, k, quiet, NULL, err, errlen);
 }
 
 int sw_fail_point(const struct sw_spec *s, unsigned k, const char *why, char *err, size_t errlen)
@@ -733,16 +749,26 @@ static void clear_point(const struct sw_spec *s, unsigned k)
 	unlink(p);
 }
 
-int sw_run_local(const struct sw_spec *s, unsigned jobs, char *err, size_t errlen)
+int sw_run_local(const struct sw_spec *s, unsigned jobs, unsigned *failed, char *err,
+		 size_t errlen)
 {
 	unsigned n = sw_npoints(s);
 	unsigned *order = malloc(n * sizeof *order);
 	pid_t *pid_of = calloc(n, sizeof *pid_of);
 	char **ids = calloc(n, sizeof *ids);
-	if (!order || !pid_of || !ids) {
+	/* the finished points' count, which every worker adds its point to */
+	atomic_uint *done = mmap(NULL, sizeof *done, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (done == MAP_FAILED)
+		done = NULL;
+	else
+		atomic_init(done, 0);
+	if (!order || !pid_of || !ids || !done) {
 		free(order);
 		free(pid_of);
 		free(ids);
+		if (done)
+			munmap(done, sizeof *done);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -785,7 +811,7 @@ int sw_run_local(const struct sw_spec *s, unsigned jobs, char *err, size_t errle
 			}
 			if (pid == 0) {
 				char e[1024];
-				int r = sw_run_point(s, k, 0, e, sizeof e);
+				int r = run_point(s, k, 0, done, e, sizeof e);
 				if (r)
 					fprintf(stderr, "simsweep: point %u: %s\n", k, e);
 				fflush(stderr);
@@ -821,7 +847,8 @@ int sw_run_local(const struct sw_spec *s, unsigned jobs, char *err, size_t errle
 			else
 				snprintf(why, sizeof why, "worker exited with status %d",
 					 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-			fprintf(stderr, "simsweep: point %u: %s\n", k, why);
+			fprintf(stderr, "simsweep: point %u of %u (#%u): %s\n",
+				atomic_fetch_add(done, 1) + 1, n, k, why);
 			if (sw_fail_point(s, k, why, e, sizeof e))
 				fprintf(stderr, "simsweep: point %u: %s\n", k, e);
 			break;
@@ -829,9 +856,10 @@ int sw_run_local(const struct sw_spec *s, unsigned jobs, char *err, size_t errle
 	}
 	free(order);
 	free(pid_of);
+	munmap(done, sizeof *done);
 	if (rc)
 		return -1;
-	int missing = sw_merge(s, stderr, err, errlen);
+	int missing = sw_merge(s, stderr, failed, err, errlen);
 	return missing < 0 ? -1 : missing ? (snprintf(err, errlen, "%d points missing", missing), -1)
 					  : 0;
 }
@@ -851,7 +879,7 @@ static const char *txt_field(const char *text, const char *key, char *out, size_
 	return NULL;
 }
 
-int sw_merge(const struct sw_spec *s, FILE *log, char *err, size_t errlen)
+int sw_merge(const struct sw_spec *s, FILE *log, unsigned *failed, char *err, size_t errlen)
 {
 	unsigned n = sw_npoints(s);
 	char hdr[8192], want[32];
@@ -946,6 +974,8 @@ int sw_merge(const struct sw_spec *s, FILE *log, char *err, size_t errlen)
 	free(rows);
 	trc_csv_free(&t);
 	rc = (int)nmiss;
+	if (failed)
+		*failed = nfail;
 done:
 	free(out.s);
 	free(tim.s);

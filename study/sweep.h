@@ -85,13 +85,18 @@ int sw_run_point(const struct sw_spec *s, unsigned k, int quiet, char *err, size
 int sw_fail_point(const struct sw_spec *s, unsigned k, const char *why, char *err, size_t errlen);
 
 /* Run every point on this host with up to jobs worker processes (each
- * point in its own process, so a crash fails only that point), then merge. */
-int sw_run_local(const struct sw_spec *s, unsigned jobs, char *err, size_t errlen);
+ * point in its own process, so a crash fails only that point), then merge;
+ * *failed (if not NULL): the points that ran and failed.  Each finished
+ * point prints "point 3 of 12 (#7) [...]": how many have finished, and its
+ * number in results.csv. */
+int sw_run_local(const struct sw_spec *s, unsigned jobs, unsigned *failed, char *err,
+		 size_t errlen);
 
 /* Assemble results.csv and timing.csv from dir/points/ and draw the plots.
  * Returns the number of points missing (or stale: run for another spec),
- * listed on log; -1 on error. */
-int sw_merge(const struct sw_spec *s, FILE *log, char *err, size_t errlen);
+ * listed on log; -1 on error.  *failed (if not NULL): the points present
+ * whose status is not ok. */
+int sw_merge(const struct sw_spec *s, FILE *log, unsigned *failed, char *err, size_t errlen);
 
 /* Write dir/jobs.txt (one command per point: `SELF --spec DIR/spec.txt
  * --point K`, for GNU parallel) and dir/sweep.sbatch (a Slurm array over

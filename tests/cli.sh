@@ -73,8 +73,29 @@ if ./simrun --soc Ascend910 "$tmp/relu.om" --input-dir "$node/test_relu/test_dat
 	--output-dir "$tmp" --json > "$tmp/run.json" && [ -s "$tmp/output_0.pb" ] &&
 	grep -q '"latency_us"' "$tmp/run.json" && grep -q '"tasks": \[{"name"' "$tmp/run.json"
 then ok; else bad "simrun relu.om"; fi
+# --output_type=FP16 of an ND output: the output TransData writes fp16
+# itself (no Cast), the fp32 run's values rounded
+mkdir -p "$tmp/r16"
+if ./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/r16" \
+	--soc_version=Ascend910 --output_type=FP16 > "$tmp/r16.txt" &&
+	grep -q 'tasks by type: TransData 2, Relu 1$' "$tmp/r16.txt" &&
+	./simrun "$tmp/r16.om" --input-dir "$node/test_relu/test_data_set_0" \
+		--output-dir "$tmp/r16" > /dev/null &&
+	/usr/bin/python3 -c 'import sys, numpy as np
+from onnx import load_tensor, numpy_helper as nh
+a, b = (load_tensor(sys.argv[1] + p) for p in ("/output_0.pb", "/r16/output_0.pb"))
+assert b.data_type == 10 and np.array_equal(nh.to_array(a).astype(np.float16), nh.to_array(b))' "$tmp"
+then ok; else bad "--output_type=FP16 of relu: $(cat "$tmp/r16.txt")"; fi
 # without --soc a model runs on the SoC it was compiled for
 ./simrun "$tmp/relu.om" --json | grep -q '"soc": "Ascend910"' && ok || bad "simrun without --soc"
+# a --set of a key the compiled code depends on warns (both values, and to
+# recompile); a key only the cost model weighs does not
+./simrun "$tmp/relu.om" --set core.count=2 > /dev/null 2> "$tmp/err" &&
+	grep -qF -- "--set core.count=2: $tmp/relu.om was compiled for Ascend910's core.count = 32" "$tmp/err" &&
+	grep -q "Recompile with simatc --soc_version=Ascend910 --set core.count=2" "$tmp/err" &&
+	ok || bad "simrun --set core.count=2: $(cat "$tmp/err")"
+./simrun "$tmp/relu.om" --set hbm.bandwidth_gbps=100 > /dev/null 2> "$tmp/err" && [ ! -s "$tmp/err" ] &&
+	ok || bad "simrun --set hbm.bandwidth_gbps warned: $(cat "$tmp/err")"
 expect_err "--kernel without --soc" "--soc is required with --kernel" ./simrun --kernel "$k/conv.s"
 # every tool answers --version with configure's version
 for t in simas simatc simdis simprof simquant simrun simserve simsweep; do
@@ -244,6 +265,39 @@ if /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" > /dev/null 2>&1; 
 		sed 's/"model": "[^"]*"//' > "$tmp/sf.json"
 	grep -q '"variants": \[1, 2, 4\]' "$tmp/sd.json" && cmp -s "$tmp/sd.json" "$tmp/sf.json" &&
 		ok || bad "simserve: a dynamic-batch .om differs from its sizes' fixed-batch .om files"
+	# ATC's --output_type: the host receives FP16 (the fp32 run's values
+	# rounded to fp16, half the bytes) or UINT8 (rounded, saturated), for
+	# every output or per node:index; bad values name the flag
+	f="$d --input_shape=input:2,4,8,8"
+	for ty in FP32 FP16 UINT8 conv2:0:FP16; do
+		mkdir -p "$tmp/ot$ty"
+		./simatc $f --output="$tmp/ot$ty" --output_type="$ty" > /dev/null &&
+			./simrun "$tmp/ot$ty.om" --output-dir "$tmp/ot$ty" > /dev/null &&
+			./simatc --mode=1 --om="$tmp/ot$ty.om" --json="$tmp/ot$ty.json" > /dev/null ||
+			bad "--output_type=$ty"
+	done
+	/usr/bin/python3 - "$tmp" << 'EOF' && ok || bad "--output_type: values, types or sizes"
+import json, sys
+import numpy as np
+from onnx import load_tensor, numpy_helper
+t = sys.argv[1]
+out = {ty: load_tensor("%s/ot%s/output_0.pb" % (t, ty)) for ty in ("FP32", "FP16", "UINT8", "conv2:0:FP16")}
+size = {ty: json.load(open("%s/ot%s.json" % (t, ty)))["output"][0]["size"] for ty in out}
+assert [out[ty].data_type for ty in out] == [1, 10, 2, 10], [out[ty].data_type for ty in out]
+assert size == {"FP32": 1024 * 4, "FP16": 1024 * 2, "UINT8": 1024, "conv2:0:FP16": 1024 * 2}, size
+x = numpy_helper.to_array(out["FP32"])
+assert np.array_equal(numpy_helper.to_array(out["FP16"]), x.astype(np.float16))
+assert np.array_equal(numpy_helper.to_array(out["conv2:0:FP16"]), x.astype(np.float16))
+assert np.array_equal(numpy_helper.to_array(out["UINT8"]), np.clip(np.rint(x), 0, 255).astype(np.uint8))
+EOF
+	expect_err "--output_type=INT32" "--output_type=INT32: INT32 outputs are not supported yet" \
+		./simatc $f --output="$tmp/z" --output_type=INT32
+	expect_err "--output_type=FP64" "--output_type=FP64: 'FP64' is not a type" \
+		./simatc $f --output="$tmp/z" --output_type=FP64
+	expect_err "--output_type of an inner node" "output 0 of node 'conv1' ('c1') is not an output of the model" \
+		./simatc $f --output="$tmp/z" --output_type="conv1:0:FP16"
+	expect_err "--output_type of no node" "no node named 'conv9'" \
+		./simatc $f --output="$tmp/z" --output_type="conv9:0:FP16"
 	expect_err "--dynamic-batch above the sizes" "larger than the largest of the model's batch sizes (1,2,4)" \
 		./simrun "$tmp/dyn.om" --dynamic-batch 5
 else

@@ -26,9 +26,14 @@ study() { # out, extra arguments...
 }
 # column N of results.csv rows (no quoted commas before the status column)
 col() { awk -F, -v c="$2" 'NR > 1 { print $c }' "$1"; }
+# a study that ran with some points failed exits 3
+st3() { "$@"; [ $? -eq 3 ]; }
 
 # --- local run, two workers ---------------------------------------------------
-study "$tmp/a" -j2 > "$tmp/a.out" 2> "$tmp/a.err" && ok || bad "local study: $(cat "$tmp/a.err")"
+st3 study "$tmp/a" -j2 > "$tmp/a.out" 2> "$tmp/a.err" && ok || bad "local study (4 points fail: exit 3): $(cat "$tmp/a.err")"
+# each finished point: how many are done of the 12, and its row
+[ "$(grep -c '^simsweep: point [0-9]* of 12 (#[0-9]*) \[' "$tmp/a.err")" -eq 12 ] &&
+	grep -q '^simsweep: point 12 of 12 (#' "$tmp/a.err" && ok || bad "progress lines: $(cat "$tmp/a.err")"
 r=$tmp/a/results.csv
 [ "$(wc -l < "$r")" -eq 13 ] && ok || bad "12 rows expected: $(cat "$r")"
 head -1 "$r" | grep -qx 'point,hbm.bandwidth_gbps,core.count,batch,first_latency_us,warm_latency_us,throughput_fps,util_S,util_MTE1,util_MTE2,util_MTE3,util_M,util_V,bound,compile_reused,status' &&
@@ -76,7 +81,7 @@ bash -n "$tmp/b/sweep.sbatch" && grep -qx '#SBATCH --array=0-11' "$tmp/b/sweep.s
 	grep -q 'SLURM_ARRAY_TASK_ID' "$tmp/b/sweep.sbatch" && ok || bad "sweep.sbatch"
 if command -v parallel > /dev/null; then
 	(cd / && parallel -j2 < "$tmp/b/jobs.txt") > "$tmp/par.out" 2>&1 && ok || bad "parallel: $(cat "$tmp/par.out")"
-	"$sweep" --merge "$tmp/b" > "$tmp/m.out" 2>&1 && ok || bad "merge: $(cat "$tmp/m.out")"
+	st3 "$sweep" --merge "$tmp/b" > "$tmp/m.out" 2>&1 && ok || bad "merge: $(cat "$tmp/m.out")"
 	cmp "$tmp/a/results.csv" "$tmp/b/results.csv" && ok || bad "parallel results differ from the local run"
 else
 	bad "GNU parallel is not installed (apt-get install parallel)"
@@ -86,10 +91,10 @@ rm "$tmp/b/points/4/result.csv"
 if "$sweep" --merge "$tmp/b" > "$tmp/m.out" 2>&1; then bad "merge with a point missing exits 0"
 else grep -q 'points missing: 4$' "$tmp/m.out" && ok || bad "missing point: $(cat "$tmp/m.out")"; fi
 [ "$(wc -l < "$tmp/b/results.csv")" -eq 12 ] && ok || bad "merge should keep the 11 rows present"
-"$sweep" --spec "$tmp/b/spec.txt" --point 4 2> /dev/null && "$sweep" --merge "$tmp/b" 2> /dev/null &&
+"$sweep" --spec "$tmp/b/spec.txt" --point 4 2> /dev/null && st3 "$sweep" --merge "$tmp/b" 2> /dev/null &&
 	cmp "$tmp/a/results.csv" "$tmp/b/results.csv" && ok || bad "rerun of point 4"
-# no gnuplot: data and scripts, a message, still success
-PATH=/nonexistent "$sweep" --merge "$tmp/b" > "$tmp/m.out" 2>&1 &&
+# no gnuplot: data and scripts, a message, the same exit (3: 4 points failed)
+st3 env PATH=/nonexistent "$sweep" --merge "$tmp/b" > "$tmp/m.out" 2>&1 &&
 	grep -q 'gnuplot is not on PATH' "$tmp/m.out" && ok || bad "without gnuplot: $(cat "$tmp/m.out")"
 
 # --- jobs racing for one binary: one compiles, the others wait for it ---------------
@@ -101,8 +106,8 @@ PATH=/nonexistent "$sweep" --merge "$tmp/b" > "$tmp/m.out" 2>&1 &&
 	bad "one compile for six jobs: $(cat "$tmp/c/timing.csv")"
 
 # --- a compile error and a batch sweep ------------------------------------------------
-"$sweep" --soc Ascend310 --model "$tmp/chain.onnx" --vary ub.size_kb=1,248 --batch 1,2 \
-	--out "$tmp/d" 2> /dev/null && ok || bad "ub/batch study"
+st3 "$sweep" --soc Ascend310 --model "$tmp/chain.onnx" --vary ub.size_kb=1,248 --batch 1,2 \
+	--out "$tmp/d" 2> /dev/null && ok || bad "ub/batch study (exit 3: the ub.size_kb=1 points fail)"
 grep -q '^0,1,1,.*,"compile: .*does not fit the UB' "$tmp/d/results.csv" && ok ||
 	bad "compile error not recorded: $(cat "$tmp/d/results.csv")"
 awk -F, '$2 == "248" && $NF == "ok" { n++ } END { exit n != 2 }' "$tmp/d/results.csv" && ok ||

@@ -35,6 +35,9 @@ static void usage(FILE *f)
 		"                          kernel can; the cube stays fp16)\n"
 		"  --keep_dtype=FILE       ATC's file: node names or OpType::<type>, one a line,\n"
 		"                          kept in fp32\n"
+		"  --output_type=TYPE      the type the host receives the outputs in: FP32,\n"
+		"                          FP16 or UINT8 for all, or per output\n"
+		"                          \"node:index:TYPE;...\" (an ONNX node's output)\n"
 		"  --report=FILE.json      write the compile report as JSON\n"
 		"  --keep_all_outputs=0|1  1: a debug compile for a layer-by-layer comparison\n"
 		"                          (simcmp): every node's output after the passes is\n"
@@ -232,7 +235,9 @@ int main(int argc, char **argv)
 						"must_keep_origin_dtype are)\n", v);
 				return 2;
 			}
-		} else if (IS("--keep_dtype"))
+		} else if (IS("--output_type"))
+			opt.output_type = v;
+		else if (IS("--keep_dtype"))
 			opt.keep_dtype = v;
 		else if (IS("--buffer_optimize")) {
 			if (!strcmp(v, "l2_optimize"))

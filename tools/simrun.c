@@ -10,6 +10,7 @@
 
 #include "model.h"
 #include "om.h"
+#include "point.h"
 #include "sim.h"
 #include "tensor_io.h"
 #include "runtime.h"
@@ -142,6 +143,39 @@ struct model_opts {
 
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo);
+
+/* A --set of a key that shapes the compiled code (study/compile_keys.def's
+ * LAYOUT keys: core.count splits every kernel into blocks, buffer sizes
+ * bound its tiles...) changes the hardware the binary runs on, not the
+ * binary: say so, as simsweep recompiles such points.  The .om records only
+ * the SoC's name, so the value it was compiled for is that SoC's. */
+static void warn_layout_sets(const char *model, const struct soc_config *compiled,
+			     const struct soc_config *run, const char *const *sets, unsigned nsets)
+{
+	for (unsigned i = 0; i < nsets; i++) {
+		const char *a = sets[i], *eq = strchr(a, '=');
+		while (*a == ' ' || *a == '\t')
+			a++;
+		size_t n = eq ? (size_t)(eq - a) : 0;
+		while (n && (a[n - 1] == ' ' || a[n - 1] == '\t'))
+			n--;
+		char key[128];
+		enum st_key_class cls;
+		double was, now;
+		if (!n || n >= sizeof key)
+			continue;
+		memcpy(key, a, n);
+		key[n] = 0;
+		if (st_key_class(key, &cls, NULL) || cls != ST_KEY_LAYOUT ||
+		    soc_get(compiled, key, &was) || soc_get(run, key, &now) || was == now)
+			continue;
+		fprintf(stderr, "simrun: warning: --set %s=%g: %s was compiled for %s's %s = %g, a "
+				"key that shapes the compiled code; it runs that code unchanged. "
+				"Recompile with simatc --soc_version=%s --set %s=%g to model the "
+				"change (simsweep does so per point)\n",
+			key, now, model, compiled->name, key, was, compiled->name, key, now);
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -338,11 +372,14 @@ int main(int argc, char **argv)
 			om_soc[0] ? model : "", om_soc[0] ? " was compiled for: give --soc)" : "");
 		return 1;
 	}
+	struct soc_config compiled = cfg; /* a model's: the SoC as its .om names it */
 	for (unsigned i = 0; i < nsets; i++)
 		if (soc_set(&cfg, sets[i], err, sizeof err)) {
 			fprintf(stderr, "simrun: %s\n", err);
 			return 1;
 		}
+	if (model && !dump)
+		warn_layout_sets(model, &compiled, &cfg, sets, nsets);
 	if (dump) {
 		soc_dump(&cfg, stdout);
 		return 0;

@@ -47,7 +47,12 @@ static void usage(FILE *f)
 		"                          chip's binary; see --list-keys)\n"
 		"  --timeline              keep every pipe's busy spans in the points' traces\n"
 		"  -j, --jobs N            points run at once on this host (default 1)\n"
-		"  --out DIR               the study directory\n");
+		"  --out DIR               the study directory\n"
+		"Each finished point prints \"point 3 of 12 (#7)\": 3 points of the 12 done, this\n"
+		"one row 7 of results.csv.\n"
+		"Exit status: 0 every point ran; 3 the study ran but points failed (their rows'\n"
+		"status says why); 1 an error, or points missing (--merge); 2 options refused.\n"
+		"--point K exits 0 when its row was written, failed or not.\n");
 }
 
 static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *v)
@@ -209,15 +214,16 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		int x;
+		unsigned failed = 0;
 		if (merge) {
-			x = sw_merge(&r, stderr, err, sizeof err);
-			rc = x < 0 ? (fprintf(stderr, "simsweep: %s\n", err), 1) : x ? 1 : 0;
+			x = sw_merge(&r, stderr, &failed, err, sizeof err);
+			rc = x < 0 ? (fprintf(stderr, "simsweep: %s\n", err), 1) : x ? 1 : failed ? 3 : 0;
 		} else if (have_point) {
 			x = sw_run_point(&r, point, 0, err, sizeof err);
 			rc = x ? (fprintf(stderr, "simsweep: %s\n", err), 1) : 0;
 		} else {
-			x = sw_run_local(&r, jobs, err, sizeof err);
-			rc = x ? (fprintf(stderr, "simsweep: %s\n", err), 1) : 0;
+			x = sw_run_local(&r, jobs, &failed, err, sizeof err);
+			rc = x ? (fprintf(stderr, "simsweep: %s\n", err), 1) : failed ? 3 : 0;
 		}
 		sw_spec_free(&r);
 		goto out;
@@ -259,8 +265,9 @@ int main(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
-	rc = sw_run_local(&s, jobs, err, sizeof err) ? (fprintf(stderr, "simsweep: %s\n", err), 1)
-						      : 0;
+	unsigned failed = 0;
+	rc = sw_run_local(&s, jobs, &failed, err, sizeof err) ? (fprintf(stderr, "simsweep: %s\n", err), 1)
+	     : failed ? 3 : 0;
 out:
 	sw_spec_free(&s);
 	return rc;
