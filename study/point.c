@@ -17,6 +17,7 @@
 
 #include "advisor.h"
 #include "compile.h"
+#include "inputs.h"
 #include "om.h"
 #include "onnx.pb-c.h"
 #include "point.h"
@@ -550,37 +551,6 @@ done:
 
 /* ---- simulation ---------------------------------------------------------- */
 
-/* Seeded inputs, as simrun makes them without --input-dir: floats in
- * [-1, 1), other types zero (timing mode ignores the values anyway). */
-static int make_inputs(const struct om_model *m, struct rt_tensor *in, char *err, size_t errlen)
-{
-	for (unsigned i = 0; i < m->ninputs; i++) {
-		const struct om_tensor_desc *d = &m->inputs[i];
-		snprintf(in[i].name, sizeof in[i].name, "%s", d->name);
-		in[i].dtype = d->dtype;
-		in[i].rank = d->rank;
-		for (int r = 0; r < d->rank && r < 8; r++)
-			in[i].dims[r] = d->dims[r];
-		in[i].nbytes = d->size;
-		in[i].data = calloc(1, d->size ? d->size : 1);
-		if (!in[i].data) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		if (d->dtype != 1)
-			continue;
-		uint64_t s = (1 + i) * 0x9E3779B97F4A7C15ull + 1;
-		float *f = in[i].data;
-		for (uint64_t e = 0; e < d->size / 4; e++) {
-			s ^= s << 13;
-			s ^= s >> 7;
-			s ^= s << 17;
-			f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-		}
-	}
-	return 0;
-}
-
 static int simulate(const struct st_point *p, const struct soc_config *cfg,
 		    const struct om_model *om, struct st_result *r)
 {
@@ -595,7 +565,8 @@ static int simulate(const struct st_point *p, const struct soc_config *cfg,
 		snprintf(r->error, sizeof r->error, "run: out of memory");
 		goto done;
 	}
-	if (make_inputs(om, in, e2, sizeof e2)) {
+	/* the inputs simrun makes (seed 1), so both report the same cycles */
+	if (rt_inputs_make(om, in, 1, !p->full, e2, sizeof e2)) {
 		snprintf(r->error, sizeof r->error, "run: %s", e2);
 		goto done;
 	}
