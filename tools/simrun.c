@@ -144,26 +144,105 @@ struct model_opts {
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo);
 
-int main(int argc, char **argv)
-{
-	if (tool_version(argc, argv, "simrun"))
-		return 0;
-	const char *soc = NULL, *kernel = NULL, *model = NULL, *indir = NULL, *outdir = NULL;
-	const char *trace = NULL, *image = NULL;
-	char trace_default[512] = "";
-	const char *sets[256];
-	unsigned nsets = 0, block_dim = 1;
+/* The command line. */
+struct cli {
+	const char *soc, *kernel, *model;
+	const char *sets[256]; /* --set, in order */
+	unsigned nsets, block_dim, nargs;
 	struct {
-		int is_alloc, rand;
-		uint64_t v;
+		int is_alloc, rand; /* --alloc (a GM buffer, :rand filled) or --arg */
+		uint64_t v;         /* the byte count or the value */
 	} args[SIM_MAX_ARGS];
-	unsigned nargs = 0;
-	int json = 0, stats = 0, dump = 0, batch_inputs = 0;
-	unsigned loop = 2, streams = 1;
-	uint64_t dyn_batch = 0;
-	uint64_t seed = 1;
-	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
+	int stats, dump;
+	struct model_opts mo;
+	struct sim_options opt;
+	char trace_default[512]; /* mo.trace points here: --trace without a DIR */
+	char om_soc[64];         /* the SoC the model was compiled for, when no --soc */
+};
 
+/* --alloc BYTES[:rand|:zero] or --arg VALUE (key says which): 0, or 2 */
+static int kernel_arg(struct cli *c, const char *key, const char *s)
+{
+	if (c->nargs == SIM_MAX_ARGS) {
+		fprintf(stderr, "simrun: at most %d kernel arguments\n", SIM_MAX_ARGS);
+		return 2;
+	}
+	char num[64];
+	snprintf(num, sizeof num, "%s", s);
+	int is_alloc = key[2] == 'a' && key[3] == 'l', rnd = 0;
+	char *colon = strchr(num, ':');
+	if (is_alloc && colon) {
+		if (strcmp(colon, ":rand") && strcmp(colon, ":zero")) {
+			fprintf(stderr, "simrun: --alloc '%s': suffix must be :rand or :zero\n", s);
+			return 2;
+		}
+		rnd = !strcmp(colon, ":rand");
+		*colon = 0;
+	}
+	uint64_t v;
+	int bad;
+	if (is_alloc)
+		bad = parse_u64(num, &v) || v == 0;
+	else {
+		char *e;
+		errno = 0;
+		v = (uint64_t)strtoll(num, &e, 0);
+		bad = errno || e == num || *e;
+	}
+	if (bad) {
+		fprintf(stderr, "simrun: %s '%s': not a valid %s\n", key, s,
+			is_alloc ? "byte count" : "integer");
+		return 2;
+	}
+	c->args[c->nargs].is_alloc = is_alloc;
+	c->args[c->nargs].rand = rnd;
+	c->args[c->nargs].v = v;
+	c->nargs++;
+	return 0;
+}
+
+/* A numeric option key=s: 0, or 2 with the message. */
+static int number_arg(struct cli *c, const char *key, const char *s)
+{
+	uint64_t v;
+	if (!strcmp(key, "--block-dim")) {
+		if (parse_u64(s, &v) || v < 1 || v > 65535) {
+			fprintf(stderr, "simrun: --block-dim '%s': need 1..65535\n", s);
+			return 2;
+		}
+		c->block_dim = (unsigned)v;
+	} else if (!strcmp(key, "--max-cycles")) {
+		if (parse_u64(s, &c->opt.max_cycles) || c->opt.max_cycles < 1) {
+			fprintf(stderr, "simrun: --max-cycles '%s': need a positive number\n", s);
+			return 2;
+		}
+	} else if (!strcmp(key, "--seed")) {
+		if (parse_u64(s, &c->mo.seed)) {
+			fprintf(stderr, "simrun: --seed '%s': not a number\n", s);
+			return 2;
+		}
+	} else if (!strcmp(key, "--dynamic-batch")) {
+		if (parse_u64(s, &c->mo.dyn_batch) || c->mo.dyn_batch < 1 ||
+		    c->mo.dyn_batch > 1u << 20) {
+			fprintf(stderr, "simrun: --dynamic-batch '%s': need a batch size >= 1\n", s);
+			return 2;
+		}
+	} else { /* --loop, --streams */
+		if (parse_u64(s, &v) || v < 1 || v > 100000) {
+			fprintf(stderr, "simrun: %s '%s': need 1..100000\n", key, s);
+			return 2;
+		}
+		if (key[2] == 'l')
+			c->mo.loop = (unsigned)v;
+		else
+			c->mo.streams = (unsigned)v;
+	}
+	return 0;
+}
+
+/* The command line into c: -1 to go on, or the exit status (0: --help). */
+static int parse_args(int argc, char **argv, struct cli *c)
+{
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = NULL;
@@ -178,90 +257,40 @@ int main(int argc, char **argv)
 #define VALUE()                                                                             \
 	(val ? val : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "simrun: %s needs a value\n", \
 							  key), exit(2), "")))
+		int rc = 0;
 		if (!strcmp(key, "--help") || !strcmp(key, "-h")) {
 			usage(stdout);
 			return 0;
 		} else if (!strcmp(key, "--soc")) {
-			soc = VALUE();
+			c->soc = VALUE();
 		} else if (!strcmp(key, "--kernel")) {
-			kernel = VALUE();
-		} else if (!strcmp(key, "--block-dim")) {
-			uint64_t v;
-			const char *s = VALUE();
-			if (parse_u64(s, &v) || v < 1 || v > 65535) {
-				fprintf(stderr, "simrun: --block-dim '%s': need 1..65535\n", s);
-				return 2;
-			}
-			block_dim = (unsigned)v;
+			c->kernel = VALUE();
+		} else if (!strcmp(key, "--block-dim") || !strcmp(key, "--max-cycles") ||
+			   !strcmp(key, "--seed") || !strcmp(key, "--dynamic-batch") ||
+			   !strcmp(key, "--loop") || !strcmp(key, "--streams")) {
+			rc = number_arg(c, key, VALUE());
 		} else if (!strcmp(key, "--mode")) {
 			const char *s = VALUE();
 			if (!strcmp(s, "full"))
-				opt.mode = SIM_MODE_FULL;
+				c->opt.mode = SIM_MODE_FULL;
 			else if (!strcmp(s, "timing"))
-				opt.mode = SIM_MODE_TIMING;
+				c->opt.mode = SIM_MODE_TIMING;
 			else {
 				fprintf(stderr, "simrun: --mode '%s': need full or timing\n", s);
 				return 2;
 			}
 		} else if (!strcmp(key, "--set")) {
-			if (nsets == sizeof sets / sizeof sets[0]) {
+			if (c->nsets == sizeof c->sets / sizeof c->sets[0]) {
 				fprintf(stderr, "simrun: too many --set\n");
 				return 2;
 			}
-			sets[nsets++] = VALUE();
+			c->sets[c->nsets++] = VALUE();
 		} else if (!strcmp(key, "--alloc") || !strcmp(key, "--arg")) {
-			const char *s = VALUE();
-			if (nargs == SIM_MAX_ARGS) {
-				fprintf(stderr, "simrun: at most %d kernel arguments\n", SIM_MAX_ARGS);
-				return 2;
-			}
-			char num[64];
-			snprintf(num, sizeof num, "%s", s);
-			int is_alloc = key[2] == 'a' && key[3] == 'l', rnd = 0;
-			char *colon = strchr(num, ':');
-			if (is_alloc && colon) {
-				if (strcmp(colon, ":rand") && strcmp(colon, ":zero")) {
-					fprintf(stderr, "simrun: --alloc '%s': suffix must be :rand or :zero\n", s);
-					return 2;
-				}
-				rnd = !strcmp(colon, ":rand");
-				*colon = 0;
-			}
-			uint64_t v;
-			int bad;
-			if (is_alloc)
-				bad = parse_u64(num, &v) || v == 0;
-			else {
-				char *e;
-				errno = 0;
-				v = (uint64_t)strtoll(num, &e, 0);
-				bad = errno || e == num || *e;
-			}
-			if (bad) {
-				fprintf(stderr, "simrun: %s '%s': not a valid %s\n", key, s,
-					is_alloc ? "byte count" : "integer");
-				return 2;
-			}
-			args[nargs].is_alloc = is_alloc;
-			args[nargs].rand = rnd;
-			args[nargs].v = v;
-			nargs++;
-		} else if (!strcmp(key, "--max-cycles")) {
-			const char *s = VALUE();
-			if (parse_u64(s, &opt.max_cycles) || opt.max_cycles < 1) {
-				fprintf(stderr, "simrun: --max-cycles '%s': need a positive number\n", s);
-				return 2;
-			}
-		} else if (!strcmp(key, "--seed")) {
-			const char *s = VALUE();
-			if (parse_u64(s, &seed)) {
-				fprintf(stderr, "simrun: --seed '%s': not a number\n", s);
-				return 2;
-			}
+			rc = kernel_arg(c, key, VALUE());
 		} else if (!strcmp(key, "--trace-insns")) {
 			const char *s = VALUE();
-			opt.trace = !strcmp(s, "-") ? stdout : fopen(s, "w");
-			if (!opt.trace) {
+			c->opt.trace = !strcmp(s, "-") ? stdout : fopen(s, "w");
+			if (!c->opt.trace) {
 				fprintf(stderr, "simrun: --trace-insns %s: cannot write\n", s);
 				return 1;
 			}
@@ -271,201 +300,223 @@ int main(int argc, char **argv)
 			const char *nx = i + 1 < argc ? argv[i + 1] : NULL;
 			size_t nl = nx ? strlen(nx) : 0;
 			if (val)
-				trace = val;
+				c->mo.trace = val;
 			else if (nx && nx[0] != '-' && !(nl > 3 && !strcmp(nx + nl - 3, ".om")))
-				trace = argv[++i];
+				c->mo.trace = argv[++i];
 			else
-				trace = trace_default;
+				c->mo.trace = c->trace_default;
 		} else if (!strcmp(key, "--input-dir")) {
-			indir = VALUE();
+			c->mo.indir = VALUE();
 		} else if (!strcmp(key, "--image")) {
-			image = VALUE();
+			c->mo.image = VALUE();
 		} else if (!strcmp(key, "--output-dir")) {
-			outdir = VALUE();
-		} else if (!strcmp(key, "--loop") || !strcmp(key, "--streams")) {
-			uint64_t v;
-			const char *s = VALUE();
-			if (parse_u64(s, &v) || v < 1 || v > 100000) {
-				fprintf(stderr, "simrun: %s '%s': need 1..100000\n", key, s);
-				return 2;
-			}
-			if (key[2] == 'l')
-				loop = (unsigned)v;
-			else
-				streams = (unsigned)v;
-		} else if (!strcmp(key, "--dynamic-batch")) {
-			const char *s = VALUE();
-			if (parse_u64(s, &dyn_batch) || dyn_batch < 1 || dyn_batch > 1u << 20) {
-				fprintf(stderr, "simrun: --dynamic-batch '%s': need a batch size >= 1\n",
-					s);
-				return 2;
-			}
+			c->mo.outdir = VALUE();
 		} else if (!strcmp(key, "--batch-inputs")) {
-			batch_inputs = 1;
+			c->mo.batch_inputs = 1;
 		} else if (!strcmp(key, "--json")) {
-			json = 1;
+			c->mo.json = 1;
 		} else if (!strcmp(key, "--stats")) {
-			stats = 1;
+			c->stats = 1;
 		} else if (!strcmp(key, "--dump-config")) {
-			dump = 1;
-		} else if (a[0] != '-' && !model) {
-			model = a;
+			c->dump = 1;
+		} else if (a[0] != '-' && !c->model) {
+			c->model = a;
 		} else {
 			fprintf(stderr, "simrun: unknown option '%s' (try --help)\n", a);
 			return 2;
 		}
+#undef VALUE
+		if (rc)
+			return rc;
 	}
-	char om_soc[64] = "";
-	if (!soc && model) {
-		/* the SoC the model was compiled for, as ACL takes the device's */
+	return -1;
+}
+
+/* The chip: --soc, or the one the model was compiled for (as ACL takes
+ * the device's), with the --set changes.  -1 to go on, or the exit status
+ * (0: --dump-config printed it). */
+static int load_config(struct cli *c, struct soc_config *cfg)
+{
+	if (!c->soc && c->model) {
 		struct om_model om;
 		char oerr[512];
-		if (om_read(model, &om, NULL, oerr, sizeof oerr)) {
+		if (om_read(c->model, &om, NULL, oerr, sizeof oerr)) {
 			fprintf(stderr, "simrun: %s\n", oerr);
 			return 1;
 		}
-		snprintf(om_soc, sizeof om_soc, "%s", om.soc);
+		snprintf(c->om_soc, sizeof c->om_soc, "%s", om.soc);
 		om_free(&om);
-		soc = om_soc;
+		c->soc = c->om_soc;
 	}
-	if (!soc) {
+	if (!c->soc) {
 		fprintf(stderr, "simrun: --soc is required with --kernel (try --help)\n");
 		return 2;
 	}
 	char err[2048];
-	struct soc_config cfg;
-	if (soc_load(soc, &cfg, err, sizeof err)) {
+	const char *om_soc = c->om_soc;
+	if (soc_load(c->soc, cfg, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s%s%s%s\n", err, om_soc[0] ? " (the SoC " : "",
-			om_soc[0] ? model : "", om_soc[0] ? " was compiled for: give --soc)" : "");
+			om_soc[0] ? c->model : "", om_soc[0] ? " was compiled for: give --soc)" : "");
 		return 1;
 	}
-	for (unsigned i = 0; i < nsets; i++)
-		if (soc_set(&cfg, sets[i], err, sizeof err)) {
+	for (unsigned i = 0; i < c->nsets; i++)
+		if (soc_set(cfg, c->sets[i], err, sizeof err)) {
 			fprintf(stderr, "simrun: %s\n", err);
 			return 1;
 		}
-	if (dump) {
-		soc_dump(&cfg, stdout);
+	if (c->dump) {
+		soc_dump(cfg, stdout);
 		return 0;
 	}
 	/* a kernel that loops without end (or an .om whose branch was
 	 * corrupted) stops after one simulated second by default, not after
 	 * the library's 1e11 cycles (minutes of host time) */
-	if (!opt.max_cycles)
-		opt.max_cycles = (uint64_t)(cfg.core_freq_mhz * 1e6);
-	if (model && kernel) {
-		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
-		return 2;
-	}
-	if (trace == trace_default && (model || kernel)) {
-		/* ./simprof_<model>_<time>, as msprof names runs */
-		const char *what = model ? model : kernel;
-		const char *b = strrchr(what, '/');
-		b = b ? b + 1 : what;
-		const char *dot = strrchr(b, '.');
-		size_t bl = dot && dot != b ? (size_t)(dot - b) : strlen(b);
-		time_t now = time(NULL);
-		struct tm tmv;
-		char stamp[32] = "0";
-		if (localtime_r(&now, &tmv))
-			strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
-		snprintf(trace_default, sizeof trace_default, "./simprof_%.*s_%s", (int)(bl > 200 ? 200 : bl), b,
-			 stamp);
-		/* two runs in one second: the second gets _2 (_3 ...), never the
-		 * first one's folder */
-		struct stat st;
-		size_t len = strlen(trace_default);
-		for (int n = 2; stat(trace_default, &st) == 0 && n < 10000; n++)
-			snprintf(trace_default + len, sizeof trace_default - len, "_%d", n);
-	}
-	if (model) {
-		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed,
-					 image, dyn_batch };
-		return run_model(model, &cfg, &opt, &mo);
-	}
-	if (!kernel) {
-		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
-		return 2;
-	}
-	if (trace && stats) {
+	if (!c->opt.max_cycles)
+		c->opt.max_cycles = (uint64_t)(cfg->core_freq_mhz * 1e6);
+	return -1;
+}
+
+/* ./simprof_<model>_<time> for what (a path), as msprof names runs; two
+ * runs in one second: the second gets _2 (_3 ...), never the first one's
+ * folder. */
+static void default_trace_dir(const char *what, char *buf, size_t len)
+{
+	const char *b = strrchr(what, '/');
+	b = b ? b + 1 : what;
+	const char *dot = strrchr(b, '.');
+	size_t bl = dot && dot != b ? (size_t)(dot - b) : strlen(b);
+	time_t now = time(NULL);
+	struct tm tmv;
+	char stamp[32] = "0";
+	if (localtime_r(&now, &tmv))
+		strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
+	snprintf(buf, len, "./simprof_%.*s_%s", (int)(bl > 200 ? 200 : bl), b, stamp);
+	struct stat st;
+	size_t n = strlen(buf);
+	for (int k = 2; stat(buf, &st) == 0 && k < 10000; k++)
+		snprintf(buf + n, len - n, "_%d", k);
+}
+
+/* The report of a kernel run (not --json). */
+static void print_kernel(const struct sim_kernel *k, const struct soc_config *cfg,
+			 unsigned block_dim, int timing, const struct sim_result *res)
+{
+	double us = (double)res->cycles / cfg->core_freq_mhz;
+	printf("kernel %s on %s (%lld cores at %g MHz), block_dim %u, %s mode\n", k->name,
+	       cfg->name, (long long)cfg->core_count, cfg->core_freq_mhz, block_dim,
+	       timing ? "timing" : "full");
+	printf("cycles %llu (%.3f us) on %u core%s\n", (unsigned long long)res->cycles, us,
+	       res->ncores, res->ncores > 1 ? "s" : "");
+	printf("%-5s %14s %12s %10s\n", "pipe", "busy_cycles", "utilization", "insns");
+	for (int p = 0; p < ISA_NPIPES; p++)
+		printf("%-5s %14llu %11.1f%% %10llu\n", isa_pipe_name((enum isa_pipe)p),
+		       (unsigned long long)res->total.busy_cycles[p],
+		       res->cycles ? 100.0 * (double)res->total.busy_cycles[p] /
+					     ((double)res->cycles * res->ncores)
+				   : 0.0,
+		       (unsigned long long)res->total.insns[p]);
+	double secs = (double)res->cycles / (cfg->core_freq_mhz * 1e6);
+	if (res->total.gm_read_bytes + res->total.gm_write_bytes && secs > 0)
+		printf("GM traffic %.3f MB read, %.3f MB written: %.1f GB/s\n",
+		       (double)res->total.gm_read_bytes / 1e6, (double)res->total.gm_write_bytes / 1e6,
+		       (double)(res->total.gm_read_bytes + res->total.gm_write_bytes) / secs / 1e9);
+	if (res->total.cube_flops && secs > 0)
+		printf("cube %.3f GFLOP: %.2f TFLOP/s\n", (double)res->total.cube_flops / 1e9,
+		       (double)res->total.cube_flops / secs / 1e12);
+}
+
+/* --kernel: load it, allocate its arguments, run (traced or not), report. */
+static int run_kernel(const struct cli *c, const struct soc_config *cfg)
+{
+	const char *trace = c->mo.trace;
+	if (trace && c->stats) {
 		fprintf(stderr, "simrun: --stats and --trace: choose one for a kernel\n");
 		return 2;
 	}
+	char err[2048];
 	struct sim_kernel k;
-	if (sim_kernel_load_file(&k, kernel, err, sizeof err)) {
+	if (sim_kernel_load_file(&k, c->kernel, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
 		return 1;
 	}
+	struct sim_options opt = c->opt;
 	struct trc_spans spans = { 0 };
 	if (trace) {
-		if (trc_spans_init(&spans, (unsigned)cfg.core_count)) {
+		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
 			fprintf(stderr, "simrun: out of memory\n");
 			return 1;
 		}
 		opt.on_span = trc_span_record;
 		opt.span_ctx = &spans;
 	}
-	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	struct sim_device *dev = sim_device_new(cfg, &opt, err, sizeof err);
 	if (!dev) {
 		fprintf(stderr, "simrun: %s\n", err);
 		sim_kernel_free(&k);
 		return 1;
 	}
 	int64_t argv_k[SIM_MAX_ARGS];
-	for (unsigned i = 0; i < nargs; i++) {
-		if (!args[i].is_alloc) {
-			argv_k[i] = (int64_t)args[i].v;
+	for (unsigned i = 0; i < c->nargs; i++) {
+		if (!c->args[i].is_alloc) {
+			argv_k[i] = (int64_t)c->args[i].v;
 			continue;
 		}
-		uint64_t addr = sim_gm_alloc(dev, args[i].v);
+		uint64_t addr = sim_gm_alloc(dev, c->args[i].v);
 		if (!addr) {
 			fprintf(stderr, "simrun: --alloc %llu: exceeds the %lld MiB of device memory\n",
-				(unsigned long long)args[i].v, (long long)cfg.hbm_size_mb);
+				(unsigned long long)c->args[i].v, (long long)cfg->hbm_size_mb);
 			return 1;
 		}
-		if (args[i].rand)
-			sim_gm_fill_random_f16(dev, addr, args[i].v, seed + i);
+		if (c->args[i].rand)
+			sim_gm_fill_random_f16(dev, addr, c->args[i].v, c->mo.seed + i);
 		argv_k[i] = (int64_t)addr;
 	}
 	struct sim_result res;
-	int rc = trace ? traced_kernel(dev, &k, block_dim, argv_k, nargs, trace, json, &spans, &res)
-		       : sim_run(dev, &k, block_dim, argv_k, nargs, &res);
-	if (rc) {
-		fprintf(stderr, "simrun: %s: %s\n", kernel, res.error);
-	} else if (json) {
+	int rc = trace ? traced_kernel(dev, &k, c->block_dim, argv_k, c->nargs, trace, c->mo.json,
+				       &spans, &res)
+		       : sim_run(dev, &k, c->block_dim, argv_k, c->nargs, &res);
+	if (rc)
+		fprintf(stderr, "simrun: %s: %s\n", c->kernel, res.error);
+	else if (c->mo.json)
 		sim_stats_json(stdout, &res, res.ncores);
-	} else {
-		double us = (double)res.cycles / cfg.core_freq_mhz;
-		printf("kernel %s on %s (%lld cores at %g MHz), block_dim %u, %s mode\n", k.name,
-		       cfg.name, (long long)cfg.core_count, cfg.core_freq_mhz, block_dim,
-		       opt.mode == SIM_MODE_TIMING ? "timing" : "full");
-		printf("cycles %llu (%.3f us) on %u core%s\n", (unsigned long long)res.cycles, us,
-		       res.ncores, res.ncores > 1 ? "s" : "");
-		printf("%-5s %14s %12s %10s\n", "pipe", "busy_cycles", "utilization", "insns");
-		for (int p = 0; p < ISA_NPIPES; p++)
-			printf("%-5s %14llu %11.1f%% %10llu\n", isa_pipe_name((enum isa_pipe)p),
-			       (unsigned long long)res.total.busy_cycles[p],
-			       res.cycles ? 100.0 * (double)res.total.busy_cycles[p] /
-						    ((double)res.cycles * res.ncores)
-					  : 0.0,
-			       (unsigned long long)res.total.insns[p]);
-		double secs = (double)res.cycles / (cfg.core_freq_mhz * 1e6);
-		if (res.total.gm_read_bytes + res.total.gm_write_bytes && secs > 0)
-			printf("GM traffic %.3f MB read, %.3f MB written: %.1f GB/s\n",
-			       (double)res.total.gm_read_bytes / 1e6,
-			       (double)res.total.gm_write_bytes / 1e6,
-			       (double)(res.total.gm_read_bytes + res.total.gm_write_bytes) / secs / 1e9);
-		if (res.total.cube_flops && secs > 0)
-			printf("cube %.3f GFLOP: %.2f TFLOP/s\n", (double)res.total.cube_flops / 1e9,
-			       (double)res.total.cube_flops / secs / 1e12);
-	}
-	if (!rc && stats)
+	else
+		print_kernel(&k, cfg, c->block_dim, opt.mode == SIM_MODE_TIMING, &res);
+	if (!rc && c->stats)
 		sim_stats_print(stdout, &res, res.ncores);
 	sim_result_free(&res);
 	sim_device_free(dev);
 	sim_kernel_free(&k);
 	trc_spans_free(&spans);
 	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (tool_version(argc, argv, "simrun"))
+		return 0;
+	struct cli c = { .block_dim = 1,
+			 .mo = { .loop = 2, .streams = 1, .seed = 1 },
+			 .opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 } };
+	int rc = parse_args(argc, argv, &c);
+	if (rc >= 0)
+		return rc;
+	struct soc_config cfg;
+	if ((rc = load_config(&c, &cfg)) >= 0)
+		return rc;
+	if (c.model && c.kernel) {
+		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
+		return 2;
+	}
+	if (c.mo.trace == c.trace_default && (c.model || c.kernel))
+		default_trace_dir(c.model ? c.model : c.kernel, c.trace_default,
+				  sizeof c.trace_default);
+	if (c.model)
+		return run_model(c.model, &cfg, &c.opt, &c.mo);
+	if (!c.kernel) {
+		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
+		return 2;
+	}
+	return run_kernel(&c, &cfg);
 }
 
 /* Input sets: --input-dir D reads D/input_N.pb; with --batch-inputs every
