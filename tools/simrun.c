@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
 #include "inputs.h"
 #include "model.h"
 #include "om.h"
@@ -744,12 +745,116 @@ static const struct om_model *pick_variant(const char *path, const struct om_mod
 	return v;
 }
 
+/* simrun MODEL --json: the run as one JSON object. */
+static void print_model_json(const struct soc_config *cfg, const struct om_model *m,
+			     const struct om_model *mp, const struct model_opts *mo, int padded,
+			     const struct rt_bench *b)
+{
+	size_t nt = b->ntasks;
+	const struct rt_task_record *tr = b->tasks;
+	const struct trc_summary sum = b->sum;
+	double mhz = cfg->core_freq_mhz;
+	const struct rt_exec_record *e0 = &b->execs[0];
+	printf("{\"soc\": ");
+	sim_json_str(stdout, cfg->name);
+	if (m->batch)
+		printf(", \"dynamic_batch\": %llu, \"variant_batch\": %lld, \"padded\": %s",
+		       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
+							  : (uint64_t)mp->batch),
+		       (long long)mp->batch, padded ? "true" : "false");
+	printf(", \"model\": ");
+	sim_json_str(stdout, mp->name);
+	printf(", \"cycles\": %llu, \"latency_us\": %.3f, \"first_latency_us\": %.3f, "
+	       "\"warm_latency_us\": %.3f, \"throughput_fps\": %.2f, \"batch\": %u, "
+	       "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, \"h2d_us\": %.3f, "
+	       "\"d2h_us\": %.3f, \"roofline_efficiency\": %.4f, \"pipe_utilization\": {",
+	       (unsigned long long)(e0->end - e0->start), sum.first_latency_us,
+	       sum.first_latency_us, sum.warm_latency_us, sum.throughput_fps, sum.batch,
+	       sum.execs, sum.streams, sum.load_us, sum.h2d_us, sum.d2h_us,
+	       sum.roofline_efficiency);
+	for (int p = 0; p < ISA_NPIPES; p++)
+		printf("%s\"%s\": %.4f", p ? ", " : "", isa_pipe_name((enum isa_pipe)p),
+		       sum.pipe_util[p]);
+	printf("}, \"tasks\": [");
+	uint64_t prev_end = e0->start;
+	int first = 1;
+	for (size_t i = 0; i < nt; i++) {
+		const struct rt_task_record *t = &tr[i];
+		if (t->exec_id != 0 || t->model_task < 0)
+			continue;
+		const struct om_task *ot = &mp->tasks[t->model_task];
+		printf("%s{\"name\": ", first ? "" : ", ");
+		sim_json_str(stdout, ot->name);
+		printf(", \"type\": ");
+		sim_json_str(stdout, ot->op_type);
+		uint64_t cyc = t->end - t->start;
+		printf(", \"stream_id\": %u, \"start_us\": %.3f, \"duration_us\": %.3f, "
+		       "\"wait_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, \"bytes\": %llu, "
+		       "\"roofline_us\": %.3f, \"mac_ratio\": %.4f}",
+		       t->stream_id, (double)(t->start - e0->start) / mhz, (double)cyc / mhz,
+		       (double)(t->start - prev_end) / mhz, ot->block_dim,
+		       (unsigned long long)ot->flops, (unsigned long long)ot->bytes,
+		       trc_roofline_seconds(cfg, ot) * 1e6,
+		       cyc && t->cores ? (double)t->st.busy_cycles[ISA_PIPE_M] /
+						 ((double)cyc * t->cores)
+				       : 0.0);
+		prev_end = t->end;
+		first = 0;
+	}
+	printf("]}\n");
+}
+
+/* simrun MODEL: the run's report. */
+static void print_model_text(const struct soc_config *cfg, const struct om_model *m,
+			     const struct om_model *mp, const struct model_opts *mo, int padded,
+			     const struct rt_bench *b)
+{
+	const struct trc_summary sum = b->sum;
+	double mhz = cfg->core_freq_mhz;
+	const struct rt_exec_record *e0 = &b->execs[0];
+	printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", mp->name,
+	       cfg->name, (long long)cfg->core_count, mhz, mp->ntasks, sum.batch);
+	if (m->batch)
+		printf("dynamic batch              %10llu    on the batch-%lld program%s\n",
+		       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
+							  : (uint64_t)mp->batch),
+		       (long long)mp->batch,
+		       padded ? ", padded (no program of that size: the inputs get zero "
+				"rows, the outputs lose theirs)" : "");
+	printf("load (weights over PCIe)   %10.3f us  (%.2f MB)\n", sum.load_us,
+	       (double)mp->weights_bytes / 1e6);
+	printf("first inference            %10.3f us  (%llu cycles)\n", sum.first_latency_us,
+	       (unsigned long long)(e0->end - e0->start));
+	printf("warm inference             %10.3f us  (mean of %u)\n", sum.warm_latency_us,
+	       sum.warm_execs);
+	printf("throughput                 %10.1f images/s  (%u stream%s)\n",
+	       sum.throughput_fps, sum.streams, sum.streams > 1 ? "s" : "");
+	printf("input / output copies      %10.3f / %.3f us  (%.2f / %.2f MB)\n", sum.h2d_us,
+	       sum.d2h_us, (double)sum.h2d_bytes / 1e6, (double)sum.d2h_bytes / 1e6);
+	printf("roofline efficiency        %10.3f  (sum over tasks of max(flops/peak, "
+	       "bytes/bandwidth) / first inference)\n", sum.roofline_efficiency);
+	printf("pipe utilization          ");
+	for (int p = 0; p < ISA_NPIPES; p++)
+		printf(" %s %.1f%%", isa_pipe_name((enum isa_pipe)p), 100 * sum.pipe_util[p]);
+	printf("\ntop %u ops by time (warm):\n", sum.ntop);
+	printf("  %-4s %-20s %-32s %11s %6s %5s %8s\n", "task", "type", "name", "duration_us",
+	       "share", "block", "roof_us");
+	for (unsigned i = 0; i < sum.ntop; i++) {
+		const struct om_task *ot = &mp->tasks[sum.top[i].model_task];
+		char nm[33];
+		printf("  %-4d %-20.20s %-32s %11.3f %5.1f%% %5u %8.3f\n",
+		       sum.top[i].model_task, ot->op_type, trc_shorten(nm, 32, ot->name),
+		       sum.top[i].mean_us,
+		       100 * sum.top[i].share, ot->block_dim,
+		       trc_roofline_seconds(cfg, ot) * 1e6);
+	}
+}
+
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo)
 {
 	char err[4096];
-	struct trc_spans spans = { 0 };
-	struct sim_options dopt = *opt;
+	struct rt_bench bench = { 0 };
 	struct om_model m;
 	if (om_read(path, &m, cfg->name, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
@@ -766,7 +871,6 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	unsigned nsets = 1;
 	char **sets = NULL;
 	struct rt_tensor *in = NULL, *out = NULL;
-	struct rt_device *d = NULL;
 	int rc = 1;
 	if (mo->batch_inputs) {
 		if (!mo->indir) {
@@ -801,135 +905,30 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			fprintf(stderr, "simrun: out of memory\n");
 			goto done;
 		}
-	if (mo->trace) {
-		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
-			fprintf(stderr, "simrun: out of memory\n");
-			goto done;
-		}
-		dopt.on_span = trc_span_record;
-		dopt.span_ctx = &spans;
-	}
-	d = rt_device_new(cfg, &dopt, err, sizeof err);
-	if (!d) {
-		fprintf(stderr, "simrun: %s\n", err);
-		goto done;
-	}
 	struct progress prog = { .on = isatty(2), .mhz = cfg->core_freq_mhz };
 	unsigned S = mo->streams;
 	prog.total = 1 + (size_t)mp->ntasks * (sets ? nsets : (size_t)S * mo->loop) +
 		     (size_t)(mp->ninputs + mp->noutputs) * (sets ? nsets : S);
 	clock_gettime(CLOCK_MONOTONIC, &prog.last);
-	if (prog.on)
-		rt_device_on_task(d, on_task, &prog);
-	struct rt_session so = { .loop = mo->loop, .streams = S, .sets_each = sets != NULL,
-				 .timing_warm = 1 };
-	double load_us = 0;
-	int srun = rt_session_run(d, mp, &so, in, nsets, out, &load_us, err, sizeof err);
+	struct rt_bench_opts bo = { .sim = *opt, .spans = mo->trace != NULL,
+				    .on_task = prog.on ? on_task : NULL, .task_ctx = &prog,
+				    .session = { .loop = mo->loop, .streams = S,
+						 .sets_each = sets != NULL, .timing_warm = 1 } };
+	enum rt_bench_stage st = rt_bench_run(cfg, mp, &bo, in, nsets, out, &bench, err, sizeof err);
 	if (prog.on)
 		fprintf(stderr, "\r\033[K");
-	if (srun) {
+	if (st == RT_BENCH_RUN)
 		fprintf(stderr, "simrun: %s: %s\n", path, err);
-		goto done;
-	}
-	size_t nt, ne;
-	const struct rt_task_record *tr = rt_tasks(d, &nt);
-	const struct rt_exec_record *er = rt_execs(d, &ne);
-	struct trc_summary sum;
-	if (trc_summarize(cfg, mp, tr, nt, er, ne, load_us, &sum, err, sizeof err)) {
+	else if (st != RT_BENCH_OK)
 		fprintf(stderr, "simrun: %s\n", err);
+	if (st != RT_BENCH_OK)
 		goto done;
-	}
-	double mhz = cfg->core_freq_mhz;
-	const struct rt_exec_record *e0 = &er[0];
-	if (mo->json) {
-		printf("{\"soc\": ");
-		sim_json_str(stdout, cfg->name);
-		if (m.batch)
-			printf(", \"dynamic_batch\": %llu, \"variant_batch\": %lld, \"padded\": %s",
-			       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
-								  : (uint64_t)mp->batch),
-			       (long long)mp->batch, padded ? "true" : "false");
-		printf(", \"model\": ");
-		sim_json_str(stdout, mp->name);
-		printf(", \"cycles\": %llu, \"latency_us\": %.3f, \"first_latency_us\": %.3f, "
-		       "\"warm_latency_us\": %.3f, \"throughput_fps\": %.2f, \"batch\": %u, "
-		       "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, \"h2d_us\": %.3f, "
-		       "\"d2h_us\": %.3f, \"roofline_efficiency\": %.4f, \"pipe_utilization\": {",
-		       (unsigned long long)(e0->end - e0->start), sum.first_latency_us,
-		       sum.first_latency_us, sum.warm_latency_us, sum.throughput_fps, sum.batch,
-		       sum.execs, sum.streams, sum.load_us, sum.h2d_us, sum.d2h_us,
-		       sum.roofline_efficiency);
-		for (int p = 0; p < ISA_NPIPES; p++)
-			printf("%s\"%s\": %.4f", p ? ", " : "", isa_pipe_name((enum isa_pipe)p),
-			       sum.pipe_util[p]);
-		printf("}, \"tasks\": [");
-		uint64_t prev_end = e0->start;
-		int first = 1;
-		for (size_t i = 0; i < nt; i++) {
-			const struct rt_task_record *t = &tr[i];
-			if (t->exec_id != 0 || t->model_task < 0)
-				continue;
-			const struct om_task *ot = &mp->tasks[t->model_task];
-			printf("%s{\"name\": ", first ? "" : ", ");
-			sim_json_str(stdout, ot->name);
-			printf(", \"type\": ");
-			sim_json_str(stdout, ot->op_type);
-			uint64_t cyc = t->end - t->start;
-			printf(", \"stream_id\": %u, \"start_us\": %.3f, \"duration_us\": %.3f, "
-			       "\"wait_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, \"bytes\": %llu, "
-			       "\"roofline_us\": %.3f, \"mac_ratio\": %.4f}",
-			       t->stream_id, (double)(t->start - e0->start) / mhz, (double)cyc / mhz,
-			       (double)(t->start - prev_end) / mhz, ot->block_dim,
-			       (unsigned long long)ot->flops, (unsigned long long)ot->bytes,
-			       trc_roofline_seconds(cfg, ot) * 1e6,
-			       cyc && t->cores ? (double)t->st.busy_cycles[ISA_PIPE_M] /
-							 ((double)cyc * t->cores)
-					       : 0.0);
-			prev_end = t->end;
-			first = 0;
-		}
-		printf("]}\n");
-	} else {
-		printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", mp->name,
-		       cfg->name, (long long)cfg->core_count, mhz, mp->ntasks, sum.batch);
-		if (m.batch)
-			printf("dynamic batch              %10llu    on the batch-%lld program%s\n",
-			       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
-								  : (uint64_t)mp->batch),
-			       (long long)mp->batch,
-			       padded ? ", padded (no program of that size: the inputs get zero "
-					"rows, the outputs lose theirs)" : "");
-		printf("load (weights over PCIe)   %10.3f us  (%.2f MB)\n", sum.load_us,
-		       (double)mp->weights_bytes / 1e6);
-		printf("first inference            %10.3f us  (%llu cycles)\n", sum.first_latency_us,
-		       (unsigned long long)(e0->end - e0->start));
-		printf("warm inference             %10.3f us  (mean of %u)\n", sum.warm_latency_us,
-		       sum.warm_execs);
-		printf("throughput                 %10.1f images/s  (%u stream%s)\n",
-		       sum.throughput_fps, sum.streams, sum.streams > 1 ? "s" : "");
-		printf("input / output copies      %10.3f / %.3f us  (%.2f / %.2f MB)\n", sum.h2d_us,
-		       sum.d2h_us, (double)sum.h2d_bytes / 1e6, (double)sum.d2h_bytes / 1e6);
-		printf("roofline efficiency        %10.3f  (sum over tasks of max(flops/peak, "
-		       "bytes/bandwidth) / first inference)\n", sum.roofline_efficiency);
-		printf("pipe utilization          ");
-		for (int p = 0; p < ISA_NPIPES; p++)
-			printf(" %s %.1f%%", isa_pipe_name((enum isa_pipe)p), 100 * sum.pipe_util[p]);
-		printf("\ntop %u ops by time (warm):\n", sum.ntop);
-		printf("  %-4s %-20s %-32s %11s %6s %5s %8s\n", "task", "type", "name", "duration_us",
-		       "share", "block", "roof_us");
-		for (unsigned i = 0; i < sum.ntop; i++) {
-			const struct om_task *ot = &mp->tasks[sum.top[i].model_task];
-			char nm[33];
-			printf("  %-4d %-20.20s %-32s %11.3f %5.1f%% %5u %8.3f\n",
-			       sum.top[i].model_task, ot->op_type, trc_shorten(nm, 32, ot->name),
-			       sum.top[i].mean_us,
-			       100 * sum.top[i].share, ot->block_dim,
-			       trc_roofline_seconds(cfg, ot) * 1e6);
-		}
-	}
+	if (mo->json)
+		print_model_json(cfg, &m, mp, mo, padded, &bench);
+	else
+		print_model_text(cfg, &m, mp, mo, padded, &bench);
 	if (mo->trace) {
-		struct trc_input ti = { cfg, mp, tr, nt, er, ne, &spans, &sum };
-		if (trc_write(mo->trace, &ti, err, sizeof err)) {
+		if (rt_bench_trace(&bench, cfg, mp, mo->trace, err, sizeof err)) {
 			fprintf(stderr, "simrun: --trace: %s\n", err);
 			goto done;
 		}
@@ -972,8 +971,7 @@ done:
 	free(sets);
 	free(in);
 	free(out);
-	rt_device_free(d);
-	trc_spans_free(&spans);
+	rt_bench_free(&bench);
 	free(view.inputs);
 	om_free(&m);
 	return rc;
