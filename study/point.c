@@ -551,24 +551,24 @@ done:
 
 /* ---- simulation ---------------------------------------------------------- */
 
-/* The run: rt_bench_run, as simrun runs a model (its seeded inputs too),
+/* The run: st_bench_run, as simrun runs a model (its seeded inputs too),
  * so both report the same cycles for the same point. */
 static int simulate(const struct st_point *p, const struct soc_config *cfg,
 		    const struct om_model *om, struct st_result *r)
 {
 	char e2[1024];
-	struct rt_bench_opts o = {
+	struct st_bench_opts o = {
 		.sim = { .mode = p->full ? SIM_MODE_FULL : SIM_MODE_TIMING },
 		.session = { .loop = p->loop ? p->loop : 2, .streams = p->streams ? p->streams : 1,
 			     .timing_warm = 1 },
 		.seed = 1, /* simrun's default --seed */
 		.spans = p->trace_dir && p->timeline,
 	};
-	struct rt_bench b;
-	enum rt_bench_stage st = rt_bench_run(cfg, om, &o, NULL, 1, NULL, &b, e2, sizeof e2);
-	if (st != RT_BENCH_OK) {
+	struct st_bench b;
+	enum st_bench_stage st = st_bench_run(cfg, om, &o, NULL, 1, NULL, &b, e2, sizeof e2);
+	if (st != ST_BENCH_OK) {
 		snprintf(r->error, sizeof r->error, "%s: %s",
-			 st == RT_BENCH_SUMMARY ? "summary" : "run", e2);
+			 st == ST_BENCH_SUMMARY ? "summary" : "run", e2);
 		return -1;
 	}
 	const struct trc_summary *sum = &b.sum;
@@ -580,11 +580,11 @@ static int simulate(const struct st_point *p, const struct soc_config *cfg,
 	for (int i = 0; i < ISA_NPIPES; i++)
 		r->pipe_util[i] = sum->pipe_util[i];
 	int rc = 0;
-	if (p->trace_dir && rt_bench_trace(&b, cfg, om, p->trace_dir, e2, sizeof e2)) {
+	if (p->trace_dir && st_bench_trace(&b, cfg, om, p->trace_dir, e2, sizeof e2)) {
 		snprintf(r->error, sizeof r->error, "trace: %s", e2);
 		rc = -1;
 	}
-	rt_bench_free(&b);
+	st_bench_free(&b);
 	return rc;
 }
 

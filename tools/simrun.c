@@ -522,12 +522,12 @@ int main(int argc, char **argv)
 
 /* Input sets: --input-dir D reads D/input_N.pb; with --batch-inputs every
  * subdirectory of D (sorted by name) is one set; without --input-dir one
- * seeded set (rt_inputs_make: float inputs zero in timing mode). */
+ * seeded set (st_inputs_make: float inputs zero in timing mode). */
 static int read_set(const struct om_model *m, const char *dir, struct rt_tensor *in,
 		    uint64_t seed, int timing, char *err, size_t errlen)
 {
 	if (!dir)
-		return rt_inputs_make(m, in, seed, timing, err, errlen);
+		return st_inputs_make(m, in, seed, timing, err, errlen);
 	char p[4200];
 	struct stat st;
 	/* an input_N.pb beyond the model's inputs: the wrong folder or model */
@@ -748,7 +748,7 @@ static const struct om_model *pick_variant(const char *path, const struct om_mod
 /* simrun MODEL --json: the run as one JSON object. */
 static void print_model_json(const struct soc_config *cfg, const struct om_model *m,
 			     const struct om_model *mp, const struct model_opts *mo, int padded,
-			     const struct rt_bench *b)
+			     const struct st_bench *b)
 {
 	size_t nt = b->ntasks;
 	const struct rt_task_record *tr = b->tasks;
@@ -807,7 +807,7 @@ static void print_model_json(const struct soc_config *cfg, const struct om_model
 /* simrun MODEL: the run's report. */
 static void print_model_text(const struct soc_config *cfg, const struct om_model *m,
 			     const struct om_model *mp, const struct model_opts *mo, int padded,
-			     const struct rt_bench *b)
+			     const struct st_bench *b)
 {
 	const struct trc_summary sum = b->sum;
 	double mhz = cfg->core_freq_mhz;
@@ -854,7 +854,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo)
 {
 	char err[4096];
-	struct rt_bench bench = { 0 };
+	struct st_bench bench = { 0 };
 	struct om_model m;
 	if (om_read(path, &m, cfg->name, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
@@ -910,25 +910,25 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	prog.total = 1 + (size_t)mp->ntasks * (sets ? nsets : (size_t)S * mo->loop) +
 		     (size_t)(mp->ninputs + mp->noutputs) * (sets ? nsets : S);
 	clock_gettime(CLOCK_MONOTONIC, &prog.last);
-	struct rt_bench_opts bo = { .sim = *opt, .spans = mo->trace != NULL,
+	struct st_bench_opts bo = { .sim = *opt, .spans = mo->trace != NULL,
 				    .on_task = prog.on ? on_task : NULL, .task_ctx = &prog,
 				    .session = { .loop = mo->loop, .streams = S,
 						 .sets_each = sets != NULL, .timing_warm = 1 } };
-	enum rt_bench_stage st = rt_bench_run(cfg, mp, &bo, in, nsets, out, &bench, err, sizeof err);
+	enum st_bench_stage st = st_bench_run(cfg, mp, &bo, in, nsets, out, &bench, err, sizeof err);
 	if (prog.on)
 		fprintf(stderr, "\r\033[K");
-	if (st == RT_BENCH_RUN)
+	if (st == ST_BENCH_RUN)
 		fprintf(stderr, "simrun: %s: %s\n", path, err);
-	else if (st != RT_BENCH_OK)
+	else if (st != ST_BENCH_OK)
 		fprintf(stderr, "simrun: %s\n", err);
-	if (st != RT_BENCH_OK)
+	if (st != ST_BENCH_OK)
 		goto done;
 	if (mo->json)
 		print_model_json(cfg, &m, mp, mo, padded, &bench);
 	else
 		print_model_text(cfg, &m, mp, mo, padded, &bench);
 	if (mo->trace) {
-		if (rt_bench_trace(&bench, cfg, mp, mo->trace, err, sizeof err)) {
+		if (st_bench_trace(&bench, cfg, mp, mo->trace, err, sizeof err)) {
 			fprintf(stderr, "simrun: --trace: %s\n", err);
 			goto done;
 		}
@@ -971,7 +971,7 @@ done:
 	free(sets);
 	free(in);
 	free(out);
-	rt_bench_free(&bench);
+	st_bench_free(&bench);
 	free(view.inputs);
 	om_free(&m);
 	return rc;

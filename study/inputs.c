@@ -1,5 +1,5 @@
 /* inputs.c: the seeded inputs a model runs on when the user gives none
- * (see rt_inputs_make in inputs.h).  simrun, simsweep's points and
+ * (see st_inputs_make in inputs.h).  simrun, simsweep's points and
  * simprof's re-simulations all make them here, so one model gets the same
  * inputs, and so the same cycles, in every tool. */
 #include <stdio.h>
@@ -39,7 +39,7 @@ static uint64_t next(uint64_t *s)
 	return *s;
 }
 
-int rt_inputs_make(const struct om_model *m, struct rt_tensor *in, uint64_t seed, int timing,
+int st_inputs_make(const struct om_model *m, struct rt_tensor *in, uint64_t seed, int timing,
 		   char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < m->ninputs; i++) {

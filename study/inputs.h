@@ -1,7 +1,7 @@
 /* inputs.h: a model's seeded inputs, the ones every tool (simrun without
  * --input-dir, simsweep's points, simprof's re-simulations) runs on. */
-#ifndef DV_INPUTS_H
-#define DV_INPUTS_H
+#ifndef DV_STUDY_INPUTS_H
+#define DV_STUDY_INPUTS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +22,7 @@ struct om_model;
  * Returns 0, or -1 with err naming the input (another type: the caller
  * must give the values); the tensors made so far stay for the caller to
  * free. */
-int rt_inputs_make(const struct om_model *m, struct rt_tensor *in, uint64_t seed, int timing,
+int st_inputs_make(const struct om_model *m, struct rt_tensor *in, uint64_t seed, int timing,
 		   char *err, size_t errlen);
 
 #endif

@@ -6,8 +6,8 @@
  * and streams, copies), the summary (trc_summarize) and, on request, the
  * trace directory.  One model and one configuration therefore give the
  * same cycles in every tool. */
-#ifndef DV_BENCH_H
-#define DV_BENCH_H
+#ifndef DV_STUDY_BENCH_H
+#define DV_STUDY_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include "tensor_io.h"
 #include "trace.h"
 
-struct rt_bench_opts {
+struct st_bench_opts {
 	struct sim_options sim;    /* mode, max_cycles, --trace-insns; on_span is the
 				    * runner's when spans is set */
 	struct rt_session session; /* loops, streams, per-set inputs, timing_warm */
@@ -30,7 +30,7 @@ struct rt_bench_opts {
 
 /* What a run leaves: the device (its log: tasks and executions), the
  * summary and the spans. */
-struct rt_bench {
+struct st_bench {
 	struct rt_device *dev;
 	const struct rt_task_record *tasks;
 	size_t ntasks;
@@ -44,22 +44,22 @@ struct rt_bench {
 
 /* Where a run failed: making the inputs or the device, the session (the
  * model's own error), or the summary. */
-enum rt_bench_stage { RT_BENCH_OK, RT_BENCH_SETUP, RT_BENCH_RUN, RT_BENCH_SUMMARY };
+enum st_bench_stage { ST_BENCH_OK, ST_BENCH_SETUP, ST_BENCH_RUN, ST_BENCH_SUMMARY };
 
 /* Run model m on cfg.  inputs: nsets sets of m->ninputs tensors (as
- * rt_session_run takes them), or NULL for one seeded set (rt_inputs_make
+ * rt_session_run takes them), or NULL for one seeded set (st_inputs_make
  * with o->seed, float inputs zero in timing mode).  outputs: room for the
  * outputs (as rt_session_run fills them), or NULL to drop them.  Returns
- * RT_BENCH_OK with *b filled (rt_bench_free it), or the failed stage with
+ * ST_BENCH_OK with *b filled (st_bench_free it), or the failed stage with
  * err (and *b freed). */
-enum rt_bench_stage rt_bench_run(const struct soc_config *cfg, const struct om_model *m,
-				 const struct rt_bench_opts *o, const struct rt_tensor *inputs,
-				 unsigned nsets, struct rt_tensor *outputs, struct rt_bench *b,
+enum st_bench_stage st_bench_run(const struct soc_config *cfg, const struct om_model *m,
+				 const struct st_bench_opts *o, const struct rt_tensor *inputs,
+				 unsigned nsets, struct rt_tensor *outputs, struct st_bench *b,
 				 char *err, size_t errlen);
 /* Write the run's trace directory (with the busy spans when recorded).
  * 0, or -1 with err. */
-int rt_bench_trace(const struct rt_bench *b, const struct soc_config *cfg,
+int st_bench_trace(const struct st_bench *b, const struct soc_config *cfg,
 		   const struct om_model *m, const char *dir, char *err, size_t errlen);
-void rt_bench_free(struct rt_bench *b);
+void st_bench_free(struct st_bench *b);
 
 #endif

@@ -15,7 +15,7 @@ static struct rt_tensor *seeded(const struct om_model *m, uint64_t seed, int tim
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (rt_inputs_make(m, in, seed, timing, err, errlen)) {
+	if (st_inputs_make(m, in, seed, timing, err, errlen)) {
 		for (unsigned i = 0; i < m->ninputs; i++)
 			rt_tensor_free(&in[i]);
 		free(in);
@@ -24,13 +24,13 @@ static struct rt_tensor *seeded(const struct om_model *m, uint64_t seed, int tim
 	return in;
 }
 
-enum rt_bench_stage rt_bench_run(const struct soc_config *cfg, const struct om_model *m,
-				 const struct rt_bench_opts *o, const struct rt_tensor *inputs,
-				 unsigned nsets, struct rt_tensor *outputs, struct rt_bench *b,
+enum st_bench_stage st_bench_run(const struct soc_config *cfg, const struct om_model *m,
+				 const struct st_bench_opts *o, const struct rt_tensor *inputs,
+				 unsigned nsets, struct rt_tensor *outputs, struct st_bench *b,
 				 char *err, size_t errlen)
 {
 	memset(b, 0, sizeof *b);
-	enum rt_bench_stage st = RT_BENCH_SETUP;
+	enum st_bench_stage st = ST_BENCH_SETUP;
 	struct sim_options opt = o->sim;
 	struct rt_tensor *made = NULL, *out = outputs;
 	if (!inputs) {
@@ -56,19 +56,19 @@ enum rt_bench_stage rt_bench_run(const struct soc_config *cfg, const struct om_m
 		goto fail;
 	if (o->on_task)
 		rt_device_on_task(b->dev, o->on_task, o->task_ctx);
-	st = RT_BENCH_RUN;
+	st = ST_BENCH_RUN;
 	if (rt_session_run(b->dev, m, &o->session, inputs, nsets, out, &b->load_us, err, errlen))
 		goto fail;
 	b->tasks = rt_tasks(b->dev, &b->ntasks);
 	b->execs = rt_execs(b->dev, &b->nexecs);
-	st = RT_BENCH_SUMMARY;
+	st = ST_BENCH_SUMMARY;
 	if (trc_summarize(cfg, m, b->tasks, b->ntasks, b->execs, b->nexecs, b->load_us, &b->sum,
 			  err, errlen))
 		goto fail;
-	st = RT_BENCH_OK;
+	st = ST_BENCH_OK;
 fail:
 	if (out != outputs) { /* the session leaves them allocated only when it ran */
-		int ran = st == RT_BENCH_OK || st == RT_BENCH_SUMMARY;
+		int ran = st == ST_BENCH_OK || st == ST_BENCH_SUMMARY;
 		for (size_t i = 0; ran && i < (size_t)nsets * m->noutputs; i++)
 			rt_tensor_free(&out[i]);
 		free(out);
@@ -76,12 +76,12 @@ fail:
 	for (unsigned i = 0; made && i < m->ninputs; i++)
 		rt_tensor_free(&made[i]);
 	free(made);
-	if (st != RT_BENCH_OK)
-		rt_bench_free(b);
+	if (st != ST_BENCH_OK)
+		st_bench_free(b);
 	return st;
 }
 
-int rt_bench_trace(const struct rt_bench *b, const struct soc_config *cfg,
+int st_bench_trace(const struct st_bench *b, const struct soc_config *cfg,
 		   const struct om_model *m, const char *dir, char *err, size_t errlen)
 {
 	struct trc_input ti = { cfg, m, b->tasks, b->ntasks, b->execs, b->nexecs,
@@ -89,7 +89,7 @@ int rt_bench_trace(const struct rt_bench *b, const struct soc_config *cfg,
 	return trc_write(dir, &ti, err, errlen);
 }
 
-void rt_bench_free(struct rt_bench *b)
+void st_bench_free(struct st_bench *b)
 {
 	rt_device_free(b->dev);
 	trc_spans_free(&b->spans);
