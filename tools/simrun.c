@@ -850,6 +850,38 @@ static void print_model_text(const struct soc_config *cfg, const struct om_model
 	}
 }
 
+/* --output-dir: output_N.pb of every set (a padded run's outputs cut back
+ * to --dynamic-batch rows first).  0, or -1 with the message printed. */
+static int write_outputs(const struct model_opts *mo, const struct om_model *m,
+			 const struct om_model *mp, int padded, char **sets, unsigned nsets,
+			 struct rt_tensor *out)
+{
+	char err[4096];
+	if (mo->outdir && mkdir(mo->outdir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "simrun: --output-dir %s: %s\n", mo->outdir, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; padded && i < (size_t)nsets * mp->noutputs; i++)
+		if (dyn_dim(m, i % mp->noutputs, 1))
+			resize_batch(&out[i], (int64_t)mo->dyn_batch);
+	for (unsigned k = 0; mo->outdir && k < nsets; k++)
+		for (unsigned i = 0; i < mp->noutputs; i++) {
+			char p[4096];
+			if (sets) {
+				snprintf(p, sizeof p, "%s/%s", mo->outdir, sets[k]);
+				mkdir(p, 0777);
+				snprintf(p, sizeof p, "%s/%s/output_%u.pb", mo->outdir, sets[k], i);
+			} else {
+				snprintf(p, sizeof p, "%s/output_%u.pb", mo->outdir, i);
+			}
+			if (rt_tensor_write(p, &out[(size_t)k * mp->noutputs + i], err, sizeof err)) {
+				fprintf(stderr, "simrun: %s\n", err);
+				return -1;
+			}
+		}
+	return 0;
+}
+
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo)
 {
@@ -936,30 +968,8 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			printf("trace written to %s (op_summary.csv, task_time.csv, timeline.json, "
 			       "summary.json)\n", mo->trace);
 	}
-	if (mo->outdir && mkdir(mo->outdir, 0777) && errno != EEXIST) {
-		fprintf(stderr, "simrun: --output-dir %s: %s\n", mo->outdir, strerror(errno));
+	if (write_outputs(mo, &m, mp, padded, sets, nsets, out))
 		goto done;
-	}
-	for (size_t i = 0; padded && i < (size_t)nsets * mp->noutputs; i++)
-		if (dyn_dim(&m, i % mp->noutputs, 1))
-			resize_batch(&out[i], (int64_t)mo->dyn_batch);
-	if (mo->outdir)
-		for (unsigned k = 0; k < nsets; k++)
-			for (unsigned i = 0; i < mp->noutputs; i++) {
-				char p[4096];
-				if (sets) {
-					snprintf(p, sizeof p, "%s/%s", mo->outdir, sets[k]);
-					mkdir(p, 0777);
-					snprintf(p, sizeof p, "%s/%s/output_%u.pb", mo->outdir, sets[k], i);
-				} else {
-					snprintf(p, sizeof p, "%s/output_%u.pb", mo->outdir, i);
-				}
-				if (rt_tensor_write(p, &out[(size_t)k * mp->noutputs + i], err,
-						    sizeof err)) {
-					fprintf(stderr, "simrun: %s\n", err);
-					goto done;
-				}
-			}
 	rc = 0;
 done:
 	for (size_t i = 0; in && i < (size_t)nsets * mp->ninputs; i++)
