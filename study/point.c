@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "advisor.h"
+#include "bench.h"
 #include "compile.h"
 #include "om.h"
 #include "onnx.pb-c.h"
@@ -550,107 +551,40 @@ done:
 
 /* ---- simulation ---------------------------------------------------------- */
 
-/* Seeded inputs, as simrun makes them without --input-dir: floats in
- * [-1, 1), other types zero (timing mode ignores the values anyway). */
-static int make_inputs(const struct om_model *m, struct rt_tensor *in, char *err, size_t errlen)
-{
-	for (unsigned i = 0; i < m->ninputs; i++) {
-		const struct om_tensor_desc *d = &m->inputs[i];
-		snprintf(in[i].name, sizeof in[i].name, "%s", d->name);
-		in[i].dtype = d->dtype;
-		in[i].rank = d->rank;
-		for (int r = 0; r < d->rank && r < 8; r++)
-			in[i].dims[r] = d->dims[r];
-		in[i].nbytes = d->size;
-		in[i].data = calloc(1, d->size ? d->size : 1);
-		if (!in[i].data) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		if (d->dtype != 1)
-			continue;
-		uint64_t s = (1 + i) * 0x9E3779B97F4A7C15ull + 1;
-		float *f = in[i].data;
-		for (uint64_t e = 0; e < d->size / 4; e++) {
-			s ^= s << 13;
-			s ^= s >> 7;
-			s ^= s << 17;
-			f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-		}
-	}
-	return 0;
-}
-
+/* The run: st_bench_run, as simrun runs a model (its seeded inputs too),
+ * so both report the same cycles for the same point. */
 static int simulate(const struct st_point *p, const struct soc_config *cfg,
 		    const struct om_model *om, struct st_result *r)
 {
 	char e2[1024];
-	struct sim_options opt = { .mode = p->full ? SIM_MODE_FULL : SIM_MODE_TIMING };
-	struct trc_spans spans = { 0 };
-	struct rt_tensor *in = calloc(om->ninputs + 1, sizeof *in);
-	struct rt_tensor *out = calloc(om->noutputs + 1, sizeof *out);
-	struct rt_device *d = NULL;
-	int rc = -1;
-	if (!in || !out) {
-		snprintf(r->error, sizeof r->error, "run: out of memory");
-		goto done;
+	struct st_bench_opts o = {
+		.sim = { .mode = p->full ? SIM_MODE_FULL : SIM_MODE_TIMING },
+		.session = { .loop = p->loop ? p->loop : 2, .streams = p->streams ? p->streams : 1,
+			     .timing_warm = 1 },
+		.seed = 1, /* simrun's default --seed */
+		.spans = p->trace_dir && p->timeline,
+	};
+	struct st_bench b;
+	enum st_bench_stage st = st_bench_run(cfg, om, &o, NULL, 1, NULL, &b, e2, sizeof e2);
+	if (st != ST_BENCH_OK) {
+		snprintf(r->error, sizeof r->error, "%s: %s",
+			 st == ST_BENCH_SUMMARY ? "summary" : "run", e2);
+		return -1;
 	}
-	if (make_inputs(om, in, e2, sizeof e2)) {
-		snprintf(r->error, sizeof r->error, "run: %s", e2);
-		goto done;
-	}
-	if (p->trace_dir && p->timeline) {
-		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
-			snprintf(r->error, sizeof r->error, "run: out of memory");
-			goto done;
-		}
-		opt.on_span = trc_span_record;
-		opt.span_ctx = &spans;
-	}
-	if (!(d = rt_device_new(cfg, &opt, e2, sizeof e2))) {
-		snprintf(r->error, sizeof r->error, "run: %s", e2);
-		goto done;
-	}
-	struct rt_session so = { .loop = p->loop ? p->loop : 2, .streams = p->streams ? p->streams : 1,
-				 .timing_warm = 1 };
-	double load_us = 0;
-	if (rt_session_run(d, om, &so, in, 1, out, &load_us, e2, sizeof e2)) {
-		snprintf(r->error, sizeof r->error, "run: %s", e2);
-		goto done;
-	}
-	size_t nt, ne;
-	const struct rt_task_record *t = rt_tasks(d, &nt);
-	const struct rt_exec_record *e = rt_execs(d, &ne);
-	struct trc_summary sum;
-	if (trc_summarize(cfg, om, t, nt, e, ne, load_us, &sum, e2, sizeof e2)) {
-		snprintf(r->error, sizeof r->error, "summary: %s", e2);
-		goto done;
-	}
-	r->batch = sum.batch;
-	r->first_latency_us = sum.first_latency_us;
-	r->warm_latency_us = sum.warm_latency_us;
-	r->throughput_fps = sum.throughput_fps;
-	r->roofline_efficiency = sum.roofline_efficiency;
+	const struct trc_summary *sum = &b.sum;
+	r->batch = sum->batch;
+	r->first_latency_us = sum->first_latency_us;
+	r->warm_latency_us = sum->warm_latency_us;
+	r->throughput_fps = sum->throughput_fps;
+	r->roofline_efficiency = sum->roofline_efficiency;
 	for (int i = 0; i < ISA_NPIPES; i++)
-		r->pipe_util[i] = sum.pipe_util[i];
-	if (p->trace_dir) {
-		struct trc_input ti = { cfg, om, t, nt, e, ne, p->trace_dir && p->timeline ? &spans : NULL,
-					&sum };
-		if (trc_write(p->trace_dir, &ti, e2, sizeof e2)) {
-			snprintf(r->error, sizeof r->error, "trace: %s", e2);
-			goto done;
-		}
+		r->pipe_util[i] = sum->pipe_util[i];
+	int rc = 0;
+	if (p->trace_dir && st_bench_trace(&b, cfg, om, p->trace_dir, e2, sizeof e2)) {
+		snprintf(r->error, sizeof r->error, "trace: %s", e2);
+		rc = -1;
 	}
-	rc = 0;
-done:
-	for (unsigned i = 0; in && i < om->ninputs; i++)
-		rt_tensor_free(&in[i]);
-	for (unsigned i = 0; out && i < om->noutputs; i++)
-		rt_tensor_free(&out[i]);
-	free(in);
-	free(out);
-	rt_device_free(d);
-	trc_spans_free(&spans);
+	st_bench_free(&b);
 	return rc;
 }
 

@@ -4,7 +4,8 @@
  * at a batch size, with a fusion switch file or none, run for some loops on
  * some streams.  st_point_run compiles it (cc_compile; a cache shares the
  * .om between points that differ only in keys the binary does not depend
- * on), simulates it (rt_session_run, timing mode unless asked), summarises
+ * on), simulates it (st_bench_run, as simrun runs a model: the same inputs and
+ * cycles; timing mode unless asked), summarises
  * it (trc_summarize), writes its trace directory and asks the advisor for
  * its bound.  simsweep runs a cartesian product of points; the advisor runs
  * a point and its variant ("fusion on", "batch x4", "2x HBM") and reports

@@ -113,6 +113,30 @@ grep -q '^0,1,1,.*,"compile: .*does not fit the UB' "$tmp/d/results.csv" && ok |
 awk -F, '$2 == "248" && $NF == "ok" { n++ } END { exit n != 2 }' "$tmp/d/results.csv" && ok ||
 	bad "batch 1 and 2 at 248 KiB should run"
 
+# --- simrun and simsweep run one point alike: the same seeded inputs (an
+# int64 ids input included) and the same latencies -----------------------------------
+simatc=$(pwd)/simatc
+/usr/bin/python3 "$srcdir/tests/sweep_gather_model.py" "$tmp/gather.onnx" &&
+	"$simatc" --model="$tmp/gather.onnx" --framework=5 --soc_version=Ascend310 \
+		--output="$tmp/gather" > /dev/null &&
+	"$sweep" --soc Ascend310 --model "$tmp/gather.onnx" --vary hbm.bandwidth_gbps=12.8 \
+		--out "$tmp/g" > /dev/null 2>&1 && ok || bad "gather model, compile or study"
+for mode in timing full; do
+	if [ $mode = full ]; then
+		"$sweep" --soc Ascend310 --model "$tmp/gather.onnx" --vary hbm.bandwidth_gbps=12.8 \
+			--mode full --out "$tmp/gf" > /dev/null 2>&1 || bad "gather study, full mode"
+		csv=$tmp/gf/results.csv
+	else
+		csv=$tmp/g/results.csv
+	fi
+	want=$("$(pwd)/simrun" "$tmp/gather.om" --mode=$mode --set hbm.bandwidth_gbps=12.8 --json |
+		/usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin)
+print("%.3f,%.3f" % (j["first_latency_us"], j["warm_latency_us"]))')
+	got=$(awk -F, 'NR == 2 { print $4 "," $5 }' "$csv")
+	[ -n "$want" ] && [ "$want" = "$got" ] && ok ||
+		bad "$mode mode: simrun says first,warm $want us, simsweep $got"
+done
+
 # --- errors ------------------------------------------------------------------------------
 "$sweep" --soc Ascend310 --model "$tmp/chain.onnx" --vary core.bogus=1 --out "$tmp/e" 2> "$tmp/err" &&
 	bad "unknown key accepted" || { grep -q 'core.bogus' "$tmp/err" && ok || bad "unknown key: $(cat "$tmp/err")"; }

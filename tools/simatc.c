@@ -162,179 +162,169 @@ static int other_mode(const char *mode, const char *om_in, const char *json)
 	return rc;
 }
 
-int main(int argc, char **argv)
-{
-	if (argc == 2 && !strcmp(argv[1], "--ops"))
-		return cc_ops_markdown(stdout) || fflush(stdout) ? 1 : 0;
-	if (tool_version(argc, argv, "simatc"))
-		return 0;
-	const char *model = NULL, *output = NULL, *soc = NULL, *framework = NULL;
-	const char *mode = "0", *om_in = NULL, *json = NULL, *dyn_batch = NULL;
-	struct cc_options opt = { .report = stdout };
+/* The command line. */
+struct cli {
+	const char *model, *output, *soc, *framework;
+	const char *mode, *om_in, *json, *dyn_batch;
+	struct cc_options opt;
 	const char *sets[64];
-	int nsets = 0;
+	int nsets;
+};
+
+/* An option whose value is one of a few words (key is "--name"): 0 and
+ * the choice in c->opt, 1 not such an option, or the exit status (> 1,
+ * or 1 for --enable_small_channel as before) with the message printed:
+ * returned as -(status). */
+static int word_option(struct cli *c, const char *key, const char *v)
+{
+	struct cc_options *opt = &c->opt;
+	if (!strcmp(key, "--enable_small_channel") || !strcmp(key, "--keep_all_outputs")) {
+		int small = key[2] == 'e';
+		if (strcmp(v, "0") && strcmp(v, "1")) {
+			fprintf(stderr, "simatc: %s takes 0 or 1, not '%s'\n", key, v);
+			return small ? -1 : -2;
+		}
+		if (small)
+			opt->small_channel = !strcmp(v, "1");
+		else
+			opt->keep_all_outputs = !strcmp(v, "1");
+	} else if (!strcmp(key, "--precision_mode")) {
+		if (!strcmp(v, "force_fp16"))
+			opt->precision_mode = CC_PREC_FORCE_FP16;
+		else if (!strcmp(v, "allow_mix_precision") || !strcmp(v, "allow_mix_precision_fp16"))
+			opt->precision_mode = CC_PREC_MIX;
+		else if (!strcmp(v, "must_keep_origin_dtype"))
+			opt->precision_mode = CC_PREC_KEEP_ORIGIN;
+		else {
+			fprintf(stderr, "simatc: --precision_mode=%s is not supported yet "
+					"(force_fp16, allow_mix_precision, "
+					"must_keep_origin_dtype are)\n", v);
+			return -2;
+		}
+	} else if (!strcmp(key, "--buffer_optimize")) {
+		if (!strcmp(v, "l2_optimize"))
+			opt->buffer_optimize = CC_BUF_L2;
+		else if (!strcmp(v, "off_optimize"))
+			opt->buffer_optimize = CC_BUF_OFF;
+		else {
+			fprintf(stderr, "simatc: --buffer_optimize=%s: l2_optimize or "
+					"off_optimize\n", v);
+			return -2;
+		}
+	} else if (!strcmp(key, "--input_format")) {
+		/* ATC's layout of the model's inputs: an ONNX model's are
+		 * NCHW (NCDHW for 3-D, ND otherwise); NHWC is TensorFlow's */
+		if (strcmp(v, "NCHW") && strcmp(v, "ND") && strcmp(v, "NCDHW")) {
+			fprintf(stderr, "simatc: --input_format=%s: an ONNX model's inputs are "
+					"NCHW, NCDHW or ND\n", v);
+			return -2;
+		}
+	} else if (!strcmp(key, "--log")) {
+		/* ATC's log level: errors go to stderr at every level */
+		if (strcmp(v, "debug") && strcmp(v, "info") && strcmp(v, "warning") &&
+		    strcmp(v, "error") && strcmp(v, "null")) {
+			fprintf(stderr, "simatc: --log=%s: debug, info, warning, error or "
+					"null\n", v);
+			return -2;
+		}
+		fprintf(stderr, "simatc: note: --log=%s accepted; simatc prints its errors "
+				"on stderr at every level\n", v);
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* The command line into c: -1 to go on, or the exit status (0: --help). */
+static int parse_args(int argc, char **argv, struct cli *c)
+{
 	for (int i = 1; i < argc; i++) {
 		char *a = argv[i];
 		char *eq = strchr(a, '=');
 		const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
 		size_t klen = eq ? (size_t)(eq - a) : strlen(a);
+		char key[64];
+		snprintf(key, sizeof key, "%.*s", (int)(klen < sizeof key ? klen : 0), a);
 #define IS(k) (strlen(k) == klen && strncmp(a, k, klen) == 0)
 		int takes = !IS("--help") && !IS("-h");
 		if (takes && !v) {
 			fprintf(stderr, "simatc: %s needs a value\n", a);
 			return 2;
 		}
+		int w;
 		if (IS("--help") || IS("-h")) {
 			usage(stdout);
 			return 0;
 		} else if (IS("--model"))
-			model = v;
+			c->model = v;
 		else if (IS("--output"))
-			output = v;
+			c->output = v;
 		else if (IS("--soc_version"))
-			soc = v;
+			c->soc = v;
 		else if (IS("--framework"))
-			framework = v;
+			c->framework = v;
 		else if (IS("--input_shape"))
-			opt.input_shape = v;
+			c->opt.input_shape = v;
 		else if (IS("--dynamic_batch_size"))
-			dyn_batch = v;
+			c->dyn_batch = v;
 		else if (IS("--report"))
-			opt.report_json = v;
+			c->opt.report_json = v;
 		else if (IS("--fusion_switch_file"))
-			opt.fusion_switch_file = v;
+			c->opt.fusion_switch_file = v;
 		else if (IS("--insert_op_conf"))
-			opt.insert_op_conf = v;
-		else if (IS("--enable_small_channel")) {
-			if (strcmp(v, "0") && strcmp(v, "1")) {
-				fprintf(stderr, "simatc: --enable_small_channel takes 0 or 1, not '%s'\n",
-					v);
-				return 1;
-			}
-			opt.small_channel = !strcmp(v, "1");
-		}
-		else if (IS("--keep_all_outputs")) {
-			if (strcmp(v, "0") && strcmp(v, "1")) {
-				fprintf(stderr, "simatc: --keep_all_outputs takes 0 or 1, not '%s'\n",
-					v);
-				return 2;
-			}
-			opt.keep_all_outputs = !strcmp(v, "1");
-		}
-		else if (IS("--precision_mode")) {
-			if (!strcmp(v, "force_fp16"))
-				opt.precision_mode = CC_PREC_FORCE_FP16;
-			else if (!strcmp(v, "allow_mix_precision") ||
-				 !strcmp(v, "allow_mix_precision_fp16"))
-				opt.precision_mode = CC_PREC_MIX;
-			else if (!strcmp(v, "must_keep_origin_dtype"))
-				opt.precision_mode = CC_PREC_KEEP_ORIGIN;
-			else {
-				fprintf(stderr, "simatc: --precision_mode=%s is not supported yet "
-						"(force_fp16, allow_mix_precision, "
-						"must_keep_origin_dtype are)\n", v);
-				return 2;
-			}
-		} else if (IS("--output_type"))
-			opt.output_type = v;
+			c->opt.insert_op_conf = v;
+		else if (IS("--output_type"))
+			c->opt.output_type = v;
 		else if (IS("--keep_dtype"))
-			opt.keep_dtype = v;
-		else if (IS("--buffer_optimize")) {
-			if (!strcmp(v, "l2_optimize"))
-				opt.buffer_optimize = CC_BUF_L2;
-			else if (!strcmp(v, "off_optimize"))
-				opt.buffer_optimize = CC_BUF_OFF;
-			else {
-				fprintf(stderr, "simatc: --buffer_optimize=%s: l2_optimize or "
-						"off_optimize\n", v);
-				return 2;
-			}
-		}
-		else if (IS("--input_format")) {
-			/* ATC's layout of the model's inputs: an ONNX model's are
-			 * NCHW (NCDHW for 3-D, ND otherwise); NHWC is TensorFlow's */
-			if (strcmp(v, "NCHW") && strcmp(v, "ND") && strcmp(v, "NCDHW")) {
-				fprintf(stderr, "simatc: --input_format=%s: an ONNX model's inputs are "
-						"NCHW, NCDHW or ND\n", v);
-				return 2;
-			}
-		} else if (IS("--log")) {
-			/* ATC's log level: errors go to stderr at every level */
-			if (strcmp(v, "debug") && strcmp(v, "info") && strcmp(v, "warning") &&
-			    strcmp(v, "error") && strcmp(v, "null")) {
-				fprintf(stderr, "simatc: --log=%s: debug, info, warning, error or "
-						"null\n", v);
-				return 2;
-			}
-			fprintf(stderr, "simatc: note: --log=%s accepted; simatc prints its errors "
-					"on stderr at every level\n", v);
-		} else if (IS("--mode"))
-			mode = v;
+			c->opt.keep_dtype = v;
+		else if (IS("--mode"))
+			c->mode = v;
 		else if (IS("--om"))
-			om_in = v;
+			c->om_in = v;
 		else if (IS("--json"))
-			json = v;
+			c->json = v;
 		else if (IS("--set")) {
-			if (nsets == 64) {
+			if (c->nsets == 64) {
 				fprintf(stderr, "simatc: too many --set\n");
 				return 2;
 			}
-			sets[nsets++] = v;
-		} else {
+			c->sets[c->nsets++] = v;
+		} else if ((w = word_option(c, key, v)) < 0) {
+			return -w;
+		} else if (w) {
 			fprintf(stderr, "simatc: unknown option '%s' (try --help)\n", a);
 			return 2;
 		}
+#undef IS
 		if (!eq)
 			i++;
 	}
-	if (strcmp(mode, "0") && strcmp(mode, "3"))
-		return other_mode(mode, om_in, json);
-	if (!model || (!output && strcmp(mode, "3")) || !soc) {
-		fprintf(stderr, "simatc: --model, --output and --soc_version are required "
-				"(try --help)\n");
-		return 2;
-	}
-	if (framework && strcmp(framework, "5")) {
-		fprintf(stderr, "simatc: --framework=%s: only 5 (ONNX) is supported\n", framework);
-		return 2;
-	}
-	int64_t sizes[OM_MAX_VARIANTS];
-	unsigned nsizes = 0;
-	char err[4096];
-	if (dyn_batch && cc_parse_dynamic_batch(dyn_batch, sizes, &nsizes, err, sizeof err)) {
-		fprintf(stderr, "simatc: %s\n", err);
-		return 2;
-	}
-	if (!strcmp(soc, "Ascend910A"))
-		soc = "Ascend910";
-	struct soc_config cfg;
-	if (soc_load(soc, &cfg, err, sizeof err)) {
-		fprintf(stderr, "simatc: %s\n", err);
-		return 1;
-	}
-	for (int i = 0; i < nsets; i++)
-		if (soc_set(&cfg, sets[i], err, sizeof err)) {
-			fprintf(stderr, "simatc: %s\n", err);
-			return 1;
-		}
-	char path[4096];
-	int precheck = !strcmp(mode, "3"); /* compile and verify, write nothing */
-	snprintf(path, sizeof path, "%s.om", output ? output : "");
+	return -1;
+}
+
+/* Compile c->model for cfg and write the .om (--mode=3: verify only). */
+static int compile(struct cli *c, const struct soc_config *cfg, const int64_t *sizes,
+		   unsigned nsizes)
+{
+	char err[4096], path[4096];
+	int precheck = !strcmp(c->mode, "3"); /* compile and verify, write nothing */
+	snprintf(path, sizeof path, "%s.om", c->output ? c->output : "");
 	if (!precheck && check_writable(path, err, sizeof err)) {
 		fprintf(stderr, "simatc: %s\n", err);
 		return 1;
 	}
 	/* the model is named after the .om, as ATC names it */
-	const char *slash = output ? strrchr(output, '/') : NULL;
-	opt.model_name = slash ? slash + 1 : output;
+	const char *slash = c->output ? strrchr(c->output, '/') : NULL;
+	c->opt.model_name = slash ? slash + 1 : c->output;
 	int tty = isatty(STDERR_FILENO);
 	if (tty) {
-		fprintf(stderr, "simatc: compiling %s for %s\n", model, cfg.name);
-		opt.progress = show_progress;
+		fprintf(stderr, "simatc: compiling %s for %s\n", c->model, cfg->name);
+		c->opt.progress = show_progress;
 	}
 	struct om_model m;
-	int failed = nsizes ? cc_compile_dynamic(model, &cfg, &opt, sizes, nsizes, &m, err, sizeof err)
-			    : cc_compile(model, &cfg, &opt, &m, err, sizeof err);
+	int failed = nsizes ? cc_compile_dynamic(c->model, cfg, &c->opt, sizes, nsizes, &m, err,
+						 sizeof err)
+			    : cc_compile(c->model, cfg, &c->opt, &m, err, sizeof err);
 	if (tty) /* the progress line ends */
 		fprintf(stderr, "\r%60s\r", "");
 	if (failed) {
@@ -345,7 +335,7 @@ int main(int argc, char **argv)
 	}
 	if (precheck) {
 		printf("precheck passed: %s compiles for %s (%u tasks, every one verified on "
-		       "the simulator); no .om written\n", model, cfg.name, m.ntasks);
+		       "the simulator); no .om written\n", c->model, cfg->name, m.ntasks);
 		om_free(&m);
 		return 0;
 	}
@@ -356,4 +346,46 @@ int main(int argc, char **argv)
 		printf("wrote %s\n", path);
 	om_free(&m);
 	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--ops"))
+		return cc_ops_markdown(stdout) || fflush(stdout) ? 1 : 0;
+	if (tool_version(argc, argv, "simatc"))
+		return 0;
+	struct cli c = { .mode = "0", .opt = { .report = stdout } };
+	int rc = parse_args(argc, argv, &c);
+	if (rc >= 0)
+		return rc;
+	if (strcmp(c.mode, "0") && strcmp(c.mode, "3"))
+		return other_mode(c.mode, c.om_in, c.json);
+	if (!c.model || (!c.output && strcmp(c.mode, "3")) || !c.soc) {
+		fprintf(stderr, "simatc: --model, --output and --soc_version are required "
+				"(try --help)\n");
+		return 2;
+	}
+	if (c.framework && strcmp(c.framework, "5")) {
+		fprintf(stderr, "simatc: --framework=%s: only 5 (ONNX) is supported\n", c.framework);
+		return 2;
+	}
+	int64_t sizes[OM_MAX_VARIANTS];
+	unsigned nsizes = 0;
+	char err[4096];
+	if (c.dyn_batch && cc_parse_dynamic_batch(c.dyn_batch, sizes, &nsizes, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 2;
+	}
+	const char *soc = !strcmp(c.soc, "Ascend910A") ? "Ascend910" : c.soc;
+	struct soc_config cfg;
+	if (soc_load(soc, &cfg, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 1;
+	}
+	for (int i = 0; i < c.nsets; i++)
+		if (soc_set(&cfg, c.sets[i], err, sizeof err)) {
+			fprintf(stderr, "simatc: %s\n", err);
+			return 1;
+		}
+	return compile(&c, &cfg, sizes, nsizes);
 }

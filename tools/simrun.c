@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
+#include "inputs.h"
 #include "model.h"
 #include "om.h"
 #include "point.h"
@@ -144,6 +146,197 @@ struct model_opts {
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo);
 
+/* The command line. */
+struct cli {
+	const char *soc, *kernel, *model;
+	const char *sets[256]; /* --set, in order */
+	unsigned nsets, block_dim, nargs;
+	struct {
+		int is_alloc, rand; /* --alloc (a GM buffer, :rand filled) or --arg */
+		uint64_t v;         /* the byte count or the value */
+	} args[SIM_MAX_ARGS];
+	int stats, dump;
+	struct model_opts mo;
+	struct sim_options opt;
+	char trace_default[512]; /* mo.trace points here: --trace without a DIR */
+	char om_soc[64];         /* the SoC the model was compiled for, when no --soc */
+};
+
+/* --alloc BYTES[:rand|:zero] or --arg VALUE (key says which): 0, or 2 */
+static int kernel_arg(struct cli *c, const char *key, const char *s)
+{
+	if (c->nargs == SIM_MAX_ARGS) {
+		fprintf(stderr, "simrun: at most %d kernel arguments\n", SIM_MAX_ARGS);
+		return 2;
+	}
+	char num[64];
+	snprintf(num, sizeof num, "%s", s);
+	int is_alloc = key[2] == 'a' && key[3] == 'l', rnd = 0;
+	char *colon = strchr(num, ':');
+	if (is_alloc && colon) {
+		if (strcmp(colon, ":rand") && strcmp(colon, ":zero")) {
+			fprintf(stderr, "simrun: --alloc '%s': suffix must be :rand or :zero\n", s);
+			return 2;
+		}
+		rnd = !strcmp(colon, ":rand");
+		*colon = 0;
+	}
+	uint64_t v;
+	int bad;
+	if (is_alloc)
+		bad = parse_u64(num, &v) || v == 0;
+	else {
+		char *e;
+		errno = 0;
+		v = (uint64_t)strtoll(num, &e, 0);
+		bad = errno || e == num || *e;
+	}
+	if (bad) {
+		fprintf(stderr, "simrun: %s '%s': not a valid %s\n", key, s,
+			is_alloc ? "byte count" : "integer");
+		return 2;
+	}
+	c->args[c->nargs].is_alloc = is_alloc;
+	c->args[c->nargs].rand = rnd;
+	c->args[c->nargs].v = v;
+	c->nargs++;
+	return 0;
+}
+
+/* A numeric option key=s: 0, or 2 with the message. */
+static int number_arg(struct cli *c, const char *key, const char *s)
+{
+	uint64_t v;
+	if (!strcmp(key, "--block-dim")) {
+		if (parse_u64(s, &v) || v < 1 || v > 65535) {
+			fprintf(stderr, "simrun: --block-dim '%s': need 1..65535\n", s);
+			return 2;
+		}
+		c->block_dim = (unsigned)v;
+	} else if (!strcmp(key, "--max-cycles")) {
+		if (parse_u64(s, &c->opt.max_cycles) || c->opt.max_cycles < 1) {
+			fprintf(stderr, "simrun: --max-cycles '%s': need a positive number\n", s);
+			return 2;
+		}
+	} else if (!strcmp(key, "--seed")) {
+		if (parse_u64(s, &c->mo.seed)) {
+			fprintf(stderr, "simrun: --seed '%s': not a number\n", s);
+			return 2;
+		}
+	} else if (!strcmp(key, "--dynamic-batch")) {
+		if (parse_u64(s, &c->mo.dyn_batch) || c->mo.dyn_batch < 1 ||
+		    c->mo.dyn_batch > 1u << 20) {
+			fprintf(stderr, "simrun: --dynamic-batch '%s': need a batch size >= 1\n", s);
+			return 2;
+		}
+	} else { /* --loop, --streams */
+		if (parse_u64(s, &v) || v < 1 || v > 100000) {
+			fprintf(stderr, "simrun: %s '%s': need 1..100000\n", key, s);
+			return 2;
+		}
+		if (key[2] == 'l')
+			c->mo.loop = (unsigned)v;
+		else
+			c->mo.streams = (unsigned)v;
+	}
+	return 0;
+}
+
+/* The command line into c: -1 to go on, or the exit status (0: --help). */
+static int parse_args(int argc, char **argv, struct cli *c)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *val = NULL;
+		char key[32] = "";
+		const char *eq = strchr(a, '=');
+		if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof key) {
+			memcpy(key, a, (size_t)(eq - a));
+			val = eq + 1;
+		} else {
+			snprintf(key, sizeof key, "%s", a);
+		}
+#define VALUE()                                                                             \
+	(val ? val : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "simrun: %s needs a value\n", \
+							  key), exit(2), "")))
+		int rc = 0;
+		if (!strcmp(key, "--help") || !strcmp(key, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(key, "--soc")) {
+			c->soc = VALUE();
+		} else if (!strcmp(key, "--kernel")) {
+			c->kernel = VALUE();
+		} else if (!strcmp(key, "--block-dim") || !strcmp(key, "--max-cycles") ||
+			   !strcmp(key, "--seed") || !strcmp(key, "--dynamic-batch") ||
+			   !strcmp(key, "--loop") || !strcmp(key, "--streams")) {
+			rc = number_arg(c, key, VALUE());
+		} else if (!strcmp(key, "--mode")) {
+			const char *s = VALUE();
+			if (!strcmp(s, "full"))
+				c->opt.mode = SIM_MODE_FULL;
+			else if (!strcmp(s, "timing"))
+				c->opt.mode = SIM_MODE_TIMING;
+			else {
+				fprintf(stderr, "simrun: --mode '%s': need full or timing\n", s);
+				return 2;
+			}
+		} else if (!strcmp(key, "--set")) {
+			if (c->nsets == sizeof c->sets / sizeof c->sets[0]) {
+				fprintf(stderr, "simrun: too many --set\n");
+				return 2;
+			}
+			c->sets[c->nsets++] = VALUE();
+		} else if (!strcmp(key, "--alloc") || !strcmp(key, "--arg")) {
+			rc = kernel_arg(c, key, VALUE());
+		} else if (!strcmp(key, "--trace-insns")) {
+			const char *s = VALUE();
+			c->opt.trace = !strcmp(s, "-") ? stdout : fopen(s, "w");
+			if (!c->opt.trace) {
+				fprintf(stderr, "simrun: --trace-insns %s: cannot write\n", s);
+				return 1;
+			}
+		} else if (!strcmp(key, "--trace")) {
+			/* an optional value: --trace=DIR, or a next word that is not an
+			 * option or the model */
+			const char *nx = i + 1 < argc ? argv[i + 1] : NULL;
+			size_t nl = nx ? strlen(nx) : 0;
+			if (val)
+				c->mo.trace = val;
+			else if (nx && nx[0] != '-' && !(nl > 3 && !strcmp(nx + nl - 3, ".om")))
+				c->mo.trace = argv[++i];
+			else
+				c->mo.trace = c->trace_default;
+		} else if (!strcmp(key, "--input-dir")) {
+			c->mo.indir = VALUE();
+		} else if (!strcmp(key, "--image")) {
+			c->mo.image = VALUE();
+		} else if (!strcmp(key, "--output-dir")) {
+			c->mo.outdir = VALUE();
+		} else if (!strcmp(key, "--batch-inputs")) {
+			c->mo.batch_inputs = 1;
+		} else if (!strcmp(key, "--json")) {
+			c->mo.json = 1;
+		} else if (!strcmp(key, "--stats")) {
+			c->stats = 1;
+		} else if (!strcmp(key, "--dump-config")) {
+			c->dump = 1;
+		} else if (a[0] != '-' && !c->model) {
+			c->model = a;
+		} else {
+			fprintf(stderr, "simrun: unknown option '%s' (try --help)\n", a);
+			return 2;
+		}
+#undef VALUE
+		if (rc)
+			return rc;
+	}
+	return -1;
+}
+
+/* The chip: --soc, or the one the model was compiled for (as ACL takes
+ * the device's), with the --set changes.  -1 to go on, or the exit status
+ * (0: --dump-config printed it). */
 /* A --set of a key that shapes the compiled code (study/compile_keys.def's
  * LAYOUT keys: core.count splits every kernel into blocks, buffer sizes
  * bound its tiles...) changes the hardware the binary runs on, not the
@@ -177,325 +370,156 @@ static void warn_layout_sets(const char *model, const struct soc_config *compile
 	}
 }
 
-int main(int argc, char **argv)
+static int load_config(struct cli *c, struct soc_config *cfg)
 {
-	if (tool_version(argc, argv, "simrun"))
-		return 0;
-	const char *soc = NULL, *kernel = NULL, *model = NULL, *indir = NULL, *outdir = NULL;
-	const char *trace = NULL, *image = NULL;
-	char trace_default[512] = "";
-	const char *sets[256];
-	unsigned nsets = 0, block_dim = 1;
-	struct {
-		int is_alloc, rand;
-		uint64_t v;
-	} args[SIM_MAX_ARGS];
-	unsigned nargs = 0;
-	int json = 0, stats = 0, dump = 0, batch_inputs = 0;
-	unsigned loop = 2, streams = 1;
-	uint64_t dyn_batch = 0;
-	uint64_t seed = 1;
-	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
-
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *val = NULL;
-		char key[32] = "";
-		const char *eq = strchr(a, '=');
-		if (a[0] == '-' && a[1] == '-' && eq && (size_t)(eq - a) < sizeof key) {
-			memcpy(key, a, (size_t)(eq - a));
-			val = eq + 1;
-		} else {
-			snprintf(key, sizeof key, "%s", a);
-		}
-#define VALUE()                                                                             \
-	(val ? val : (i + 1 < argc ? argv[++i] : (fprintf(stderr, "simrun: %s needs a value\n", \
-							  key), exit(2), "")))
-		if (!strcmp(key, "--help") || !strcmp(key, "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(key, "--soc")) {
-			soc = VALUE();
-		} else if (!strcmp(key, "--kernel")) {
-			kernel = VALUE();
-		} else if (!strcmp(key, "--block-dim")) {
-			uint64_t v;
-			const char *s = VALUE();
-			if (parse_u64(s, &v) || v < 1 || v > 65535) {
-				fprintf(stderr, "simrun: --block-dim '%s': need 1..65535\n", s);
-				return 2;
-			}
-			block_dim = (unsigned)v;
-		} else if (!strcmp(key, "--mode")) {
-			const char *s = VALUE();
-			if (!strcmp(s, "full"))
-				opt.mode = SIM_MODE_FULL;
-			else if (!strcmp(s, "timing"))
-				opt.mode = SIM_MODE_TIMING;
-			else {
-				fprintf(stderr, "simrun: --mode '%s': need full or timing\n", s);
-				return 2;
-			}
-		} else if (!strcmp(key, "--set")) {
-			if (nsets == sizeof sets / sizeof sets[0]) {
-				fprintf(stderr, "simrun: too many --set\n");
-				return 2;
-			}
-			sets[nsets++] = VALUE();
-		} else if (!strcmp(key, "--alloc") || !strcmp(key, "--arg")) {
-			const char *s = VALUE();
-			if (nargs == SIM_MAX_ARGS) {
-				fprintf(stderr, "simrun: at most %d kernel arguments\n", SIM_MAX_ARGS);
-				return 2;
-			}
-			char num[64];
-			snprintf(num, sizeof num, "%s", s);
-			int is_alloc = key[2] == 'a' && key[3] == 'l', rnd = 0;
-			char *colon = strchr(num, ':');
-			if (is_alloc && colon) {
-				if (strcmp(colon, ":rand") && strcmp(colon, ":zero")) {
-					fprintf(stderr, "simrun: --alloc '%s': suffix must be :rand or :zero\n", s);
-					return 2;
-				}
-				rnd = !strcmp(colon, ":rand");
-				*colon = 0;
-			}
-			uint64_t v;
-			int bad;
-			if (is_alloc)
-				bad = parse_u64(num, &v) || v == 0;
-			else {
-				char *e;
-				errno = 0;
-				v = (uint64_t)strtoll(num, &e, 0);
-				bad = errno || e == num || *e;
-			}
-			if (bad) {
-				fprintf(stderr, "simrun: %s '%s': not a valid %s\n", key, s,
-					is_alloc ? "byte count" : "integer");
-				return 2;
-			}
-			args[nargs].is_alloc = is_alloc;
-			args[nargs].rand = rnd;
-			args[nargs].v = v;
-			nargs++;
-		} else if (!strcmp(key, "--max-cycles")) {
-			const char *s = VALUE();
-			if (parse_u64(s, &opt.max_cycles) || opt.max_cycles < 1) {
-				fprintf(stderr, "simrun: --max-cycles '%s': need a positive number\n", s);
-				return 2;
-			}
-		} else if (!strcmp(key, "--seed")) {
-			const char *s = VALUE();
-			if (parse_u64(s, &seed)) {
-				fprintf(stderr, "simrun: --seed '%s': not a number\n", s);
-				return 2;
-			}
-		} else if (!strcmp(key, "--trace-insns")) {
-			const char *s = VALUE();
-			opt.trace = !strcmp(s, "-") ? stdout : fopen(s, "w");
-			if (!opt.trace) {
-				fprintf(stderr, "simrun: --trace-insns %s: cannot write\n", s);
-				return 1;
-			}
-		} else if (!strcmp(key, "--trace")) {
-			/* an optional value: --trace=DIR, or a next word that is not an
-			 * option or the model */
-			const char *nx = i + 1 < argc ? argv[i + 1] : NULL;
-			size_t nl = nx ? strlen(nx) : 0;
-			if (val)
-				trace = val;
-			else if (nx && nx[0] != '-' && !(nl > 3 && !strcmp(nx + nl - 3, ".om")))
-				trace = argv[++i];
-			else
-				trace = trace_default;
-		} else if (!strcmp(key, "--input-dir")) {
-			indir = VALUE();
-		} else if (!strcmp(key, "--image")) {
-			image = VALUE();
-		} else if (!strcmp(key, "--output-dir")) {
-			outdir = VALUE();
-		} else if (!strcmp(key, "--loop") || !strcmp(key, "--streams")) {
-			uint64_t v;
-			const char *s = VALUE();
-			if (parse_u64(s, &v) || v < 1 || v > 100000) {
-				fprintf(stderr, "simrun: %s '%s': need 1..100000\n", key, s);
-				return 2;
-			}
-			if (key[2] == 'l')
-				loop = (unsigned)v;
-			else
-				streams = (unsigned)v;
-		} else if (!strcmp(key, "--dynamic-batch")) {
-			const char *s = VALUE();
-			if (parse_u64(s, &dyn_batch) || dyn_batch < 1 || dyn_batch > 1u << 20) {
-				fprintf(stderr, "simrun: --dynamic-batch '%s': need a batch size >= 1\n",
-					s);
-				return 2;
-			}
-		} else if (!strcmp(key, "--batch-inputs")) {
-			batch_inputs = 1;
-		} else if (!strcmp(key, "--json")) {
-			json = 1;
-		} else if (!strcmp(key, "--stats")) {
-			stats = 1;
-		} else if (!strcmp(key, "--dump-config")) {
-			dump = 1;
-		} else if (a[0] != '-' && !model) {
-			model = a;
-		} else {
-			fprintf(stderr, "simrun: unknown option '%s' (try --help)\n", a);
-			return 2;
-		}
-	}
-	char om_soc[64] = "";
-	if (!soc && model) {
-		/* the SoC the model was compiled for, as ACL takes the device's */
+	if (!c->soc && c->model) {
 		struct om_model om;
 		char oerr[512];
-		if (om_read(model, &om, NULL, oerr, sizeof oerr)) {
+		if (om_read(c->model, &om, NULL, oerr, sizeof oerr)) {
 			fprintf(stderr, "simrun: %s\n", oerr);
 			return 1;
 		}
-		snprintf(om_soc, sizeof om_soc, "%s", om.soc);
+		snprintf(c->om_soc, sizeof c->om_soc, "%s", om.soc);
 		om_free(&om);
-		soc = om_soc;
+		c->soc = c->om_soc;
 	}
-	if (!soc) {
+	if (!c->soc) {
 		fprintf(stderr, "simrun: --soc is required with --kernel (try --help)\n");
 		return 2;
 	}
 	char err[2048];
-	struct soc_config cfg;
-	if (soc_load(soc, &cfg, err, sizeof err)) {
+	const char *om_soc = c->om_soc;
+	if (soc_load(c->soc, cfg, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s%s%s%s\n", err, om_soc[0] ? " (the SoC " : "",
-			om_soc[0] ? model : "", om_soc[0] ? " was compiled for: give --soc)" : "");
+			om_soc[0] ? c->model : "", om_soc[0] ? " was compiled for: give --soc)" : "");
 		return 1;
 	}
-	struct soc_config compiled = cfg; /* a model's: the SoC as its .om names it */
-	for (unsigned i = 0; i < nsets; i++)
-		if (soc_set(&cfg, sets[i], err, sizeof err)) {
+	struct soc_config compiled = *cfg; /* a model's: the SoC as its .om names it */
+	for (unsigned i = 0; i < c->nsets; i++)
+		if (soc_set(cfg, c->sets[i], err, sizeof err)) {
 			fprintf(stderr, "simrun: %s\n", err);
 			return 1;
 		}
-	if (model && !dump)
-		warn_layout_sets(model, &compiled, &cfg, sets, nsets);
-	if (dump) {
-		soc_dump(&cfg, stdout);
+	if (c->model && !c->dump)
+		warn_layout_sets(c->model, &compiled, cfg, c->sets, c->nsets);
+	if (c->dump) {
+		soc_dump(cfg, stdout);
 		return 0;
 	}
 	/* a kernel that loops without end (or an .om whose branch was
 	 * corrupted) stops after one simulated second by default, not after
 	 * the library's 1e11 cycles (minutes of host time) */
-	if (!opt.max_cycles)
-		opt.max_cycles = (uint64_t)(cfg.core_freq_mhz * 1e6);
-	if (model && kernel) {
-		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
-		return 2;
-	}
-	if (trace == trace_default && (model || kernel)) {
-		/* ./simprof_<model>_<time>, as msprof names runs */
-		const char *what = model ? model : kernel;
-		const char *b = strrchr(what, '/');
-		b = b ? b + 1 : what;
-		const char *dot = strrchr(b, '.');
-		size_t bl = dot && dot != b ? (size_t)(dot - b) : strlen(b);
-		time_t now = time(NULL);
-		struct tm tmv;
-		char stamp[32] = "0";
-		if (localtime_r(&now, &tmv))
-			strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
-		snprintf(trace_default, sizeof trace_default, "./simprof_%.*s_%s", (int)(bl > 200 ? 200 : bl), b,
-			 stamp);
-		/* two runs in one second: the second gets _2 (_3 ...), never the
-		 * first one's folder */
-		struct stat st;
-		size_t len = strlen(trace_default);
-		for (int n = 2; stat(trace_default, &st) == 0 && n < 10000; n++)
-			snprintf(trace_default + len, sizeof trace_default - len, "_%d", n);
-	}
-	if (model) {
-		struct model_opts mo = { indir, outdir, trace, json, batch_inputs, loop, streams, seed,
-					 image, dyn_batch };
-		return run_model(model, &cfg, &opt, &mo);
-	}
-	if (!kernel) {
-		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
-		return 2;
-	}
-	if (trace && stats) {
+	if (!c->opt.max_cycles)
+		c->opt.max_cycles = (uint64_t)(cfg->core_freq_mhz * 1e6);
+	return -1;
+}
+
+/* ./simprof_<model>_<time> for what (a path), as msprof names runs; two
+ * runs in one second: the second gets _2 (_3 ...), never the first one's
+ * folder. */
+static void default_trace_dir(const char *what, char *buf, size_t len)
+{
+	const char *b = strrchr(what, '/');
+	b = b ? b + 1 : what;
+	const char *dot = strrchr(b, '.');
+	size_t bl = dot && dot != b ? (size_t)(dot - b) : strlen(b);
+	time_t now = time(NULL);
+	struct tm tmv;
+	char stamp[32] = "0";
+	if (localtime_r(&now, &tmv))
+		strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tmv);
+	snprintf(buf, len, "./simprof_%.*s_%s", (int)(bl > 200 ? 200 : bl), b, stamp);
+	struct stat st;
+	size_t n = strlen(buf);
+	for (int k = 2; stat(buf, &st) == 0 && k < 10000; k++)
+		snprintf(buf + n, len - n, "_%d", k);
+}
+
+/* The report of a kernel run (not --json). */
+static void print_kernel(const struct sim_kernel *k, const struct soc_config *cfg,
+			 unsigned block_dim, int timing, const struct sim_result *res)
+{
+	double us = (double)res->cycles / cfg->core_freq_mhz;
+	printf("kernel %s on %s (%lld cores at %g MHz), block_dim %u, %s mode\n", k->name,
+	       cfg->name, (long long)cfg->core_count, cfg->core_freq_mhz, block_dim,
+	       timing ? "timing" : "full");
+	printf("cycles %llu (%.3f us) on %u core%s\n", (unsigned long long)res->cycles, us,
+	       res->ncores, res->ncores > 1 ? "s" : "");
+	printf("%-5s %14s %12s %10s\n", "pipe", "busy_cycles", "utilization", "insns");
+	for (int p = 0; p < ISA_NPIPES; p++)
+		printf("%-5s %14llu %11.1f%% %10llu\n", isa_pipe_name((enum isa_pipe)p),
+		       (unsigned long long)res->total.busy_cycles[p],
+		       res->cycles ? 100.0 * (double)res->total.busy_cycles[p] /
+					     ((double)res->cycles * res->ncores)
+				   : 0.0,
+		       (unsigned long long)res->total.insns[p]);
+	double secs = (double)res->cycles / (cfg->core_freq_mhz * 1e6);
+	if (res->total.gm_read_bytes + res->total.gm_write_bytes && secs > 0)
+		printf("GM traffic %.3f MB read, %.3f MB written: %.1f GB/s\n",
+		       (double)res->total.gm_read_bytes / 1e6, (double)res->total.gm_write_bytes / 1e6,
+		       (double)(res->total.gm_read_bytes + res->total.gm_write_bytes) / secs / 1e9);
+	if (res->total.cube_flops && secs > 0)
+		printf("cube %.3f GFLOP: %.2f TFLOP/s\n", (double)res->total.cube_flops / 1e9,
+		       (double)res->total.cube_flops / secs / 1e12);
+}
+
+/* --kernel: load it, allocate its arguments, run (traced or not), report. */
+static int run_kernel(const struct cli *c, const struct soc_config *cfg)
+{
+	const char *trace = c->mo.trace;
+	if (trace && c->stats) {
 		fprintf(stderr, "simrun: --stats and --trace: choose one for a kernel\n");
 		return 2;
 	}
+	char err[2048];
 	struct sim_kernel k;
-	if (sim_kernel_load_file(&k, kernel, err, sizeof err)) {
+	if (sim_kernel_load_file(&k, c->kernel, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
 		return 1;
 	}
+	struct sim_options opt = c->opt;
 	struct trc_spans spans = { 0 };
 	if (trace) {
-		if (trc_spans_init(&spans, (unsigned)cfg.core_count)) {
+		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
 			fprintf(stderr, "simrun: out of memory\n");
 			return 1;
 		}
 		opt.on_span = trc_span_record;
 		opt.span_ctx = &spans;
 	}
-	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	struct sim_device *dev = sim_device_new(cfg, &opt, err, sizeof err);
 	if (!dev) {
 		fprintf(stderr, "simrun: %s\n", err);
 		sim_kernel_free(&k);
 		return 1;
 	}
 	int64_t argv_k[SIM_MAX_ARGS];
-	for (unsigned i = 0; i < nargs; i++) {
-		if (!args[i].is_alloc) {
-			argv_k[i] = (int64_t)args[i].v;
+	for (unsigned i = 0; i < c->nargs; i++) {
+		if (!c->args[i].is_alloc) {
+			argv_k[i] = (int64_t)c->args[i].v;
 			continue;
 		}
-		uint64_t addr = sim_gm_alloc(dev, args[i].v);
+		uint64_t addr = sim_gm_alloc(dev, c->args[i].v);
 		if (!addr) {
 			fprintf(stderr, "simrun: --alloc %llu: exceeds the %lld MiB of device memory\n",
-				(unsigned long long)args[i].v, (long long)cfg.hbm_size_mb);
+				(unsigned long long)c->args[i].v, (long long)cfg->hbm_size_mb);
 			return 1;
 		}
-		if (args[i].rand)
-			sim_gm_fill_random_f16(dev, addr, args[i].v, seed + i);
+		if (c->args[i].rand)
+			sim_gm_fill_random_f16(dev, addr, c->args[i].v, c->mo.seed + i);
 		argv_k[i] = (int64_t)addr;
 	}
 	struct sim_result res;
-	int rc = trace ? traced_kernel(dev, &k, block_dim, argv_k, nargs, trace, json, &spans, &res)
-		       : sim_run(dev, &k, block_dim, argv_k, nargs, &res);
-	if (rc) {
-		fprintf(stderr, "simrun: %s: %s\n", kernel, res.error);
-	} else if (json) {
+	int rc = trace ? traced_kernel(dev, &k, c->block_dim, argv_k, c->nargs, trace, c->mo.json,
+				       &spans, &res)
+		       : sim_run(dev, &k, c->block_dim, argv_k, c->nargs, &res);
+	if (rc)
+		fprintf(stderr, "simrun: %s: %s\n", c->kernel, res.error);
+	else if (c->mo.json)
 		sim_stats_json(stdout, &res, res.ncores);
-	} else {
-		double us = (double)res.cycles / cfg.core_freq_mhz;
-		printf("kernel %s on %s (%lld cores at %g MHz), block_dim %u, %s mode\n", k.name,
-		       cfg.name, (long long)cfg.core_count, cfg.core_freq_mhz, block_dim,
-		       opt.mode == SIM_MODE_TIMING ? "timing" : "full");
-		printf("cycles %llu (%.3f us) on %u core%s\n", (unsigned long long)res.cycles, us,
-		       res.ncores, res.ncores > 1 ? "s" : "");
-		printf("%-5s %14s %12s %10s\n", "pipe", "busy_cycles", "utilization", "insns");
-		for (int p = 0; p < ISA_NPIPES; p++)
-			printf("%-5s %14llu %11.1f%% %10llu\n", isa_pipe_name((enum isa_pipe)p),
-			       (unsigned long long)res.total.busy_cycles[p],
-			       res.cycles ? 100.0 * (double)res.total.busy_cycles[p] /
-						    ((double)res.cycles * res.ncores)
-					  : 0.0,
-			       (unsigned long long)res.total.insns[p]);
-		double secs = (double)res.cycles / (cfg.core_freq_mhz * 1e6);
-		if (res.total.gm_read_bytes + res.total.gm_write_bytes && secs > 0)
-			printf("GM traffic %.3f MB read, %.3f MB written: %.1f GB/s\n",
-			       (double)res.total.gm_read_bytes / 1e6,
-			       (double)res.total.gm_write_bytes / 1e6,
-			       (double)(res.total.gm_read_bytes + res.total.gm_write_bytes) / secs / 1e9);
-		if (res.total.cube_flops && secs > 0)
-			printf("cube %.3f GFLOP: %.2f TFLOP/s\n", (double)res.total.cube_flops / 1e9,
-			       (double)res.total.cube_flops / secs / 1e12);
-	}
-	if (!rc && stats)
+	else
+		print_kernel(&k, cfg, c->block_dim, opt.mode == SIM_MODE_TIMING, &res);
+	if (!rc && c->stats)
 		sim_stats_print(stdout, &res, res.ncores);
 	sim_result_free(&res);
 	sim_device_free(dev);
@@ -504,111 +528,60 @@ int main(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
-/* Random integer inputs are indices (the compiler takes integer inputs
- * only as Gather's): values in [0, bound) with bound the smallest dimension
- * (above 1) of the tables the model's Gather tasks read with input i, so
- * valid along any axis, or 16 when no task says. */
-static int64_t int_bound(const struct om_model *m, unsigned i)
+int main(int argc, char **argv)
 {
-	int64_t bound = -1;
-	for (unsigned k = 0; k < m->ntasks; k++) {
-		const struct om_task *t = &m->tasks[k];
-		int uses = 0;
-		for (unsigned a = 0; a < t->nargs; a++)
-			uses |= t->args[a].kind == OM_ARG_INPUT && t->args[a].index == i;
-		if (!uses || strcmp(t->op_type, "Gather") || t->ninputs < 1)
-			continue;
-		for (int r = 0; r < t->inputs[0].rank; r++) /* 1: an axis added for the layout */
-			if (t->inputs[0].dims[r] > 1 && (bound < 0 || t->inputs[0].dims[r] < bound))
-				bound = t->inputs[0].dims[r];
+	if (tool_version(argc, argv, "simrun"))
+		return 0;
+	struct cli c = { .block_dim = 1,
+			 .mo = { .loop = 2, .streams = 1, .seed = 1 },
+			 .opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 } };
+	int rc = parse_args(argc, argv, &c);
+	if (rc >= 0)
+		return rc;
+	struct soc_config cfg;
+	if ((rc = load_config(&c, &cfg)) >= 0)
+		return rc;
+	if (c.model && c.kernel) {
+		fprintf(stderr, "simrun: give a model or --kernel, not both\n");
+		return 2;
 	}
-	return bound > 0 ? bound : 16;
+	if (c.mo.trace == c.trace_default && (c.model || c.kernel))
+		default_trace_dir(c.model ? c.model : c.kernel, c.trace_default,
+				  sizeof c.trace_default);
+	if (c.model)
+		return run_model(c.model, &cfg, &c.opt, &c.mo);
+	if (!c.kernel) {
+		fprintf(stderr, "simrun: a model or --kernel is required (try --help)\n");
+		return 2;
+	}
+	return run_kernel(&c, &cfg);
 }
 
 /* Input sets: --input-dir D reads D/input_N.pb; with --batch-inputs every
  * subdirectory of D (sorted by name) is one set; without --input-dir one
- * seeded random set.  timing: float inputs are left zero (timing mode
- * computes no values, so none can change a cycle; integer inputs, which
- * may be addresses, are still made), which spares a model at the size
- * limit seconds of random numbers and their pages. */
+ * seeded set (st_inputs_make: float inputs zero in timing mode). */
 static int read_set(const struct om_model *m, const char *dir, struct rt_tensor *in,
 		    uint64_t seed, int timing, char *err, size_t errlen)
 {
-	if (dir) { /* an input_N.pb beyond the model's inputs: the wrong folder or model */
-		char p[4200];
-		struct stat st;
-		snprintf(p, sizeof p, "%s/input_%u.pb", dir, m->ninputs);
-		if (stat(p, &st) == 0) {
-			snprintf(err, errlen, "%.4000s: the model has %u input%s (input_0.pb to "
-				 "input_%u.pb); this one is extra", p, m->ninputs,
-				 m->ninputs == 1 ? "" : "s", m->ninputs ? m->ninputs - 1 : 0);
-			return -1;
-		}
+	if (!dir)
+		return st_inputs_make(m, in, seed, timing, err, errlen);
+	char p[4200];
+	struct stat st;
+	/* an input_N.pb beyond the model's inputs: the wrong folder or model */
+	snprintf(p, sizeof p, "%s/input_%u.pb", dir, m->ninputs);
+	if (stat(p, &st) == 0) {
+		snprintf(err, errlen, "%.4000s: the model has %u input%s (input_0.pb to "
+			 "input_%u.pb); this one is extra", p, m->ninputs,
+			 m->ninputs == 1 ? "" : "s", m->ninputs ? m->ninputs - 1 : 0);
+		return -1;
 	}
 	for (unsigned i = 0; i < m->ninputs; i++) {
-		if (dir) {
-			char p[4200];
-			if (snprintf(p, sizeof p, "%s/input_%u.pb", dir, i) >= (int)sizeof p) {
-				snprintf(err, errlen, "%.256s...: path too long", dir);
-				return -1;
-			}
-			if (rt_tensor_read(p, &in[i], err, errlen))
-				return -1;
-			continue;
-		}
-		const struct om_tensor_desc *d = &m->inputs[i];
-		snprintf(in[i].name, sizeof in[i].name, "%s", d->name);
-		in[i].dtype = d->dtype;
-		in[i].rank = d->rank;
-		for (int r = 0; r < d->rank; r++)
-			in[i].dims[r] = d->dims[r];
-		in[i].nbytes = d->size;
-		in[i].data = calloc(1, d->size ? d->size : 1);
-		/* a type the runtime converts (om_edge.c): made as the device's
-		 * type, then converted back to the user's */
-		int dt = d->device_dtype ? d->device_dtype : d->dtype;
-		uint64_t size = om_edge_device_bytes(d);
-		void *buf = d->device_dtype ? calloc(1, size ? size : 1) : in[i].data;
-		if (!in[i].data || !buf || (dt != 1 && dt != 2 && dt != 6 && dt != 7)) {
-			if (buf != in[i].data)
-				free(buf);
-			snprintf(err, errlen, "input '%s': random inputs need float32, uint8, int32, "
-				 "int64 or a type converted to one (give --input-dir)", d->name);
+		if (snprintf(p, sizeof p, "%s/input_%u.pb", dir, i) >= (int)sizeof p) {
+			snprintf(err, errlen, "%.256s...: path too long", dir);
 			return -1;
 		}
-		uint64_t s = (seed + i) * 0x9E3779B97F4A7C15ull + 1;
-		if (dt == 2) { /* uint8: an image (AIPP), every byte value */
-			for (uint64_t e = 0; e < size; e++) {
-				s ^= s << 13;
-				s ^= s >> 7;
-				s ^= s << 17;
-				((uint8_t *)buf)[e] = (uint8_t)(s >> 56);
-			}
-		} else if (dt != 1) { /* indices: valid for every table they index */
-			int64_t bound = int_bound(m, i);
-			for (uint64_t e = 0; e < size / (dt == 7 ? 8 : 4); e++) {
-				s ^= s << 13;
-				s ^= s >> 7;
-				s ^= s << 17;
-				int64_t v = (int64_t)((s >> 11) % (uint64_t)bound);
-				if (dt == 7)
-					((int64_t *)buf)[e] = v;
-				else
-					((int32_t *)buf)[e] = (int32_t)v;
-			}
-		} else if (!timing) {
-			float *f = buf;
-			for (uint64_t e = 0; e < size / 4; e++) {
-				s ^= s << 13;
-				s ^= s >> 7;
-				s ^= s << 17;
-				f[e] = (float)((double)(s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-			}
-		}
-		if (buf != in[i].data) {
-			om_edge_convert(d, 0, buf, in[i].data);
-			free(buf);
-		}
+		if (rt_tensor_read(p, &in[i], err, errlen))
+			return -1;
 	}
 	return 0;
 }
@@ -809,12 +782,148 @@ static const struct om_model *pick_variant(const char *path, const struct om_mod
 	return v;
 }
 
+/* simrun MODEL --json: the run as one JSON object. */
+static void print_model_json(const struct soc_config *cfg, const struct om_model *m,
+			     const struct om_model *mp, const struct model_opts *mo, int padded,
+			     const struct st_bench *b)
+{
+	size_t nt = b->ntasks;
+	const struct rt_task_record *tr = b->tasks;
+	const struct trc_summary sum = b->sum;
+	double mhz = cfg->core_freq_mhz;
+	const struct rt_exec_record *e0 = &b->execs[0];
+	printf("{\"soc\": ");
+	sim_json_str(stdout, cfg->name);
+	if (m->batch)
+		printf(", \"dynamic_batch\": %llu, \"variant_batch\": %lld, \"padded\": %s",
+		       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
+							  : (uint64_t)mp->batch),
+		       (long long)mp->batch, padded ? "true" : "false");
+	printf(", \"model\": ");
+	sim_json_str(stdout, mp->name);
+	printf(", \"cycles\": %llu, \"latency_us\": %.3f, \"first_latency_us\": %.3f, "
+	       "\"warm_latency_us\": %.3f, \"throughput_fps\": %.2f, \"batch\": %u, "
+	       "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, \"h2d_us\": %.3f, "
+	       "\"d2h_us\": %.3f, \"roofline_efficiency\": %.4f, \"pipe_utilization\": {",
+	       (unsigned long long)(e0->end - e0->start), sum.first_latency_us,
+	       sum.first_latency_us, sum.warm_latency_us, sum.throughput_fps, sum.batch,
+	       sum.execs, sum.streams, sum.load_us, sum.h2d_us, sum.d2h_us,
+	       sum.roofline_efficiency);
+	for (int p = 0; p < ISA_NPIPES; p++)
+		printf("%s\"%s\": %.4f", p ? ", " : "", isa_pipe_name((enum isa_pipe)p),
+		       sum.pipe_util[p]);
+	printf("}, \"tasks\": [");
+	uint64_t prev_end = e0->start;
+	int first = 1;
+	for (size_t i = 0; i < nt; i++) {
+		const struct rt_task_record *t = &tr[i];
+		if (t->exec_id != 0 || t->model_task < 0)
+			continue;
+		const struct om_task *ot = &mp->tasks[t->model_task];
+		printf("%s{\"name\": ", first ? "" : ", ");
+		sim_json_str(stdout, ot->name);
+		printf(", \"type\": ");
+		sim_json_str(stdout, ot->op_type);
+		uint64_t cyc = t->end - t->start;
+		printf(", \"stream_id\": %u, \"start_us\": %.3f, \"duration_us\": %.3f, "
+		       "\"wait_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, \"bytes\": %llu, "
+		       "\"roofline_us\": %.3f, \"mac_ratio\": %.4f}",
+		       t->stream_id, (double)(t->start - e0->start) / mhz, (double)cyc / mhz,
+		       (double)(t->start - prev_end) / mhz, ot->block_dim,
+		       (unsigned long long)ot->flops, (unsigned long long)ot->bytes,
+		       trc_roofline_seconds(cfg, ot) * 1e6,
+		       cyc && t->cores ? (double)t->st.busy_cycles[ISA_PIPE_M] /
+						 ((double)cyc * t->cores)
+				       : 0.0);
+		prev_end = t->end;
+		first = 0;
+	}
+	printf("]}\n");
+}
+
+/* simrun MODEL: the run's report. */
+static void print_model_text(const struct soc_config *cfg, const struct om_model *m,
+			     const struct om_model *mp, const struct model_opts *mo, int padded,
+			     const struct st_bench *b)
+{
+	const struct trc_summary sum = b->sum;
+	double mhz = cfg->core_freq_mhz;
+	const struct rt_exec_record *e0 = &b->execs[0];
+	printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", mp->name,
+	       cfg->name, (long long)cfg->core_count, mhz, mp->ntasks, sum.batch);
+	if (m->batch)
+		printf("dynamic batch              %10llu    on the batch-%lld program%s\n",
+		       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
+							  : (uint64_t)mp->batch),
+		       (long long)mp->batch,
+		       padded ? ", padded (no program of that size: the inputs get zero "
+				"rows, the outputs lose theirs)" : "");
+	printf("load (weights over PCIe)   %10.3f us  (%.2f MB)\n", sum.load_us,
+	       (double)mp->weights_bytes / 1e6);
+	printf("first inference            %10.3f us  (%llu cycles)\n", sum.first_latency_us,
+	       (unsigned long long)(e0->end - e0->start));
+	printf("warm inference             %10.3f us  (mean of %u)\n", sum.warm_latency_us,
+	       sum.warm_execs);
+	printf("throughput                 %10.1f images/s  (%u stream%s)\n",
+	       sum.throughput_fps, sum.streams, sum.streams > 1 ? "s" : "");
+	printf("input / output copies      %10.3f / %.3f us  (%.2f / %.2f MB)\n", sum.h2d_us,
+	       sum.d2h_us, (double)sum.h2d_bytes / 1e6, (double)sum.d2h_bytes / 1e6);
+	printf("roofline efficiency        %10.3f  (sum over tasks of max(flops/peak, "
+	       "bytes/bandwidth) / first inference)\n", sum.roofline_efficiency);
+	printf("pipe utilization          ");
+	for (int p = 0; p < ISA_NPIPES; p++)
+		printf(" %s %.1f%%", isa_pipe_name((enum isa_pipe)p), 100 * sum.pipe_util[p]);
+	printf("\ntop %u ops by time (warm):\n", sum.ntop);
+	printf("  %-4s %-20s %-32s %11s %6s %5s %8s\n", "task", "type", "name", "duration_us",
+	       "share", "block", "roof_us");
+	for (unsigned i = 0; i < sum.ntop; i++) {
+		const struct om_task *ot = &mp->tasks[sum.top[i].model_task];
+		char nm[33];
+		printf("  %-4d %-20.20s %-32s %11.3f %5.1f%% %5u %8.3f\n",
+		       sum.top[i].model_task, ot->op_type, trc_shorten(nm, 32, ot->name),
+		       sum.top[i].mean_us,
+		       100 * sum.top[i].share, ot->block_dim,
+		       trc_roofline_seconds(cfg, ot) * 1e6);
+	}
+}
+
+/* --output-dir: output_N.pb of every set (a padded run's outputs cut back
+ * to --dynamic-batch rows first).  0, or -1 with the message printed. */
+static int write_outputs(const struct model_opts *mo, const struct om_model *m,
+			 const struct om_model *mp, int padded, char **sets, unsigned nsets,
+			 struct rt_tensor *out)
+{
+	char err[4096];
+	if (mo->outdir && mkdir(mo->outdir, 0777) && errno != EEXIST) {
+		fprintf(stderr, "simrun: --output-dir %s: %s\n", mo->outdir, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; padded && i < (size_t)nsets * mp->noutputs; i++)
+		if (dyn_dim(m, i % mp->noutputs, 1))
+			resize_batch(&out[i], (int64_t)mo->dyn_batch);
+	for (unsigned k = 0; mo->outdir && k < nsets; k++)
+		for (unsigned i = 0; i < mp->noutputs; i++) {
+			char p[4096];
+			if (sets) {
+				snprintf(p, sizeof p, "%s/%s", mo->outdir, sets[k]);
+				mkdir(p, 0777);
+				snprintf(p, sizeof p, "%s/%s/output_%u.pb", mo->outdir, sets[k], i);
+			} else {
+				snprintf(p, sizeof p, "%s/output_%u.pb", mo->outdir, i);
+			}
+			if (rt_tensor_write(p, &out[(size_t)k * mp->noutputs + i], err, sizeof err)) {
+				fprintf(stderr, "simrun: %s\n", err);
+				return -1;
+			}
+		}
+	return 0;
+}
+
 static int run_model(const char *path, const struct soc_config *cfg,
 		     const struct sim_options *opt, const struct model_opts *mo)
 {
 	char err[4096];
-	struct trc_spans spans = { 0 };
-	struct sim_options dopt = *opt;
+	struct st_bench bench = { 0 };
 	struct om_model m;
 	if (om_read(path, &m, cfg->name, err, sizeof err)) {
 		fprintf(stderr, "simrun: %s\n", err);
@@ -831,7 +940,6 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	unsigned nsets = 1;
 	char **sets = NULL;
 	struct rt_tensor *in = NULL, *out = NULL;
-	struct rt_device *d = NULL;
 	int rc = 1;
 	if (mo->batch_inputs) {
 		if (!mo->indir) {
@@ -866,135 +974,30 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			fprintf(stderr, "simrun: out of memory\n");
 			goto done;
 		}
-	if (mo->trace) {
-		if (trc_spans_init(&spans, (unsigned)cfg->core_count)) {
-			fprintf(stderr, "simrun: out of memory\n");
-			goto done;
-		}
-		dopt.on_span = trc_span_record;
-		dopt.span_ctx = &spans;
-	}
-	d = rt_device_new(cfg, &dopt, err, sizeof err);
-	if (!d) {
-		fprintf(stderr, "simrun: %s\n", err);
-		goto done;
-	}
 	struct progress prog = { .on = isatty(2), .mhz = cfg->core_freq_mhz };
 	unsigned S = mo->streams;
 	prog.total = 1 + (size_t)mp->ntasks * (sets ? nsets : (size_t)S * mo->loop) +
 		     (size_t)(mp->ninputs + mp->noutputs) * (sets ? nsets : S);
 	clock_gettime(CLOCK_MONOTONIC, &prog.last);
-	if (prog.on)
-		rt_device_on_task(d, on_task, &prog);
-	struct rt_session so = { .loop = mo->loop, .streams = S, .sets_each = sets != NULL,
-				 .timing_warm = 1 };
-	double load_us = 0;
-	int srun = rt_session_run(d, mp, &so, in, nsets, out, &load_us, err, sizeof err);
+	struct st_bench_opts bo = { .sim = *opt, .spans = mo->trace != NULL,
+				    .on_task = prog.on ? on_task : NULL, .task_ctx = &prog,
+				    .session = { .loop = mo->loop, .streams = S,
+						 .sets_each = sets != NULL, .timing_warm = 1 } };
+	enum st_bench_stage st = st_bench_run(cfg, mp, &bo, in, nsets, out, &bench, err, sizeof err);
 	if (prog.on)
 		fprintf(stderr, "\r\033[K");
-	if (srun) {
+	if (st == ST_BENCH_RUN)
 		fprintf(stderr, "simrun: %s: %s\n", path, err);
-		goto done;
-	}
-	size_t nt, ne;
-	const struct rt_task_record *tr = rt_tasks(d, &nt);
-	const struct rt_exec_record *er = rt_execs(d, &ne);
-	struct trc_summary sum;
-	if (trc_summarize(cfg, mp, tr, nt, er, ne, load_us, &sum, err, sizeof err)) {
+	else if (st != ST_BENCH_OK)
 		fprintf(stderr, "simrun: %s\n", err);
+	if (st != ST_BENCH_OK)
 		goto done;
-	}
-	double mhz = cfg->core_freq_mhz;
-	const struct rt_exec_record *e0 = &er[0];
-	if (mo->json) {
-		printf("{\"soc\": ");
-		sim_json_str(stdout, cfg->name);
-		if (m.batch)
-			printf(", \"dynamic_batch\": %llu, \"variant_batch\": %lld, \"padded\": %s",
-			       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
-								  : (uint64_t)mp->batch),
-			       (long long)mp->batch, padded ? "true" : "false");
-		printf(", \"model\": ");
-		sim_json_str(stdout, mp->name);
-		printf(", \"cycles\": %llu, \"latency_us\": %.3f, \"first_latency_us\": %.3f, "
-		       "\"warm_latency_us\": %.3f, \"throughput_fps\": %.2f, \"batch\": %u, "
-		       "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, \"h2d_us\": %.3f, "
-		       "\"d2h_us\": %.3f, \"roofline_efficiency\": %.4f, \"pipe_utilization\": {",
-		       (unsigned long long)(e0->end - e0->start), sum.first_latency_us,
-		       sum.first_latency_us, sum.warm_latency_us, sum.throughput_fps, sum.batch,
-		       sum.execs, sum.streams, sum.load_us, sum.h2d_us, sum.d2h_us,
-		       sum.roofline_efficiency);
-		for (int p = 0; p < ISA_NPIPES; p++)
-			printf("%s\"%s\": %.4f", p ? ", " : "", isa_pipe_name((enum isa_pipe)p),
-			       sum.pipe_util[p]);
-		printf("}, \"tasks\": [");
-		uint64_t prev_end = e0->start;
-		int first = 1;
-		for (size_t i = 0; i < nt; i++) {
-			const struct rt_task_record *t = &tr[i];
-			if (t->exec_id != 0 || t->model_task < 0)
-				continue;
-			const struct om_task *ot = &mp->tasks[t->model_task];
-			printf("%s{\"name\": ", first ? "" : ", ");
-			sim_json_str(stdout, ot->name);
-			printf(", \"type\": ");
-			sim_json_str(stdout, ot->op_type);
-			uint64_t cyc = t->end - t->start;
-			printf(", \"stream_id\": %u, \"start_us\": %.3f, \"duration_us\": %.3f, "
-			       "\"wait_us\": %.3f, \"block_dim\": %u, \"flops\": %llu, \"bytes\": %llu, "
-			       "\"roofline_us\": %.3f, \"mac_ratio\": %.4f}",
-			       t->stream_id, (double)(t->start - e0->start) / mhz, (double)cyc / mhz,
-			       (double)(t->start - prev_end) / mhz, ot->block_dim,
-			       (unsigned long long)ot->flops, (unsigned long long)ot->bytes,
-			       trc_roofline_seconds(cfg, ot) * 1e6,
-			       cyc && t->cores ? (double)t->st.busy_cycles[ISA_PIPE_M] /
-							 ((double)cyc * t->cores)
-					       : 0.0);
-			prev_end = t->end;
-			first = 0;
-		}
-		printf("]}\n");
-	} else {
-		printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", mp->name,
-		       cfg->name, (long long)cfg->core_count, mhz, mp->ntasks, sum.batch);
-		if (m.batch)
-			printf("dynamic batch              %10llu    on the batch-%lld program%s\n",
-			       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
-								  : (uint64_t)mp->batch),
-			       (long long)mp->batch,
-			       padded ? ", padded (no program of that size: the inputs get zero "
-					"rows, the outputs lose theirs)" : "");
-		printf("load (weights over PCIe)   %10.3f us  (%.2f MB)\n", sum.load_us,
-		       (double)mp->weights_bytes / 1e6);
-		printf("first inference            %10.3f us  (%llu cycles)\n", sum.first_latency_us,
-		       (unsigned long long)(e0->end - e0->start));
-		printf("warm inference             %10.3f us  (mean of %u)\n", sum.warm_latency_us,
-		       sum.warm_execs);
-		printf("throughput                 %10.1f images/s  (%u stream%s)\n",
-		       sum.throughput_fps, sum.streams, sum.streams > 1 ? "s" : "");
-		printf("input / output copies      %10.3f / %.3f us  (%.2f / %.2f MB)\n", sum.h2d_us,
-		       sum.d2h_us, (double)sum.h2d_bytes / 1e6, (double)sum.d2h_bytes / 1e6);
-		printf("roofline efficiency        %10.3f  (sum over tasks of max(flops/peak, "
-		       "bytes/bandwidth) / first inference)\n", sum.roofline_efficiency);
-		printf("pipe utilization          ");
-		for (int p = 0; p < ISA_NPIPES; p++)
-			printf(" %s %.1f%%", isa_pipe_name((enum isa_pipe)p), 100 * sum.pipe_util[p]);
-		printf("\ntop %u ops by time (warm):\n", sum.ntop);
-		printf("  %-4s %-20s %-32s %11s %6s %5s %8s\n", "task", "type", "name", "duration_us",
-		       "share", "block", "roof_us");
-		for (unsigned i = 0; i < sum.ntop; i++) {
-			const struct om_task *ot = &mp->tasks[sum.top[i].model_task];
-			char nm[33];
-			printf("  %-4d %-20.20s %-32s %11.3f %5.1f%% %5u %8.3f\n",
-			       sum.top[i].model_task, ot->op_type, trc_shorten(nm, 32, ot->name),
-			       sum.top[i].mean_us,
-			       100 * sum.top[i].share, ot->block_dim,
-			       trc_roofline_seconds(cfg, ot) * 1e6);
-		}
-	}
+	if (mo->json)
+		print_model_json(cfg, &m, mp, mo, padded, &bench);
+	else
+		print_model_text(cfg, &m, mp, mo, padded, &bench);
 	if (mo->trace) {
-		struct trc_input ti = { cfg, mp, tr, nt, er, ne, &spans, &sum };
-		if (trc_write(mo->trace, &ti, err, sizeof err)) {
+		if (st_bench_trace(&bench, cfg, mp, mo->trace, err, sizeof err)) {
 			fprintf(stderr, "simrun: --trace: %s\n", err);
 			goto done;
 		}
@@ -1002,30 +1005,8 @@ static int run_model(const char *path, const struct soc_config *cfg,
 			printf("trace written to %s (op_summary.csv, task_time.csv, timeline.json, "
 			       "summary.json)\n", mo->trace);
 	}
-	if (mo->outdir && mkdir(mo->outdir, 0777) && errno != EEXIST) {
-		fprintf(stderr, "simrun: --output-dir %s: %s\n", mo->outdir, strerror(errno));
+	if (write_outputs(mo, &m, mp, padded, sets, nsets, out))
 		goto done;
-	}
-	for (size_t i = 0; padded && i < (size_t)nsets * mp->noutputs; i++)
-		if (dyn_dim(&m, i % mp->noutputs, 1))
-			resize_batch(&out[i], (int64_t)mo->dyn_batch);
-	if (mo->outdir)
-		for (unsigned k = 0; k < nsets; k++)
-			for (unsigned i = 0; i < mp->noutputs; i++) {
-				char p[4096];
-				if (sets) {
-					snprintf(p, sizeof p, "%s/%s", mo->outdir, sets[k]);
-					mkdir(p, 0777);
-					snprintf(p, sizeof p, "%s/%s/output_%u.pb", mo->outdir, sets[k], i);
-				} else {
-					snprintf(p, sizeof p, "%s/output_%u.pb", mo->outdir, i);
-				}
-				if (rt_tensor_write(p, &out[(size_t)k * mp->noutputs + i], err,
-						    sizeof err)) {
-					fprintf(stderr, "simrun: %s\n", err);
-					goto done;
-				}
-			}
 	rc = 0;
 done:
 	for (size_t i = 0; in && i < (size_t)nsets * mp->ninputs; i++)
@@ -1037,8 +1018,7 @@ done:
 	free(sets);
 	free(in);
 	free(out);
-	rt_device_free(d);
-	trc_spans_free(&spans);
+	st_bench_free(&bench);
 	free(view.inputs);
 	om_free(&m);
 	return rc;

@@ -118,24 +118,25 @@ static int split(const char *flag, const char *s, char **out, unsigned max, unsi
 	}
 }
 
-int main(int argc, char **argv)
-{
-	if (tool_version(argc, argv, "simserve"))
-		return 0;
-	struct sv_config c = { .streams = 1 };
-	struct sv_arrival_opts ao = { .kind = SV_ARRIVE_POISSON, .seed = 1 };
+/* The command line. */
+struct cli {
+	struct sv_config c;
+	struct sv_arrival_opts ao;
 	char *models[SV_MAX_VARIANTS];
-	unsigned nmodels = 0, nsizes = 0, have_qps = 0, json = 0, sweep = 0;
+	unsigned nmodels, nsizes, have_qps, json, sweep;
 	unsigned sizes[SV_MAX_VARIANTS];
-	unsigned long long loops = 2, exact = 0;
-	int policy = 0; /* 0: by --slo-p99-ms, 1: fifo, 2: slo */
-	const char *soc = NULL, *table_in = NULL, *table_out = NULL, *csv = NULL, *plot = NULL,
-		   *name = NULL;
+	unsigned long long loops, exact;
+	int policy; /* 0: by --slo-p99-ms, 1: fifo, 2: slo */
+	const char *soc, *table_in, *table_out, *csv, *plot, *name;
 	const char *sets[64];
-	unsigned nsets = 0;
-	double sw_lo = 0, sw_hi = 0, sw_step = 0;
-	char err[2048];
+	unsigned nsets;
+	double sw_lo, sw_hi, sw_step;
+	char socname[64]; /* the SoC the first model was compiled for, when no --soc */
+};
 
+/* The command line into o: -1 to go on, or the exit status (0: --help). */
+static int parse_args(int argc, char **argv, struct cli *o)
+{
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 		char key[64];
@@ -158,60 +159,60 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (!strcmp(key, "--model")) {
-			if (split(key, VALUE(), models, SV_MAX_VARIANTS, &nmodels))
+			if (split(key, VALUE(), o->models, SV_MAX_VARIANTS, &o->nmodels))
 				return 2;
 		} else if (!strcmp(key, "--soc")) {
-			soc = VALUE();
+			o->soc = VALUE();
 		} else if (!strcmp(key, "--set")) {
-			if (nsets == 64) {
+			if (o->nsets == 64) {
 				fprintf(stderr, "simserve: at most 64 --set\n");
 				return 2;
 			}
-			sets[nsets++] = VALUE();
+			o->sets[o->nsets++] = VALUE();
 		} else if (!strcmp(key, "--save-table")) {
-			table_out = VALUE();
+			o->table_out = VALUE();
 		} else if (!strcmp(key, "--service-table")) {
-			table_in = VALUE();
+			o->table_in = VALUE();
 		} else if (!strcmp(key, "--batch-sizes")) {
 			char *p[SV_MAX_VARIANTS];
-			if (split(key, VALUE(), p, SV_MAX_VARIANTS, &nsizes))
+			if (split(key, VALUE(), p, SV_MAX_VARIANTS, &o->nsizes))
 				return 2;
-			for (unsigned k = 0; k < nsizes; k++) {
+			for (unsigned k = 0; k < o->nsizes; k++) {
 				int bad = parse_u(key, p[k], 1, SV_HIST_MAX, &u);
 				free(p[k]);
 				if (bad)
 					return 2;
-				sizes[k] = (unsigned)u;
+				o->sizes[k] = (unsigned)u;
 			}
 		} else if (!strcmp(key, "--streams")) {
 			if (parse_u(key, VALUE(), 1, 64, &u))
 				return 2;
-			c.streams = (unsigned)u;
+			o->c.streams = (unsigned)u;
 		} else if (!strcmp(key, "--loops")) {
-			if (parse_u(key, VALUE(), 2, 100, &loops))
+			if (parse_u(key, VALUE(), 2, 100, &o->loops))
 				return 2;
 		} else if (!strcmp(key, "--exact")) {
-			if (parse_u(key, VALUE(), 1, 1000000, &exact))
+			if (parse_u(key, VALUE(), 1, 1000000, &o->exact))
 				return 2;
 		} else if (!strcmp(key, "--qps")) {
 			const char *v = VALUE();
-			if (parse_num(key, v, -INFINITY, &ao.qps))
+			if (parse_num(key, v, -INFINITY, &o->ao.qps))
 				return 2;
-			if (!(ao.qps > 0)) {
+			if (!(o->ao.qps > 0)) {
 				fprintf(stderr, "simserve: --qps %s: the arrival rate must be > 0\n", v);
 				return 2;
 			}
-			have_qps = 1;
+			o->have_qps = 1;
 		} else if (!strcmp(key, "--bursty")) {
 			const char *v = VALUE();
 			char *e;
-			ao.on_ms = strtod(v, &e);
-			if (*e != ',' || parse_num(key, e + 1, 0, &ao.off_ms) || !(ao.on_ms > 0)) {
+			o->ao.on_ms = strtod(v, &e);
+			if (*e != ',' || parse_num(key, e + 1, 0, &o->ao.off_ms) || !(o->ao.on_ms > 0)) {
 				fprintf(stderr, "simserve: --bursty '%s': expected ON_MS,OFF_MS (on > 0, "
 					"off >= 0)\n", v);
 				return 2;
 			}
-			ao.kind = SV_ARRIVE_ONOFF;
+			o->ao.kind = SV_ARRIVE_ONOFF;
 		} else if (!strcmp(key, "--schedule")) {
 			const char *v = VALUE();
 			char *p[SV_MAX_SCHEDULE];
@@ -224,12 +225,12 @@ int main(int argc, char **argv)
 				if (!colon) {
 					bad = 1;
 				} else {
-					ao.at_s[k] = strtod(p[k], &e1);
-					ao.rate[k] = strtod(colon + 1, &e2);
+					o->ao.at_s[k] = strtod(p[k], &e1);
+					o->ao.rate[k] = strtod(colon + 1, &e2);
 					bad |= e1 != colon || *e2 || colon == p[k] || !colon[1] ||
-					       !isfinite(ao.at_s[k]) || !isfinite(ao.rate[k]) ||
-					       ao.rate[k] < 0 || (k ? ao.at_s[k] <= ao.at_s[k - 1]
-								    : ao.at_s[k] != 0);
+					       !isfinite(o->ao.at_s[k]) || !isfinite(o->ao.rate[k]) ||
+					       o->ao.rate[k] < 0 || (k ? o->ao.at_s[k] <= o->ao.at_s[k - 1]
+								    : o->ao.at_s[k] != 0);
 				}
 				free(p[k]);
 			}
@@ -238,43 +239,43 @@ int main(int argc, char **argv)
 					"times ascending from 0 and rates >= 0\n", v);
 				return 2;
 			}
-			ao.nsched = n;
+			o->ao.nsched = n;
 		} else if (!strcmp(key, "--trace")) {
-			ao.trace = VALUE();
+			o->ao.trace = VALUE();
 		} else if (!strcmp(key, "--name")) {
-			name = VALUE();
+			o->name = VALUE();
 		} else if (!strcmp(key, "--requests")) {
 			if (parse_u(key, VALUE(), 1, 100000000, &u))
 				return 2;
-			ao.max_requests = (size_t)u;
+			o->ao.max_requests = (size_t)u;
 		} else if (!strcmp(key, "--duration")) {
-			if (parse_num(key, VALUE(), 1e-9, &ao.duration_s))
+			if (parse_num(key, VALUE(), 1e-9, &o->ao.duration_s))
 				return 2;
 		} else if (!strcmp(key, "--seed")) {
 			if (parse_u(key, VALUE(), 0, ~0ul, &u))
 				return 2;
-			ao.seed = u;
+			o->ao.seed = u;
 		} else if (!strcmp(key, "--max-batch")) {
 			if (parse_u(key, VALUE(), 1, SV_HIST_MAX, &u))
 				return 2;
-			c.max_batch = (unsigned)u;
+			o->c.max_batch = (unsigned)u;
 		} else if (!strcmp(key, "--max-queue-delay-us")) {
-			if (parse_num(key, VALUE(), 0, &c.max_queue_delay_us))
+			if (parse_num(key, VALUE(), 0, &o->c.max_queue_delay_us))
 				return 2;
 		} else if (!strcmp(key, "--slo-p99-ms")) {
 			const char *v = VALUE();
-			if (parse_num(key, v, 0, &c.slo_p99_ms))
+			if (parse_num(key, v, 0, &o->c.slo_p99_ms))
 				return 2;
-			if (!(c.slo_p99_ms > 0)) {
+			if (!(o->c.slo_p99_ms > 0)) {
 				fprintf(stderr, "simserve: --slo-p99-ms %s: must be > 0\n", v);
 				return 2;
 			}
 		} else if (!strcmp(key, "--policy")) {
 			const char *v = VALUE();
 			if (!strcmp(v, "fifo"))
-				policy = 1;
+				o->policy = 1;
 			else if (!strcmp(v, "slo"))
-				policy = 2;
+				o->policy = 2;
 			else {
 				fprintf(stderr, "simserve: --policy '%s': expected fifo or slo\n", v);
 				return 2;
@@ -284,181 +285,220 @@ int main(int argc, char **argv)
 			char pre[64];
 			const char *colon = strchr(v, ':');
 			snprintf(pre, sizeof pre, "%.*s", colon ? (int)(colon - v) : (int)strlen(v), v);
-			if (parse_num(key, pre, 0, &c.host_pre_us) ||
-			    (colon && parse_num(key, colon + 1, 0, &c.host_post_us)))
+			if (parse_num(key, pre, 0, &o->c.host_pre_us) ||
+			    (colon && parse_num(key, colon + 1, 0, &o->c.host_post_us)))
 				return 2;
 		} else if (!strcmp(key, "--csv")) {
-			csv = VALUE();
+			o->csv = VALUE();
 		} else if (!strcmp(key, "--json")) {
-			json = 1;
+			o->json = 1;
 		} else if (!strcmp(key, "--qps-sweep")) {
 			const char *v = VALUE();
 			char *e1, *e2, *e3;
-			sw_lo = strtod(v, &e1);
-			sw_hi = *e1 == ':' ? strtod(e1 + 1, &e2) : 0;
-			sw_step = *e1 == ':' && *e2 == ':' ? strtod(e2 + 1, &e3) : 0;
-			if (*e1 != ':' || *e2 != ':' || *e3 || !(sw_lo > 0) || !(sw_hi >= sw_lo) ||
-			    !(sw_step > 0)) {
+			o->sw_lo = strtod(v, &e1);
+			o->sw_hi = *e1 == ':' ? strtod(e1 + 1, &e2) : 0;
+			o->sw_step = *e1 == ':' && *e2 == ':' ? strtod(e2 + 1, &e3) : 0;
+			if (*e1 != ':' || *e2 != ':' || *e3 || !(o->sw_lo > 0) || !(o->sw_hi >= o->sw_lo) ||
+			    !(o->sw_step > 0)) {
 				fprintf(stderr, "simserve: --qps-sweep '%s': expected LO:HI:STEP with "
 					"0 < LO <= HI and STEP > 0\n", v);
 				return 2;
 			}
-			sweep = 1;
+			o->sweep = 1;
 		} else if (!strcmp(key, "--plot")) {
-			plot = VALUE();
+			o->plot = VALUE();
 		} else {
 			fprintf(stderr, "simserve: unknown option '%s' (see --help)\n", a);
 			return 2;
 		}
 #undef VALUE
 	}
-	if (!nmodels == !table_in) {
+	return -1;
+}
+
+/* The options together: -1 to go on, or 2 with the message printed. */
+static int check_args(struct cli *o)
+{
+	if (!o->nmodels == !o->table_in) {
 		fprintf(stderr, "simserve: give either --model A.om[,B.om...] or --service-table "
 			"FILE (see --help)\n");
 		return 2;
 	}
-	int sched = ao.nsched > 0, bursty = ao.kind == SV_ARRIVE_ONOFF;
-	if (!!ao.trace + !!have_qps + !!sweep + sched != 1 || (bursty && !(have_qps || sweep))) {
+	int sched = o->ao.nsched > 0, bursty = o->ao.kind == SV_ARRIVE_ONOFF;
+	if (!!o->ao.trace + !!o->have_qps + !!o->sweep + sched != 1 ||
+	    (bursty && !(o->have_qps || o->sweep))) {
 		fprintf(stderr, "simserve: give one of --qps R (optionally --bursty), --schedule, "
 			"--trace FILE or --qps-sweep LO:HI:STEP\n");
 		return 2;
 	}
-	if (ao.trace)
-		ao.kind = SV_ARRIVE_TRACE;
+	if (o->ao.trace)
+		o->ao.kind = SV_ARRIVE_TRACE;
 	else if (sched)
-		ao.kind = SV_ARRIVE_SCHEDULE;
-	if (policy == 2 && !(c.slo_p99_ms > 0)) {
+		o->ao.kind = SV_ARRIVE_SCHEDULE;
+	if (o->policy == 2 && !(o->c.slo_p99_ms > 0)) {
 		fprintf(stderr, "simserve: --policy slo needs --slo-p99-ms\n");
 		return 2;
 	}
-	c.policy = policy == 2 || (!policy && c.slo_p99_ms > 0) ? SV_POLICY_SLO : SV_POLICY_FIFO;
-	if (exact && (!nmodels || sweep)) {
+	o->c.policy = o->policy == 2 || (!o->policy && o->c.slo_p99_ms > 0) ? SV_POLICY_SLO
+									    : SV_POLICY_FIFO;
+	if (o->exact && (!o->nmodels || o->sweep)) {
 		fprintf(stderr, "simserve: --exact replays one run's batches on the .om files of "
 			"--model (not a --service-table, not a --qps-sweep)\n");
 		return 2;
 	}
-	if (plot && !sweep) {
+	if (o->plot && !o->sweep) {
 		fprintf(stderr, "simserve: --plot draws a --qps-sweep\n");
 		return 2;
 	}
-	if (sweep && csv) {
+	if (o->sweep && o->csv) {
 		fprintf(stderr, "simserve: --csv writes one run's requests, not a --qps-sweep\n");
 		return 2;
 	}
+	return -1;
+}
 
-	struct sv_table t;
-	struct soc_config cfg;
-	if (table_in) {
-		if (sv_table_read(table_in, &t, err, sizeof err)) {
+/* The service table: read (--service-table) or characterised on cfg from
+ * the models (and saved with --save-table).  0, or 1 with the message. */
+static int load_table(struct cli *o, struct sv_table *t, struct soc_config *cfg)
+{
+	char err[2048];
+	if (o->table_in) {
+		if (sv_table_read(o->table_in, t, err, sizeof err)) {
 			fprintf(stderr, "simserve: --service-table %s\n", err);
 			return 1;
 		}
-		if (t.max_conc < c.streams) {
+		if (t->max_conc < o->c.streams) {
 			fprintf(stderr, "simserve: --service-table %s: characterised up to %u in "
-				"flight, --streams %u needs %u\n", table_in, t.max_conc, c.streams,
-				c.streams);
-			sv_table_free(&t);
+				"flight, --streams %u needs %u\n", o->table_in, t->max_conc, o->c.streams,
+				o->c.streams);
+			sv_table_free(t);
 			return 1;
 		}
 	} else {
-		char socname[64] = "";
-		if (!soc) {
+		if (!o->soc) {
 			struct om_model om;
-			if (om_read(models[0], &om, NULL, err, sizeof err)) {
-				fprintf(stderr, "simserve: --model %s: %s\n", models[0], err);
+			if (om_read(o->models[0], &om, NULL, err, sizeof err)) {
+				fprintf(stderr, "simserve: --model %s: %s\n", o->models[0], err);
 				return 1;
 			}
-			snprintf(socname, sizeof socname, "%s", om.soc);
+			snprintf(o->socname, sizeof o->socname, "%s", om.soc);
 			om_free(&om);
-			soc = socname;
+			o->soc = o->socname;
 		}
-		if (soc_load(soc, &cfg, err, sizeof err)) {
-			fprintf(stderr, "simserve: --soc %s: %s\n", soc, err);
+		if (soc_load(o->soc, cfg, err, sizeof err)) {
+			fprintf(stderr, "simserve: --soc %s: %s\n", o->soc, err);
 			return 1;
 		}
-		for (unsigned k = 0; k < nsets; k++)
-			if (soc_set(&cfg, sets[k], err, sizeof err)) {
-				fprintf(stderr, "simserve: --set %s: %s\n", sets[k], err);
+		for (unsigned k = 0; k < o->nsets; k++)
+			if (soc_set(cfg, o->sets[k], err, sizeof err)) {
+				fprintf(stderr, "simserve: --set %s: %s\n", o->sets[k], err);
 				return 1;
 			}
-		if (sv_table_characterise((const char *const *)models, nmodels, &cfg, c.streams,
-					  (unsigned)loops, stderr, &t, err, sizeof err)) {
+		if (sv_table_characterise((const char *const *)o->models, o->nmodels, cfg, o->c.streams,
+					  (unsigned)o->loops, stderr, t, err, sizeof err)) {
 			fprintf(stderr, "simserve: %s\n", err);
 			return 1;
 		}
-		if (table_out && sv_table_write(table_out, &t, err, sizeof err)) {
+		if (o->table_out && sv_table_write(o->table_out, t, err, sizeof err)) {
 			fprintf(stderr, "simserve: --save-table %s\n", err);
-			sv_table_free(&t);
+			sv_table_free(t);
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/* The arrivals served from table t: one run (and its --exact replay) or a
+ * --qps-sweep.  The exit status. */
+static int serve(struct cli *o, struct sv_table *t, const struct soc_config *cfg)
+{
+	char err[2048];
 	int rc = 1;
-	if (nsizes && sv_table_select(&t, sizes, nsizes, err, sizeof err)) {
+	if (o->nsizes && sv_table_select(t, o->sizes, o->nsizes, err, sizeof err)) {
 		fprintf(stderr, "simserve: %s\n", err);
-		goto out;
+		return rc;
 	}
-	ao.model = name ? name : t.name;
-	if (sweep) {
+	o->ao.model = o->name ? o->name : t->name;
+	if (o->sweep) {
 		struct sv_sweep_point *p;
 		size_t n;
 		double best;
-		if (sv_sweep(&c, &t, &ao, sw_lo, sw_hi, sw_step, &p, &n, &best, err, sizeof err)) {
+		if (sv_sweep(&o->c, t, &o->ao, o->sw_lo, o->sw_hi, o->sw_step, &p, &n, &best, err, sizeof err)) {
 			fprintf(stderr, "simserve: %s\n", err);
-			goto out;
+			return rc;
 		}
-		sv_sweep_print(stdout, &c, p, n, best, json);
+		sv_sweep_print(stdout, &o->c, p, n, best, o->json);
 		rc = 0;
-		if (plot) {
-			int pr = sv_sweep_plot(plot, &c, &t, p, n, best, err, sizeof err);
+		if (o->plot) {
+			int pr = sv_sweep_plot(o->plot, &o->c, t, p, n, best, err, sizeof err);
 			if (pr) {
 				fprintf(stderr, "simserve: --plot: %s\n", err);
 				rc = pr < 0 ? 1 : 0;
-			} else if (!json) {
+			} else if (!o->json) {
 				printf("plots: %s/serve_sweep.png, .svg (data serve_sweep.dat, script "
-				       "serve_sweep.gp)\n", plot);
+				       "serve_sweep.gp)\n", o->plot);
 			}
 		}
 		free(p);
-		goto out;
+		return rc;
 	}
 	struct sv_arrivals a;
-	if (sv_arrivals_make(&ao, &a, err, sizeof err)) {
+	if (sv_arrivals_make(&o->ao, &a, err, sizeof err)) {
 		fprintf(stderr, "simserve: %s\n", err);
-		goto out;
+		return rc;
 	}
 	struct sv_run run;
-	if (sv_simulate(&c, &t, &a, &run, err, sizeof err)) {
+	if (sv_simulate(&o->c, t, &a, &run, err, sizeof err)) {
 		fprintf(stderr, "simserve: %s\n", err);
 		sv_arrivals_free(&a);
-		goto out;
+		return rc;
 	}
 	sv_arrivals_free(&a);
 	struct sv_summary s;
-	if (sv_summarise(&c, &t, &run, &s, err, sizeof err) ||
-	    (csv && sv_write_csv(csv, &run, err, sizeof err))) {
+	if (sv_summarise(&o->c, t, &run, &s, err, sizeof err) ||
+	    (o->csv && sv_write_csv(o->csv, &run, err, sizeof err))) {
 		fprintf(stderr, "simserve: %s\n", err);
 		sv_run_free(&run);
-		goto out;
+		return rc;
 	}
-	if (json)
-		sv_print_json(stdout, &c, &t, &s);
+	if (o->json)
+		sv_print_json(stdout, &o->c, t, &s);
 	else
-		sv_print_text(stdout, &c, &t, &s);
+		sv_print_text(stdout, &o->c, t, &s);
 	rc = 0;
-	if (exact) {
+	if (o->exact) {
 		struct sv_exact x;
-		if (sv_exact_replay((const char *const *)models, nmodels, &cfg, &c, &t, &run,
-				    (size_t)exact, &x, err, sizeof err)) {
+		if (sv_exact_replay((const char *const *)o->models, o->nmodels, cfg, &o->c, t, &run,
+				    (size_t)o->exact, &x, err, sizeof err)) {
 			fprintf(stderr, "simserve: --exact: %s\n", err);
 			rc = 1;
 		} else {
-			sv_exact_print(stdout, &x, json);
+			sv_exact_print(stdout, &x, o->json);
 		}
 	}
 	sv_run_free(&run);
-out:
-	for (unsigned k = 0; k < nmodels; k++)
-		free(models[k]);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (tool_version(argc, argv, "simserve"))
+		return 0;
+	struct cli o = { .c = { .streams = 1 },
+			 .ao = { .kind = SV_ARRIVE_POISSON, .seed = 1 },
+			 .loops = 2 };
+	int rc = parse_args(argc, argv, &o);
+	if (rc < 0)
+		rc = check_args(&o);
+	if (rc >= 0)
+		return rc;
+	struct sv_table t;
+	struct soc_config cfg;
+	if (load_table(&o, &t, &cfg))
+		return 1;
+	rc = serve(&o, &t, &cfg);
+	for (unsigned k = 0; k < o.nmodels; k++)
+		free(o.models[k]);
 	sv_table_free(&t);
 	return rc;
 }

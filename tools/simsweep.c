@@ -82,17 +82,64 @@ static void list_keys(void)
 	       "--retune.  runtime: the compiler never reads it.  (study/compile_keys.def)\n");
 }
 
-int main(int argc, char **argv)
-{
-	if (tool_version(argc, argv, "simsweep"))
-		return 0;
+/* The command line: a new study in s, or what to do with an existing one. */
+struct cli {
 	struct sw_spec s;
-	memset(&s, 0, sizeof s);
-	const char *spec_path = NULL, *merge = NULL;
-	unsigned jobs = 1, point = 0;
-	int have_point = 0, emit = 0, rc = 2;
-	char err[2048];
+	const char *spec_path, *merge;
+	unsigned jobs, point;
+	int have_point, emit;
+};
 
+/* --vary KEY=V1,... or --batch B1,... (key says which): 0, or -1 with the
+ * message printed. */
+static int add_dim(struct sw_spec *s, const char *key, const char *v)
+{
+	char name[128], err[2048];
+	const char *values = v;
+	if (key[2] == 'b') {
+		snprintf(name, sizeof name, "batch");
+	} else {
+		const char *e = strchr(v, '=');
+		if (!e || e == v || (size_t)(e - v) >= sizeof name) {
+			fprintf(stderr, "simsweep: --vary '%s': expected KEY=V1,V2,...\n", v);
+			return -1;
+		}
+		snprintf(name, sizeof name, "%.*s", (int)(e - v), v);
+		values = e + 1;
+	}
+	if (sw_spec_add_dim(s, name, values, err, sizeof err)) {
+		fprintf(stderr, "simsweep: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* --loop, --streams, -j/--jobs, --point: 0, or -1 with the message printed. */
+static int count_arg(struct cli *c, const char *key, const char *v)
+{
+	unsigned u;
+	int is_point = !strcmp(key, "--point");
+	if (parse_uint(v, is_point ? 0 : 1, is_point ? 999999 : 100000, &u)) {
+		fprintf(stderr, "simsweep: %s '%s': not a valid count\n", key, v);
+		return -1;
+	}
+	if (is_point) {
+		c->point = u;
+		c->have_point = 1;
+	} else if (!strcmp(key, "--loop")) {
+		c->s.loop = u;
+	} else if (!strcmp(key, "--streams")) {
+		c->s.streams = u;
+	} else {
+		c->jobs = u;
+	}
+	return 0;
+}
+
+/* The command line into c: -1 to go on, or the exit status. */
+static int parse_args(int argc, char **argv, struct cli *c)
+{
+	struct sw_spec *s = &c->s;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 		char key[64] = "";
@@ -121,154 +168,153 @@ int main(int argc, char **argv)
 			list_keys();
 			return 0;
 		} else if (!strcmp(key, "--soc")) {
-			free(s.soc);
-			s.soc = strdup(VALUE());
+			free(s->soc);
+			s->soc = strdup(VALUE());
 		} else if (!strcmp(key, "--model")) {
-			free(s.model);
-			s.model = strdup(VALUE());
+			free(s->model);
+			s->model = strdup(VALUE());
 		} else if (!strcmp(key, "--fusion_switch_file") || !strcmp(key, "--fusion-switch-file")) {
-			free(s.fusion);
-			s.fusion = strdup(VALUE());
+			free(s->fusion);
+			s->fusion = strdup(VALUE());
 		} else if (!strcmp(key, "--out")) {
-			free(s.dir);
-			s.dir = strdup(VALUE());
+			free(s->dir);
+			s->dir = strdup(VALUE());
 		} else if (!strcmp(key, "--vary") || !strcmp(key, "--batch")) {
-			const char *v = VALUE();
-			char name[128];
-			const char *values = v;
-			if (key[2] == 'b') {
-				snprintf(name, sizeof name, "batch");
-			} else {
-				const char *e = strchr(v, '=');
-				if (!e || e == v || (size_t)(e - v) >= sizeof name) {
-					fprintf(stderr, "simsweep: --vary '%s': expected KEY=V1,V2,...\n", v);
-					goto out;
-				}
-				snprintf(name, sizeof name, "%.*s", (int)(e - v), v);
-				values = e + 1;
-			}
-			if (sw_spec_add_dim(&s, name, values, err, sizeof err)) {
-				fprintf(stderr, "simsweep: %s\n", err);
-				goto out;
-			}
+			if (add_dim(s, key, VALUE()))
+				return 2;
 		} else if (!strcmp(key, "--set")) {
 			const char *v = VALUE();
-			if (s.nsets == SW_MAX_SETS || !strchr(v, '=') || strchr(v, '\n')) {
+			if (s->nsets == SW_MAX_SETS || !strchr(v, '=') || strchr(v, '\n')) {
 				fprintf(stderr, "simsweep: --set '%s': expected KEY=VALUE (at most %d)\n",
 					v, SW_MAX_SETS);
-				goto out;
+				return 2;
 			}
-			s.sets[s.nsets++] = strdup(v);
+			s->sets[s->nsets++] = strdup(v);
 		} else if (!strcmp(key, "--loop") || !strcmp(key, "--streams") ||
 			   !strcmp(key, "-j") || !strcmp(key, "--jobs") || !strcmp(key, "--point")) {
-			const char *v = VALUE();
-			unsigned u;
-			int is_point = !strcmp(key, "--point");
-			if (parse_uint(v, is_point ? 0 : 1, is_point ? 999999 : 100000, &u)) {
-				fprintf(stderr, "simsweep: %s '%s': not a valid count\n", key, v);
-				goto out;
-			}
-			if (is_point) {
-				point = u;
-				have_point = 1;
-			} else if (!strcmp(key, "--loop")) {
-				s.loop = u;
-			} else if (!strcmp(key, "--streams")) {
-				s.streams = u;
-			} else {
-				jobs = u;
-			}
+			if (count_arg(c, key, VALUE()))
+				return 2;
 		} else if (!strcmp(key, "--mode")) {
 			const char *v = VALUE();
 			if (strcmp(v, "full") && strcmp(v, "timing")) {
 				fprintf(stderr, "simsweep: --mode '%s': need full or timing\n", v);
-				goto out;
+				return 2;
 			}
-			s.full = !strcmp(v, "full");
+			s->full = !strcmp(v, "full");
 		} else if (!strcmp(key, "--retune")) {
-			s.retune = 1;
+			s->retune = 1;
 		} else if (!strcmp(key, "--timeline")) {
-			s.timeline = 1;
+			s->timeline = 1;
 		} else if (!strcmp(key, "--emit-jobs")) {
-			emit = 1;
+			c->emit = 1;
 		} else if (!strcmp(key, "--spec")) {
-			spec_path = VALUE();
+			c->spec_path = VALUE();
 		} else if (!strcmp(key, "--merge")) {
-			merge = VALUE();
+			c->merge = VALUE();
 		} else {
 			fprintf(stderr, "simsweep: unknown option '%s' (try --help)\n", a);
-			goto out;
+			return 2;
 		}
+#undef VALUE
 	}
-	if (merge || spec_path) {
-		/* an existing study: everything else comes from its spec */
-		if (s.soc || s.model || s.ndims || s.nsets || s.dir || emit) {
-			fprintf(stderr, "simsweep: --spec and --merge take the study from its spec.txt; "
-				"drop the other study options\n");
-			goto out;
-		}
-		struct sw_spec r;
-		if (sw_spec_read(merge ? merge : spec_path, &r, err, sizeof err)) {
-			fprintf(stderr, "simsweep: %s\n", err);
-			rc = 1;
-			goto out;
-		}
-		int x;
-		unsigned failed = 0;
-		if (merge) {
-			x = sw_merge(&r, stderr, &failed, err, sizeof err);
-			rc = x < 0 ? (fprintf(stderr, "simsweep: %s\n", err), 1) : x ? 1 : failed ? 3 : 0;
-		} else if (have_point) {
-			x = sw_run_point(&r, point, 0, err, sizeof err);
-			rc = x ? (fprintf(stderr, "simsweep: %s\n", err), 1) : 0;
-		} else {
-			x = sw_run_local(&r, jobs, &failed, err, sizeof err);
-			rc = x ? (fprintf(stderr, "simsweep: %s\n", err), 1) : failed ? 3 : 0;
-		}
-		sw_spec_free(&r);
-		goto out;
+	return -1;
+}
+
+/* --merge DIR, or --spec with or without --point: the exit status. */
+static int run_existing(const struct cli *c)
+{
+	const struct sw_spec *s = &c->s;
+	char err[2048];
+	/* an existing study: everything else comes from its spec */
+	if (s->soc || s->model || s->ndims || s->nsets || s->dir || c->emit) {
+		fprintf(stderr, "simsweep: --spec and --merge take the study from its spec.txt; "
+			"drop the other study options\n");
+		return 2;
 	}
-	if (have_point) {
-		fprintf(stderr, "simsweep: --point needs --spec\n");
-		goto out;
-	}
-	if (!s.soc || !s.model || !s.dir) {
-		fprintf(stderr, "simsweep: --soc, --model and --out are required (try --help)\n");
-		goto out;
-	}
-	if (sw_spec_write(&s, err, sizeof err)) {
+	struct sw_spec r;
+	if (sw_spec_read(c->merge ? c->merge : c->spec_path, &r, err, sizeof err)) {
 		fprintf(stderr, "simsweep: %s\n", err);
-		rc = 1;
-		goto out;
+		return 1;
 	}
-	if (emit) {
-		/* jobs run this very binary, by its absolute path: another host
-		 * sharing the file system finds it there */
-		char self[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-		if (n > 0)
-			self[n] = 0;
-		else if (!realpath(argv[0], self))
-			snprintf(self, sizeof self, "simsweep");
-		if (sw_emit_jobs(&s, self, err, sizeof err)) {
-			fprintf(stderr, "simsweep: %s\n", err);
-			rc = 1;
-			goto out;
-		}
-		unsigned np = sw_npoints(&s);
-		printf("%u points: %s/jobs.txt (one command per point) and %s/sweep.sbatch\n"
-		       "  GNU parallel:  parallel -j N < %s/jobs.txt   (several hosts sharing the "
-		       "directory: add --sshlogin host1,host2)\n"
-		       "  Slurm:         sbatch %s/sweep.sbatch\n"
-		       "then:            %s --merge %s\n",
-		       np, s.dir, s.dir, s.dir, s.dir, self, s.dir);
-		rc = 0;
-		goto out;
-	}
+	int x, rc;
 	unsigned failed = 0;
-	rc = sw_run_local(&s, jobs, &failed, err, sizeof err) ? (fprintf(stderr, "simsweep: %s\n", err), 1)
-	     : failed ? 3 : 0;
-out:
-	sw_spec_free(&s);
+	if (c->merge) {
+		x = sw_merge(&r, stderr, &failed, err, sizeof err);
+		rc = x < 0 ? (fprintf(stderr, "simsweep: %s\n", err), 1) : x ? 1 : failed ? 3 : 0;
+	} else if (c->have_point) {
+		x = sw_run_point(&r, c->point, 0, err, sizeof err);
+		rc = x ? (fprintf(stderr, "simsweep: %s\n", err), 1) : 0;
+	} else {
+		x = sw_run_local(&r, c->jobs, &failed, err, sizeof err);
+		rc = x ? (fprintf(stderr, "simsweep: %s\n", err), 1) : failed ? 3 : 0;
+	}
+	sw_spec_free(&r);
+	return rc;
+}
+
+/* --emit-jobs: the job files for the study s (written): the exit status. */
+static int emit_jobs(const struct sw_spec *s, const char *argv0)
+{
+	char err[2048];
+	/* jobs run this very binary, by its absolute path: another host
+	 * sharing the file system finds it there */
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0)
+		self[n] = 0;
+	else if (!realpath(argv0, self))
+		snprintf(self, sizeof self, "simsweep");
+	if (sw_emit_jobs(s, self, err, sizeof err)) {
+		fprintf(stderr, "simsweep: %s\n", err);
+		return 1;
+	}
+	unsigned np = sw_npoints(s);
+	printf("%u points: %s/jobs.txt (one command per point) and %s/sweep.sbatch\n"
+	       "  GNU parallel:  parallel -j N < %s/jobs.txt   (several hosts sharing the "
+	       "directory: add --sshlogin host1,host2)\n"
+	       "  Slurm:         sbatch %s/sweep.sbatch\n"
+	       "then:            %s --merge %s\n",
+	       np, s->dir, s->dir, s->dir, s->dir, self, s->dir);
+	return 0;
+}
+
+/* A new study: its spec written, then run here or emitted as jobs. */
+static int run_new(struct cli *c, const char *argv0)
+{
+	struct sw_spec *s = &c->s;
+	char err[2048];
+	if (c->have_point) {
+		fprintf(stderr, "simsweep: --point needs --spec\n");
+		return 2;
+	}
+	if (!s->soc || !s->model || !s->dir) {
+		fprintf(stderr, "simsweep: --soc, --model and --out are required (try --help)\n");
+		return 2;
+	}
+	if (sw_spec_write(s, err, sizeof err)) {
+		fprintf(stderr, "simsweep: %s\n", err);
+		return 1;
+	}
+	if (c->emit)
+		return emit_jobs(s, argv0);
+	unsigned failed = 0;
+	if (sw_run_local(s, c->jobs, &failed, err, sizeof err)) {
+		fprintf(stderr, "simsweep: %s\n", err);
+		return 1;
+	}
+	return failed ? 3 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (tool_version(argc, argv, "simsweep"))
+		return 0;
+	struct cli c;
+	memset(&c, 0, sizeof c);
+	c.jobs = 1;
+	int rc = parse_args(argc, argv, &c);
+	if (rc < 0)
+		rc = c.merge || c.spec_path ? run_existing(&c) : run_new(&c, argv[0]);
+	sw_spec_free(&c.s);
 	return rc;
 }
