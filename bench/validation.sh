@@ -1,9 +1,11 @@
 #!/bin/bash
-# Validation against published throughput: ResNet-101 on one Ascend 310 chip
-# and ResNet-50 / ResNet-18 on Ascend 310P3, FP16, the figures of
-# Huawei ModelZoo-PyTorch READMEs (benchmark / ais_bench throughput).  Each
-# point is exported with random weights (tests/export_models.py), compiled
-# with simatc and run with simrun in timing mode.  Prints a markdown table
+# Validation against published throughput: every row of ascend.md section 4
+# (the calibration set): ResNet-101 on one Ascend 310 chip, ResNet-50 (FP16 and
+# INT8) and ResNet-18 on Ascend 310P3, the figures of Huawei ModelZoo-PyTorch
+# READMEs (benchmark / ais_bench throughput).  Each point is exported with
+# random weights (tests/export_models.py), an INT8 point quantized by simquant
+# (one seeded calibration image: the cycles do not depend on the scales),
+# compiled with simatc and run with simrun in timing mode.  Prints a markdown table
 # (model, SoC, batch, published and simulated img/s, their ratio, simulated
 # latency), the exact commands, and the cost of every point.
 #
@@ -30,20 +32,28 @@ jobs=${JOBS:-$(nproc)}
 py=/usr/bin/python3
 loop=3
 
-# model soc batch published-img/s [alone: run with no other point, for memory:
-# ResNet-50 b64 needs ~4.3 GB both to compile and to run]
+# model soc batch published-img/s precision [alone: run with no other point,
+# for memory: ResNet-50 b64 needs ~4.3 GB both to compile and to run]
 rows=$(grep -E -- "${ONLY:-.}" <<'EOF' || true
-resnet101 Ascend310 1 247.9
-resnet101 Ascend310 4 331.1
-resnet101 Ascend310 8 371.9
-resnet101 Ascend310 16 401.0
-resnet50 Ascend310P3 64 4250 alone
-resnet18 Ascend310P3 1 2865
-resnet18 Ascend310P3 4 6822
-resnet18 Ascend310P3 8 9450
-resnet18 Ascend310P3 16 9706
-resnet18 Ascend310P3 32 9678
-resnet18 Ascend310P3 64 9817
+resnet101 Ascend310 1 247.9 fp16
+resnet101 Ascend310 4 331.1 fp16
+resnet101 Ascend310 8 371.9 fp16
+resnet101 Ascend310 16 401.0 fp16
+resnet101 Ascend310 32 370.5 fp16
+resnet50 Ascend310P3 64 4250 fp16 alone
+resnet50 Ascend310P3 1 4089 int8
+resnet50 Ascend310P3 2 6323 int8
+resnet50 Ascend310P3 4 9492 int8
+resnet50 Ascend310P3 8 9403 int8
+resnet50 Ascend310P3 16 7748 int8
+resnet50 Ascend310P3 32 7020 int8
+resnet50 Ascend310P3 64 12141 int8 alone
+resnet18 Ascend310P3 1 2865 fp16
+resnet18 Ascend310P3 4 6822 fp16
+resnet18 Ascend310P3 8 9450 fp16
+resnet18 Ascend310P3 16 9706 fp16
+resnet18 Ascend310P3 32 9678 fp16
+resnet18 Ascend310P3 64 9817 fp16
 EOF
 )
 if [ -z "$rows" ]; then
@@ -95,43 +105,69 @@ for m in $models; do
 done
 wait
 
-# 2. every point: compile, then run; points in parallel, results in files
-point() { # point MODEL SOC BATCH
-	local m=$1 soc=$2 b=$3 tag="$1_$2_b$3" rc
+# a point's files: MODEL_SOC_bB (fp16) or MODEL_int8_SOC_bB
+tagof() { # tagof MODEL SOC BATCH PRECISION
+	if [ "$4" = int8 ]; then echo "$1_int8_$2_b$3"; else echo "$1_$2_b$3"; fi
+}
+# the ONNX model a point compiles: the export, or its QDQ model for int8
+onnxof() { # onnxof MODEL BATCH PRECISION
+	if [ "$3" = int8 ]; then echo "$work/$1_b$2.qdq.onnx"; else echo "$work/$1_b$2/model.onnx"; fi
+}
+
+# 2. every point: (quantize,) compile, then run; points in parallel, results
+#    in files; SIMRUN_ARGS adds arguments to every simrun (bench/calibrate.py
+#    passes --set runtime.KEY=VALUE this way)
+point() { # point MODEL SOC BATCH PRECISION
+	local m=$1 soc=$2 b=$3 prec=$4 tag rc
+	tag=$(tagof "$m" "$soc" "$b" "$prec")
 	read -r rc _ < "$work/export_$m.stat"
 	if [ "$rc" != 0 ] || [ ! -f "$work/${m}_b$b/model.onnx" ]; then
 		echo "export" > "$work/$tag.failed"
 		return 0
 	fi
-	timed "$work/$tag.compile.stat" "$work/$tag.compile.log" "$work/$tag.compile.log.err" \
-		"$build/simatc" --model="$work/${m}_b$b/model.onnx" --framework=5 \
-		--output="$work/$tag" --soc_version="$soc"
+	local onnx
+	onnx=$(onnxof "$m" "$b" "$prec")
+	if [ ! -f "$onnx" ]; then
+		timed "$work/$tag.quant.stat" "$work/$tag.quant.log" "$work/$tag.quant.log.err" \
+			"$build/simquant" --model="$work/${m}_b$b/model.onnx" --output="$onnx" \
+			--calib_count=1 --seed=7
+		read -r rc _ < "$work/$tag.quant.stat"
+		if [ "$rc" != 0 ]; then
+			rm -f "$onnx"
+			echo "quantize" > "$work/$tag.failed"
+			return 0
+		fi
+	fi
+	if [ -z "${REUSE_OM:-}" ] || [ ! -f "$work/$tag.om" ]; then
+		timed "$work/$tag.compile.stat" "$work/$tag.compile.log" "$work/$tag.compile.log.err" \
+			"$build/simatc" --model="$onnx" --framework=5 \
+			--output="$work/$tag" --soc_version="$soc"
+	fi
 	read -r rc _ < "$work/$tag.compile.stat"
 	if [ "$rc" != 0 ]; then
 		echo "compile" > "$work/$tag.failed"
 		return 0
 	fi
-	local run=("$build/simrun" --soc "$soc" "$work/$tag.om" --mode timing --json --loop "$loop")
+	# shellcheck disable=SC2206 # SIMRUN_ARGS is split on purpose
+	local run=("$build/simrun" --soc "$soc" "$work/$tag.om" --mode timing --json --loop "$loop"
+		${SIMRUN_ARGS:-})
 	timed "$work/$tag.run.stat" "$work/$tag.json" "$work/$tag.run.err" "${run[@]}"
 	read -r rc _ < "$work/$tag.run.stat"
-	if [ "$rc" != 0 ] && grep -q -e "--loop" "$work/$tag.run.err"; then
-		run=("${run[@]:0:${#run[@]}-2}") # a simrun without --loop
-		timed "$work/$tag.run.stat" "$work/$tag.json" "$work/$tag.run.err" "${run[@]}"
-		read -r rc _ < "$work/$tag.run.stat"
-	fi
 	printf '%q ' "${run[@]}" > "$work/$tag.run.cmd"
 	[ "$rc" = 0 ] || echo "simrun" > "$work/$tag.failed"
 	return 0
 }
-while read -r m soc b _ alone; do
-	rm -f "$work/${m}_${soc}_b$b".{failed,compile.stat,run.stat,run.cmd,json,om,how}
-	echo "validation.sh: compiling and running $m $soc batch $b" >&2
+while read -r m soc b _ prec alone; do
+	tag=$(tagof "$m" "$soc" "$b" "$prec")
+	rm -f "$work/$tag".{failed,run.stat,run.cmd,json,how}
+	[ -n "${REUSE_OM:-}" ] || rm -f "$work/$tag".{compile.stat,om}
+	echo "validation.sh: compiling and running $m $prec $soc batch $b" >&2
 	if [ -n "$alone" ]; then
 		wait
-		point "$m" "$soc" "$b" < /dev/null
+		point "$m" "$soc" "$b" "$prec" < /dev/null
 	else
 		throttle
-		point "$m" "$soc" "$b" < /dev/null &
+		point "$m" "$soc" "$b" "$prec" < /dev/null &
 	fi
 done <<< "$rows"
 wait
@@ -166,31 +202,44 @@ else:
 print("%.1f %.3f %s" % (fps, lat / 1e3, how))
 '
 failed=0
-echo "| model | SoC | batch | published img/s | simulated img/s | ratio sim/published | simulated latency ms |"
-echo "|---|---|---:|---:|---:|---:|---:|"
-while read -r m soc b pub _; do
-	tag="${m}_${soc}_b$b"
+: > "$work/rows.tsv" # for bench/calibrate.py: tag, model, soc, batch, precision, published
+echo "| model | precision | SoC | batch | published img/s | simulated img/s | ratio sim/published | simulated latency ms |"
+echo "|---|---|---|---:|---:|---:|---:|---:|"
+while read -r m soc b pub prec _; do
+	tag=$(tagof "$m" "$soc" "$b" "$prec")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$tag" "$m" "$soc" "$b" "$prec" "$pub" >> "$work/rows.tsv"
 	if [ -f "$work/$tag.failed" ]; then
 		failed=$((failed + 1))
-		echo "| $(pretty "$m") | $soc | $b | $pub | $(cat "$work/$tag.failed") failed | — | — |"
+		echo "| $(pretty "$m") | ${prec^^} | $soc | $b | $pub | $(cat "$work/$tag.failed") failed | — | — |"
 		continue
 	fi
 	read -r fps lat how <<< "$("$py" -c "$parse" "$work/$tag.json" "$b")"
 	echo "$how" > "$work/$tag.how"
-	echo "| $(pretty "$m") | $soc | $b | $pub | $fps |" \
+	echo "| $(pretty "$m") | ${prec^^} | $soc | $b | $pub | $fps |" \
 		"$(awk -v s="$fps" -v p="$pub" 'BEGIN {printf "%.2f", s / p}') | $lat |"
+	echo "$fps $pub" >> "$work/ratios.txt.$$"
 done <<< "$rows"
+if [ -f "$work/ratios.txt.$$" ]; then
+	awk '{e = $1 / $2 - 1; a += (e < 0 ? -e : e); if ((e < 0 ? -e : e) > w) w = (e < 0 ? -e : e); n++}
+	     END {printf "\nMean absolute error over %d rows: %.1f%%; worst row %.1f%%.\n", n, 100 * a / n, 100 * w}' \
+		"$work/ratios.txt.$$"
+	rm -f "$work/ratios.txt.$$"
+fi
 
 echo
-echo "Commands (DAVINCI_SOC_DIR=$DAVINCI_SOC_DIR):"
+echo "Commands (DAVINCI_SOC_DIR=$DAVINCI_SOC_DIR${SIMRUN_ARGS:+; SIMRUN_ARGS=$SIMRUN_ARGS}):"
 echo
 for m in $models; do
 	batches=$(awk -v m="$m" '$1 == m {print $3}' <<< "$rows" | awk '!seen[$0]++' | paste -s -d,)
 	echo "- export $m: \`$py $src/tests/export_models.py $work $m:$batches\`"
 done
-while read -r m soc b _; do
-	tag="${m}_${soc}_b$b"
-	echo "- $(pretty "$m") $soc b$b: \`$build/simatc --model=$work/${m}_b$b/model.onnx" \
+while read -r m soc b _ prec _; do
+	tag=$(tagof "$m" "$soc" "$b" "$prec")
+	if [ "$prec" = int8 ]; then
+		echo "- quantize $(pretty "$m") b$b: \`$build/simquant --model=$work/${m}_b$b/model.onnx" \
+			"--output=$(onnxof "$m" "$b" int8) --calib_count=1 --seed=7\`"
+	fi
+	echo "- $(pretty "$m") ${prec^^} $soc b$b: \`$build/simatc --model=$(onnxof "$m" "$b" "$prec")" \
 		"--framework=5 --output=$work/$tag --soc_version=$soc\`"
 	if [ -f "$work/$tag.run.cmd" ]; then
 		how=$(cat "$work/$tag.how" 2> /dev/null || echo "no result")
@@ -207,27 +256,28 @@ for m in $models; do
 	read -r rc t rss note < "$work/export_$m.stat"
 	echo "| export $m | ${note:-rc $rc} | $t | $rss |"
 done
-while read -r m soc b _; do
-	tag="${m}_${soc}_b$b"
-	for s in compile run; do
+while read -r m soc b _ prec _; do
+	tag=$(tagof "$m" "$soc" "$b" "$prec")
+	for s in quant compile run; do
 		[ -f "$work/$tag.$s.stat" ] || continue
 		read -r rc t rss < "$work/$tag.$s.stat"
-		echo "| $s $(pretty "$m") $soc b$b | rc $rc | $t | $rss |"
+		echo "| $s $(pretty "$m") ${prec^^} $soc b$b | rc $rc | $t | $rss |"
 	done
 done <<< "$rows"
 
 # the errors of the failed steps
-while read -r m soc b _; do
-	tag="${m}_${soc}_b$b"
+while read -r m soc b _ prec _; do
+	tag=$(tagof "$m" "$soc" "$b" "$prec")
 	[ -f "$work/$tag.failed" ] || continue
 	case $(cat "$work/$tag.failed") in
 	export) log="$work/export_$m.err" ;;
+	quantize) log="$work/$tag.quant.log.err" ;;
 	compile) log="$work/$tag.compile.log.err"
 		[ -s "$log" ] || log="$work/$tag.compile.log" ;;
 	*) log="$work/$tag.run.err" ;;
 	esac
 	echo
-	echo "$(pretty "$m") $soc b$b: $(cat "$work/$tag.failed") failed; the end of $log:"
+	echo "$(pretty "$m") ${prec^^} $soc b$b: $(cat "$work/$tag.failed") failed; the end of $log:"
 	echo '```'
 	tail -n 20 "$log"
 	echo '```'

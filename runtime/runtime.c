@@ -59,7 +59,8 @@ struct rt_device {
 	size_t ntasks, captasks;
 	struct rt_exec_record *execs;
 	size_t nexecs, capexecs;
-	uint64_t gap_cycles;
+	uint64_t gap_cycles;  /* runtime.task_gap_us */
+	uint64_t exec_cycles; /* runtime.model_exec_us */
 	int oom;
 	char fail[256]; /* why a submit failed inside the scheduler */
 	void (*on_task)(void *ctx, const struct rt_task_record *r);
@@ -79,6 +80,14 @@ static int grow(void **v, size_t *cap, size_t n, size_t size)
 	return 0;
 }
 
+/* The runtime's costs in device cycles, from the simulator's SoC. */
+static void derive_costs(struct rt_device *d)
+{
+	const struct soc_config *cfg = sim_device_config(d->sim);
+	d->gap_cycles = (uint64_t)(cfg->runtime_task_gap_us * cfg->core_freq_mhz + 0.5);
+	d->exec_cycles = (uint64_t)(cfg->runtime_model_exec_us * cfg->core_freq_mhz + 0.5);
+}
+
 static struct rt_device *init(struct sim_device *sim, int owns, char *err, size_t errlen)
 {
 	struct rt_device *d = calloc(1, sizeof *d);
@@ -88,8 +97,7 @@ static struct rt_device *init(struct sim_device *sim, int owns, char *err, size_
 	}
 	d->sim = sim;
 	d->owns_sim = owns;
-	const struct soc_config *cfg = sim_device_config(sim);
-	d->gap_cycles = (uint64_t)(cfg->runtime_task_gap_us * cfg->core_freq_mhz + 0.5);
+	derive_costs(d);
 	if (!rt_stream_new(d)) {
 		snprintf(err, errlen, "out of memory");
 		rt_device_free(d);
@@ -190,8 +198,7 @@ int rt_device_reconfigure(struct rt_device *d, const struct soc_config *cfg,
 		return -1;
 	sim_device_free(d->sim);
 	d->sim = sim;
-	cfg = sim_device_config(sim);
-	d->gap_cycles = (uint64_t)(cfg->runtime_task_gap_us * cfg->core_freq_mhz + 0.5);
+	derive_costs(d);
 	for (size_t i = 0; i < d->nstreams; i++)
 		d->streams[i]->last_end = 0; /* cycles of the old simulator */
 	d->ntasks = d->nexecs = 0;
@@ -477,8 +484,11 @@ static void advance(struct rt_stream *s, uint64_t t)
 		s->head = it->next;
 		if (!s->head)
 			s->tail = NULL;
-		if (it->kind == IT_EXEC_BEGIN)
+		if (it->kind == IT_EXEC_BEGIN) {
+			/* the execution's fixed cost comes before its first task */
 			d->execs[it->exec_id].start = t;
+			t += d->exec_cycles;
+		}
 		else if (it->kind == IT_EXEC_END)
 			d->execs[it->exec_id].end = t;
 		s->last_end = t;

@@ -6,6 +6,10 @@
  *    concurrently on free AI cores (the simulator hands out blocks);
  *  - a kernel task starts runtime.task_gap_us after its predecessor in the
  *    stream ended (the device task scheduler's dispatch cost);
+ *  - a model execution costs runtime.model_exec_us before its first task
+ *    (the host call, the model-execute task releasing the loaded stream
+ *    and the completion back to the host, as a synchronous aclmdlExecute
+ *    is timed);
  *  - host <-> device copies take the PCIe link of their direction
  *    (pcie.bandwidth_gbps, pcie.latency_us) and overlap with compute of
  *    other streams;

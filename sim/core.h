@@ -56,6 +56,11 @@ struct sim_core {
 	int64_t block_idx;
 	struct sim_launch *launch; /* the launch whose block runs here; NULL when idle */
 	uint64_t block_start;
+	/* instruction cache (core.icache_*): direct-mapped tags, line index + 1
+	 * (0: empty), of the launch it holds lines of (ic_seq: a block of
+	 * another launch starts cold, its code lies elsewhere); the scalar unit
+	 * fetches from line ic_line, pcs [ic_first, ic_first + ic_ipl) */
+	uint64_t *ic_tag, ic_lines, ic_seq, ic_line, ic_first, ic_ipl;
 	float *fa, *fb; /* cube scratch: one L0A / L0B worth of operands as fp32 */
 	struct sim_core_stats *st;
 	char *err; /* where a hardware-rule violation is reported */
@@ -88,6 +93,7 @@ struct sim_device {
 	double pcie_free[2];
 	uint64_t gm_used;
 	uint64_t now; /* the device clock: the time of the latest event */
+	uint64_t launch_seq; /* submits so far (sim_launch.seq) */
 	char *err;    /* where the current drain's error goes (errbuf) */
 	size_t errlen;
 	char errbuf[1024];

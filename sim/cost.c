@@ -21,6 +21,7 @@ static uint64_t lat_cycles(double ns, double mhz) { return (uint64_t)(ns * mhz /
 void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg)
 {
 	cc->scalar = (uint64_t)cfg->core_scalar_cycles;
+	cc->icache_miss = cfg->core_icache_kb ? (uint64_t)cfg->core_icache_miss_cycles : 0;
 	cc->vec_bpc = (uint64_t)cfg->vector_bytes_per_cycle;
 	cc->vec_repeat = ceil_div(REPEAT_BYTES, cc->vec_bpc);
 	cc->vec_complex = (uint64_t)cfg->vector_complex_cycles;

@@ -42,6 +42,7 @@ enum sim_path {
 /* An SoC's cost terms, derived from its keys by sim_costcfg_init. */
 struct sim_costcfg {
 	uint64_t scalar;      /* cycles the scalar unit spends on each instruction it issues */
+	uint64_t icache_miss; /* the scalar unit's stall on an instruction cache miss (engine.c) */
 	uint64_t vec_bpc;     /* vector datapath, bytes per cycle */
 	uint64_t vec_repeat;  /* cycles one 256-byte vector repeat occupies the V pipe */
 	uint64_t vec_complex; /* multiplier of a repeat of exp/ln/sqrt/rec/rsqrt/div */

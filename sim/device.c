@@ -31,6 +31,7 @@ static void cores_free(struct sim_device *dev)
 		for (int p = 0; p < ISA_NPIPES; p++)
 			free(c->pipe[p].q);
 		free(c->flags);
+		free(c->ic_tag);
 		free(c->fa);
 		free(c->fb);
 	}
@@ -125,6 +126,12 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		c->fa = malloc(c->buf_size[SIM_BUF_L0A] * 2); /* fp16 -> fp32 */
 		c->fb = malloc(c->buf_size[SIM_BUF_L0B] * 2);
 		if (!c->flags || !c->fa || !c->fb)
+			goto oom;
+		c->ic_ipl = (uint64_t)cfg->core_icache_line_bytes / ISA_INSN_BYTES;
+		if (c->ic_ipl < 1)
+			c->ic_ipl = 1;
+		c->ic_lines = (uint64_t)cfg->core_icache_kb * 1024 / (uint64_t)cfg->core_icache_line_bytes;
+		if (c->ic_lines && !(c->ic_tag = calloc(c->ic_lines, sizeof *c->ic_tag)))
 			goto oom;
 	}
 	return dev;

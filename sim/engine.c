@@ -195,6 +195,12 @@ static int start_block(struct engine *g, struct sim_core *c, struct sim_launch *
 	c->st = &l->core[c->id];
 	c->block_idx = l->next_block++;
 	c->block_start = t;
+	if (c->ic_seq != l->seq) {
+		c->ic_seq = l->seq;
+		if (c->ic_lines)
+			memset(c->ic_tag, 0, c->ic_lines * sizeof *c->ic_tag);
+	}
+	c->ic_first = UINT64_MAX - c->ic_ipl; /* no line: the first instruction fetches one */
 	c->insns_at_start = c->st->scalar_insns;
 	c->s_state = S_RUN;
 	c->s_time = t;
@@ -324,6 +330,23 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				 "(%zu instructions; missing 'end'?)",
 				 c->id, (unsigned long long)c->pc, k->name, k->ninsns);
 			return -1;
+		}
+		/* a new instruction line: the instruction cache, whose miss
+		 * stalls the scalar unit (a loop's lines stay; straight-line
+		 * code misses on each) */
+		if (c->pc - c->ic_first >= c->ic_ipl) {
+			c->ic_line = c->pc / c->ic_ipl;
+			c->ic_first = c->ic_line * c->ic_ipl;
+			c->st->icache_reqs++;
+			if (c->ic_lines) {
+				uint64_t *tag = &c->ic_tag[c->ic_line % c->ic_lines];
+				if (*tag != c->ic_line + 1) {
+					*tag = c->ic_line + 1;
+					c->st->icache_misses++;
+					t += dev->cc.icache_miss;
+					c->st->busy_cycles[ISA_PIPE_S] += dev->cc.icache_miss;
+				}
+			}
 		}
 		const struct isa_dec *in = &k->insns[c->pc];
 		const struct isa_info *info = &isa_table[in->op];
@@ -607,6 +630,7 @@ static void finish_copy(struct engine *g, struct sim_launch *l, uint64_t t)
 
 int sim_submit(struct sim_device *dev, struct sim_launch *l, char *err, size_t errlen)
 {
+	l->seq = ++dev->launch_seq;
 	l->started = 0;
 	l->next_block = l->blocks_done = 0;
 	l->start_cycle = l->end_cycle = 0;

@@ -126,6 +126,7 @@ struct sim_launch {
 	struct sim_core_stats total;     /* summed over cores; cycles = end - start */
 	struct sim_core_stats *core;     /* [core.count]; freed by sim_launch_release */
 	/* the scheduler's own */
+	uint64_t seq; /* the device's count of submits: which launch a core's icache holds */
 	unsigned next_block, blocks_done;
 	int started;
 };

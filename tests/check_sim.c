@@ -421,6 +421,58 @@ static void expect_rule(const char *src, const char *needle)
 
 /* A loop that never ends stops at the instruction limit (long before the
  * cycle watchdog), naming the core, the pc and the loop's label. */
+/* The instruction cache: a line missed stalls the scalar unit by
+ * core.icache_miss_cycles; straight-line code misses on every line, a loop
+ * on its lines once; a block of another launch starts cold. */
+static uint64_t icache_run(const char *src, int miss, uint64_t *misses)
+{
+	struct soc_config cfg;
+	char err[1024], set[64];
+	ck_assert_int_eq(soc_load("Ascend910", &cfg, err, sizeof err), 0);
+	snprintf(set, sizeof set, "core.icache_miss_cycles=%d", miss);
+	ck_assert_int_eq(soc_set(&cfg, set, err, sizeof err), 0);
+	ck_assert_int_eq(soc_set(&cfg, "core.icache_line_bytes=64", err, sizeof err), 0);
+	struct sim_options opt = { .mode = SIM_MODE_TIMING };
+	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
+	ck_assert_ptr_nonnull(dev);
+	struct isa_program p;
+	ck_assert_msg(isa_assemble(src, "ic.s", &p, err, sizeof err) == 0, "%s", err);
+	struct sim_kernel k;
+	ck_assert_int_eq(sim_kernel_load(&k, "ic", p.code, p.ninsns * ISA_INSN_BYTES, err,
+					 sizeof err), 0);
+	struct sim_result res;
+	ck_assert_msg(sim_run(dev, &k, 1, NULL, 0, &res) == 0, "%s", res.error);
+	uint64_t cycles = res.cycles;
+	*misses = res.total.icache_misses;
+	/* a second run is another launch: cold again, the same cycles */
+	sim_result_free(&res);
+	ck_assert_msg(sim_run(dev, &k, 1, NULL, 0, &res) == 0, "%s", res.error);
+	ck_assert_uint_eq(res.cycles, cycles);
+	sim_result_free(&res);
+	sim_kernel_free(&k);
+	isa_program_free(&p);
+	sim_device_free(dev);
+	return cycles;
+}
+
+START_TEST(icache_misses_stall_the_scalar_unit)
+{
+	char straight[4096] = "";
+	for (int i = 0; i < 63; i++)
+		strcat(straight, "addi x1, x1, 1\n");
+	strcat(straight, "end\n"); /* 64 instructions: 16 lines of 4 */
+	const char *loop = "li x2, 64\nl: addi x1, x1, 1\naddi x2, x2, -1\nbne x2, x0, l\nend\n";
+	uint64_t m0, m1;
+	uint64_t s0 = icache_run(straight, 0, &m0), s1 = icache_run(straight, 10, &m1);
+	ck_assert_uint_eq(m0, 16);
+	ck_assert_uint_eq(m1, 16);
+	ck_assert_uint_eq(s1 - s0, 16 * 10);
+	uint64_t l0 = icache_run(loop, 0, &m0), l1 = icache_run(loop, 10, &m1);
+	ck_assert_uint_eq(m1, 2); /* 5 instructions: lines 0 and 1, each missed once */
+	ck_assert_uint_eq(l1 - l0, 2 * 10);
+}
+END_TEST
+
 START_TEST(endless_loop_stops_at_the_instruction_limit)
 {
 	struct soc_config cfg;
@@ -639,6 +691,7 @@ int main(void)
 	tcase_add_test(tl, out_of_bounds_is_reported);
 	tcase_add_test(tl, hardware_rules_are_enforced);
 	tcase_add_test(tl, endless_loop_stops_at_the_instruction_limit);
+	tcase_add_test(tl, icache_misses_stall_the_scalar_unit);
 	tcase_add_test(tl, kernel_load_rejects_bad_code);
 	tcase_set_timeout(tl, 120);
 	suite_add_tcase(s, tl);

@@ -136,6 +136,14 @@ print("%.3f,%.3f" % (j["first_latency_us"], j["warm_latency_us"]))')
 	[ -n "$want" ] && [ "$want" = "$got" ] && ok ||
 		bad "$mode mode: simrun says first,warm $want us, simsweep $got"
 done
+# runtime.model_exec_us: once per execution, before its first task
+lat() {
+	"$(pwd)/simrun" "$tmp/gather.om" --mode=timing --loop 2 --set "runtime.model_exec_us=$1" --json |
+		/usr/bin/python3 -c 'import json, sys; print("%.3f" % json.load(sys.stdin)["warm_latency_us"])'
+}
+l0=$(lat 0) && l50=$(lat 50) &&
+	awk -v a="$l0" -v b="$l50" 'BEGIN { exit !(b - a > 49.99 && b - a < 50.01) }' && ok ||
+	bad "model_exec_us=50 should add 50 us to an execution: $l0 -> $l50"
 
 # --- errors ------------------------------------------------------------------------------
 "$sweep" --soc Ascend310 --model "$tmp/chain.onnx" --vary core.bogus=1 --out "$tmp/e" 2> "$tmp/err" &&
