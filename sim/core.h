@@ -85,6 +85,7 @@ struct sim_device {
 	/* L2: set-associative, LRU by access stamp */
 	uint64_t *l2_tag; /* line address + 1; 0 = invalid */
 	uint64_t *l2_stamp;
+	uint8_t *l2_dirty; /* l2.write_back: the line holds data main memory has not */
 	uint64_t l2_sets, l2_ways, l2_line, l2_clock;
 	struct sim_costcfg cc; /* the cost terms, derived from cfg once */
 	/* shared bandwidth servers: the cycle each is next free */

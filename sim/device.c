@@ -67,7 +67,8 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		dev->l2_sets = lines / dev->l2_ways ? lines / dev->l2_ways : 1;
 		dev->l2_tag = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_tag);
 		dev->l2_stamp = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_stamp);
-		if (!dev->l2_tag || !dev->l2_stamp)
+		dev->l2_dirty = calloc(dev->l2_sets * dev->l2_ways, 1);
+		if (!dev->l2_tag || !dev->l2_stamp || !dev->l2_dirty)
 			goto oom;
 	}
 	dev->cores = calloc((size_t)cfg->core_count, sizeof *dev->cores);
@@ -151,6 +152,7 @@ void sim_device_free(struct sim_device *dev)
 	free(dev->gm);
 	free(dev->l2_tag);
 	free(dev->l2_stamp);
+	free(dev->l2_dirty);
 	free(dev->heap);
 	free(dev->active);
 	free(dev);

@@ -3,9 +3,11 @@
  * Timing model of one GM transfer (an MTE2 or MTE3 instruction):
  *  - the core's own path moves bytes at mte.gm_{read,write}_bytes_per_cycle;
  *  - every byte passes the L2, a bandwidth server shared by all cores;
- *  - read misses fill whole L2 lines from main memory, writes go through to
- *    main memory (write-allocate, write-through); main memory is a second
- *    shared server at hbm.bandwidth_gbps.
+ *  - read misses fill whole L2 lines from main memory; writes allocate
+ *    their lines without a fill and, with l2.write_back, stay there until
+ *    the line is evicted (then the whole line goes to main memory), or else
+ *    also go through to main memory; main memory is a second shared server
+ *    at hbm.bandwidth_gbps.
  * Servers are FIFO in simulated time: requests reach them in global time
  * order (the engine processes events in time order), so N cores streaming
  * together share the bandwidth instead of each getting all of it. */
@@ -149,15 +151,20 @@ void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes)
 	uint64_t first = addr / dev->l2_line, last = (addr + bytes - 1) / dev->l2_line;
 	if (last - first >= dev->l2_sets * dev->l2_ways) { /* cheaper to scan the tags */
 		for (uint64_t i = 0; i < dev->l2_sets * dev->l2_ways; i++)
-			if (dev->l2_tag[i] && dev->l2_tag[i] - 1 >= first && dev->l2_tag[i] - 1 <= last)
+			if (dev->l2_tag[i] && dev->l2_tag[i] - 1 >= first && dev->l2_tag[i] - 1 <= last) {
 				dev->l2_tag[i] = dev->l2_stamp[i] = 0;
+				dev->l2_dirty[i] = 0;
+			}
 		return;
 	}
 	for (uint64_t line = first; line <= last; line++) {
 		uint64_t *tag = dev->l2_tag + (line % dev->l2_sets) * dev->l2_ways;
 		for (uint64_t w = 0; w < dev->l2_ways; w++)
-			if (tag[w] == line + 1)
-				tag[w] = dev->l2_stamp[(line % dev->l2_sets) * dev->l2_ways + w] = 0;
+			if (tag[w] == line + 1) {
+				uint64_t i = (line % dev->l2_sets) * dev->l2_ways + w;
+				tag[w] = dev->l2_stamp[i] = 0;
+				dev->l2_dirty[i] = 0; /* the copy wrote main memory itself */
+			}
 	}
 }
 
@@ -191,24 +198,31 @@ int sim_gm_read(struct sim_device *dev, uint64_t addr, void *dst, size_t n)
 	return 0;
 }
 
-/* Look a line up; returns 1 on a hit.  A miss allocates it (LRU victim). */
-static int l2_access(struct sim_device *dev, uint64_t line)
+/* Look a line up; returns 1 on a hit.  A miss allocates it (LRU victim),
+ * *wb set when the victim was dirty (its line goes to main memory).  A
+ * write marks the line dirty when the L2 is write-back. */
+static int l2_access(struct sim_device *dev, uint64_t line, int dirty, int *wb)
 {
 	uint64_t set = line % dev->l2_sets;
 	uint64_t *tag = dev->l2_tag + set * dev->l2_ways;
 	uint64_t *stamp = dev->l2_stamp + set * dev->l2_ways;
+	uint8_t *d = dev->l2_dirty + set * dev->l2_ways;
 	uint64_t victim = 0;
 	dev->l2_clock++;
+	*wb = 0;
 	for (uint64_t w = 0; w < dev->l2_ways; w++) {
 		if (tag[w] == line + 1) {
 			stamp[w] = dev->l2_clock;
+			d[w] |= (uint8_t)dirty;
 			return 1;
 		}
 		if (stamp[w] < stamp[victim])
 			victim = w;
 	}
+	*wb = d[victim];
 	tag[victim] = line + 1;
 	stamp[victim] = dev->l2_clock;
+	d[victim] = (uint8_t)dirty;
 	return 0;
 }
 
@@ -216,27 +230,30 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 			      uint64_t burst_bytes, uint64_t stride, int is_write)
 {
 	struct sim_device *dev = c->dev;
-	uint64_t bytes = nburst * burst_bytes, hit = 0, miss = 0, hbm = 0;
+	uint64_t bytes = nburst * burst_bytes, hit = 0, miss = 0, hbm = 0, wb_bytes = 0;
 	if (dev->l2_sets) {
 		uint64_t line_sz = dev->l2_line;
+		int back = dev->cfg.l2_write_back != 0, wb;
 		for (uint64_t i = 0; i < nburst; i++) {
 			uint64_t a = addr + i * stride, end = a + burst_bytes;
 			while (a < end) {
 				uint64_t line = a / line_sz;
 				uint64_t part = (line + 1) * line_sz;
 				part = (part < end ? part : end) - a;
-				if (l2_access(dev, line)) {
+				if (l2_access(dev, line, is_write && back, &wb)) {
 					hit += part;
 				} else {
 					miss += part;
 					if (!is_write)
 						hbm += line_sz; /* line fill */
 				}
+				wb_bytes += wb ? line_sz : 0; /* a dirty victim written back */
 				a += part;
 			}
 		}
-		if (is_write)
+		if (is_write && !back)
 			hbm = bytes; /* write-through */
+		hbm += wb_bytes;
 	} else {
 		miss = bytes;
 		hbm = bytes;
@@ -262,7 +279,6 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 	c->st->l2_hit_bytes += hit;
 	c->st->l2_miss_bytes += miss;
 	c->st->hbm_bytes += hbm;
-	if (is_write)
-		c->st->hbm_write_bytes += hbm;
+	c->st->hbm_write_bytes += is_write ? hbm : wb_bytes;
 	return cost;
 }

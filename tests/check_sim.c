@@ -146,6 +146,31 @@ static double run_vadd(const char *soc, unsigned blocks, uint64_t n, enum sim_mo
 	return bpc;
 }
 
+/* l2.write_back: the writes of a vadd whose data fits the L2 stay there
+ * (no main-memory write), where a write-through L2 sends every byte on. */
+static uint64_t vadd_hbm_writes(const char *wb)
+{
+	const char *sets[] = { wb, NULL };
+	struct ktest t;
+	kt_open(&t, "Ascend910", sets, SIM_MODE_TIMING, "vadd.s");
+	uint64_t n = 65536;
+	uint64_t ga = kt_alloc(&t, n * 2), gb = kt_alloc(&t, n * 2), gc = kt_alloc(&t, n * 2);
+	(void)ga, (void)gb, (void)gc;
+	kt_arg(&t, (int64_t)n);
+	ck_assert_msg(kt_run(&t, 1) == 0, "%s", t.res.error);
+	ck_assert_uint_eq(t.res.total.gm_write_bytes, n * 2);
+	uint64_t w = t.res.total.hbm_write_bytes;
+	kt_close(&t);
+	return w;
+}
+
+START_TEST(l2_write_back_keeps_writes)
+{
+	ck_assert_uint_eq(vadd_hbm_writes("l2.write_back=0"), 65536 * 2);
+	ck_assert_uint_eq(vadd_hbm_writes("l2.write_back=1"), 0);
+}
+END_TEST
+
 START_TEST(vadd_reaches_configured_bandwidth)
 {
 	/* Ascend310: two cores together are limited by LPDDR4X bandwidth. */
@@ -692,6 +717,7 @@ int main(void)
 	tcase_add_test(tl, hardware_rules_are_enforced);
 	tcase_add_test(tl, endless_loop_stops_at_the_instruction_limit);
 	tcase_add_test(tl, icache_misses_stall_the_scalar_unit);
+	tcase_add_test(tl, l2_write_back_keeps_writes);
 	tcase_add_test(tl, kernel_load_rejects_bad_code);
 	tcase_set_timeout(tl, 120);
 	suite_add_tcase(s, tl);
