@@ -18,7 +18,9 @@ unrolling so the code stays small:
     so the cube waits for this drain: a loss of about 2048 / 65536 cycles a
     tile, which the report shows as M idle.
 Arguments of the kernel: 0 A, 1 B, 2 C (GM addresses); block_dim must divide
-the number of tiles.
+the number of tiles.  tests/kernels/gemm_big.s is this script's output for
+512 512 512, which tests/check_sim runs against a reference on 2 blocks
+(two tiles a block): regenerate it when the schedule changes.
 """
 import sys
 
