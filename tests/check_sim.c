@@ -110,6 +110,49 @@ START_TEST(gemm_single_buffered_is_slower)
 }
 END_TEST
 
+/* tests/kernels/gemm_big.s (bench/gen_gemm_big.py 512 512 512: the large-GEMM
+ * schedule bench/aibench.sh times at 4096^3) on 2 blocks, so each block loops
+ * over two 256x256 tiles and each tile's K loop runs: C against a reference. */
+START_TEST(gemm_big_matches_reference)
+{
+	enum { N = 512, BLOCKS = 2 };
+	struct ktest t;
+	kt_open(&t, "Ascend910", NULL, SIM_MODE_FULL, "gemm_big.s");
+	uint16_t *a = malloc(N * N * 2), *b = malloc(N * N * 2), *c = malloc(N * N * 2);
+	float *fa = malloc(N * N * 4), *fb = malloc(N * N * 4);
+	uint64_t s = 11;
+	for (int i = 0; i < N * N; i++) {
+		a[i] = kt_rand_f16(&s);
+		b[i] = kt_rand_f16(&s);
+	}
+	uint64_t ga = kt_alloc(&t, N * N * 2), gb = kt_alloc(&t, N * N * 2);
+	uint64_t gc = kt_alloc(&t, N * N * 2);
+	sim_gm_write(t.dev, ga, a, N * N * 2);
+	sim_gm_write(t.dev, gb, b, N * N * 2);
+	ck_assert_msg(kt_run(&t, BLOCKS) == 0, "%s", t.res.error);
+	ck_assert_uint_eq(t.res.total.cube_flops, 2ull * N * N * N);
+	sim_gm_read(t.dev, gc, c, N * N * 2);
+	dv_f16_to_f32_n(a, fa, N * N);
+	dv_f16_to_f32_n(b, fb, N * N);
+	for (int m = 0; m < N; m++)
+		for (int n = 0; n < N; n++) {
+			double ref = 0;
+			for (int k = 0; k < N; k++)
+				ref += (double)fa[m * N + k] * fb[k * N + n];
+			double got = dv_f16_to_f32(c[m * N + n]);
+			/* fp16 output: half an ulp of rounding plus fp32 accumulation */
+			ck_assert_msg(fabs(got - ref) <= fabs(ref) / 1024 + 2e-3,
+				      "C[%d][%d] = %g, reference %g", m, n, got, ref);
+		}
+	free(a);
+	free(b);
+	free(c);
+	free(fa);
+	free(fb);
+	kt_close(&t);
+}
+END_TEST
+
 /* Run vadd.s over n fp16 elements; returns achieved GM bytes per core cycle. */
 static double run_vadd(const char *soc, unsigned blocks, uint64_t n, enum sim_mode mode,
 		       uint64_t *cycles)
@@ -700,6 +743,7 @@ int main(void)
 	TCase *tc = tcase_create("Kernels");
 	tcase_add_test(tc, gemm_double_buffered_near_bound);
 	tcase_add_test(tc, gemm_single_buffered_is_slower);
+	tcase_add_test(tc, gemm_big_matches_reference);
 	tcase_add_test(tc, vadd_reaches_configured_bandwidth);
 	tcase_add_test(tc, vadd_all_cores_share_hbm);
 	tcase_add_test(tc, scalar_gm_loads_and_vbrcb);
