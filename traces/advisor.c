@@ -202,6 +202,7 @@ struct adv_report {
 	struct trc_json *sum;
 	const char *soc, *model;
 	double ai_cores, mhz, gap, hbm_bw, l2_bw, peak_tflops; /* gap < 0, bw 0: unknown */
+	double exec_us; /* runtime.model_exec_us: before an execution's first task (0: none) */
 	const char *memory; /* main memory's name (summary.json's main_memory) */
 	char chip[64], chip_memory[32]; /* the chip given for a trace without summary.json */
 	struct op *op;
@@ -399,6 +400,8 @@ static int read_summary(struct adv_report *r, const char *path, char *err, size_
 	r->model = trc_json_str(r->sum, "model");
 	if (!trc_json_num(r->sum, "task_gap_us", &r->gap) || r->gap < 0)
 		r->gap = -1;
+	if (!trc_json_num(r->sum, "model_exec_us", &r->exec_us) || r->exec_us < 0)
+		r->exec_us = 0; /* a trace from before the key */
 	if (!trc_json_num(r->sum, "hbm_bandwidth_gbps", &r->hbm_bw) || r->hbm_bw < 0)
 		r->hbm_bw = 0;
 	r->memory = trc_json_str(r->sum, "main_memory");
@@ -424,6 +427,7 @@ static void chip_roofs(struct adv_report *r, const struct soc_config *cfg)
 	r->ai_cores = (double)cfg->core_count;
 	r->mhz = cfg->core_freq_mhz;
 	r->gap = cfg->runtime_task_gap_us;
+	r->exec_us = cfg->runtime_model_exec_us;
 	r->hbm_bw = cfg->hbm_bandwidth_gbps;
 	r->l2_bw = cfg->l2_bandwidth_gbps;
 	r->peak_tflops = trc_peak_flops(cfg) / 1e12;
@@ -504,12 +508,24 @@ static int read_task_time(struct adv_report *r, const char *path, const struct r
 
 /* ---- the analysis ------------------------------------------------------- */
 
+/* Whether row i is the first task of its execution: the stream's previous
+ * task (rows are in start order) belongs to another Infer ID, or none. */
+static int first_of_exec(const struct row *rows, size_t i)
+{
+	for (size_t j = i; j-- > 0;)
+		if (!rows[j].copy && rows[j].stream == rows[i].stream)
+			return rows[j].infer != rows[i].infer;
+	return 1;
+}
+
 /* The dispatch share of a task: its wait, at most the scheduler's gap when
  * the summary says what that is (beyond it, a task waits for cores busy
- * with other streams' work, which is not launch overhead). */
-static double overhead_of(const struct adv_report *r, double wait)
+ * with other streams' work, which is not launch overhead), and for the
+ * first task of an execution also the execution's fixed cost. */
+static double overhead_of(const struct adv_report *r, double wait, int first)
 {
-	return r->gap >= 0 && wait > r->gap ? r->gap : wait;
+	double cap = r->gap + (first ? r->exec_us : 0);
+	return r->gap >= 0 && wait > cap ? cap : wait;
 }
 
 /* the busiest pipe's ratio and the longest flag wait, scalar unit aside */
@@ -641,6 +657,7 @@ static int group(struct adv_report *r, const struct row *rows, size_t nrows,
 		if (!use[i])
 			continue;
 		const struct row *w = &rows[i];
+		int first = first_of_exec(rows, i);
 		/* tasks come in model order, so the next op is usually the one
 		 * after the last: try it first */
 		size_t k = r->nops;
@@ -664,7 +681,7 @@ static int group(struct adv_report *r, const struct row *rows, size_t nrows,
 		o->weight += wt;
 		o->dur += w->dur;
 		o->wait += w->wait;
-		o->overhead += overhead_of(r, w->wait);
+		o->overhead += overhead_of(r, w->wait, first);
 		if (w->block > o->block_dim)
 			o->block_dim = (unsigned)w->block;
 		for (int p = 0; p < NP; p++) {
@@ -1198,7 +1215,7 @@ int adv_analyze_chip(const char *dir, const struct soc_config *chip, struct adv_
 		r->ntasks++;
 		r->task_time += rows[i].dur;
 		r->waits += rows[i].wait;
-		r->overhead += overhead_of(r, rows[i].wait);
+		r->overhead += overhead_of(r, rows[i].wait, first_of_exec(rows, i));
 		durs[nd++] = rows[i].dur;
 	}
 	qsort(durs, nd, sizeof *durs, cmp_double);

@@ -366,9 +366,9 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	/* the roofs, so that tools reading only the files can place ops */
 	double peak = trc_peak_flops(cfg);
 	fprintf(f, ", \"peak_cube_tflops\": %.3f, \"hbm_bandwidth_gbps\": %g, "
-		   "\"l2_bandwidth_gbps\": %g, \"task_gap_us\": %g",
+		   "\"l2_bandwidth_gbps\": %g, \"task_gap_us\": %g, \"model_exec_us\": %g",
 		peak / 1e12, cfg->hbm_bandwidth_gbps, cfg->l2_bandwidth_gbps,
-		cfg->runtime_task_gap_us);
+		cfg->runtime_task_gap_us, cfg->runtime_model_exec_us);
 	fprintf(f, ", \"aic_frequency_mhz\": %g, \"ai_cores\": %u, \"tasks\": %u, \"batch\": %u, "
 		   "\"executions\": %u, \"streams\": %u, \"load_us\": %.3f, "
 		   "\"first_latency_us\": %.3f, \"warm_latency_us\": %.3f, \"latency_us\": %.3f, "
