@@ -313,6 +313,31 @@ START_TEST(many_tiny_tasks_make_a_launch_bound_run)
 }
 END_TEST
 
+/* An execution's fixed cost (summary.json's model_exec_us) is launch
+ * overhead of its first task: that task may wait gap + exec, the others
+ * the gap only (more is queueing for cores). */
+START_TEST(an_executions_fixed_cost_is_launch_overhead)
+{
+	const char *csv = "Op Name,OP Type,Task Type,Task Duration(us),Task Wait Time(us),"
+			  "Block Dim,Stream ID,Infer ID,mte2_ratio,mte3_ratio,mac_ratio,vec_ratio\n"
+			  "a,MatMul,AI_CORE,100,101,32,0,1,0.2,0.1,0.9,0\n"
+			  "b,MatMul,AI_CORE,100,50,32,0,1,0.2,0.1,0.9,0\n"
+			  "a,MatMul,AI_CORE,100,101,32,0,2,0.2,0.1,0.9,0\n"
+			  "b,MatMul,AI_CORE,100,1,32,0,2,0.2,0.1,0.9,0\n";
+	char dir[64];
+	struct adv_report *r = analyze(csv, "{\"ai_cores\": 32, \"task_gap_us\": 1, "
+					    "\"model_exec_us\": 100}", dir, sizeof dir);
+	/* executions 1 and 2 are analysed (no warm-up split with one stream
+	 * starting at 1: the first Infer ID is the cold one, so only 2) */
+	double launch = adv_bound_share(r, ADV_LAUNCH);
+	ck_assert_msg(launch > 0.3, "launch share %.3f", launch);
+	ck_assert_int_eq(find_op(r, "a").bound, ADV_LAUNCH);
+	ck_assert_int_ne(find_op(r, "b").bound, ADV_LAUNCH);
+	adv_free(r);
+	rm_dir(dir);
+}
+END_TEST
+
 START_TEST(warm_executions_only)
 {
 	/* stream 0 runs twice, stream 1 twice; the cold ones are slow and
@@ -396,6 +421,7 @@ int main(void)
 	tcase_add_test(core, one_op_per_rule_in_precedence_order);
 	tcase_add_test(core, many_tiny_tasks_make_a_launch_bound_run);
 	tcase_add_test(core, warm_executions_only);
+	tcase_add_test(core, an_executions_fixed_cost_is_launch_overhead);
 	suite_add_tcase(s, core);
 	TCase *limits = tcase_create("Limits");
 	tcase_add_test(limits, csv_errors_name_file_and_line);
