@@ -26,9 +26,10 @@
 #define DEFAULT_CORE_ROWS 8
 #define GANTT_WIDTH 1600   /* px of timeline.png */
 #define GANTT_PLOT_PX 1440 /* its plot area (margins fixed in the script): a pixel of time */
-#define LABEL_LEVELS 6	   /* most label rows above the streams, so labels don't collide */
+#define LABEL_LEVELS 8	   /* most label rows above the streams */
 #define LABEL_MAX 60	   /* characters of a label (longer names keep their tail) */
-#define LABEL_CHAR_PX 6.0  /* a label character's width at font size 8, about */
+#define LABEL_CHAR_PX 6.4  /* a label character's width at font size 8 in the PNG, at most */
+#define LABEL_DOT_PX 4.0   /* from a timeline label's dot to its text */
 #define OP_PIPES 6	   /* op_summary.csv's pipe columns */
 
 /* The pipes as op_summary.csv names them, in the order of the timeline's
@@ -784,13 +785,6 @@ static int by_lane(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-static int by_duration_desc(const void *a, const void *b)
-{
-	const struct task *x = *(const struct task *const *)a, *y = *(const struct task *const *)b;
-	double dx = x->e - x->s, dy = y->e - y->s;
-	return dx > dy ? -1 : dx < dy;
-}
-
 static int by_start(const void *a, const void *b)
 {
 	const struct task *x = *(const struct task *const *)a, *y = *(const struct task *const *)b;
@@ -799,9 +793,13 @@ static int by_start(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-static int by_start_only(const void *a, const void *b)
+/* longest first; of equals, the earliest */
+static int by_duration_start(const void *a, const void *b)
 {
 	const struct task *x = *(const struct task *const *)a, *y = *(const struct task *const *)b;
+	double dx = x->e - x->s, dy = y->e - y->s;
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
@@ -859,9 +857,10 @@ static unsigned lane_row(const struct gantt *g, unsigned core, unsigned pipe)
 	return g->nstreams + (g->per_core ? (unsigned)g->core_row[core] * g->npipes + p : p);
 }
 
-static void box(FILE *f, double s, double e, double ylo, double yhi)
+/* A box of the chart: times from the window's start. */
+static void box(FILE *f, const struct gantt *g, double s, double e, double ylo, double yhi)
 {
-	fprintf(f, "%.4f %.4f %.3f %.3f\n", s, e, ylo, yhi);
+	fprintf(f, "%.4f %.4f %.3f %.3f\n", s - g->t0, e - g->t0, ylo, yhi);
 }
 
 /* The window, the rows, and the spans and tasks in them.  -1 when out of
@@ -951,7 +950,7 @@ static void gantt_pipe_block(FILE *f, const struct trace *t, const struct gantt 
 			for (i++; i < n && v[i].core == core && v[i].s - e < g->px; i++)
 				e = fmax(e, fmin(v[i].e, g->t1));
 			double y = gantt_y(g, lane_row(g, core, v[0].pipe));
-			box(f, s, e, y - 0.4, y + 0.4);
+			box(f, g, s, e, y - 0.4, y + 0.4);
 		}
 		return;
 	}
@@ -974,7 +973,7 @@ static void gantt_pipe_block(FILE *f, const struct trace *t, const struct gantt 
 		while (e < nbins && fabs(fmin(1, bins[e] / (bw * t->cores)) - frac) < 1e-6)
 			e++;
 		if (frac > 1e-6)
-			box(f, g->t0 + b * bw, g->t0 + e * bw, y - 0.4, y - 0.4 + 0.8 * frac);
+			box(f, g, g->t0 + b * bw, g->t0 + e * bw, y - 0.4, y - 0.4 + 0.8 * frac);
 		b = e;
 	}
 }
@@ -986,56 +985,129 @@ static void block_head(FILE *f, struct gantt *g, enum blk kind, unsigned pipe, c
 	g->blk[g->nblk++] = kind;
 }
 
-/* Labels: the top_n longest tasks, at their start, in rows above the
- * streams: each takes the lowest row where it clears the label before it
- * (widths estimated from the font), and shifts left rather than run off
- * the chart; a dotted line drops from its dot to the task. */
+/* Labels, in plot pixels: a label's box, and the dot its leader line drops
+ * from (the leader runs straight down from the label's row to the task). */
+struct glabel {
+	const struct task *k;
+	int level;	    /* label row, 0 just above the streams */
+	double dot, x0, x1; /* px: the leader's x, the text's extent */
+};
+
+/* Whether a label of this level and extent, with its leader at dot, keeps
+ * clear of the labels placed: no two texts in one row touch, no leader
+ * crosses a text (a leader passes the rows below its own label). */
+static int label_clear(const struct glabel *placed, size_t n, int level, double dot, double x0,
+		       double x1)
+{
+	const double gap = 6, lgap = 3; /* px between texts; between a text and a leader */
+	for (size_t i = 0; i < n; i++) {
+		const struct glabel *p = &placed[i];
+		if (p->level == level && x0 < p->x1 + gap && p->x0 < x1 + gap)
+			return 0;
+		if (p->level < level && dot > p->x0 - lgap && dot < p->x1 + lgap)
+			return 0; /* the new leader through p's text */
+		if (p->level > level && p->dot > x0 - lgap && p->dot < x1 + lgap)
+			return 0; /* p's leader through the new text */
+	}
+	return 1;
+}
+
+static int by_label_start(const void *a, const void *b)
+{
+	const struct glabel *x = a, *y = b;
+	return x->k->s < y->k->s ? -1 : x->k->s > y->k->s;
+}
+
+static int by_label_start_desc(const void *a, const void *b)
+{
+	return by_label_start(b, a);
+}
+
+/* Labels: the top_n ops by their longest task, each op labelled once (at
+ * that task; the earliest of equals), in rows above the streams.  From
+ * the right, each label takes the lowest row right of its dot, or else the
+ * lowest left of it, where label_clear holds: clustered labels climb a
+ * staircase to the left, whose leaders pass beside the texts below.  A label with no
+ * such place is dropped (the data file says which), so no two labels
+ * collide and no leader line crosses a label.  Text widths are estimated
+ * from the font. */
 static void gantt_labels(FILE *f, struct gantt *g, unsigned top_n)
 {
-	qsort(g->tasks, g->ntasks, sizeof *g->tasks, by_duration_desc);
-	size_t nl = g->ntasks < top_n ? g->ntasks : top_n;
-	qsort(g->tasks, nl, sizeof *g->tasks, by_start_only);
-	if (!nl)
-		return;
-	char what[64];
-	snprintf(what, sizeof what, "the %zu longest tasks", nl);
-	block_head(f, g, BLK_LABELS, 0, what);
-	fprintf(f, "# start_us y_label y_task x_text \"name (duration)\"\n");
-	double level_end[LABEL_LEVELS];
-	for (int l = 0; l < LABEL_LEVELS; l++)
-		level_end[l] = -INFINITY;
-	for (size_t i = 0; i < nl; i++) {
+	qsort(g->tasks, g->ntasks, sizeof *g->tasks, by_duration_start);
+	struct glabel *lab = malloc((top_n + 1) * sizeof *lab);
+	const struct task **dropped = malloc((top_n + 1) * sizeof *dropped);
+	size_t nl = 0, nd = 0, ncand = 0;
+	double x_lo = g->t0 - g->margin;
+	/* the candidates, in lab[] for now */
+	for (size_t i = 0; lab && dropped && i < g->ntasks && ncand < top_n; i++) {
 		const struct task *k = g->tasks[i];
+		size_t j = 0;
+		while (j < i && strcmp(g->tasks[j]->name, k->name))
+			j++;
+		if (j == i) /* else this op has its label, at a longer task */
+			lab[ncand++] = (struct glabel){ k, 0, (k->s - x_lo) / g->px, 0, 0 };
+	}
+	if (lab)
+		qsort(lab, ncand, sizeof *lab, by_label_start_desc);
+	for (size_t i = 0; i < ncand; i++) {
+		struct glabel c = lab[i];
+		char text[200];
+		snprintf(text, sizeof text, "%s (%.1f µs)", c.k->name, c.k->e - c.k->s);
+		double w = LABEL_CHAR_PX * (double)text_chars(text, LABEL_MAX);
+		int done = 0;
+		for (int left = 0; left < 2 && !done; left++)
+			for (int l = 0; l < LABEL_LEVELS && !done; l++) {
+				double x0 = left ? c.dot - LABEL_DOT_PX - w : c.dot + LABEL_DOT_PX;
+				if (x0 < 0 || x0 + w > GANTT_PLOT_PX ||
+				    !label_clear(lab, nl, l, c.dot, x0, x0 + w))
+					continue;
+				lab[nl++] = (struct glabel){ c.k, l, c.dot, x0, x0 + w };
+				done = 1;
+				g->nlevels = l >= g->nlevels ? l + 1 : g->nlevels;
+			}
+		if (!done)
+			dropped[nd++] = c.k;
+	}
+	if (nl) {
+		qsort(lab, nl, sizeof *lab, by_label_start);
+		char what[96];
+		snprintf(what, sizeof what, "the %zu longest ops' labels, at their longest task", nl);
+		block_head(f, g, BLK_LABELS, 0, what);
+		if (nd) {
+			fprintf(f, "# not labelled (no room clear of the other labels):");
+			for (size_t i = 0; i < nd; i++) {
+				fputc(' ', f);
+				comment_str(f, dropped[i]->name);
+			}
+			fputc('\n', f);
+		}
+		fprintf(f, "# start_us y_label y_task x_text \"name (duration)\"\n");
+	}
+	for (size_t i = 0; i < nl; i++) {
+		const struct task *k = lab[i].k;
 		char text[200];
 		snprintf(text, sizeof text, "%s (%.1f µs)", k->name, k->e - k->s);
-		double w = (LABEL_CHAR_PX * (double)text_chars(text, LABEL_MAX) + 10) * g->px;
-		double x = fmin(k->s, g->t1 + g->margin - w);
-		int level = 0;
-		for (int l = 0; l < LABEL_LEVELS; l++)
-			if (level_end[l] <= x) {
-				level = l;
-				break;
-			} else if (level_end[l] < level_end[level]) {
-				level = l;
-			}
-		level_end[level] = x + w;
-		g->nlevels = level >= g->nlevels ? level + 1 : g->nlevels;
-		fprintf(f, "%.4f %.3f %.3f %.4f ", k->s, g->nrows - 0.2 + level * g->level_dy,
-			gantt_y(g, stream_row(g, k->stream)) + 0.4, x);
+		fprintf(f, "%.4f %.3f %.3f %.4f ", k->s - g->t0,
+			g->nrows - 0.2 + lab[i].level * g->level_dy,
+			gantt_y(g, stream_row(g, k->stream)) + 0.4,
+			x_lo + lab[i].x0 * g->px - g->t0);
 		dat_str(f, text, LABEL_MAX);
 		fputc('\n', f);
 	}
+	free(lab);
+	free(dropped);
 }
 
 static void gantt_write_dat(FILE *f, const struct trace *t, struct gantt *g, unsigned top_n)
 {
 	fprintf(f, "# timeline.dat: the Gantt chart's boxes, from timeline.json of ");
 	comment_str(f, t->dir);
-	fprintf(f, "\n# time in µs since the device was created; y is the row (timeline.gp's "
-		   "ytics name them)\n");
+	fprintf(f, "\n# time in µs since the start of the traced execution (its first task "
+		   "but the weights' load);\n# y is the row (timeline.gp's ytics name them)\n");
 	if (g->empty)
 		return;
-	fprintf(f, "# window %.3f .. %.3f µs (every task but the weights' load)\n", g->t0, g->t1);
+	fprintf(f, "# window %.3f .. %.3f µs of device time (as in op_summary.csv): every task "
+		   "but the weights' load\n", g->t0, g->t1);
 	if (g->per_core)
 		fprintf(f, "# pipe blocks: busy spans per AI core, merged where less than %.4f µs "
 			   "(one pixel) apart\n", g->px);
@@ -1070,8 +1142,8 @@ static void gantt_write_dat(FILE *f, const struct trace *t, struct gantt *g, uns
 				fprintf(f, "# start_us end_us y_low y_high alternate\n");
 			}
 			double y = gantt_y(g, stream_row(g, k->stream));
-			fprintf(f, "%.4f %.4f %.3f %.3f %u\n", fmax(k->s, g->t0), fmin(k->e, g->t1),
-				y - 0.4, y + 0.4, parity ^= 1);
+			fprintf(f, "%.4f %.4f %.3f %.3f %u\n", fmax(k->s, g->t0) - g->t0,
+				fmin(k->e, g->t1) - g->t0, y - 0.4, y + 0.4, parity ^= 1);
 		}
 	}
 	gantt_labels(f, g, top_n);
@@ -1126,8 +1198,9 @@ static void gantt_write_gp(FILE *f, const struct trace *t, const struct gantt *g
 			 "busy (%u busy), tasks per stream", pre, t->cores, g->nbusy);
 	fprintf(f, "set title ");
 	gp_str(f, title);
-	fprintf(f, "\nset xlabel 'time (µs since the device was created)'\n");
-	fprintf(f, "set xrange [%.4f:%.4f]\n", g->t0 - g->margin, g->t1 + g->margin);
+	fprintf(f, "\nset xlabel 'time (µs since the start of the traced execution, at %.3f µs of "
+		   "device time)'\n", g->t0);
+	fprintf(f, "set xrange [%.4f:%.4f]\n", -g->margin, g->t1 - g->t0 + g->margin);
 	/* fixed margins: the pixel the spans were merged at, and the labels'
 	 * room, were computed for this plot area */
 	fprintf(f, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n",
@@ -1135,7 +1208,7 @@ static void gantt_write_gp(FILE *f, const struct trace *t, const struct gantt *g
 		(GANTT_WIDTH - 24.0) / GANTT_WIDTH);
 	fprintf(f, "set yrange [-0.7:%.2f]\n",
 		g->nrows - 0.4 + (g->nlevels ? g->nlevels * g->level_dy + 0.2 : 0));
-	fprintf(f, "set grid xtics lc rgb '#e0e0e0'\nset key outside below horizontal\n"
+	fprintf(f, "set grid xtics lc rgb '#e0e0e0'\nset key outside below horizontal height 1\n"
 		   "set style fill solid 1.0 noborder\nset ytics scale 0 font ',9' (");
 	for (unsigned r = 0; r < g->nrows; r++) {
 		char name[96];
@@ -1177,7 +1250,7 @@ static void gantt_write_gp(FILE *f, const struct trace *t, const struct gantt *g
 				   "lc rgb '#909090' notitle, \\\n     'timeline.dat' index %u "
 				   "using 1:2 with points pt 7 ps 0.4 lc rgb 'black' notitle, \\\n"
 				   "     'timeline.dat' index %u using 4:2:5 with labels left "
-				   "offset 0.4,0 font ',8' notitle", k, k);
+				   "font ',8' notitle", k, k);
 			break;
 		}
 	}
@@ -1338,45 +1411,89 @@ static int op_placeable(const struct op *o)
 	return o->cube + o->vec > 0 && op_bytes(o) > 0 && o->dur > 0;
 }
 
-#define ROOF_W 1100
+#define ROOF_W 1420
 #define ROOF_H 800
-#define ROOF_PLOT_W 950.0 /* the plot area of roofline.png (margins fixed), px */
+#define ROOF_PLOT_X 90.0  /* the plot area of roofline.png (margins fixed), px */
+#define ROOF_PLOT_Y 70.0  /* from the top */
+#define ROOF_PLOT_W 950.0
 #define ROOF_PLOT_H 610.0
-#define ROOF_LINE_PX 13.0 /* a line of labels at font size 8 */
+#define ROOF_KEY_LINE 14.0 /* a line of the labelled ops' key, font size 8 */
+#define ROOF_NUM_PX 7.2	   /* a digit's width at font size 9, at most */
+#define ROOF_NUM_H 12.0	   /* and its height */
+#define ROOF_SAME_PX 6.0   /* labelled points this close share one number */
 
-/* A label's box in plot pixels, to keep labels of nearby points apart. */
+/* A box in plot pixels (y up), to keep numbers off each other and the
+ * points. */
 struct lbox {
 	double x0, x1, y0, y1;
 };
 
-/* Place a label w px wide right of the point (px, py) (plot pixels, y up):
- * the first of level, up, down, further up... that clears the labels
- * placed before it (ops of one shape share a point); returns its y. */
-static double place_label(struct lbox *boxes, size_t *nbox, double px, double py, double w)
+static int lbox_clear(const struct lbox *b, const struct lbox *v, size_t n)
 {
-	struct lbox b = { 0 };
-	for (int tries = 0; tries < 9; tries++) {
-		double dy = ROOF_LINE_PX * ((tries + 1) / 2) * (tries % 2 ? 1 : -1);
-		b = (struct lbox){ px + 10, px + 10 + w, py + dy - 6, py + dy + 6 };
-		size_t c = 0;
-		while (c < *nbox && (b.x1 <= boxes[c].x0 || b.x0 >= boxes[c].x1 ||
-				     b.y1 <= boxes[c].y0 || b.y0 >= boxes[c].y1))
-			c++;
-		if (c == *nbox)
-			break;
-	}
-	boxes[(*nbox)++] = b;
-	return b.y0 + 6;
+	for (size_t i = 0; i < n; i++)
+		if (b->x0 < v[i].x1 && v[i].x0 < b->x1 && b->y0 < v[i].y1 && v[i].y0 < b->y1)
+			return 0;
+	return 1;
+}
+
+/* A point's marker radius in px for gnuplot's `ps` (pt 5 and 7 are 2 ps
+ * wide in the svg terminal's units, 3.75 px each). */
+static double roof_radius(double ps)
+{
+	return 3.75 * ps + 1;
+}
+
+static double roof_ps(const struct op *o, double maxdur)
+{
+	return 0.6 + 2.4 * sqrt(o->dur / o->rows / maxdur);
+}
+
+/* Place a number w px wide beside the point (px, py) of radius r: the
+ * first of right, left, above, below and the diagonals, near then further,
+ * inside the plot, that clears the numbers placed and the points (and,
+ * failing that, the numbers only).  Returns 0 with the box in *out, or -1. */
+static int place_number(double px, double py, double r, double w, const struct lbox *marks,
+			size_t nmarks, const struct lbox *nums, size_t nnums, struct lbox *out)
+{
+	static const double dir[8][2] = { { 1, 0 }, { -1, 0 }, { 0, 1 }, { 0, -1 },
+					  { 1, 1 }, { -1, 1 }, { 1, -1 }, { -1, -1 } };
+	for (int strict = 1; strict >= 0; strict--)
+		for (int ring = 0; ring < 3; ring++)
+			for (int d = 0; d < 8; d++) {
+				double gap = r + 2 + 8 * ring;
+				double cx = px + dir[d][0] * (gap + w / 2);
+				double cy = py + dir[d][1] * (gap + ROOF_NUM_H / 2);
+				struct lbox b = { cx - w / 2, cx + w / 2, cy - ROOF_NUM_H / 2,
+						  cy + ROOF_NUM_H / 2 };
+				if (b.x0 < 0 || b.x1 > ROOF_PLOT_W || b.y0 < 0 || b.y1 > ROOF_PLOT_H)
+					continue;
+				if (!lbox_clear(&b, nums, nnums) ||
+				    (strict && !lbox_clear(&b, marks, nmarks)))
+					continue;
+				*out = b;
+				return 0;
+			}
+	return -1;
+}
+
+/* The range of a log axis fitted to [lo, hi] with a margin of f each way. */
+static void log_range(double lo, double hi, double f, double *a, double *b)
+{
+	*a = lo / f;
+	*b = hi * f;
 }
 
 static int chart_roofline(const char *out, const struct trace *t, unsigned top_n, char *err,
 			  size_t errlen)
 {
 	const struct op **v = ops_by_mean(t);
-	struct lbox *boxes = malloc(((size_t)t->nops + 1) * sizeof *boxes); /* labels <= ops */
+	size_t cap = (size_t)t->nops + 1;
+	struct lbox *marks = malloc(cap * sizeof *marks), *nums = malloc(cap * sizeof *nums);
+	unsigned *group = malloc(cap * sizeof *group);
+	size_t *lead = malloc(cap * sizeof *lead); /* per group: its first op's index in v */
 	FILE *f = NULL;
 	int rc = -1;
-	if (!v || !boxes) {
+	if (!v || !marks || !nums || !group || !lead) {
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
@@ -1394,15 +1511,61 @@ static int chart_roofline(const char *out, const struct trace *t, unsigned top_n
 		amax = fmax(amax, ach);
 		maxdur = fmax(maxdur, o->dur / o->rows);
 	}
-	/* whole decades around the points and the ridge, so the roof's knee
-	 * shows and labels have room on the right */
+	/* Ranges fitted to the points: x also takes in the ridge, so the roof's
+	 * knee shows, and y the peak, so the flat roof does. */
 	double ridge = t->peak_tflops * 1e3 / t->hbm_gbps;
 	double x0 = 1, x1 = 10, y0 = 1, y1 = 10;
 	if (placed) {
-		x0 = pow(10, floor(log10(fmin(imin, ridge) / 2)));
-		x1 = pow(10, ceil(log10(fmax(imax, ridge) * 5)));
-		y0 = pow(10, floor(log10(fmin(amin, t->peak_tflops) / 2)));
-		y1 = pow(10, ceil(log10(fmax(amax, t->peak_tflops) * 1.5)));
+		log_range(fmin(imin, ridge), fmax(imax, ridge), 2, &x0, &x1);
+		log_range(amin, fmax(amax, t->peak_tflops), 1.6, &y0, &y1);
+	}
+#define ROOF_PX(in) ((log10(in) - log10(x0)) / (log10(x1) - log10(x0)) * ROOF_PLOT_W)
+#define ROOF_PY(a) ((log10(a) - log10(y0)) / (log10(y1) - log10(y0)) * ROOF_PLOT_H)
+
+	/* The labelled ops (the top_n placeable by mean duration, as in the
+	 * other charts): ops at one point (same shape, same time) share a
+	 * number, which sits beside the point; the key names each op. */
+	size_t nmarks = 0, nnums = 0, nlab = 0, ngroups = 0;
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct op *o = v[i];
+		if (!op_placeable(o))
+			continue;
+		double in = (o->cube + o->vec) / op_bytes(o), ach = (o->cube + o->vec) / o->dur / 1e6;
+		double px = ROOF_PX(in), py = ROOF_PY(ach), r = roof_radius(roof_ps(o, maxdur));
+		marks[nmarks++] = (struct lbox){ px - r, px + r, py - r, py + r };
+	}
+	unsigned dropped = 0;
+	size_t nlab_end = 0; /* v[] past the last labelled op */
+	for (size_t i = 0; i < t->nops && nlab < top_n; i++) {
+		const struct op *o = v[i];
+		group[i] = 0;
+		if (!op_placeable(o))
+			continue;
+		nlab++;
+		nlab_end = i + 1;
+		double px = ROOF_PX((o->cube + o->vec) / op_bytes(o));
+		double py = ROOF_PY((o->cube + o->vec) / o->dur / 1e6);
+		size_t g = 0;
+		for (; g < ngroups; g++) {
+			const struct op *l = v[lead[g]];
+			if (fabs(ROOF_PX((l->cube + l->vec) / op_bytes(l)) - px) < ROOF_SAME_PX &&
+			    fabs(ROOF_PY((l->cube + l->vec) / l->dur / 1e6) - py) < ROOF_SAME_PX)
+				break;
+		}
+		if (g == ngroups) {
+			char num[16];
+			int digits = snprintf(num, sizeof num, "%zu", g + 1);
+			if (place_number(px, py, roof_radius(roof_ps(o, maxdur)),
+					 ROOF_NUM_PX * digits, marks, nmarks, nums, nnums,
+					 &nums[nnums])) {
+				group[i] = 0; /* no room for its number: left out of the key */
+				dropped++;
+				continue;
+			}
+			nnums++;
+			lead[ngroups++] = i;
+		}
+		group[i] = (unsigned)g + 1;
 	}
 
 	if (!(f = open_out(out, "roofline.dat", err, errlen)))
@@ -1414,18 +1577,17 @@ static int chart_roofline(const char *out, const struct trace *t, unsigned top_n
 		   "summed Task Duration; mean_us = mean duration\n"
 		   "# roofs (summary.json): peak_cube_tflops %g, hbm_bandwidth_gbps %g, "
 		   "l2_bandwidth_gbps %g\n", t->peak_tflops, t->hbm_gbps, t->l2_gbps);
-	/* index 0: cube ops, 1: vector ops, 2: the labelled top_n (by mean
-	 * duration, as in the other charts), with the label's own y */
-	int blk_of[3] = { -1, -1, -1 }, nblk = 0;
-	size_t nbox = 0;
+	/* index 0: cube ops, 1: vector ops, 2: the labelled ops with their
+	 * number (ops at one point share it), 3: the numbers' places */
+	int blk_of[4] = { -1, -1, -1, -1 }, nblk = 0;
 	for (int kind = 0; kind < 3; kind++) {
 		size_t k = 0;
 		for (size_t i = 0; i < t->nops; i++) {
 			const struct op *o = v[i];
 			if (!op_placeable(o) || (kind < 2 && (o->cube >= o->vec) != (kind == 0)))
 				continue;
-			if (kind == 2 && k >= top_n)
-				break;
+			if (kind == 2 && (i >= nlab_end || !group[i]))
+				continue;
 			double in = (o->cube + o->vec) / op_bytes(o);
 			double ach = (o->cube + o->vec) / o->dur / 1e6;
 			if (!k++) {
@@ -1433,24 +1595,34 @@ static int chart_roofline(const char *out, const struct trace *t, unsigned top_n
 					   "achieved_tflops mean_us \"name\"%s\n",
 					nblk ? "\n\n" : "", nblk,
 					kind == 0 ? "cube ops (cube_fops >= vector_fops)"
-					: kind == 1 ? "vector ops" : "the labelled ops",
-					kind == 2 ? " label_y" : "");
+					: kind == 1 ? "vector ops"
+						    : "the labelled ops, by mean duration",
+					kind == 2 ? " number" : "");
 				blk_of[kind] = nblk++;
 			}
 			fprintf(f, "%.6g %.6g %.4f ", in, ach, o->dur / o->rows);
 			dat_str(f, o->name, 40);
-			if (kind == 2) {
-				double px = (log10(in) - log10(x0)) / (log10(x1) - log10(x0));
-				double py = (log10(ach) - log10(y0)) / (log10(y1) - log10(y0));
-				double w = LABEL_CHAR_PX * (double)text_chars(o->name, 40);
-				double ly = place_label(boxes, &nbox, px * ROOF_PLOT_W,
-							py * ROOF_PLOT_H, w);
-				fprintf(f, " %.6g", pow(10, log10(y0) + ly / ROOF_PLOT_H *
-							      (log10(y1) - log10(y0))));
-			}
+			if (kind == 2)
+				fprintf(f, " %u", group[i]);
 			fputc('\n', f);
 		}
 	}
+	if (nnums) {
+		fprintf(f, "%s# index %d: where the numbers are drawn (centre)\n"
+			   "# intensity_flop_per_byte achieved_tflops number\n", nblk ? "\n\n" : "",
+			nblk);
+		blk_of[3] = nblk++;
+		for (size_t g = 0; g < nnums; g++)
+			fprintf(f, "%.6g %.6g %zu\n",
+				pow(10, log10(x0) + (nums[g].x0 + nums[g].x1) / 2 / ROOF_PLOT_W *
+							    (log10(x1) - log10(x0))),
+				pow(10, log10(y0) + (nums[g].y0 + nums[g].y1) / 2 / ROOF_PLOT_H *
+							    (log10(y1) - log10(y0))),
+				g + 1);
+	}
+	if (dropped)
+		fprintf(f, "# %u of the top %u not numbered: no room beside their points\n", dropped,
+			top_n);
 	size_t unplaced = t->nops - placed;
 	if (unplaced) {
 		fprintf(f, "# not placed (no FLOPs, no bytes or no time):");
@@ -1480,8 +1652,8 @@ static int chart_roofline(const char *out, const struct trace *t, unsigned top_n
 		 placed > 1 ? "s" : "");
 	fprintf(f, "set title ");
 	gp_str(f, title);
-	snprintf(title, sizeof title, "point area ~ mean duration; the top %u by mean duration "
-				      "labelled", top_n);
+	snprintf(title, sizeof title, "point area ~ mean duration; the top %zu by mean duration "
+				      "numbered (key on the right)", nlab);
 	fprintf(f, " . \"\\n\" . ");
 	gp_str(f, title);
 	if (unplaced)
@@ -1490,21 +1662,45 @@ static int chart_roofline(const char *out, const struct trace *t, unsigned top_n
 	fprintf(f, "\nset xlabel 'arithmetic intensity (FLOP per byte of main-memory traffic)'\n"
 		   "set ylabel 'achieved TFLOP/s (the op''s FLOPs / its duration)'\n"
 		   "set logscale xy\nset format x '%%g'\nset format y '%%g'\n"
-		   "set xrange [%g:%g]\nset yrange [%g:%g]\n"
+		   "set xrange [%.6g:%.6g]\nset yrange [%.6g:%.6g]\n"
 		   "set grid xtics ytics mxtics mytics lc rgb '#e8e8e8'\n"
 		   "set key outside below horizontal\nset samples 2000\n",
 		x0, x1, y0, y1);
-	/* fixed margins: the labels were placed for this plot area */
+	/* fixed margins: the numbers were placed for this plot area; taller
+	 * for a key longer than it */
+	double h = fmax(ROOF_H, ROOF_PLOT_Y + 8 + ROOF_KEY_LINE * (double)(nlab + 1) + 20);
 	fprintf(f, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
 		   "set tmargin at screen %.4f\nset bmargin at screen %.4f\n",
-		90.0 / ROOF_W, (90.0 + ROOF_PLOT_W) / ROOF_W, 1 - 70.0 / ROOF_H,
-		1 - (70.0 + ROOF_PLOT_H) / ROOF_H);
+		ROOF_PLOT_X / ROOF_W, (ROOF_PLOT_X + ROOF_PLOT_W) / ROOF_W, 1 - ROOF_PLOT_Y / h,
+		1 - (ROOF_PLOT_Y + ROOF_PLOT_H) / h);
+	/* the key of the numbers, right of the plot: an op per line, by number */
+	double kx = (ROOF_PLOT_X + ROOF_PLOT_W + 20) / ROOF_W;
+	unsigned line = 0;
+	fprintf(f, "set label %u 'numbered ops (mean µs):' at screen %.4f, screen %.4f left "
+		   "font ',8'\n", ++line, kx, 1 - (ROOF_PLOT_Y + 8) / h);
+	for (size_t i = 0, gi = 1; gi <= ngroups; i = i + 1 < nlab_end ? i + 1 : (gi++, 0)) {
+		const struct op *o = v[i];
+		if (group[i] != gi)
+			continue;
+		char text[320], name[64];
+		size_t n = strlen(o->name);
+		/* the tail says what the op is (dat_str's rule, 40 characters) */
+		const char *tail = o->name + (n > 40 ? n - 37 : 0);
+		while ((*tail & 0xc0) == 0x80)
+			tail++;
+		snprintf(name, sizeof name, "%s%.40s", n > 40 ? "..." : "", tail);
+		snprintf(text, sizeof text, "%2u  %s (%.1f)", group[i], name, o->dur / o->rows);
+		fprintf(f, "set label %u ", ++line);
+		gp_str(f, text);
+		fprintf(f, " at screen %.4f, screen %.4f left font ',8'\n", kx,
+			1 - (ROOF_PLOT_Y + 8 + ROOF_KEY_LINE * (line - 1)) / h);
+	}
 	fprintf(f, "peak = %g # TFLOP/s, the cube peak of all AI cores (summary.json)\n"
 		   "hbm = %g # GB/s, main memory\nl2 = %g # GB/s, the L2\n"
 		   "maxdur = %g # µs, the longest op's mean duration (point size)\n"
 		   "roof(x, bw) = x * bw / 1000.0 < peak ? x * bw / 1000.0 : peak\n",
 		t->peak_tflops, t->hbm_gbps, t->l2_gbps, maxdur);
-	gp_png(f, "roofline", ROOF_W, ROOF_H);
+	gp_png(f, "roofline", ROOF_W, (unsigned)h);
 	fprintf(f, "plot roof(x, hbm) lw 2 lc rgb 'black' title sprintf('main memory %%g GB/s, cube "
 		   "peak %%g TFLOP/s', hbm, peak)");
 	if (t->l2_gbps > 0)
@@ -1517,20 +1713,23 @@ static int chart_roofline(const char *out, const struct trace *t, unsigned top_n
 			fprintf(f, ", \\\n     'roofline.dat' index %d using 1:2:(0.6 + 2.4 * "
 				   "sqrt($3 / maxdur)) with points ps variable %s",
 				blk_of[kind], kind_style[kind]);
-	if (blk_of[2] >= 0)
-		fprintf(f, ", \\\n     'roofline.dat' index %d using 1:2:(0):($5 - $2) with vectors "
-			   "nohead lc rgb '#b0b0b0' notitle, \\\n     'roofline.dat' index %d "
-			   "using 1:5:4 with labels left offset 1.6,0 font ',8' notitle",
-			blk_of[2], blk_of[2]);
+	if (blk_of[3] >= 0)
+		fprintf(f, ", \\\n     'roofline.dat' index %d using 1:2:(sprintf('%%d', $3)) "
+			   "with labels center font ',9' notitle", blk_of[3]);
 	fprintf(f, "\n");
 	gp_svg(f, "roofline");
 	rc = close_out(f, out, "roofline.gp", err, errlen);
 	f = NULL;
+#undef ROOF_PX
+#undef ROOF_PY
 done:
 	if (f)
 		fclose(f);
 	free(v);
-	free(boxes);
+	free(marks);
+	free(nums);
+	free(group);
+	free(lead);
 	return rc;
 }
 
