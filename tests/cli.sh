@@ -101,6 +101,8 @@ expect_err "--kernel without --soc" "--soc is required with --kernel" ./simrun -
 for t in simas simatc simdis simprof simquant simrun simserve simsweep; do
 	./$t --version | grep -q "^$t (davinci-sim) [0-9]" && ok || bad "$t --version"
 done
+/usr/bin/python3 "$srcdir/tools/simcmp.py" --version --bindir "$(pwd)" |
+	grep -q "^simcmp (davinci-sim) [0-9]" && ok || bad "simcmp --version"
 # ATC's --input_format and --log are accepted (an ONNX model's layouts only)
 ./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/relu2" \
 	--soc_version=Ascend910 --input_format=NCHW --log=error > /dev/null 2> "$tmp/err" &&
