@@ -218,9 +218,9 @@ static int heat_map(const struct sw_spec *s, const struct sw_row *const *at, uns
 	FILE *f, *g;
 	if (open_pair(dir, name, &f, &g, err, errlen))
 		return -1;
-	fprintf(f, "# %s at every point of simsweep study %s (failed points left out)\n"
+	fprintf(f, "# %s at every point of simsweep study %s\n"
 		   "# x: the value of %s (its index); y: the value of %s (its index), the first "
-		   "on top\n# x y %s point\n",
+		   "on top\n# index 0: the points that ran: x y %s point\n",
 		sw_metric_names[m], s->dir, s->dims[0].name, s->dims[1].name, sw_metric_names[m]);
 	double lo = INFINITY, hi = -INFINITY;
 	for (unsigned k = 0; k < n; k++)
@@ -229,6 +229,15 @@ static int heat_map(const struct sw_spec *s, const struct sw_row *const *at, uns
 				at[k]->metric[m], k);
 			lo = fmin(lo, at[k]->metric[m]);
 			hi = fmax(hi, at[k]->metric[m]);
+		}
+	/* the failed points, grey and named (plotted only when there are
+	 * any: gnuplot fails on an empty block) */
+	fprintf(f, "\n\n# index 1: the failed (or missing) points: x y point\n");
+	int nfailed = 0;
+	for (unsigned k = 0; k < n; k++)
+		if (!at[k] || !at[k]->ok) {
+			fprintf(f, "%u %u %u\n", k / rows, rows - 1 - k % rows, k);
+			nfailed++;
 		}
 	double height;
 	char what[256];
@@ -249,13 +258,19 @@ static int heat_map(const struct sw_spec *s, const struct sw_row *const *at, uns
 	fprintf(g, " noenhanced\nunset key\n");
 	char plot[4096];
 	size_t pl = (size_t)snprintf(plot, sizeof plot,
-				     "plot '%s.dat' using 1:2:(0.5):(0.5):3 with boxxyerror "
+				     "plot '%s.dat' index 0 using 1:2:(0.5):(0.5):3 with boxxyerror "
 				     "fc palette notitle",
 				     name);
+	if (nfailed)
+		pl += (size_t)snprintf(plot + pl, sizeof plot - pl,
+				       ", \\\n     '%s.dat' index 1 using 1:2:(0.5):(0.5) with "
+				       "boxxyerror lc rgb '%s' notitle, \\\n     '%s.dat' index 1 "
+				       "using 1:2:('failed') with labels font ',9' notitle",
+				       name, bound_rgb(B_FAILED), name);
 	/* the value in the cell (white on the dark half), if it fits */
 	if (MAP_PLOT_W / cols >= MAP_TEXT_PX * 8 + 8)
 		snprintf(plot + pl, sizeof plot - pl,
-			 ", \\\n     '%s.dat' using 1:2:(sprintf('%%.4g', $3)):($3 > mid ? "
+			 ", \\\n     '%s.dat' index 0 using 1:2:(sprintf('%%.4g', $3)):($3 > mid ? "
 			 "0xffffff : 0x000000) with labels tc rgb variable font ',9' notitle",
 			 name);
 	grid_terminals(g, name, height, plot);

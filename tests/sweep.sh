@@ -78,12 +78,19 @@ m=$tmp/a/plots/bound_map.dat
 	grep -q '^0 2 2 "memory" 0$' "$m" && ok || bad "bound map: $(cat "$m")"
 # two keys varied: a heat map per metric, a cell per successful point
 h=$tmp/a/plots/heat_warm_latency_us
-[ "$(grep -c '^[0-9]' "$h.dat")" -eq 8 ] && grep -q "^0 2 $(awk -F, '$1 == 0 { print $6 }' "$r" | sed 's/0*$//; s/\.$//') 0$" "$h.dat" &&
+[ "$(awk '/^# index 1/ { exit } /^[0-9]/ { n++ } END { print n }' "$h.dat")" -eq 8 ] &&
+	[ "$(sed -n '/^# index 1/,$p' "$h.dat" | grep -c '^[0-9]')" -eq 4 ] && grep -q "^0 2 $(awk -F, '$1 == 0 { print $6 }' "$r" | sed 's/0*$//; s/\.$//') 0$" "$h.dat" &&
 	ok || bad "heat map: $(cat "$h.dat")"
 if command -v gnuplot > /dev/null; then
 	[ -s "$p.png" ] && [ -s "$p.svg" ] && [ -s "$tmp/a/plots/util_MTE2_vs_core_count.png" ] &&
 		[ -s "$tmp/a/plots/bound_map.png" ] && [ -s "$h.svg" ] &&
 		ok || bad "gnuplot drawings: $(cat "$tmp/a/plots/gnuplot.log")"
+	# no text on another (tests/svg_labels.py: the maps name cells, and
+	# many cells share a name, so repeats are not counted here)
+	for c in bound_map heat_warm_latency_us warm_latency_us_vs_hbm_bandwidth_gbps; do
+		n=$(/usr/bin/python3 "$srcdir/tests/svg_labels.py" "$tmp/a/plots/$c.svg" 2> /dev/null)
+		case $n in *" overlaps 0 crossings 0 "*) ok ;; *) bad "$c.svg: $n" ;; esac
+	done
 fi
 
 # --- the same study as jobs: GNU parallel, then merge ---------------------------
