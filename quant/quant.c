@@ -120,7 +120,11 @@ static int compile(struct ctx *c, const Onnx__ModelProto *m, struct om_model *om
 		return -1;
 	struct cc_options co = { .input_shape = c->o->input_shape };
 	char e[4096];
+	if (c->o->progress)
+		fprintf(c->o->progress, "simquant: compiling for %s\r", c->cfg.name);
 	int rc = cc_compile(path, &c->cfg, &co, om, e, sizeof e);
+	if (c->o->progress)
+		fprintf(c->o->progress, "\033[K");
 	unlink(path);
 	if (rc)
 		return fail(c, "%s: %s", c->o->model, e);
@@ -502,10 +506,14 @@ static int report(struct ctx *c)
 		n8 += c->nodes[k].why == QT_INT8;
 	if (o->report) {
 		FILE *f = o->report;
+		/* the percentile itself, not the algorithm's name again */
+		char pct[64] = "";
+		if (o->algo == QT_PERCENTILE)
+			snprintf(pct, sizeof pct, " (the %gth of |x|)", o->percentile);
 		fprintf(f, "simquant: %s -> %s: %zu of %zu Conv/Gemm/MatMul nodes int8; "
 			"calibration %s%s on %u set(s), weights %s\n", o->model, o->output, n8,
-			c->nnodes, qt_algo_name(o->algo), o->algo == QT_PERCENTILE ? " (percentile)" : "",
-			c->nsets, o->gran == QT_PER_CHANNEL ? "per channel" : "per tensor");
+			c->nnodes, qt_algo_name(o->algo), pct, c->nsets,
+			o->gran == QT_PER_CHANNEL ? "per channel" : "per tensor");
 		fprintf(f, "%-40s %12s %12s %12s\n", "tensor", "max|x|", "threshold", "scale");
 		for (size_t a = 0; a < c->nacts; a++)
 			fprintf(f, "%-40s %12.6g %12.6g %12.6g\n", c->acts[a].name, c->acts[a].st.amax,

@@ -954,11 +954,12 @@ int sw_merge(const struct sw_spec *s, FILE *log, unsigned *failed, char *err, si
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
-	const char *pn[] = { "point", NULL }, *sn[] = { "status", NULL };
-	int pc = trc_csv_col(&t, pn), sc = trc_csv_col(&t, sn);
+	const char *pn[] = { "point", NULL }, *sn[] = { "status", NULL }, *bn[] = { "bound", NULL };
+	int pc = trc_csv_col(&t, pn), sc = trc_csv_col(&t, sn), bc = trc_csv_col(&t, bn);
 	for (size_t i = 0; i < t.nrows; i++) {
 		rows[i].point = (unsigned)strtoul(trc_csv_cell(&t, i, pc), NULL, 10);
 		rows[i].ok = !strcmp(trc_csv_cell(&t, i, sc), "ok");
+		snprintf(rows[i].bound, sizeof rows[i].bound, "%s", trc_csv_cell(&t, i, bc));
 		for (unsigned m = 0; m < SW_NMETRICS && rows[i].ok; m++) {
 			const char *mn[] = { sw_metric_names[m], NULL };
 			rows[i].metric[m] = strtod(trc_csv_cell(&t, i, trc_csv_col(&t, mn)), NULL);

@@ -111,12 +111,14 @@ struct sw_row {
 	unsigned point;
 	int ok;
 	double metric[9]; /* SW_METRICS order */
+	char bound[16];   /* the advisor's bound (results.csv's column) */
 };
 #define SW_NMETRICS 9
 /* "first_latency_us", "warm_latency_us", "throughput_fps", "util_S" ... "util_V" */
 extern const char *const sw_metric_names[SW_NMETRICS];
 
-/* Draw each metric against each varied key into dir/plots: NAME.dat,
+/* Draw each metric against each varied key into dir/plots, and the maps
+ * of sweep_map.h (the bound per point; heat maps of two keys): NAME.dat,
  * NAME.gp, NAME.png and NAME.svg.  Returns 0, 1 when gnuplot is not on
  * PATH (data and scripts written; err says so), -1 on error. */
 int sw_plot(const struct sw_spec *s, const struct sw_row *rows, unsigned nrows, char *err,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sweep.h"
+#include "sweep_map.h"
 
 static const char *const metric_label[SW_NMETRICS] = {
 	"first inference latency (us)", "warm inference latency (us)", "throughput (inferences/s)",
@@ -109,7 +110,9 @@ static int chart(const struct sw_spec *s, const struct sw_row *const *at, unsign
 		"keys; data: %s.dat.  Redraw: cd to this directory, gnuplot %s.gp\n",
 		sw_metric_names[m], dm->name, s->dir, name, name);
 	const char *mb = strrchr(s->model, '/'), *sb = strrchr(s->soc, '/');
-	fprintf(g, "set title \"%s vs %s\\n%s on %s\" noenhanced\nset xlabel \"%s\" noenhanced\n"
+	/* reset: sw_plot runs every script in one gnuplot, and a log axis
+	 * must not leak into the next chart */
+	fprintf(g, "reset\nset title \"%s vs %s\\n%s on %s\" noenhanced\nset xlabel \"%s\" noenhanced\n"
 		"set ylabel \"%s\" noenhanced\nset grid\nset key outside right top noenhanced\n"
 		"set yrange [0:*]\n", metric_label[m], dm->name, mb ? mb + 1 : s->model,
 		sb ? sb + 1 : s->soc, dm->name, metric_label[m]);
@@ -161,7 +164,7 @@ static int chart(const struct sw_spec *s, const struct sw_row *const *at, unsign
 			snprintf(title, sizeof title, "%s", sw_metric_names[m]);
 		fprintf(f, "# %s\n", title);
 		for (unsigned i = 0; i < np; i++)
-			fprintf(f, "%.17g %.6g %u\n", pts[i].x, pts[i].y, pts[i].point);
+			fprintf(f, "%.10g %.6g %u\n", pts[i].x, pts[i].y, pts[i].point);
 		fprintf(f, "\n\n");
 		if (pl < sizeof plot)
 			pl += (size_t)snprintf(plot + pl, sizeof plot - pl,
@@ -199,7 +202,7 @@ int sw_plot(const struct sw_spec *s, const struct sw_row *rows, unsigned nrows, 
 	}
 	unsigned n = sw_npoints(s);
 	const struct sw_row **at = calloc(n + 1, sizeof *at);
-	char **scripts = calloc((size_t)s->ndims * SW_NMETRICS + 4, sizeof *scripts);
+	char **scripts = calloc((size_t)(s->ndims + 1) * SW_NMETRICS + 4, sizeof *scripts);
 	if (!at || !scripts) {
 		free(at);
 		free(scripts);
@@ -233,6 +236,8 @@ int sw_plot(const struct sw_spec *s, const struct sw_row *rows, unsigned nrows, 
 			}
 		}
 	}
+	if (!rc && sw_plot_maps(s, at, dir, metric_label, scripts, &ns, err, errlen))
+		rc = -1;
 	if (!rc && ns && !have_gnuplot()) {
 		snprintf(err, errlen, "gnuplot is not on PATH: wrote the data and scripts to %s; "
 			 "draw them with: cd %s && gnuplot *.gp", dir, dir);

@@ -271,18 +271,19 @@ START_TEST(synthetic_numbers)
 
 	/* Gantt, per core (2 busy cores): rows from the top: stream 0 (y 4),
 	 * core 0 M, core 0 V, core 1 M, core 1 V (y 0).  Core 0's two M spans
-	 * lie 1 ns apart, less than a pixel: one box. */
+	 * lie 1 ns apart, less than a pixel: one box.  Times count from the
+	 * traced execution's start, the input copy's at 5 µs. */
 	b = dat_block(out, "timeline.dat", 0);
-	ck_assert_str_eq(b, "10.0000 25.0000 2.600 3.400\n");
+	ck_assert_str_eq(b, "5.0000 20.0000 2.600 3.400\n");
 	free(b);
 	b = dat_block(out, "timeline.dat", 1);
-	ck_assert_str_eq(b, "12.0000 14.0000 -0.400 0.400\n");
+	ck_assert_str_eq(b, "7.0000 9.0000 -0.400 0.400\n");
 	free(b);
 	b = dat_block(out, "timeline.dat", 2); /* kernel tasks, alternating shades */
-	ck_assert_str_eq(b, "10.0000 30.0000 3.600 4.400 1\n31.0000 36.0000 3.600 4.400 0\n");
+	ck_assert_str_eq(b, "5.0000 25.0000 3.600 4.400 1\n26.0000 31.0000 3.600 4.400 0\n");
 	free(b);
 	b = dat_block(out, "timeline.dat", 3); /* the copy in; the weights' load is out */
-	ck_assert_str_eq(b, "5.0000 9.0000 3.600 4.400 1\n");
+	ck_assert_str_eq(b, "0.0000 4.0000 3.600 4.400 1\n");
 	free(b);
 	b = dat_block(out, "timeline.dat", 4); /* top 2 tasks labelled, by start */
 	ck_assert_ptr_nonnull(strstr(b, "\"conv_a (20.0 µs)\""));
@@ -323,7 +324,7 @@ START_TEST(synthetic_pipe_rows)
 	}
 	ck_assert_double_eq_tol(top, 0.6 + 0.8 / 4, 1e-3);
 	ck_assert_double_eq_tol(area, 14.999 / 4, 1e-3);
-	ck_assert_msg(first > 9.95 && first <= 10 && last >= 25 && last < 25.05, "%g..%g", first,
+	ck_assert_msg(first > 4.95 && first <= 5 && last >= 20 && last < 20.05, "%g..%g", first,
 		      last);
 	free(b);
 	char path[1024];
@@ -338,6 +339,68 @@ START_TEST(synthetic_pipe_rows)
 	ck_assert_msg(rc == 0 || (rc == 1 && !has_gnuplot()), "rc %d: %s", rc, err);
 	g = slurp(path, NULL);
 	ck_assert_ptr_nonnull(strstr(g, "'core 1 V' 0)"));
+	free(g);
+}
+END_TEST
+
+/* Two executions of the same three ops: the top 2 are labelled once each,
+ * at their longest task (the earlier of equals); the roofline numbers ops
+ * at one point once, and its key names each. */
+START_TEST(labels_once)
+{
+	char err[ERRLEN], out[512];
+	spew(tmpdir, "summary.json",
+	     "{\"soc\": \"TestSoC\", \"model\": \"m\", \"peak_cube_tflops\": 100,"
+	     " \"hbm_bandwidth_gbps\": 1000, \"l2_bandwidth_gbps\": 4000, \"ai_cores\": 1}\n");
+	spew(tmpdir, "op_summary.csv",
+	     "Op Name,Task Type,Task Duration(us),scalar_time(us),mte1_time(us),mte2_time(us),"
+	     "mte3_time(us),mac_time(us),vec_time(us),cube_fops,vector_fops,main_mem(B),"
+	     "gm_read(B),gm_write(B)\n"
+	     "a,AI_CORE,20,0,0,0,0,0,0,1000000,0,1000,0,0\n"
+	     "b,AI_CORE,10,0,0,0,0,0,0,500000,0,500,0,0\n"
+	     "c,AI_CORE,5,0,0,0,0,0,0,1000000,0,1000,0,0\n"
+	     "a,AI_CORE,20,0,0,0,0,0,0,1000000,0,1000,0,0\n"
+	     "b,AI_CORE,10,0,0,0,0,0,0,500000,0,500,0,0\n"
+	     "c,AI_CORE,5,0,0,0,0,0,0,1000000,0,1000,0,0\n");
+	spew(tmpdir, "timeline.json",
+	     "[\n"
+	     "{\"name\": \"a\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": 100, \"dur\": 20},\n"
+	     "{\"name\": \"b\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": 120, \"dur\": 10},\n"
+	     "{\"name\": \"c\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": 130, \"dur\": 5},\n"
+	     "{\"name\": \"a\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": 135, \"dur\": 20},\n"
+	     "{\"name\": \"b\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": 155, \"dur\": 10},\n"
+	     "{\"name\": \"c\", \"ph\": \"X\", \"pid\": 1, \"tid\": 0, \"ts\": 165, \"dur\": 5}\n"
+	     "]\n");
+	snprintf(out, sizeof out, "%s/p", tmpdir);
+	struct trc_plot_opts o = { .top_n = 2 };
+	int rc = trc_plot_with(tmpdir, out, &o, err, sizeof err);
+	ck_assert_msg(rc == 0 || (rc == 1 && !has_gnuplot()), "rc %d: %s", rc, err);
+	/* index 0: kernel tasks; 1: the labels, from the first execution's
+	 * start (100 µs) */
+	char *b = dat_block(out, "timeline.dat", 1);
+	double s1, s2;
+	char n1[64], n2[64];
+	ck_assert_int_eq(sscanf(b, "%lf %*f %*f %*f \"%63[^\"]\"\n%lf %*f %*f %*f \"%63[^\"]\"", &s1,
+				n1, &s2, n2), 4);
+	ck_assert_double_eq_tol(s1, 0, 1e-9);
+	ck_assert_str_eq(n1, "a (20.0 µs)");
+	ck_assert_double_eq_tol(s2, 20, 1e-9);
+	ck_assert_str_eq(n2, "b (10.0 µs)");
+	ck_assert_ptr_null(strchr(strchr(strchr(b, '\n') + 1, '\n') + 1, '"'));
+	free(b);
+	/* the roofline: a and b (the top 2) share a point, so number 1, drawn
+	 * once; the key names both */
+	b = dat_block(out, "roofline.dat", 1);
+	ck_assert_str_eq(b, "1000 0.05 20.0000 \"a\" 1\n1000 0.05 10.0000 \"b\" 1\n");
+	free(b);
+	b = dat_block(out, "roofline.dat", 2);
+	ck_assert_int_eq(strchr(b, '\n') - b + 1, (long)strlen(b)); /* one number */
+	free(b);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/roofline.gp", out);
+	char *g = slurp(path, NULL);
+	ck_assert_ptr_nonnull(strstr(g, "' 1  a (20.0)'"));
+	ck_assert_ptr_nonnull(strstr(g, "' 1  b (10.0)'"));
 	free(g);
 }
 END_TEST
@@ -538,6 +601,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
 	tcase_add_test(tc, synthetic_numbers);
 	tcase_add_test(tc, synthetic_pipe_rows);
+	tcase_add_test(tc, labels_once);
 	tcase_add_test(tc, no_gnuplot_on_path);
 	tcase_add_test(tc, broken_traces);
 	tcase_add_test(tc, model_trace_charts);

@@ -101,6 +101,14 @@ expect_err "--kernel without --soc" "--soc is required with --kernel" ./simrun -
 for t in simas simatc simdis simprof simquant simrun simserve simsweep; do
 	./$t --version | grep -q "^$t (davinci-sim) [0-9]" && ok || bad "$t --version"
 done
+# simquant's report names the percentile, not the algorithm twice; off a
+# terminal, no progress on stderr
+./simquant --model="$node/test_relu/model.onnx" --output="$tmp/relu_q.onnx" --calib_count=1 \
+	> "$tmp/q.out" 2> "$tmp/q.err" && grep -q "calibration percentile (the 99.999th of |x|) on 1 set" "$tmp/q.out" &&
+	! grep -q "(percentile)" "$tmp/q.out" && [ ! -s "$tmp/q.err" ] && ok ||
+	bad "simquant report: $(cat "$tmp/q.out" "$tmp/q.err")"
+/usr/bin/python3 "$srcdir/tools/simcmp.py" --version --bindir "$(pwd)" |
+	grep -q "^simcmp (davinci-sim) [0-9]" && ok || bad "simcmp --version"
 # ATC's --input_format and --log are accepted (an ONNX model's layouts only)
 ./simatc --model="$node/test_relu/model.onnx" --framework=5 --output="$tmp/relu2" \
 	--soc_version=Ascend910 --input_format=NCHW --log=error > /dev/null 2> "$tmp/err" &&

@@ -32,6 +32,14 @@ for h in acl.h acl_rt.h acl_mdl.h; do
 	[ -f "$incdir/acl/$h" ] && ok || bad "$incdir/acl/$h not installed"
 done
 [ -f "$socdir/Ascend310.ini" ] && ok || bad "$socdir/Ascend310.ini not installed"
+# a man page per tool (help2man, when configure found it), from its --help
+if [ -f simrun.1 ]; then
+	for t in simas simatc simdis simprof simquant simrun simserve simsweep; do
+		m=$(find "$root" -path "*/man1/$t.1" | head -1)
+		[ -n "$m" ] && grep -q "^\.SH NAME" "$m" && grep -q "^\.TH .*davinci-sim [0-9]" "$m" && ok ||
+			bad "man page $t.1 not installed (or without NAME and the version)"
+	done
+fi
 # only the API is exported: nothing of the simulator's internals
 others=$(nm -D --defined-only "$libdir/libdavinci-acl.so" | awk '{print $3}' | grep -v '^acl' | tr '\n' ' ')
 [ -z "$others" ] && ok || bad "libdavinci-acl.so exports non-ACL symbols: $others"

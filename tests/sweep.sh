@@ -68,9 +68,29 @@ grep -q '^compiler=[0-9a-f]\{16\}$' "$tmp/a/cache/"*.key && ok || bad "cache key
 p=$tmp/a/plots/warm_latency_us_vs_hbm_bandwidth_gbps
 [ -s "$p.dat" ] && [ -s "$p.gp" ] && grep -q '^# core.count=1$' "$p.dat" &&
 	[ "$(grep -c '^# core.count=' "$p.dat")" -eq 2 ] && ok || bad "plot data $p.dat"
+# clean numbers: the keys' values as given, not 51.200000000000003
+grep -q '^51.2 ' "$p.dat" && ! grep -q '0000000' "$p.dat" && ok || bad "numbers in $p.dat"
+# the bound per point: a cell each, the first key across, the failed ones named
+m=$tmp/a/plots/bound_map.dat
+[ "$(grep -c '^[0-9]' "$m")" -eq 12 ] && [ "$(grep -c '"failed" [0-9]*$' "$m")" -eq 4 ] &&
+	awk -F, 'NR > 1 && $16 == "ok" { print $1, $14 }' "$r" > "$tmp/bounds" &&
+	[ "$(awk '/^[0-9]/ && $4 != "\"failed\"" { gsub(/"/, "", $4); print $5, $4 }' "$m")" = "$(cat "$tmp/bounds")" ] &&
+	grep -q '^0 2 2 "memory" 0$' "$m" && ok || bad "bound map: $(cat "$m")"
+# two keys varied: a heat map per metric, a cell per successful point
+h=$tmp/a/plots/heat_warm_latency_us
+[ "$(awk '/^# index 1/ { exit } /^[0-9]/ { n++ } END { print n }' "$h.dat")" -eq 8 ] &&
+	[ "$(sed -n '/^# index 1/,$p' "$h.dat" | grep -c '^[0-9]')" -eq 4 ] && grep -q "^0 2 $(awk -F, '$1 == 0 { print $6 }' "$r" | sed 's/0*$//; s/\.$//') 0$" "$h.dat" &&
+	ok || bad "heat map: $(cat "$h.dat")"
 if command -v gnuplot > /dev/null; then
 	[ -s "$p.png" ] && [ -s "$p.svg" ] && [ -s "$tmp/a/plots/util_MTE2_vs_core_count.png" ] &&
-		ok || bad "gnuplot drawings"
+		[ -s "$tmp/a/plots/bound_map.png" ] && [ -s "$h.svg" ] &&
+		ok || bad "gnuplot drawings: $(cat "$tmp/a/plots/gnuplot.log")"
+	# no text on another (tests/svg_labels.py: the maps name cells, and
+	# many cells share a name, so repeats are not counted here)
+	for c in bound_map heat_warm_latency_us warm_latency_us_vs_hbm_bandwidth_gbps; do
+		n=$(/usr/bin/python3 "$srcdir/tests/svg_labels.py" "$tmp/a/plots/$c.svg" 2> /dev/null)
+		case $n in *" overlaps 0 crossings 0 "*) ok ;; *) bad "$c.svg: $n" ;; esac
+	done
 fi
 
 # --- the same study as jobs: GNU parallel, then merge ---------------------------

@@ -188,7 +188,24 @@ class Run:
         self.out = lambda k: load_pb(os.path.join(out, "output_%d.pb" % k))
 
 
+def print_version(argv):
+    """--version: the package version of the simatc this tool drives (configure's
+    version; this script is not configured), as every tool prints it."""
+    bindir = None
+    for i, x in enumerate(argv):
+        if x.startswith("--bindir="):
+            bindir = x.split("=", 1)[1]
+        elif x == "--bindir" and i + 1 < len(argv):
+            bindir = argv[i + 1]
+    out = subprocess.run([tool(bindir, "simatc"), "--version"], stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout.split()
+    print("simcmp (davinci-sim) %s" % (out[-1] if out else "unknown"))
+
+
 def main():
+    if "--version" in sys.argv[1:]:
+        print_version(sys.argv[1:])
+        return
     ap = argparse.ArgumentParser(prog="simcmp", description=__doc__.split("\n")[0],
                                  epilog="Exit status: 0 within the threshold, 1 a node "
                                  "diverged, 2 bad options or a failed compile/run.")
@@ -212,6 +229,8 @@ def main():
                     "temporary directory, removed)")
     ap.add_argument("--bindir", help="where simatc and simrun are (default: the build tree, "
                     "then PATH)")
+    ap.add_argument("--version", action="store_true",
+                    help="print the version (the simatc's it drives) and exit")
     a = ap.parse_args()
     if not (0 < a.threshold <= 1):
         die("--threshold=%g: a cosine in (0, 1]" % a.threshold)

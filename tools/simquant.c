@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "quant.h"
 #include "version.h"
@@ -30,7 +31,9 @@ static void usage(FILE *f)
 		"                          the int8 convs reading it (int8, the default) or fp32\n"
 		"  --input_shape=\"name:1,3,224,224;...\"  fix dynamic input dimensions (as simatc)\n"
 		"  --soc_version=SOC       the SoC the calibration is simulated on (default Ascend310P3)\n"
-		"  --report=FILE.json      write the report as JSON (the text report goes to stdout)\n");
+		"  --report=FILE.json      write the report as JSON (the text report goes to stdout)\n"
+		"  --verbose               progress lines (shown anyway on a terminal) and each\n"
+		"                          --auto_skip candidate's SQNR, on stderr\n");
 }
 
 static int parse_uint(const char *s, unsigned long long max, unsigned long long *v)
@@ -60,7 +63,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
-		if (IS("--verbose")) {
+		if (IS("--verbose")) { /* the progress lines also off a terminal */
 			o.progress = stderr;
 			continue;
 		}
@@ -138,6 +141,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simquant: --model and --output are required (try --help)\n");
 		return 2;
 	}
+	/* on a terminal, what it is doing (compiles, calibration sets); off
+	 * one, only with --verbose, so logs stay clean */
+	if (!o.progress && isatty(STDERR_FILENO))
+		o.progress = stderr;
 	char err[4096];
 	if (qt_quantize(&o, err, sizeof err)) {
 		fprintf(stderr, "simquant: %s\n", err);

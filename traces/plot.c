@@ -4,7 +4,10 @@
  * trace from another run, or edited by hand, plots the same; every parse
  * error names the file and line.  Each chart is a data file plus a
  * gnuplot script that reads it, so users can restyle a chart without this
- * code; gnuplot then runs once per script, in the output directory. */
+ * code; gnuplot then runs once per script, in the output directory.  This
+ * file reads the trace, holds the output helpers (plot_int.h), draws the op
+ * breakdown and runs gnuplot; the timeline and the roofline have files of
+ * their own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,18 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plot.h"
+#include "plot_int.h"
 #include "trace_read.h"
 
-#define MAX_PIPES 16	   /* an AI core's threads (pipes) charted, by tid */
 #define DEFAULT_TOP 10
-#define DEFAULT_CORE_ROWS 8
-#define GANTT_WIDTH 1600   /* px of timeline.png */
-#define GANTT_PLOT_PX 1440 /* its plot area (margins fixed in the script): a pixel of time */
-#define LABEL_LEVELS 6	   /* most label rows above the streams, so labels don't collide */
-#define LABEL_MAX 60	   /* characters of a label (longer names keep their tail) */
-#define LABEL_CHAR_PX 6.0  /* a label character's width at font size 8, about */
-#define OP_PIPES 6	   /* op_summary.csv's pipe columns */
 
 /* The pipes as op_summary.csv names them, in the order of the timeline's
  * tids (the ISA's pipe order), and as the charts show them. */
@@ -39,47 +34,8 @@ static const char *const op_pipe_label[OP_PIPES] = { "S (scalar)", "MTE1", "MTE2
 						     "M (cube)", "V (vector)" };
 /* for a timeline without thread_name metadata */
 static const char *const default_pipe_name[] = { "S", "MTE1", "MTE2", "MTE3", "M", "V" };
-/* one colour per pipe (by tid), the same in every chart */
-static const char *const pipe_color[] = { "#8c564b", "#17becf", "#1f77b4", "#9467bd",
-					  "#d62728", "#2ca02c", "#7f7f7f", "#bcbd22" };
-#define NCOLORS (sizeof pipe_color / sizeof *pipe_color)
-
-struct span {
-	double s, e; /* µs */
-	unsigned core, pipe;
-};
-
-struct task {
-	char name[128];
-	double s, e;
-	unsigned stream;
-	int copy; /* a memcpy task, else a kernel */
-	int load; /* the weights' load: before the run proper, so outside the Gantt's window */
-};
-
-/* One op name's AI_CORE rows of op_summary.csv, summed. */
-struct op {
-	char name[256];
-	unsigned rows;
-	double dur, pipe[OP_PIPES], cube, vec, mem, gm;
-};
-
-struct trace {
-	const char *dir;
-	/* summary.json */
-	double peak_tflops, hbm_gbps, l2_gbps;
-	unsigned cores;
-	char soc[64], model[128];
-	/* timeline.json */
-	struct span *spans;
-	size_t nspans, capspans;
-	struct task *tasks;
-	size_t ntasks, captasks;
-	char pipe_name[MAX_PIPES][32];
-	/* op_summary.csv */
-	struct op *ops;
-	size_t nops;
-};
+const char *const pl_pipe_color[PL_NCOLORS] = { "#8c564b", "#17becf", "#1f77b4", "#9467bd",
+						"#d62728", "#2ca02c", "#7f7f7f", "#bcbd22" };
 
 static int grow(void *vp, size_t *cap, size_t n, size_t size)
 {
@@ -663,7 +619,7 @@ done:
 
 /* A gnuplot single-quoted string: only the quote is special (doubled);
  * control characters would end the command, so they become spaces. */
-static void gp_str(FILE *f, const char *s)
+void pl_gp_str(FILE *f, const char *s)
 {
 	fputc('\'', f);
 	for (; *s; s++) {
@@ -677,7 +633,7 @@ static void gp_str(FILE *f, const char *s)
 /* A string field of a data file: gnuplot reads "..." without escapes, so a
  * quote inside becomes an apostrophe.  Long names keep their tail, where op
  * names say what they are (".../layer4.1/conv1/Conv"). */
-static void dat_str(FILE *f, const char *s, size_t max)
+void pl_dat_str(FILE *f, const char *s, size_t max)
 {
 	size_t n = strlen(s);
 	fputc('"', f);
@@ -692,9 +648,9 @@ static void dat_str(FILE *f, const char *s, size_t max)
 	fputc('"', f);
 }
 
-/* How many characters of s dat_str(s, max) shows (UTF-8 continuation
+/* How many characters of s pl_dat_str(s, max) shows (UTF-8 continuation
  * bytes are no characters), to estimate a label's width. */
-static size_t text_chars(const char *s, size_t max)
+size_t pl_text_chars(const char *s, size_t max)
 {
 	size_t n = 0;
 	for (; *s; s++)
@@ -703,13 +659,13 @@ static size_t text_chars(const char *s, size_t max)
 }
 
 /* A comment line's text: a newline would end the comment. */
-static void comment_str(FILE *f, const char *s)
+void pl_comment_str(FILE *f, const char *s)
 {
 	for (; *s; s++)
 		fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
 }
 
-static FILE *open_out(const char *dir, const char *name, char *err, size_t errlen)
+FILE *pl_open_out(const char *dir, const char *name, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -719,7 +675,7 @@ static FILE *open_out(const char *dir, const char *name, char *err, size_t errle
 	return f;
 }
 
-static int close_out(FILE *f, const char *dir, const char *name, char *err, size_t errlen)
+int pl_close_out(FILE *f, const char *dir, const char *name, char *err, size_t errlen)
 {
 	int bad = ferror(f);
 	if (fclose(f) || bad) {
@@ -730,11 +686,11 @@ static int close_out(FILE *f, const char *dir, const char *name, char *err, size
 }
 
 /* What every script starts with: how to rerun it, and the chart's title. */
-static void gp_begin(FILE *f, const struct trace *t, const char *base, const char *what)
+void pl_gp_begin(FILE *f, const struct trace *t, const char *base, const char *what)
 {
 	fprintf(f, "# %s.gp: %s\n", base, what);
 	fprintf(f, "# Drawn from the trace directory ");
-	comment_str(f, t->dir);
+	pl_comment_str(f, t->dir);
 	fprintf(f, " by davinci-sim's trc_plot (docs/plots.md).\n"
 		   "# Restyle and redraw: cd to this directory, then `gnuplot %s.gp`; it reads\n"
 		   "# %s.dat and writes %s.png and %s.svg.\n",
@@ -744,476 +700,32 @@ static void gp_begin(FILE *f, const struct trace *t, const char *base, const cha
 
 /* The PNG's terminal, set before the plot command (gnuplot's default
  * terminal may be a window); W and H size both images. */
-static void gp_png(FILE *f, const char *base, unsigned w, unsigned h)
+void pl_gp_png(FILE *f, const char *base, unsigned w, unsigned h)
 {
 	fprintf(f, "W = %u\nH = %u\nset terminal pngcairo size W,H font 'sans,10' noenhanced\n"
 		   "set output '%s.png'\n", w, h, base);
 }
 
 /* The SVG from the plot command just written (replot repeats it). */
-static void gp_svg(FILE *f, const char *base)
+void pl_gp_svg(FILE *f, const char *base)
 {
 	fprintf(f, "set terminal svg size W,H font 'sans,10' noenhanced background rgb 'white'\n"
 		   "set output '%s.svg'\nreplot\nunset output\n", base);
 }
 
 /* A chart with nothing to show still draws (gnuplot fails on no data). */
-static void gp_nothing(FILE *f, const char *why)
+void pl_gp_nothing(FILE *f, const char *why)
 {
 	fprintf(f, "unset key\nunset tics\nunset border\nset xrange [0:1]\nset yrange [0:1]\n"
 		   "set label 1 ");
-	gp_str(f, why);
+	pl_gp_str(f, why);
 	fprintf(f, " at graph 0.5, graph 0.5 center\nplot 2 notitle\n");
 }
 
-static void title_prefix(char *b, size_t n, const struct trace *t)
+void pl_title_prefix(char *b, size_t n, const struct trace *t)
 {
 	snprintf(b, n, "%s%s%s", t->model[0] ? t->model : "trace", t->soc[0] ? " on " : "",
 		 t->soc);
-}
-
-/* ---- chart 1: timeline ---- */
-
-static int by_lane(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-	if (x->pipe != y->pipe)
-		return x->pipe < y->pipe ? -1 : 1;
-	if (x->core != y->core)
-		return x->core < y->core ? -1 : 1;
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
-static int by_duration_desc(const void *a, const void *b)
-{
-	const struct task *x = *(const struct task *const *)a, *y = *(const struct task *const *)b;
-	double dx = x->e - x->s, dy = y->e - y->s;
-	return dx > dy ? -1 : dx < dy;
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct task *x = *(const struct task *const *)a, *y = *(const struct task *const *)b;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
-static int by_start_only(const void *a, const void *b)
-{
-	const struct task *x = *(const struct task *const *)a, *y = *(const struct task *const *)b;
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
-static int by_uint(const void *a, const void *b)
-{
-	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* A block of the data file (gnuplot's `index`) and how the script plots it. */
-enum blk { BLK_PIPE, BLK_KERNELS, BLK_COPIES, BLK_LABELS };
-
-struct gantt {
-	int empty;		     /* nothing to draw */
-	double t0, t1, margin, px;   /* the window, the x range's margin, a pixel (µs) */
-	int per_core;		     /* rows per (core, pipe), else per pipe */
-	unsigned nrows, nstreams, npipes, nbusy;
-	unsigned *streams;	     /* the stream ids, sorted */
-	int pipe_row[MAX_PIPES];     /* position among the used pipes, or -1 */
-	int *core_row;		     /* per core: position among the busy cores, or -1 */
-	struct span *v;		     /* the spans in the window, by lane */
-	size_t nv;
-	const struct task **tasks;   /* the tasks in the window */
-	size_t ntasks;
-	double row_px, level_dy;     /* a row's height; a label row's, in rows */
-	int nlevels;		     /* label rows used */
-	enum blk blk[MAX_PIPES + 3]; /* the blocks written, in order */
-	unsigned blk_pipe[MAX_PIPES + 3];
-	unsigned nblk;
-};
-
-/* y of a row counted from the top (the streams first), so row 0 is drawn
- * highest. */
-static double gantt_y(const struct gantt *g, unsigned row)
-{
-	return (double)(g->nrows - 1 - row);
-}
-
-static unsigned stream_row(const struct gantt *g, unsigned stream)
-{
-	unsigned lo = 0, hi = g->nstreams;
-	while (lo + 1 < hi) {
-		unsigned mid = (lo + hi) / 2;
-		if (g->streams[mid] <= stream)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static unsigned lane_row(const struct gantt *g, unsigned core, unsigned pipe)
-{
-	unsigned p = (unsigned)g->pipe_row[pipe];
-	return g->nstreams + (g->per_core ? (unsigned)g->core_row[core] * g->npipes + p : p);
-}
-
-static void box(FILE *f, double s, double e, double ylo, double yhi)
-{
-	fprintf(f, "%.4f %.4f %.3f %.3f\n", s, e, ylo, yhi);
-}
-
-/* The window, the rows, and the spans and tasks in them.  -1 when out of
- * memory. */
-static int gantt_layout(struct gantt *g, const struct trace *t, const struct trc_plot_opts *o)
-{
-	/* The window: the tasks but the weights' load (a one-off that would
-	 * squash the rest to a sliver), else the spans. */
-	g->t0 = INFINITY;
-	g->t1 = -INFINITY;
-	for (size_t i = 0; i < t->ntasks; i++)
-		if (!t->tasks[i].load) {
-			g->t0 = fmin(g->t0, t->tasks[i].s);
-			g->t1 = fmax(g->t1, t->tasks[i].e);
-		}
-	if (g->t0 > g->t1)
-		for (size_t i = 0; i < t->nspans; i++) {
-			g->t0 = fmin(g->t0, t->spans[i].s);
-			g->t1 = fmax(g->t1, t->spans[i].e);
-		}
-	g->empty = g->t0 > g->t1;
-	if (g->empty)
-		g->t0 = g->t1 = 0;
-	if (g->t1 - g->t0 < 1e-3)
-		g->t1 = g->t0 + 1e-3;
-	g->margin = (g->t1 - g->t0) * 0.01;
-	g->px = (g->t1 - g->t0 + 2 * g->margin) / GANTT_PLOT_PX;
-
-	g->core_row = malloc(t->cores * sizeof *g->core_row);
-	g->streams = malloc((t->ntasks + 1) * sizeof *g->streams);
-	g->v = malloc((t->nspans + 1) * sizeof *g->v);
-	g->tasks = malloc((t->ntasks + 1) * sizeof *g->tasks);
-	if (!g->core_row || !g->streams || !g->v || !g->tasks)
-		return -1;
-	/* which cores and pipes were busy in the window */
-	for (size_t i = 0; !g->empty && i < t->nspans; i++)
-		if (t->spans[i].e > g->t0 && t->spans[i].s < g->t1)
-			g->v[g->nv++] = t->spans[i];
-	qsort(g->v, g->nv, sizeof *g->v, by_lane);
-	for (unsigned c = 0; c < t->cores; c++)
-		g->core_row[c] = -1;
-	for (unsigned p = 0; p < MAX_PIPES; p++)
-		g->pipe_row[p] = -1;
-	for (size_t i = 0; i < g->nv; i++) {
-		g->core_row[g->v[i].core] = 0;
-		g->pipe_row[g->v[i].pipe] = 0;
-	}
-	for (unsigned c = 0; c < t->cores; c++)
-		if (!g->core_row[c])
-			g->core_row[c] = (int)g->nbusy++;
-	for (unsigned p = 0; p < MAX_PIPES; p++)
-		if (!g->pipe_row[p])
-			g->pipe_row[p] = (int)g->npipes++;
-	unsigned max_rows = o->max_core_rows ? o->max_core_rows : DEFAULT_CORE_ROWS;
-	g->per_core = o->rows == TRC_GANTT_CORES ||
-		      (o->rows == TRC_GANTT_AUTO && g->nbusy <= max_rows);
-	/* the streams with tasks in the window */
-	for (size_t i = 0; !g->empty && i < t->ntasks; i++)
-		if (!t->tasks[i].load && t->tasks[i].e >= g->t0 && t->tasks[i].s <= g->t1) {
-			g->tasks[g->ntasks++] = &t->tasks[i];
-			g->streams[g->nstreams++] = t->tasks[i].stream;
-		}
-	qsort(g->streams, g->nstreams, sizeof *g->streams, by_uint);
-	unsigned ns = 0;
-	for (unsigned i = 0; i < g->nstreams; i++)
-		if (!i || g->streams[i] != g->streams[i - 1])
-			g->streams[ns++] = g->streams[i];
-	g->nstreams = ns;
-	g->nrows = g->nstreams + (g->per_core ? g->nbusy * g->npipes : g->npipes);
-	/* rows are taller per pipe, where their boxes' heights are fractions */
-	g->row_px = g->per_core ? 18 : 44;
-	g->level_dy = 15 / g->row_px;
-	return 0;
-}
-
-/* The busy spans of one pipe: per core, merged where closer than a pixel
- * (what the PNG would show anyway, and it bounds the SVG's size); or the
- * fraction of all cores busy in pixel-wide bins. */
-static void gantt_pipe_block(FILE *f, const struct trace *t, const struct gantt *g,
-			     const struct span *v, size_t n, double *bins, unsigned nbins)
-{
-	if (g->per_core) {
-		size_t i = 0;
-		while (i < n) {
-			double s = fmax(v[i].s, g->t0), e = fmin(v[i].e, g->t1);
-			unsigned core = v[i].core;
-			for (i++; i < n && v[i].core == core && v[i].s - e < g->px; i++)
-				e = fmax(e, fmin(v[i].e, g->t1));
-			double y = gantt_y(g, lane_row(g, core, v[0].pipe));
-			box(f, s, e, y - 0.4, y + 0.4);
-		}
-		return;
-	}
-	double bw = (g->t1 - g->t0) / nbins;
-	memset(bins, 0, nbins * sizeof *bins);
-	for (size_t i = 0; i < n; i++) {
-		double s = fmax(v[i].s, g->t0), e = fmin(v[i].e, g->t1);
-		unsigned b0 = (unsigned)fmin((s - g->t0) / bw, nbins - 1);
-		unsigned b1 = (unsigned)fmin((e - g->t0) / bw, nbins - 1);
-		for (unsigned b = b0; b <= b1; b++) {
-			double lo = g->t0 + b * bw, hi = lo + bw;
-			bins[b] += fmax(0, fmin(e, hi) - fmax(s, lo));
-		}
-	}
-	double y = gantt_y(g, lane_row(g, 0, v[0].pipe));
-	for (unsigned b = 0; b < nbins;) {
-		double frac = fmin(1, bins[b] / (bw * t->cores));
-		unsigned e = b + 1;
-		/* runs of one level (cores all busy, say) are one box */
-		while (e < nbins && fabs(fmin(1, bins[e] / (bw * t->cores)) - frac) < 1e-6)
-			e++;
-		if (frac > 1e-6)
-			box(f, g->t0 + b * bw, g->t0 + e * bw, y - 0.4, y - 0.4 + 0.8 * frac);
-		b = e;
-	}
-}
-
-static void block_head(FILE *f, struct gantt *g, enum blk kind, unsigned pipe, const char *what)
-{
-	fprintf(f, "%s# index %u: %s\n", g->nblk ? "\n\n" : "", g->nblk, what);
-	g->blk_pipe[g->nblk] = pipe;
-	g->blk[g->nblk++] = kind;
-}
-
-/* Labels: the top_n longest tasks, at their start, in rows above the
- * streams: each takes the lowest row where it clears the label before it
- * (widths estimated from the font), and shifts left rather than run off
- * the chart; a dotted line drops from its dot to the task. */
-static void gantt_labels(FILE *f, struct gantt *g, unsigned top_n)
-{
-	qsort(g->tasks, g->ntasks, sizeof *g->tasks, by_duration_desc);
-	size_t nl = g->ntasks < top_n ? g->ntasks : top_n;
-	qsort(g->tasks, nl, sizeof *g->tasks, by_start_only);
-	if (!nl)
-		return;
-	char what[64];
-	snprintf(what, sizeof what, "the %zu longest tasks", nl);
-	block_head(f, g, BLK_LABELS, 0, what);
-	fprintf(f, "# start_us y_label y_task x_text \"name (duration)\"\n");
-	double level_end[LABEL_LEVELS];
-	for (int l = 0; l < LABEL_LEVELS; l++)
-		level_end[l] = -INFINITY;
-	for (size_t i = 0; i < nl; i++) {
-		const struct task *k = g->tasks[i];
-		char text[200];
-		snprintf(text, sizeof text, "%s (%.1f µs)", k->name, k->e - k->s);
-		double w = (LABEL_CHAR_PX * (double)text_chars(text, LABEL_MAX) + 10) * g->px;
-		double x = fmin(k->s, g->t1 + g->margin - w);
-		int level = 0;
-		for (int l = 0; l < LABEL_LEVELS; l++)
-			if (level_end[l] <= x) {
-				level = l;
-				break;
-			} else if (level_end[l] < level_end[level]) {
-				level = l;
-			}
-		level_end[level] = x + w;
-		g->nlevels = level >= g->nlevels ? level + 1 : g->nlevels;
-		fprintf(f, "%.4f %.3f %.3f %.4f ", k->s, g->nrows - 0.2 + level * g->level_dy,
-			gantt_y(g, stream_row(g, k->stream)) + 0.4, x);
-		dat_str(f, text, LABEL_MAX);
-		fputc('\n', f);
-	}
-}
-
-static void gantt_write_dat(FILE *f, const struct trace *t, struct gantt *g, unsigned top_n)
-{
-	fprintf(f, "# timeline.dat: the Gantt chart's boxes, from timeline.json of ");
-	comment_str(f, t->dir);
-	fprintf(f, "\n# time in µs since the device was created; y is the row (timeline.gp's "
-		   "ytics name them)\n");
-	if (g->empty)
-		return;
-	fprintf(f, "# window %.3f .. %.3f µs (every task but the weights' load)\n", g->t0, g->t1);
-	if (g->per_core)
-		fprintf(f, "# pipe blocks: busy spans per AI core, merged where less than %.4f µs "
-			   "(one pixel) apart\n", g->px);
-	else
-		fprintf(f, "# pipe blocks: per %.4f µs bin, box height = the fraction of all %u AI "
-			   "cores that kept the pipe busy\n", (g->t1 - g->t0) / GANTT_PLOT_PX,
-			t->cores);
-	fprintf(f, "# blocks (gnuplot index) are separated by two blank lines\n");
-	double bins[GANTT_PLOT_PX];
-	for (size_t i = 0; i < g->nv;) {
-		size_t j = i;
-		while (j < g->nv && g->v[j].pipe == g->v[i].pipe)
-			j++;
-		char what[64];
-		snprintf(what, sizeof what, "pipe %s", t->pipe_name[g->v[i].pipe]);
-		block_head(f, g, BLK_PIPE, g->v[i].pipe, what);
-		fprintf(f, "# start_us end_us y_low y_high\n");
-		gantt_pipe_block(f, t, g, g->v + i, j - i, bins, GANTT_PLOT_PX);
-		i = j;
-	}
-	/* the tasks, by stream and start, kernels alternating in shade */
-	qsort(g->tasks, g->ntasks, sizeof *g->tasks, by_start);
-	for (int copies = 0; copies < 2; copies++) {
-		unsigned n = 0, parity = 0;
-		for (size_t i = 0; i < g->ntasks; i++) {
-			const struct task *k = g->tasks[i];
-			if (k->copy != copies)
-				continue;
-			if (!n++) {
-				block_head(f, g, copies ? BLK_COPIES : BLK_KERNELS, 0,
-					   copies ? "copy tasks" : "kernel tasks");
-				fprintf(f, "# start_us end_us y_low y_high alternate\n");
-			}
-			double y = gantt_y(g, stream_row(g, k->stream));
-			fprintf(f, "%.4f %.4f %.3f %.3f %u\n", fmax(k->s, g->t0), fmin(k->e, g->t1),
-				y - 0.4, y + 0.4, parity ^= 1);
-		}
-	}
-	gantt_labels(f, g, top_n);
-}
-
-/* The name of row r, for the y axis. */
-static void gantt_row_name(const struct gantt *g, const struct trace *t, unsigned r, char *b,
-			   size_t n)
-{
-	if (r < g->nstreams) {
-		snprintf(b, n, "stream %u", g->streams[r]);
-		return;
-	}
-	unsigned k = r - g->nstreams, core = 0, pos = k, pipe = 0;
-	if (g->per_core) {
-		pos = k % g->npipes;
-		while (g->core_row[core] != (int)(k / g->npipes))
-			core++;
-	}
-	while (g->pipe_row[pipe] != (int)pos)
-		pipe++;
-	if (g->per_core)
-		snprintf(b, n, "core %u %s", core, t->pipe_name[pipe]);
-	else
-		snprintf(b, n, "%s (all cores)", t->pipe_name[pipe]);
-}
-
-static void hrule(FILE *f, double y, const char *color)
-{
-	fprintf(f, "set arrow from graph 0, first %g to graph 1, first %g nohead lc rgb '%s' back\n",
-		y, y, color);
-}
-
-static void gantt_write_gp(FILE *f, const struct trace *t, const struct gantt *g)
-{
-	gp_begin(f, t, "timeline", "the Gantt chart of the pipes and the streams' tasks");
-	unsigned height = (unsigned)(150 + g->row_px * (g->nrows + 0.5) + 15 * g->nlevels);
-	height = height < 320 ? 320 : height > 8000 ? 8000 : height;
-	if (g->empty) {
-		gp_png(f, "timeline", GANTT_WIDTH, height);
-		gp_nothing(f, "timeline.json has no tasks or pipe spans");
-		gp_svg(f, "timeline");
-		return;
-	}
-	char title[512], pre[256];
-	title_prefix(pre, sizeof pre, t);
-	if (g->per_core)
-		snprintf(title, sizeof title, "%s: pipe busy spans of the %u busy AI core%s (of %u), "
-			 "tasks per stream", pre, g->nbusy, g->nbusy == 1 ? "" : "s", t->cores);
-	else
-		snprintf(title, sizeof title, "%s: fraction of all %u AI cores keeping each pipe "
-			 "busy (%u busy), tasks per stream", pre, t->cores, g->nbusy);
-	fprintf(f, "set title ");
-	gp_str(f, title);
-	fprintf(f, "\nset xlabel 'time (µs since the device was created)'\n");
-	fprintf(f, "set xrange [%.4f:%.4f]\n", g->t0 - g->margin, g->t1 + g->margin);
-	/* fixed margins: the pixel the spans were merged at, and the labels'
-	 * room, were computed for this plot area */
-	fprintf(f, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n",
-		(GANTT_WIDTH - GANTT_PLOT_PX - 24.0) / GANTT_WIDTH,
-		(GANTT_WIDTH - 24.0) / GANTT_WIDTH);
-	fprintf(f, "set yrange [-0.7:%.2f]\n",
-		g->nrows - 0.4 + (g->nlevels ? g->nlevels * g->level_dy + 0.2 : 0));
-	fprintf(f, "set grid xtics lc rgb '#e0e0e0'\nset key outside below horizontal\n"
-		   "set style fill solid 1.0 noborder\nset ytics scale 0 font ',9' (");
-	for (unsigned r = 0; r < g->nrows; r++) {
-		char name[96];
-		gantt_row_name(g, t, r, name, sizeof name);
-		fprintf(f, "%s", r ? ", " : "");
-		gp_str(f, name);
-		fprintf(f, " %g", gantt_y(g, r));
-	}
-	fprintf(f, ")\n");
-	/* rules under the streams and between cores; per pipe, its 0 and 100 % */
-	for (unsigned k = 0; k < (g->per_core ? g->nbusy : 1); k++)
-		if (g->nstreams || k)
-			hrule(f, gantt_y(g, g->nstreams + k * g->npipes) + 0.5, "#b0b0b0");
-	for (unsigned r = g->nstreams; !g->per_core && r < g->nrows; r++) {
-		hrule(f, gantt_y(g, r) - 0.4, "#e4e4e4");
-		hrule(f, gantt_y(g, r) + 0.4, "#e4e4e4");
-	}
-	gp_png(f, "timeline", GANTT_WIDTH, height);
-	fprintf(f, "box = \"using (($1+$2)/2):(($3+$4)/2):1:2:3:4\"\nplot ");
-	for (unsigned k = 0; k < g->nblk; k++) {
-		fprintf(f, "%s'timeline.dat' index %u ", k ? ", \\\n     " : "", k);
-		switch (g->blk[k]) {
-		case BLK_PIPE:
-			fprintf(f, "@box with boxxyerror lc rgb '%s' title ",
-				pipe_color[g->blk_pipe[k] % NCOLORS]);
-			gp_str(f, t->pipe_name[g->blk_pipe[k]]);
-			break;
-		case BLK_KERNELS:
-			fprintf(f, "@box:($5 > 0 ? 0x4a78c0 : 0x2c4f8a) with boxxyerror "
-				   "lc rgb variable fs solid 1.0 border lc rgb 'white' "
-				   "title 'kernel tasks'");
-			break;
-		case BLK_COPIES:
-			fprintf(f, "@box with boxxyerror lc rgb '#ff7f0e' fs solid 1.0 border "
-				   "lc rgb 'white' title 'copies'");
-			break;
-		case BLK_LABELS:
-			fprintf(f, "using 1:2:(0):($3-$2) with vectors nohead dt 3 "
-				   "lc rgb '#909090' notitle, \\\n     'timeline.dat' index %u "
-				   "using 1:2 with points pt 7 ps 0.4 lc rgb 'black' notitle, \\\n"
-				   "     'timeline.dat' index %u using 4:2:5 with labels left "
-				   "offset 0.4,0 font ',8' notitle", k, k);
-			break;
-		}
-	}
-	fprintf(f, "\n");
-	gp_svg(f, "timeline");
-}
-
-static int chart_timeline(const char *out, const struct trace *t, const struct trc_plot_opts *o,
-			  unsigned top_n, char *err, size_t errlen)
-{
-	struct gantt g;
-	memset(&g, 0, sizeof g);
-	FILE *f = NULL;
-	int rc = -1;
-	if (gantt_layout(&g, t, o)) {
-		snprintf(err, errlen, "out of memory");
-		goto done;
-	}
-	if (!(f = open_out(out, "timeline.dat", err, errlen)))
-		goto done;
-	gantt_write_dat(f, t, &g, top_n);
-	int bad = close_out(f, out, "timeline.dat", err, errlen);
-	f = NULL;
-	if (bad || !(f = open_out(out, "timeline.gp", err, errlen)))
-		goto done;
-	gantt_write_gp(f, t, &g);
-	rc = close_out(f, out, "timeline.gp", err, errlen);
-	f = NULL;
-done:
-	if (f)
-		fclose(f);
-	free(g.core_row);
-	free(g.streams);
-	free(g.v);
-	free(g.tasks);
-	return rc;
 }
 
 /* ---- chart 2: per-op pipe time ---- */
@@ -1228,7 +740,7 @@ static int by_mean_desc(const void *a, const void *b)
 }
 
 /* The ops by mean duration, longest first (an array of pointers). */
-static const struct op **ops_by_mean(const struct trace *t)
+const struct op **pl_ops_by_mean(const struct trace *t)
 {
 	const struct op **v = malloc((t->nops + 1) * sizeof *v);
 	if (!v)
@@ -1242,19 +754,19 @@ static const struct op **ops_by_mean(const struct trace *t)
 static int chart_ops(const char *out, const struct trace *t, unsigned top_n, char *err,
 		     size_t errlen)
 {
-	const struct op **v = ops_by_mean(t);
+	const struct op **v = pl_ops_by_mean(t);
 	if (!v) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	size_t n = t->nops < top_n ? t->nops : top_n;
-	FILE *f = open_out(out, "op_breakdown.dat", err, errlen);
+	FILE *f = pl_open_out(out, "op_breakdown.dat", err, errlen);
 	int rc = -1;
 	if (!f)
 		goto done;
 	fprintf(f, "# op_breakdown.dat: the top %zu of %zu AI-core ops by mean duration, from "
 		   "op_summary.csv of ", n, t->nops);
-	comment_str(f, t->dir);
+	pl_comment_str(f, t->dir);
 	fprintf(f, "\n# means over the op's rows (executions); pipe times are busy µs per core "
 		   "used (<pipe>_time(us)), and overlap\n# rank duration_us");
 	for (int p = 0; p < OP_PIPES; p++)
@@ -1266,32 +778,32 @@ static int chart_ops(const char *out, const struct trace *t, unsigned top_n, cha
 		for (int p = 0; p < OP_PIPES; p++)
 			fprintf(f, " %.4f", o->pipe[p] / o->rows);
 		fprintf(f, " %u ", o->rows);
-		dat_str(f, o->name, 40);
+		pl_dat_str(f, o->name, 40);
 		fputc('\n', f);
 	}
-	if (close_out(f, out, "op_breakdown.dat", err, errlen))
+	if (pl_close_out(f, out, "op_breakdown.dat", err, errlen))
 		goto done;
-	if (!(f = open_out(out, "op_breakdown.gp", err, errlen)))
+	if (!(f = pl_open_out(out, "op_breakdown.gp", err, errlen)))
 		goto done;
-	gp_begin(f, t, "op_breakdown", "each top op's duration and its pipes' busy time");
+	pl_gp_begin(f, t, "op_breakdown", "each top op's duration and its pipes' busy time");
 	unsigned w = 300 + 90 * (unsigned)n;
 	w = w < 900 ? 900 : w > 6000 ? 6000 : w;
 	if (!n) {
-		gp_png(f, "op_breakdown", w, 700);
-		gp_nothing(f, "op_summary.csv has no AI_CORE rows");
-		gp_svg(f, "op_breakdown");
-		rc = close_out(f, out, "op_breakdown.gp", err, errlen);
+		pl_gp_png(f, "op_breakdown", w, 700);
+		pl_gp_nothing(f, "op_summary.csv has no AI_CORE rows");
+		pl_gp_svg(f, "op_breakdown");
+		rc = pl_close_out(f, out, "op_breakdown.gp", err, errlen);
 		goto done;
 	}
 	char pre[256], title[512];
-	title_prefix(pre, sizeof pre, t);
+	pl_title_prefix(pre, sizeof pre, t);
 	snprintf(title, sizeof title, "%s: the top %zu of %zu AI-core ops by mean duration", pre,
 		 n, t->nops);
 	/* The pipes run at the same time, so stacking their busy times would
 	 * overstate the op; side by side, the tallest bar against the grey one
 	 * shows the bound and how much of the op it covers. */
 	fprintf(f, "set title ");
-	gp_str(f, title);
+	pl_gp_str(f, title);
 	fprintf(f, " . \"\\n\" . 'grey: the op''s duration; coloured: each pipe''s busy time "
 		   "per core (pipes overlap in time, so they are side by side, not stacked)'\n");
 	fprintf(f, "set ylabel 'µs (mean over the op''s executions)'\n"
@@ -1299,17 +811,17 @@ static int chart_ops(const char *out, const struct trace *t, unsigned top_n, cha
 		   "set xtics rotate by 30 right font ',9'\nset grid ytics lc rgb '#e0e0e0'\n"
 		   "set key outside top right vertical\nset bmargin 10\n", n);
 	/* the first name, rotated, reaches left of the axis */
-	fprintf(f, "set lmargin %.0f\n", fmax(10, 0.62 * (double)text_chars(v[0]->name, 40)));
+	fprintf(f, "set lmargin %.0f\n", fmax(10, 0.62 * (double)pl_text_chars(v[0]->name, 40)));
 	fprintf(f, "array pipe_name[%d] = [", OP_PIPES);
 	for (int p = 0; p < OP_PIPES; p++) {
 		fprintf(f, "%s", p ? ", " : "");
-		gp_str(f, op_pipe_label[p]);
+		pl_gp_str(f, op_pipe_label[p]);
 	}
 	fprintf(f, "]\narray pipe_color[%d] = [", OP_PIPES);
 	for (int p = 0; p < OP_PIPES; p++)
-		fprintf(f, "%s'%s'", p ? ", " : "", pipe_color[p]);
+		fprintf(f, "%s'%s'", p ? ", " : "", pl_pipe_color[p]);
 	fprintf(f, "]\n");
-	gp_png(f, "op_breakdown", w, 700);
+	pl_gp_png(f, "op_breakdown", w, 700);
 	fprintf(f, "bw = 0.84 # width of an op's group of bars\n"
 		   "plot 'op_breakdown.dat' using 1:2:(bw):xtic(%d) with boxes fs solid 0.3 "
 		   "noborder lc rgb '#707070' title 'duration', \\\n"
@@ -1317,220 +829,10 @@ static int chart_ops(const char *out, const struct trace *t, unsigned top_n, cha
 		   "(column(2 + p)):(bw/%d * 0.85) with boxes fs solid 1.0 noborder "
 		   "lc rgb pipe_color[p] title pipe_name[p]\n",
 		OP_PIPES + 4, OP_PIPES, OP_PIPES, OP_PIPES);
-	gp_svg(f, "op_breakdown");
-	rc = close_out(f, out, "op_breakdown.gp", err, errlen);
+	pl_gp_svg(f, "op_breakdown");
+	rc = pl_close_out(f, out, "op_breakdown.gp", err, errlen);
 done:
 	free(v);
-	return rc;
-}
-
-/* ---- chart 3: roofline ---- */
-
-/* An op's main-memory bytes, or its GM traffic when the trace counted none
- * (main_mem is 0 for data the L2 served entirely). */
-static double op_bytes(const struct op *o)
-{
-	return o->mem > 0 ? o->mem : o->gm;
-}
-
-static int op_placeable(const struct op *o)
-{
-	return o->cube + o->vec > 0 && op_bytes(o) > 0 && o->dur > 0;
-}
-
-#define ROOF_W 1100
-#define ROOF_H 800
-#define ROOF_PLOT_W 950.0 /* the plot area of roofline.png (margins fixed), px */
-#define ROOF_PLOT_H 610.0
-#define ROOF_LINE_PX 13.0 /* a line of labels at font size 8 */
-
-/* A label's box in plot pixels, to keep labels of nearby points apart. */
-struct lbox {
-	double x0, x1, y0, y1;
-};
-
-/* Place a label w px wide right of the point (px, py) (plot pixels, y up):
- * the first of level, up, down, further up... that clears the labels
- * placed before it (ops of one shape share a point); returns its y. */
-static double place_label(struct lbox *boxes, size_t *nbox, double px, double py, double w)
-{
-	struct lbox b = { 0 };
-	for (int tries = 0; tries < 9; tries++) {
-		double dy = ROOF_LINE_PX * ((tries + 1) / 2) * (tries % 2 ? 1 : -1);
-		b = (struct lbox){ px + 10, px + 10 + w, py + dy - 6, py + dy + 6 };
-		size_t c = 0;
-		while (c < *nbox && (b.x1 <= boxes[c].x0 || b.x0 >= boxes[c].x1 ||
-				     b.y1 <= boxes[c].y0 || b.y0 >= boxes[c].y1))
-			c++;
-		if (c == *nbox)
-			break;
-	}
-	boxes[(*nbox)++] = b;
-	return b.y0 + 6;
-}
-
-static int chart_roofline(const char *out, const struct trace *t, unsigned top_n, char *err,
-			  size_t errlen)
-{
-	const struct op **v = ops_by_mean(t);
-	struct lbox *boxes = malloc(((size_t)t->nops + 1) * sizeof *boxes); /* labels <= ops */
-	FILE *f = NULL;
-	int rc = -1;
-	if (!v || !boxes) {
-		snprintf(err, errlen, "out of memory");
-		goto done;
-	}
-	size_t placed = 0;
-	double imin = INFINITY, imax = 0, amin = INFINITY, amax = 0, maxdur = 0;
-	for (size_t i = 0; i < t->nops; i++) {
-		const struct op *o = v[i];
-		if (!op_placeable(o))
-			continue;
-		double in = (o->cube + o->vec) / op_bytes(o), ach = (o->cube + o->vec) / o->dur / 1e6;
-		placed++;
-		imin = fmin(imin, in);
-		imax = fmax(imax, in);
-		amin = fmin(amin, ach);
-		amax = fmax(amax, ach);
-		maxdur = fmax(maxdur, o->dur / o->rows);
-	}
-	/* whole decades around the points and the ridge, so the roof's knee
-	 * shows and labels have room on the right */
-	double ridge = t->peak_tflops * 1e3 / t->hbm_gbps;
-	double x0 = 1, x1 = 10, y0 = 1, y1 = 10;
-	if (placed) {
-		x0 = pow(10, floor(log10(fmin(imin, ridge) / 2)));
-		x1 = pow(10, ceil(log10(fmax(imax, ridge) * 5)));
-		y0 = pow(10, floor(log10(fmin(amin, t->peak_tflops) / 2)));
-		y1 = pow(10, ceil(log10(fmax(amax, t->peak_tflops) * 1.5)));
-	}
-
-	if (!(f = open_out(out, "roofline.dat", err, errlen)))
-		goto done;
-	fprintf(f, "# roofline.dat: every AI-core op of op_summary.csv of ");
-	comment_str(f, t->dir);
-	fprintf(f, "\n# intensity = (cube_fops + vector_fops) / main_mem(B) (gm_read + gm_write "
-		   "when main_mem is 0), summed over the op's rows;\n# achieved = those FLOPs / the "
-		   "summed Task Duration; mean_us = mean duration\n"
-		   "# roofs (summary.json): peak_cube_tflops %g, hbm_bandwidth_gbps %g, "
-		   "l2_bandwidth_gbps %g\n", t->peak_tflops, t->hbm_gbps, t->l2_gbps);
-	/* index 0: cube ops, 1: vector ops, 2: the labelled top_n (by mean
-	 * duration, as in the other charts), with the label's own y */
-	int blk_of[3] = { -1, -1, -1 }, nblk = 0;
-	size_t nbox = 0;
-	for (int kind = 0; kind < 3; kind++) {
-		size_t k = 0;
-		for (size_t i = 0; i < t->nops; i++) {
-			const struct op *o = v[i];
-			if (!op_placeable(o) || (kind < 2 && (o->cube >= o->vec) != (kind == 0)))
-				continue;
-			if (kind == 2 && k >= top_n)
-				break;
-			double in = (o->cube + o->vec) / op_bytes(o);
-			double ach = (o->cube + o->vec) / o->dur / 1e6;
-			if (!k++) {
-				fprintf(f, "%s# index %d: %s\n# intensity_flop_per_byte "
-					   "achieved_tflops mean_us \"name\"%s\n",
-					nblk ? "\n\n" : "", nblk,
-					kind == 0 ? "cube ops (cube_fops >= vector_fops)"
-					: kind == 1 ? "vector ops" : "the labelled ops",
-					kind == 2 ? " label_y" : "");
-				blk_of[kind] = nblk++;
-			}
-			fprintf(f, "%.6g %.6g %.4f ", in, ach, o->dur / o->rows);
-			dat_str(f, o->name, 40);
-			if (kind == 2) {
-				double px = (log10(in) - log10(x0)) / (log10(x1) - log10(x0));
-				double py = (log10(ach) - log10(y0)) / (log10(y1) - log10(y0));
-				double w = LABEL_CHAR_PX * (double)text_chars(o->name, 40);
-				double ly = place_label(boxes, &nbox, px * ROOF_PLOT_W,
-							py * ROOF_PLOT_H, w);
-				fprintf(f, " %.6g", pow(10, log10(y0) + ly / ROOF_PLOT_H *
-							      (log10(y1) - log10(y0))));
-			}
-			fputc('\n', f);
-		}
-	}
-	size_t unplaced = t->nops - placed;
-	if (unplaced) {
-		fprintf(f, "# not placed (no FLOPs, no bytes or no time):");
-		for (size_t i = 0; i < t->nops; i++)
-			if (!op_placeable(v[i])) {
-				fputc(' ', f);
-				comment_str(f, v[i]->name);
-			}
-		fputc('\n', f);
-	}
-	int bad = close_out(f, out, "roofline.dat", err, errlen);
-	f = NULL;
-	if (bad || !(f = open_out(out, "roofline.gp", err, errlen)))
-		goto done;
-	gp_begin(f, t, "roofline", "the ops under the main-memory and L2 roofs");
-	if (!placed) {
-		gp_png(f, "roofline", ROOF_W, ROOF_H);
-		gp_nothing(f, "no AI-core op in op_summary.csv has both FLOPs and bytes");
-		gp_svg(f, "roofline");
-		rc = close_out(f, out, "roofline.gp", err, errlen);
-		f = NULL;
-		goto done;
-	}
-	char pre[256], title[512];
-	title_prefix(pre, sizeof pre, t);
-	snprintf(title, sizeof title, "%s: roofline of %zu AI-core op%s", pre, placed,
-		 placed > 1 ? "s" : "");
-	fprintf(f, "set title ");
-	gp_str(f, title);
-	snprintf(title, sizeof title, "point area ~ mean duration; the top %u by mean duration "
-				      "labelled", top_n);
-	fprintf(f, " . \"\\n\" . ");
-	gp_str(f, title);
-	if (unplaced)
-		fprintf(f, " . '; not shown: %zu op%s without FLOPs or bytes (see roofline.dat)'",
-			unplaced, unplaced > 1 ? "s" : "");
-	fprintf(f, "\nset xlabel 'arithmetic intensity (FLOP per byte of main-memory traffic)'\n"
-		   "set ylabel 'achieved TFLOP/s (the op''s FLOPs / its duration)'\n"
-		   "set logscale xy\nset format x '%%g'\nset format y '%%g'\n"
-		   "set xrange [%g:%g]\nset yrange [%g:%g]\n"
-		   "set grid xtics ytics mxtics mytics lc rgb '#e8e8e8'\n"
-		   "set key outside below horizontal\nset samples 2000\n",
-		x0, x1, y0, y1);
-	/* fixed margins: the labels were placed for this plot area */
-	fprintf(f, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
-		   "set tmargin at screen %.4f\nset bmargin at screen %.4f\n",
-		90.0 / ROOF_W, (90.0 + ROOF_PLOT_W) / ROOF_W, 1 - 70.0 / ROOF_H,
-		1 - (70.0 + ROOF_PLOT_H) / ROOF_H);
-	fprintf(f, "peak = %g # TFLOP/s, the cube peak of all AI cores (summary.json)\n"
-		   "hbm = %g # GB/s, main memory\nl2 = %g # GB/s, the L2\n"
-		   "maxdur = %g # µs, the longest op's mean duration (point size)\n"
-		   "roof(x, bw) = x * bw / 1000.0 < peak ? x * bw / 1000.0 : peak\n",
-		t->peak_tflops, t->hbm_gbps, t->l2_gbps, maxdur);
-	gp_png(f, "roofline", ROOF_W, ROOF_H);
-	fprintf(f, "plot roof(x, hbm) lw 2 lc rgb 'black' title sprintf('main memory %%g GB/s, cube "
-		   "peak %%g TFLOP/s', hbm, peak)");
-	if (t->l2_gbps > 0)
-		fprintf(f, ", \\\n     roof(x, l2) lw 1.5 dt 2 lc rgb '#606060' "
-			   "title sprintf('L2 %%g GB/s', l2)");
-	static const char *const kind_style[2] = { "pt 7 lc rgb '#d62728' title 'cube ops'",
-						   "pt 5 lc rgb '#2ca02c' title 'vector ops'" };
-	for (int kind = 0; kind < 2; kind++)
-		if (blk_of[kind] >= 0)
-			fprintf(f, ", \\\n     'roofline.dat' index %d using 1:2:(0.6 + 2.4 * "
-				   "sqrt($3 / maxdur)) with points ps variable %s",
-				blk_of[kind], kind_style[kind]);
-	if (blk_of[2] >= 0)
-		fprintf(f, ", \\\n     'roofline.dat' index %d using 1:2:(0):($5 - $2) with vectors "
-			   "nohead lc rgb '#b0b0b0' notitle, \\\n     'roofline.dat' index %d "
-			   "using 1:5:4 with labels left offset 1.6,0 font ',8' notitle",
-			blk_of[2], blk_of[2]);
-	fprintf(f, "\n");
-	gp_svg(f, "roofline");
-	rc = close_out(f, out, "roofline.gp", err, errlen);
-	f = NULL;
-done:
-	if (f)
-		fclose(f);
-	free(v);
-	free(boxes);
 	return rc;
 }
 
@@ -1694,8 +996,8 @@ int trc_plot_with(const char *trace_dir, const char *out_dir, const struct trc_p
 	int rc = -1;
 	if (read_summary(&t, err, errlen) || read_ops(&t, err, errlen) ||
 	    read_timeline(&t, err, errlen) || mkdir_p(out, err, errlen) ||
-	    chart_timeline(out, &t, &o, top_n, err, errlen) ||
-	    chart_ops(out, &t, top_n, err, errlen) || chart_roofline(out, &t, top_n, err, errlen))
+	    pl_chart_timeline(out, &t, &o, top_n, err, errlen) ||
+	    chart_ops(out, &t, top_n, err, errlen) || pl_chart_roofline(out, &t, top_n, err, errlen))
 		goto done;
 	char gp[PATH_MAX];
 	if (find_gnuplot(gp)) {
