@@ -521,7 +521,7 @@ static int first_of_exec(const struct row *rows, size_t i)
 /* The dispatch share of a task: its wait, at most the scheduler's gap when
  * the summary says what that is (beyond it, a task waits for cores busy
  * with other streams' work, which is not launch overhead), and for the
- * first task of an execution also the execution's fixed cost. */
+ * first task of an execution (first) also the execution's fixed cost. */
 static double overhead_of(const struct adv_report *r, double wait, int first)
 {
 	double cap = r->gap + (first ? r->exec_us : 0);
@@ -657,7 +657,6 @@ static int group(struct adv_report *r, const struct row *rows, size_t nrows,
 		if (!use[i])
 			continue;
 		const struct row *w = &rows[i];
-		int first = first_of_exec(rows, i);
 		/* tasks come in model order, so the next op is usually the one
 		 * after the last: try it first */
 		size_t k = r->nops;
@@ -681,7 +680,9 @@ static int group(struct adv_report *r, const struct row *rows, size_t nrows,
 		o->weight += wt;
 		o->dur += w->dur;
 		o->wait += w->wait;
-		o->overhead += overhead_of(r, w->wait, first);
+		/* an op's own dispatch share: the gap only (the execution's
+		 * fixed cost is the run's, whichever op comes first) */
+		o->overhead += overhead_of(r, w->wait, 0);
 		if (w->block > o->block_dim)
 			o->block_dim = (unsigned)w->block;
 		for (int p = 0; p < NP; p++) {
