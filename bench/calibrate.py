@@ -3,7 +3,7 @@
 on the calibration set of ascend.md section 4 (bench/validation.sh's rows),
 and show the fit's residuals and a leave-one-out check.
 
-usage: bench/calibrate.py BUILD_DIR WORK_DIR [--rows REGEX] [--apply]
+usage: bench/calibrate.py BUILD_DIR WORK_DIR [--rows REGEX] [--icache] [--apply]
   WORK_DIR is a bench/validation.sh work directory (its rows.tsv and the .om
   of every row).  --rows fits only the rows whose "model precision soc
   batch" matches (all rows are still simulated and shown).  JOBS=N simruns
@@ -17,11 +17,15 @@ The terms (sim/soc.def; what each models is in docs/validation.md):
 Method: the first two add to a one-stream execution exactly (once, and once
 per kernel task), so a row's latency is L(miss) + exec + tasks * gap, where
 L(miss) is simrun's latency with both at 0.  The third is not linear (a
-stall is hidden while the pipes are busy), so it is searched on a grid from
-0 to the L2's hit latency (the instruction cache is filled from the L2,
-msprof's icache description): at each grid value every row is simulated and
-(exec, gap) >= 0 minimise the sum of squared relative latency errors
-against the published figures; the grid value with the least sum wins.
+stall is hidden while the pipes are busy), so with --icache it is searched
+on a grid from 0 to the L2's hit latency (the instruction cache is filled
+from the L2, msprof's icache description): at each grid value every row is
+simulated and (exec, gap) >= 0 minimise the sum of squared relative latency
+errors against the published figures; the grid value with the least sum
+wins.  Without --icache it stays 0: the cache has no prefetch yet, so a
+miss cost that fits ResNet-101 on the 310 (80 cycles) makes a straight-line
+kernel such as tests/kernels/gemm_db.s twelve times slower, which no chip
+with a sequential prefetcher would be.
 The leave-one-out check repeats the whole fit without one row and predicts
 it.  Published figures outside section 4 are not used.
 
@@ -105,10 +109,10 @@ def fit_linear(L, T, P):
     return best
 
 
-def fit(idx, Lg, T, P):
+def fit(idx, Lg, T, P, grid):
     """The best (miss, exec, gap) over the grid for the rows idx."""
     best = None
-    for g, miss in enumerate(GRID):
+    for g, miss in enumerate(grid):
         x, cost = fit_linear(Lg[g][idx], T[idx], P[idx])
         if best is None or cost < best[3] - 1e-15:
             best = (miss, x[0], x[1], cost)
@@ -130,6 +134,7 @@ def apply_values(src, soc, values):
 def main():
     argv = sys.argv[1:]
     pattern = None
+    grid = GRID if "--icache" in argv else [0]
     if "--rows" in argv:
         k = argv.index("--rows")
         if k + 1 >= len(argv):
@@ -163,7 +168,7 @@ def main():
         return cache[k]
     Lg, T = [], None
     with ThreadPoolExecutor(max_workers=jobs) as ex:
-        for miss in GRID:
+        for miss in grid:
             res = list(ex.map(lambda r: point(r, miss), rows))
             Lg.append(np.array([x[0] for x in res]))
             T = np.array([x[1] for x in res], dtype=float)
@@ -177,13 +182,13 @@ def main():
         idx = [i for i in used if rows[i]["fam"] == fam]
         if not idx:
             die("no row of %s is in the fit" % fam)
-        fitted[fam] = fit(idx, Lg, T, P)
+        fitted[fam] = fit(idx, Lg, T, P, grid)
         for j in idx:
             rest = [i for i in idx if i != j]
             if not rest:
                 continue
-            miss, e, gap = fit(rest, Lg, T, P)
-            loo[j] = Lg[GRID.index(miss)][j] + e + T[j] * gap
+            miss, e, gap = fit(rest, Lg, T, P, grid)
+            loo[j] = Lg[grid.index(miss)][j] + e + T[j] * gap
     with ThreadPoolExecutor(max_workers=jobs) as ex:
         final = list(ex.map(lambda r: simulate(build, r, fitted[r["fam"]][1], fitted[r["fam"]][2],
                                                fitted[r["fam"]][0])[0], rows))
