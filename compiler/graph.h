@@ -54,7 +54,7 @@ struct cc_tensor {
 	/* a graph input's or output's ONNX type that the device does not
 	 * compute in (float64, bfloat16, int16, uint16, uint32, uint64): dtype
 	 * is then the type the tasks see and the runtime converts at the edge
-	 * (runtime/om_edge.c); 0 otherwise.  Set by cc_compile. */
+	 * (om/om_edge.c); 0 otherwise.  Set by cc_compile. */
 	enum cc_dtype edge;
 	/* a graph output's type on the host when ATC's --output_type names one
 	 * (output_type.c): its output edge converts to it; 0: dtype (or edge) */

@@ -139,7 +139,7 @@ aclError aclprofStart(const aclprofConfig *profilerConfig)
 
 /* The loaded model that executed last in the log, or NULL: the program
  * that ran (a dynamic-batch model's is one of its variants). */
-static const struct om_model *last_model(const struct rt_exec_record *e, size_t n)
+static const struct om_model *last_model(const struct trc_exec *e, size_t n)
 {
 	for (size_t i = n; i-- > 0;)
 		for (size_t k = 0; k < acl_state.nmodels; k++) {
@@ -167,8 +167,8 @@ aclError aclprofStop(const aclprofConfig *profilerConfig)
 			    "configuration");
 	e = acl_state.pending ? acl_run_queued(__func__) : ACL_SUCCESS;
 	size_t nt, ne;
-	const struct rt_task_record *t = rt_tasks(acl_state.dev, &nt);
-	const struct rt_exec_record *x = rt_execs(acl_state.dev, &ne);
+	const struct trc_task *t = rt_tasks(acl_state.dev, &nt);
+	const struct trc_exec *x = rt_execs(acl_state.dev, &ne);
 	const struct om_model *om = last_model(x, ne);
 	char err[1024];
 	if (e == ACL_SUCCESS && om) {

@@ -31,8 +31,8 @@ int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct 
 	int rc = rt_session_run(rt, m, &one, inputs, 1, outputs, NULL, err, errlen);
 	if (!rc) {
 		size_t nt, ne;
-		const struct rt_task_record *tr = rt_tasks(rt, &nt);
-		const struct rt_exec_record *er = rt_execs(rt, &ne);
+		const struct trc_task *tr = rt_tasks(rt, &nt);
+		const struct trc_exec *er = rt_execs(rt, &ne);
 		run->start_cycle = er[0].start;
 		run->cycles = er[0].end - er[0].start;
 		for (size_t i = 0; i < nt; i++) {

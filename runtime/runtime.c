@@ -55,15 +55,15 @@ struct rt_device {
 	struct rt_stream **streams;
 	size_t nstreams, capstreams;
 	unsigned next_stream_id;
-	struct rt_task_record *tasks;
+	struct trc_task *tasks;
 	size_t ntasks, captasks;
-	struct rt_exec_record *execs;
+	struct trc_exec *execs;
 	size_t nexecs, capexecs;
 	uint64_t gap_cycles;  /* runtime.task_gap_us */
 	uint64_t exec_cycles; /* runtime.model_exec_us */
 	int oom;
 	char fail[256]; /* why a submit failed inside the scheduler */
-	void (*on_task)(void *ctx, const struct rt_task_record *r);
+	void (*on_task)(void *ctx, const struct trc_task *r);
 	void *on_task_ctx;
 };
 
@@ -404,8 +404,8 @@ int rt_exec_begin(struct rt_stream *s, const struct om_model *om)
 		return -1;
 	int id = (int)d->nexecs;
 	b->exec_id = id;
-	d->execs[d->nexecs++] = (struct rt_exec_record){ .exec_id = id, .stream_id = s->id,
-							 .model = om };
+	d->execs[d->nexecs++] = (struct trc_exec){ .exec_id = id, .stream_id = s->id,
+						   .model = om };
 	return id;
 }
 
@@ -514,9 +514,9 @@ static void on_done(void *ctx, struct sim_launch *l)
 	if (grow((void **)&d->tasks, &d->captasks, d->ntasks, sizeof *d->tasks)) {
 		d->oom = 1;
 	} else {
-		struct rt_task_record *r = &d->tasks[d->ntasks];
+		struct trc_task *r = &d->tasks[d->ntasks];
 		memset(r, 0, sizeof *r);
-		r->kind = it->kind == IT_KERNEL ? RT_TASK_KERNEL : RT_TASK_MEMCPY;
+		r->kind = it->kind == IT_KERNEL ? TRC_TASK_KERNEL : TRC_TASK_MEMCPY;
 		r->task_id = (unsigned)d->ntasks++;
 		r->stream_id = s->id;
 		r->exec_id = it->exec_id;
@@ -533,7 +533,7 @@ static void on_done(void *ctx, struct sim_launch *l)
 		r->bytes = l->bytes;
 		r->st = l->total;
 		const struct soc_config *cfg = sim_device_config(d->sim);
-		for (int64_t c = 0; l->core && c < cfg->core_count && c < RT_MAX_CORES; c++)
+		for (int64_t c = 0; l->core && c < cfg->core_count && c < TRC_MAX_CORES; c++)
 			if (l->core[c].blocks)
 				r->core_mask[c / 64] |= UINT64_C(1) << (c % 64);
 		if (d->on_task)
@@ -586,19 +586,19 @@ int rt_synchronize(struct rt_device *d, char *err, size_t errlen)
 }
 
 void rt_device_on_task(struct rt_device *d,
-		       void (*fn)(void *ctx, const struct rt_task_record *r), void *ctx)
+		       void (*fn)(void *ctx, const struct trc_task *r), void *ctx)
 {
 	d->on_task = fn;
 	d->on_task_ctx = ctx;
 }
 
-const struct rt_task_record *rt_tasks(const struct rt_device *d, size_t *n)
+const struct trc_task *rt_tasks(const struct rt_device *d, size_t *n)
 {
 	*n = d->ntasks;
 	return d->tasks;
 }
 
-const struct rt_exec_record *rt_execs(const struct rt_device *d, size_t *n)
+const struct trc_exec *rt_execs(const struct rt_device *d, size_t *n)
 {
 	*n = d->nexecs;
 	return d->execs;
@@ -711,7 +711,7 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 	}
 	struct rt_stream *s0 = rt_default_stream(d);
 	snprintf(s0->tail->name, sizeof s0->tail->name, "%.100s weights", om->name);
-	snprintf(s0->tail->op_type, sizeof s0->tail->op_type, "%s", RT_MODEL_LOAD_TYPE);
+	snprintf(s0->tail->op_type, sizeof s0->tail->op_type, "%s", TRC_MODEL_LOAD_TYPE);
 	if (rt_synchronize(d, err, errlen)) {
 		rt_model_unload(m);
 		return -1;
@@ -866,8 +866,8 @@ int rt_model_execute_async(struct rt_model *m, struct rt_stream *s, const uint64
 		return -1;
 	}
 	b->exec_id = id;
-	d->execs[d->nexecs++] = (struct rt_exec_record){ .exec_id = id, .stream_id = s->id,
-							 .model = om };
+	d->execs[d->nexecs++] = (struct trc_exec){ .exec_id = id, .stream_id = s->id,
+						   .model = om };
 	/* the tasks see the device-typed copies of the edge-converted tensors */
 	uint64_t *tin = calloc(om->ninputs + 1, sizeof *tin);
 	uint64_t *tout = calloc(om->noutputs + 1, sizeof *tout);

@@ -21,6 +21,7 @@
 #define DV_RUNTIME_H
 
 #include "om.h"
+#include "run_log.h"
 #include "sim.h"
 
 /* The slack every device buffer of a model gets (om.h says why). */
@@ -29,44 +30,6 @@
 struct rt_device;
 struct rt_stream;
 struct rt_event;
-
-enum rt_task_kind { RT_TASK_KERNEL, RT_TASK_MEMCPY };
-
-#define RT_MAX_CORES 1024 /* soc.def's limit on core.count */
-
-/* One completed device task, as msprof would record it. */
-struct rt_task_record {
-	enum rt_task_kind kind;
-	unsigned task_id;   /* in completion order over the device's life */
-	unsigned stream_id;
-	int exec_id;        /* the model execution it belongs to, or -1 */
-	int model_task;     /* index into the model's tasks, or -1 */
-	const struct om_model *model;
-	char name[128];
-	char op_type[64];
-	uint64_t queued;     /* cycle its predecessor in the stream ended */
-	uint64_t start, end; /* cycles */
-	unsigned block_dim, cores;
-	enum sim_copy_dir dir; /* copies */
-	uint64_t bytes;
-	struct sim_core_stats st; /* kernels: summed over cores */
-	uint64_t core_mask[RT_MAX_CORES / 64]; /* kernels: the cores that ran its blocks */
-};
-
-static inline int rt_task_on_core(const struct rt_task_record *r, unsigned core)
-{
-	return core < RT_MAX_CORES && (r->core_mask[core / 64] >> (core % 64) & 1);
-}
-
-/* One model execution: when the stream released its first task and when
- * its last task ended. */
-struct rt_exec_record {
-	int exec_id;
-	unsigned stream_id;
-	const struct om_model *model;
-	uint64_t start, end;
-	unsigned first_task, ntasks; /* task_ids of its tasks are recorded in the log */
-};
 
 struct rt_device *rt_device_new(const struct soc_config *cfg, const struct sim_options *opt,
 				char *err, size_t errlen);
@@ -134,11 +97,12 @@ uint64_t rt_now(const struct rt_device *d);
 
 /* fn(ctx, r) is called as each task completes (progress displays). */
 void rt_device_on_task(struct rt_device *d,
-		       void (*fn)(void *ctx, const struct rt_task_record *r), void *ctx);
+		       void (*fn)(void *ctx, const struct trc_task *r), void *ctx);
 
-/* The log, in completion order. */
-const struct rt_task_record *rt_tasks(const struct rt_device *d, size_t *n);
-const struct rt_exec_record *rt_execs(const struct rt_device *d, size_t *n);
+/* The log, in completion order: a trc_task per completed task, a trc_exec
+ * per model execution (run_log.h: traces are made from these records). */
+const struct trc_task *rt_tasks(const struct rt_device *d, size_t *n);
+const struct trc_exec *rt_execs(const struct rt_device *d, size_t *n);
 void rt_log_clear(struct rt_device *d);
 
 /* A model in device memory: weights (shared between clones) and a private
@@ -156,11 +120,9 @@ struct rt_model {
 	uint64_t *edge_in, *edge_out;
 };
 
-/* The op_type of the task that copies a model's weights in. */
-#define RT_MODEL_LOAD_TYPE "MODEL_LOAD"
-
 /* Allocate and copy the weights (queued on the default stream and
- * synchronized: the load time is load_end - load_start). */
+ * synchronized: the load time is load_end - load_start; the copy is logged
+ * as TRC_MODEL_LOAD_TYPE, run_log.h). */
 int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_model *m, char *err,
 		  size_t errlen);
 /* Another instance of src sharing its weights, with its own workspace. */

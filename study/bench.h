@@ -24,7 +24,7 @@ struct st_bench_opts {
 	uint64_t seed;             /* of the seeded inputs (without inputs) */
 	int spans;                 /* record every pipe's busy spans (the trace's
 				    * timeline; ~10 MB for ResNet-50) */
-	void (*on_task)(void *ctx, const struct rt_task_record *r); /* progress, or NULL */
+	void (*on_task)(void *ctx, const struct trc_task *r); /* progress, or NULL */
 	void *task_ctx;
 };
 
@@ -32,9 +32,9 @@ struct st_bench_opts {
  * summary and the spans. */
 struct st_bench {
 	struct rt_device *dev;
-	const struct rt_task_record *tasks;
+	const struct trc_task *tasks;
 	size_t ntasks;
-	const struct rt_exec_record *execs;
+	const struct trc_exec *execs;
 	size_t nexecs;
 	double load_us;
 	struct trc_summary sum;

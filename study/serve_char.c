@@ -30,9 +30,9 @@ static int last_iteration(const struct rt_device *d, const struct om_model *om, 
 			  double mhz, struct sv_service *s, char *err, size_t errlen)
 {
 	size_t nt, ne;
-	const struct rt_task_record *tr = rt_tasks(d, &nt);
-	const struct rt_exec_record *er = rt_execs(d, &ne);
-	const struct rt_exec_record *ex = NULL;
+	const struct trc_task *tr = rt_tasks(d, &nt);
+	const struct trc_exec *er = rt_execs(d, &ne);
+	const struct trc_exec *ex = NULL;
 	for (size_t i = 0; i < ne; i++)
 		if (er[i].stream_id == sid && (!ex || er[i].exec_id > ex->exec_id))
 			ex = &er[i];
@@ -43,8 +43,8 @@ static int last_iteration(const struct rt_device *d, const struct om_model *om, 
 	uint64_t in_from = UINT64_MAX, out_to = 0;
 	unsigned nin = 0, nout = 0;
 	for (size_t i = nt; i-- > 0;) {
-		const struct rt_task_record *r = &tr[i];
-		if (r->stream_id != sid || r->kind != RT_TASK_MEMCPY)
+		const struct trc_task *r = &tr[i];
+		if (r->stream_id != sid || r->kind != TRC_TASK_MEMCPY)
 			continue;
 		if (r->dir == SIM_COPY_D2H && r->start >= ex->end && nout < om->noutputs) {
 			nout++;

@@ -176,7 +176,7 @@ for nm, loc in (("ext_symlink", "link.bin"), ("ext_dotdot", "../secret.bin"),
     m.ir_version = 7
     onnx.save(m, os.path.join(ext, nm + ".onnx"))
     print("ext/%s\tw" % nm)
-# -- types at the model's edge (runtime/om_edge.c) --------------------------
+# -- types at the model's edge (om/om_edge.c) --------------------------
 # an output declared float64 that computes as int32: no edge conversion
 save("edge_declared_mismatch", "output 'y' is declared float64 but computes as int32",
      [helper.make_node("Cast", ["x"], ["y"], name="c", to=TensorProto.INT32)],

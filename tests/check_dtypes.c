@@ -92,7 +92,7 @@ START_TEST(pow_tensor_exponents)
 END_TEST
 
 /* float64, int16, uint16, uint32 and uint64 inputs and outputs, converted
- * by the runtime at the edge (runtime/om_edge.c), the .om describing them
+ * by the runtime at the edge (om/om_edge.c), the .om describing them
  * with the user's type */
 START_TEST(edge_converted_types)
 {

@@ -1,4 +1,4 @@
-/* check_om.c: tests for runtime/om.c (writing and reading .om offline models).
+/* check_om.c: tests for om/om.c (writing and reading .om offline models).
  *
  * One sample model (two kernels, three tasks using every argument kind, two
  * of them with their input and output tensors, an input, an output, a memory

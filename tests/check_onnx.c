@@ -1,5 +1,5 @@
 /* check_onnx.c: tests for the ONNX importer (compiler/onnx_import.c, compiler/graph.c) and the
- * TensorProto files (runtime/tensor_io.c).
+ * TensorProto files (om/tensor_io.c).
  *
  * Inputs: the ONNX backend node tests ($ONNX_TESTDATA/node, Debian's libonnx-testdata), which
  * cover nearly every operator but carry no initializers, and small models written at test time

@@ -527,8 +527,8 @@ static void conv_trace(const char *dir)
 	ck_assert_msg(rt_session_run(d, &m, &so, &in, 1, outs, &load_us, err, sizeof err) == 0,
 		      "%s", err);
 	size_t nt, ne;
-	const struct rt_task_record *t = rt_tasks(d, &nt);
-	const struct rt_exec_record *e = rt_execs(d, &ne);
+	const struct trc_task *t = rt_tasks(d, &nt);
+	const struct trc_exec *e = rt_execs(d, &ne);
 	struct trc_summary sum;
 	ck_assert_msg(trc_summarize(&cfg, &m, t, nt, e, ne, load_us, &sum, err, sizeof err) == 0,
 		      "%s", err);

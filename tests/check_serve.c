@@ -484,8 +484,8 @@ START_TEST(real_model)
 			}
 			ck_assert_msg(rt_synchronize(d, err, sizeof err) == 0, "%s", err);
 			size_t ne, nt;
-			const struct rt_exec_record *e = rt_execs(d, &ne);
-			const struct rt_task_record *tr = rt_tasks(d, &nt);
+			const struct trc_exec *e = rt_execs(d, &ne);
+			const struct trc_task *tr = rt_tasks(d, &nt);
 			ck_assert_uint_eq(ne, 2);
 			plain_us = (double)(e[1].end - e[1].start) / cfg.core_freq_mhz;
 			/* input copy: from the first iteration's last task to the kernels */

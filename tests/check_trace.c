@@ -132,8 +132,8 @@ static void traced_run(const struct om_model *m, const struct soc_config *cfg, u
 	ck_assert_msg(rt_session_run(d, m, &so, &in, 1, out, &load_us, err, sizeof err) == 0, "%s",
 		      err);
 	size_t nt, ne;
-	const struct rt_task_record *t = rt_tasks(d, &nt);
-	const struct rt_exec_record *e = rt_execs(d, &ne);
+	const struct trc_task *t = rt_tasks(d, &nt);
+	const struct trc_exec *e = rt_execs(d, &ne);
 	ck_assert_uint_eq(ne, streams * loop);
 	ck_assert_msg(trc_summarize(cfg, m, t, nt, e, ne, load_us, sum, err, sizeof err) == 0, "%s",
 		      err);
@@ -174,7 +174,7 @@ START_TEST(trace_files_are_consistent)
 	struct trc_summary sum;
 	traced_run(&m, &cfg, 1, 2, dir, &spans, &d, &sum);
 	size_t nt;
-	const struct rt_task_record *tr = rt_tasks(d, &nt);
+	const struct trc_task *tr = rt_tasks(d, &nt);
 	double mhz = cfg.core_freq_mhz;
 
 	/* spans: never overlapping on one (core, pipe) */
@@ -192,8 +192,8 @@ START_TEST(trace_files_are_consistent)
 	 * <= duration x cores */
 	unsigned kernels = 0;
 	for (size_t t = 0; t < nt; t++) {
-		const struct rt_task_record *r = &tr[t];
-		if (r->kind != RT_TASK_KERNEL)
+		const struct trc_task *r = &tr[t];
+		if (r->kind != TRC_TASK_KERNEL)
 			continue;
 		kernels++;
 		for (int p = 0; p < ISA_NPIPES; p++) {
@@ -201,7 +201,7 @@ START_TEST(trace_files_are_consistent)
 			for (size_t i = 0; i < spans.n; i++) {
 				const struct trc_span *a = &spans.v[i];
 				if (a->pipe == p && a->start >= r->start && a->end <= r->end &&
-				    rt_task_on_core(r, a->core))
+				    trc_task_on_core(r, a->core))
 					busy += a->end - a->start;
 			}
 			if (p != ISA_PIPE_S) /* the scalar unit issues; it has no spans */
@@ -244,7 +244,7 @@ START_TEST(trace_files_are_consistent)
 	/* a task event per device task, a copy event per copy, one per span */
 	size_t copies = 0;
 	for (size_t t = 0; t < nt; t++)
-		copies += tr[t].kind == RT_TASK_MEMCPY;
+		copies += tr[t].kind == TRC_TASK_MEMCPY;
 	ck_assert_uint_eq(nev, nt + copies + spans.n);
 
 	char *head[96], *f[96], *line = csv, *next = strchr(line, '\n');
@@ -380,16 +380,16 @@ START_TEST(two_streams_overlap)
 	struct trc_summary sum;
 	traced_run(&m, &cfg, 2, 3, dir, &spans, &d, &sum);
 	size_t nt, ne;
-	const struct rt_task_record *tr = rt_tasks(d, &nt);
-	const struct rt_exec_record *er = rt_execs(d, &ne);
+	const struct trc_task *tr = rt_tasks(d, &nt);
+	const struct trc_exec *er = rt_execs(d, &ne);
 	ck_assert_uint_eq(sum.streams, 2);
 	ck_assert_uint_eq(sum.warm_execs, 4);
 	for (unsigned s = 0; s < 2; s++) {
 		uint64_t prev = 0, first = 0, sumc = 0;
 		int any = 0;
 		for (size_t i = 0; i < nt; i++) {
-			const struct rt_task_record *r = &tr[i];
-			if (r->stream_id != er[s].stream_id || !strcmp(r->op_type, RT_MODEL_LOAD_TYPE))
+			const struct trc_task *r = &tr[i];
+			if (r->stream_id != er[s].stream_id || !strcmp(r->op_type, TRC_MODEL_LOAD_TYPE))
 				continue;
 			uint64_t p = any ? prev : r->queued;
 			if (!any)

@@ -204,7 +204,7 @@ def main():
                np.power(px.astype(np.float64), pl).astype(np.float32)])
 
     # types the device does not compute in, converted by the runtime at
-    # the model's edge (runtime/om_edge.c): float64 as float32, int16,
+    # the model's edge (om/om_edge.c): float64 as float32, int16,
     # uint16 and uint32 as int32, uint64 as int64; a Cast to float64 that
     # makes an output, and float64 arithmetic (in fp16 on the device)
     nodes = [h.make_node("Mul", ["d", "d"], ["dd"]),

@@ -112,8 +112,8 @@ static int traced_kernel(struct sim_device *dev, const struct sim_kernel *k, uns
 	if (rt_synchronize(rt, res->error, sizeof res->error))
 		goto done;
 	size_t nt, ne;
-	const struct rt_task_record *t = rt_tasks(rt, &nt);
-	const struct rt_exec_record *e = rt_execs(rt, &ne);
+	const struct trc_task *t = rt_tasks(rt, &nt);
+	const struct trc_exec *e = rt_execs(rt, &ne);
 	struct trc_summary sum;
 	if (trc_summarize(cfg, &om, t, nt, e, ne, 0, &sum, res->error, sizeof res->error))
 		goto done;
@@ -687,7 +687,7 @@ struct progress {
 };
 
 /* A progress line on stderr, at most five times a second. */
-static void on_task(void *ctx, const struct rt_task_record *r)
+static void on_task(void *ctx, const struct trc_task *r)
 {
 	struct progress *p = ctx;
 	p->done++;
@@ -788,10 +788,10 @@ static void print_model_json(const struct soc_config *cfg, const struct om_model
 			     const struct st_bench *b)
 {
 	size_t nt = b->ntasks;
-	const struct rt_task_record *tr = b->tasks;
+	const struct trc_task *tr = b->tasks;
 	const struct trc_summary sum = b->sum;
 	double mhz = cfg->core_freq_mhz;
-	const struct rt_exec_record *e0 = &b->execs[0];
+	const struct trc_exec *e0 = &b->execs[0];
 	printf("{\"soc\": ");
 	sim_json_str(stdout, cfg->name);
 	if (m->batch)
@@ -816,7 +816,7 @@ static void print_model_json(const struct soc_config *cfg, const struct om_model
 	uint64_t prev_end = e0->start;
 	int first = 1;
 	for (size_t i = 0; i < nt; i++) {
-		const struct rt_task_record *t = &tr[i];
+		const struct trc_task *t = &tr[i];
 		if (t->exec_id != 0 || t->model_task < 0)
 			continue;
 		const struct om_task *ot = &mp->tasks[t->model_task];
@@ -848,7 +848,7 @@ static void print_model_text(const struct soc_config *cfg, const struct om_model
 {
 	const struct trc_summary sum = b->sum;
 	double mhz = cfg->core_freq_mhz;
-	const struct rt_exec_record *e0 = &b->execs[0];
+	const struct trc_exec *e0 = &b->execs[0];
 	printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", mp->name,
 	       cfg->name, (long long)cfg->core_count, mhz, mp->ntasks, sum.batch);
 	if (m->batch)

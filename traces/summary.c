@@ -39,8 +39,8 @@ static int by_time(const void *a, const void *b)
 }
 
 int trc_summarize(const struct soc_config *cfg, const struct om_model *om,
-		  const struct rt_task_record *tasks, size_t ntasks,
-		  const struct rt_exec_record *execs, size_t nexecs, double load_us,
+		  const struct trc_task *tasks, size_t ntasks,
+		  const struct trc_exec *execs, size_t nexecs, double load_us,
 		  struct trc_summary *s, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof *s);
@@ -104,10 +104,10 @@ int trc_summarize(const struct soc_config *cfg, const struct om_model *om,
 	uint64_t busy[ISA_NPIPES] = { 0 };
 	double task_sum = 0;
 	for (size_t i = 0; i < ntasks; i++) {
-		const struct rt_task_record *t = &tasks[i];
-		if (t->kind == RT_TASK_MEMCPY) {
+		const struct trc_task *t = &tasks[i];
+		if (t->kind == TRC_TASK_MEMCPY) {
 			double us = (double)(t->end - t->start) / mhz;
-			if (!strcmp(t->op_type, RT_MODEL_LOAD_TYPE))
+			if (!strcmp(t->op_type, TRC_MODEL_LOAD_TYPE))
 				continue;
 			if (t->dir == SIM_COPY_H2D) {
 				s->h2d_us += us;

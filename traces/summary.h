@@ -1,5 +1,5 @@
 /* summary.h: the numbers a performance engineer reads first, computed once
- * from the runtime's log so the text summary, --json and summary.json agree.
+ * from the log of a run (run_log.h) so the text summary, --json and summary.json agree.
  *
  *   first_latency  the first model execution: from its stream releasing its
  *                  first task to its last task's end (cold L2, and the task
@@ -15,7 +15,7 @@
 #ifndef DV_SUMMARY_H
 #define DV_SUMMARY_H
 
-#include "runtime.h"
+#include "run_log.h"
 
 #define TRC_TOP 10
 
@@ -42,8 +42,8 @@ struct trc_summary {
  * through (the caller measured it); batch is the model's first input's
  * leading dimension. */
 int trc_summarize(const struct soc_config *cfg, const struct om_model *om,
-		  const struct rt_task_record *tasks, size_t ntasks,
-		  const struct rt_exec_record *execs, size_t nexecs, double load_us,
+		  const struct trc_task *tasks, size_t ntasks,
+		  const struct trc_exec *execs, size_t nexecs, double load_us,
 		  struct trc_summary *s, char *err, size_t errlen);
 /* The chip's peak cube rate, FLOP/s (every core's fractal per cycle). */
 double trc_peak_flops(const struct soc_config *cfg);

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime.h"
+#include "run_log.h"
 
 struct trc_span {
 	uint64_t start, end; /* device cycles */
@@ -39,15 +39,15 @@ void trc_span_record(void *ctx, unsigned core, unsigned pipe, uint64_t start, ui
 
 struct trc_summary;
 
-/* What a trace directory describes: the runtime's log of a run of model om
+/* What a trace directory describes: the log of a run of model om
  * (tasks of other models are written without tensor columns), the pipe
  * spans collected meanwhile, and the run's summary. */
 struct trc_input {
 	const struct soc_config *cfg;
 	const struct om_model *om;
-	const struct rt_task_record *tasks;
+	const struct trc_task *tasks;
 	size_t ntasks;
-	const struct rt_exec_record *execs;
+	const struct trc_exec *execs;
 	size_t nexecs;
 	const struct trc_spans *spans;
 	const struct trc_summary *sum;

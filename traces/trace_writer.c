@@ -77,14 +77,14 @@ static int index_build(struct core_index *ix, const struct trc_input *in, unsign
 	size_t total = 0;
 	for (size_t i = 0; i < in->ntasks; i++)
 		for (unsigned c = 0; c < cores; c++)
-			total += in->tasks[i].kind == RT_TASK_KERNEL && rt_task_on_core(&in->tasks[i], c);
+			total += in->tasks[i].kind == TRC_TASK_KERNEL && trc_task_on_core(&in->tasks[i], c);
 	ix->task = malloc((total + 1) * sizeof *ix->task);
 	if (!ix->off || !ix->task)
 		return -1;
 	for (unsigned c = 0; c < cores; c++) {
 		ix->off[c + 1] = ix->off[c];
 		for (size_t i = 0; i < in->ntasks; i++)
-			if (in->tasks[i].kind == RT_TASK_KERNEL && rt_task_on_core(&in->tasks[i], c))
+			if (in->tasks[i].kind == TRC_TASK_KERNEL && trc_task_on_core(&in->tasks[i], c))
 				ix->task[ix->off[c + 1]++] = (uint32_t)i;
 		/* the log is in completion order; a core's tasks also start in order
 		 * of completion (one block at a time), so no sort is needed */
@@ -92,9 +92,9 @@ static int index_build(struct core_index *ix, const struct trc_input *in, unsign
 	return 0;
 }
 
-static const struct rt_task_record *index_find(const struct core_index *ix,
-					       const struct trc_input *in, unsigned core,
-					       uint64_t t)
+static const struct trc_task *index_find(const struct core_index *ix,
+					 const struct trc_input *in, unsigned core,
+					 uint64_t t)
 {
 	size_t lo = ix->off[core], hi = ix->off[core + 1], best = SIZE_MAX;
 	while (lo < hi) {
@@ -111,16 +111,16 @@ static const struct rt_task_record *index_find(const struct core_index *ix,
 
 /* msprof's OP Type: the type CANN gives the task, which the .om carries
  * (files written before it: the ONNX ops); copies keep the runtime's. */
-static const char *op_type(const struct rt_task_record *r, const struct om_model *m)
+static const char *op_type(const struct trc_task *r, const struct om_model *m)
 {
 	const struct om_task *t =
 		r->model == m && r->model_task >= 0 ? &m->tasks[r->model_task] : NULL;
 	return t && t->cann_type[0] ? t->cann_type : r->op_type;
 }
 
-static const char *task_type(const struct rt_task_record *r)
+static const char *task_type(const struct trc_task *r)
 {
-	return r->kind == RT_TASK_KERNEL ? "AI_CORE" : "MEMCPY_ASYNC";
+	return r->kind == TRC_TASK_KERNEL ? "AI_CORE" : "MEMCPY_ASYNC";
 }
 
 /* Task Wait Time: the gap since the previous task of the same stream ended
@@ -141,7 +141,7 @@ static int waits(const struct trc_input *in, double *wait, double mhz)
 	}
 	/* tasks of one stream complete in stream order */
 	for (size_t i = 0; i < in->ntasks; i++) {
-		const struct rt_task_record *r = &in->tasks[i];
+		const struct trc_task *r = &in->tasks[i];
 		uint64_t p = seen[r->stream_id] ? prev[r->stream_id] : r->queued;
 		wait[i] = r->start > p ? (double)(r->start - p) / mhz : 0;
 		prev[r->stream_id] = r->end;
@@ -200,7 +200,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	 * contention, L2 contents and neighbours made of it */
 	fprintf(f, ",predicted_cycles,simulated/predicted\n");
 	for (size_t i = 0; i < in->ntasks; i++) {
-		const struct rt_task_record *r = &in->tasks[i];
+		const struct trc_task *r = &in->tasks[i];
 		const struct om_task *t = r->model == m && r->model_task >= 0
 						  ? &m->tasks[r->model_task] : NULL;
 		uint64_t cyc = r->end - r->start;
@@ -221,7 +221,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 		csv_tensors(f, t ? t->outputs : NULL, t ? t->noutputs : 0, IO_SHAPES);
 		csv_tensors(f, t ? t->outputs : NULL, t ? t->noutputs : 0, IO_DTYPES);
 		csv_tensors(f, t ? t->outputs : NULL, t ? t->noutputs : 0, IO_FORMATS);
-		if (r->kind != RT_TASK_KERNEL) {
+		if (r->kind != TRC_TASK_KERNEL) {
 			fprintf(f, ",0,0");
 			for (int p = 0; p < ISA_NPIPES; p++)
 				fprintf(f, ",0,0,0");
@@ -263,10 +263,10 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	fprintf(f, "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),"
 		   "task_start(us),task_stop(us)\n");
 	for (size_t i = 0; i < in->ntasks; i++) {
-		const struct rt_task_record *r = &in->tasks[i];
+		const struct trc_task *r = &in->tasks[i];
 		double st = (double)r->start / mhz, du = (double)(r->end - r->start) / mhz;
 		fprintf(f, "0,");
-		csv_str(f, r->kind == RT_TASK_KERNEL && r->model == m && r->model_task >= 0
+		csv_str(f, r->kind == TRC_TASK_KERNEL && r->model == m && r->model_task >= 0
 				   ? m->kernels[m->tasks[r->model_task].kernel].name : r->name);
 		fprintf(f, ",%s,%u,%u,%.3f,%.3f,%.3f\n", task_type(r), r->stream_id, r->task_id, du,
 			st, st + du);
@@ -307,7 +307,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 			   "\"args\": {\"name\": \"%s\"}},\n", pc, k, dirs[k]);
 	unsigned named = 0;
 	for (size_t i = 0; i < in->ntasks; i++) {
-		const struct rt_task_record *r = &in->tasks[i];
+		const struct trc_task *r = &in->tasks[i];
 		if (r->stream_id < 64 && !(named >> r->stream_id & 1)) {
 			named |= 1u << (r->stream_id % 32);
 			fprintf(f, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %u, \"tid\": %u, "
@@ -322,11 +322,11 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 			   "\"Infer Id\": %d, \"OP Type\": ",
 			ps, r->stream_id, st, du, task_type(r), r->task_id, r->stream_id, r->exec_id);
 		sim_json_str(f, op_type(r, m));
-		if (r->kind == RT_TASK_KERNEL)
+		if (r->kind == TRC_TASK_KERNEL)
 			fprintf(f, ", \"Block Dim\": %u}},\n", r->block_dim);
 		else
 			fprintf(f, ", \"size(B)\": %llu}},\n", (unsigned long long)r->bytes);
-		if (r->kind == RT_TASK_MEMCPY) {
+		if (r->kind == TRC_TASK_MEMCPY) {
 			fprintf(f, "{\"name\": ");
 			sim_json_str(f, r->name);
 			fprintf(f, ", \"ph\": \"X\", \"pid\": %u, \"tid\": %d, \"ts\": %.3f, "
@@ -338,7 +338,7 @@ int trc_write(const char *dir, const struct trc_input *in, char *err, size_t err
 	}
 	for (size_t k = 0; spans && k < spans->n; k++) {
 		const struct trc_span *sp = &spans->v[k];
-		const struct rt_task_record *r = index_find(&ix, in, sp->core, sp->start);
+		const struct trc_task *r = index_find(&ix, in, sp->core, sp->start);
 		fprintf(f, "{\"name\": ");
 		sim_json_str(f, r ? r->name : "?");
 		fprintf(f, ", \"ph\": \"X\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, \"dur\": %.3f},\n",

@@ -1,4 +1,4 @@
-/* fuzz_om.c: libFuzzer harness for the .om loader (runtime/om.c).  The
+/* fuzz_om.c: libFuzzer harness for the .om loader (om/om.c).  The
  * loader maps a file (the runtime shares the weights' pages by the
  * descriptor), so the input goes to a memory file made once, not the disk. */
 #define _GNU_SOURCE /* memfd_create */

@@ -17,7 +17,7 @@ out="$build/fuzz"
 mkdir -p "$out"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -std=c11"
 flags="$flags -D_POSIX_C_SOURCE=200809L -DHAVE_CONFIG_H -I$build -I$src/isa -I$src/sim"
-flags="$flags -I$src/compiler -I$src/runtime -I$build/runtime -I$build/proto -I$src/tests/fuzz"
+flags="$flags -I$src/compiler -I$src/om -I$build/om -I$build/proto -I$src/tests/fuzz"
 pb=$(pkg-config --cflags --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 inih=$(pkg-config --cflags --libs inih 2>/dev/null || echo -linih)
 build_one() { # name sources... -- libs
@@ -33,7 +33,7 @@ build_one() { # name sources... -- libs
 build_one fuzz_asm "$src/isa/asm.c" "$src/isa/isa.c" --
 build_one fuzz_onnx "$src/compiler/onnx_import.c" "$src/compiler/graph.c" \
 	"$build/proto/onnx.pb-c.c" -- $pb
-build_one fuzz_om "$src/runtime/om.c" "$src/runtime/om_edge.c" "$build/runtime/om.pb-c.c" -- $pb -lelf -lz
+build_one fuzz_om "$src/om/om.c" "$src/om/om_edge.c" "$build/om/om.pb-c.c" -- $pb -lelf -lz
 build_one fuzz_soc "$src/sim/soc.c" -- $inih
 build_one fuzz_aipp "$src/compiler/aipp_conf.c" --
 build_one fuzz_switch "$src/compiler/fusion_switch.c" --
