@@ -161,10 +161,10 @@ int om_read(const char *path, struct om_model *m, const char *expect_soc, char *
 	    size_t errlen);
 /* Closes m's file too (models from om_read). */
 void om_free(struct om_model *m);
-/* After kernel k's code has been decoded: let its pages leave memory (a
+/* After every kernel's code has been decoded: let its pages leave memory (a
  * later read maps them from the file again).  Nothing for a model built in
  * memory. */
-void om_drop_code(const struct om_model *m, uint32_t k);
+void om_drop_code(const struct om_model *m);
 /* Where m's weights lie in its file: 0 with the open descriptor and the byte
  * offset of weights[0] for a model from om_read, -1 for one built in memory. */
 int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset);

@@ -689,9 +689,9 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 			rt_model_unload(m);
 			return -1;
 		}
-		/* decoded: the encoded copy need not stay resident */
-		om_drop_code(om, i);
 	}
+	/* decoded: the encoded copy need not stay resident */
+	om_drop_code(om);
 	size_t before;
 	rt_tasks(d, &before);
 	if (rt_memcpy_async(rt_default_stream(d), SIM_COPY_H2D, (void *)src, m->weights, 0,
@@ -765,8 +765,8 @@ int rt_model_load_variant(const struct rt_model *base, const struct om_model *vo
 			rt_model_unload(m);
 			return -1;
 		}
-		om_drop_code(vom, i);
 	}
+	om_drop_code(vom);
 	return 0;
 }
 

@@ -31,11 +31,12 @@ static void cores_free(struct sim_device *dev)
 		for (int p = 0; p < ISA_NPIPES; p++)
 			free(c->pipe[p].q);
 		free(c->flags);
-		free(c->fa);
-		free(c->fb);
 	}
 	free(dev->cores);
 	dev->cores = NULL;
+	free(dev->cube_fa);
+	free(dev->cube_fb);
+	dev->cube_fa = dev->cube_fb = NULL;
 	if (dev->sram)
 		munmap(dev->sram, dev->sramlen);
 	dev->sram = NULL;
@@ -122,11 +123,13 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 				goto oom;
 		}
 		c->flags = calloc(nflags, 1);
-		c->fa = malloc(c->buf_size[SIM_BUF_L0A] * 2); /* fp16 -> fp32 */
-		c->fb = malloc(c->buf_size[SIM_BUF_L0B] * 2);
-		if (!c->flags || !c->fa || !c->fb)
+		if (!c->flags)
 			goto oom;
 	}
+	dev->cube_fa = malloc((size_t)cfg->l0a_size_kb * 1024 * 2); /* fp16 -> fp32 */
+	dev->cube_fb = malloc((size_t)cfg->l0b_size_kb * 1024 * 2);
+	if (!dev->cube_fa || !dev->cube_fb)
+		goto oom;
 	return dev;
 oom:
 	snprintf(err, errlen, "out of memory creating a %s device", cfg->name);
