@@ -1477,12 +1477,13 @@ int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset)
 	return 0;
 }
 
-int om_verify_weights(const struct om_model *m, char *err, size_t errlen)
+int om_verify_weights(const struct om_model *m, const uint8_t *bytes, char *err,
+		      size_t errlen)
 {
 	struct om_file *f = m->file;
 	if (!f || !f->weights_crc_due)
 		return 0;
-	if (crc32_of(m->weights, m->weights_bytes) != f->weights_crc32)
+	if (crc32_of(bytes ? bytes : m->weights, m->weights_bytes) != f->weights_crc32)
 		return fail(err, errlen, "%s: section %s fails its CRC-32 check (the file is corrupt)",
 			    f->path, OM_WEIGHTS_SECTION);
 	f->weights_crc_due = 0;

@@ -644,11 +644,6 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 		  size_t errlen)
 {
 	memset(m, 0, sizeof *m);
-	/* Weights are verified when something reads them: the full simulation
-	 * does, timing never does (om_verify_weights).  A device set to full
-	 * mode after loading in timing mode runs on unverified weights. */
-	if (sim_device_mode(d->sim) == SIM_MODE_FULL && om_verify_weights(om, err, errlen))
-		return -1;
 	m->om = om;
 	m->dev = d;
 	m->owns_weights = 1;
@@ -676,6 +671,14 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 			 "not fit the device memory", om->name,
 			 (unsigned long long)om->weights_bytes,
 			 (unsigned long long)om->workspace_bytes);
+		rt_model_unload(m);
+		return -1;
+	}
+	/* Weights are verified when something reads them: the full simulation
+	 * does, timing never does (om_verify_weights).  A device set to full
+	 * mode after loading in timing mode runs on unverified weights.  Read
+	 * where the kernels will: the device block mapped from the file. */
+	if (sim_device_mode(d->sim) == SIM_MODE_FULL && om_verify_weights(om, src, err, errlen)) {
 		rt_model_unload(m);
 		return -1;
 	}
