@@ -161,17 +161,21 @@ int om_read(const char *path, struct om_model *m, const char *expect_soc, char *
 	    size_t errlen);
 /* Closes m's file too (models from om_read). */
 void om_free(struct om_model *m);
-/* After kernel k's code has been decoded: let its pages leave memory (a
+/* After every kernel's code has been decoded: let its pages leave memory (a
  * later read maps them from the file again).  Nothing for a model built in
  * memory. */
-void om_drop_code(const struct om_model *m, uint32_t k);
+void om_drop_code(const struct om_model *m);
 /* Where m's weights lie in its file: 0 with the open descriptor and the byte
  * offset of weights[0] for a model from om_read, -1 for one built in memory. */
 int om_weights_file(const struct om_model *m, int *fd, uint64_t *offset);
 /* 0 when m's weights match their recorded CRC-32 (checked once; a model
  * built in memory or without checksums has nothing to check), else -1 with
- * an error naming the file and section. */
-int om_verify_weights(const struct om_model *m, char *err, size_t errlen);
+ * an error naming the file and section.  bytes: where to read them, m's
+ * weights_bytes of them (m->weights, or a mapping of the same file part
+ * that is read anyway: reading the file's own mapping too would map every
+ * page twice, and count twice in the peak RSS); NULL means m->weights. */
+int om_verify_weights(const struct om_model *m, const uint8_t *bytes, char *err,
+		      size_t errlen);
 /* The model's op types (pointers into its tasks) and their task counts,
  * most first, ties by name: the number of types, or -1 when out of memory;
  * the caller frees both arrays.  ...printed as "Conv+Relu 52, Gemm 1". */

@@ -654,11 +654,6 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 		  size_t errlen)
 {
 	memset(m, 0, sizeof *m);
-	/* Weights are verified when something reads them: the full simulation
-	 * does, timing never does (om_verify_weights).  A device set to full
-	 * mode after loading in timing mode runs on unverified weights. */
-	if (sim_device_mode(d->sim) == SIM_MODE_FULL && om_verify_weights(om, err, errlen))
-		return -1;
 	m->om = om;
 	m->dev = d;
 	m->owns_weights = 1;
@@ -689,6 +684,14 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 		rt_model_unload(m);
 		return -1;
 	}
+	/* Weights are verified when something reads them: the full simulation
+	 * does, timing never does (om_verify_weights).  A device set to full
+	 * mode after loading in timing mode runs on unverified weights.  Read
+	 * where the kernels will: the device block mapped from the file. */
+	if (sim_device_mode(d->sim) == SIM_MODE_FULL && om_verify_weights(om, src, err, errlen)) {
+		rt_model_unload(m);
+		return -1;
+	}
 	if (alloc_edges(m, err, errlen)) {
 		rt_model_unload(m);
 		return -1;
@@ -699,9 +702,9 @@ int rt_model_load(struct rt_device *d, const struct om_model *om, struct rt_mode
 			rt_model_unload(m);
 			return -1;
 		}
-		/* decoded: the encoded copy need not stay resident */
-		om_drop_code(om, i);
 	}
+	/* decoded: the encoded copy need not stay resident */
+	om_drop_code(om);
 	size_t before;
 	rt_tasks(d, &before);
 	if (rt_memcpy_async(rt_default_stream(d), SIM_COPY_H2D, (void *)src, m->weights, 0,
@@ -775,8 +778,8 @@ int rt_model_load_variant(const struct rt_model *base, const struct om_model *vo
 			rt_model_unload(m);
 			return -1;
 		}
-		om_drop_code(vom, i);
 	}
+	om_drop_code(vom);
 	return 0;
 }
 

@@ -61,7 +61,6 @@ struct sim_core {
 	 * another launch starts cold, its code lies elsewhere); the scalar unit
 	 * fetches from line ic_line, pcs [ic_first, ic_first + ic_ipl) */
 	uint64_t *ic_tag, ic_lines, ic_seq, ic_line, ic_first, ic_ipl;
-	float *fa, *fb; /* cube scratch: one L0A / L0B worth of operands as fp32 */
 	struct sim_core_stats *st;
 	char *err; /* where a hardware-rule violation is reported */
 	size_t errlen;
@@ -99,6 +98,12 @@ struct sim_device {
 	size_t errlen;
 	char errbuf[1024];
 	struct sim_core *cores;
+	/* cube scratch: one L0A / L0B worth of operands as fp32, filled and
+	 * used within one MMAD.  One for the device, not one a core: the
+	 * engine runs one instruction at a time, and 32 cores' copies cost
+	 * 8 MB of first-touch page faults and 64 unmappings (a parallel engine
+	 * would want one a thread). */
+	float *cube_fa, *cube_fb;
 	void *sram; /* one mapping holding every core's buffers (device.c) */
 	size_t sramlen;
 	/* the scheduler (engine.c): pending events and the kernel launches

@@ -32,11 +32,12 @@ static void cores_free(struct sim_device *dev)
 			free(c->pipe[p].q);
 		free(c->flags);
 		free(c->ic_tag);
-		free(c->fa);
-		free(c->fb);
 	}
 	free(dev->cores);
 	dev->cores = NULL;
+	free(dev->cube_fa);
+	free(dev->cube_fb);
+	dev->cube_fa = dev->cube_fb = NULL;
 	if (dev->sram)
 		munmap(dev->sram, dev->sramlen);
 	dev->sram = NULL;
@@ -124,9 +125,7 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 				goto oom;
 		}
 		c->flags = calloc(nflags, 1);
-		c->fa = malloc(c->buf_size[SIM_BUF_L0A] * 2); /* fp16 -> fp32 */
-		c->fb = malloc(c->buf_size[SIM_BUF_L0B] * 2);
-		if (!c->flags || !c->fa || !c->fb)
+		if (!c->flags)
 			goto oom;
 		c->ic_ipl = (uint64_t)cfg->core_icache_line_bytes / ISA_INSN_BYTES;
 		if (c->ic_ipl < 1)
@@ -135,6 +134,10 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		if (c->ic_lines && !(c->ic_tag = calloc(c->ic_lines, sizeof *c->ic_tag)))
 			goto oom;
 	}
+	dev->cube_fa = malloc((size_t)cfg->l0a_size_kb * 1024 * 2); /* fp16 -> fp32 */
+	dev->cube_fb = malloc((size_t)cfg->l0b_size_kb * 1024 * 2);
+	if (!dev->cube_fa || !dev->cube_fb)
+		goto oom;
 	return dev;
 oom:
 	snprintf(err, errlen, "out of memory creating a %s device", cfg->name);

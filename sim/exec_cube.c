@@ -19,12 +19,12 @@
 
 #define FR 512
 
-/* The fp16 operands are widened to fp32 (exactly) once per instruction, into the core's scratch
+/* The fp16 operands are widened to fp32 (exactly) once per instruction, into the device's scratch
  * buffers, so the kernels' inner loops do no conversion. */
 static void mmad_f16(struct sim_core *c, const uint8_t *a, const uint8_t *b, uint8_t *cc,
 		     int64_t M1, int64_t K1, int64_t N1, int64_t k, int init)
 {
-	float *fa = c->fa, *fb = c->fb;
+	float *fa = c->dev->cube_fa, *fb = c->dev->cube_fb;
 	dv_f16_to_f32_n((const uint16_t *)(const void *)a, fa, (size_t)(M1 * K1 * 256));
 	dv_f16_to_f32_n((const uint16_t *)(const void *)b, fb, (size_t)(K1 * N1 * 256));
 	dv_mmad_f32(fa, fb, cc, M1, K1, N1, k, init);

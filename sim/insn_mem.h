@@ -6,8 +6,9 @@
 
 #include "isa.h"
 
-/* n zeroed instructions, or NULL; *mapped is what sim_insn_mem_free needs
- * back (the bytes mapped, or 0 for calloc'd memory). */
+/* Room for n instructions, or NULL: not cleared (the caller decodes into
+ * every entry); *mapped is what sim_insn_mem_free needs back (the bytes
+ * mapped, or 0 for malloc'd memory). */
 struct isa_dec *sim_insn_mem_alloc(size_t n, size_t *mapped);
 void sim_insn_mem_free(struct isa_dec *p, size_t mapped);
 
