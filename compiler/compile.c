@@ -779,7 +779,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		on[SW_L2] = 0; /* --buffer_optimize=off_optimize */
 	if (run_stage(&c, CC_ST_PLAN, on, changes))
 		goto done;
-	c.split_views = on[SW_SPLIT]; /* lower_data.c's slice_view */
+	c.split_views = on[SW_SPLIT]; /* lower_move.c's slice_view */
 	/* graph inputs cross the edge: fp32 host -> fp16 device */
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];

@@ -1,9 +1,12 @@
 /* lower_util.c: the helpers every op's shape inference and lowering shares:
  * error reporting (cc_fail, cc_node_fail), shape checks, placing device
  * tensors in the workspace and the weights blob, building tasks and their
- * arguments and I/O records, vector chains, layout changes (cc_relayout,
- * cc_view_into) and the host/device edge casts.  Split out of compile.c so the
- * per-family lowering files and the driver can share one copy. */
+ * arguments and I/O records, vector-chain and logic tasks, layout changes
+ * (cc_relayout, cc_view_into, cc_lower_as4d, cc_alias) and the host/device
+ * edge casts.  Split out of compile.c so the per-family lowering files and
+ * the driver can share one copy.  The lowering's leaf, with lower_move.c,
+ * lower_vchain.c and lower_fold.c: they call no family file (lower_*.c
+ * calls only them and the files below: no cycle among lower_*.c). */
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -68,8 +71,8 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	 * rounding is monotonic, so the max of the rounded values is the rounded
 	 * max (exact for 8-bit integers; for wider ones as exact as their
 	 * fp16 form, |v| <= 2048).  Add, Sub, Mul and Div wrap as the integer
-	 * type does in a kernel of their own (cc_lower_int_arith), Pow rounds
-	 * its fp32 result (cc_lower_pow_any); other arithmetic on integers is
+	 * type does in a kernel of their own (lower_eltwise.c), Pow rounds
+	 * its fp32 result (lower_eltwise.c); other arithmetic on integers is
 	 * not supported yet */
 	int int_op = cc_op_has(n->op, CC_P_INT);
 	int isint = t->dtype == CC_I64 || t->dtype == CC_I32 || t->dtype == CC_BOOL ||
@@ -472,6 +475,30 @@ int cc_run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain *ch
 	return 0;
 }
 
+/* One cc_gen_logic kernel over the output's padded layout. */
+int cc_logic_task(struct cc_ctx *c, struct cc_node *n, const struct cc_logic *lg,
+		      const int *ins, int nin)
+{
+	int out = n->out[0];
+	if (cc_ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = cc_task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_logic(c->cfg, lg, dev_elems(&c->dev[out]), &t->prog, &t->block_dim, msg,
+			 sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	for (int k = 0; k < nin; k++) {
+		cc_arg_tensor(c, t, ins[k]);
+		cc_io_dev(c, t, 0, ins[k]);
+	}
+	cc_arg_tensor(c, t, out);
+	cc_io_dev(c, t, 1, out);
+	t->flops = (uint64_t)cc_tensor_numel(T(c, out)) * (uint64_t)nin;
+	return 0;
+}
+
 /* The TransData kernel between the host's plain fp32 layout and a device
  * tensor's (NC1HWC0 for 4-D, padded ND otherwise), in either direction. */
 int cc_gen_edge(struct cc_ctx *c, const struct dev_tensor *d, int to_device,
@@ -594,4 +621,97 @@ int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64
 	if (ti >= 0)
 		cc_ws_place(c, ti);
 	return ti;
+}
+
+int cc_need4(struct cc_ctx *c, struct cc_node *n)
+{
+	if (cc_need_known(c, n, 0))
+		return -1;
+	if (T(c, n->in[0])->rank != 4)
+		return NODE_FAIL(c, n, "%s on a rank-%d input is not supported yet (4-D only)",
+				 n->op, T(c, n->in[0])->rank);
+	return 0;
+}
+
+int cc_same_shape(const struct cc_tensor *a, const struct cc_tensor *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
+/* The int64 values of a constant integer tensor (NULL if it is not one). */
+int64_t *cc_const_ints(struct cc_ctx *c, int ti, int64_t *cnt)
+{
+	if (ti < 0)
+		return NULL;
+	const struct cc_tensor *t = T(c, ti);
+	*cnt = cc_tensor_numel(t);
+	if (*cnt < 0 || !t->data || (t->dtype != CC_I64 && t->dtype != CC_I32))
+		return NULL;
+	int64_t *v = malloc((size_t)(*cnt ? *cnt : 1) * sizeof *v);
+	for (int64_t i = 0; v && i < *cnt; i++)
+		v[i] = t->dtype == CC_I64 ? ((const int64_t *)t->data)[i]
+					  : ((const int32_t *)t->data)[i];
+	return v;
+}
+
+/* A 1-D Conv, pool or BatchNormalization ([N, C, L], padded ND on the
+ * device) as the 2-D one over [N, C, 1, L]: relayout (two TransData
+ * through fp32, cc_view_into's path) into NC1HWC0, the 2-D lowering with the
+ * node's input and output swapped for the 4-D views, and back.  The
+ * window attributes stay 1-D (lower_conv.c's is_1d reads them as height 1). */
+int cc_lower_1d(struct cc_ctx *c, struct cc_node *n,
+		int (*lower)(struct cc_ctx *, struct cc_node *))
+{
+	int xi = n->in[0], out = n->out[0];
+	if (c->dev[xi].where == W_NONE || c->dev[xi].where == W_INPUT)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int64_t dx[4] = { x->dims[0], x->dims[1], 1, x->dims[2] };
+	int64_t dy[4] = { y->dims[0], y->dims[1], 1, y->dims[2] };
+	return cc_lower_as4d(c, n, dx, dy, lower);
+}
+
+int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
+		  int (*lower)(struct cc_ctx *, struct cc_node *))
+{
+	int xi = n->in[0], out = n->out[0];
+	int x4 = cc_tensor_new(c, n->name, "in4d", 4, dx);
+	int y4 = x4 < 0 ? -1 : cc_tensor_new(c, n->name, "out4d", 4, dy);
+	if (y4 < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_relayout(c, n, xi, x4))
+		return -1;
+	n->in[0] = x4;
+	n->out[0] = y4;
+	int rc = lower(c, n);
+	n->in[0] = xi;
+	n->out[0] = out;
+	if (rc)
+		return -1;
+	return cc_relayout(c, n, y4, out);
+}
+
+int cc_alias(struct cc_ctx *c, struct cc_node *n)
+{
+	int in = n->in[0];
+	if (c->dev[in].where == W_NONE && cc_weight_place_act(c, n, in))
+		return -1;
+	c->dev[n->out[0]] = c->dev[in]; /* an alias: same bytes, same storage */
+	return 0;
+}
+
+/* The lane axis of t's device layout (ND's last, NC1HWC0's C). */
+int cc_lane_axis(const struct cc_tensor *t) { return t->rank == 4 ? 1 : t->rank - 1; }
+
+/* Block-grid counts of a tensor's device layout, per logical axis. */
+void cc_grid_counts(const struct cc_tensor *t, int64_t *cnt)
+{
+	int lane = cc_lane_axis(t);
+	for (int i = 0; i < t->rank; i++)
+		cnt[i] = i == lane ? (t->dims[i] + 15) / 16 : t->dims[i];
 }
