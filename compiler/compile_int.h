@@ -32,16 +32,23 @@ struct dev_tensor {
 	enum where where;
 	uint64_t offset, size; /* offset: in the weights; workspace offsets come from the plan */
 	int64_t rows, cols;    /* ND: the leading dimensions' product, the last dimension */
-	int nc1hwc0;           /* 4-D: [n][ceil(c/16)][h][w][16] */
-	int c04;               /* a graph input read only by small-channel convs
-				* (cc_conv.c04): [n][h][w][4] instead */
+	/* The layout, one value (read it through dev_format, dev_5hd, dev_c0):
+	 * CC_FMT_NC1HWC0 for a 4-D tensor, [n][ceil(c/C0)][h][w][C0] with C0 =
+	 * 16; CC_FMT_NC1HWC0_C04, C0 = 4, for a graph input read only by
+	 * small-channel convs (cc_conv.c04); else padded ND (a zeroed entry
+	 * reads as ND).  Elements are fp16 in every layout: the int8 form of
+	 * a tensor is a scratch of its own (q8). */
+	enum cc_format fmt;
 	int64_t n, c, h, w;
 	int storage;           /* the tensor whose workspace bytes these are (views share) */
-	/* a view inside its storage (Concat in place, plan_concat.c): the byte
-	 * offset of its first block, and with several images the storage's
-	 * channel blocks per image (0: the tensor's own, images dense) */
-	uint64_t voff;
-	int64_t c1s;
+	/* where the tensor sits inside its storage (Concat in place,
+	 * plan_concat.c; Slice/Split views): the byte offset of its first
+	 * block, and with several images the storage's channel blocks per
+	 * image (c1s; 0: the tensor's own, images dense) */
+	struct dev_view {
+		uint64_t off;
+		int64_t c1s;
+	} view;
 	int first, last;       /* tasks that first and last touch the storage */
 	int pinned;            /* placed before its producer lowers (a batch slice of
 				* an L2-fused chain): cc_ws_place leaves it */
@@ -50,6 +57,23 @@ struct dev_tensor {
 	int q8;
 	float q8_scale;
 };
+
+/* A device tensor's layout: NC1HWC0 with either C0 (the 5-D image
+ * layouts), or ND. */
+static inline int dev_5hd(const struct dev_tensor *d)
+{
+	return d->fmt == CC_FMT_NC1HWC0 || d->fmt == CC_FMT_NC1HWC0_C04;
+}
+
+static inline int dev_c04(const struct dev_tensor *d) { return d->fmt == CC_FMT_NC1HWC0_C04; }
+
+static inline enum cc_format dev_format(const struct dev_tensor *d)
+{
+	return dev_5hd(d) ? d->fmt : CC_FMT_ND;
+}
+
+/* The lanes of the layout's innermost axis (ND's rows pad to 16 too). */
+static inline int64_t dev_c0(const struct dev_tensor *d) { return dev_c04(d) ? 4 : 16; }
 
 #define MAX_TASK_ARGS 8
 
@@ -138,12 +162,9 @@ static inline struct cc_tensor *T(struct cc_ctx *c, int i) { return &c->g.t[i]; 
  * saturates (an allocation that size fails cleanly) instead of wrapping. */
 static inline int64_t dev_elems(const struct dev_tensor *d)
 {
-	int64_t f[5] = { d->rows, cc_pad16(d->cols), 1, 1, 1 }, e = 1;
-	if (d->c04) {
-		f[0] = d->n, f[1] = d->h, f[2] = d->w, f[3] = 4;
-	} else if (d->nc1hwc0) {
-		f[0] = d->n, f[1] = (d->c + 15) / 16, f[2] = d->h, f[3] = d->w, f[4] = 16;
-	}
+	int64_t f[5] = { d->rows, cc_pad16(d->cols), 1, 1, 1 }, e = 1, c0 = dev_c0(d);
+	if (dev_5hd(d))
+		f[0] = d->n, f[1] = (d->c + c0 - 1) / c0, f[2] = d->h, f[3] = d->w, f[4] = c0;
 	for (int i = 0; i < 5; i++)
 		if (__builtin_mul_overflow(e, f[i], &e))
 			return INT64_MAX / 4;

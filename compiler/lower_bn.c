@@ -29,7 +29,7 @@ static int bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t 
 	const struct cc_tensor *x = T(c, xi);
 	char msg[256];
 	if (cc_gen_affine(c->cfg, x->dims[0], x->dims[1], x->dims[2], x->dims[3],
-			  c->dev[xi].c1s, c->dev[out].c1s, (enum cc_act)n->act, n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg,
+			  c->dev[xi].view.c1s, c->dev[out].view.c1s, (enum cc_act)n->act, n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg,
 			  sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
 	cc_arg_tensor(c, t, xi);

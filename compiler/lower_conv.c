@@ -351,10 +351,10 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 	/* images a stride apart inside a concat buffer (plan_concat.c): the
 	 * view's argument points at its first block, the stride is the
 	 * buffer's (plan_concat.c gives grouped convs no such view) */
-	if (c->dev[xi].c1s)
-		cv.x_c1 = c->dev[xi].c1s;
-	if (c->dev[out].c1s)
-		cv.y_n1 = c->dev[out].c1s;
+	if (c->dev[xi].view.c1s)
+		cv.x_c1 = c->dev[xi].view.c1s;
+	if (c->dev[out].view.c1s)
+		cv.y_n1 = c->dev[out].view.c1s;
 	/* all the slices' weights, one after another (slice s at s * wb / S) */
 	uint64_t wb = cc_conv_weight_bytes(&cv);
 	int64_t woff = 0;
@@ -457,11 +457,11 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	cv.clip_lo = n->act_lo;
 	cv.clip_hi = n->act_hi;
 	cv.has_residual = ri >= 0;
-	cv.c04 = c->dev[xi].c04; /* the input was laid out for it (cc_c04_input) */
+	cv.c04 = dev_c04(&c->dev[xi]); /* the input was laid out for it (cc_conv_c04_input) */
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	/* the kernel reads the residual in the output's own layout */
-	if (ri >= 0 && (c->dev[ri].where != W_WS || !c->dev[ri].nc1hwc0))
+	if (ri >= 0 && (c->dev[ri].where != W_WS || !dev_5hd(&c->dev[ri])))
 		return NODE_FAIL(c, n, "a residual '%s' that is not a 4-D activation is not "
 				       "supported", T(c, ri)->name);
 	/* pass_fuse_residual.c gives an int8 residual to int8 convs only */
@@ -623,8 +623,8 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 	struct task *t = cc_output_task(c, n, out);
 	if (!t)
 		return -1;
-	pl.x_c1s = c->dev[xi].c1s; /* inside a concat buffer (plan_concat.c) */
-	pl.y_c1s = c->dev[out].c1s;
+	pl.x_c1s = c->dev[xi].view.c1s; /* inside a concat buffer (plan_concat.c) */
+	pl.y_c1s = c->dev[out].view.c1s;
 	char msg[256];
 	if (cc_gen_pool(c->cfg, &pl, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);

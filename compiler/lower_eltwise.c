@@ -197,7 +197,7 @@ static int bcast_binary(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 			return 0;
 		}
 		/* a row vector: every dimension of v but the last is 1 */
-		int row = y->rank >= 1 && v->rank >= 1 && !c->dev[xi].nc1hwc0 &&
+		int row = y->rank >= 1 && v->rank >= 1 && !dev_5hd(&c->dev[xi]) &&
 			  v->dims[v->rank - 1] == y->dims[y->rank - 1] &&
 			  vn == y->dims[y->rank - 1];
 		if (!row)

@@ -29,7 +29,7 @@ static int mm_fold_ok(struct cc_ctx *c, const struct cc_node *tr, const struct c
 	const struct cc_tensor *x = T(c, xi);
 	int r = x->rank;
 	int64_t perm[CC_MAX_RANK];
-	if (r < 2 || r > 6 || r == 4 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0 ||
+	if (r < 2 || r > 6 || r == 4 || c->dev[xi].where != W_WS || dev_5hd(&c->dev[xi]) ||
  cc_transpose_perm(tr, r, perm))
 		return 0;
 	int gemm = !strcmp(m->op, "Gemm");

@@ -207,7 +207,7 @@ static int mm_view_of(struct cc_ctx *c, struct cc_node *n, int ti, struct mm_vie
 	if (c->dev[ti].where == W_NONE && cc_weight_place_act(c, n, ti))
 		return -1;
 	v->ti = ti;
-	if (c->dev[ti].nc1hwc0) {
+	if (dev_5hd(&c->dev[ti])) {
 		/* a 4-D activation: relaid out as padded ND [d0*d1, d2, d3], whose
 		 * bytes are those of the ND layout of its own dims */
 		int64_t d3[3] = { t->dims[0] * t->dims[1], t->dims[2], t->dims[3] };
@@ -408,7 +408,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		c->dev[prod].rows = M;
 		c->dev[prod].cols = N;
 		bdev = b_nz ? bdev : c->dev[vb.ti];
-	} else if (c->dev[out].nc1hwc0) {
+	} else if (dev_5hd(&c->dev[out])) {
 		/* a 4-D result: computed in ND, relaid out after */
 		int64_t d3[3] = { y->dims[0] * y->dims[1], y->dims[2], y->dims[3] };
 		if ((prod = cc_temp_new(c, n, 3, d3)) < 0)
@@ -521,7 +521,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
 		struct om_arg *ba = &t->args[t->nargs++];
 		ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : (int64_t)bdev.voff) +
+		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : (int64_t)bdev.view.off) +
 			    obb * 2;
 		cc_arg_tensor(c, t, prod);
 		t->args[t->nargs - 1].value += oc * 2;

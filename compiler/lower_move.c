@@ -24,7 +24,7 @@ static int64_t slice_view(struct cc_ctx *c, int xi, int out, const int64_t *b,
 	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
 	const struct dev_tensor *d = &c->dev[xi];
 	int r = x->rank, lane = cc_lane_axis(x), i0 = -1;
-	if (!c->split_views || d->where != W_WS || d->c1s || y->is_output ||
+	if (!c->split_views || d->where != W_WS || d->view.c1s || y->is_output ||
 	    (x->dtype != CC_F32 && x->dtype != CC_F16))
 		return -1;
 	for (int i = 0; i < r; i++) {
@@ -230,7 +230,7 @@ int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 			}
 		} else if (d->where != W_WS && d->where != W_WEIGHT) {
 			return NODE_FAIL(c, n, "operand '%s' is not supported yet", x->name);
-		} else if (nc && !d->nc1hwc0 && d->where == W_WS) {
+		} else if (nc && !dev_5hd(d) && d->where == W_WS) {
 			/* an ND activation of lower rank (a run-time scalar, a row)
 			 * onto a 4-D output: laid out as the 4-D [a0..a3] first */
 			int x4 = cc_tensor_new(c, n->name, k ? "operand1_4d" : "operand0_4d", 4, a);
@@ -240,7 +240,7 @@ int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop)
 				return -1;
 			n->in[k] = x4; /* for the arguments below; put back after */
 			moved[k] = ti;
-		} else if (nc != d->nc1hwc0) {
+		} else if (nc != dev_5hd(d)) {
 			char s1[96], s2[96];
 			cc_shape_str(x, s1, sizeof s1);
 			cc_shape_str(T(c, out), s2, sizeof s2);

@@ -22,7 +22,7 @@ static int softmax_into(struct cc_ctx *c, struct cc_node *n, int xi, int out, in
 		return NODE_FAIL(c, n, "%s of a constant is not supported yet", n->op);
 	if (mi >= 0) {
 		/* the pass checked the shapes: one mask row per batch (or one in all) */
-		if (axis != x->rank - 1 || c->dev[xi].nc1hwc0)
+		if (axis != x->rank - 1 || dev_5hd(&c->dev[xi]))
 			return NODE_FAIL(c, n, "a Softmax mask over an axis other than the last is "
 					       "not supported yet");
 		if (c->dev[mi].where == W_NONE && cc_weight_place_act(c, n, mi))
@@ -43,7 +43,7 @@ static int softmax_into(struct cc_ctx *c, struct cc_node *n, int xi, int out, in
 			cc_prog_init(&t->prog);
 			cc_prec_fp16_only(n, "rows too long for the fp32 kernel's UB tiles");
 		}
-		if (c->dev[xi].nc1hwc0) {
+		if (dev_5hd(&c->dev[xi])) {
 			/* [N][C1][H][W][16]: N, H or W is R over the C0 lanes (padding
 			 * channels are lanes of their own, never mixed with real ones) */
 			const struct dev_tensor *d = &c->dev[xi];
@@ -112,7 +112,7 @@ int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 			d[i >= axis] *= x->dims[i];
 		rank = 2;
 		kaxis = 1;
-	} else if (rank == 4 && axis == 1 && c->dev[xi].nc1hwc0) {
+	} else if (rank == 4 && axis == 1 && dev_5hd(&c->dev[xi])) {
 		d[0] = x->dims[0];
 		d[1] = x->dims[1];
 		d[2] = x->dims[2] * x->dims[3];
@@ -287,7 +287,7 @@ int lower_reduce(struct cc_ctx *c, struct cc_node *n)
 		if (x->dims[i] < 1)
 			return NODE_FAIL(c, n, "empty tensors are not supported yet");
 	int k0, k1;
-	if (c->dev[xi].nc1hwc0 || y->rank == 4 || !reduce_span(x, set, &k0, &k1))
+	if (dev_5hd(&c->dev[xi]) || y->rank == 4 || !reduce_span(x, set, &k0, &k1))
 		return reduce_permuted(c, n, xi, out, set);
 	return reduce_adjacent(c, n, xi, out, set);
 }
@@ -464,7 +464,7 @@ int lower_layernorm(struct cc_ctx *c, struct cc_node *n)
 		if (cc_relayout(c, n, ri, kr))
 			return -1;
 		ri = kr;
-	} else if (ri >= 0 && (kx != xi || c->dev[ri].where != W_WS || c->dev[ri].nc1hwc0))
+	} else if (ri >= 0 && (kx != xi || c->dev[ri].where != W_WS || dev_5hd(&c->dev[ri])))
 		return NODE_FAIL(c, n, "a residual Add on a LayerNormalization whose rows need a "
 				       "layout change is not supported yet");
 	/* after the relayouts above: tasks run in the order they are made */

@@ -79,7 +79,7 @@ static int q8_form(struct cc_ctx *c, struct cc_node *n, int ti, float s, const c
 	struct dev_tensor *d = &c->dev[ti];
 	if (d->q8 && d->q8_scale == s)
 		return d->q8 - 1;
-	if (!d->nc1hwc0)
+	if (!dev_5hd(d))
 		return NODE_FAIL(c, n, "'%s' read as int8 is not a 4-D activation", T(c, ti)->name);
 	uint64_t qbytes = (uint64_t)(d->n * cdiv(d->c, 32) * d->h * d->w * 32);
 	int sc = cc_scratch_new(c, n->name, qbytes);

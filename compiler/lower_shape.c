@@ -188,7 +188,7 @@ static int concat_into(struct cc_ctx *c, struct cc_node *n, const int *ins, int 
 			continue;
 		if (nc && axis == lane && at % 16 == 0 && c->dev[xi].where == W_WS &&
 		    c->dev[xi].storage == c->dev[out].storage &&
-		    c->dev[xi].voff == c->dev[out].voff + (uint64_t)(at / 16 * y->dims[2] *
+		    c->dev[xi].view.off == c->dev[out].view.off + (uint64_t)(at / 16 * y->dims[2] *
 								     y->dims[3] * 32)) {
 			at += ext; /* written in place by its producer (plan_concat.c) */
 			c->concat_inplace++;

@@ -112,9 +112,8 @@ static void dev_shape(struct cc_ctx *c, int ti)
 	struct dev_tensor *d = &c->dev[ti];
 	struct cc_tensor *t = T(c, ti);
 	cc_rows_cols(t, &d->rows, &d->cols);
-	d->nc1hwc0 = t->rank == 4;
-	d->c04 = 0;
-	if (d->nc1hwc0) {
+	d->fmt = t->rank == 4 ? CC_FMT_NC1HWC0 : CC_FMT_ND;
+	if (dev_5hd(d)) {
 		d->n = t->dims[0];
 		d->c = t->dims[1];
 		d->h = t->dims[2];
@@ -129,8 +128,8 @@ static void ws_own(struct cc_ctx *c, int ti)
 	d->where = W_WS;
 	d->size = dev_bytes(d);
 	d->storage = ti;
-	d->voff = 0;
-	d->c1s = 0;
+	d->view.off = 0;
+	d->view.c1s = 0;
 	d->first = d->last = -1;
 }
 
@@ -153,9 +152,9 @@ int cc_ws_place(struct cc_ctx *c, int ti)
 	d->where = W_WS;
 	d->size = dev_bytes(d);
 	d->storage = s;
-	d->voff = (uint64_t)(c->vc1[ti] * d->h * d->w * 32);
+	d->view.off = (uint64_t)(c->vc1[ti] * d->h * d->w * 32);
 	/* (a view as wide as the buffer is dense) */
-	d->c1s = d->n > 1 && (d->c + 15) / 16 != (c->dev[s].c + 15) / 16 ? (c->dev[s].c + 15) / 16
+	d->view.c1s = d->n > 1 && (d->c + 15) / 16 != (c->dev[s].c + 15) / 16 ? (c->dev[s].c + 15) / 16
 									   : 0;
 	d->first = d->last = -1;
 	return 0;
@@ -165,15 +164,15 @@ int cc_view_at(struct cc_ctx *c, int xi, int out, uint64_t boff, int64_t c1s)
 {
 	c->dev[out] = c->dev[xi];
 	dev_shape(c, out);
-	c->dev[out].voff += boff;
-	c->dev[out].c1s = c1s;
+	c->dev[out].view.off += boff;
+	c->dev[out].view.c1s = c1s;
 	return 0;
 }
 
 int64_t cc_c1_stride(const struct cc_ctx *c, int ti)
 {
 	const struct dev_tensor *d = &c->dev[ti];
-	return d->c1s ? d->c1s : (d->c + 15) / 16;
+	return d->view.c1s ? d->view.c1s : (d->c + 15) / 16;
 }
 
 int cc_tensor_new(struct cc_ctx *c, const char *base, const char *what, int rank,
@@ -311,7 +310,7 @@ int cc_weight_place_act(struct cc_ctx *c, const struct cc_node *n, int ti)
 		free(f);
 		return NODE_FAIL(c, n, "out of memory");
 	}
-	if (d->nc1hwc0) { /* [N][C1][H][W][16], the channels past C zero */
+	if (dev_5hd(d)) { /* [N][C1][H][W][16], the channels past C zero */
 		int64_t hw = d->h * d->w, c1n = (d->c + 15) / 16;
 		for (int64_t b = 0; b < d->n; b++)
 			for (int64_t ch = 0; ch < d->c; ch++)
@@ -369,7 +368,7 @@ void cc_arg_tensor(struct cc_ctx *c, struct task *t, int ti)
 	}
 	a->kind = d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
 	/* (a workspace view: its place in the storage; the plan adds the storage's) */
-	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : (int64_t)d->voff;
+	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : (int64_t)d->view.off;
 	a->index = 0;
 	t->bytes += (uint64_t)dev_elems(d) * 2;
 }
@@ -399,8 +398,7 @@ void cc_io_add(struct task *t, int output, int ti, int shape, enum cc_dtype dt,
 void cc_io_dev(struct cc_ctx *c, struct task *t, int output, int ti)
 {
 	const struct dev_tensor *d = &c->dev[ti];
-	cc_io_add(t, output, ti, ti, CC_F16,
-		  d->c04 ? CC_FMT_NC1HWC0_C04 : d->nc1hwc0 ? CC_FMT_NC1HWC0 : CC_FMT_ND);
+	cc_io_add(t, output, ti, ti, CC_F16, dev_format(d));
 }
 
 /* The common shape of a one-input kernel: its output placed in the
@@ -504,10 +502,10 @@ int cc_logic_task(struct cc_ctx *c, struct cc_node *n, const struct cc_logic *lg
 int cc_gen_edge(struct cc_ctx *c, const struct dev_tensor *d, int to_device,
 		struct task *t, char *msg, size_t len)
 {
-	if (d->c04 && to_device)
+	if (dev_c04(d) && to_device)
 		return cc_gen_nchw_in_c04(c->cfg, d->n, d->c, d->h, d->w, &t->prog, &t->block_dim,
 					  msg, len);
-	if (d->nc1hwc0)
+	if (dev_5hd(d))
 		return to_device ? cc_gen_nchw_in(c->cfg, d->n, d->c, d->h, d->w, &t->prog,
 						  &t->block_dim, msg, len)
 				 : cc_gen_nchw_out(c->cfg, d->n, d->c, d->h, d->w, &t->prog,
@@ -565,7 +563,7 @@ int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out)
 	if (d->where == W_NONE || d->where == W_INPUT)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	int ok = 0;
-	if (d->nc1hwc0)
+	if (dev_5hd(d))
 		ok = y->rank == 2 && d->h == 1 && d->w == 1 && y->dims[1] == d->c;
 	else
 		/* the same last dimension, or last dimensions that are whole
@@ -578,7 +576,7 @@ int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out)
 	if (!ok)
 		return cc_relayout(c, n, in, out);
 	struct dev_tensor v = *d;
-	v.nc1hwc0 = 0;
+	v.fmt = CC_FMT_ND;
 	cc_rows_cols(y, &v.rows, &v.cols);
 	c->dev[out] = v;
 	return 0;
