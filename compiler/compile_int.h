@@ -318,6 +318,23 @@ int cc_view_at(struct cc_ctx *c, int xi, int out, uint64_t boff, int64_t c1s);
  * the storage's C1 for a view inside a concat buffer, else the tensor's. */
 int64_t cc_c1_stride(const struct cc_ctx *c, int ti);
 
+/* lower_convtask.c: one conv task as lower_conv.c (fp16) and lower_quant.c
+ * (int8) describe it: x as the kernel reads it, the weights (w.ti: a
+ * workspace FRACTAL_Z tensor, or -1 for weights at w_off in the blob) and a
+ * residual (r.ti < 0: none), each with its graph tensor, type and layout;
+ * the bias tensor (< 0: none) and its fp16 copy at b_off; int8's dequant
+ * scales at deq_off (-1: none); y and its int8 form y8 (-1: none); the
+ * flops, and the bytes its arguments do not count (the weights blob's). */
+struct cc_conv_task {
+	const char *op; /* the task's op type, before its fused ops */
+	struct task_io x, w, r;
+	int64_t w_off, b_off, deq_off;
+	int bias, y, y8;
+	uint64_t flops, bytes;
+};
+int cc_conv_task(struct cc_ctx *c, struct cc_node *n, struct cc_conv *cv,
+		 const struct cc_conv_task *d);
+
 /* lower_quant.c: int8 convolutions, QuantizeLinear / DequantizeLinear */
 int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int bi, int ri,
 		       int out, const struct cc_conv *cv, const float *w);

@@ -332,12 +332,6 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 	}
 	if (cc_ws_place(c, out))
 		return -1;
-	char op[64]; /* the fused ops, as far as they fit */
-	snprintf(op, sizeof op, "%s", opname);
-	if (n->fused[0]) {
-		strncat(op, "+", sizeof op - strlen(op) - 1);
-		strncat(op, n->fused, sizeof op - strlen(op) - 1);
-	}
 	int64_t ho = cc_conv_ho(full), wo = cc_conv_wo(full), S = G / k;
 	struct cc_conv cv = *full;
 	if (k < G) { /* the slices side by side: x's and y's whole channel blocks */
@@ -368,52 +362,30 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 		if (woff < 0)
 			return NODE_FAIL(c, n, "out of memory");
 	}
-	struct task *t = cc_task_new(c, n->name, op);
-	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
-	char msg[256];
 	/* int8 convs reading y: it is also written as int8 (lower_quant.c) */
 	int y8 = k == G && !dw ? cc_q8_plan(c, n, out, &cv) : -1;
 	if (y8 == -2)
 		return -1;
-	cv.cache = c->tiles;
-	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	cc_arg_tensor(c, t, xi);
-	if (fz >= 0)
-		cc_arg_tensor(c, t, fz);
-	else
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
-	cc_arg_tensor(c, t, out);
-	if (cv.no_fp16_out) /* y's fp16 bytes are not written */
-		t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
-	if (bi >= 0) /* the slices' biases follow one another: slice s's at s * cout */
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
-	if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
-		cc_arg_tensor(c, t, ri);
-	if (y8 >= 0)
-		cc_arg_tensor(c, t, y8);
 	/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
-	cc_io_dev(c, t, 0, xi);
-	cc_io_add(t, 0, fz >= 0 ? fz : wi, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
-	if (bi >= 0)
-		cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
-	if (ri >= 0)
-		cc_io_dev(c, t, 0, ri);
-	if (!cv.no_fp16_out)
-		cc_io_dev(c, t, 1, out);
-	if (y8 >= 0)
-		cc_io_add(t, 1, y8, out, CC_I8, CC_FMT_NC1HWC0);
-	/* the MACs the cube does: a slice's block-diagonal conv, S times */
-	t->flops = 2 * (uint64_t)S * (uint64_t)(cv.n * cv.cout * ho * wo) *
-		   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
+	struct cc_conv_task d = {
+		.op = opname,
+		.x = { xi, xi, CC_F16, dev_format(&c->dev[xi]) },
+		.w = { fz, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z },
+		.w_off = woff,
+		.bias = bi,
+		.b_off = boff,
+		.r = { ri, ri, CC_F16, ri >= 0 ? dev_format(&c->dev[ri]) : CC_FMT_ND },
+		.deq_off = -1,
+		.y = out,
+		.y8 = y8,
+		/* the MACs the cube does: a slice's block-diagonal conv, S times */
+		.flops = 2 * (uint64_t)S * (uint64_t)(cv.n * cv.cout * ho * wo) *
+			 (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw),
+		.bytes = fz < 0 ? wb : 0, /* (cc_arg_tensor counts a workspace fz) */
+	};
 	if (ri >= 0) /* the addition */
-		t->flops += (uint64_t)(full->n * full->cout * ho * wo);
-	if (fz < 0) /* (cc_arg_tensor counted a workspace fz) */
-		t->bytes += wb;
-	if (cv.c04)
-		snprintf(t->note, sizeof t->note, "small-channel path (C04 input)");
-	return 0;
+		d.flops += (uint64_t)(full->n * full->cout * ho * wo);
+	return cc_conv_task(c, n, &cv, &d);
 }
 
 int lower_conv(struct cc_ctx *c, struct cc_node *n)
