@@ -424,20 +424,15 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 		memset(td, 0, sizeof *td);
 		snprintf(td->name, sizeof td->name, "%s", T(c, i)->name);
 		td->dtype = CC_F16;
-		td->format = CC_FMT_ND;
-		if (d->nc1hwc0) {
-			td->format = CC_FMT_NC1HWC0;
+		td->format = dev_format(d);
+		if (dev_5hd(d)) { /* [n][c1][h][w][c0] */
+			int64_t c0 = dev_c0(d);
 			td->rank = 5;
 			td->dims[0] = d->n;
-			td->dims[1] = (d->c + 15) / 16;
+			td->dims[1] = (d->c + c0 - 1) / c0;
 			td->dims[2] = d->h;
 			td->dims[3] = d->w;
-			td->dims[4] = 16;
-			if (d->c04) { /* [n][1][h][w][4] */
-				td->format = CC_FMT_NC1HWC0_C04;
-				td->dims[1] = 1;
-				td->dims[4] = 4;
-			}
+			td->dims[4] = c0;
 		} else {
 			td->rank = 2;
 			td->dims[0] = d->rows;
@@ -779,7 +774,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		on[SW_L2] = 0; /* --buffer_optimize=off_optimize */
 	if (run_stage(&c, CC_ST_PLAN, on, changes))
 		goto done;
-	c.split_views = on[SW_SPLIT]; /* lower_data.c's slice_view */
+	c.split_views = on[SW_SPLIT]; /* lower_move.c's slice_view */
 	/* graph inputs cross the edge: fp32 host -> fp16 device */
 	for (int i = 0; i < c.g.ninputs; i++) {
 		int ti = c.g.inputs[i];
@@ -826,13 +821,13 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		float qs = 0;
 		/* ATC's small-channel path: the input's own bytes for its convs */
 		if (cc_conv_c04_input(&c, ti, opt && opt->small_channel)) {
-			d->c04 = 1;
+			d->fmt = CC_FMT_NC1HWC0_C04;
 			d->size = dev_bytes(d);
 			if (!(opt && opt->small_channel))
 				cc_log(&c.log, "  input '%s': the small-channel layout (C0 = 4), a "
 					       "conv reading it has no tiling with C0 = 16",
 				       T(&c, ti)->name);
-		} else if (sc < 0 && d->nc1hwc0 && d->c <= 16 && d->h * d->w > 1 &&
+		} else if (sc < 0 && dev_5hd(d) && d->c <= 16 && d->h * d->w > 1 &&
 			   (qs = cc_q8_readers(&c, NULL, ti, &fp16)) > 0 && !fp16 &&
 			   1.0f / qs >= 1.0f / 1024 && 1.0f / qs <= 32768.0f) {
 			/* read only by int8 convs at one scale (a first conv of few
@@ -873,7 +868,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		else
 			cc_io_add(t, 1, q8, ti, CC_I8, CC_FMT_NC1HWC0);
 		t->bytes = (uint64_t)numel * (q8 < 0 ? 6 : 5);
-		if (d->c04) { /* fp32 in, 4 fp16 channels a pixel out */
+		if (dev_c04(d)) { /* fp32 in, 4 fp16 channels a pixel out */
 			t->bytes = (uint64_t)numel * 4 + (uint64_t)dev_elems(d) * 2;
 			snprintf(t->note, sizeof t->note, "to NC1HWC0_C04 (small channel)");
 		}
@@ -929,7 +924,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 		/* fp16 in ND rows that fit the UB: the TransData writes it
 		 * itself (as ATC's does); otherwise, and for the other types,
 		 * through fp32 in a scratch, then kern_dtype.c */
-		int f16 = dt == CC_F16 && !d->nc1hwc0 && !d->c04 &&
+		int f16 = dt == CC_F16 && !dev_5hd(d) &&
 			  cc_cast_out_f16_fits(cfg, d->cols);
 		int sc = -1;
 		if (dt != CC_F32 && !f16) {
@@ -952,7 +947,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			goto done;
 		t->args[0] = (struct om_arg){ d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE,
 					      d->where == W_WEIGHT ? (int64_t)d->offset
-								   : (int64_t)d->voff, 0 };
+								   : (int64_t)d->view.off, 0 };
 		t->argt[0] = d->where == W_WS ? d->storage : -1;
 		t->nargs = 1;
 		cc_io_dev(&c, t, 0, ti);

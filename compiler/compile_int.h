@@ -32,16 +32,23 @@ struct dev_tensor {
 	enum where where;
 	uint64_t offset, size; /* offset: in the weights; workspace offsets come from the plan */
 	int64_t rows, cols;    /* ND: the leading dimensions' product, the last dimension */
-	int nc1hwc0;           /* 4-D: [n][ceil(c/16)][h][w][16] */
-	int c04;               /* a graph input read only by small-channel convs
-				* (cc_conv.c04): [n][h][w][4] instead */
+	/* The layout, one value (read it through dev_format, dev_5hd, dev_c0):
+	 * CC_FMT_NC1HWC0 for a 4-D tensor, [n][ceil(c/C0)][h][w][C0] with C0 =
+	 * 16; CC_FMT_NC1HWC0_C04, C0 = 4, for a graph input read only by
+	 * small-channel convs (cc_conv.c04); else padded ND (a zeroed entry
+	 * reads as ND).  Elements are fp16 in every layout: the int8 form of
+	 * a tensor is a scratch of its own (q8). */
+	enum cc_format fmt;
 	int64_t n, c, h, w;
 	int storage;           /* the tensor whose workspace bytes these are (views share) */
-	/* a view inside its storage (Concat in place, plan_concat.c): the byte
-	 * offset of its first block, and with several images the storage's
-	 * channel blocks per image (0: the tensor's own, images dense) */
-	uint64_t voff;
-	int64_t c1s;
+	/* where the tensor sits inside its storage (Concat in place,
+	 * plan_concat.c; Slice/Split views): the byte offset of its first
+	 * block, and with several images the storage's channel blocks per
+	 * image (c1s; 0: the tensor's own, images dense) */
+	struct dev_view {
+		uint64_t off;
+		int64_t c1s;
+	} view;
 	int first, last;       /* tasks that first and last touch the storage */
 	int pinned;            /* placed before its producer lowers (a batch slice of
 				* an L2-fused chain): cc_ws_place leaves it */
@@ -50,6 +57,23 @@ struct dev_tensor {
 	int q8;
 	float q8_scale;
 };
+
+/* A device tensor's layout: NC1HWC0 with either C0 (the 5-D image
+ * layouts), or ND. */
+static inline int dev_5hd(const struct dev_tensor *d)
+{
+	return d->fmt == CC_FMT_NC1HWC0 || d->fmt == CC_FMT_NC1HWC0_C04;
+}
+
+static inline int dev_c04(const struct dev_tensor *d) { return d->fmt == CC_FMT_NC1HWC0_C04; }
+
+static inline enum cc_format dev_format(const struct dev_tensor *d)
+{
+	return dev_5hd(d) ? d->fmt : CC_FMT_ND;
+}
+
+/* The lanes of the layout's innermost axis (ND's rows pad to 16 too). */
+static inline int64_t dev_c0(const struct dev_tensor *d) { return dev_c04(d) ? 4 : 16; }
 
 #define MAX_TASK_ARGS 8
 
@@ -138,12 +162,9 @@ static inline struct cc_tensor *T(struct cc_ctx *c, int i) { return &c->g.t[i]; 
  * saturates (an allocation that size fails cleanly) instead of wrapping. */
 static inline int64_t dev_elems(const struct dev_tensor *d)
 {
-	int64_t f[5] = { d->rows, cc_pad16(d->cols), 1, 1, 1 }, e = 1;
-	if (d->c04) {
-		f[0] = d->n, f[1] = d->h, f[2] = d->w, f[3] = 4;
-	} else if (d->nc1hwc0) {
-		f[0] = d->n, f[1] = (d->c + 15) / 16, f[2] = d->h, f[3] = d->w, f[4] = 16;
-	}
+	int64_t f[5] = { d->rows, cc_pad16(d->cols), 1, 1, 1 }, e = 1, c0 = dev_c0(d);
+	if (dev_5hd(d))
+		f[0] = d->n, f[1] = (d->c + c0 - 1) / c0, f[2] = d->h, f[3] = d->w, f[4] = c0;
 	for (int i = 0; i < 5; i++)
 		if (__builtin_mul_overflow(e, f[i], &e))
 			return INT64_MAX / 4;
@@ -213,6 +234,10 @@ void cc_io_host(struct cc_ctx *c, struct task *t, int output, int ti, int shape,
 		enum cc_dtype dt);
 int cc_run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain *ch,
 		 const int *ins);
+/* One cc_gen_logic kernel of n over the output's padded layout, reading
+ * ins[0..nin-1] (each in the output's shape). */
+int cc_logic_task(struct cc_ctx *c, struct cc_node *n, const struct cc_logic *lg,
+		  const int *ins, int nin);
 int cc_gen_edge(struct cc_ctx *c, const struct dev_tensor *d, int to_device,
 		struct task *t, char *msg, size_t len);
 int cc_relayout(struct cc_ctx *c, struct cc_node *n, int in, int out);
@@ -220,6 +245,50 @@ int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out);
 int cc_dev_strides(const struct cc_tensor *t, int64_t *st);
 int cc_act_input(struct cc_ctx *c, struct cc_node *n, int xi);
 int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64_t *dims);
+/* The lane axis of t's device layout (ND's last, NC1HWC0's C), and the
+ * block-grid counts of that layout per logical axis. */
+int cc_lane_axis(const struct cc_tensor *t);
+void cc_grid_counts(const struct cc_tensor *t, int64_t *cnt);
+/* Input 0 known and 4-D, else a node error. */
+int cc_need4(struct cc_ctx *c, struct cc_node *n);
+int cc_same_shape(const struct cc_tensor *a, const struct cc_tensor *b);
+/* The int64 values of a constant integer tensor (NULL if it is not one). */
+int64_t *cc_const_ints(struct cc_ctx *c, int ti, int64_t *cnt);
+/* Node n's output 0 as an alias of its input 0 (same bytes and storage):
+ * Identity, and any op that changes nothing. */
+int cc_alias(struct cc_ctx *c, struct cc_node *n);
+/* Node n lowered by lower on 4-D views: its input relaid out as dx, its
+ * output computed as dy and relaid out back (the 1-D forms, 3-D
+ * BatchNormalization); cc_lower_1d: a [N, C, L] node as [N, C, 1, L]. */
+int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
+		  int (*lower)(struct cc_ctx *, struct cc_node *));
+int cc_lower_1d(struct cc_ctx *c, struct cc_node *n,
+		int (*lower)(struct cc_ctx *, struct cc_node *));
+
+/* lower_move.c: copies and broadcasts of one tensor into another.  A box of
+ * xi from b (out's dims its extents) with steps sp (NULL: 1); any numpy
+ * broadcast of n's two inputs into its output by vop; xi (an activation or
+ * a constant) broadcast into out, a workspace tensor of the broadcast
+ * shape. */
+int cc_box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b,
+		const int64_t *sp, int out);
+int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop);
+int cc_expand_into(struct cc_ctx *c, struct cc_node *n, int xi, int out);
+/* Input ti of n in n's output shape: itself, or expanded into a temporary
+ * (-1 after NODE_FAIL). */
+int cc_operand_full(struct cc_ctx *c, struct cc_node *n, int ti);
+
+/* lower_vchain.c: the vector chain of node n and the element-wise nodes
+ * fused into it (ins[] receives its inputs); the vector op of a binary or
+ * variadic op (ops.def's vop). */
+int cc_eltwise_chain(struct cc_ctx *c, struct cc_node *n, struct cc_vchain *out, int *ins);
+enum cc_vop cc_binary_vop(const char *op);
+
+/* lower_fold.c: a Transpose's perm attribute (default: reversed), and
+ * whether all its readers are MatMul/Gemm operands that read its input in
+ * place (then it produces no kernel and no tensor). */
+int cc_transpose_perm(const struct cc_node *t, int rank, int64_t *perm);
+int cc_transpose_folds(struct cc_ctx *c, const struct cc_node *tr);
 
 /* Node n's tensor k: its inputs, then its outputs (-1: an omitted one). */
 static inline int cc_node_tensor(const struct cc_node *n, int k)
@@ -249,6 +318,23 @@ int cc_view_at(struct cc_ctx *c, int xi, int out, uint64_t boff, int64_t c1s);
  * the storage's C1 for a view inside a concat buffer, else the tensor's. */
 int64_t cc_c1_stride(const struct cc_ctx *c, int ti);
 
+/* lower_convtask.c: one conv task as lower_conv.c (fp16) and lower_quant.c
+ * (int8) describe it: x as the kernel reads it, the weights (w.ti: a
+ * workspace FRACTAL_Z tensor, or -1 for weights at w_off in the blob) and a
+ * residual (r.ti < 0: none), each with its graph tensor, type and layout;
+ * the bias tensor (< 0: none) and its fp16 copy at b_off; int8's dequant
+ * scales at deq_off (-1: none); y and its int8 form y8 (-1: none); the
+ * flops, and the bytes its arguments do not count (the weights blob's). */
+struct cc_conv_task {
+	const char *op; /* the task's op type, before its fused ops */
+	struct task_io x, w, r;
+	int64_t w_off, b_off, deq_off;
+	int bias, y, y8;
+	uint64_t flops, bytes;
+};
+int cc_conv_task(struct cc_ctx *c, struct cc_node *n, struct cc_conv *cv,
+		 const struct cc_conv_task *d);
+
 /* lower_quant.c: int8 convolutions, QuantizeLinear / DequantizeLinear */
 int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int bi, int ri,
 		       int out, const struct cc_conv *cv, const float *w);
@@ -272,11 +358,8 @@ void cc_precision_text(struct cc_ctx *c, FILE *f);
 int infer_broadcast(struct cc_ctx *c, struct cc_node *n);
 int infer_variadic(struct cc_ctx *c, struct cc_node *n);
 int lower_clip(struct cc_ctx *c, struct cc_node *n);
-int cc_eltwise_chain(struct cc_ctx *c, struct cc_node *n, struct cc_vchain *out, int *ins);
 int lower_unary(struct cc_ctx *c, struct cc_node *n);
 int lower_pow(struct cc_ctx *c, struct cc_node *n);
-int cc_same_shape(const struct cc_tensor *a, const struct cc_tensor *b);
-int cc_bcast_nd(struct cc_ctx *c, struct cc_node *n, enum cc_vop vop);
 int lower_binary(struct cc_ctx *c, struct cc_node *n);
 int lower_variadic(struct cc_ctx *c, struct cc_node *n);
 
@@ -284,13 +367,11 @@ int lower_variadic(struct cc_ctx *c, struct cc_node *n);
 int infer_matmul(struct cc_ctx *c, struct cc_node *n);
 int infer_gemm(struct cc_ctx *c, struct cc_node *n);
 int infer_einsum(struct cc_ctx *c, struct cc_node *n);
-int cc_transpose_folds(struct cc_ctx *c, const struct cc_node *tr);
 int lower_matmul(struct cc_ctx *c, struct cc_node *n);
 int lower_gemm(struct cc_ctx *c, struct cc_node *n);
 int lower_einsum(struct cc_ctx *c, struct cc_node *n);
 
 /* lower_conv.c */
-int cc_need4(struct cc_ctx *c, struct cc_node *n);
 int infer_conv(struct cc_ctx *c, struct cc_node *n);
 int infer_pool(struct cc_ctx *c, struct cc_node *n);
 int infer_convt(struct cc_ctx *c, struct cc_node *n);
@@ -300,16 +381,10 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n);
 int lower_maxpool(struct cc_ctx *c, struct cc_node *n);
 int lower_avgpool(struct cc_ctx *c, struct cc_node *n);
 int lower_gap(struct cc_ctx *c, struct cc_node *n);
-int lower_bn(struct cc_ctx *c, struct cc_node *n);
-/* Node n lowered by lower on 4-D views: its input relaid out as dx, its
- * output computed as dy and relaid out back (the 1-D forms, 3-D
- * BatchNormalization). */
 int cc_conv_c04_input(struct cc_ctx *c, int ti, int asked);
-int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
-		  int (*lower)(struct cc_ctx *, struct cc_node *));
-/* BatchNormalization's affine task for node n: its [2][C16] table (k, then
- * b) in the weights at off (tab < 0) or in the workspace tensor tab. */
-int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off);
+
+/* lower_bn.c */
+int lower_bn(struct cc_ctx *c, struct cc_node *n);
 
 /* lower_conv3d.c: the rank-5 forms, composed from the 2-D lowerings (lower4:
  * lower_conv / lower_bn, run on 4-D views) */
@@ -336,10 +411,6 @@ int infer_reduce(struct cc_ctx *c, struct cc_node *n);
 int lower_reduce(struct cc_ctx *c, struct cc_node *n);
 int infer_layernorm(struct cc_ctx *c, struct cc_node *n);
 int lower_layernorm(struct cc_ctx *c, struct cc_node *n);
-/* BatchNormalization (inference) of the 4-D activation n->in[0] whose
- * scale, bias, mean and var are not all constants: the affine table
- * computed on the device (lower_bn's hook). */
-int cc_lower_bn_dynamic(struct cc_ctx *c, struct cc_node *n);
 
 /* lower_shape.c */
 int infer_flatten(struct cc_ctx *c, struct cc_node *n);
@@ -360,7 +431,6 @@ int infer_squeeze(struct cc_ctx *c, struct cc_node *n);
 /* lower_data.c */
 int cc_int_input_check(struct cc_ctx *c, int ti);
 int cc_int_input_raw(struct cc_ctx *c, int ti);
-int64_t *cc_const_ints(struct cc_ctx *c, int ti, int64_t *cnt);
 int infer_gather(struct cc_ctx *c, struct cc_node *n);
 int lower_gather(struct cc_ctx *c, struct cc_node *n);
 int infer_slice(struct cc_ctx *c, struct cc_node *n);
@@ -369,17 +439,12 @@ int infer_split(struct cc_ctx *c, struct cc_node *n);
 int lower_split(struct cc_ctx *c, struct cc_node *n);
 int infer_expand(struct cc_ctx *c, struct cc_node *n);
 int lower_expand(struct cc_ctx *c, struct cc_node *n);
-int cc_expand_into(struct cc_ctx *c, struct cc_node *n, int xi, int out);
-/* out = the box of xi from b (out's dims its extents): Slice's copy. */
-int cc_slice_box(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b, int out);
 
 /* lower_logic.c */
 int infer_compare(struct cc_ctx *c, struct cc_node *n);
 int infer_where(struct cc_ctx *c, struct cc_node *n);
 int lower_logic(struct cc_ctx *c, struct cc_node *n);
 int infer_cast(struct cc_ctx *c, struct cc_node *n);
-int cc_lower_int_arith(struct cc_ctx *c, struct cc_node *n);
-int cc_lower_pow_any(struct cc_ctx *c, struct cc_node *n);
 int lower_cast(struct cc_ctx *c, struct cc_node *n);
 
 #endif

@@ -154,7 +154,7 @@ int cc_aipp_input(struct cc_ctx *c, struct cc_aipp *a, int input, int ti)
 	if (cc_ws_place(c, ti))
 		return cc_fail(c, "out of memory");
 	const struct dev_tensor *d = &c->dev[ti];
-	if (!d->nc1hwc0)
+	if (!dev_5hd(d))
 		return cc_fail(c, "input '%s': AIPP needs the NC1HWC0 layout", T(c, ti)->name);
 	uint32_t words[AIPP_CFG_WORDS];
 	aipp_conf_block(o, words);

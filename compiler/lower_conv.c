@@ -1,6 +1,6 @@
 /* lower_conv.c: the NC1HWC0 image ops: Conv, ConvTranspose, MaxPool,
- * AveragePool, GlobalAveragePool and BatchNormalization, their shape
- * inference (windows, pads, strides), and the 1-D forms lowered as 2-D.
+ * AveragePool and GlobalAveragePool, their shape inference (windows, pads,
+ * strides), and the 1-D forms lowered as 2-D (BatchNormalization: lower_bn.c).
  * One family per file; split out of compile.c. */
 #include <ctype.h>
 #include <math.h>
@@ -29,7 +29,7 @@ struct window {
 
 /* A 1-D window (Conv1d, pooling over [N, C, L]): the node's attributes
  * have one value per spatial axis, and it runs as 2-D over [N, C, 1, L]
- * (lower_1d).  Decided by the attributes and weights, not x, which lower_1d
+ * (cc_lower_1d).  Decided by the attributes and weights, not x, which cc_lower_1d
  * swaps for its 4-D view. */
 static int is_1d(struct cc_ctx *c, const struct cc_node *n)
 {
@@ -128,17 +128,7 @@ static int window_of(struct cc_ctx *c, struct cc_node *n, const struct cc_tensor
 	return 0;
 }
 
-int cc_need4(struct cc_ctx *c, struct cc_node *n)
-{
-	if (cc_need_known(c, n, 0))
-		return -1;
-	if (T(c, n->in[0])->rank != 4)
-		return NODE_FAIL(c, n, "%s on a rank-%d input is not supported yet (4-D only)",
-				 n->op, T(c, n->in[0])->rank);
-	return 0;
-}
-
-/* 4-D, or 3-D ([N, C, L], run as [N, C, 1, L]: lower_1d). */
+/* 4-D, or 3-D ([N, C, L], run as [N, C, 1, L]: cc_lower_1d). */
 static int need34(struct cc_ctx *c, struct cc_node *n)
 {
 	if (cc_need_known(c, n, 0))
@@ -283,43 +273,6 @@ int infer_gap(struct cc_ctx *c, struct cc_node *n)
 	return cc_set_shape(T(c, n->out[0]), x->dtype, 4, d);
 }
 
-/* A 1-D Conv, pool or BatchNormalization ([N, C, L], padded ND on the
- * device) as the 2-D one over [N, C, 1, L]: relayout (two TransData
- * through fp32, cc_view_into's path) into NC1HWC0, the 2-D lowering with the
- * node's input and output swapped for the 4-D views, and back.  The
- * window attributes stay 1-D (is_1d reads them as height 1). */
-static int lower_1d(struct cc_ctx *c, struct cc_node *n,
-						       int (*lower)(struct cc_ctx *, struct cc_node *))
-{
-	int xi = n->in[0], out = n->out[0];
-	if (c->dev[xi].where == W_NONE || c->dev[xi].where == W_INPUT)
-		return NODE_FAIL(c, n, "a constant input is not supported yet");
-	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
-	int64_t dx[4] = { x->dims[0], x->dims[1], 1, x->dims[2] };
-	int64_t dy[4] = { y->dims[0], y->dims[1], 1, y->dims[2] };
-	return cc_lower_as4d(c, n, dx, dy, lower);
-}
-
-int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
-		  int (*lower)(struct cc_ctx *, struct cc_node *))
-{
-	int xi = n->in[0], out = n->out[0];
-	int x4 = cc_tensor_new(c, n->name, "in4d", 4, dx);
-	int y4 = x4 < 0 ? -1 : cc_tensor_new(c, n->name, "out4d", 4, dy);
-	if (y4 < 0)
-		return NODE_FAIL(c, n, "out of memory");
-	if (cc_relayout(c, n, xi, x4))
-		return -1;
-	n->in[0] = x4;
-	n->out[0] = y4;
-	int rc = lower(c, n);
-	n->in[0] = xi;
-	n->out[0] = out;
-	if (rc)
-		return -1;
-	return cc_relayout(c, n, y4, out);
-}
-
 /* Weights that are not constants: the device lays them out (lower_wlayout.c)
  * for one group, with a constant bias. */
 static int dyn_weights(struct cc_ctx *c, struct cc_node *n, int transposed, int64_t cout,
@@ -379,12 +332,6 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 	}
 	if (cc_ws_place(c, out))
 		return -1;
-	char op[64]; /* the fused ops, as far as they fit */
-	snprintf(op, sizeof op, "%s", opname);
-	if (n->fused[0]) {
-		strncat(op, "+", sizeof op - strlen(op) - 1);
-		strncat(op, n->fused, sizeof op - strlen(op) - 1);
-	}
 	int64_t ho = cc_conv_ho(full), wo = cc_conv_wo(full), S = G / k;
 	struct cc_conv cv = *full;
 	if (k < G) { /* the slices side by side: x's and y's whole channel blocks */
@@ -398,10 +345,10 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 	/* images a stride apart inside a concat buffer (plan_concat.c): the
 	 * view's argument points at its first block, the stride is the
 	 * buffer's (plan_concat.c gives grouped convs no such view) */
-	if (c->dev[xi].c1s)
-		cv.x_c1 = c->dev[xi].c1s;
-	if (c->dev[out].c1s)
-		cv.y_n1 = c->dev[out].c1s;
+	if (c->dev[xi].view.c1s)
+		cv.x_c1 = c->dev[xi].view.c1s;
+	if (c->dev[out].view.c1s)
+		cv.y_n1 = c->dev[out].view.c1s;
 	/* all the slices' weights, one after another (slice s at s * wb / S) */
 	uint64_t wb = cc_conv_weight_bytes(&cv);
 	int64_t woff = 0;
@@ -415,52 +362,30 @@ static int conv_tasks(struct cc_ctx *c, struct cc_node *n, const char *opname, i
 		if (woff < 0)
 			return NODE_FAIL(c, n, "out of memory");
 	}
-	struct task *t = cc_task_new(c, n->name, op);
-	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
-	char msg[256];
 	/* int8 convs reading y: it is also written as int8 (lower_quant.c) */
 	int y8 = k == G && !dw ? cc_q8_plan(c, n, out, &cv) : -1;
 	if (y8 == -2)
 		return -1;
-	cv.cache = c->tiles;
-	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	cc_arg_tensor(c, t, xi);
-	if (fz >= 0)
-		cc_arg_tensor(c, t, fz);
-	else
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
-	cc_arg_tensor(c, t, out);
-	if (cv.no_fp16_out) /* y's fp16 bytes are not written */
-		t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
-	if (bi >= 0) /* the slices' biases follow one another: slice s's at s * cout */
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
-	if (ri >= 0) /* an argument: the memory plan keeps it alive up to this task */
-		cc_arg_tensor(c, t, ri);
-	if (y8 >= 0)
-		cc_arg_tensor(c, t, y8);
 	/* depthwise weights are [C1][kh][kw][16]: the NC1HWC0 of [1, C, kh, kw] */
-	cc_io_dev(c, t, 0, xi);
-	cc_io_add(t, 0, fz >= 0 ? fz : wi, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z);
-	if (bi >= 0)
-		cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
-	if (ri >= 0)
-		cc_io_dev(c, t, 0, ri);
-	if (!cv.no_fp16_out)
-		cc_io_dev(c, t, 1, out);
-	if (y8 >= 0)
-		cc_io_add(t, 1, y8, out, CC_I8, CC_FMT_NC1HWC0);
-	/* the MACs the cube does: a slice's block-diagonal conv, S times */
-	t->flops = 2 * (uint64_t)S * (uint64_t)(cv.n * cv.cout * ho * wo) *
-		   (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw);
+	struct cc_conv_task d = {
+		.op = opname,
+		.x = { xi, xi, CC_F16, dev_format(&c->dev[xi]) },
+		.w = { fz, wi, CC_F16, dw ? CC_FMT_NC1HWC0 : CC_FMT_FRACTAL_Z },
+		.w_off = woff,
+		.bias = bi,
+		.b_off = boff,
+		.r = { ri, ri, CC_F16, ri >= 0 ? dev_format(&c->dev[ri]) : CC_FMT_ND },
+		.deq_off = -1,
+		.y = out,
+		.y8 = y8,
+		/* the MACs the cube does: a slice's block-diagonal conv, S times */
+		.flops = 2 * (uint64_t)S * (uint64_t)(cv.n * cv.cout * ho * wo) *
+			 (uint64_t)(cv.cin / cv.groups * cv.kh * cv.kw),
+		.bytes = fz < 0 ? wb : 0, /* (cc_arg_tensor counts a workspace fz) */
+	};
 	if (ri >= 0) /* the addition */
-		t->flops += (uint64_t)(full->n * full->cout * ho * wo);
-	if (fz < 0) /* (cc_arg_tensor counted a workspace fz) */
-		t->bytes += wb;
-	if (cv.c04)
-		snprintf(t->note, sizeof t->note, "small-channel path (C04 input)");
-	return 0;
+		d.flops += (uint64_t)(full->n * full->cout * ho * wo);
+	return cc_conv_task(c, n, &cv, &d);
 }
 
 int lower_conv(struct cc_ctx *c, struct cc_node *n)
@@ -472,7 +397,7 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	int ri = n->res_in ? n->in[n->res_in] : -1; /* pass_fuse_residual.c */
 	struct cc_tensor *x = T(c, xi), *w = T(c, wi);
 	if (x->rank == 3)
-		return lower_1d(c, n, lower_conv);
+		return cc_lower_1d(c, n, lower_conv);
 	struct window wd;
 	int64_t kh, kw;
 	weight_window(w, &kh, &kw);
@@ -504,11 +429,11 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	cv.clip_lo = n->act_lo;
 	cv.clip_hi = n->act_hi;
 	cv.has_residual = ri >= 0;
-	cv.c04 = c->dev[xi].c04; /* the input was laid out for it (cc_c04_input) */
+	cv.c04 = dev_c04(&c->dev[xi]); /* the input was laid out for it (cc_conv_c04_input) */
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	/* the kernel reads the residual in the output's own layout */
-	if (ri >= 0 && (c->dev[ri].where != W_WS || !c->dev[ri].nc1hwc0))
+	if (ri >= 0 && (c->dev[ri].where != W_WS || !dev_5hd(&c->dev[ri])))
 		return NODE_FAIL(c, n, "a residual '%s' that is not a 4-D activation is not "
 				       "supported", T(c, ri)->name);
 	/* pass_fuse_residual.c gives an int8 residual to int8 convs only */
@@ -542,7 +467,7 @@ int lower_convt(struct cc_ctx *c, struct cc_node *n)
 	if (x->rank == 5) /* lower_conv3d.c: as a Conv3d */
 		return cc_lower_convt3d(c, n, lower_conv);
 	if (x->rank == 3)
-		return lower_1d(c, n, lower_convt);
+		return cc_lower_1d(c, n, lower_convt);
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	struct convt g;
@@ -635,7 +560,7 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 	if (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]))
 		return NODE_FAIL(c, n, "the Indices output is not supported yet");
 	if (x->rank == 3)
-		return lower_1d(c, n, is_max ? lower_maxpool : lower_avgpool);
+		return cc_lower_1d(c, n, is_max ? lower_maxpool : lower_avgpool);
 	struct cc_pool pl = { 0 };
 	pl.n = x->dims[0];
 	pl.c = x->dims[1];
@@ -670,8 +595,8 @@ static int lower_pool_common(struct cc_ctx *c, struct cc_node *n, int global, in
 	struct task *t = cc_output_task(c, n, out);
 	if (!t)
 		return -1;
-	pl.x_c1s = c->dev[xi].c1s; /* inside a concat buffer (plan_concat.c) */
-	pl.y_c1s = c->dev[out].c1s;
+	pl.x_c1s = c->dev[xi].view.c1s; /* inside a concat buffer (plan_concat.c) */
+	pl.y_c1s = c->dev[out].view.c1s;
 	char msg[256];
 	if (cc_gen_pool(c->cfg, &pl, &t->prog, &t->block_dim, msg, sizeof msg))
 		return NODE_FAIL(c, n, "%s", msg);
@@ -693,84 +618,6 @@ int lower_avgpool(struct cc_ctx *c, struct cc_node *n)
 int lower_gap(struct cc_ctx *c, struct cc_node *n)
 {
 	return lower_pool_common(c, n, 1, 0);
-}
-
-/* BatchNormalization not folded into a Conv: a per-channel affine map. */
-int lower_bn(struct cc_ctx *c, struct cc_node *n)
-{
-	if (T(c, n->in[0])->rank == 5)
-		return cc_lower_bn3d(c, n, lower_bn); /* lower_conv3d.c */
-	int xi = n->in[0];
-	struct cc_tensor *x = T(c, xi);
-	if (x->rank == 3 && c->dev[xi].where == W_WS)
-		return lower_1d(c, n, lower_bn);
-	if (x->rank != 4 || c->dev[xi].where != W_WS)
-		return NODE_FAIL(c, n, "BatchNormalization other than on a 4-D activation is not "
-				       "supported yet");
-	int64_t C = x->dims[1], c16 = cc_pad16(C);
-	for (int k = 1; k < 5 && k < n->nin; k++)
-		if (n->in[k] >= 0 && !T(c, n->in[k])->data)
-			return cc_lower_bn_dynamic(c, n); /* lower_norm.c: the table on the device */
-	float *v[4];
-	for (int k = 0; k < 4; k++) {
-		v[k] = n->nin > k + 1 ? cc_const_floats(c, n, n->in[k + 1]) : NULL;
-		if (!v[k] || cc_tensor_numel(T(c, n->in[k + 1])) != C) {
-			for (int j = 0; j <= k; j++)
-				free(v[j]);
-			return NODE_FAIL(c, n, "scale, bias, mean and var that are not constants of "
-					       "%lld values are not supported yet", (long long)C);
-		}
-	}
-	float eps = cc_attr_float(n, "epsilon", 1e-5f);
-	uint16_t *h = calloc((size_t)(2 * c16), 2);
-	if (!h) {
-		for (int k = 0; k < 4; k++)
-			free(v[k]);
-		return NODE_FAIL(c, n, "out of memory");
-	}
-	for (int64_t i = 0; i < C; i++) {
-		double k = v[0][i] / sqrt((double)v[3][i] + eps);
-		h[i] = dv_f32_to_f16((float)k);
-		h[c16 + i] = dv_f32_to_f16((float)(v[1][i] - v[2][i] * k));
-	}
-	int64_t off = cc_weight_add(c, h, (uint64_t)(2 * c16 * 2));
-	free(h);
-	for (int k = 0; k < 4; k++)
-		free(v[k]);
-	if (off < 0)
-		return NODE_FAIL(c, n, "out of memory");
-	return cc_bn_affine_task(c, n, -1, off);
-}
-
-int cc_bn_affine_task(struct cc_ctx *c, struct cc_node *n, int tab, int64_t off)
-{
-	int xi = n->in[0], out = n->out[0];
-	if (cc_ws_place(c, out))
-		return NODE_FAIL(c, n, "out of memory");
-	char op[64] = "BatchNormalization";
-	if (n->fused[0]) {
-		strncat(op, "+", sizeof op - strlen(op) - 1);
-		strncat(op, n->fused, sizeof op - strlen(op) - 1);
-	}
-	struct task *t = cc_task_new(c, n->name, op);
-	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
-	const struct cc_tensor *x = T(c, xi);
-	char msg[256];
-	if (cc_gen_affine(c->cfg, x->dims[0], x->dims[1], x->dims[2], x->dims[3],
-			  c->dev[xi].c1s, c->dev[out].c1s, (enum cc_act)n->act, n->act_lo, n->act_hi, &t->prog, &t->block_dim, msg,
-			  sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	cc_arg_tensor(c, t, xi);
-	if (tab >= 0)
-		cc_arg_tensor(c, t, tab);
-	else
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, off, 0 };
-	cc_arg_tensor(c, t, out);
-	cc_io_dev(c, t, 0, xi);
-	cc_io_dev(c, t, 1, out);
-	t->flops = 2 * (uint64_t)cc_tensor_numel(T(c, xi));
-	return 0;
 }
 
 /* Whether graph input ti can be laid out as NC1HWC0 with C0 = 4 for ATC's

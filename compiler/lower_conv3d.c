@@ -1,6 +1,6 @@
 /* lower_conv3d.c: the 3-D (rank-5, [N, C, D, H, W]) forms of Conv,
  * ConvTranspose, MaxPool, AveragePool and BatchNormalization, composed from the tested
- * 2-D kernels at the lowering level (the way lower_conv.c's lower_1d runs
+ * 2-D kernels at the lowering level (the way lower_util.c's cc_lower_1d runs
  * the 1-D forms as 2-D).  A rank-5 activation is padded ND on the device
  * (W padded to 16); the 2-D kernels want NC1HWC0, so every form moves its
  * data through relayouts (cc_relayout: two TransData through fp32, exact

@@ -62,22 +62,6 @@ int cc_int_input_raw(struct cc_ctx *c, int ti)
 	return 1;
 }
 
-/* The int64 values of a constant integer tensor (NULL if it is not one). */
-int64_t *cc_const_ints(struct cc_ctx *c, int ti, int64_t *cnt)
-{
-	if (ti < 0)
-		return NULL;
-	const struct cc_tensor *t = T(c, ti);
-	*cnt = cc_tensor_numel(t);
-	if (*cnt < 0 || !t->data || (t->dtype != CC_I64 && t->dtype != CC_I32))
-		return NULL;
-	int64_t *v = malloc((size_t)(*cnt ? *cnt : 1) * sizeof *v);
-	for (int64_t i = 0; v && i < *cnt; i++)
-		v[i] = t->dtype == CC_I64 ? ((const int64_t *)t->data)[i]
-					  : ((const int32_t *)t->data)[i];
-	return v;
-}
-
 int infer_gather(struct cc_ctx *c, struct cc_node *n)
 {
 	if (cc_need_known(c, n, 0))
@@ -118,17 +102,6 @@ int infer_gather(struct cc_ctx *c, struct cc_node *n)
 	return cc_set_shape(T(c, n->out[0]), x->dtype, r, d);
 }
 
-/* Is axis the lane axis of t's device layout (ND's last, NC1HWC0's C)? */
-static int lane_axis(const struct cc_tensor *t) { return t->rank == 4 ? 1 : t->rank - 1; }
-
-/* Block-grid counts of a tensor's device layout, per logical axis. */
-static void grid_counts(const struct cc_tensor *t, int64_t *cnt)
-{
-	int lane = lane_axis(t);
-	for (int i = 0; i < t->rank; i++)
-		cnt[i] = i == lane ? (t->dims[i] + 15) / 16 : t->dims[i];
-}
-
 /* Gather along an axis that is not the lane axis: whole rows (the blocks
  * inside the axis) move, into out, which has x's rank with nidx at axis. */
 static int gather_rows(struct cc_ctx *c, struct cc_node *n, int xi, int axis, int ii,
@@ -136,7 +109,7 @@ static int gather_rows(struct cc_ctx *c, struct cc_node *n, int xi, int axis, in
 {
 	struct cc_tensor *x = T(c, xi);
 	int64_t cnt[CC_MAX_RANK], st[CC_MAX_RANK];
-	grid_counts(x, cnt);
+	cc_grid_counts(x, cnt);
 	cc_dev_strides(x, st);
 	struct cc_gather gd = { 1, x->dims[axis], st[axis] * 32, nidx, 0, cidx };
 	for (int i = 0; i < axis; i++)
@@ -203,7 +176,7 @@ int lower_gather(struct cc_ctx *c, struct cc_node *n)
 	if (axis < 0)
 		axis += x->rank;
 	int src = xi;
-	if (axis == lane_axis(x)) {
+	if (axis == cc_lane_axis(x)) {
 		if (x->rank + 1 > CC_MAX_RANK) {
 			rc = NODE_FAIL(c, n, "Gather along the last axis of a rank-%d tensor is not "
 					     "supported yet", x->rank);
@@ -331,166 +304,12 @@ int infer_slice(struct cc_ctx *c, struct cc_node *n)
 	return cc_set_shape(T(c, n->out[0]), x->dtype, x->rank, ext);
 }
 
-/* out = the box of x starting at b with steps sp (NULL: all 1; out's dims
- * are its extents; element k along an axis is x's b + k * sp, sp of any
- * sign): a copy of whole blocks when the lane axis moves with step 1 from a
- * multiple of 16 (the lanes past the box's end land in out's padding; the
- * other axes' steps are source strides, negative ones included);
- * otherwise, for ND, the lanes move through vtransposes
- * (cc_gen_slice_last, cc_gen_slice_last_step), after a block copy of the
- * leading axes' box when those are sliced too.  NC1HWC0's channels at such
- * a start or step: N, H and W are sliced first, then the channels as a
- * leading axis of an ND [N, C, H*W] relayout, and the result relaid out
- * into NC1HWC0 (two relayouts through fp32 each way: slow, but exact). */
-/* Whether the box b of x (steps sp, the lanes in place) is a view of x's
- * bytes, as ATC plans a Split or Slice of whole blocks: the sliced axes
- * come after axes of extent 1 (one contiguous range), or NC1HWC0's
- * channels of several images when every reader takes images a stride
- * apart (plan_concat.c's rule); a slice that ends inside a channel block
- * of x would show x's next channels in its pad lanes, so it must end at
- * x's end or on a block boundary.  Returns the view's channel-block
- * stride (0: dense), or -1 for a copy. */
-static int64_t slice_view(struct cc_ctx *c, int xi, int out, const int64_t *b,
-			  const int64_t *sp)
-{
-	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
-	const struct dev_tensor *d = &c->dev[xi];
-	int r = x->rank, lane = lane_axis(x), i0 = -1;
-	if (!c->split_views || d->where != W_WS || d->c1s || y->is_output ||
-	    (x->dtype != CC_F32 && x->dtype != CC_F16))
-		return -1;
-	for (int i = 0; i < r; i++) {
-		if (sp[i] != 1)
-			return -1;
-		if (i0 < 0 && y->dims[i] != x->dims[i])
-			i0 = i;
-	}
-	for (int i = i0 + 1; i0 >= 0 && i < r; i++)
-		if (y->dims[i] != x->dims[i])
-			return -1;
-	if (i0 < 0 || (i0 == lane && (b[lane] + y->dims[lane]) % 16 &&
-		       b[lane] + y->dims[lane] != x->dims[lane]))
-		return -1;
-	int outer1 = 1;
-	for (int i = 0; i < i0; i++)
-		outer1 &= y->dims[i] == 1;
-	if (outer1)
-		return 0;
-	if (r != 4 || i0 != 1 || !cc_strided_readers_ok(c, out))
-		return -1;
-	return (x->dims[1] + 15) / 16;
-}
-
-static int box_copy(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b,
-		    const int64_t *sp, int out)
-{
-	static const int64_t ones[CC_MAX_RANK] = { 1, 1, 1, 1, 1, 1, 1, 1 };
-	if (!sp)
-		sp = ones;
-	struct cc_tensor *x = T(c, xi), *y = T(c, out);
-	int r = x->rank, lane = lane_axis(x);
-	if (y->rank != r || r < 1 || r > CC_MAX_RANK)
-		return NODE_FAIL(c, n, "ranks differ");
-	for (int i = 0; i < r; i++)
-		if (y->dims[i] < 1)
-			return NODE_FAIL(c, n, "an empty output is not supported yet");
-	int lane_moves = b[lane] % 16 || sp[lane] != 1;
-	if (lane_moves && r == 4) {
-		int64_t d4[4], b4[4], s4[4], d3[3], e3[3], b3[3] = { 0, b[1], 0 },
-			s3[3] = { 1, sp[1], 1 };
-		int lead = 0;
-		for (int i = 0; i < 4; i++) {
-			d4[i] = i == 1 ? x->dims[1] : y->dims[i];
-			b4[i] = i == 1 ? 0 : b[i];
-			s4[i] = i == 1 ? 1 : sp[i];
-			lead |= i != 1 && (y->dims[i] != x->dims[i] || sp[i] != 1);
-		}
-		d3[0] = e3[0] = d4[0];
-		d3[1] = x->dims[1];
-		e3[1] = y->dims[1];
-		d3[2] = e3[2] = d4[2] * d4[3];
-		int src = xi, x3, y3;
-		if (lead && ((src = cc_temp_new(c, n, 4, d4)) < 0 || box_copy(c, n, xi, b4, s4, src)))
-			return src < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
-		if ((x3 = cc_temp_new(c, n, 3, d3)) < 0 || (y3 = cc_temp_new(c, n, 3, e3)) < 0)
-			return NODE_FAIL(c, n, "out of memory");
-		if (cc_relayout(c, n, src, x3) || box_copy(c, n, x3, b3, s3, y3))
-			return -1;
-		return cc_relayout(c, n, y3, out);
-	}
-	if (lane_moves) { /* the lanes move: the leading axes first, if sliced */
-		int64_t d[CC_MAX_RANK], b0[CC_MAX_RANK], s0[CC_MAX_RANK], rows = 1,
-			xcols = x->dims[lane];
-		int lead = 0;
-		for (int i = 0; i < r; i++) {
-			d[i] = i == lane ? x->dims[i] : y->dims[i];
-			b0[i] = i == lane ? 0 : b[i];
-			s0[i] = i == lane ? 1 : sp[i];
-			lead |= i != lane && (y->dims[i] != x->dims[i] || sp[i] != 1);
-			rows *= i == lane ? 1 : y->dims[i];
-		}
-		int src = xi;
-		if (lead && ((src = cc_temp_new(c, n, r, d)) < 0 || box_copy(c, n, xi, b0, s0, src)))
-			return src < 0 ? NODE_FAIL(c, n, "out of memory") : -1;
-		if (cc_ws_place(c, out))
-			return NODE_FAIL(c, n, "out of memory");
-		struct task *t = cc_task_new(c, n->name, n->op);
-		char msg[256];
-		if (!t)
-			return NODE_FAIL(c, n, "out of memory");
-		int64_t ycols = T(c, out)->dims[lane];
-		if (sp[lane] == 1 ? cc_gen_slice_last(c->cfg, rows, xcols, b[lane], ycols, &t->prog,
-						      &t->block_dim, msg, sizeof msg)
-				  : cc_gen_slice_last_step(c->cfg, rows, xcols, b[lane], sp[lane], ycols,
-							   &t->prog, &t->block_dim, msg, sizeof msg))
-			return NODE_FAIL(c, n, "%s", msg);
-		cc_one_in_one_out(c, t, src, out);
-		return 0;
-	}
-	int64_t cnt[CC_MAX_RANK], sx[CC_MAX_RANK], sy[CC_MAX_RANK], off = 0;
-	int whole = 1;
-	grid_counts(y, cnt);
-	cc_dev_strides(x, sx);
-	cc_dev_strides(y, sy);
-	for (int i = 0; i < r; i++) {
-		off += (i == lane ? b[i] / 16 : b[i]) * sx[i];
-		whole &= y->dims[i] == x->dims[i] && sp[i] == 1;
-		if (i != lane)
-			sx[i] *= sp[i]; /* a step is a source stride (negative: backwards) */
-	}
-	if (whole) { /* the whole of x: an alias */
-		c->dev[out] = c->dev[xi];
-		return 0;
-	}
-	int64_t c1s = slice_view(c, xi, out, b, sp);
-	if (c1s >= 0) { /* a view of x's bytes: no task */
-		c->slice_views++;
-		return cc_view_at(c, xi, out, (uint64_t)off * 32, c1s);
-	}
-	if (cc_ws_place(c, out))
-		return NODE_FAIL(c, n, "out of memory");
-	struct task *t = cc_task_new(c, n->name, n->op);
-	char msg[256];
-	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
-	if (cc_gen_grid_copy(c->cfg, r, cnt, sx, sy, off, &t->prog, &t->block_dim, msg,
-			     sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	cc_one_in_one_out(c, t, xi, out);
-	return 0;
-}
-
-int cc_slice_box(struct cc_ctx *c, struct cc_node *n, int xi, const int64_t *b, int out)
-{
-	return box_copy(c, n, xi, b, NULL, out);
-}
-
 int lower_slice(struct cc_ctx *c, struct cc_node *n)
 {
 	int64_t b[CC_MAX_RANK], ext[CC_MAX_RANK], sp[CC_MAX_RANK];
 	if (slice_ranges(c, n, b, ext, sp) || cc_act_input(c, n, n->in[0]))
 		return -1;
-	return box_copy(c, n, n->in[0], b, sp, n->out[0]);
+	return cc_box_copy(c, n, n->in[0], b, sp, n->out[0]);
 }
 
 /* Split's part sizes: the 'split' input (opset 13) or attribute, else
@@ -563,7 +382,7 @@ int lower_split(struct cc_ctx *c, struct cc_node *n)
 	if (split_sizes(c, n, &axis, sz) || cc_act_input(c, n, n->in[0]))
 		return -1;
 	for (int i = 0; i < n->nout; b[axis] += sz[i], i++)
-		if (n->out[i] >= 0 && box_copy(c, n, n->in[0], b, NULL, n->out[i]))
+		if (n->out[i] >= 0 && cc_box_copy(c, n, n->in[0], b, NULL, n->out[i]))
 			return -1;
 	return 0;
 }
@@ -605,7 +424,7 @@ int lower_expand(struct cc_ctx *c, struct cc_node *n)
 	struct cc_tensor *x = T(c, xi), *y = T(c, out);
 	if (c->dev[xi].where == W_INPUT)
 		return NODE_FAIL(c, n, "input '%s' read in place is not supported yet", x->name);
-	int r = y->rank, lane = lane_axis(y), sh = r - x->rank;
+	int r = y->rank, lane = cc_lane_axis(y), sh = r - x->rank;
 	for (int i = 0; i < r; i++)
 		if (y->dims[i] < 1)
 			return NODE_FAIL(c, n, "an empty output is not supported yet");
@@ -616,7 +435,7 @@ int lower_expand(struct cc_ctx *c, struct cc_node *n)
 	if (cc_act_input(c, n, xi))
 		return -1;
 	int64_t cnt[CC_MAX_RANK], sx[CC_MAX_RANK], xs[CC_MAX_RANK], sy[CC_MAX_RANK];
-	grid_counts(y, cnt);
+	cc_grid_counts(y, cnt);
 	cc_dev_strides(x, xs);
 	cc_dev_strides(y, sy);
 	for (int i = 0; i < r; i++) {
@@ -634,33 +453,4 @@ int lower_expand(struct cc_ctx *c, struct cc_node *n)
 		return NODE_FAIL(c, n, "%s", msg);
 	cc_one_in_one_out(c, t, xi, out);
 	return 0;
-}
-
-/* x (an activation or a constant) broadcast into out, a workspace tensor of
- * the broadcast shape: the broadcast kernel's max(x, x) (exact, NaN kept),
- * which moves lanes as well as rows.  An ND x going to a 4-D out is first
- * given out's rank (a relayout into NC1HWC0). */
-int cc_expand_into(struct cc_ctx *c, struct cc_node *n, int xi, int out)
-{
-	struct cc_tensor *x = T(c, xi);
-	if (T(c, out)->rank == 4 && x->rank != 4) {
-		int64_t d[4];
-		for (int i = 0; i < 4; i++)
-			d[i] = i < 4 - x->rank ? 1 : x->dims[i - (4 - x->rank)];
-		if (c->dev[xi].where == W_NONE && cc_weight_place_act(c, n, xi))
-			return -1;
-		int x4 = cc_temp_new(c, n, 4, d);
-		if (x4 < 0)
-			return NODE_FAIL(c, n, "out of memory");
-		if (cc_relayout(c, n, xi, x4))
-			return -1;
-		xi = x4;
-	}
-	struct cc_node fk = *n;
-	int fin[2] = { xi, xi }, fout[1] = { out };
-	fk.in = fin;
-	fk.nin = 2;
-	fk.out = fout;
-	fk.nout = 1;
-	return cc_bcast_nd(c, &fk, CC_V_MAX);
 }

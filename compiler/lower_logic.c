@@ -79,49 +79,6 @@ int infer_where(struct cc_ctx *c, struct cc_node *n)
 	return infer_bcast_all(c, n, CC_UNDEFINED);
 }
 
-/* Input ti of n in the output's shape: itself, or expanded into a temporary. */
-static int operand_full(struct cc_ctx *c, struct cc_node *n, int ti)
-{
-	struct cc_tensor *x = T(c, ti), *y = T(c, n->out[0]);
-	if (c->dev[ti].where == W_INPUT)
-		return NODE_FAIL(c, n, "input '%s' read in place is not supported yet", x->name);
-	if (cc_same_shape(x, y) && (y->rank != 4 || c->dev[ti].where != W_NONE)) {
-		if (c->dev[ti].where == W_NONE && cc_weight_place_act(c, n, ti))
-			return -1;
-		return ti;
-	}
-	int64_t d[CC_MAX_RANK];
-	memcpy(d, y->dims, sizeof d);
-	int tmp = cc_temp_new(c, n, y->rank, d);
-	if (tmp < 0)
-		return NODE_FAIL(c, n, "out of memory");
-	return cc_expand_into(c, n, ti, tmp) ? -1 : tmp;
-}
-
-/* One cc_gen_logic kernel over the output's padded layout. */
-static int logic_task(struct cc_ctx *c, struct cc_node *n, const struct cc_logic *lg,
-		      const int *ins, int nin)
-{
-	int out = n->out[0];
-	if (cc_ws_place(c, out))
-		return NODE_FAIL(c, n, "out of memory");
-	struct task *t = cc_task_new(c, n->name, n->op);
-	char msg[256];
-	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
-	if (cc_gen_logic(c->cfg, lg, dev_elems(&c->dev[out]), &t->prog, &t->block_dim, msg,
-			 sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	for (int k = 0; k < nin; k++) {
-		cc_arg_tensor(c, t, ins[k]);
-		cc_io_dev(c, t, 0, ins[k]);
-	}
-	cc_arg_tensor(c, t, out);
-	cc_io_dev(c, t, 1, out);
-	t->flops = (uint64_t)cc_tensor_numel(T(c, out)) * (uint64_t)nin;
-	return 0;
-}
-
 int lower_logic(struct cc_ctx *c, struct cc_node *n)
 {
 	static const struct {
@@ -138,46 +95,9 @@ int lower_logic(struct cc_ctx *c, struct cc_node *n)
 			lg.op = tab[i].l;
 	int ins[3];
 	for (int k = 0; k < n->nin && k < 3; k++)
-		if ((ins[k] = operand_full(c, n, n->in[k])) < 0)
+		if ((ins[k] = cc_operand_full(c, n, n->in[k])) < 0)
 			return -1;
-	return logic_task(c, n, &lg, ins, n->nin);
-}
-
-/* Add, Sub, Mul, Div of integer tensors: one cc_gen_logic kernel that
- * computes as the type does (wrapping; division toward zero) over the
- * operands expanded to the output's shape. */
-int cc_lower_int_arith(struct cc_ctx *c, struct cc_node *n)
-{
-	enum cc_dtype dt = T(c, n->out[0])->dtype;
-	if (dt != CC_I8 && dt != CC_U8 && dt != CC_I32 && dt != CC_I64)
-		return NODE_FAIL(c, n, "%s of %s is not supported yet (int8, uint8, int32 and int64 "
-				       "are)", n->op, cc_dtype_name(dt));
-	struct cc_logic lg = { .op = !strcmp(n->op, "Add")   ? CC_L_IADD
-				     : !strcmp(n->op, "Sub") ? CC_L_ISUB
-				     : !strcmp(n->op, "Mul") ? CC_L_IMUL
-							     : CC_L_IDIV,
-			       .wrap8 = dt == CC_I8 || dt == CC_U8,
-			       .sgn = dt == CC_I8 };
-	int ins[2];
-	for (int k = 0; k < 2; k++)
-		if ((ins[k] = operand_full(c, n, n->in[k])) < 0)
-			return -1;
-	return logic_task(c, n, &lg, ins, 2);
-}
-
-/* Pow whose exponent is not one constant scalar (a tensor, broadcast or
- * not, or an input), or whose base is an integer: one cc_gen_logic kernel
- * computing C's pow in fp32 over the operands expanded to the output's
- * shape, rounded to an integer for an integer result. */
-int cc_lower_pow_any(struct cc_ctx *c, struct cc_node *n)
-{
-	enum cc_dtype dt = T(c, n->out[0])->dtype;
-	struct cc_logic lg = { .op = CC_L_POW, .int_out = dt != CC_F32 && dt != CC_F16 };
-	int ins[2];
-	for (int k = 0; k < 2; k++)
-		if ((ins[k] = operand_full(c, n, n->in[k])) < 0)
-			return -1;
-	return logic_task(c, n, &lg, ins, 2);
+	return cc_logic_task(c, n, &lg, ins, n->nin);
 }
 
 /* Cast: float types are views (the device holds fp16 whatever the type);
@@ -218,20 +138,20 @@ int lower_cast(struct cc_ctx *c, struct cc_node *n)
 	case CC_U16: lg.lo = 0; break;
 	case CC_I32:
 	case CC_I64: break;
-	default: return lower_identity(c, n); /* to a float type */
+	default: return cc_alias(c, n); /* to a float type */
 	}
 	if (from == CC_BOOL || from == to)
-		return lower_identity(c, n);
+		return cc_alias(c, n);
 	/* an integer source within the target's range needs nothing (the
 	 * device's values are within int32's anyway) */
 	if (!isf && lg.op == CC_L_TRUNC &&
 	    (to == CC_I32 || to == CC_I64 || (from == CC_U8 && to != CC_I8) ||
 	     (from == CC_I8 && to == CC_I16)))
-		return lower_identity(c, n);
+		return cc_alias(c, n);
 	int xi = n->in[0];
 	if (cc_act_input(c, n, xi))
 		return -1;
 	if (c->dev[xi].where == W_INPUT)
 		return NODE_FAIL(c, n, "input read in place is not supported yet");
-	return logic_task(c, n, &lg, &xi, 1);
+	return cc_logic_task(c, n, &lg, &xi, 1);
 }

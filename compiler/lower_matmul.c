@@ -184,66 +184,6 @@ static void nd_strides(int rank, const int64_t *dims, int64_t *st)
 		st[i] = i == rank - 2 ? cc_pad16(dims[rank - 1]) : st[i + 1] * dims[i + 1];
 }
 
-static int transpose_perm(const struct cc_node *t, int rank, int64_t *perm)
-{
-	const struct cc_attr *a = cc_attr_find(t, "perm");
-	for (int i = 0; i < rank; i++) {
-		perm[i] = a && a->type == CC_ATTR_INTS && (size_t)i < a->n ? a->ints[i]
-									    : rank - 1 - i;
-		if (perm[i] < 0 || perm[i] >= rank)
-			return -1;
-	}
-	return 0;
-}
-
-/* Whether input k of node m may read the Transpose node tr's input in place.
- * B (and Gemm's operands) may be any view whose lane axis is one of its two
- * matrix axes.  A only when it ends up transposed: a Transpose keeping A's
- * rows in place but moving batch axes ([B,S,E] -> [S,B,E]) would make a
- * batch of tiny products, so it stays a kernel. */
-static int mm_fold_ok(struct cc_ctx *c, const struct cc_node *tr, const struct cc_node *m, int k)
-{
-	int xi = tr->in[0];
-	const struct cc_tensor *x = T(c, xi);
-	int r = x->rank;
-	int64_t perm[CC_MAX_RANK];
-	if (r < 2 || r > 6 || r == 4 || c->dev[xi].where != W_WS || c->dev[xi].nc1hwc0 ||
- transpose_perm(tr, r, perm))
-		return 0;
-	int gemm = !strcmp(m->op, "Gemm");
-	if (m->dead || (strcmp(m->op, "MatMul") && !gemm) || k > 1)
-		return 0;
-	int trans = perm[r - 2] == r - 1;
-	if (!trans && perm[r - 1] != r - 1)
-		return 0;
-	if (gemm) {
-		/* alpha may scale A: an element-wise copy of x, same strides */
-		return 1;
-	}
-	return k == 1 || trans;
-}
-
-/* A Transpose all of whose readers are MatMul/Gemm operands that fold it
- * produces no kernel and no tensor: they read its input. */
-int cc_transpose_folds(struct cc_ctx *c, const struct cc_node *tr)
-{
-	int y = tr->out[0], uses = 0;
-	if (T(c, y)->is_output)
-		return 0;
-	for (int i = 0; i < c->g.nn; i++) {
-		const struct cc_node *m = &c->g.n[i];
-		if (m->dead)
-			continue;
-		for (int k = 0; k < m->nin; k++)
-			if (m->in[k] == y) {
-				if (!mm_fold_ok(c, tr, m, k))
-					return 0;
-				uses++;
-			}
-	}
-	return uses > 0;
-}
-
 /* The view of operand ti of node n: a folded Transpose's input, or ti. */
 static int mm_view_of(struct cc_ctx *c, struct cc_node *n, int ti, struct mm_view *v)
 {
@@ -256,7 +196,7 @@ static int mm_view_of(struct cc_ctx *c, struct cc_node *n, int ti, struct mm_vie
 	    !strcmp(c->g.n[p].op, "Transpose")) {
 		int xi = c->g.n[p].in[0];
 		int64_t perm[CC_MAX_RANK], sx[CC_MAX_RANK];
-		if (transpose_perm(&c->g.n[p], t->rank, perm))
+		if (cc_transpose_perm(&c->g.n[p], t->rank, perm))
 			return NODE_FAIL(c, n, "bad Transpose perm");
 		nd_strides(t->rank, T(c, xi)->dims, sx);
 		for (int i = 0; i < t->rank; i++)
@@ -267,7 +207,7 @@ static int mm_view_of(struct cc_ctx *c, struct cc_node *n, int ti, struct mm_vie
 	if (c->dev[ti].where == W_NONE && cc_weight_place_act(c, n, ti))
 		return -1;
 	v->ti = ti;
-	if (c->dev[ti].nc1hwc0) {
+	if (dev_5hd(&c->dev[ti])) {
 		/* a 4-D activation: relaid out as padded ND [d0*d1, d2, d3], whose
 		 * bytes are those of the ND layout of its own dims */
 		int64_t d3[3] = { t->dims[0] * t->dims[1], t->dims[2], t->dims[3] };
@@ -468,7 +408,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		c->dev[prod].rows = M;
 		c->dev[prod].cols = N;
 		bdev = b_nz ? bdev : c->dev[vb.ti];
-	} else if (c->dev[out].nc1hwc0) {
+	} else if (dev_5hd(&c->dev[out])) {
 		/* a 4-D result: computed in ND, relaid out after */
 		int64_t d3[3] = { y->dims[0] * y->dims[1], y->dims[2], y->dims[3] };
 		if ((prod = cc_temp_new(c, n, 3, d3)) < 0)
@@ -581,7 +521,7 @@ static int matmul_common(struct cc_ctx *c, struct cc_node *n, int ai, int bi, in
 		t->argt[t->nargs] = bdev.where == W_WS ? bdev.storage : -1;
 		struct om_arg *ba = &t->args[t->nargs++];
 		ba->kind = bdev.where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
-		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : (int64_t)bdev.voff) +
+		ba->value = (bdev.where == W_WEIGHT ? (int64_t)bdev.offset : (int64_t)bdev.view.off) +
 			    obb * 2;
 		cc_arg_tensor(c, t, prod);
 		t->args[t->nargs - 1].value += oc * 2;

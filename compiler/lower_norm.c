@@ -22,7 +22,7 @@ static int softmax_into(struct cc_ctx *c, struct cc_node *n, int xi, int out, in
 		return NODE_FAIL(c, n, "%s of a constant is not supported yet", n->op);
 	if (mi >= 0) {
 		/* the pass checked the shapes: one mask row per batch (or one in all) */
-		if (axis != x->rank - 1 || c->dev[xi].nc1hwc0)
+		if (axis != x->rank - 1 || dev_5hd(&c->dev[xi]))
 			return NODE_FAIL(c, n, "a Softmax mask over an axis other than the last is "
 					       "not supported yet");
 		if (c->dev[mi].where == W_NONE && cc_weight_place_act(c, n, mi))
@@ -43,7 +43,7 @@ static int softmax_into(struct cc_ctx *c, struct cc_node *n, int xi, int out, in
 			cc_prog_init(&t->prog);
 			cc_prec_fp16_only(n, "rows too long for the fp32 kernel's UB tiles");
 		}
-		if (c->dev[xi].nc1hwc0) {
+		if (dev_5hd(&c->dev[xi])) {
 			/* [N][C1][H][W][16]: N, H or W is R over the C0 lanes (padding
 			 * channels are lanes of their own, never mixed with real ones) */
 			const struct dev_tensor *d = &c->dev[xi];
@@ -112,7 +112,7 @@ int lower_softmax(struct cc_ctx *c, struct cc_node *n)
 			d[i >= axis] *= x->dims[i];
 		rank = 2;
 		kaxis = 1;
-	} else if (rank == 4 && axis == 1 && c->dev[xi].nc1hwc0) {
+	} else if (rank == 4 && axis == 1 && dev_5hd(&c->dev[xi])) {
 		d[0] = x->dims[0];
 		d[1] = x->dims[1];
 		d[2] = x->dims[2] * x->dims[3];
@@ -280,14 +280,14 @@ int lower_reduce(struct cc_ctx *c, struct cc_node *n)
 	if (reduce_axes(c, n, &set))
 		return -1;
 	if (!set) /* noop_with_empty_axes: an alias, as Identity */
-		return lower_identity(c, n);
+		return cc_alias(c, n);
 	if (c->dev[xi].where != W_WS)
 		return NODE_FAIL(c, n, "%s of a constant is not supported yet", n->op);
 	for (int i = 0; i < x->rank; i++)
 		if (x->dims[i] < 1)
 			return NODE_FAIL(c, n, "empty tensors are not supported yet");
 	int k0, k1;
-	if (c->dev[xi].nc1hwc0 || y->rank == 4 || !reduce_span(x, set, &k0, &k1))
+	if (dev_5hd(&c->dev[xi]) || y->rank == 4 || !reduce_span(x, set, &k0, &k1))
 		return reduce_permuted(c, n, xi, out, set);
 	return reduce_adjacent(c, n, xi, out, set);
 }
@@ -464,7 +464,7 @@ int lower_layernorm(struct cc_ctx *c, struct cc_node *n)
 		if (cc_relayout(c, n, ri, kr))
 			return -1;
 		ri = kr;
-	} else if (ri >= 0 && (kx != xi || c->dev[ri].where != W_WS || c->dev[ri].nc1hwc0))
+	} else if (ri >= 0 && (kx != xi || c->dev[ri].where != W_WS || dev_5hd(&c->dev[ri])))
 		return NODE_FAIL(c, n, "a residual Add on a LayerNormalization whose rows need a "
 				       "layout change is not supported yet");
 	/* after the relayouts above: tasks run in the order they are made */
@@ -497,129 +497,4 @@ int lower_layernorm(struct cc_ctx *c, struct cc_node *n)
 		if (st[k] >= 0 && ks[k] != st[k] && cc_relayout(c, n, ks[k], st[k]))
 			return -1;
 	return 0;
-}
-
-/* ---- BatchNormalization with parameters computed at run time ------------------ */
-
-/* One chain task of the BatchNormalization table: inputs ins[0..ch->nin-1]
- * (a negative one: the mask weights at mask_off; a workspace scratch: tab),
- * the result into the scratch tab at byte offset at.  The chain runs over
- * whole 256-byte repeats, so it also writes past its [C16] row: the table
- * rows are written in order and the scratch has a repeat of slack. */
-static int bn_chain_task(struct cc_ctx *c, struct cc_node *n, const char *what,
-			 const struct cc_vchain *ch, const int *ins, int64_t mask_off, int tab,
-			 int64_t at, int64_t elems)
-{
-	char name[300];
-	snprintf(name, sizeof name, "%s#%s", n->name, what);
-	struct task *t = cc_task_new(c, name, "BatchNormalization");
-	if (!t)
-		return NODE_FAIL(c, n, "out of memory");
-	char msg[256];
-	if (cc_gen_vchain(c->cfg, ch, elems, &t->prog, &t->block_dim, msg, sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	for (int i = 0; i < ch->nin; i++) {
-		if (ins[i] < 0) {
-			t->argt[t->nargs] = -1;
-			t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, mask_off, 0 };
-			continue;
-		}
-		cc_arg_tensor(c, t, ins[i]);
-		if (ins[i] != tab)
-			cc_io_dev(c, t, 0, ins[i]);
-	}
-	cc_arg_tensor(c, t, tab);
-	t->args[t->nargs - 1].value += at;
-	t->flops = (uint64_t)elems * (uint64_t)ch->nsteps;
-	return 0;
-}
-
-static void vstep(struct cc_vchain *ch, enum cc_vop op, int a, int b, float scalar)
-{
-	ch->step[ch->nsteps++] = (struct cc_vstep){ op, a, b, scalar };
-}
-
-/* Clamp slot a into the finite fp16 range (a new slot; its index returned):
- * finite fp16 values pass unchanged, while inf and the NaN of a garbage
- * padding lane (the simulator's max keeps the scalar then) become finite,
- * so that multiplying by the mask's zeros gives zeros. */
-static int clamp_f16(struct cc_vchain *ch, int a)
-{
-	vstep(ch, CC_V_MAXS, a, 0, -65504.0f);
-	vstep(ch, CC_V_MINS, ch->nin + ch->nsteps - 1, 0, 65504.0f);
-	return ch->nin + ch->nsteps - 1;
-}
-
-/* BatchNormalization (inference) whose scale, bias, mean or var are graph
- * inputs or computed: k = scale / sqrt(var + eps) and b = bias - mean * k
- * by two element-wise chains (in fp32, rounded once) over the [C] vectors
- * into a [2][C16] fp16 scratch, the table cc_gen_affine reads, then the
- * affine task with that scratch as its parameters.  The vectors' padding
- * lanes may hold anything (the edge casts leave them), so the chains
- * multiply by a constant mask (1 for the C channels, 0 past them) after
- * clamping: the table's padding is 0 and y's padding channels stay 0. */
-int cc_lower_bn_dynamic(struct cc_ctx *c, struct cc_node *n)
-{
-	int xi = n->in[0];
-	struct cc_tensor *x = T(c, xi);
-	if (cc_attr_int(n, "training_mode", 0) ||
-	    (n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1])) ||
-	    (n->nout > 2 && n->out[2] >= 0 && cc_tensor_uses(&c->g, n->out[2])))
-		return NODE_FAIL(c, n, "BatchNormalization in training mode (batch statistics, "
-				       "running mean and var outputs) is not supported yet");
-	int64_t C = x->dims[1], c16 = cc_pad16(C);
-	if (n->nin < 5)
-		return NODE_FAIL(c, n, "scale, bias, mean and var are missing");
-	int p[4];
-	for (int k = 0; k < 4; k++) {
-		p[k] = n->in[k + 1];
-		struct cc_tensor *v = p[k] < 0 ? NULL : T(c, p[k]);
-		if (!v || v->rank != 1 || v->dims[0] != C)
-			return NODE_FAIL(c, n, "scale, bias, mean and var that are not [%lld] vectors "
-					       "are not supported yet", (long long)C);
-		if (cc_act_input(c, n, p[k])) /* a constant one: laid out as an activation */
-			return -1;
-		if (c->dev[p[k]].where != W_WS && c->dev[p[k]].where != W_WEIGHT)
-			return NODE_FAIL(c, n, "a %s parameter '%s' is not supported yet",
-					 cc_dtype_name(v->dtype), v->name);
-	}
-	/* the chains run whole repeats of 128 lanes: the mask covers them */
-	int64_t lanes = (c16 + 127) / 128 * 128;
-	uint16_t *m = calloc((size_t)lanes, 2);
-	if (!m)
-		return NODE_FAIL(c, n, "out of memory");
-	for (int64_t i = 0; i < C; i++)
-		m[i] = dv_f32_to_f16(1.0f);
-	int64_t moff = cc_weight_add(c, m, (uint64_t)lanes * 2);
-	free(m);
-	int tab = moff < 0 ? -1 : cc_scratch_new(c, n->name, (uint64_t)(c16 * 2 + lanes * 2));
-	if (tab < 0)
-		return NODE_FAIL(c, n, "out of memory");
-	float eps = cc_attr_float(n, "epsilon", 1e-5f);
-
-	/* k = clamp(scale) * min(rsqrt(max(var, 0) + eps), 65504) * mask */
-	struct cc_vchain ck = { .nin = 3, .f32 = 1 };
-	vstep(&ck, CC_V_MAXS, 1, 0, 0.0f);
-	vstep(&ck, CC_V_ADDS, 3, 0, eps);
-	vstep(&ck, CC_V_RSQRT, 4, 0, 0);
-	vstep(&ck, CC_V_MINS, 5, 0, 65504.0f); /* var + eps = 0: inf */
-	int sc = clamp_f16(&ck, 0);
-	vstep(&ck, CC_V_MUL, sc, 6, 0);
-	vstep(&ck, CC_V_MUL, ck.nin + ck.nsteps - 1, 2, 0);
-	int ink[3] = { p[0], p[3], -1 };
-	if (bn_chain_task(c, n, "scale", &ck, ink, moff, tab, 0, c16))
-		return -1;
-	/* b = (clamp(bias) - clamp(mean) * k) * mask, k from the table's row 0 */
-	struct cc_vchain cb = { .nin = 4, .f32 = 1 };
-	int mean = clamp_f16(&cb, 1);
-	vstep(&cb, CC_V_MUL, mean, 2, 0);
-	int mk = cb.nin + cb.nsteps - 1;
-	int bias = clamp_f16(&cb, 0);
-	vstep(&cb, CC_V_SUB, bias, mk, 0);
-	vstep(&cb, CC_V_MUL, cb.nin + cb.nsteps - 1, 3, 0);
-	int inb[4] = { p[1], p[2], tab, -1 };
-	if (bn_chain_task(c, n, "shift", &cb, inb, moff, tab, c16 * 2, c16))
-		return -1;
-
-	return cc_bn_affine_task(c, n, tab, 0);
 }

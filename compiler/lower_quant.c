@@ -79,7 +79,7 @@ static int q8_form(struct cc_ctx *c, struct cc_node *n, int ti, float s, const c
 	struct dev_tensor *d = &c->dev[ti];
 	if (d->q8 && d->q8_scale == s)
 		return d->q8 - 1;
-	if (!d->nc1hwc0)
+	if (!dev_5hd(d))
 		return NODE_FAIL(c, n, "'%s' read as int8 is not a 4-D activation", T(c, ti)->name);
 	uint64_t qbytes = (uint64_t)(d->n * cdiv(d->c, 32) * d->h * d->w * 32);
 	int sc = cc_scratch_new(c, n->name, qbytes);
@@ -150,8 +150,6 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	bh = NULL;
 
 	/* x (and a residual read as int8) as int8 NC1HWC0 (C0 = 32) */
-	char msg[256];
-	struct task *t;
 	int sc = q8_form(c, n, xi, n->q_x_scale, "quant");
 	int r8 = ri >= 0 && n->q_r_scale > 0 ? q8_form(c, n, ri, n->q_r_scale, "quant_r") : -1;
 	if (sc < 0 || (ri >= 0 && n->q_r_scale > 0 && r8 < 0))
@@ -167,48 +165,28 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	int y8 = cc_q8_plan(c, n, out, &cv);
 	if (y8 == -2)
 		return -1;
-	char op[64];
-	snprintf(op, sizeof op, "Conv");
-	if (n->fused[0]) {
-		strncat(op, "+", sizeof op - strlen(op) - 1);
-		strncat(op, n->fused, sizeof op - strlen(op) - 1);
-	}
-	t = cc_task_new(c, n->name, op);
-	if (!t)
-		goto oom;
-	cv.cache = c->tiles;
-	if (cc_gen_conv(c->cfg, &cv, &t->prog, &t->block_dim, msg, sizeof msg))
-		return NODE_FAIL(c, n, "%s", msg);
-	cc_arg_tensor(c, t, sc);
-	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
-	cc_arg_tensor(c, t, out);
-	if (bi >= 0)
-		t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, boff, 0 };
-	if (ri >= 0)
-		cc_arg_tensor(c, t, r8 >= 0 ? r8 : ri);
-	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, doff, 0 };
-	if (y8 >= 0)
-		cc_arg_tensor(c, t, y8);
-	cc_io_add(t, 0, sc, xi, CC_I8, CC_FMT_NC1HWC0);
-	cc_io_add(t, 0, wi, wi, CC_I8, CC_FMT_FRACTAL_Z);
-	if (bi >= 0)
-		cc_io_add(t, 0, bi, bi, CC_F16, CC_FMT_ND);
-	if (r8 >= 0)
-		cc_io_add(t, 0, r8, ri, CC_I8, CC_FMT_NC1HWC0);
-	else if (ri >= 0)
-		cc_io_dev(c, t, 0, ri);
-	if (!cv.no_fp16_out)
-		cc_io_dev(c, t, 1, out);
-	if (y8 >= 0)
-		cc_io_add(t, 1, y8, out, CC_I8, CC_FMT_NC1HWC0);
 	int64_t ho = cc_conv_ho(&cv), wo = cc_conv_wo(&cv);
-	t->flops = 2 * (uint64_t)(cv.n * cv.cout * ho * wo) * (uint64_t)per;
+	struct cc_conv_task d = {
+		.op = "Conv",
+		.x = { sc, xi, CC_I8, CC_FMT_NC1HWC0 },
+		.w = { -1, wi, CC_I8, CC_FMT_FRACTAL_Z },
+		.w_off = woff,
+		.bias = bi,
+		.b_off = boff,
+		.r = { -1, -1, CC_F16, CC_FMT_ND }, /* none */
+		.deq_off = doff,
+		.y = out,
+		.y8 = y8,
+		.flops = 2 * (uint64_t)(cv.n * cv.cout * ho * wo) * (uint64_t)per,
+		.bytes = wb + (uint64_t)c16 * 4 + (bi >= 0 ? (uint64_t)c16 * 2 : 0),
+	};
+	if (r8 >= 0) /* the residual as int8, or in its own layout */
+		d.r = (struct task_io){ r8, ri, CC_I8, CC_FMT_NC1HWC0 };
+	else if (ri >= 0)
+		d.r = (struct task_io){ ri, ri, CC_F16, dev_format(&c->dev[ri]) };
 	if (ri >= 0)
-		t->flops += (uint64_t)(cv.n * cv.cout * ho * wo);
-	t->bytes += wb + (uint64_t)c16 * 4 + (bi >= 0 ? (uint64_t)c16 * 2 : 0);
-	if (cv.no_fp16_out) /* y's fp16 bytes are not written */
-		t->bytes -= (uint64_t)dev_elems(&c->dev[out]) * 2;
-	return 0;
+		d.flops += (uint64_t)(cv.n * cv.cout * ho * wo);
+	return cc_conv_task(c, n, &cv, &d);
 oom:
 	NODE_FAIL(c, n, "out of memory");
 fail:

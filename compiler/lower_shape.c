@@ -126,7 +126,6 @@ int infer_dropout(struct cc_ctx *c, struct cc_node *n)
 
 int lower_identity(struct cc_ctx *c, struct cc_node *n)
 {
-	int in = n->in[0];
 	int mask = n->nout > 1 && n->out[1] >= 0 && cc_tensor_uses(&c->g, n->out[1]);
 	if (mask && strcmp(n->op, "Dropout"))
 		return NODE_FAIL(c, n, "the mask output is not supported yet");
@@ -156,10 +155,7 @@ int lower_identity(struct cc_ctx *c, struct cc_node *n)
 		if (cc_weight_place_act(c, n, n->out[1]))
 			return -1;
 	}
-	if (c->dev[in].where == W_NONE && cc_weight_place_act(c, n, in))
-		return -1;
-	c->dev[n->out[0]] = c->dev[in]; /* an alias: same bytes, same storage */
-	return 0;
+	return cc_alias(c, n);
 }
 
 int lower_view(struct cc_ctx *c, struct cc_node *n)
@@ -192,7 +188,7 @@ static int concat_into(struct cc_ctx *c, struct cc_node *n, const int *ins, int 
 			continue;
 		if (nc && axis == lane && at % 16 == 0 && c->dev[xi].where == W_WS &&
 		    c->dev[xi].storage == c->dev[out].storage &&
-		    c->dev[xi].voff == c->dev[out].voff + (uint64_t)(at / 16 * y->dims[2] *
+		    c->dev[xi].view.off == c->dev[out].view.off + (uint64_t)(at / 16 * y->dims[2] *
 								     y->dims[3] * 32)) {
 			at += ext; /* written in place by its producer (plan_concat.c) */
 			c->concat_inplace++;
@@ -472,7 +468,7 @@ static int pad_last(struct cc_ctx *c, struct cc_node *n, int xi, int out, int64_
 }
 
 /* Pad.  Negative pads crop first (ONNX Runtime's order): a Slice of the
- * kept box (cc_slice_box).  Along the lane axis: ND's last axis pads the
+ * kept box (cc_box_copy).  Along the lane axis: ND's last axis pads the
  * other axes first (the block-grid kernel, into a temporary) then the lanes
  * (a column map); NC1HWC0's channels go through an ND [N, C, H*W]
  * relayout, where C is a leading axis the block-grid kernel pads, and back
@@ -505,11 +501,11 @@ int lower_pad(struct cc_ctx *c, struct cc_node *n)
 			pos |= pads[q] > 0;
 		}
 		if (!pos) /* only cropping: the Slice is the Pad */
-			return cc_slice_box(c, n, xi, b, out);
+			return cc_box_copy(c, n, xi, b, NULL, out);
 		int kx = cc_temp_new(c, n, r, kept);
 		if (kx < 0)
 			return NODE_FAIL(c, n, "out of memory");
-		if (cc_slice_box(c, n, xi, b, kx))
+		if (cc_box_copy(c, n, xi, b, NULL, kx))
 			return -1;
 		xi = kx;
 		x = T(c, xi);

@@ -1,9 +1,12 @@
 /* lower_util.c: the helpers every op's shape inference and lowering shares:
  * error reporting (cc_fail, cc_node_fail), shape checks, placing device
  * tensors in the workspace and the weights blob, building tasks and their
- * arguments and I/O records, vector chains, layout changes (cc_relayout,
- * cc_view_into) and the host/device edge casts.  Split out of compile.c so the
- * per-family lowering files and the driver can share one copy. */
+ * arguments and I/O records, vector-chain and logic tasks, layout changes
+ * (cc_relayout, cc_view_into, cc_lower_as4d, cc_alias) and the host/device
+ * edge casts.  Split out of compile.c so the per-family lowering files and
+ * the driver can share one copy.  The lowering's leaf, with lower_move.c,
+ * lower_vchain.c and lower_fold.c: they call no family file (lower_*.c
+ * calls only them and the files below: no cycle among lower_*.c). */
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -68,8 +71,8 @@ int cc_need_known(struct cc_ctx *c, struct cc_node *n, int k)
 	 * rounding is monotonic, so the max of the rounded values is the rounded
 	 * max (exact for 8-bit integers; for wider ones as exact as their
 	 * fp16 form, |v| <= 2048).  Add, Sub, Mul and Div wrap as the integer
-	 * type does in a kernel of their own (cc_lower_int_arith), Pow rounds
-	 * its fp32 result (cc_lower_pow_any); other arithmetic on integers is
+	 * type does in a kernel of their own (lower_eltwise.c), Pow rounds
+	 * its fp32 result (lower_eltwise.c); other arithmetic on integers is
 	 * not supported yet */
 	int int_op = cc_op_has(n->op, CC_P_INT);
 	int isint = t->dtype == CC_I64 || t->dtype == CC_I32 || t->dtype == CC_BOOL ||
@@ -109,9 +112,8 @@ static void dev_shape(struct cc_ctx *c, int ti)
 	struct dev_tensor *d = &c->dev[ti];
 	struct cc_tensor *t = T(c, ti);
 	cc_rows_cols(t, &d->rows, &d->cols);
-	d->nc1hwc0 = t->rank == 4;
-	d->c04 = 0;
-	if (d->nc1hwc0) {
+	d->fmt = t->rank == 4 ? CC_FMT_NC1HWC0 : CC_FMT_ND;
+	if (dev_5hd(d)) {
 		d->n = t->dims[0];
 		d->c = t->dims[1];
 		d->h = t->dims[2];
@@ -126,8 +128,8 @@ static void ws_own(struct cc_ctx *c, int ti)
 	d->where = W_WS;
 	d->size = dev_bytes(d);
 	d->storage = ti;
-	d->voff = 0;
-	d->c1s = 0;
+	d->view.off = 0;
+	d->view.c1s = 0;
 	d->first = d->last = -1;
 }
 
@@ -150,9 +152,9 @@ int cc_ws_place(struct cc_ctx *c, int ti)
 	d->where = W_WS;
 	d->size = dev_bytes(d);
 	d->storage = s;
-	d->voff = (uint64_t)(c->vc1[ti] * d->h * d->w * 32);
+	d->view.off = (uint64_t)(c->vc1[ti] * d->h * d->w * 32);
 	/* (a view as wide as the buffer is dense) */
-	d->c1s = d->n > 1 && (d->c + 15) / 16 != (c->dev[s].c + 15) / 16 ? (c->dev[s].c + 15) / 16
+	d->view.c1s = d->n > 1 && (d->c + 15) / 16 != (c->dev[s].c + 15) / 16 ? (c->dev[s].c + 15) / 16
 									   : 0;
 	d->first = d->last = -1;
 	return 0;
@@ -162,15 +164,15 @@ int cc_view_at(struct cc_ctx *c, int xi, int out, uint64_t boff, int64_t c1s)
 {
 	c->dev[out] = c->dev[xi];
 	dev_shape(c, out);
-	c->dev[out].voff += boff;
-	c->dev[out].c1s = c1s;
+	c->dev[out].view.off += boff;
+	c->dev[out].view.c1s = c1s;
 	return 0;
 }
 
 int64_t cc_c1_stride(const struct cc_ctx *c, int ti)
 {
 	const struct dev_tensor *d = &c->dev[ti];
-	return d->c1s ? d->c1s : (d->c + 15) / 16;
+	return d->view.c1s ? d->view.c1s : (d->c + 15) / 16;
 }
 
 int cc_tensor_new(struct cc_ctx *c, const char *base, const char *what, int rank,
@@ -308,7 +310,7 @@ int cc_weight_place_act(struct cc_ctx *c, const struct cc_node *n, int ti)
 		free(f);
 		return NODE_FAIL(c, n, "out of memory");
 	}
-	if (d->nc1hwc0) { /* [N][C1][H][W][16], the channels past C zero */
+	if (dev_5hd(d)) { /* [N][C1][H][W][16], the channels past C zero */
 		int64_t hw = d->h * d->w, c1n = (d->c + 15) / 16;
 		for (int64_t b = 0; b < d->n; b++)
 			for (int64_t ch = 0; ch < d->c; ch++)
@@ -366,7 +368,7 @@ void cc_arg_tensor(struct cc_ctx *c, struct task *t, int ti)
 	}
 	a->kind = d->where == W_WEIGHT ? OM_ARG_WEIGHT : OM_ARG_WORKSPACE;
 	/* (a workspace view: its place in the storage; the plan adds the storage's) */
-	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : (int64_t)d->voff;
+	a->value = d->where == W_WEIGHT ? (int64_t)d->offset : (int64_t)d->view.off;
 	a->index = 0;
 	t->bytes += (uint64_t)dev_elems(d) * 2;
 }
@@ -396,8 +398,7 @@ void cc_io_add(struct task *t, int output, int ti, int shape, enum cc_dtype dt,
 void cc_io_dev(struct cc_ctx *c, struct task *t, int output, int ti)
 {
 	const struct dev_tensor *d = &c->dev[ti];
-	cc_io_add(t, output, ti, ti, CC_F16,
-		  d->c04 ? CC_FMT_NC1HWC0_C04 : d->nc1hwc0 ? CC_FMT_NC1HWC0 : CC_FMT_ND);
+	cc_io_add(t, output, ti, ti, CC_F16, dev_format(d));
 }
 
 /* The common shape of a one-input kernel: its output placed in the
@@ -472,15 +473,39 @@ int cc_run_chain(struct cc_ctx *c, struct cc_node *n, const struct cc_vchain *ch
 	return 0;
 }
 
+/* One cc_gen_logic kernel over the output's padded layout. */
+int cc_logic_task(struct cc_ctx *c, struct cc_node *n, const struct cc_logic *lg,
+		      const int *ins, int nin)
+{
+	int out = n->out[0];
+	if (cc_ws_place(c, out))
+		return NODE_FAIL(c, n, "out of memory");
+	struct task *t = cc_task_new(c, n->name, n->op);
+	char msg[256];
+	if (!t)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_gen_logic(c->cfg, lg, dev_elems(&c->dev[out]), &t->prog, &t->block_dim, msg,
+			 sizeof msg))
+		return NODE_FAIL(c, n, "%s", msg);
+	for (int k = 0; k < nin; k++) {
+		cc_arg_tensor(c, t, ins[k]);
+		cc_io_dev(c, t, 0, ins[k]);
+	}
+	cc_arg_tensor(c, t, out);
+	cc_io_dev(c, t, 1, out);
+	t->flops = (uint64_t)cc_tensor_numel(T(c, out)) * (uint64_t)nin;
+	return 0;
+}
+
 /* The TransData kernel between the host's plain fp32 layout and a device
  * tensor's (NC1HWC0 for 4-D, padded ND otherwise), in either direction. */
 int cc_gen_edge(struct cc_ctx *c, const struct dev_tensor *d, int to_device,
 		struct task *t, char *msg, size_t len)
 {
-	if (d->c04 && to_device)
+	if (dev_c04(d) && to_device)
 		return cc_gen_nchw_in_c04(c->cfg, d->n, d->c, d->h, d->w, &t->prog, &t->block_dim,
 					  msg, len);
-	if (d->nc1hwc0)
+	if (dev_5hd(d))
 		return to_device ? cc_gen_nchw_in(c->cfg, d->n, d->c, d->h, d->w, &t->prog,
 						  &t->block_dim, msg, len)
 				 : cc_gen_nchw_out(c->cfg, d->n, d->c, d->h, d->w, &t->prog,
@@ -538,7 +563,7 @@ int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out)
 	if (d->where == W_NONE || d->where == W_INPUT)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	int ok = 0;
-	if (d->nc1hwc0)
+	if (dev_5hd(d))
 		ok = y->rank == 2 && d->h == 1 && d->w == 1 && y->dims[1] == d->c;
 	else
 		/* the same last dimension, or last dimensions that are whole
@@ -551,7 +576,7 @@ int cc_view_into(struct cc_ctx *c, struct cc_node *n, int in, int out)
 	if (!ok)
 		return cc_relayout(c, n, in, out);
 	struct dev_tensor v = *d;
-	v.nc1hwc0 = 0;
+	v.fmt = CC_FMT_ND;
 	cc_rows_cols(y, &v.rows, &v.cols);
 	c->dev[out] = v;
 	return 0;
@@ -594,4 +619,97 @@ int cc_temp_new(struct cc_ctx *c, const struct cc_node *n, int rank, const int64
 	if (ti >= 0)
 		cc_ws_place(c, ti);
 	return ti;
+}
+
+int cc_need4(struct cc_ctx *c, struct cc_node *n)
+{
+	if (cc_need_known(c, n, 0))
+		return -1;
+	if (T(c, n->in[0])->rank != 4)
+		return NODE_FAIL(c, n, "%s on a rank-%d input is not supported yet (4-D only)",
+				 n->op, T(c, n->in[0])->rank);
+	return 0;
+}
+
+int cc_same_shape(const struct cc_tensor *a, const struct cc_tensor *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return 0;
+	return 1;
+}
+
+/* The int64 values of a constant integer tensor (NULL if it is not one). */
+int64_t *cc_const_ints(struct cc_ctx *c, int ti, int64_t *cnt)
+{
+	if (ti < 0)
+		return NULL;
+	const struct cc_tensor *t = T(c, ti);
+	*cnt = cc_tensor_numel(t);
+	if (*cnt < 0 || !t->data || (t->dtype != CC_I64 && t->dtype != CC_I32))
+		return NULL;
+	int64_t *v = malloc((size_t)(*cnt ? *cnt : 1) * sizeof *v);
+	for (int64_t i = 0; v && i < *cnt; i++)
+		v[i] = t->dtype == CC_I64 ? ((const int64_t *)t->data)[i]
+					  : ((const int32_t *)t->data)[i];
+	return v;
+}
+
+/* A 1-D Conv, pool or BatchNormalization ([N, C, L], padded ND on the
+ * device) as the 2-D one over [N, C, 1, L]: relayout (two TransData
+ * through fp32, cc_view_into's path) into NC1HWC0, the 2-D lowering with the
+ * node's input and output swapped for the 4-D views, and back.  The
+ * window attributes stay 1-D (lower_conv.c's is_1d reads them as height 1). */
+int cc_lower_1d(struct cc_ctx *c, struct cc_node *n,
+		int (*lower)(struct cc_ctx *, struct cc_node *))
+{
+	int xi = n->in[0], out = n->out[0];
+	if (c->dev[xi].where == W_NONE || c->dev[xi].where == W_INPUT)
+		return NODE_FAIL(c, n, "a constant input is not supported yet");
+	const struct cc_tensor *x = T(c, xi), *y = T(c, out);
+	int64_t dx[4] = { x->dims[0], x->dims[1], 1, x->dims[2] };
+	int64_t dy[4] = { y->dims[0], y->dims[1], 1, y->dims[2] };
+	return cc_lower_as4d(c, n, dx, dy, lower);
+}
+
+int cc_lower_as4d(struct cc_ctx *c, struct cc_node *n, const int64_t *dx, const int64_t *dy,
+		  int (*lower)(struct cc_ctx *, struct cc_node *))
+{
+	int xi = n->in[0], out = n->out[0];
+	int x4 = cc_tensor_new(c, n->name, "in4d", 4, dx);
+	int y4 = x4 < 0 ? -1 : cc_tensor_new(c, n->name, "out4d", 4, dy);
+	if (y4 < 0)
+		return NODE_FAIL(c, n, "out of memory");
+	if (cc_relayout(c, n, xi, x4))
+		return -1;
+	n->in[0] = x4;
+	n->out[0] = y4;
+	int rc = lower(c, n);
+	n->in[0] = xi;
+	n->out[0] = out;
+	if (rc)
+		return -1;
+	return cc_relayout(c, n, y4, out);
+}
+
+int cc_alias(struct cc_ctx *c, struct cc_node *n)
+{
+	int in = n->in[0];
+	if (c->dev[in].where == W_NONE && cc_weight_place_act(c, n, in))
+		return -1;
+	c->dev[n->out[0]] = c->dev[in]; /* an alias: same bytes, same storage */
+	return 0;
+}
+
+/* The lane axis of t's device layout (ND's last, NC1HWC0's C). */
+int cc_lane_axis(const struct cc_tensor *t) { return t->rank == 4 ? 1 : t->rank - 1; }
+
+/* Block-grid counts of a tensor's device layout, per logical axis. */
+void cc_grid_counts(const struct cc_tensor *t, int64_t *cnt)
+{
+	int lane = cc_lane_axis(t);
+	for (int i = 0; i < t->rank; i++)
+		cnt[i] = i == lane ? (t->dims[i] + 15) / 16 : t->dims[i];
 }

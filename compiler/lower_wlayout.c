@@ -48,7 +48,7 @@ int cc_conv_weight_fz(struct cc_ctx *c, struct cc_node *n, int transposed, int64
 		return NODE_FAIL(c, n, "weights '%s' that are not constants must be float "
 				       "activations", w->name);
 	int64_t kh = w->rank == 3 ? 1 : w->dims[2], kw = w->dims[w->rank - 1];
-	if (!c->dev[wi].nc1hwc0) {
+	if (!dev_5hd(&c->dev[wi])) {
 		/* 1-D weights ([.., kw] padded ND) -> [.., 1, kw] NC1HWC0; a 3-D
 		 * conv's [Co, Ci, KD, kh, kw] (padded ND) viewed 4-D by
 		 * lower_conv3d.c as [Co, Ci*KD, kh, kw]: the same row-major order */
