@@ -85,9 +85,9 @@ int st_quantify(const struct adv_report *rep, const char *trace_dir,
 			    "launch/parallelism: the same tasks do 4x the work", NULL, 4 * b, 0,
 			    o->work_dir, k);
 		k++;
-		run_variant(&base, &v[k], "no task gap",
-			    "launch: what the task scheduler's gaps cost", "runtime.task_gap_us=0",
-			    b, 0, o->work_dir, k);
+		run_variant(&base, &v[k], "no launch overhead",
+			    "launch: what the task gaps and the execution's fixed cost cost",
+			    "runtime.task_gap_us=0 runtime.model_exec_us=0", b, 0, o->work_dir, k);
 		k++;
 	}
 	if (HOLDS(ADV_MEMORY) || HOLDS(ADV_DMA)) {

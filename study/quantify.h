@@ -7,7 +7,8 @@
  * a real share of the time (adv_bound_share >= ST_QUANTIFY_MIN_SHARE, or the
  * verdict):
  *   launch, parallelism  "batch x4": the same work per task, 4x the images;
- *                        "no task gap": what the scheduler's gaps cost
+ *                        "no launch overhead": what the task gaps and
+ *                        the execution's fixed cost cost
  *   memory               "2x HBM bandwidth" (hbm.bandwidth_gbps doubled)
  *   any, with a fusion switch file turning passes off
  *                        "fusion on": every pass enabled
