@@ -354,6 +354,19 @@ static int edge_outputs(struct cc_ctx *c)
 	return 0;
 }
 
+/* The kernel already in m whose code is k's, byte for byte, else k's own
+ * index (m->nkernels): tasks of one shape run one binary with their own
+ * arguments, as ATC compiles an op of the same type, shape and attributes
+ * once (ResNet-50's repeated bottlenecks). */
+static unsigned same_kernel(const struct om_model *m, const struct om_kernel *k)
+{
+	for (unsigned j = 0; j < m->nkernels; j++)
+		if (m->kernels[j].bytes == k->bytes &&
+		    (!k->bytes || !memcmp(m->kernels[j].code, k->code, k->bytes)))
+			return j;
+	return m->nkernels;
+}
+
 static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 {
 	memset(m, 0, sizeof *m);
@@ -385,7 +398,11 @@ static int build_model(struct cc_ctx *c, struct om_model *m, const char *name)
 			if (cc_prog_finish(&t->prog, &k->code, &bytes, msg, sizeof msg))
 				return cc_fail(c, "task '%s': %s", t->name, msg);
 			k->bytes = bytes;
-			ot->kernel = m->nkernels++;
+			ot->kernel = same_kernel(m, k);
+			if (ot->kernel == m->nkernels)
+				m->nkernels++;
+			else /* one binary for every task of the same code */
+				free(k->code), k->code = NULL;
 		}
 		snprintf(ot->name, sizeof ot->name, "%s", t->name);
 		snprintf(ot->op_type, sizeof ot->op_type, "%s", t->op_type);
