@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
 
 
 #define SLACK 512
@@ -487,6 +488,68 @@ static size_t block_tiles(const struct plan *pl, int64_t b, struct tile *v, size
 	return nt;
 }
 
+/* The kernel's steps: step t loads tile t (issued one tile ahead), then
+ * computes and stores tile t - 1; steps of one parity repeat, so a block's
+ * tiles run as a loop (kern_roll.h), and blocks whose code is alike share
+ * one copy. */
+struct td {
+	const struct plan *pl;
+	int to_dev;
+	struct tile *tiles;
+	size_t cap, nt;
+};
+
+static void td_step(struct kg *g, const void *ctx, size_t t)
+{
+	const struct td *d = ctx;
+	const struct plan *pl = d->pl;
+	struct cc_prog *p = g->p;
+	if (t < d->nt) {
+		int par = (int)(t % 2);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+		if (d->to_dev)
+			in_load(g, pl, &d->tiles[t], par);
+		else
+			out_load(g, pl, &d->tiles[t], par);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	}
+	if (t == 0)
+		return;
+	size_t u = t - 1;
+	int par = (int)(u % 2), last = u + 1 == d->nt;
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	if (d->to_dev) {
+		in_compute(g, pl, &d->tiles[u], par);
+		if (pl->q8_inv > 0)
+			in_quant(g, pl, &d->tiles[u], par);
+	} else {
+		out_compute(g, pl, &d->tiles[u], par, last);
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	if (d->to_dev)
+		in_store(g, pl, &d->tiles[u], par);
+	else
+		out_store(g, pl, &d->tiles[u], par, last);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
+static void td_block(struct kg *g, void *ctx, int64_t b)
+{
+	struct td *d = ctx;
+	struct cc_prog *p = g->p;
+	d->nt = block_tiles(d->pl, b, d->tiles, d->cap);
+	cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+	if (kg_emit_rolled(g, d->nt + 1, td_step, d))
+		g->bad = 2; /* out of memory */
+	cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
+	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+	cc_end(p);
+}
+
 static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 			 int to_dev, int c04, float q8_inv, struct cc_prog *p, unsigned *block_dim,
 			 char *err, size_t errlen)
@@ -504,62 +567,23 @@ static int gen_transdata(const struct soc_config *cfg, int64_t n, int64_t c, int
 			 (long long)h, (long long)w, (long long)pl.per, p->max_n);
 		return -1;
 	}
-	size_t cap = (size_t)pl.per + 8;
-	struct tile *tiles = malloc(cap * sizeof *tiles);
-	if (!tiles) {
+	struct td d = { .pl = &pl, .to_dev = to_dev, .cap = (size_t)pl.per + 8 };
+	d.tiles = malloc(d.cap * sizeof *d.tiles);
+	if (!d.tiles) {
 		snprintf(err, errlen, "transdata: out of memory");
 		return -1;
 	}
 	*block_dim = (unsigned)pl.nb;
-	struct kg g = { .p = p };
+	struct kg g;
+	kg_init(&g, p, 0, 0);
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	int labels[MAX_BLOCKS];
-	cc_block_dispatch(p, pl.nb, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < pl.nb && !p->over; b++) { /* (over: cc_prog_finish says so) */
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		size_t nt = block_tiles(&pl, b, tiles, cap);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		for (size_t t = 0; t <= nt && !p->over; t++) {
-			/* load t (issued one tile ahead), then compute and store t-1 */
-			if (t < nt) {
-				int par = (int)(t % 2);
-				cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-				if (to_dev)
-					in_load(&g, &pl, &tiles[t], par);
-				else
-					out_load(&g, &pl, &tiles[t], par);
-				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			}
-			if (t == 0)
-				continue;
-			size_t u = t - 1;
-			int par = (int)(u % 2), last = u + 1 == nt;
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			if (to_dev) {
-				in_compute(&g, &pl, &tiles[u], par);
-				if (pl.q8_inv > 0)
-					in_quant(&g, &pl, &tiles[u], par);
-			} else {
-				out_compute(&g, &pl, &tiles[u], par, last);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			if (to_dev)
-				in_store(&g, &pl, &tiles[u], par);
-			else
-				out_store(&g, &pl, &tiles[u], par, last);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
+	int rc = kg_emit_blocks(&g, pl.nb, td_block, &d); /* (over: cc_prog_finish says so) */
+	free(d.tiles);
+	if (rc || g.bad == 2) {
+		snprintf(err, errlen, "transdata: out of memory");
+		return -1;
 	}
-	free(tiles);
 	if (g.bad) {
 		snprintf(err, errlen, "transdata %lldx%lldx%lldx%lld: a field overflows "
 			 "(internal error)", (long long)n, (long long)c, (long long)h,
