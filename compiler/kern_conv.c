@@ -168,6 +168,13 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t up(int64_t a, int64_t b) { return cdiv(a, b) * b; }
 /* part i of total cut into parts pieces as even as possible */
 static int64_t part_lo(int64_t total, int64_t parts, int64_t i) { return i * total / parts; }
+/* The same sizes, the larger pieces first (total / parts + 1, then
+ * total / parts): a run of equal tiles, then another, which roll into loops
+ * (kern_roll.h) where part_lo's interleaved sizes did not. */
+static int64_t piece_lo(int64_t total, int64_t parts, int64_t i)
+{
+	return i * (total / parts) + min64(i, total % parts);
+}
 
 /* ---- timing: the simulator's dry run --------------------------------------- */
 
@@ -244,6 +251,54 @@ static void vop_st(struct kg *gn, enum isa_op op, int64_t dst, int64_t s0, int64
 	default:
 		gn->bad = 1;
 	}
+}
+
+/* A tile's repetition over its images (or channel blocks) as a counted
+ * loop of one body, so that a stage's code does not grow with the images a
+ * tile stacks (a large batch): R_BIDX and R_TMP, free once the block
+ * dispatch is done, walk the local addresses; a GM base walks as in any
+ * loop.  Straight code instead in a dry run (which does not follow
+ * branches), for fewer than REP_LOOP_MIN repetitions (a counter and a
+ * latch cost more than they save) and with no loop counter left. */
+#define REP_LOOP_MIN 3
+struct rep {
+	int64_t a0, da, b0, db; /* R_BIDX from a0 by da, R_TMP from b0 by db */
+	int gm;                 /* a GM base walking by dgm, or 0 */
+	int64_t dgm;
+	int64_t bias[2];
+};
+
+static int rep_loop(const struct kg *gn, int64_t count)
+{
+	return count >= REP_LOOP_MIN && !gn->p->dry && gn->depth < KG_MAX_LOOPS;
+}
+
+static void rep_begin(struct kg *gn, struct rep *r, int64_t count)
+{
+	struct kg_loop lp = { .count = count };
+	cc_li(gn->p, R_BIDX, r->a0);
+	lp.reg[lp.nadv] = R_BIDX;
+	lp.delta[lp.nadv++] = r->da;
+	if (r->db || r->b0) {
+		cc_li(gn->p, R_TMP, r->b0);
+		lp.reg[lp.nadv] = R_TMP;
+		lp.delta[lp.nadv++] = r->db;
+	}
+	if (r->gm) {
+		lp.reg[lp.nadv] = r->gm;
+		lp.delta[lp.nadv++] = r->dgm;
+	}
+	r->bias[0] = gn->bias[R_BIDX];
+	r->bias[1] = gn->bias[R_TMP];
+	kg_loop_begin(gn, &lp);
+}
+
+static void rep_end(struct kg *gn, const struct rep *r)
+{
+	kg_loop_end(gn);
+	/* (scratch registers: set again before every use, never a base) */
+	gn->bias[R_BIDX] = r->bias[0];
+	gn->bias[R_TMP] = r->bias[1];
 }
 
 /* The same with the destination contiguous (block stride 1, repeat 8). */
@@ -469,20 +524,20 @@ static void tile_of(const struct geo *g, const struct cube_tiling *t, int64_t id
 		gr = idx / t->mt % t->ng;
 		mi = idx % t->mt;
 	}
-	int64_t f0 = part_lo(g->M1, t->mt, mi), f1 = part_lo(g->M1, t->mt, mi + 1);
+	int64_t f0 = piece_lo(g->M1, t->mt, mi), f1 = piece_lo(g->M1, t->mt, mi + 1);
 	/* groups as even as possible: a group's size is gi or gi - 1 */
-	o->img = part_lo(g->cv->n, t->ng, gr);
-	o->nimg = part_lo(g->cv->n, t->ng, gr + 1) - o->img;
+	o->img = piece_lo(g->cv->n, t->ng, gr);
+	o->nimg = piece_lo(g->cv->n, t->ng, gr + 1) - o->img;
 	o->m0 = f0 * 16;
 	o->mrows = min64(f1 * 16, g->M) - o->m0;
 	if (pairs_of(g->cv)) { /* whole pairs of channel blocks: one int8 block each */
 		int64_t pairs = cdiv(g->N1, 2);
-		o->n1a = 2 * part_lo(pairs, t->nt, ni);
-		o->n1c = min64(2 * part_lo(pairs, t->nt, ni + 1), g->N1) - o->n1a;
+		o->n1a = 2 * piece_lo(pairs, t->nt, ni);
+		o->n1c = min64(2 * piece_lo(pairs, t->nt, ni + 1), g->N1) - o->n1a;
 		return;
 	}
-	o->n1a = part_lo(g->N1, t->nt, ni);
-	o->n1c = part_lo(g->N1, t->nt, ni + 1) - o->n1a;
+	o->n1a = piece_lo(g->N1, t->nt, ni);
+	o->n1c = piece_lo(g->N1, t->nt, ni + 1) - o->n1a;
 }
 
 /* The slab for output pixels [m0, m0 + mrows).  The view's first output row
@@ -654,6 +709,28 @@ static void cube_gm(struct kg *gn, const struct geo *g, const struct tile *tl, i
 	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows;
 	int per_img = tl->nimg <= nn;
 	int64_t nw = per_img ? tl->nimg : nn;
+	if (rep_loop(gn, nw)) {
+		int64_t off = (((tl->img) * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0) * g->M +
+			       tl->m0) * PIX;
+		int64_t nb = per_img ? nn : tl->nimg;
+		int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
+		int64_t ggap = per_img ? g->M - rows : g->YN1 * g->M - rows;
+		struct rep r = { .a0 = ub, .da = (per_img ? mfi : mf) * FRAC,
+				 .gm = load ? R_RES : R_Y,
+				 .dgm = (per_img ? g->YN1 * g->M : g->M) * PIX };
+		if (nb > 1 && ggap == 0 && ugap == 0 && nb * rows <= ISA_DMA_LEN_MAX) {
+			rows *= nb; /* (as xfer merges them) */
+			nb = 1;
+		}
+		rep_begin(gn, &r, nw);
+		if (load)
+			kg_dma_reg(gn, ISA_OP_MOV_GM_UB, R_RGM, R_RES, off, R_BIDX, nb, rows, ggap,
+				   ugap);
+		else
+			kg_dma_reg(gn, ISA_OP_MOV_UB_GM, R_GM, R_Y, off, R_BIDX, nb, rows, ugap, ggap);
+		rep_end(gn, &r);
+		return;
+	}
 	for (int64_t i = 0; i < nw; i++) {
 		int64_t img = per_img ? i : 0, n = per_img ? 0 : i;
 		int64_t off = (((tl->img + img) * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0 +
@@ -852,7 +929,17 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 		}
 		if (n0 + nn == tl->n1c)
 			set_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
-		if (cv->has_bias)
+		if (cv->has_bias && rep_loop(gn, nn)) {
+			struct rep r = { .a0 = ub, .da = mf * FRAC,
+					 .b0 = mem->ub_bias +
+					       ((tl->sl - cs->sl0) * g->N1 + tl->n1a + n0) * PIX,
+					 .db = PIX };
+			rep_begin(gn, &r, nn);
+			KG_I(gn, VBIN, ISA_OP_VADD, .rd = R_BIDX, .rs1 = R_BIDX, .rs2 = R_TMP,
+			     .dt = ISA_DT_F16, .rep = mf * 2, .db = 1, .s0b = 1, .s1b = 0, .dr = 8,
+			     .s0r = 8, .s1r = 0);
+			rep_end(gn, &r);
+		} else if (cv->has_bias)
 			for (int64_t n1 = 0; n1 < nn; n1++)
 				vop(gn, ISA_OP_VADD, ub + n1 * mf * FRAC, ub + n1 * mf * FRAC,
 				    mem->ub_bias +
@@ -918,6 +1005,18 @@ static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem
 		if ((px == plane || s->c1c == 1) && one / bp <= ISA_DMA_LEN_MAX) {
 			xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, mem->l1_slab[s->sslot],
 			     tl->nimg, one / bp, (g->XC1 * plane - one) / bp, 0);
+		} else if (rep_loop(gn, tl->nimg)) {
+			struct rep r = { .a0 = mem->l1_slab[s->sslot], .da = one * g->xpix, .gm = R_X,
+					 .dgm = g->XC1 * plane * g->xpix };
+			int64_t nb = s->c1c, len = px / bp, gap = (plane - px) / bp;
+			if (nb > 1 && gap == 0 && nb * len <= ISA_DMA_LEN_MAX) {
+				len *= nb; /* (as xfer merges them) */
+				nb = 1;
+			}
+			rep_begin(gn, &r, tl->nimg);
+			kg_dma_reg(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, R_BIDX, nb, len,
+				   gap, 0);
+			rep_end(gn, &r);
 		} else {
 			for (int64_t i = 0; i < tl->nimg; i++)
 				xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X,
@@ -947,7 +1046,18 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * g->xpix; /* one image's slab */
 	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
 	/* image i's slab into its fractal rows, [mfi][kn] fractals each */
-	for (int64_t i = 0; i < tl->nimg; i++) {
+	if (rep_loop(gn, tl->nimg)) {
+		int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
+		struct rep r = { .a0 = pb * mem->l0a_half, .da = mfi * kn * FRAC, .b0 = sl1,
+				 .db = img_bytes };
+		rep_begin(gn, &r, tl->nimg);
+		KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = R_BIDX, .rs1 = R_TMP, .rs2 = rs2, .rs3 = rs3,
+		     .kh = cv->kh, .kw = cv->kw, .sh = cv->sh, .sw = cv->sw, .dh = cv->dh,
+		     .dw = cv->dw, .mcnt = mfi * 16, .k1cnt = kn,
+		     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16, .c04 = cv->c04);
+		rep_end(gn, &r);
+	}
+	for (int64_t i = 0; i < tl->nimg && !rep_loop(gn, tl->nimg); i++) {
 		int rd = reg(gn, pb * mem->l0a_half + i * mfi * kn * FRAC);
 		int rs1 = reg(gn, sl1 + i * img_bytes);
 		int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
@@ -1096,8 +1206,8 @@ static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *f
 	*fmin = INT64_MAX;
 	for (int64_t mi = 0; mi < mt; mi++) {
 		struct slab s;
-		int64_t m0 = part_lo(g->M1, mt, mi) * 16;
-		int64_t m1 = min64(part_lo(g->M1, mt, mi + 1) * 16, g->M);
+		int64_t m0 = piece_lo(g->M1, mt, mi) * 16;
+		int64_t m1 = min64(piece_lo(g->M1, mt, mi + 1) * 16, g->M);
 		slab_of(g, m0, m1 - m0, &s);
 		if (s.ptp > ISA_MAX(FMATRIX, pt) || s.pbp > ISA_MAX(FMATRIX, pb) ||
 		    s.fh > ISA_MAX(FMATRIX, fh) || s.fh * s.fw > ISA_DMA_LEN_MAX)

@@ -117,6 +117,7 @@ void kg_loop_begin(struct kg *g, const struct kg_loop *lp)
 	f->mhi = g->mhi;
 	f->mlo = g->mlo;
 	f->mask_unknown = g->mask_unknown;
+	memcpy(f->bias, g->bias, sizeof f->bias);
 }
 
 void kg_loop_end(struct kg *g)
@@ -139,13 +140,28 @@ void kg_loop_end(struct kg *g)
 			g->rvalid[r] = 1;
 			redefined(g, r);
 		}
+	/* every base to its head value plus the loop's delta: the body's own
+	 * loops left theirs moved by their counts (the loop's bases first, in
+	 * its order, then any other a loop inside moved) */
+	int64_t delta[32] = { 0 };
+	unsigned char done[32] = { 0 };
 	for (int i = 0; i < f->lp.nadv; i++)
-		cc_addi(g->p, f->lp.reg[i], f->lp.reg[i], f->lp.delta[i]);
+		delta[f->lp.reg[i]] += f->lp.delta[i];
+	for (int i = 0; i <= f->lp.nadv; i++)
+		for (int r = i < f->lp.nadv ? f->lp.reg[i] : 0; r < 32; r++) {
+			if (!done[r]) {
+				int64_t add = delta[r] - (g->bias[r] - f->bias[r]);
+				if (add)
+					cc_addi(g->p, r, r, add);
+				g->bias[r] = f->bias[r] + f->lp.count * delta[r];
+				done[r] = 1;
+			}
+			if (i < f->lp.nadv)
+				break;
+		}
 	int rc = R_LC0 + g->depth - 1;
 	cc_addi(g->p, rc, rc, -1);
 	cc_branch_label(g->p, ISA_OP_BNE, rc, 0, f->head);
-	for (int i = 0; i < f->lp.nadv; i++)
-		g->bias[f->lp.reg[i]] += f->lp.count * f->lp.delta[i];
 	g->depth--;
 }
 

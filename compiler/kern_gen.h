@@ -43,6 +43,7 @@ struct kg_frame {
 	unsigned char livein[32], redef[32];
 	uint64_t mhi, mlo;
 	int mask_unknown;
+	int64_t bias[32]; /* the bases' biases at the head (loops inside move them) */
 };
 
 /* GM offsets recorded instead of encoded (kg_dma): the caller compares
@@ -88,7 +89,9 @@ void kg_jump(struct kg *g, struct kg_label l);
 /* for (counter = count; ; ) { body; advance; if (--counter != 0) repeat }:
  * the body is what the caller emits between kg_loop_begin and kg_loop_end
  * (count >= 1; at most KG_MAX_LOOPS nested).  After the loop every advanced
- * GM base stands count deltas further on, which kg_dma accounts for. */
+ * GM base stands count deltas further on, which kg_dma accounts for.  A
+ * loop inside the body moves bases too: the latch takes them back to where
+ * the head had them, plus the loop's own delta. */
 void kg_loop_begin(struct kg *g, const struct kg_loop *lp);
 void kg_loop_end(struct kg *g);
 int64_t kg_fbits(float f);

@@ -170,6 +170,11 @@ static size_t iterations(const struct roll *r, size_t s, size_t P, size_t hi, st
 static void roll_range(const struct roll *r, struct kg *g, size_t lo, size_t hi,
 		       kg_step_fn *emit, const void *ctx)
 {
+	if (g->depth == KG_MAX_LOOPS) { /* no counter left for another loop */
+		for (size_t t = lo; t < hi; t++)
+			emit(g, ctx, t);
+		return;
+	}
 	for (size_t cur = lo; cur < hi;) {
 		size_t bs = 0, bp = 0, bk = 0, saved = 0;
 		struct adv bv = { 0 };
@@ -197,8 +202,9 @@ static void roll_range(const struct roll *r, struct kg *g, size_t lo, size_t hi,
 				lp.delta[lp.nadv++] = bv.d[j];
 			}
 		kg_loop_begin(g, &lp);
-		for (size_t t = bs; t < bs + bp; t++)
-			emit(g, ctx, t);
+		/* the body's own repetition as a loop inside (an image's tiles
+		 * in a loop over images) */
+		roll_range(r, g, bs, bs + bp, emit, ctx);
 		kg_loop_end(g);
 		cur = bs + bk * bp;
 	}

@@ -32,7 +32,7 @@
 
 struct result {
 	unsigned block_dim;
-	unsigned imgs;    /* most load3d before one mmad: images in a cube tile */
+	unsigned imgs;    /* images stacked in a cube tile (an mmad over one load3d) */
 	uint64_t cycles, cube_steps;
 	double util;      /* cube_f16_steps / (cycles * block_dim) */
 	double max_err;   /* largest |got - ref| */
@@ -199,14 +199,17 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	uint8_t *code;
 	size_t bytes;
 	ck_assert_msg(cc_prog_finish(&p, &code, &bytes, err, sizeof err) == 0, "%s", err);
-	unsigned imgs = 0, run = 0;
+	/* images in a cube tile: an mmad's rows over the rows of one image's
+	 * load3d before it (the images' load3d may run as a loop) */
+	unsigned imgs = 0, mcnt = 0;
 	for (size_t i = 0; i < bytes / ISA_INSN_BYTES; i++) {
-		uint8_t op = code[i * ISA_INSN_BYTES]; /* the opcode is byte 0 */
-		if (op == ISA_OP_LOAD3D)
-			run++;
-		if (op == ISA_OP_MMAD) {
-			imgs = run > imgs ? run : imgs;
-			run = 0;
+		struct isa_dec d;
+		ck_assert_int_eq(isa_decode(code + i * ISA_INSN_BYTES, &d), 0);
+		if (d.op == ISA_OP_LOAD3D)
+			mcnt = (unsigned)d.mcnt;
+		if (d.op == ISA_OP_MMAD && mcnt) {
+			unsigned n = ((unsigned)d.m + mcnt - 1) / mcnt;
+			imgs = n > imgs ? n : imgs;
 		}
 	}
 	cc_prog_free(&p);
