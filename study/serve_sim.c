@@ -21,7 +21,12 @@
  * identical batches overlapping from start to end take the table's T(v,c),
  * as measured, and a batch that overlaps another for part of its life is
  * slowed for that part only.  A mix of variants in flight is charged with
- * each batch's own variant's slowdown (the table has no mixed entries). */
+ * each batch's own variant's slowdown (the table has no mixed entries).
+ *
+ * Several models: each has its own queue (its requests in arrival order)
+ * and is batched against its own table; the streams are the chip's and
+ * shared.  A free stream is offered to the models in the order of their
+ * oldest ready request; the first whose policy closes a batch takes it. */
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
 #include <math.h>
 #include <stdlib.h>
@@ -41,54 +46,74 @@ struct stream {
 	double left;      /* standalone nanoseconds of its batch still to run */
 	double rate;      /* standalone nanoseconds per nanosecond now */
 	sv_ns last;       /* when left and rate were last updated */
-	unsigned variant;
+	unsigned variant, model;
 	size_t batch;     /* its index in the run */
+};
+
+/* One model's requests: idx[0..n) are its records in arrival order (NULL:
+ * every record, the one-model case), the queue is [head, ready). */
+struct queue {
+	const struct sv_table *t;
+	size_t *idx;
+	size_t n, head, ready;
+	unsigned max_batch;
 };
 
 struct state {
 	const struct sv_config *c;
-	const struct sv_table *t;
 	struct sv_record *rec;
-	size_t n, head, ready; /* queue = rec[head, ready) */
+	size_t n, ready; /* records ready so far, all models */
+	struct queue *q;
+	unsigned nq;
 	struct stream *st;
-	unsigned nbusy, max_batch;
+	unsigned nbusy;
 	sv_ns budget; /* SLO minus host time, or 0 */
 	sv_ns host_post;
 };
 
-static sv_ns service_ns(const struct state *s, unsigned variant, unsigned conc)
+/* The record at place i of queue q. */
+static struct sv_record *at(const struct state *s, const struct queue *q, size_t i)
 {
-	const struct sv_service *v = sv_table_get(s->t, variant, conc);
+	return &s->rec[q->idx ? q->idx[i] : i];
+}
+
+static sv_ns service_ns(const struct sv_table *t, unsigned variant, unsigned conc)
+{
+	const struct sv_service *v = sv_table_get(t, variant, conc);
 	return ns_of_us(v->h2d_us) + ns_of_us(v->device_us) + ns_of_us(v->d2h_us);
 }
 
 /* How many requests from the head fit one batch, and their items. */
-static size_t prefix(const struct state *s, unsigned *items)
+static size_t prefix(const struct state *s, const struct queue *q, unsigned *items)
 {
 	size_t k = 0;
 	unsigned sum = 0;
-	for (size_t i = s->head; i < s->ready; i++) {
-		if (sum + s->rec[i].size > s->max_batch)
+	for (size_t i = q->head; i < q->ready; i++) {
+		unsigned z = at(s, q, i)->size;
+		if (sum + z > q->max_batch)
 			break;
-		sum += s->rec[i].size;
+		sum += z;
 		k++;
 	}
 	*items = sum;
 	return k;
 }
 
-/* The policy: the number of requests to batch now (> 0), or 0 and *until. */
-static size_t decide(const struct state *s, sv_ns now, sv_ns open, sv_ns *until)
+/* The policy for queue q: the number of requests to batch now (> 0), or 0
+ * and *until. */
+static size_t decide(const struct state *s, const struct queue *q, sv_ns now, sv_ns open,
+		     sv_ns *until)
 {
 	unsigned items;
-	size_t k = prefix(s, &items);
+	size_t k = prefix(s, q, &items);
 	/* full: max_batch items, or the next request does not fit */
-	int full = items == s->max_batch || s->head + k < s->ready;
+	int full = items == q->max_batch || q->head + k < q->ready;
 	unsigned conc = s->nbusy + 1;
+	const struct sv_table *t = q->t;
 	if (s->c->policy == SV_POLICY_SLO) {
-		sv_ns waited = now - s->rec[s->head].ready;
-		int v = sv_table_variant(s->t, items);
-		if (waited + service_ns(s, (unsigned)v, conc) > s->budget) {
+		sv_ns waited = now - at(s, q, q->head)->ready;
+		int v = sv_table_variant(t, items);
+		if (waited + service_ns(t, (unsigned)v, conc) > s->budget) {
 			/* too late for all of them: the largest prefix that still makes
 			 * it for the oldest; when none does, its SLO is lost anyway and
 			 * the whole prefix goes (a smaller batch would only lower the
@@ -96,9 +121,9 @@ static size_t decide(const struct state *s, sv_ns now, sv_ns open, sv_ns *until)
 			size_t best = k;
 			unsigned sum = 0;
 			for (size_t j = 0; j < k; j++) {
-				sum += s->rec[s->head + j].size;
-				int vj = sv_table_variant(s->t, sum);
-				if (waited + service_ns(s, (unsigned)vj, conc) <= s->budget)
+				sum += at(s, q, q->head + j)->size;
+				int vj = sv_table_variant(t, sum);
+				if (waited + service_ns(t, (unsigned)vj, conc) <= s->budget)
 					best = j + 1;
 			}
 			return best;
@@ -106,13 +131,13 @@ static size_t decide(const struct state *s, sv_ns now, sv_ns open, sv_ns *until)
 		if (full)
 			return k;
 		/* wait while one more item would still make the SLO */
-		int vn = sv_table_variant(s->t, items + 1);
-		sv_ns t = s->rec[s->head].ready + s->budget - service_ns(s, (unsigned)vn, conc);
-		if (s->c->max_queue_delay_us > 0 && open + ns_of_us(s->c->max_queue_delay_us) < t)
-			t = open + ns_of_us(s->c->max_queue_delay_us);
-		if (t <= now)
+		int vn = sv_table_variant(t, items + 1);
+		sv_ns w = at(s, q, q->head)->ready + s->budget - service_ns(t, (unsigned)vn, conc);
+		if (s->c->max_queue_delay_us > 0 && open + ns_of_us(s->c->max_queue_delay_us) < w)
+			w = open + ns_of_us(s->c->max_queue_delay_us);
+		if (w <= now)
 			return k;
-		*until = t;
+		*until = w;
 		return 0;
 	}
 	sv_ns delay = ns_of_us(s->c->max_queue_delay_us);
@@ -135,8 +160,9 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 		if (x->left < 0)
 			x->left = 0;
 		x->last = now;
-		x->rate = (double)service_ns(s, x->variant, 1) /
-			  (double)service_ns(s, x->variant, s->nbusy);
+		const struct sv_table *t = s->q[x->model].t;
+		x->rate = (double)service_ns(t, x->variant, 1) /
+			  (double)service_ns(t, x->variant, s->nbusy);
 		x->busy_until = now + (sv_ns)llround(x->left / x->rate);
 	}
 }
@@ -149,12 +175,13 @@ static void finish(struct state *s, struct sv_run *run, unsigned k)
 	struct stream *x = &s->st[k];
 	struct sv_batch *b = &run->batch[x->batch];
 	b->end = x->busy_until;
-	const struct sv_service *sv = sv_table_get(s->t, b->variant, b->conc);
+	const struct queue *q = &s->q[b->model];
+	const struct sv_service *sv = sv_table_get(q->t, b->variant, b->conc);
 	sv_ns took = b->end - b->start;
 	sv_ns copy = (sv_ns)llround((double)took * (sv->h2d_us + sv->d2h_us) /
 				    (sv->h2d_us + sv->device_us + sv->d2h_us));
 	for (size_t j = b->first; j < b->first + b->nreq; j++) {
-		struct sv_record *r = &s->rec[j];
+		struct sv_record *r = at(s, q, j);
 		r->end = b->end + s->host_post;
 		r->copy = copy;
 		r->device = took - copy;
@@ -164,14 +191,22 @@ static void finish(struct state *s, struct sv_run *run, unsigned k)
 	s->nbusy--;
 }
 
-static int check(const struct sv_config *c, const struct sv_table *t,
-		 const struct sv_arrivals *a, unsigned max_batch, char *err, size_t errlen)
+/* The run's inputs: -1 with the culprit named. */
+static int check(const struct sv_config *c, const struct sv_table *t, unsigned nt,
+		 const struct sv_arrivals *a, const struct queue *q, char *err, size_t errlen)
 {
-	unsigned largest = t->batch[t->nvariants - 1];
-	if (max_batch > largest) {
-		snprintf(err, errlen, "--max-batch %u: larger than the largest compiled variant "
-			 "(batch %u)", max_batch, largest);
-		return -1;
+	for (unsigned m = 0; m < nt; m++) {
+		unsigned largest = t[m].batch[t[m].nvariants - 1];
+		if (q[m].max_batch > largest) {
+			if (nt == 1)
+				snprintf(err, errlen, "--max-batch %u: larger than the largest compiled "
+					 "variant (batch %u)", q[m].max_batch, largest);
+			else
+				snprintf(err, errlen, "--max-batch %u: larger than model %s's largest "
+					 "compiled variant (batch %u)", q[m].max_batch, t[m].name,
+					 largest);
+			return -1;
+		}
 	}
 	if (c->streams > 1024) {
 		snprintf(err, errlen, "--streams %u: at most 1024", c->streams);
@@ -186,6 +221,11 @@ static int check(const struct sv_config *c, const struct sv_table *t,
 	}
 	for (size_t i = 0; i < a->n; i++) {
 		const struct sv_request *r = &a->r[i];
+		if (r->model >= nt) {
+			snprintf(err, errlen, "request %zu: model %u, but %u served", i, r->model, nt);
+			return -1;
+		}
+		unsigned max_batch = q[r->model].max_batch;
 		if (r->size > max_batch) {
 			if (r->line)
 				snprintf(err, errlen, "trace line %u: a request of %u items does not fit "
@@ -203,19 +243,117 @@ static int check(const struct sv_config *c, const struct sv_table *t,
 	return 0;
 }
 
+/* Queue q (model m) closes a batch of take requests now on stream k. */
+static void start_batch(struct state *s, struct sv_run *run, unsigned m, size_t take,
+			unsigned k, sv_ns now, sv_ns open)
+{
+	struct queue *q = &s->q[m];
+	unsigned items = 0;
+	for (size_t j = 0; j < take; j++)
+		items += at(s, q, q->head + j)->size;
+	unsigned v = (unsigned)sv_table_variant(q->t, items);
+	struct sv_batch *b = &run->batch[run->nbatch];
+	*b = (struct sv_batch){ .start = now, .items = items, .variant = v, .stream = k,
+				.conc = s->nbusy + 1, .nreq = (unsigned)take, .model = m,
+				.first = q->head };
+	for (size_t j = 0; j < take; j++) {
+		struct sv_record *r = at(s, q, q->head + j);
+		r->open = r->ready > open ? r->ready : open;
+		r->start = now;
+		r->batch = items;
+		r->variant = q->t->batch[v];
+		r->stream = k;
+		r->batch_id = (unsigned)run->nbatch;
+	}
+	struct stream *x = &s->st[k];
+	x->busy = 1;
+	x->variant = v;
+	x->model = m;
+	x->batch = run->nbatch;
+	x->left = (double)service_ns(q->t, v, 1);
+	x->last = now;
+	x->rate = 1;
+	run->nbatch++;
+	q->head += take;
+	s->nbusy++;
+}
+
+/* Fill free streams from the queues; the earliest instant a waiting
+ * batcher wants to look again, or SV_NS_INF. */
+static sv_ns dispatch(struct state *s, struct sv_run *run, unsigned S, sv_ns now)
+{
+	sv_ns timer = SV_NS_INF;
+	unsigned long long waiting = 0; /* models whose batcher waits (bit m) */
+	while (s->nbusy < S) {
+		/* the model with the oldest ready request that does not wait */
+		int m = -1;
+		for (unsigned j = 0; j < s->nq; j++) {
+			const struct queue *q = &s->q[j];
+			if (q->head < q->ready && !(waiting >> j & 1) &&
+			    (m < 0 || at(s, q, q->head)->ready <
+					      at(s, &s->q[m], s->q[m].head)->ready))
+				m = (int)j;
+		}
+		if (m < 0)
+			break;
+		struct queue *q = &s->q[m];
+		/* one model: the first free stream.  Several: the one free the
+		 * longest, so that a model's batch, formed while another model
+		 * takes the stream it waited on, still forms from the earliest
+		 * instant a stream was free for it and its wait stays within
+		 * the delay */
+		unsigned k = 0;
+		while (s->st[k].busy)
+			k++;
+		for (unsigned j = k + 1; s->nq > 1 && j < S; j++)
+			if (!s->st[j].busy && s->st[j].idle_since < s->st[k].idle_since)
+				k = j;
+		sv_ns ready = at(s, q, q->head)->ready;
+		sv_ns open = ready > s->st[k].idle_since ? ready : s->st[k].idle_since;
+		sv_ns until = SV_NS_INF;
+		size_t take = decide(s, q, now, open, &until);
+		if (!take) {
+			if (until < timer)
+				timer = until;
+			waiting |= 1ull << m;
+			continue;
+		}
+		start_batch(s, run, (unsigned)m, take, k, now, open);
+		reshare(s, S, now);
+	}
+	return timer;
+}
+
 int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struct sv_arrivals *a,
 		struct sv_run *run, char *err, size_t errlen)
 {
+	return sv_simulate_models(c, t, 1, a, run, err, errlen);
+}
+
+int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
+		       const struct sv_arrivals *a, struct sv_run *run, char *err,
+		       size_t errlen)
+{
 	memset(run, 0, sizeof *run);
-	if (!t->nvariants) {
-		snprintf(err, errlen, "no compiled variant to serve");
+	if (!nt || nt > SV_MAX_MODELS) {
+		snprintf(err, errlen, "1..%d models, not %u", SV_MAX_MODELS, nt);
 		return -1;
 	}
+	for (unsigned m = 0; m < nt; m++)
+		if (!t[m].nvariants) {
+			snprintf(err, errlen, "no compiled variant to serve");
+			return -1;
+		}
 	unsigned S = c->streams ? c->streams : 1;
-	unsigned max_batch = c->max_batch ? c->max_batch : t->batch[t->nvariants - 1];
-	if (check(c, t, a, max_batch, err, errlen))
+	struct queue q[SV_MAX_MODELS];
+	memset(q, 0, sizeof q);
+	for (unsigned m = 0; m < nt; m++) {
+		q[m].t = &t[m];
+		q[m].max_batch = c->max_batch ? c->max_batch : t[m].batch[t[m].nvariants - 1];
+	}
+	if (check(c, t, nt, a, q, err, errlen))
 		return -1;
-	struct state s = { .c = c, .t = t, .n = a->n, .max_batch = max_batch,
+	struct state s = { .c = c, .n = a->n, .q = q, .nq = nt,
 			   .host_post = ns_of_us(c->host_post_us) };
 	if (c->policy == SV_POLICY_SLO && !(c->slo_p99_ms > 0)) {
 		snprintf(err, errlen, "the SLO-aware batcher needs --slo-p99-ms");
@@ -229,7 +367,19 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 	s.rec = calloc(a->n ? a->n : 1, sizeof *s.rec);
 	s.st = calloc(S, sizeof *s.st);
 	run->batch = calloc(a->n ? a->n : 1, sizeof *run->batch);
-	if (!s.rec || !s.st || !run->batch) {
+	int oom = !s.rec || !s.st || !run->batch;
+	for (size_t i = 0; i < a->n; i++)
+		q[a->r[i].model].n++;
+	for (unsigned m = 0; m < nt && nt > 1 && !oom; m++) {
+		q[m].idx = malloc((q[m].n ? q[m].n : 1) * sizeof *q[m].idx);
+		oom = !q[m].idx;
+		q[m].n = 0;
+	}
+	if (nt == 1)
+		q[0].n = a->n;
+	if (oom) {
+		for (unsigned m = 0; m < nt; m++)
+			free(q[m].idx);
 		free(s.rec);
 		free(s.st);
 		free(run->batch);
@@ -242,11 +392,16 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 		s.rec[i].arrival = a->r[i].arrival;
 		s.rec[i].ready = a->r[i].arrival + pre;
 		s.rec[i].size = a->r[i].size;
+		s.rec[i].model = a->r[i].model;
+		struct queue *qm = &q[a->r[i].model];
+		if (qm->idx)
+			qm->idx[qm->n++] = i;
 	}
 	sv_ns now = 0;
 	for (;;) {
+		/* ready in arrival order overall, so in each model's order too */
 		while (s.ready < s.n && s.rec[s.ready].ready <= now)
-			s.ready++;
+			q[s.rec[s.ready++].model].ready++;
 		int changed = 0;
 		for (unsigned k = 0; k < S; k++)
 			if (s.st[k].busy && s.st[k].busy_until <= now) {
@@ -255,49 +410,7 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 			}
 		if (changed)
 			reshare(&s, S, now);
-		sv_ns timer = SV_NS_INF;
-		while (s.head < s.ready && s.nbusy < S) {
-			unsigned k = 0;
-			while (s.st[k].busy)
-				k++;
-			sv_ns open = s.rec[s.head].ready > s.st[k].idle_since ? s.rec[s.head].ready
-									      : s.st[k].idle_since;
-			sv_ns until = SV_NS_INF;
-			size_t take = decide(&s, now, open, &until);
-			if (!take) {
-				timer = until;
-				break;
-			}
-			unsigned items = 0;
-			for (size_t j = 0; j < take; j++)
-				items += s.rec[s.head + j].size;
-			unsigned v = (unsigned)sv_table_variant(t, items);
-			struct sv_batch *b = &run->batch[run->nbatch];
-			*b = (struct sv_batch){ .start = now, .items = items, .variant = v, .stream = k,
-						.conc = s.nbusy + 1, .nreq = (unsigned)take,
-						.first = s.head };
-			for (size_t j = 0; j < take; j++) {
-				struct sv_record *r = &s.rec[s.head + j];
-				r->open = r->ready > open ? r->ready : open;
-				r->start = now;
-				r->batch = items;
-				r->variant = t->batch[v];
-				r->stream = k;
-				r->batch_id = (unsigned)run->nbatch;
-			}
-			struct stream *x = &s.st[k];
-			x->busy = 1;
-			x->variant = v;
-			x->batch = run->nbatch;
-			x->left = (double)service_ns(&s, v, 1);
-			x->last = now;
-			x->rate = 1;
-			run->nbatch++;
-			s.head += take;
-			s.nbusy++;
-			reshare(&s, S, now);
-		}
-		sv_ns next = timer;
+		sv_ns next = dispatch(&s, run, S, now);
 		if (s.ready < s.n && s.rec[s.ready].ready < next)
 			next = s.rec[s.ready].ready;
 		for (unsigned k = 0; k < S; k++)
@@ -307,9 +420,12 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 			break;
 		now = next;
 	}
+	for (unsigned m = 0; m < nt; m++)
+		free(q[m].idx);
 	free(s.st);
 	run->rec = s.rec;
 	run->n = s.n;
+	run->nmodels = nt;
 	return 0;
 }
 
