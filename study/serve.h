@@ -54,6 +54,9 @@ double sv_rng_exp(struct sv_rng *r, double mean);
 
 struct sv_service {
 	double h2d_us, device_us, d2h_us; /* one batch on one stream */
+	/* of device_us, the execution's fixed cost before its first kernel,
+	 * which uses no AI core (the runtime's model_exec_us); 0 when unknown */
+	double fixed_us;
 };
 
 struct sv_table {
@@ -64,9 +67,9 @@ struct sv_table {
 	struct sv_service *svc;         /* [variant * max_conc + conc - 1] */
 };
 
-/* CSV: "batch,concurrency,h2d_us,device_us,d2h_us" (a header line and
- * '#' comments allowed; "# model NAME" names the model).  Every batch needs
- * every concurrency 1..max.  Errors name the file and line. */
+/* CSV: "batch,concurrency,h2d_us,device_us,d2h_us[,fixed_us]" (a header
+ * line and '#' comments allowed; "# model NAME" names the model).  Every
+ * batch needs every concurrency 1..max.  Errors name the file and line. */
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen);
 int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t errlen);
 /* A table built in memory (tests): n variants, conc levels, svc copied. */
@@ -188,8 +191,9 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 /* nt models (t[0..nt-1], one table each) on one chip: each model's requests
  * queue apart and are batched by its own table; a free stream goes to the
  * model whose oldest ready request is oldest and whose batcher sends a
- * batch now.  Every batch in flight is slowed by its own variant's factor
- * at the total number in flight.  sv_simulate is this with nt = 1. */
+ * batch now.  A batch sharing a phase (copy, kernels) with others is slowed
+ * by its own variant's factor at the number in that phase, whatever model
+ * they belong to.  sv_simulate is this with nt = 1. */
 int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
 		       const struct sv_arrivals *a, struct sv_run *run, char *err,
 		       size_t errlen);

@@ -1,8 +1,8 @@
 /* serve_sim.c: the batcher and the streams (see serve.h).
  *
  * Event-driven over three kinds of instant: a request becomes ready (its
- * host pre-processing done), a stream finishes a batch, a batch's waiting
- * time runs out.  Requests queue FIFO; whenever a stream is free and the
+ * host pre-processing done), a stream's batch ends a phase (the last ends
+ * the batch), a batch's waiting time runs out.  Requests queue FIFO; whenever a stream is free and the
  * queue is not empty the policy either closes a batch (a FIFO prefix of at
  * most max_batch items) or names the instant to look again.
  *
@@ -15,13 +15,18 @@
  *              prefix when none does: see decide).
  *
  * A batch of n items runs the smallest compiled variant >= n (padded).
- * The batches in flight share the chip: each works through its standalone
- * time (the table's entry at 1 in flight) at the rate its variant runs
- * with c in flight, T(v,1) / T(v,c), recomputed whenever c changes.  So c
- * identical batches overlapping from start to end take the table's T(v,c),
- * as measured, and a batch that overlaps another for part of its life is
- * slowed for that part only.  A mix of variants in flight is charged with
- * each batch's own variant's slowdown (the table has no mixed entries).
+ * The batches in flight share the chip phase by phase (reshare): a batch
+ * copies its input over PCIe, pays the execution's fixed cost, runs its
+ * kernels on the AI cores and copies its output back.  In each phase it
+ * works through its standalone time (the table's entry at 1 in flight) at
+ * the rate its variant's entry gives that phase with c batches in the same
+ * phase, recomputed whenever a batch starts, ends or changes phase.  So c
+ * identical batches side by side take the table's T(v,c), as measured,
+ * while one batch's copy or fixed cost does not slow another's kernels (a
+ * rate over the whole batch made two staggered ResNet-50 batches slow each
+ * other for their whole lives, 28% per batch off the chip; docs/serving.md).
+ * A mix of variants in a phase is charged each batch's own variant's
+ * slowdown (the table has no mixed entries).
  *
  * Several models: each has its own queue (its requests in arrival order)
  * and is batched against its own table; the streams are the chip's and
@@ -39,13 +44,20 @@ static sv_ns ns_of_us(double us)
 	return (sv_ns)llround(us * 1e3);
 }
 
+/* A batch's life, in the order it lives it, and what each phase shares:
+ * the input copy (PCIe to the device), the execution's fixed cost (no
+ * shared unit), the kernels (the AI cores), the output copy (PCIe back). */
+enum phase { PH_IN, PH_FIXED, PH_CORES, PH_OUT, PH_N };
+
 struct stream {
-	sv_ns busy_until; /* when busy: its batch's end at the current rate */
+	sv_ns busy_until; /* when busy: the end of its current phase at the current rate */
 	sv_ns idle_since; /* when free: since when */
 	int busy;
-	double left;      /* standalone nanoseconds of its batch still to run */
+	double done;      /* standalone nanoseconds of its batch run so far */
 	double rate;      /* standalone nanoseconds per nanosecond now */
-	sv_ns last;       /* when left and rate were last updated */
+	sv_ns last;       /* when done and rate were last updated */
+	double bound[PH_N]; /* standalone nanoseconds at each phase's end */
+	enum phase ph;    /* the phase it is in */
 	unsigned variant, model;
 	size_t batch;     /* its index in the run */
 };
@@ -147,23 +159,73 @@ static size_t decide(const struct state *s, const struct queue *q, sv_ns now, sv
 	return 0;
 }
 
-/* Progress so far at the old rates, the ends at the rates of nbusy in
- * flight.  Called whenever nbusy changes.  Only + - * /: the same ends on
- * every host. */
+/* A phase's standalone length at c in flight, nanoseconds.  The kernels'
+ * share is the device time less the fixed cost, which does not grow with
+ * c (those in flight pay it side by side). */
+static sv_ns phase_ns(const struct sv_table *t, unsigned variant, enum phase p, unsigned c)
+{
+	const struct sv_service *v = sv_table_get(t, variant, c);
+	sv_ns fixed = ns_of_us(sv_table_get(t, variant, 1)->fixed_us);
+	switch (p) {
+	case PH_IN:
+		return ns_of_us(v->h2d_us);
+	case PH_FIXED:
+		return fixed;
+	case PH_CORES:
+		return ns_of_us(v->device_us) - fixed;
+	default:
+		return ns_of_us(v->d2h_us);
+	}
+}
+
+/* Stream x's batch laid out in standalone time from 0. */
+static void lay_out(const struct state *s, struct stream *x)
+{
+	const struct sv_table *t = s->q[x->model].t;
+	double at = 0;
+	for (int p = 0; p < PH_N; p++) {
+		at += (double)phase_ns(t, x->variant, (enum phase)p, 1);
+		x->bound[p] = at;
+	}
+	x->done = 0;
+	x->ph = PH_IN;
+}
+
+/* Progress so far at the old rates (a stream at its phase's end lands on
+ * it exactly), then each batch's phase, the number of batches in each, and
+ * the rates and next phase ends at those numbers.  Called at every phase
+ * change and batch start or end.  A phase shared by c batches runs at the
+ * rate its variant's table entry at c in flight gives it, so c identical
+ * batches side by side take the table's time at c, phase by phase, while a
+ * batch copying its input or paying the execution's fixed cost does not
+ * slow another's kernels.  Only + - * /: the same ends on every host. */
 static void reshare(struct state *s, unsigned S, sv_ns now)
 {
+	unsigned in[PH_N] = { 0 };
 	for (unsigned k = 0; k < S; k++) {
 		struct stream *x = &s->st[k];
 		if (!x->busy)
 			continue;
-		x->left -= (double)(now - x->last) * x->rate;
-		if (x->left < 0)
-			x->left = 0;
+		if (now >= x->busy_until)
+			x->done = x->bound[x->ph];
+		else
+			x->done += (double)(now - x->last) * x->rate;
 		x->last = now;
+		while (x->ph < PH_OUT && x->done >= x->bound[x->ph])
+			x->ph++;
+		in[x->ph]++;
+	}
+	for (unsigned k = 0; k < S; k++) {
+		struct stream *x = &s->st[k];
+		if (!x->busy)
+			continue;
 		const struct sv_table *t = s->q[x->model].t;
-		x->rate = (double)service_ns(t, x->variant, 1) /
-			  (double)service_ns(t, x->variant, s->nbusy);
-		x->busy_until = now + (sv_ns)llround(x->left / x->rate);
+		sv_ns alone = phase_ns(t, x->variant, x->ph, 1),
+		      shared = phase_ns(t, x->variant, x->ph, in[x->ph]);
+		x->rate = x->ph == PH_FIXED || alone <= 0 || shared <= 0 ? 1
+			  : (double)alone / (double)shared;
+		double left = x->bound[x->ph] - x->done;
+		x->busy_until = now + (sv_ns)llround((left > 0 ? left : 0) / x->rate);
 	}
 }
 
@@ -270,9 +332,10 @@ static void start_batch(struct state *s, struct sv_run *run, unsigned m, size_t 
 	x->variant = v;
 	x->model = m;
 	x->batch = run->nbatch;
-	x->left = (double)service_ns(q->t, v, 1);
+	lay_out(s, x);
 	x->last = now;
 	x->rate = 1;
+	x->busy_until = SV_NS_INF; /* not at a phase's end: reshare sets it */
 	run->nbatch++;
 	q->head += take;
 	s->nbusy++;
@@ -402,14 +465,22 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 		/* ready in arrival order overall, so in each model's order too */
 		while (s.ready < s.n && s.rec[s.ready].ready <= now)
 			q[s.rec[s.ready++].model].ready++;
+		/* phase ends: the streams whose batch is over free up */
 		int changed = 0;
-		for (unsigned k = 0; k < S; k++)
-			if (s.st[k].busy && s.st[k].busy_until <= now) {
-				finish(&s, run, k);
-				changed = 1;
-			}
-		if (changed)
+		for (unsigned k = 0; k < S && !changed; k++)
+			changed = s.st[k].busy && s.st[k].busy_until <= now;
+		if (changed) {
 			reshare(&s, S, now);
+			changed = 0;
+			for (unsigned k = 0; k < S; k++)
+				if (s.st[k].busy && s.st[k].ph == PH_OUT &&
+				    s.st[k].done >= s.st[k].bound[PH_OUT] && s.st[k].busy_until <= now) {
+					finish(&s, run, k);
+					changed = 1;
+				}
+			if (changed)
+				reshare(&s, S, now);
+		}
 		sv_ns next = dispatch(&s, run, S, now);
 		if (s.ready < s.n && s.rec[s.ready].ready < next)
 			next = s.rec[s.ready].ready;

@@ -18,7 +18,9 @@
  *    execution times; replayed exactly on the chip, a one-stream run is
  *    the fast mode's within 0.1 us (a nanosecond of rounding per batch) and
  *    a busy two-stream run's error is measured and bounded;
- *  - streams sharing the chip: a batch is slowed only while others run;
+ *  - streams sharing the chip: a batch is slowed only while others run,
+ *    and only in a phase they share (copies share PCIe, kernels the AI
+ *    cores; the execution's fixed cost shares nothing);
  *  - several models on the chip: requests split by weight (the instants a
  *    one-model run's), each batch one model's, the delay bound kept, two
  *    identical batch-1 models serve as one, a trace names the models, the
@@ -66,7 +68,7 @@ static void table(struct sv_table *t, const unsigned *b, const double *d_us, uns
 	struct sv_service s[SV_MAX_VARIANTS * 4];
 	for (unsigned v = 0; v < n; v++)
 		for (unsigned c = 1; c <= conc; c++)
-			s[v * conc + c - 1] = (struct sv_service){ 0, d_us[v] * c, 0 };
+			s[v * conc + c - 1] = (struct sv_service){ 0, d_us[v] * c, 0, 0 };
 	char err[512];
 	ck_assert_msg(sv_table_make(t, "m", b, n, conc, s, err, sizeof err) == 0, "%s", err);
 }
@@ -191,7 +193,7 @@ START_TEST(streams_share_the_chip)
 	 * 0, B at 500 us; A's last 500 us run at 1000/1600 speed (800 us), then
 	 * B runs alone: A ends at 1300 us, B at 1800 us */
 	unsigned b = 1;
-	struct sv_service svc[2] = { { 0, 1000, 0 }, { 0, 1600, 0 } };
+	struct sv_service svc[2] = { { 0, 1000, 0, 0 }, { 0, 1600, 0, 0 } };
 	struct sv_table t;
 	char err[1024], path[4200];
 	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
@@ -215,6 +217,32 @@ START_TEST(streams_share_the_chip)
 	run(&c, &t, &o, &r);
 	ck_assert_int_eq(r.rec[0].end, 1600000);
 	ck_assert_int_eq(r.rec[1].end, 1600000);
+	sv_run_free(&r);
+	sv_table_free(&t);
+
+	/* phases: 200 us of input copy, then 1000 us on the device of which
+	 * 100 us are the execution's fixed cost (no AI core); two in flight:
+	 * 300 us of copy and 1600 us on the device.  A starts at 0, B at 300
+	 * us: B's copy and fixed cost (to 600 us) leave A's kernels alone;
+	 * then both kernels run at 900/1500 of their speed: A's last 600 us of
+	 * kernels take 1000 us (A ends at 1600 us), B has done 600 of its 900
+	 * by then and runs its last 300 alone (ends at 1900 us) */
+	struct sv_service ph[2] = { { 200, 1000, 0, 100 }, { 300, 1600, 0, 100 } };
+	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, ph, err, sizeof err) == 0, "%s", err);
+	f = fopen(path, "w");
+	fputs("0,m\n300,m\n", f);
+	fclose(f);
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1600000);
+	ck_assert_int_eq(r.rec[1].end, 1900000);
+	sv_run_free(&r);
+	/* side by side from the start, each takes the table's time at 2 */
+	f = fopen(path, "w");
+	fputs("0,m\n0,m\n", f);
+	fclose(f);
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1900000);
+	ck_assert_int_eq(r.rec[1].end, 1900000);
 	sv_run_free(&r);
 	sv_table_free(&t);
 }
@@ -703,6 +731,8 @@ START_TEST(real_model)
 	ck_assert_msg(fabs(b1->h2d_us - plain_h2d_us) < 1e-3, "%.3f vs %.3f", b1->h2d_us,
 		      plain_h2d_us);
 	ck_assert(b1->h2d_us > 0 && b1->d2h_us > 0);
+	/* before the first kernel: the runtime's fixed cost of an execution */
+	ck_assert_msg(fabs(b1->fixed_us - cfg.runtime_model_exec_us) < 1e-3, "%.3f", b1->fixed_us);
 	ck_assert(b2->h2d_us > b1->h2d_us && b2->device_us > b1->device_us);
 	ck_assert(b1c2->device_us >= b1->device_us);
 	/* and it serves */

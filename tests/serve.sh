@@ -80,6 +80,14 @@ expect_err "unknown option" "unknown option '--frob'" $S --frob
 expect_err "request too big" "trace line 1: a request of 5 items does not fit a batch (--max-batch 4)" \
 	sh -c "printf '0,m,5\n' > '$tmp/big.csv' && $S --trace '$tmp/big.csv' --max-batch 4"
 
+# a sixth column: the part of the device time that uses no AI core
+printf 'batch,concurrency,h2d_us,device_us,d2h_us,fixed_us\n1,1,30,550,3,136\n1,2,33,745,3,136\n' > "$tmp/fx.csv"
+./simserve --service-table "$tmp/fx.csv" --qps 800 --requests 2000 --streams 2 > /dev/null && ok ||
+	bad "a table with fixed_us"
+printf '1,1,30,550,3,550\n' > "$tmp/fxbad.csv"
+expect_err "fixed_us not below device_us" "fxbad.csv:1: batch in 1..1024" \
+	./simserve --service-table "$tmp/fxbad.csv" --qps 1 --requests 1
+
 # several models on the chip: tables FILE:WEIGHT, a section per model and one for all
 sed 's/^# model m$/# model n/' "$tmp/table.csv" > "$tmp/n.csv"
 M="./simserve --service-table $tmp/table.csv:3 --service-table $tmp/n.csv:1"
