@@ -57,6 +57,7 @@ struct stream {
 	double rate;      /* standalone nanoseconds per nanosecond now */
 	sv_ns last;       /* when done and rate were last updated */
 	double bound[PH_N]; /* standalone nanoseconds at each phase's end */
+	double target;    /* where done is at busy_until */
 	enum phase ph;    /* the phase it is in */
 	unsigned variant, model;
 	size_t batch;     /* its index in the run */
@@ -207,7 +208,7 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 		if (!x->busy)
 			continue;
 		if (now >= x->busy_until)
-			x->done = x->bound[x->ph];
+			x->done = x->target;
 		else
 			x->done += (double)(now - x->last) * x->rate;
 		x->last = now;
@@ -224,7 +225,10 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 		      shared = phase_ns(t, x->variant, x->ph, in[x->ph]);
 		x->rate = x->ph == PH_FIXED || alone <= 0 || shared <= 0 ? 1
 			  : (double)alone / (double)shared;
-		double left = x->bound[x->ph] - x->done;
+		/* alone on the chip every phase runs at full speed: straight to
+		 * the batch's end (one event per batch on one stream) */
+		x->target = s->nbusy == 1 ? x->bound[PH_OUT] : x->bound[x->ph];
+		double left = x->target - x->done;
 		x->busy_until = now + (sv_ns)llround((left > 0 ? left : 0) / x->rate);
 	}
 }
