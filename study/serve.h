@@ -13,8 +13,10 @@
  *   report (serve_report.c)      percentiles, utilisation, CSV, JSON
  *   sweep (serve_sweep.c)        latency and throughput against QPS, plots
  *
- * A model is a set of batch-size variants: today several fixed-batch .om
- * files, later one dynamic-batch .om; only the service table knows which.
+ * A model is a set of batch-size variants: several fixed-batch .om files or
+ * one dynamic-batch .om; only the service table knows which.  Several
+ * models may share the chip: each has its own table and batcher queue, and
+ * their batches share the streams (serve_sim.c).
  *
  * Time is integer nanoseconds, and the random numbers come from a PRNG in
  * the caller's context with a logarithm of our own (no libm): the same seed
@@ -32,6 +34,7 @@ typedef int64_t sv_ns; /* simulated time, nanoseconds */
 #define SV_NS_INF INT64_MAX
 #define SV_MAX_VARIANTS 32
 #define SV_HIST_MAX 1024 /* the largest batch (items) */
+#define SV_MAX_MODELS 16 /* models sharing the chip */
 
 /* ---- deterministic random numbers (serve_rng.c) ---- */
 
@@ -51,6 +54,9 @@ double sv_rng_exp(struct sv_rng *r, double mean);
 
 struct sv_service {
 	double h2d_us, device_us, d2h_us; /* one batch on one stream */
+	/* of device_us, the execution's fixed cost before its first kernel,
+	 * which uses no AI core (the runtime's model_exec_us); 0 when unknown */
+	double fixed_us;
 };
 
 struct sv_table {
@@ -61,9 +67,9 @@ struct sv_table {
 	struct sv_service *svc;         /* [variant * max_conc + conc - 1] */
 };
 
-/* CSV: "batch,concurrency,h2d_us,device_us,d2h_us" (a header line and
- * '#' comments allowed; "# model NAME" names the model).  Every batch needs
- * every concurrency 1..max.  Errors name the file and line. */
+/* CSV: "batch,concurrency,h2d_us,device_us,d2h_us[,fixed_us]" (a header
+ * line and '#' comments allowed; "# model NAME" names the model).  Every
+ * batch needs every concurrency 1..max.  Errors name the file and line. */
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen);
 int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t errlen);
 /* A table built in memory (tests): n variants, conc levels, svc copied. */
@@ -94,6 +100,7 @@ struct sv_request {
 	sv_ns arrival;
 	unsigned size; /* items (images) it carries; 1 unless a trace says */
 	unsigned line; /* its trace line, 0 when generated */
+	unsigned model; /* which of the served models (0 with one) */
 };
 
 struct sv_arrivals {
@@ -118,6 +125,13 @@ struct sv_arrival_opts {
 	double duration_s;     /* 0: no limit */
 	const char *trace;     /* CSV "timestamp_us,model[,size]" */
 	const char *model;     /* the name trace lines must carry (NULL: any) */
+	/* several models (nmodels >= 2): a trace line's model is looked up in
+	 * names; a generated request is given model k with probability
+	 * weight[k] / sum, drawn from a generator of its own so the arrival
+	 * instants are those of a one-model run with the same seed */
+	unsigned nmodels;
+	const char *names[SV_MAX_MODELS];
+	double weight[SV_MAX_MODELS];
 };
 
 int sv_arrivals_make(const struct sv_arrival_opts *o, struct sv_arrivals *a, char *err,
@@ -154,13 +168,14 @@ struct sv_record {
 			       * and post-processed */
 	sv_ns copy, device;   /* its batch's copies (in + out) and execution */
 	unsigned size, batch, variant, stream; /* batch: items in its batch */
-	unsigned batch_id;
+	unsigned batch_id, model;
 };
 
 struct sv_batch {
 	sv_ns start, end; /* on the stream: input copy start to output copy end */
 	unsigned items, variant, stream, conc, nreq; /* conc: in flight at its start */
-	size_t first;     /* its first request */
+	unsigned model;
+	size_t first;     /* its first request's place among its model's requests */
 };
 
 struct sv_run {
@@ -168,10 +183,20 @@ struct sv_run {
 	size_t n;
 	struct sv_batch *batch;
 	size_t nbatch;
+	unsigned nmodels;
 };
 
 int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struct sv_arrivals *a,
 		struct sv_run *run, char *err, size_t errlen);
+/* nt models (t[0..nt-1], one table each) on one chip: each model's requests
+ * queue apart and are batched by its own table; a free stream goes to the
+ * model whose oldest ready request is oldest and whose batcher sends a
+ * batch now.  A batch sharing a phase (copy, kernels) with others is slowed
+ * by its own variant's factor at the number in that phase, whatever model
+ * they belong to.  sv_simulate is this with nt = 1. */
+int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
+		       const struct sv_arrivals *a, struct sv_run *run, char *err,
+		       size_t errlen);
 void sv_run_free(struct sv_run *run);
 /* Whether the SLO can be met at this offered load at all: 1, or 0 with
  * why (no variant's service time fits the SLO, or no batch size that fits
@@ -203,6 +228,23 @@ struct sv_exact {
 int sv_exact_replay(const char *const *om_paths, unsigned n, const struct soc_config *cfg,
 		    const struct sv_config *c, const struct sv_table *t, const struct sv_run *run,
 		    size_t max_batches, struct sv_exact *x, char *err, size_t errlen);
+/* The same for nt models on the one chip: model m's files are
+ * om_paths[m][0..n[m]-1], its table t[m]. */
+int sv_exact_replay_models(const char *const *const *om_paths, const unsigned *n, unsigned nt,
+			   const struct soc_config *cfg, const struct sv_config *c,
+			   const struct sv_table *t, const struct sv_run *run, size_t max_batches,
+			   struct sv_exact *x, char *err, size_t errlen);
+
+/* ---- several models in the device memory (serve_fit.c) ---- */
+
+/* Whether nt models fit the memory of one cfg chip together: every variant
+ * of every model (each program of a dynamic-batch .om counted as a model of
+ * its own, as the characterisation and --exact load them) with one instance
+ * per stream and its input and output buffers, loaded in the order given.
+ * 0, or -1 with err naming the first model that does not fit beside those
+ * before it. */
+int sv_fit_check(const char *const *const *om_paths, const unsigned *n, unsigned nt,
+		 const struct soc_config *cfg, unsigned streams, char *err, size_t errlen);
 void sv_exact_print(FILE *f, const struct sv_exact *x, int json);
 
 /* ---- the report (serve_report.c) ---- */
@@ -232,12 +274,25 @@ struct sv_summary {
 
 int sv_summarise(const struct sv_config *c, const struct sv_table *t, const struct sv_run *run,
 		 struct sv_summary *s, char *err, size_t errlen);
+/* One model's requests and batches (model >= 0, its table t[model]) or all
+ * of them (model < 0: no variant counts and no SLO feasibility unless nt
+ * is 1, since variants are per model). */
+int sv_summarise_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
+			const struct sv_run *run, int model, struct sv_summary *s, char *err,
+			size_t errlen);
 void sv_print_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
 		   const struct sv_summary *s);
 void sv_print_json(FILE *f, const struct sv_config *c, const struct sv_table *t,
 		   const struct sv_summary *s);
+/* Several models: each one's summary s[m] (its weight w[m]), then all of
+ * them together (s[nt]). */
+void sv_print_models_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
+			  const double *w, unsigned nt, const struct sv_summary *s);
+void sv_print_models_json(FILE *f, const struct sv_config *c, const struct sv_table *t,
+			  const double *w, unsigned nt, const struct sv_summary *s);
 /* id, arrival_us, start_us, end_us, batch, variant, stream, queue_us,
- * copy_us, device_us, latency_us: one line per request. */
+ * copy_us, device_us, latency_us: one line per request (with several
+ * models, a last column: model, the model's index). */
 int sv_write_csv(const char *path, const struct sv_run *run, char *err, size_t errlen);
 
 /* ---- QPS sweep (serve_sweep.c) ---- */

@@ -11,7 +11,7 @@
 #include "serve.h"
 
 static int push(struct sv_arrivals *a, size_t *cap, sv_ns t, unsigned size, unsigned line,
-		char *err, size_t errlen)
+		unsigned model, char *err, size_t errlen)
 {
 	if (a->n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 4096;
@@ -23,7 +23,8 @@ static int push(struct sv_arrivals *a, size_t *cap, sv_ns t, unsigned size, unsi
 		a->r = nr;
 		*cap = nc;
 	}
-	a->r[a->n++] = (struct sv_request){ .arrival = t, .size = size, .line = line };
+	a->r[a->n++] = (struct sv_request){ .arrival = t, .size = size, .line = line,
+					    .model = model };
 	return 0;
 }
 
@@ -60,11 +61,30 @@ static double schedule_time(const struct sv_arrival_opts *o, double L)
 	return -1;
 }
 
+/* Model k with probability weight[k] / sum, from its own generator (so the
+ * instants do not depend on how many models share them). */
+static unsigned pick_model(const struct sv_arrival_opts *o, struct sv_rng *pick)
+{
+	if (o->nmodels < 2)
+		return 0;
+	double sum = 0;
+	for (unsigned k = 0; k < o->nmodels; k++)
+		sum += o->weight[k];
+	double u = sv_rng_uniform(pick) * sum, acc = 0;
+	for (unsigned k = 0; k + 1 < o->nmodels; k++) {
+		acc += o->weight[k];
+		if (u <= acc)
+			return k;
+	}
+	return o->nmodels - 1;
+}
+
 static int generate(const struct sv_arrival_opts *o, struct sv_arrivals *a, char *err,
 		    size_t errlen)
 {
-	struct sv_rng rng;
+	struct sv_rng rng, pick;
 	sv_rng_seed(&rng, o->seed);
+	sv_rng_seed(&pick, o->seed ^ 0x6d6f64656c73ull); /* "models" */
 	size_t cap = 0;
 	sv_ns limit = o->duration_s > 0 ? ns_of_s(o->duration_s) : SV_NS_INF;
 	double L = 0;
@@ -91,7 +111,7 @@ static int generate(const struct sv_arrival_opts *o, struct sv_arrivals *a, char
 				 "--duration", SV_MAX_REQUESTS);
 			return -1;
 		}
-		if (push(a, &cap, ns, 1, 0, err, errlen))
+		if (push(a, &cap, ns, 1, 0, pick_model(o, &pick), err, errlen))
 			return -1;
 	}
 	return 0;
@@ -195,8 +215,25 @@ static int read_trace(const struct sv_arrival_opts *o, struct sv_arrivals *a, ch
 			rc = -1;
 			break;
 		}
-		if (o->model && (strlen(o->model) != (size_t)(me - m) ||
-				 strncmp(o->model, m, (size_t)(me - m)))) {
+		unsigned model = 0;
+		if (o->nmodels >= 2) {
+			while (model < o->nmodels && (strlen(o->names[model]) != (size_t)(me - m) ||
+						      strncmp(o->names[model], m, (size_t)(me - m))))
+				model++;
+			if (model == o->nmodels) {
+				char served[512] = "";
+				size_t l = 0;
+				for (unsigned k = 0; k < o->nmodels; k++)
+					l += (size_t)snprintf(served + l, l < sizeof served ?
+								  sizeof served - l : 0, "%s'%s'",
+							      k ? ", " : "", o->names[k]);
+				snprintf(err, errlen, "%s:%u: model '%.*s' is not served (serving %s)",
+					 o->trace, ln, (int)(me - m), m, served);
+				rc = -1;
+				break;
+			}
+		} else if (o->model && (strlen(o->model) != (size_t)(me - m) ||
+					strncmp(o->model, m, (size_t)(me - m)))) {
 			snprintf(err, errlen, "%s:%u: model '%.*s' is not served (serving '%s')",
 				 o->trace, ln, (int)(me - m), m, o->model);
 			rc = -1;
@@ -219,7 +256,7 @@ static int read_trace(const struct sv_arrival_opts *o, struct sv_arrivals *a, ch
 		}
 		if (t >= limit || (o->max_requests && a->n >= o->max_requests))
 			break;
-		if (push(a, &cap, t, size, ln, err, errlen)) {
+		if (push(a, &cap, t, size, ln, model, err, errlen)) {
 			rc = -1;
 			break;
 		}
@@ -264,6 +301,16 @@ int sv_arrivals_make(const struct sv_arrival_opts *o, struct sv_arrivals *a, cha
 					 "from 0, rates >= 0", SV_MAX_SCHEDULE);
 				return -1;
 			}
+		}
+		for (unsigned k = 0; k < o->nmodels; k++)
+			if (!(o->weight[k] > 0) || !isfinite(o->weight[k])) {
+				snprintf(err, errlen, "model %s: weight %g (a share of the requests: > 0)",
+					 o->names[k] ? o->names[k] : "?", o->weight[k]);
+				return -1;
+			}
+		if (o->nmodels > SV_MAX_MODELS) {
+			snprintf(err, errlen, "at most %d models", SV_MAX_MODELS);
+			return -1;
 		}
 		if (!o->max_requests && !(o->duration_s > 0)) {
 			snprintf(err, errlen, "give --requests N or --duration S");

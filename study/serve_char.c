@@ -40,10 +40,13 @@ static int last_iteration(const struct rt_device *d, const struct om_model *om, 
 		snprintf(err, errlen, "stream %u ran no execution", sid);
 		return -1;
 	}
-	uint64_t in_from = UINT64_MAX, out_to = 0;
+	uint64_t in_from = UINT64_MAX, out_to = 0, first_kernel = ex->end;
 	unsigned nin = 0, nout = 0;
 	for (size_t i = nt; i-- > 0;) {
 		const struct trc_task *r = &tr[i];
+		if (r->stream_id == sid && r->kind == TRC_TASK_KERNEL && r->start >= ex->start &&
+		    r->start < first_kernel)
+			first_kernel = r->start;
 		if (r->stream_id != sid || r->kind != TRC_TASK_MEMCPY)
 			continue;
 		if (r->dir == SIM_COPY_D2H && r->start >= ex->end && nout < om->noutputs) {
@@ -65,6 +68,11 @@ static int last_iteration(const struct rt_device *d, const struct om_model *om, 
 	s->h2d_us = (double)(ex->start - in_from) / mhz;
 	s->device_us = (double)(ex->end - ex->start) / mhz;
 	s->d2h_us = (double)(out_to - ex->end) / mhz;
+	/* before the first kernel: the execution's fixed cost (and, with others
+	 * in flight, the wait for a core) */
+	s->fixed_us = (double)(first_kernel - ex->start) / mhz;
+	if (s->fixed_us >= s->device_us)
+		s->fixed_us = 0;
 	return 0;
 }
 
@@ -123,7 +131,7 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 		}
 	if (rt_synchronize(d, err, errlen))
 		goto done;
-	struct sv_service sum = { 0, 0, 0 };
+	struct sv_service sum = { 0, 0, 0, 0 };
 	for (unsigned k = 0; k < conc; k++) {
 		struct sv_service s;
 		if (last_iteration(d, om, rt_stream_id(ln[k].s), cfg->core_freq_mhz, &s, err,
@@ -132,10 +140,12 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 		sum.h2d_us += s.h2d_us;
 		sum.device_us += s.device_us;
 		sum.d2h_us += s.d2h_us;
+		sum.fixed_us += s.fixed_us;
 	}
 	out->h2d_us = sum.h2d_us / conc;
 	out->device_us = sum.device_us / conc;
 	out->d2h_us = sum.d2h_us / conc;
+	out->fixed_us = sum.fixed_us / conc;
 	rc = 0;
 done:
 	for (unsigned k = conc; ln && k-- > 0;) {

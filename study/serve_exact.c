@@ -16,12 +16,15 @@ struct inst { /* one variant's model instance on one stream */
 	int loaded;
 };
 
+/* Variants are numbered across the models: model m's variant v is
+ * off[m] + v. */
 struct replay {
 	struct rt_device *d;
-	struct om_model om[SV_MAX_VARIANTS];
-	const struct om_model *prog[SV_MAX_VARIANTS]; /* om[v] or, from a dynamic-batch
-						       * .om, its program of batch[v] */
-	int have_om[SV_MAX_VARIANTS];
+	struct om_model *om;
+	const struct om_model **prog; /* om[v] or, from a dynamic-batch .om, its
+				       * program of batch[v] */
+	int *have_om;
+	unsigned off[SV_MAX_MODELS + 1];
 	struct inst *inst; /* [variant * S + stream] */
 	struct rt_stream **st;
 	struct rt_event **ev; /* [2 * batch]: its start and its end */
@@ -64,9 +67,12 @@ static void release(struct replay *r)
 	for (unsigned k = 1; r->st && k < r->S; k++)
 		if (r->st[k])
 			rt_stream_free(r->st[k]);
-	for (unsigned v = 0; v < r->V; v++)
+	for (unsigned v = 0; r->have_om && v < r->V; v++)
 		if (r->have_om[v])
 			om_free(&r->om[v]);
+	free(r->om);
+	free(r->prog);
+	free(r->have_om);
 	free(r->ev);
 	free(r->inst);
 	free(r->st);
@@ -75,15 +81,13 @@ static void release(struct replay *r)
 		rt_device_free(r->d);
 }
 
-/* Models, instances and buffers for the variants the batches use. */
-static int setup(struct replay *r, const char *const *om_paths, unsigned n,
-		 const struct soc_config *cfg, const struct sv_table *t, const struct sv_run *run,
-		 char *err, size_t errlen)
+/* Model mi's files read for the variants of its (of r->off[mi]...) that
+ * the batches use; *hb grows to the largest input or output. */
+static int read_model(struct replay *r, unsigned mi, const char *const *om_paths, unsigned n,
+		      const struct soc_config *cfg, const struct sv_table *t, const int *used,
+		      size_t *hb, char *err, size_t errlen)
 {
-	int used[SV_MAX_VARIANTS] = { 0 };
-	for (size_t b = 0; b < r->nb; b++)
-		used[run->batch[b].variant] = 1;
-	size_t hb = 1;
+	unsigned o = r->off[mi];
 	for (unsigned i = 0; i < n; i++) {
 		/* a dynamic-batch .om holds one program per size: each a variant
 		 * of its own here, read (and loaded) separately, as the files of a
@@ -103,27 +107,55 @@ static int setup(struct replay *r, const char *const *om_paths, unsigned n,
 			int v = p->ninputs && p->inputs[0].rank
 					? sv_table_variant(t, (unsigned)p->inputs[0].dims[0])
 					: -1;
-			if (v < 0 || t->batch[v] != p->inputs[0].dims[0] || !used[v] ||
-			    r->have_om[v] || p->ninputs > 16 || p->noutputs > 16) {
+			if (v < 0 || t->batch[v] != p->inputs[0].dims[0] || !used[o + v] ||
+			    r->have_om[o + v] || p->ninputs > 16 || p->noutputs > 16) {
 				om_free(&om);
 				continue;
 			}
+			v += (int)o;
 			r->om[v] = om;
 			/* om moved: the program's address is within r->om[v] */
 			r->prog[v] = om.batch ? om_variant(&r->om[v], sz[k]) : &r->om[v];
 			r->have_om[v] = 1;
 			for (unsigned q = 0; q < p->ninputs; q++)
-				hb = p->inputs[q].size > hb ? p->inputs[q].size : hb;
+				*hb = p->inputs[q].size > *hb ? p->inputs[q].size : *hb;
 			for (unsigned q = 0; q < p->noutputs; q++)
-				hb = p->outputs[q].size > hb ? p->outputs[q].size : hb;
+				*hb = p->outputs[q].size > *hb ? p->outputs[q].size : *hb;
 		}
 	}
-	for (unsigned v = 0; v < r->V; v++)
-		if (used[v] && !r->have_om[v]) {
-			snprintf(err, errlen, "no --model file has batch %u (the replay needs every "
-				 "variant the run used)", t->batch[v]);
+	for (unsigned v = 0; v < t->nvariants; v++)
+		if (used[o + v] && !r->have_om[o + v]) {
+			snprintf(err, errlen, "no --model file%s%s has batch %u (the replay needs "
+				 "every variant the run used)", r->off[1] < r->V ? " of " : "",
+				 r->off[1] < r->V ? t->name : "", t->batch[v]);
 			return -1;
 		}
+	return 0;
+}
+
+/* Models, instances and buffers for the variants the batches use. */
+static int setup(struct replay *r, const char *const *const *om_paths, const unsigned *n,
+		 unsigned nt, const struct soc_config *cfg, const struct sv_table *t,
+		 const struct sv_run *run, char *err, size_t errlen)
+{
+	r->om = calloc(r->V, sizeof *r->om);
+	r->prog = calloc(r->V, sizeof *r->prog);
+	r->have_om = calloc(r->V, sizeof *r->have_om);
+	int *used = calloc(r->V, sizeof *used);
+	if (!r->om || !r->prog || !r->have_om || !used) {
+		free(used);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t b = 0; b < r->nb; b++)
+		used[r->off[run->batch[b].model] + run->batch[b].variant] = 1;
+	size_t hb = 1;
+	for (unsigned m = 0; m < nt; m++)
+		if (read_model(r, m, om_paths[m], n[m], cfg, &t[m], used, &hb, err, errlen)) {
+			free(used);
+			return -1;
+		}
+	free(used);
 	struct sim_options opt = { .mode = SIM_MODE_TIMING };
 	if (!(r->d = rt_device_new(cfg, &opt, err, errlen)))
 		return -1;
@@ -175,15 +207,31 @@ int sv_exact_replay(const char *const *om_paths, unsigned n, const struct soc_co
 		    const struct sv_config *c, const struct sv_table *t, const struct sv_run *run,
 		    size_t max_batches, struct sv_exact *x, char *err, size_t errlen)
 {
+	return sv_exact_replay_models(&om_paths, &n, 1, cfg, c, t, run, max_batches, x, err,
+				      errlen);
+}
+
+int sv_exact_replay_models(const char *const *const *om_paths, const unsigned *n, unsigned nt,
+			   const struct soc_config *cfg, const struct sv_config *c,
+			   const struct sv_table *t, const struct sv_run *run, size_t max_batches,
+			   struct sv_exact *x, char *err, size_t errlen)
+{
 	memset(x, 0, sizeof *x);
-	struct replay r = { .S = c->streams ? c->streams : 1, .V = t->nvariants,
+	struct replay r = { .S = c->streams ? c->streams : 1,
 			    .nb = max_batches < run->nbatch ? max_batches : run->nbatch };
+	if (!nt || nt > SV_MAX_MODELS) {
+		snprintf(err, errlen, "1..%d models, not %u", SV_MAX_MODELS, nt);
+		return -1;
+	}
+	for (unsigned m = 0; m < nt; m++)
+		r.off[m + 1] = r.off[m] + t[m].nvariants;
+	r.V = r.off[nt];
 	if (!r.nb) {
 		snprintf(err, errlen, "no batches to replay");
 		return -1;
 	}
 	int rc = -1;
-	if (setup(&r, om_paths, n, cfg, t, run, err, errlen))
+	if (setup(&r, om_paths, n, nt, cfg, t, run, err, errlen))
 		goto done;
 	/* a server warms its models up before it takes traffic, and the table
 	 * was measured warm: one execution of each variant on each stream */
@@ -207,8 +255,9 @@ int sv_exact_replay(const char *const *om_paths, unsigned n, const struct soc_co
 	for (size_t b = 0; b < r.nb; b++) {
 		const struct sv_batch *sb = &run->batch[b];
 		struct rt_stream *s = r.st[sb->stream];
-		struct inst *in = &r.inst[sb->variant * r.S + sb->stream];
-		const struct om_model *om = r.prog[sb->variant];
+		unsigned g = r.off[sb->model] + sb->variant;
+		struct inst *in = &r.inst[g * r.S + sb->stream];
+		const struct om_model *om = r.prog[g];
 		uint64_t at = base + (uint64_t)llround((double)sb->start * mhz / 1e3);
 		if (rt_stream_hold(s, at) || rt_event_record(r.ev[2 * b], s)) {
 			snprintf(err, errlen, "out of memory");

@@ -38,18 +38,46 @@ static void percentiles(sv_ns *v, size_t n, struct sv_pct *p)
 int sv_summarise(const struct sv_config *c, const struct sv_table *t, const struct sv_run *run,
 		 struct sv_summary *s, char *err, size_t errlen)
 {
+	return sv_summarise_models(c, t, 1, run, -1, s, err, errlen);
+}
+
+int sv_summarise_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
+			const struct sv_run *run, int model, struct sv_summary *s, char *err,
+			size_t errlen)
+{
 	memset(s, 0, sizeof *s);
+	/* one model's records, copied out (the whole run's are used in place) */
+	struct sv_record *own = NULL;
+	const struct sv_record *r = run->rec;
 	size_t n = run->n;
+	if (model >= 0 && nt > 1) {
+		own = malloc((n ? n : 1) * sizeof *own);
+		if (!own) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (r[i].model == (unsigned)model)
+				own[k++] = r[i];
+		r = own;
+		n = k;
+	}
 	if (!n) {
-		snprintf(err, errlen, "no requests were served");
+		free(own);
+		snprintf(err, errlen, model >= 0 && nt > 1 ? "model %s: no requests were served"
+							   : "no requests were served",
+			 model >= 0 ? t[model].name : "");
 		return -1;
 	}
 	sv_ns *v = malloc(n * sizeof *v);
 	if (!v) {
+		free(own);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	const struct sv_record *r = run->rec;
+	/* the table variants are counted against: the model's, or the only one */
+	const struct sv_table *tv = model >= 0 ? &t[model] : nt == 1 ? t : NULL;
 	sv_ns last_end = 0, slo = (sv_ns)(c->slo_p99_ms * 1e6 + 0.5);
 	size_t within = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -72,7 +100,6 @@ int sv_summarise(const struct sv_config *c, const struct sv_table *t, const stru
 #undef PCT
 	free(v);
 	s->requests = n;
-	s->batches = run->nbatch;
 	double window = (double)(r[n - 1].arrival - r[0].arrival) / 1e9;
 	/* n arrivals span n-1 gaps */
 	s->offered_qps = window > 0 ? (double)(n - 1) / window : 0;
@@ -85,6 +112,9 @@ int sv_summarise(const struct sv_config *c, const struct sv_table *t, const stru
 	unsigned S = c->streams ? c->streams : 1;
 	for (size_t b = 0; b < run->nbatch; b++) {
 		const struct sv_batch *x = &run->batch[b];
+		if (model >= 0 && x->model != (unsigned)model)
+			continue;
+		s->batches++;
 		occupied += x->end - x->start;
 		if (x->start > cur_e) {
 			if (cur_e >= 0)
@@ -94,10 +124,11 @@ int sv_summarise(const struct sv_config *c, const struct sv_table *t, const stru
 		} else if (x->end > cur_e) {
 			cur_e = x->end;
 		}
-		unsigned vb = t->batch[x->variant];
+		unsigned vb = t[x->model].batch[x->variant];
 		run_items += vb;
 		padded += vb - x->items;
-		s->variant_runs[x->variant]++;
+		if (tv)
+			s->variant_runs[x->variant]++;
 		if (x->items <= SV_HIST_MAX)
 			s->hist[x->items]++;
 		if (x->items > s->hist_max)
@@ -109,14 +140,21 @@ int sv_summarise(const struct sv_config *c, const struct sv_table *t, const stru
 	s->utilisation = span_ns > 0 ? (double)busy / span_ns : 0;
 	s->stream_occupancy = span_ns > 0 ? (double)occupied / (span_ns * S) : 0;
 	s->padding = run_items ? (double)padded / (double)run_items : 0;
-	s->mean_batch = run->nbatch ? (double)s->items / (double)run->nbatch : 0;
+	s->mean_batch = s->batches ? (double)s->items / (double)s->batches : 0;
 	s->slo_ms = c->slo_p99_ms;
 	if (c->slo_p99_ms > 0) {
 		s->slo_attainment = (double)within / (double)n;
 		s->slo_met = s->latency.p99 <= c->slo_p99_ms * 1e3;
 		double ips = s->offered_qps * (double)s->items / (double)n;
-		s->slo_feasible = sv_slo_feasible(c, t, ips, s->slo_note, sizeof s->slo_note);
+		/* a model's check sees its own load only: the chip's other models
+		 * take their share of it too, so this is looser still */
+		if (tv)
+			s->slo_feasible = sv_slo_feasible(c, tv, ips, s->slo_note,
+							  sizeof s->slo_note);
+		else
+			snprintf(s->slo_note, sizeof s->slo_note, "feasibility: see each model");
 	}
+	free(own);
 	return 0;
 }
 
@@ -126,10 +164,10 @@ static void pct_row(FILE *f, const char *name, const struct sv_pct *p)
 		p->p50 / 1e3, p->p90 / 1e3, p->p95 / 1e3, p->p99 / 1e3, p->p999 / 1e3, p->max / 1e3);
 }
 
-void sv_print_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
-		   const struct sv_summary *s)
+static void print_header(FILE *f, const struct sv_config *c, const struct sv_table *t,
+			 const char *weight)
 {
-	fprintf(f, "model %s, variants", t->name);
+	fprintf(f, "model %s%s, variants", t->name, weight);
 	for (unsigned v = 0; v < t->nvariants; v++)
 		fprintf(f, "%s%u", v ? "," : " ", t->batch[v]);
 	fprintf(f, "; %u stream%s, max batch %u, ", c->streams ? c->streams : 1,
@@ -140,6 +178,12 @@ void sv_print_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
 		fprintf(f, "FIFO batcher (");
 	fprintf(f, "%smax queue delay %g us)\n", c->policy == SV_POLICY_SLO ? ", " : "",
 		c->max_queue_delay_us);
+}
+
+/* The summary below the header; t NULL: all models (no variants). */
+static void print_body(FILE *f, const struct sv_config *c, const struct sv_table *t,
+		       const struct sv_summary *s)
+{
 	fprintf(f, "requests %zu (%zu items), offered %.1f/s, served %.1f requests/s "
 		"(%.1f items/s) over %.3f s\n", s->requests, s->items, s->offered_qps,
 		s->throughput_rps, s->throughput_ips, s->span_s);
@@ -158,14 +202,42 @@ void sv_print_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
 	for (unsigned b = 1; b <= s->hist_max; b++)
 		if (s->hist[b])
 			fprintf(f, " %u:%zu", b, s->hist[b]);
-	fprintf(f, "\nvariants run:");
-	for (unsigned v = 0; v < t->nvariants; v++)
-		fprintf(f, " b%u:%zu", t->batch[v], s->variant_runs[v]);
 	fprintf(f, "\n");
+	if (t) {
+		fprintf(f, "variants run:");
+		for (unsigned v = 0; v < t->nvariants; v++)
+			fprintf(f, " b%u:%zu", t->batch[v], s->variant_runs[v]);
+		fprintf(f, "\n");
+	}
 	if (c->slo_p99_ms > 0)
 		fprintf(f, "SLO P99 <= %g ms: %s (P99 %.3f ms), %.2f%% of requests within it; %s\n",
 			c->slo_p99_ms, s->slo_met ? "met" : "MISSED", s->latency.p99 / 1e3,
 			100 * s->slo_attainment, s->slo_note);
+}
+
+void sv_print_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
+		   const struct sv_summary *s)
+{
+	print_header(f, c, t, "");
+	print_body(f, c, t, s);
+}
+
+void sv_print_models_text(FILE *f, const struct sv_config *c, const struct sv_table *t,
+			  const double *w, unsigned nt, const struct sv_summary *s)
+{
+	double sum = 0;
+	for (unsigned m = 0; m < nt; m++)
+		sum += w[m];
+	for (unsigned m = 0; m < nt; m++) {
+		char wt[64];
+		snprintf(wt, sizeof wt, " (weight %g: %.1f%% of the requests)", w[m],
+			 100 * w[m] / sum);
+		print_header(f, c, &t[m], wt);
+		print_body(f, c, &t[m], &s[m]);
+		fprintf(f, "\n");
+	}
+	fprintf(f, "all %u models on one chip:\n", nt);
+	print_body(f, c, NULL, &s[nt]);
 }
 
 static void pct_json(FILE *f, const char *name, const struct sv_pct *p, int last)
@@ -175,23 +247,30 @@ static void pct_json(FILE *f, const char *name, const struct sv_pct *p, int last
 		p->p95, p->p99, p->p999, p->max, last ? "" : ", ");
 }
 
-void sv_print_json(FILE *f, const struct sv_config *c, const struct sv_table *t,
-		   const struct sv_summary *s)
+/* One summary as a JSON object's members (no braces); t NULL: all models. */
+static void json_body(FILE *f, const struct sv_config *c, const struct sv_table *t,
+		      const struct sv_summary *s)
 {
-	fprintf(f, "{\"model\": \"");
-	for (const char *p = t->name; *p; p++)
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if ((unsigned char)*p >= 0x20)
-			fputc(*p, f);
-	fprintf(f, "\", \"variants\": [");
-	for (unsigned v = 0; v < t->nvariants; v++)
-		fprintf(f, "%s%u", v ? ", " : "", t->batch[v]);
-	fprintf(f, "], \"policy\": \"%s\"", c->policy == SV_POLICY_SLO ? "slo" : "fifo");
-	fprintf(f, ", \"streams\": %u, \"max_batch\": %u, \"max_queue_delay_us\": %.3f, "
+	if (t) {
+		fprintf(f, "\"model\": \"");
+		for (const char *p = t->name; *p; p++)
+			if (*p == '"' || *p == '\\')
+				fprintf(f, "\\%c", *p);
+			else if ((unsigned char)*p >= 0x20)
+				fputc(*p, f);
+		fprintf(f, "\", \"variants\": [");
+		for (unsigned v = 0; v < t->nvariants; v++)
+			fprintf(f, "%s%u", v ? ", " : "", t->batch[v]);
+		fprintf(f, "], ");
+	}
+	fprintf(f, "\"policy\": \"%s\"", c->policy == SV_POLICY_SLO ? "slo" : "fifo");
+	fprintf(f, ", \"streams\": %u, ", c->streams ? c->streams : 1);
+	if (t || c->max_batch)
+		fprintf(f, "\"max_batch\": %u, ",
+			c->max_batch ? c->max_batch : t->batch[t->nvariants - 1]);
+	fprintf(f, "\"max_queue_delay_us\": %.3f, "
 		"\"requests\": %zu, \"items\": %zu, \"offered_qps\": %.3f, \"throughput_rps\": "
 		"%.3f, \"throughput_ips\": %.3f, \"span_s\": %.6f, \"latency_us\": {",
-		c->streams ? c->streams : 1, c->max_batch ? c->max_batch : t->batch[t->nvariants - 1],
 		c->max_queue_delay_us, s->requests, s->items, s->offered_qps, s->throughput_rps,
 		s->throughput_ips, s->span_s);
 	pct_json(f, "total", &s->latency, 0);
@@ -208,16 +287,40 @@ void sv_print_json(FILE *f, const struct sv_config *c, const struct sv_table *t,
 			fprintf(f, "%s\"%u\": %zu", first ? "" : ", ", b, s->hist[b]);
 			first = 0;
 		}
-	fprintf(f, "}, \"variant_runs\": {");
-	for (unsigned v = 0; v < t->nvariants; v++)
-		fprintf(f, "%s\"%u\": %zu", v ? ", " : "", t->batch[v], s->variant_runs[v]);
 	fprintf(f, "}");
+	if (t) {
+		fprintf(f, ", \"variant_runs\": {");
+		for (unsigned v = 0; v < t->nvariants; v++)
+			fprintf(f, "%s\"%u\": %zu", v ? ", " : "", t->batch[v], s->variant_runs[v]);
+		fprintf(f, "}");
+	}
 	if (c->slo_p99_ms > 0)
 		fprintf(f, ", \"slo_p99_ms\": %.3f, \"slo_met\": %s, \"slo_attainment\": %.6f, "
 			"\"slo_feasible\": %s, \"slo_note\": \"%s\"", c->slo_p99_ms,
 			s->slo_met ? "true" : "false", s->slo_attainment,
 			s->slo_feasible ? "true" : "false", s->slo_note);
+}
+
+void sv_print_json(FILE *f, const struct sv_config *c, const struct sv_table *t,
+		   const struct sv_summary *s)
+{
+	fprintf(f, "{");
+	json_body(f, c, t, s);
 	fprintf(f, "}\n");
+}
+
+void sv_print_models_json(FILE *f, const struct sv_config *c, const struct sv_table *t,
+			  const double *w, unsigned nt, const struct sv_summary *s)
+{
+	fprintf(f, "{\"models\": [");
+	for (unsigned m = 0; m < nt; m++) {
+		fprintf(f, "%s{\"weight\": %g, ", m ? ", " : "", w[m]);
+		json_body(f, c, &t[m], &s[m]);
+		fprintf(f, "}");
+	}
+	fprintf(f, "], \"all\": {");
+	json_body(f, c, NULL, &s[nt]);
+	fprintf(f, "}}\n");
 }
 
 static void us(FILE *f, sv_ns t)
@@ -233,7 +336,7 @@ int sv_write_csv(const char *path, const struct sv_run *run, char *err, size_t e
 		return -1;
 	}
 	fprintf(f, "id,arrival_us,start_us,end_us,batch,variant,stream,queue_us,copy_us,"
-		"device_us,latency_us\n");
+		"device_us,latency_us%s\n", run->nmodels > 1 ? ",model" : "");
 	for (size_t i = 0; i < run->n; i++) {
 		const struct sv_record *r = &run->rec[i];
 		fprintf(f, "%zu,", i);
@@ -250,6 +353,8 @@ int sv_write_csv(const char *path, const struct sv_run *run, char *err, size_t e
 		us(f, r->device);
 		fputc(',', f);
 		us(f, r->end - r->arrival);
+		if (run->nmodels > 1)
+			fprintf(f, ",%u", r->model);
 		fputc('\n', f);
 	}
 	if (fclose(f)) {

@@ -36,7 +36,8 @@ const struct sv_service *sv_table_get(const struct sv_table *t, unsigned variant
 static int valid_service(const struct sv_service *s)
 {
 	return isfinite(s->h2d_us) && isfinite(s->device_us) && isfinite(s->d2h_us) &&
-	       s->h2d_us >= 0 && s->device_us > 0 && s->d2h_us >= 0;
+	       s->h2d_us >= 0 && s->device_us > 0 && s->d2h_us >= 0 && s->fixed_us >= 0 &&
+	       s->fixed_us < s->device_us;
 }
 
 int sv_table_make(struct sv_table *t, const char *name, const unsigned *batch, unsigned n,
@@ -113,17 +114,21 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		if (!*p || *p == '#' || *p == '\n' || *p == '\r' || !strncmp(p, "batch", 5))
 			continue;
 		struct row r = { .line = ln };
-		int used = 0;
-		if (sscanf(p, "%u,%u,%lf,%lf,%lf %n", &r.batch, &r.conc, &r.s.h2d_us, &r.s.device_us,
-			   &r.s.d2h_us, &used) != 5 || p[used]) {
+		int used = 0, got = sscanf(p, "%u,%u,%lf,%lf,%lf%n,%lf%n", &r.batch, &r.conc,
+					   &r.s.h2d_us, &r.s.device_us, &r.s.d2h_us, &used,
+					   &r.s.fixed_us, &used);
+		while (p[used] == ' ' || p[used] == '\t' || p[used] == '\r' || p[used] == '\n')
+			used++;
+		if (got < 5 || p[used]) {
 			snprintf(err, errlen, "%s:%u: expected batch,concurrency,h2d_us,device_us,"
-				 "d2h_us", path, ln);
+				 "d2h_us[,fixed_us]", path, ln);
 			goto done;
 		}
 		if (!r.batch || r.batch > SV_HIST_MAX || !r.conc || r.conc > 1024 ||
 		    !valid_service(&r.s)) {
 			snprintf(err, errlen, "%s:%u: batch in 1..%d, concurrency in 1..1024, times "
-				 "finite and >= 0 (the device's > 0)", path, ln, SV_HIST_MAX);
+				 "finite and >= 0 (the device's > 0 and above fixed_us)", path, ln,
+				 SV_HIST_MAX);
 			goto done;
 		}
 		if (n == cap) {
@@ -194,12 +199,13 @@ int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t
 		return -1;
 	}
 	fprintf(f, "# model %s\n# one batch on one stream while `concurrency` batches are in "
-		"flight (simserve)\nbatch,concurrency,h2d_us,device_us,d2h_us\n", t->name);
+		"flight (simserve); fixed_us: the part of device_us that uses no AI core\n"
+		"batch,concurrency,h2d_us,device_us,d2h_us,fixed_us\n", t->name);
 	for (unsigned v = 0; v < t->nvariants; v++)
 		for (unsigned c = 1; c <= t->max_conc; c++) {
 			const struct sv_service *s = sv_table_get(t, v, c);
-			fprintf(f, "%u,%u,%.3f,%.3f,%.3f\n", t->batch[v], c, s->h2d_us, s->device_us,
-				s->d2h_us);
+			fprintf(f, "%u,%u,%.3f,%.3f,%.3f,%.3f\n", t->batch[v], c, s->h2d_us,
+				s->device_us, s->d2h_us, s->fixed_us);
 		}
 	if (fclose(f)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));

@@ -18,7 +18,14 @@
  *    execution times; replayed exactly on the chip, a one-stream run is
  *    the fast mode's within 0.1 us (a nanosecond of rounding per batch) and
  *    a busy two-stream run's error is measured and bounded;
- *  - streams sharing the chip: a batch is slowed only while others run. */
+ *  - streams sharing the chip: a batch is slowed only while others run,
+ *    and only in a phase they share (copies share PCIe, kernels the AI
+ *    cores; the execution's fixed cost shares nothing);
+ *  - several models on the chip: requests split by weight (the instants a
+ *    one-model run's), each batch one model's, the delay bound kept, two
+ *    identical batch-1 models serve as one, a trace names the models, the
+ *    summaries add up; on squeezenet1_1, two models replayed exactly on one
+ *    chip, and a model that does not fit beside another is named. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include <check.h>
 #include <math.h>
@@ -61,7 +68,7 @@ static void table(struct sv_table *t, const unsigned *b, const double *d_us, uns
 	struct sv_service s[SV_MAX_VARIANTS * 4];
 	for (unsigned v = 0; v < n; v++)
 		for (unsigned c = 1; c <= conc; c++)
-			s[v * conc + c - 1] = (struct sv_service){ 0, d_us[v] * c, 0 };
+			s[v * conc + c - 1] = (struct sv_service){ 0, d_us[v] * c, 0, 0 };
 	char err[512];
 	ck_assert_msg(sv_table_make(t, "m", b, n, conc, s, err, sizeof err) == 0, "%s", err);
 }
@@ -186,7 +193,7 @@ START_TEST(streams_share_the_chip)
 	 * 0, B at 500 us; A's last 500 us run at 1000/1600 speed (800 us), then
 	 * B runs alone: A ends at 1300 us, B at 1800 us */
 	unsigned b = 1;
-	struct sv_service svc[2] = { { 0, 1000, 0 }, { 0, 1600, 0 } };
+	struct sv_service svc[2] = { { 0, 1000, 0, 0 }, { 0, 1600, 0, 0 } };
 	struct sv_table t;
 	char err[1024], path[4200];
 	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
@@ -210,6 +217,32 @@ START_TEST(streams_share_the_chip)
 	run(&c, &t, &o, &r);
 	ck_assert_int_eq(r.rec[0].end, 1600000);
 	ck_assert_int_eq(r.rec[1].end, 1600000);
+	sv_run_free(&r);
+	sv_table_free(&t);
+
+	/* phases: 200 us of input copy, then 1000 us on the device of which
+	 * 100 us are the execution's fixed cost (no AI core); two in flight:
+	 * 300 us of copy and 1600 us on the device.  A starts at 0, B at 300
+	 * us: B's copy and fixed cost (to 600 us) leave A's kernels alone;
+	 * then both kernels run at 900/1500 of their speed: A's last 600 us of
+	 * kernels take 1000 us (A ends at 1600 us), B has done 600 of its 900
+	 * by then and runs its last 300 alone (ends at 1900 us) */
+	struct sv_service ph[2] = { { 200, 1000, 0, 100 }, { 300, 1600, 0, 100 } };
+	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, ph, err, sizeof err) == 0, "%s", err);
+	f = fopen(path, "w");
+	fputs("0,m\n300,m\n", f);
+	fclose(f);
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1600000);
+	ck_assert_int_eq(r.rec[1].end, 1900000);
+	sv_run_free(&r);
+	/* side by side from the start, each takes the table's time at 2 */
+	f = fopen(path, "w");
+	fputs("0,m\n0,m\n", f);
+	fclose(f);
+	run(&c, &t, &o, &r);
+	ck_assert_int_eq(r.rec[0].end, 1900000);
+	ck_assert_int_eq(r.rec[1].end, 1900000);
 	sv_run_free(&r);
 	sv_table_free(&t);
 }
@@ -435,6 +468,191 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* ---- several models on one chip ---- */
+
+/* Two tables, models a and b, device time d_us[k] per variant at 1 in
+ * flight (x conc at more); tabs[0], tabs[1] filled. */
+static void two_tables(struct sv_table *tabs, const unsigned *ba, const double *da, unsigned na,
+		       const unsigned *bb, const double *db, unsigned nb, unsigned conc)
+{
+	table(&tabs[0], ba, da, na, conc);
+	table(&tabs[1], bb, db, nb, conc);
+	snprintf(tabs[0].name, sizeof tabs[0].name, "a");
+	snprintf(tabs[1].name, sizeof tabs[1].name, "b");
+}
+
+START_TEST(models_share_the_chip)
+{
+	const unsigned ba[] = { 1, 4 }, bb[] = { 1, 2, 8 };
+	const double da[] = { 500, 1100 }, db[] = { 300, 450, 1500 };
+	struct sv_table t[2];
+	two_tables(t, ba, da, 2, bb, db, 3, 2);
+	struct sv_config c = { .streams = 2, .max_queue_delay_us = 400 };
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 2500, .seed = 9,
+				     .max_requests = 40000, .nmodels = 2,
+				     .names = { "a", "b" }, .weight = { 3, 1 } };
+	struct sv_arrivals a, one;
+	char err[1024];
+	ck_assert_msg(sv_arrivals_make(&o, &a, err, sizeof err) == 0, "%s", err);
+	/* the weights split the requests; the instants are a one-model run's */
+	struct sv_arrival_opts o1 = o;
+	o1.nmodels = 0;
+	ck_assert_msg(sv_arrivals_make(&o1, &one, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(a.n, one.n);
+	size_t nb = 0;
+	for (size_t i = 0; i < a.n; i++) {
+		ck_assert_int_eq(a.r[i].arrival, one.r[i].arrival);
+		ck_assert_uint_eq(one.r[i].model, 0);
+		nb += a.r[i].model == 1;
+	}
+	/* binomial: 10000 expected, sd sqrt(40000 * 1/4 * 3/4) = 87 */
+	ck_assert_msg(fabs((double)nb - 10000) < 4 * 87, "%zu requests of b", nb);
+	sv_arrivals_free(&one);
+	struct sv_run r;
+	ck_assert_msg(sv_simulate_models(&c, t, 2, &a, &r, err, sizeof err) == 0, "%s", err);
+	ck_assert_uint_eq(r.nmodels, 2);
+	/* each batch holds one model's requests, runs that model's variant,
+	 * and its requests waited no longer than the delay with a stream free */
+	size_t batched = 0;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct sv_record *x = &r.rec[i];
+		const struct sv_batch *b = &r.batch[x->batch_id];
+		ck_assert_uint_eq(x->model, a.r[i].model);
+		ck_assert_uint_eq(b->model, x->model);
+		ck_assert_uint_eq(t[x->model].batch[b->variant], x->variant);
+		ck_assert_msg(x->start - x->open <= 400000, "request %zu (model %u): formed "
+			      "from %lld ns, started at %lld ns", i, x->model, (long long)x->open,
+			      (long long)x->start);
+		ck_assert(x->end == x->start + x->copy + x->device);
+	}
+	unsigned busy_max = 0;
+	for (size_t k = 0; k < r.nbatch; k++) {
+		batched += r.batch[k].nreq;
+		ck_assert_uint_le(r.batch[k].items, t[r.batch[k].model].batch[r.batch[k].variant]);
+		/* never more batches in flight than streams, whichever model */
+		unsigned inflight = 0;
+		for (size_t j = k >= 8 ? k - 8 : 0; j <= k; j++)
+			inflight += r.batch[j].start <= r.batch[k].start &&
+				    r.batch[j].end > r.batch[k].start;
+		busy_max = inflight > busy_max ? inflight : busy_max;
+	}
+	ck_assert_uint_eq(batched, r.n);
+	ck_assert_uint_le(busy_max, 2);
+	/* the summary per model and overall */
+	struct sv_summary sa, sb, sall;
+	ck_assert_msg(sv_summarise_models(&c, t, 2, &r, 0, &sa, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_summarise_models(&c, t, 2, &r, 1, &sb, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_summarise_models(&c, t, 2, &r, -1, &sall, err, sizeof err) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(sa.requests + sb.requests, sall.requests);
+	ck_assert_uint_eq(sa.batches + sb.batches, sall.batches);
+	ck_assert_uint_eq(sb.requests, nb);
+	ck_assert(sall.utilisation >= sa.utilisation && sall.utilisation >= sb.utilisation);
+	ck_assert(sa.variant_runs[0] + sa.variant_runs[1] == sa.batches);
+	printf("two models at 2500/s (3:1): P99 a %.3f ms, b %.3f ms, all %.3f ms; utilisation "
+	       "%.1f%%\n", sa.latency.p99 / 1e3, sb.latency.p99 / 1e3, sall.latency.p99 / 1e3,
+	       100 * sall.utilisation);
+	sv_run_free(&r);
+	sv_arrivals_free(&a);
+	sv_table_free(&t[0]);
+	sv_table_free(&t[1]);
+}
+END_TEST
+
+START_TEST(two_models_one_queue_order)
+{
+	/* batch 1 only and the same service time: a request waits for the
+	 * stream in arrival order whichever model it is for, so two models
+	 * serve exactly as one */
+	const unsigned b1[] = { 1 };
+	const double d[] = { 700 };
+	struct sv_table t[2];
+	two_tables(t, b1, d, 1, b1, d, 1, 2);
+	for (unsigned S = 1; S <= 2; S++) {
+		struct sv_config c = { .streams = S, .max_batch = 1 };
+		struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 1200 * S, .seed = 4,
+					     .max_requests = 20000, .nmodels = 2,
+					     .names = { "a", "b" }, .weight = { 1, 1 } };
+		struct sv_arrivals a;
+		char err[1024];
+		ck_assert_msg(sv_arrivals_make(&o, &a, err, sizeof err) == 0, "%s", err);
+		struct sv_run r2, r1;
+		ck_assert_msg(sv_simulate_models(&c, t, 2, &a, &r2, err, sizeof err) == 0, "%s", err);
+		for (size_t i = 0; i < a.n; i++)
+			a.r[i].model = 0;
+		ck_assert_msg(sv_simulate(&c, t, &a, &r1, err, sizeof err) == 0, "%s", err);
+		for (size_t i = 0; i < a.n; i++)
+			ck_assert_msg(r1.rec[i].end == r2.rec[i].end && r1.rec[i].start == r2.rec[i].start,
+				      "%u streams, request %zu", S, i);
+		sv_run_free(&r1);
+		sv_run_free(&r2);
+		sv_arrivals_free(&a);
+	}
+	sv_table_free(&t[0]);
+	sv_table_free(&t[1]);
+}
+END_TEST
+
+START_TEST(models_trace)
+{
+	/* a trace names each request's model: written from a two-model Poisson
+	 * run, it replays to the same records; a model not served is an error */
+	const unsigned ba[] = { 1, 4 }, bb[] = { 1, 8 };
+	const double da[] = { 400, 900 }, db[] = { 250, 1300 };
+	struct sv_table t[2];
+	two_tables(t, ba, da, 2, bb, db, 2, 2);
+	struct sv_config c = { .streams = 2, .max_queue_delay_us = 300 };
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 2000, .seed = 21,
+				     .max_requests = 10000, .nmodels = 2, .names = { "a", "b" },
+				     .weight = { 1, 2 } };
+	struct sv_arrivals a;
+	char err[1024], path[4200];
+	ck_assert_msg(sv_arrivals_make(&o, &a, err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/models.csv", tmpdir);
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("timestamp_us,model,size\n", f);
+	for (size_t i = 0; i < a.n; i++)
+		fprintf(f, "%lld.%03lld,%s\n", (long long)(a.r[i].arrival / 1000),
+			(long long)(a.r[i].arrival % 1000), a.r[i].model ? "b" : "a");
+	fclose(f);
+	struct sv_run r1, r2;
+	ck_assert_msg(sv_simulate_models(&c, t, 2, &a, &r1, err, sizeof err) == 0, "%s", err);
+	sv_arrivals_free(&a);
+	struct sv_arrival_opts ot = { .kind = SV_ARRIVE_TRACE, .trace = path, .nmodels = 2,
+				      .names = { "a", "b" }, .weight = { 1, 1 } };
+	ck_assert_msg(sv_arrivals_make(&ot, &a, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_simulate_models(&c, t, 2, &a, &r2, err, sizeof err) == 0, "%s", err);
+	sv_arrivals_free(&a);
+	ck_assert_uint_eq(r1.n, r2.n);
+	ck_assert_uint_eq(r1.nbatch, r2.nbatch);
+	ck_assert(!memcmp(r1.rec, r2.rec, r1.n * sizeof *r1.rec));
+	ck_assert(!memcmp(r1.batch, r2.batch, r1.nbatch * sizeof *r1.batch));
+	sv_run_free(&r1);
+	sv_run_free(&r2);
+	f = fopen(path, "w");
+	fputs("0,a\n5,c\n", f);
+	fclose(f);
+	ck_assert_int_eq(sv_arrivals_make(&ot, &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "models.csv:2: model 'c' is not served (serving 'a', 'b')"), "%s",
+		      err);
+	/* a weight must be > 0 */
+	o.weight[1] = 0;
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "model b: weight 0"), "%s", err);
+	/* --max-batch beyond one model's variants names it */
+	o.weight[1] = 1;
+	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), 0);
+	c.max_batch = 8;
+	ck_assert_int_eq(sv_simulate_models(&c, t, 2, &a, &r1, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "--max-batch 8: larger than model a's largest compiled variant "
+			      "(batch 4)"), "%s", err);
+	sv_arrivals_free(&a);
+	sv_table_free(&t[0]);
+	sv_table_free(&t[1]);
+}
+END_TEST
+
 /* ---- a real model ---- */
 
 static int wants_squeezenet(void)
@@ -513,6 +731,8 @@ START_TEST(real_model)
 	ck_assert_msg(fabs(b1->h2d_us - plain_h2d_us) < 1e-3, "%.3f vs %.3f", b1->h2d_us,
 		      plain_h2d_us);
 	ck_assert(b1->h2d_us > 0 && b1->d2h_us > 0);
+	/* before the first kernel: the runtime's fixed cost of an execution */
+	ck_assert_msg(fabs(b1->fixed_us - cfg.runtime_model_exec_us) < 1e-3, "%.3f", b1->fixed_us);
 	ck_assert(b2->h2d_us > b1->h2d_us && b2->device_us > b1->device_us);
 	ck_assert(b1c2->device_us >= b1->device_us);
 	/* and it serves */
@@ -544,6 +764,49 @@ START_TEST(real_model)
 	ck_assert_msg(x.service_err_max < 1e-4 && x.end_shift_max_us < 0.1, "one stream: off by "
 		      "%g, %g us", x.service_err_max, x.end_shift_max_us);
 	sv_run_free(&r);
+
+	/* two models on the chip: squeezenet at 1,2 and its batch-1 file as a
+	 * second model; replayed exactly on one chip */
+	const char *const *mp[2] = { paths, (const char *const *)&paths[1] };
+	const unsigned mn[2] = { 2, 1 };
+	struct sv_table two[2];
+	ck_assert_msg(sv_table_make(&two[0], "sq", t.batch, t.nvariants, t.max_conc, t.svc, err,
+				    sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_table_make(&two[1], "sq1", t.batch, 1, t.max_conc, t.svc, err,
+				    sizeof err) == 0, "%s", err);
+	struct sv_arrival_opts o2 = o;
+	o2.nmodels = 2;
+	o2.names[0] = "sq";
+	o2.names[1] = "sq1";
+	o2.weight[0] = o2.weight[1] = 1;
+	struct sv_arrivals a2;
+	ck_assert_msg(sv_arrivals_make(&o2, &a2, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_simulate_models(&c, two, 2, &a2, &r, err, sizeof err) == 0, "%s", err);
+	sv_arrivals_free(&a2);
+	ck_assert_msg(sv_exact_replay_models(mp, mn, 2, &cfg, &c, two, &r, 40, &x, err,
+					     sizeof err) == 0, "%s", err);
+	printf("squeezenet1_1 as two models, 2 streams, exact replay of %zu batches: service "
+	       "time off by %.2f%% (max %.2f%%)\n", x.batches, 100 * x.service_err_mean,
+	       100 * x.service_err_max);
+	ck_assert_uint_eq(x.batches, 40);
+	ck_assert(x.service_err_mean < 0.25);
+	sv_run_free(&r);
+	sv_table_free(&two[0]);
+	sv_table_free(&two[1]);
+
+	/* the two fit the chip together; on a chip just big enough for the
+	 * first, the second is refused by name */
+	ck_assert_msg(sv_fit_check(mp, mn, 2, &cfg, 2, err, sizeof err) == 0, "%s", err);
+	struct soc_config small = cfg;
+	for (small.hbm_size_mb = 1; small.hbm_size_mb < 1024; small.hbm_size_mb++)
+		if (!sv_fit_check(mp, mn, 1, &small, 2, err, sizeof err))
+			break;
+	ck_assert_int_lt(small.hbm_size_mb, 1024);
+	ck_assert_int_eq(sv_fit_check(mp, mn, 2, &small, 2, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, "sq_b1.om does not fit the device memory beside the models "
+			      "before it"), "%s", err);
+	printf("a chip of %d MiB holds squeezenet1_1 at 1,2 on 2 streams; beside it: %s\n",
+	       (int)small.hbm_size_mb, err);
 	sv_table_free(&t);
 	tu_models_free(dir);
 }
@@ -566,6 +829,9 @@ int main(void)
 	tcase_add_test(tc, trace_replays_poisson);
 	tcase_add_test(tc, own_log);
 	tcase_add_test(tc, bad_input);
+	tcase_add_test(tc, models_share_the_chip);
+	tcase_add_test(tc, two_models_one_queue_order);
+	tcase_add_test(tc, models_trace);
 	tcase_add_test(tc, real_model);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

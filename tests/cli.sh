@@ -273,6 +273,14 @@ if /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" > /dev/null 2>&1; 
 		sed 's/"model": "[^"]*"//' > "$tmp/sf.json"
 	grep -q '"variants": \[1, 2, 4\]' "$tmp/sd.json" && cmp -s "$tmp/sd.json" "$tmp/sf.json" &&
 		ok || bad "simserve: a dynamic-batch .om differs from its sizes' fixed-batch .om files"
+	# two models on the chip (a dynamic-batch .om and a fixed-batch set),
+	# replayed exactly on one simulated chip
+	./simserve --model "$tmp/dyn.om:2" --model "$tmp/fix1.om,$tmp/fix2.om" $sv --max-batch 2 \
+		2> /dev/null > "$tmp/s2.json" &&
+		grep -q '^{"models": \[{"weight": 2, "model": "dyn", "variants": \[1, 2, 4\]' "$tmp/s2.json" &&
+		grep -q '"model": "fix1", "variants": \[1, 2\]' "$tmp/s2.json" &&
+		grep -q '^{"exact_replay": {"batches": 50,' "$tmp/s2.json" &&
+		ok || bad "simserve: two models with --exact: $(cat "$tmp/s2.json")"
 	# ATC's --output_type: the host receives FP16 (the fp32 run's values
 	# rounded to fp16, half the bytes) or UINT8 (rounded, saturated), for
 	# every output or per node:index; bad values name the flag

@@ -80,5 +80,38 @@ expect_err "unknown option" "unknown option '--frob'" $S --frob
 expect_err "request too big" "trace line 1: a request of 5 items does not fit a batch (--max-batch 4)" \
 	sh -c "printf '0,m,5\n' > '$tmp/big.csv' && $S --trace '$tmp/big.csv' --max-batch 4"
 
+# a sixth column: the part of the device time that uses no AI core
+printf 'batch,concurrency,h2d_us,device_us,d2h_us,fixed_us\n1,1,30,550,3,136\n1,2,33,745,3,136\n' > "$tmp/fx.csv"
+./simserve --service-table "$tmp/fx.csv" --qps 800 --requests 2000 --streams 2 > /dev/null && ok ||
+	bad "a table with fixed_us"
+printf '1,1,30,550,3,550\n' > "$tmp/fxbad.csv"
+expect_err "fixed_us not below device_us" "fxbad.csv:1: batch in 1..1024" \
+	./simserve --service-table "$tmp/fxbad.csv" --qps 1 --requests 1
+
+# several models on the chip: tables FILE:WEIGHT, a section per model and one for all
+sed 's/^# model m$/# model n/' "$tmp/table.csv" > "$tmp/n.csv"
+M="./simserve --service-table $tmp/table.csv:3 --service-table $tmp/n.csv:1"
+$M --qps 800 --requests 4000 --streams 2 --max-queue-delay-us 500 > "$tmp/two" &&
+	grep -q '^model m (weight 3: 75.0% of the requests)' "$tmp/two" &&
+	grep -q '^model n (weight 1: 25.0% of the requests)' "$tmp/two" &&
+	grep -q '^all 2 models on one chip:' "$tmp/two" &&
+	grep -q '^requests 4000 ' "$tmp/two" && ok || bad "two models: $(cat "$tmp/two")"
+$M --qps 800 --requests 4000 --streams 2 --json > "$tmp/two.json" &&
+	grep -q '^{"models": \[{"weight": 3, "model": "m", ' "$tmp/two.json" &&
+	grep -q '"all": {"policy": "fifo"' "$tmp/two.json" && ok || bad "two models json: $(cat "$tmp/two.json")"
+$M --qps 800 --requests 300 --csv "$tmp/two.csv" > /dev/null &&
+	head -1 "$tmp/two.csv" | grep -q ',latency_us,model$' &&
+	[ "$(grep -c ',1$' "$tmp/two.csv")" -gt 30 ] && ok || bad "two models csv"
+printf 'timestamp_us,model\n0,m\n10,n\n20,n\n' > "$tmp/mn.csv"
+$M --trace "$tmp/mn.csv" --json > "$tmp/mn.json" &&
+	grep -q '"model": "m", .*"requests": 1,.*"model": "n", .*"requests": 2,' "$tmp/mn.json" &&
+	ok || bad "two models from a trace: $(cat "$tmp/mn.json")"
+printf '0,m\n10,x\n' > "$tmp/mx.csv"
+expect_err "trace model not served" "mx.csv:2: model 'x' is not served (serving 'm', 'n')" $M --trace "$tmp/mx.csv"
+expect_err "two models, one name" "two models are named 'm'" \
+	./simserve --service-table "$tmp/table.csv" --service-table "$tmp/table.csv" --qps 1 --requests 1
+expect_err "sweep of two models" "--qps-sweep applies to one model; 2 are served" $M --qps-sweep 100:200:100 --requests 10
+expect_err "weight 0" "the weight 0 must be a number > 0" $M --service-table "$tmp/n.csv:0" --qps 1 --requests 1
+
 echo "serve.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

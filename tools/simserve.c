@@ -3,7 +3,8 @@
  *   simserve --model m_b1.om,m_b4.om,m_b16.om --qps 800 --requests 20000
  *            --max-batch 16 --max-queue-delay-us 2000 --streams 2 [--json]
  *   simserve --service-table t.csv --qps-sweep 100:2000:100 --slo-p99-ms 15
- *   simserve --model ... --trace arrivals.csv --csv requests.csv */
+ *   simserve --model ... --trace arrivals.csv --csv requests.csv
+ *   simserve --model a_b1.om,a_b4.om:3 --model b.om:1 --qps 500 --requests 9000 */
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
 #include <errno.h>
 #include <math.h>
@@ -19,7 +20,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: simserve (--model A.om[,B.om...] | --service-table FILE) ARRIVALS [options]\n"
+		"usage: simserve (--model A.om[,B.om...][:W] | --service-table FILE[:W])... ARRIVALS\n"
+		"                [options]\n"
 		"Simulate serving requests: arrivals, a dynamic batcher, streams on one chip.\n"
 		"A model is a set of batch variants (one fixed-batch .om each, or one .om of\n"
 		"simatc --dynamic_batch_size holding them all; the batch is dim 0 of the first\n"
@@ -28,11 +30,15 @@ static void usage(FILE *f)
 		"  --model A.om,B.om,...   the variants; their service times are characterised\n"
 		"                          once by simulating them (timing mode), with the input\n"
 		"                          and output copies over PCIe, at 1..--streams in flight\n"
+		"  --model ...:W           (repeated) several models share the chip, each with\n"
+		"                          its own batcher queue; W (default 1) is its share of\n"
+		"                          generated requests (a trace names each request's model)\n"
 		"  --soc NAME|FILE.ini     the chip (default: the one the .om was compiled for)\n"
 		"  --set SEC.KEY=VALUE     override a SoC key (repeatable)\n"
 		"  --save-table FILE       write the characterised service table (CSV)\n"
 		"  --service-table FILE    use a table instead of simulating (batch,concurrency,\n"
-		"                          h2d_us,device_us,d2h_us)\n"
+		"                          h2d_us,device_us,d2h_us[,fixed_us]); FILE:W, repeated,\n"
+		"                          as --model\n"
 		"  --batch-sizes B1,B2,..  serve only these compiled variants\n"
 		"  --streams N             batches in flight on the chip (default 1)\n"
 		"  --loops N               iterations per characterisation (default 2; the last\n"
@@ -118,21 +124,67 @@ static int split(const char *flag, const char *s, char **out, unsigned max, unsi
 	}
 }
 
+/* One served model: its variants' .om files, or a service table. */
+struct served {
+	char *paths[SV_MAX_VARIANTS];
+	unsigned n;
+	char *table;
+	double weight;
+};
+
 /* The command line. */
 struct cli {
 	struct sv_config c;
 	struct sv_arrival_opts ao;
-	char *models[SV_MAX_VARIANTS];
-	unsigned nmodels, nsizes, have_qps, json, sweep;
+	struct served m[SV_MAX_MODELS];
+	unsigned nserved, nsizes, have_qps, json, sweep;
 	unsigned sizes[SV_MAX_VARIANTS];
 	unsigned long long loops, exact;
 	int policy; /* 0: by --slo-p99-ms, 1: fifo, 2: slo */
-	const char *soc, *table_in, *table_out, *csv, *plot, *name;
+	const char *soc, *table_out, *csv, *plot, *name;
 	const char *sets[64];
 	unsigned nsets;
 	double sw_lo, sw_hi, sw_step;
 	char socname[64]; /* the SoC the first model was compiled for, when no --soc */
 };
+
+/* --model A.om[,B.om...][:W] or --service-table FILE[:W] into a new served
+ * model: a last ":W" that is a number is the weight (default 1). */
+static int add_served(struct cli *o, const char *flag, const char *v, int table)
+{
+	if (o->nserved == SV_MAX_MODELS) {
+		fprintf(stderr, "simserve: at most %d models (--model and --service-table)\n",
+			SV_MAX_MODELS);
+		return -1;
+	}
+	struct served *m = &o->m[o->nserved];
+	m->weight = 1;
+	char *val = strdup(v), *colon = strrchr(val, ':');
+	if (colon && colon[1]) {
+		char *e;
+		errno = 0;
+		double w = strtod(colon + 1, &e);
+		if (!*e && !errno) {
+			if (!(w > 0) || !isfinite(w)) {
+				fprintf(stderr, "simserve: %s '%s': the weight %s must be a number > 0\n",
+					flag, v, colon + 1);
+				free(val);
+				return -1;
+			}
+			m->weight = w;
+			*colon = 0;
+		}
+	}
+	int rc = 0;
+	if (table)
+		m->table = val;
+	else {
+		rc = split(flag, val, m->paths, SV_MAX_VARIANTS, &m->n);
+		free(val);
+	}
+	o->nserved++;
+	return rc;
+}
 
 /* The command line into o: -1 to go on, or the exit status (0: --help). */
 static int parse_args(int argc, char **argv, struct cli *o)
@@ -159,7 +211,7 @@ static int parse_args(int argc, char **argv, struct cli *o)
 			usage(stdout);
 			return 0;
 		} else if (!strcmp(key, "--model")) {
-			if (split(key, VALUE(), o->models, SV_MAX_VARIANTS, &o->nmodels))
+			if (add_served(o, key, VALUE(), 0))
 				return 2;
 		} else if (!strcmp(key, "--soc")) {
 			o->soc = VALUE();
@@ -172,7 +224,8 @@ static int parse_args(int argc, char **argv, struct cli *o)
 		} else if (!strcmp(key, "--save-table")) {
 			o->table_out = VALUE();
 		} else if (!strcmp(key, "--service-table")) {
-			o->table_in = VALUE();
+			if (add_served(o, key, VALUE(), 1))
+				return 2;
 		} else if (!strcmp(key, "--batch-sizes")) {
 			char *p[SV_MAX_VARIANTS];
 			if (split(key, VALUE(), p, SV_MAX_VARIANTS, &o->nsizes))
@@ -319,10 +372,19 @@ static int parse_args(int argc, char **argv, struct cli *o)
 /* The options together: -1 to go on, or 2 with the message printed. */
 static int check_args(struct cli *o)
 {
-	if (!o->nmodels == !o->table_in) {
+	if (!o->nserved) {
 		fprintf(stderr, "simserve: give either --model A.om[,B.om...] or --service-table "
 			"FILE (see --help)\n");
 		return 2;
+	}
+	if (o->nserved > 1) {
+		const char *one = o->name ? "--name" : o->table_out ? "--save-table" :
+				  o->nsizes ? "--batch-sizes" : o->sweep ? "--qps-sweep" : NULL;
+		if (one) {
+			fprintf(stderr, "simserve: %s applies to one model; %u are served (run them "
+				"one at a time for it)\n", one, o->nserved);
+			return 2;
+		}
 	}
 	int sched = o->ao.nsched > 0, bursty = o->ao.kind == SV_ARRIVE_ONOFF;
 	if (!!o->ao.trace + !!o->have_qps + !!o->sweep + sched != 1 ||
@@ -341,7 +403,10 @@ static int check_args(struct cli *o)
 	}
 	o->c.policy = o->policy == 2 || (!o->policy && o->c.slo_p99_ms > 0) ? SV_POLICY_SLO
 									    : SV_POLICY_FIFO;
-	if (o->exact && (!o->nmodels || o->sweep)) {
+	int all_om = 1;
+	for (unsigned m = 0; m < o->nserved; m++)
+		all_om &= !o->m[m].table;
+	if (o->exact && (!all_om || o->sweep)) {
 		fprintf(stderr, "simserve: --exact replays one run's batches on the .om files of "
 			"--model (not a --service-table, not a --qps-sweep)\n");
 		return 2;
@@ -357,119 +422,229 @@ static int check_args(struct cli *o)
 	return -1;
 }
 
-/* The service table: read (--service-table) or characterised on cfg from
- * the models (and saved with --save-table).  0, or 1 with the message. */
-static int load_table(struct cli *o, struct sv_table *t, struct soc_config *cfg)
+/* The chip, from --soc or the first .om's SoC, with the --set keys.  0, or 1
+ * with the message. */
+static int load_soc(struct cli *o, struct soc_config *cfg)
 {
 	char err[2048];
-	if (o->table_in) {
-		if (sv_table_read(o->table_in, t, err, sizeof err)) {
+	if (!o->soc) {
+		const char *first = NULL;
+		for (unsigned m = 0; m < o->nserved && !first; m++)
+			if (!o->m[m].table)
+				first = o->m[m].paths[0];
+		if (!first)
+			return 0; /* tables only: no chip is simulated */
+		struct om_model om;
+		if (om_read(first, &om, NULL, err, sizeof err)) {
+			fprintf(stderr, "simserve: --model %s: %s\n", first, err);
+			return 1;
+		}
+		snprintf(o->socname, sizeof o->socname, "%s", om.soc);
+		om_free(&om);
+		o->soc = o->socname;
+	}
+	if (soc_load(o->soc, cfg, err, sizeof err)) {
+		fprintf(stderr, "simserve: --soc %s: %s\n", o->soc, err);
+		return 1;
+	}
+	for (unsigned k = 0; k < o->nsets; k++)
+		if (soc_set(cfg, o->sets[k], err, sizeof err)) {
+			fprintf(stderr, "simserve: --set %s: %s\n", o->sets[k], err);
+			return 1;
+		}
+	return 0;
+}
+
+/* Served model m's service table: read (--service-table) or characterised
+ * on cfg from its .om files (and saved with --save-table).  0, or 1 with
+ * the message. */
+static int load_table(struct cli *o, unsigned m, struct sv_table *t,
+		      const struct soc_config *cfg)
+{
+	char err[2048];
+	const struct served *sm = &o->m[m];
+	if (sm->table) {
+		if (sv_table_read(sm->table, t, err, sizeof err)) {
 			fprintf(stderr, "simserve: --service-table %s\n", err);
 			return 1;
 		}
 		if (t->max_conc < o->c.streams) {
 			fprintf(stderr, "simserve: --service-table %s: characterised up to %u in "
-				"flight, --streams %u needs %u\n", o->table_in, t->max_conc, o->c.streams,
+				"flight, --streams %u needs %u\n", sm->table, t->max_conc, o->c.streams,
 				o->c.streams);
 			sv_table_free(t);
 			return 1;
 		}
-	} else {
-		if (!o->soc) {
-			struct om_model om;
-			if (om_read(o->models[0], &om, NULL, err, sizeof err)) {
-				fprintf(stderr, "simserve: --model %s: %s\n", o->models[0], err);
-				return 1;
-			}
-			snprintf(o->socname, sizeof o->socname, "%s", om.soc);
-			om_free(&om);
-			o->soc = o->socname;
-		}
-		if (soc_load(o->soc, cfg, err, sizeof err)) {
-			fprintf(stderr, "simserve: --soc %s: %s\n", o->soc, err);
-			return 1;
-		}
-		for (unsigned k = 0; k < o->nsets; k++)
-			if (soc_set(cfg, o->sets[k], err, sizeof err)) {
-				fprintf(stderr, "simserve: --set %s: %s\n", o->sets[k], err);
-				return 1;
-			}
-		if (sv_table_characterise((const char *const *)o->models, o->nmodels, cfg, o->c.streams,
-					  (unsigned)o->loops, stderr, t, err, sizeof err)) {
-			fprintf(stderr, "simserve: %s\n", err);
-			return 1;
-		}
-		if (o->table_out && sv_table_write(o->table_out, t, err, sizeof err)) {
-			fprintf(stderr, "simserve: --save-table %s\n", err);
-			sv_table_free(t);
-			return 1;
-		}
+		return 0;
+	}
+	if (sv_table_characterise((const char *const *)sm->paths, sm->n, cfg, o->c.streams,
+				  (unsigned)o->loops, stderr, t, err, sizeof err)) {
+		fprintf(stderr, "simserve: %s\n", err);
+		return 1;
+	}
+	if (o->table_out && sv_table_write(o->table_out, t, err, sizeof err)) {
+		fprintf(stderr, "simserve: --save-table %s\n", err);
+		sv_table_free(t);
+		return 1;
 	}
 	return 0;
 }
 
-/* The arrivals served from table t: one run (and its --exact replay) or a
- * --qps-sweep.  The exit status. */
+/* Every model's table, after checking that the models given as .om files
+ * fit the chip's memory together.  0, or 1 with the message. */
+static int load_tables(struct cli *o, struct sv_table *t, struct soc_config *cfg)
+{
+	char err[2048];
+	if (load_soc(o, cfg))
+		return 1;
+	const char *const *paths[SV_MAX_MODELS];
+	unsigned n[SV_MAX_MODELS], nom = 0;
+	for (unsigned m = 0; m < o->nserved; m++)
+		if (!o->m[m].table) {
+			paths[nom] = (const char *const *)o->m[m].paths;
+			n[nom++] = o->m[m].n;
+		}
+	/* one model alone is checked by its characterisation */
+	if (nom > 1 && sv_fit_check(paths, n, nom, cfg, o->c.streams, err, sizeof err)) {
+		fprintf(stderr, "simserve: %s\n", err);
+		return 1;
+	}
+	for (unsigned m = 0; m < o->nserved; m++)
+		if (load_table(o, m, &t[m], cfg)) {
+			while (m-- > 0)
+				sv_table_free(&t[m]);
+			return 1;
+		}
+	for (unsigned m = 0; m < o->nserved; m++)
+		for (unsigned j = 0; j < m; j++)
+			if (!strcmp(t[m].name, t[j].name)) {
+				fprintf(stderr, "simserve: two models are named '%s' (a trace tells "
+					"them apart by name): rename a file or a table's '# model' "
+					"line\n", t[m].name);
+				for (unsigned k = 0; k < o->nserved; k++)
+					sv_table_free(&t[k]);
+				return 1;
+			}
+	return 0;
+}
+
+/* A --qps-sweep of one model.  The exit status. */
+static int sweep(struct cli *o, struct sv_table *t)
+{
+	char err[2048];
+	struct sv_sweep_point *p;
+	size_t n;
+	double best;
+	if (sv_sweep(&o->c, t, &o->ao, o->sw_lo, o->sw_hi, o->sw_step, &p, &n, &best, err,
+		     sizeof err)) {
+		fprintf(stderr, "simserve: %s\n", err);
+		return 1;
+	}
+	sv_sweep_print(stdout, &o->c, p, n, best, o->json);
+	int rc = 0;
+	if (o->plot) {
+		int pr = sv_sweep_plot(o->plot, &o->c, t, p, n, best, err, sizeof err);
+		if (pr) {
+			fprintf(stderr, "simserve: --plot: %s\n", err);
+			rc = pr < 0 ? 1 : 0;
+		} else if (!o->json) {
+			printf("plots: %s/serve_sweep.png, .svg (data serve_sweep.dat, script "
+			       "serve_sweep.gp)\n", o->plot);
+		}
+	}
+	free(p);
+	return rc;
+}
+
+/* The summary of a run: one model's, or each model's and all together. */
+static int report(struct cli *o, const struct sv_table *t, const struct sv_run *run)
+{
+	char err[2048];
+	unsigned nt = o->nserved;
+	if (nt == 1) {
+		struct sv_summary s;
+		if (sv_summarise(&o->c, t, run, &s, err, sizeof err)) {
+			fprintf(stderr, "simserve: %s\n", err);
+			return 1;
+		}
+		if (o->json)
+			sv_print_json(stdout, &o->c, t, &s);
+		else
+			sv_print_text(stdout, &o->c, t, &s);
+		return 0;
+	}
+	struct sv_summary *s = calloc(nt + 1, sizeof *s);
+	double w[SV_MAX_MODELS];
+	if (!s) {
+		fprintf(stderr, "simserve: out of memory\n");
+		return 1;
+	}
+	for (unsigned m = 0; m <= nt; m++) {
+		if (m < nt)
+			w[m] = o->m[m].weight;
+		if (sv_summarise_models(&o->c, t, nt, run, m < nt ? (int)m : -1, &s[m], err,
+					sizeof err)) {
+			fprintf(stderr, "simserve: %s\n", err);
+			free(s);
+			return 1;
+		}
+	}
+	if (o->json)
+		sv_print_models_json(stdout, &o->c, t, w, nt, s);
+	else
+		sv_print_models_text(stdout, &o->c, t, w, nt, s);
+	free(s);
+	return 0;
+}
+
+/* The arrivals served from the tables t: one run (and its --exact replay)
+ * or a --qps-sweep.  The exit status. */
 static int serve(struct cli *o, struct sv_table *t, const struct soc_config *cfg)
 {
 	char err[2048];
-	int rc = 1;
+	unsigned nt = o->nserved;
 	if (o->nsizes && sv_table_select(t, o->sizes, o->nsizes, err, sizeof err)) {
 		fprintf(stderr, "simserve: %s\n", err);
-		return rc;
+		return 1;
 	}
 	o->ao.model = o->name ? o->name : t->name;
-	if (o->sweep) {
-		struct sv_sweep_point *p;
-		size_t n;
-		double best;
-		if (sv_sweep(&o->c, t, &o->ao, o->sw_lo, o->sw_hi, o->sw_step, &p, &n, &best, err, sizeof err)) {
-			fprintf(stderr, "simserve: %s\n", err);
-			return rc;
+	if (nt > 1) {
+		o->ao.nmodels = nt;
+		for (unsigned m = 0; m < nt; m++) {
+			o->ao.names[m] = t[m].name;
+			o->ao.weight[m] = o->m[m].weight;
 		}
-		sv_sweep_print(stdout, &o->c, p, n, best, o->json);
-		rc = 0;
-		if (o->plot) {
-			int pr = sv_sweep_plot(o->plot, &o->c, t, p, n, best, err, sizeof err);
-			if (pr) {
-				fprintf(stderr, "simserve: --plot: %s\n", err);
-				rc = pr < 0 ? 1 : 0;
-			} else if (!o->json) {
-				printf("plots: %s/serve_sweep.png, .svg (data serve_sweep.dat, script "
-				       "serve_sweep.gp)\n", o->plot);
-			}
-		}
-		free(p);
-		return rc;
 	}
+	if (o->sweep)
+		return sweep(o, t);
 	struct sv_arrivals a;
 	if (sv_arrivals_make(&o->ao, &a, err, sizeof err)) {
 		fprintf(stderr, "simserve: %s\n", err);
-		return rc;
+		return 1;
 	}
 	struct sv_run run;
-	if (sv_simulate(&o->c, t, &a, &run, err, sizeof err)) {
+	if (sv_simulate_models(&o->c, t, nt, &a, &run, err, sizeof err)) {
 		fprintf(stderr, "simserve: %s\n", err);
 		sv_arrivals_free(&a);
-		return rc;
+		return 1;
 	}
 	sv_arrivals_free(&a);
-	struct sv_summary s;
-	if (sv_summarise(&o->c, t, &run, &s, err, sizeof err) ||
-	    (o->csv && sv_write_csv(o->csv, &run, err, sizeof err))) {
+	if (o->csv && sv_write_csv(o->csv, &run, err, sizeof err)) {
 		fprintf(stderr, "simserve: %s\n", err);
 		sv_run_free(&run);
-		return rc;
+		return 1;
 	}
-	if (o->json)
-		sv_print_json(stdout, &o->c, t, &s);
-	else
-		sv_print_text(stdout, &o->c, t, &s);
-	rc = 0;
-	if (o->exact) {
+	int rc = report(o, t, &run);
+	if (!rc && o->exact) {
 		struct sv_exact x;
-		if (sv_exact_replay((const char *const *)o->models, o->nmodels, cfg, &o->c, t, &run,
-				    (size_t)o->exact, &x, err, sizeof err)) {
+		const char *const *paths[SV_MAX_MODELS];
+		unsigned n[SV_MAX_MODELS];
+		for (unsigned m = 0; m < nt; m++) {
+			paths[m] = (const char *const *)o->m[m].paths;
+			n[m] = o->m[m].n;
+		}
+		if (sv_exact_replay_models(paths, n, nt, cfg, &o->c, t, &run, (size_t)o->exact, &x,
+					   err, sizeof err)) {
 			fprintf(stderr, "simserve: --exact: %s\n", err);
 			rc = 1;
 		} else {
@@ -490,15 +665,21 @@ int main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &o);
 	if (rc < 0)
 		rc = check_args(&o);
-	if (rc >= 0)
-		return rc;
-	struct sv_table t;
-	struct soc_config cfg;
-	if (load_table(&o, &t, &cfg))
-		return 1;
-	rc = serve(&o, &t, &cfg);
-	for (unsigned k = 0; k < o.nmodels; k++)
-		free(o.models[k]);
-	sv_table_free(&t);
+	if (rc < 0) {
+		struct sv_table t[SV_MAX_MODELS];
+		struct soc_config cfg;
+		if (load_tables(&o, t, &cfg)) {
+			rc = 1;
+		} else {
+			rc = serve(&o, t, &cfg);
+			for (unsigned m = 0; m < o.nserved; m++)
+				sv_table_free(&t[m]);
+		}
+	}
+	for (unsigned m = 0; m < o.nserved; m++) {
+		for (unsigned k = 0; k < o.m[m].n; k++)
+			free(o.m[m].paths[k]);
+		free(o.m[m].table);
+	}
 	return rc;
 }
