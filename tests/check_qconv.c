@@ -422,6 +422,41 @@ START_TEST(residual_int8_within_one_step)
 }
 END_TEST
 
+/* ATC's requantization (RequantFusionPass): a conv whose output only int8
+ * convs read, with no clip and no fp16 residual, gets the output's 1 / s_y
+ * folded into its dequant scales and bias (and an int8 residual's scale),
+ * and its drain scales nothing more (the relu comes with the pass that
+ * interleaves the int8 pairs).  In qnode_res that is c1 (Conv+Relu, read
+ * by c2 and by the Add as int8); c2 writes the fp16 the output's Q/DQ
+ * reads, so it is not folded.  Its accuracy is residual_int8's bound;
+ * ResNet-50's identity blocks (an int8 residual folded too) are in
+ * simquant_models_vs_onnxruntime. */
+START_TEST(requant_folded_into_dequant)
+{
+	tu_ort_require("check_qconv");
+	make_models();
+	char path[8192], err[4096], line[1024];
+	snprintf(path, sizeof path, "%s/qnode_res.onnx", dir);
+	struct soc_config cfg;
+	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
+	FILE *rep = tmpfile();
+	ck_assert_ptr_nonnull(rep);
+	struct cc_options opt = { .report = rep };
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
+	rewind(rep);
+	unsigned folded = 0;
+	while (fgets(line, sizeof line, rep))
+		if (strstr(line, "requantization folded")) {
+			folded++;
+			ck_assert_msg(strstr(line, "c1") != NULL, "folded: %s", line);
+		}
+	fclose(rep);
+	ck_assert_uint_eq(folded, 1);
+	om_free(&m);
+}
+END_TEST
+
 START_TEST(small_models_vs_onnxruntime)
 {
 	tu_ort_require("check_qconv");
@@ -492,6 +527,7 @@ int main(void)
 	tcase_add_test(tc, pass_off_runs_fake_quant);
 	tcase_add_test(tc, node_tests_within_one_step);
 	tcase_add_test(tc, residual_int8_within_one_step);
+	tcase_add_test(tc, requant_folded_into_dequant);
 	tcase_add_test(tc, small_models_vs_onnxruntime);
 	tcase_add_test(tc, simquant_models_vs_onnxruntime);
 	suite_add_tcase(s, tc);
