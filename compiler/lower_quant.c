@@ -45,24 +45,65 @@ float cc_q8_readers(struct cc_ctx *c, const struct cc_node *n, int t, int *fp16)
 	return s;
 }
 
+int cc_q8_slice(struct cc_ctx *c, int t, int64_t b0, int64_t cnt)
+{
+	const struct dev_tensor *d = &c->dev[t];
+	int64_t img = cdiv(d->c, 32) * d->h * d->w * 32, sc = d->q8 - 1;
+	int64_t dims[1] = { img * cnt / 2 };
+	int v = cc_tensor_new(c, T(c, (int)sc)->name, "b", 1, dims);
+	if (v < 0)
+		return -1;
+	cc_view_at(c, (int)sc, v, (uint64_t)(b0 * img), 0);
+	return v;
+}
+
+/* For a batch slice (an L2-fused chain), the int8 scratch is the full
+ * tensor's, planned by the first slice, whose readers decide it; each
+ * slice writes its images of it, and readers outside the chain read it
+ * whole. */
 int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv)
 {
 	int fp16;
-	if (cv->groups != 1 || cv->x_c1 || cv->y_n1 || c->dev[out].q8)
+	if (cv->groups != 1 || cv->x_c1 || cv->y_n1)
 		return -1;
-	float s = cc_q8_readers(c, n, out, &fp16);
+	int full = c->dev[out].slice_of ? c->dev[out].slice_of - 1 : out;
+	float s;
+	if (full != out && c->dev[full].q8) { /* a later slice */
+		if (!c->dev[out].q8)
+			return -1;
+		s = c->dev[full].q8_scale;
+		cc_q8_readers(c, n, full, &fp16);
+		cv->q8_out = 1;
+		cv->no_fp16_out = !fp16;
+		cv->q8_inv_scale = 1.0f / s;
+		return c->dev[out].q8 - 1;
+	}
+	if (c->dev[out].q8)
+		return -1;
+	s = cc_q8_readers(c, n, full, &fp16);
 	float inv = s > 0 ? 1.0f / s : 0;
 	if (!(s > 0) || !(inv >= 1.0f / 1024 && inv <= 32768.0f)) /* kern_quant.c's fp16 range */
 		return -1;
-	uint64_t bytes = (uint64_t)(cv->n * ((cv->cout + 31) / 32) * cc_conv_ho(cv) *
+	int64_t N = T(c, full)->dims[0];
+	uint64_t bytes = (uint64_t)(N * ((cv->cout + 31) / 32) * cc_conv_ho(cv) *
 				    cc_conv_wo(cv) * 32);
-	int sc = cc_scratch_new(c, T(c, out)->name, bytes);
+	int sc = cc_scratch_new(c, T(c, full)->name, bytes);
 	if (sc < 0) {
 		NODE_FAIL(c, n, "out of memory");
 		return -2;
 	}
-	c->dev[out].q8 = sc + 1;
-	c->dev[out].q8_scale = s;
+	c->dev[full].q8 = sc + 1;
+	c->dev[full].q8_scale = s;
+	if (full != out) {
+		int v = cc_q8_slice(c, full, c->dev[out].slice_b0, cv->n);
+		if (v < 0) {
+			NODE_FAIL(c, n, "out of memory");
+			return -2;
+		}
+		c->dev[out].q8 = v + 1;
+		c->dev[out].q8_scale = s;
+		sc = v;
+	}
 	cv->q8_out = 1;
 	cv->no_fp16_out = !fp16;
 	cv->q8_inv_scale = inv;

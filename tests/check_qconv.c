@@ -457,6 +457,42 @@ START_TEST(requant_folded_into_dequant)
 }
 END_TEST
 
+/* L2 fusion of int8 convs (plan_l2.c): qchain_l2's c1..c2 run two images
+ * at a time on the 310P3, each slice writing its images of the full int8
+ * tensors (cc_q8_plan), which c3, outside the chain, reads whole.  Slicing
+ * changes no value: the output equals the unsliced compile's
+ * (--buffer_optimize=off_optimize) bit for bit, and the reference's. */
+START_TEST(int8_chain_l2_fused)
+{
+	make_models();
+	char path[8192], in[8192];
+	snprintf(path, sizeof path, "%s/qchain_l2.onnx", dir);
+	snprintf(in, sizeof in, "%s/qchain_l2", dir);
+	struct cc_options l2 = { .buffer_optimize = CC_BUF_L2 };
+	struct cc_options off = { .buffer_optimize = CC_BUF_OFF };
+	struct rt_tensor a, b, want;
+	struct om_model ma, mb;
+	struct cmp r;
+	run("qchain_l2", path, "Ascend310P3", &l2, in, &a, &ma);
+	run("qchain_l2/off_optimize", path, "Ascend310P3", &off, in, &b, &mb);
+	fprintf(stderr, "qchain_l2: %u tasks L2-fused, %u unsliced; %u int8 convs\n", ma.ntasks,
+		mb.ntasks, count_int8(&ma));
+	ck_assert_uint_gt(ma.ntasks, mb.ntasks);
+	ck_assert_uint_eq(count_int8(&mb), 4);
+	ck_assert_uint_eq(a.nbytes, b.nbytes);
+	ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "qchain_l2: sliced and unsliced differ");
+	reference("qchain_l2", &want);
+	compare(&a, &want, &r);
+	fprintf(stderr, "qchain_l2: cosine %.7f against the reference\n", r.cos);
+	ck_assert(r.cos > 0.999);
+	rt_tensor_free(&a);
+	rt_tensor_free(&b);
+	rt_tensor_free(&want);
+	om_free(&ma);
+	om_free(&mb);
+}
+END_TEST
+
 START_TEST(small_models_vs_onnxruntime)
 {
 	tu_ort_require("check_qconv");
@@ -528,6 +564,7 @@ int main(void)
 	tcase_add_test(tc, node_tests_within_one_step);
 	tcase_add_test(tc, residual_int8_within_one_step);
 	tcase_add_test(tc, requant_folded_into_dequant);
+	tcase_add_test(tc, int8_chain_l2_fused);
 	tcase_add_test(tc, small_models_vs_onnxruntime);
 	tcase_add_test(tc, simquant_models_vs_onnxruntime);
 	suite_add_tcase(s, tc);
