@@ -518,6 +518,17 @@ static int batch_slice(struct cc_ctx *c, int ti, int64_t b0, int64_t cnt)
 	T(c, s)->dtype = T(c, ti)->dtype;
 	cc_view_at(c, ti, s, (uint64_t)b0 * img, 0);
 	c->dev[s].pinned = 1;
+	c->dev[s].slice_of = ti + 1;
+	c->dev[s].slice_b0 = b0;
+	/* its int8 form: the same images of the full tensor's (which the
+	 * producer's first slice planned, cc_q8_plan) */
+	c->dev[s].q8 = 0;
+	if (c->dev[ti].q8) {
+		int q = cc_q8_slice(c, ti, b0, cnt);
+		if (q < 0)
+			return -1;
+		c->dev[s].q8 = q + 1;
+	}
 	return s;
 }
 

@@ -56,6 +56,10 @@ struct dev_tensor {
 	 * scale q8_scale, written by its producer for int8 convs (0: none) */
 	int q8;
 	float q8_scale;
+	/* a batch slice of an L2-fused chain (compile.c's batch_slice): 1 + the
+	 * full tensor, and the slice's first image (0: not a slice) */
+	int slice_of;
+	int64_t slice_b0;
 };
 
 /* A device tensor's layout: NC1HWC0 with either C0 (the 5-D image
@@ -346,6 +350,10 @@ int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_con
  * input, or a residual read as int8), 0 when none does, -1 when they
  * disagree; *fp16: some reader (or the graph's output) wants fp16. */
 float cc_q8_readers(struct cc_ctx *c, const struct cc_node *n, int t, int *fp16);
+/* Images [b0, b0 + cnt) of full tensor t's int8 scratch (dev q8) as a
+ * tensor of their own (a view), for a batch slice of t; -1 when out of
+ * memory. */
+int cc_q8_slice(struct cc_ctx *c, int t, int64_t b0, int64_t cnt);
 int infer_qlinear(struct cc_ctx *c, struct cc_node *n);
 int lower_qlinear(struct cc_ctx *c, struct cc_node *n);
 /* The report's "precision" entries: every node, int8, fp32 or fp16 and

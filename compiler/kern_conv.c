@@ -756,7 +756,11 @@ static void cube_requant(struct kg *gn, const struct cc_conv *cv, const struct c
 			 int64_t ub, int64_t mf, int64_t nn)
 {
 	int64_t pairs = cdiv(nn, 2), tmp = ub + t->mf * t->upc * FRAC, px = mf * 16;
-	int64_t scale = kg_fbits(cv->q8_inv_scale);
+	/* folded (cv->q8_folded): the values are already y / s_y, and this
+	 * pass, needed anyway to interleave the pairs, applies the relu */
+	int relu = cv->q8_folded && cv->act == CC_ACT_RELU;
+	int op = relu ? ISA_OP_VMAXS : ISA_OP_VMULS;
+	int64_t scale = kg_fbits(relu ? 0.0f : cv->q8_inv_scale);
 	for (int64_t pr = 0; pr < pairs; pr++) {
 		int64_t dst = tmp + pr * px * 64;
 		for (int h = 0; h < 2; h++) {
@@ -765,8 +769,8 @@ static void cube_requant(struct kg *gn, const struct cc_conv *cv, const struct c
 				int64_t rep = min64(MAX_REP, (px - done) / 8), d = dst + h * 32 + done * 64;
 				struct kg_strides st = { .db = 2, .dr = 16, .s0b = 1, .s0r = 8 };
 				if (have)
-					vop_st(gn, ISA_OP_VMULS, d, ub + (2 * pr + h) * px * 32 + done * 32,
-					       scale, rep, st);
+					vop_st(gn, op, d, ub + (2 * pr + h) * px * 32 + done * 32, scale,
+					       rep, st);
 				else
 					vop_st(gn, ISA_OP_VDUP, d, 0, 0, rep, st);
 			}
@@ -967,8 +971,9 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 		}
 		/* the layer's last channel block may need its padding lanes masked */
 		int masked = clip_needs_mask(cv) && tl->n1a + n0 + nn == g->N1;
+		/* (a folded requantization's relu comes with its interleave) */
 		if (nn - masked > 0)
-			emit_act(gn, cv, ub, (nn - masked) * mf * 16, fused, 0);
+			emit_act(gn, cv, ub, (nn - masked) * mf * 16, fused || cv->q8_folded, 0);
 		if (masked)
 			emit_act(gn, cv, ub + (nn - 1) * mf * FRAC, mf * 16, fused, 1);
 		if (cv->q8_out)
@@ -1770,7 +1775,7 @@ static size_t conv_key(const struct cc_conv *cv, int64_t *key)
 			cv->pr,	   cv->dh,	cv->dw,	    cv->groups,	    cv->has_bias, cv->act,
 			clip_needs_mask(cv),	cv->has_residual, cv->x_c1, cv->x_c1o,	 cv->y_n1,
 			cv->y_n1o, cv->slices,	cv->int8,   cv->q8_out,	    cv->no_fp16_out,
-			cv->c04,   cv->res_int8 };
+			cv->c04,   cv->res_int8, cv->q8_folded };
 	memcpy(key, k, sizeof k);
 	return sizeof k / sizeof k[0];
 }
@@ -2270,6 +2275,11 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 	     !(cv->q8_inv_scale > 0.0f) || !isfinite(cv->q8_inv_scale))) {
 		snprintf(err, errlen, "conv: an int8 output needs a plain convolution and a "
 				      "positive scale");
+		return -1;
+	}
+	if (cv->q8_folded && (!cv->q8_out || !cv->no_fp16_out || cv->act == CC_ACT_CLIP)) {
+		snprintf(err, errlen, "conv: a folded requantization needs an int8 output only "
+				      "and no clip");
 		return -1;
 	}
 	if (cv->res_int8 && (!cv->has_residual || cv->groups != 1 || cv->x_c1 || cv->y_n1 ||

@@ -367,6 +367,12 @@ struct cc_conv {
 	 * dequant scales); no_fp16_out: only that form is written. */
 	int q8_out, no_fp16_out;
 	float q8_inv_scale;
+	/* ATC's requantization (RequantFusionPass) with no fp16 output and no
+	 * clip: the output scale is folded into the dequant scales, the bias and
+	 * r_scale (lower_quant.c), so the drain computes y / s_y directly,
+	 * q8_inv_scale is 1 and a relu is applied by the pass that interleaves
+	 * the pairs for the narrowing (vmaxs 0) instead of a pass of its own. */
+	int q8_folded;
 	/* The small-channel path (ATC's C04, groups == 1, cin <= 4, fp16, no
 	 * slice): x is NC1HWC0 with C0 = 4 ([N][H][W][4], 8 bytes a pixel, the
 	 * image's own bytes), w a multiple of 4 unless the conv is 1x1 stride 1

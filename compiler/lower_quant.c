@@ -45,24 +45,65 @@ float cc_q8_readers(struct cc_ctx *c, const struct cc_node *n, int t, int *fp16)
 	return s;
 }
 
+int cc_q8_slice(struct cc_ctx *c, int t, int64_t b0, int64_t cnt)
+{
+	const struct dev_tensor *d = &c->dev[t];
+	int64_t img = cdiv(d->c, 32) * d->h * d->w * 32, sc = d->q8 - 1;
+	int64_t dims[1] = { img * cnt / 2 };
+	int v = cc_tensor_new(c, T(c, (int)sc)->name, "b", 1, dims);
+	if (v < 0)
+		return -1;
+	cc_view_at(c, (int)sc, v, (uint64_t)(b0 * img), 0);
+	return v;
+}
+
+/* For a batch slice (an L2-fused chain), the int8 scratch is the full
+ * tensor's, planned by the first slice, whose readers decide it; each
+ * slice writes its images of it, and readers outside the chain read it
+ * whole. */
 int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_conv *cv)
 {
 	int fp16;
-	if (cv->groups != 1 || cv->x_c1 || cv->y_n1 || c->dev[out].q8)
+	if (cv->groups != 1 || cv->x_c1 || cv->y_n1)
 		return -1;
-	float s = cc_q8_readers(c, n, out, &fp16);
+	int full = c->dev[out].slice_of ? c->dev[out].slice_of - 1 : out;
+	float s;
+	if (full != out && c->dev[full].q8) { /* a later slice */
+		if (!c->dev[out].q8)
+			return -1;
+		s = c->dev[full].q8_scale;
+		cc_q8_readers(c, n, full, &fp16);
+		cv->q8_out = 1;
+		cv->no_fp16_out = !fp16;
+		cv->q8_inv_scale = 1.0f / s;
+		return c->dev[out].q8 - 1;
+	}
+	if (c->dev[out].q8)
+		return -1;
+	s = cc_q8_readers(c, n, full, &fp16);
 	float inv = s > 0 ? 1.0f / s : 0;
 	if (!(s > 0) || !(inv >= 1.0f / 1024 && inv <= 32768.0f)) /* kern_quant.c's fp16 range */
 		return -1;
-	uint64_t bytes = (uint64_t)(cv->n * ((cv->cout + 31) / 32) * cc_conv_ho(cv) *
+	int64_t N = T(c, full)->dims[0];
+	uint64_t bytes = (uint64_t)(N * ((cv->cout + 31) / 32) * cc_conv_ho(cv) *
 				    cc_conv_wo(cv) * 32);
-	int sc = cc_scratch_new(c, T(c, out)->name, bytes);
+	int sc = cc_scratch_new(c, T(c, full)->name, bytes);
 	if (sc < 0) {
 		NODE_FAIL(c, n, "out of memory");
 		return -2;
 	}
-	c->dev[out].q8 = sc + 1;
-	c->dev[out].q8_scale = s;
+	c->dev[full].q8 = sc + 1;
+	c->dev[full].q8_scale = s;
+	if (full != out) {
+		int v = cc_q8_slice(c, full, c->dev[out].slice_b0, cv->n);
+		if (v < 0) {
+			NODE_FAIL(c, n, "out of memory");
+			return -2;
+		}
+		c->dev[out].q8 = v + 1;
+		c->dev[out].q8_scale = s;
+		sc = v;
+	}
 	cv->q8_out = 1;
 	cv->no_fp16_out = !fp16;
 	cv->q8_inv_scale = inv;
@@ -105,6 +146,25 @@ static int q8_form(struct cc_ctx *c, struct cc_node *n, int ti, float s, const c
 	return sc;
 }
 
+/* ATC's RequantFusionPass: when only the int8 form of the output is written
+ * and no clip follows, the output's 1 / s_y is folded into the dequant
+ * scales, the bias and the residual's scale, so that the drain computes
+ * y / s_y and needs no pass to scale it (cc_conv.q8_folded).  Not when a
+ * folded value would leave fp16's range, nor with an fp16 residual (added
+ * as it is, in y's units). */
+static int q8_fold(const struct cc_conv *cv, const float *bias, int64_t nb)
+{
+	if (!cv->q8_out || !cv->no_fp16_out || cv->act == CC_ACT_CLIP ||
+	    (cv->has_residual && !cv->res_int8)) /* (an fp16 residual is in y's units) */
+		return 0;
+	float inv = cv->q8_inv_scale;
+	for (int64_t i = 0; i < nb; i++)
+		if (!(fabsf(bias[i] * inv) <= 60000.0f))
+			return 0;
+	float r = cv->r_scale * inv;
+	return !cv->res_int8 || (r >= 1.0f / 16384 && r <= 60000.0f);
+}
+
 int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int bi, int ri,
 		       int out, const struct cc_conv *cv0, const float *w)
 {
@@ -112,42 +172,6 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	cv.int8 = 1;
 	int64_t per = cv.cin * cv.kh * cv.kw, c16 = cc_pad16(cv.cout);
 	uint64_t wb = cc_conv_weight_bytes(&cv);
-	int8_t *wq = malloc((size_t)(cv.cout * per)), *wl = calloc(1, wb ? wb : 1);
-	float *deq = calloc((size_t)c16, sizeof *deq);
-	uint16_t *bh = calloc((size_t)c16, 2);
-	int64_t woff = -1, doff = -1, boff = -1;
-	if (!wq || !wl || !deq || !bh)
-		goto oom;
-	for (int64_t co = 0; co < cv.cout; co++) {
-		float s = n->q_w_scale[co];
-		for (int64_t j = 0; j < per; j++) {
-			float v = s != 0.0f ? nearbyintf(w[co * per + j] / s) : 0.0f;
-			wq[co * per + j] = (int8_t)(v < -128.0f ? -128 : v > 127.0f ? 127 : v);
-		}
-		deq[co] = n->q_x_scale * s;
-	}
-	cc_conv_layout_weights_s8(&cv, wq, wl);
-	woff = cc_weight_add(c, wl, wb);
-	doff = woff < 0 ? -1 : cc_weight_add(c, deq, (uint64_t)c16 * sizeof *deq);
-	if (doff < 0)
-		goto oom;
-	if (bi >= 0) {
-		float *bf = cc_const_floats(c, n, bi);
-		if (!bf)
-			goto fail;
-		dv_f32_to_f16_n(bf, bh, (size_t)cv.cout);
-		free(bf);
-		if ((boff = cc_weight_add(c, bh, (uint64_t)c16 * 2)) < 0)
-			goto oom;
-	}
-	free(wq);
-	free(wl);
-	free(deq);
-	free(bh);
-	wq = NULL;
-	wl = NULL;
-	deq = NULL;
-	bh = NULL;
 
 	/* x (and a residual read as int8) as int8 NC1HWC0 (C0 = 32) */
 	int sc = q8_form(c, n, xi, n->q_x_scale, "quant");
@@ -158,13 +182,57 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 		cv.res_int8 = 1;
 		cv.r_scale = n->q_r_scale;
 	}
-
-	/* the convolution */
 	if (cc_ws_place(c, out))
 		return -1;
 	int y8 = cc_q8_plan(c, n, out, &cv);
 	if (y8 == -2)
 		return -1;
+
+	int8_t *wq = malloc((size_t)(cv.cout * per)), *wl = calloc(1, wb ? wb : 1);
+	float *deq = calloc((size_t)c16, sizeof *deq), *bf = NULL;
+	uint16_t *bh = calloc((size_t)c16, 2);
+	int64_t woff = -1, doff = -1, boff = -1;
+	if (!wq || !wl || !deq || !bh)
+		goto oom;
+	if (bi >= 0 && !(bf = cc_const_floats(c, n, bi)))
+		goto fail;
+	/* the output scale folded in (requantization), or 1 */
+	cv.q8_folded = q8_fold(&cv, bf, bi >= 0 ? cv.cout : 0);
+	float fold = cv.q8_folded ? cv.q8_inv_scale : 1.0f;
+	if (cv.q8_folded) {
+		cv.r_scale *= fold;
+		cv.q8_inv_scale = 1.0f;
+	}
+	for (int64_t co = 0; co < cv.cout; co++) {
+		float s = n->q_w_scale[co];
+		for (int64_t j = 0; j < per; j++) {
+			float v = s != 0.0f ? nearbyintf(w[co * per + j] / s) : 0.0f;
+			wq[co * per + j] = (int8_t)(v < -128.0f ? -128 : v > 127.0f ? 127 : v);
+		}
+		deq[co] = n->q_x_scale * s * fold;
+	}
+	cc_conv_layout_weights_s8(&cv, wq, wl);
+	woff = cc_weight_add(c, wl, wb);
+	doff = woff < 0 ? -1 : cc_weight_add(c, deq, (uint64_t)c16 * sizeof *deq);
+	if (doff < 0)
+		goto oom;
+	if (bf) {
+		for (int64_t co = 0; co < cv.cout; co++)
+			bf[co] *= fold;
+		dv_f32_to_f16_n(bf, bh, (size_t)cv.cout);
+		if ((boff = cc_weight_add(c, bh, (uint64_t)c16 * 2)) < 0)
+			goto oom;
+	}
+	free(wq);
+	free(wl);
+	free(deq);
+	free(bh);
+	free(bf);
+	if (cv.q8_folded)
+		cc_log(&c->log, "  '%s': requantization folded into its dequant scales (1/%g)",
+		       n->name, (double)(1.0f / fold));
+
+	/* the convolution */
 	int64_t ho = cc_conv_ho(&cv), wo = cc_conv_wo(&cv);
 	struct cc_conv_task d = {
 		.op = "Conv",
@@ -194,6 +262,7 @@ fail:
 	free(wl);
 	free(deq);
 	free(bh);
+	free(bf);
 	return -1;
 }
 

@@ -6,14 +6,16 @@
  * layer reads it.  The price: the chain's weights are read once per slice.
  *
  * The plan, before lowering, over the graph's node order:
- *  - sliceable nodes: Conv (fp16), MaxPool, AveragePool, GlobalAveragePool
+ *  - sliceable nodes: Conv (fp16 or int8), MaxPool, AveragePool, GlobalAveragePool
  *    and BatchNormalization whose activations are all 4-D with the batch N
  *    > 1 as their leading dimension, none a graph input or output or a view
  *    inside a concat buffer (plan_concat.c), the batch being N images one
  *    after another in NC1HWC0, so a slice is one contiguous range;
  *  - a node's slice size S = the images whose activations (inputs and
  *    outputs) fit half the L2 (the other half for weights and what the
- *    other cores stream), rounded down to a power of two;
+ *    other cores stream), rounded down to a power of two; bytes as they
+ *    move: an int8 conv's input and weights int8, a tensor int8 convs read
+ *    written also (or only) in its int8 form (act_bytes);
  *  - a run of consecutive sliceable nodes whose slice sizes are within a
  *    factor of 4 of each other (a stage of the network) is a chain, sliced
  *    by the S of its most demanding node;
@@ -37,10 +39,25 @@ static int64_t image_bytes(const struct cc_tensor *t)
 	return (t->dims[1] + 15) / 16 * t->dims[2] * t->dims[3] * 32;
 }
 
+/* An image of activation ti as it moves: fp16 NC1HWC0, its int8 form (C0 =
+ * 32, half the bytes) when int8 convs read it (lower_quant.c writes both
+ * when something else reads the fp16), or only the int8 form when read as
+ * an int8 conv's input (int8_in). */
+static int64_t act_bytes(struct cc_ctx *c, int ti, int int8_in)
+{
+	const struct cc_tensor *t = T(c, ti);
+	int64_t f16 = image_bytes(t), i8 = (t->dims[1] + 31) / 32 * t->dims[2] * t->dims[3] * 32;
+	if (int8_in)
+		return i8;
+	int fp16;
+	float s = cc_q8_readers(c, NULL, ti, &fp16);
+	return s > 0 ? i8 + (fp16 ? f16 : 0) : f16;
+}
+
 /* The batch of node n when it can run a slice at a time, else 0. */
 static int64_t node_batch(struct cc_ctx *c, const struct cc_node *n)
 {
-	if (!cc_op_has(n->op, CC_P_BATCH_SLICE) || n->q_x_scale > 0 || n->fp32 || n->nout < 1 || n->out[0] < 0)
+	if (!cc_op_has(n->op, CC_P_BATCH_SLICE) || n->fp32 || n->nout < 1 || n->out[0] < 0)
 		return 0;
 	if (!strcmp(n->op, "Conv") && (n->nin < 2 || !T(c, n->in[1])->data))
 		return 0; /* weights computed at run time: laid out per call */
@@ -59,17 +76,19 @@ static int64_t node_batch(struct cc_ctx *c, const struct cc_node *n)
 	return N > 1 ? N : 0;
 }
 
-/* Per-image bytes of n's activations, and its constants' bytes (fp16). */
+/* Per-image bytes of n's activations, and its constants' bytes (fp16; an
+ * int8 conv's weights int8). */
 static void node_bytes(struct cc_ctx *c, const struct cc_node *n, int64_t *act, int64_t *wts)
 {
 	*act = *wts = 0;
+	int q = n->q_x_scale > 0;
 	for (int k = 0; k < n->nin + n->nout; k++) {
 		int ti = cc_node_tensor(n, k);
 		const struct cc_tensor *t = ti >= 0 ? T(c, ti) : NULL;
 		if (t && k < n->nin && t->data)
-			*wts += cc_tensor_numel(t) * 2;
+			*wts += cc_tensor_numel(t) * (q && k == 1 ? 1 : 2);
 		else if (t && t->rank == 4)
-			*act += image_bytes(t);
+			*act += act_bytes(c, ti, q && (k == 0 || (k == n->res_in && n->q_r_scale > 0)));
 	}
 }
 
@@ -93,7 +112,7 @@ static int64_t chain_saving(struct cc_ctx *c, int a, int b, int64_t half)
 			continue;
 		int y = n->out[0];
 		const struct cc_tensor *t = T(c, y);
-		int64_t full = image_bytes(t) * t->dims[0];
+		int64_t full = act_bytes(c, y, 0) * t->dims[0];
 		int inside = 0;
 		for (int j = i + 1; j <= b; j++)
 			for (int k = 0; !c->g.n[j].dead && k < c->g.n[j].nin; k++)

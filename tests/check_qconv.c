@@ -422,6 +422,77 @@ START_TEST(residual_int8_within_one_step)
 }
 END_TEST
 
+/* ATC's requantization (RequantFusionPass): a conv whose output only int8
+ * convs read, with no clip and no fp16 residual, gets the output's 1 / s_y
+ * folded into its dequant scales and bias (and an int8 residual's scale),
+ * and its drain scales nothing more (the relu comes with the pass that
+ * interleaves the int8 pairs).  In qnode_res that is c1 (Conv+Relu, read
+ * by c2 and by the Add as int8); c2 writes the fp16 the output's Q/DQ
+ * reads, so it is not folded.  Its accuracy is residual_int8's bound;
+ * ResNet-50's identity blocks (an int8 residual folded too) are in
+ * simquant_models_vs_onnxruntime. */
+START_TEST(requant_folded_into_dequant)
+{
+	tu_ort_require("check_qconv");
+	make_models();
+	char path[8192], err[4096], line[1024];
+	snprintf(path, sizeof path, "%s/qnode_res.onnx", dir);
+	struct soc_config cfg;
+	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
+	FILE *rep = tmpfile();
+	ck_assert_ptr_nonnull(rep);
+	struct cc_options opt = { .report = rep };
+	struct om_model m;
+	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
+	rewind(rep);
+	unsigned folded = 0;
+	while (fgets(line, sizeof line, rep))
+		if (strstr(line, "requantization folded")) {
+			folded++;
+			ck_assert_msg(strstr(line, "c1") != NULL, "folded: %s", line);
+		}
+	fclose(rep);
+	ck_assert_uint_eq(folded, 1);
+	om_free(&m);
+}
+END_TEST
+
+/* L2 fusion of int8 convs (plan_l2.c): qchain_l2's c1..c2 run two images
+ * at a time on the 310P3, each slice writing its images of the full int8
+ * tensors (cc_q8_plan), which c3, outside the chain, reads whole.  Slicing
+ * changes no value: the output equals the unsliced compile's
+ * (--buffer_optimize=off_optimize) bit for bit, and the reference's. */
+START_TEST(int8_chain_l2_fused)
+{
+	make_models();
+	char path[8192], in[8192];
+	snprintf(path, sizeof path, "%s/qchain_l2.onnx", dir);
+	snprintf(in, sizeof in, "%s/qchain_l2", dir);
+	struct cc_options l2 = { .buffer_optimize = CC_BUF_L2 };
+	struct cc_options off = { .buffer_optimize = CC_BUF_OFF };
+	struct rt_tensor a, b, want;
+	struct om_model ma, mb;
+	struct cmp r;
+	run("qchain_l2", path, "Ascend310P3", &l2, in, &a, &ma);
+	run("qchain_l2/off_optimize", path, "Ascend310P3", &off, in, &b, &mb);
+	fprintf(stderr, "qchain_l2: %u tasks L2-fused, %u unsliced; %u int8 convs\n", ma.ntasks,
+		mb.ntasks, count_int8(&ma));
+	ck_assert_uint_gt(ma.ntasks, mb.ntasks);
+	ck_assert_uint_eq(count_int8(&mb), 4);
+	ck_assert_uint_eq(a.nbytes, b.nbytes);
+	ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "qchain_l2: sliced and unsliced differ");
+	reference("qchain_l2", &want);
+	compare(&a, &want, &r);
+	fprintf(stderr, "qchain_l2: cosine %.7f against the reference\n", r.cos);
+	ck_assert(r.cos > 0.999);
+	rt_tensor_free(&a);
+	rt_tensor_free(&b);
+	rt_tensor_free(&want);
+	om_free(&ma);
+	om_free(&mb);
+}
+END_TEST
+
 START_TEST(small_models_vs_onnxruntime)
 {
 	tu_ort_require("check_qconv");
@@ -492,6 +563,8 @@ int main(void)
 	tcase_add_test(tc, pass_off_runs_fake_quant);
 	tcase_add_test(tc, node_tests_within_one_step);
 	tcase_add_test(tc, residual_int8_within_one_step);
+	tcase_add_test(tc, requant_folded_into_dequant);
+	tcase_add_test(tc, int8_chain_l2_fused);
 	tcase_add_test(tc, small_models_vs_onnxruntime);
 	tcase_add_test(tc, simquant_models_vs_onnxruntime);
 	suite_add_tcase(s, tc);

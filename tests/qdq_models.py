@@ -23,6 +23,8 @@ PyTorch with the same fake quantization (round half to even, saturation).
                whose Add reads r through the Q/DQ pair c2 reads it by (the
                residual int8 across the Add), output quantized as above;
                NAME/rstep.pb holds the residual's scale.
+  qchain_l2    four convs at batch 8 whose activations outgrow half the
+               310P3's L2 (an L2-fused int8 chain).
 
 usage: qdq_models.py OUTDIR"""
 import os
@@ -309,6 +311,30 @@ def builtin_models():
 
     # last, so that the models above keep their random draws
     res_model("qnode_res", torch.from_numpy(rng.standard_normal((2, 16, 12, 14)).astype(np.float32)))
+
+    # qchain_l2: int8 convs whose activations at batch 8 outgrow half the
+    # 310P3's L2, so that L2 fusion slices c1..c2 (c0 reads the graph input,
+    # c3 writes its output: neither is sliced)
+    class Chain(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c0 = nn.Conv2d(16, 32, 3, padding=1)
+            self.c1 = nn.Conv2d(32, 128, 1)
+            self.c2 = nn.Conv2d(128, 128, 1)
+            self.c3 = nn.Conv2d(128, 32, 1)
+
+        def forward(self, x):
+            x = torch.relu(self.c0(x))
+            x = torch.relu(self.c1(x))
+            x = torch.relu(self.c2(x))
+            return self.c3(x)
+
+
+    chain = Chain().eval()
+    x = torch.from_numpy(rng.standard_normal((8, 16, 96, 96)).astype(np.float32))
+    sc, mods = quantize_model(chain, x)
+    qdq_onnx(chain, "qchain_l2", x, sc, mods)
+    write("qchain_l2", x, reference(chain, x, sc, mods))
 
 
 builtin_models()
