@@ -1319,21 +1319,23 @@ static double cube_dry_block(const struct geo *g, const struct cube_tiling *t, s
 	return time * (double)ns / (double)timed;
 }
 
-/* Time a tiling on the dry run: every block (all), or the blocks that load the
+/* The blocks of a tiling likely to be the slowest: those that load the
  * most, compute the most and both (where a block's run of tiles starts
- * decides how many slabs and weights it loads); st has room for a block's
- * stages.  Returns the number of stages walked. */
-static int64_t cube_dry(const struct geo *g, struct cube_tiling *t, struct stage *st, int all)
+ * decides how many slabs and weights it loads), distinct, in that order.
+ * They depend on the stages' plan only (not on the UB buffers), so the
+ * search picks once per L1 slot setting of a candidate. */
+struct cube_pick {
+	int64_t b[3];
+	int n;
+	int64_t walked; /* stages planned to pick them */
+};
+
+static void cube_pick(const struct geo *g, const struct cube_tiling *t, struct stage *st,
+		      struct cube_pick *pk)
 {
 	double most[3] = { -1, -1, -1 };
-	int64_t pick[3] = { 0, 0, 0 }, walked = 0;
-	t->core = 0;
-	if (all) {
-		for (int64_t b = 0; b < t->blocks; b++)
-			t->core = fmax(t->core, cube_dry_block(g, t, st, b, &walked));
-		t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
-		return walked;
-	}
+	int64_t pick[3] = { 0, 0, 0 };
+	pk->walked = 0;
 	for (int64_t b = 0; b < t->blocks; b++) {
 		int64_t ns = plan_stages(g, t, b, st);
 		double bytes = 0, cube = 0;
@@ -1353,11 +1355,29 @@ static int64_t cube_dry(const struct geo *g, struct cube_tiling *t, struct stage
 				most[k] = v[k];
 				pick[k] = b;
 			}
-		walked += ns;
+		pk->walked += ns;
 	}
+	pk->n = 0;
 	for (int k = 0; k < 3; k++)
 		if (!(k > 0 && pick[k] == pick[0]) && !(k > 1 && pick[k] == pick[1]))
-			t->core = fmax(t->core, cube_dry_block(g, t, st, pick[k], &walked));
+			pk->b[pk->n++] = pick[k];
+}
+
+/* Time a tiling on the dry run: every block (pk NULL), or pk's blocks; st
+ * has room for a block's stages.  Returns the number of stages walked
+ * (picking the blocks counted as pk->walked says). */
+static int64_t cube_dry(const struct geo *g, struct cube_tiling *t, struct stage *st,
+			const struct cube_pick *pk)
+{
+	int64_t walked = pk ? pk->walked : 0;
+	t->core = 0;
+	if (!pk) {
+		for (int64_t b = 0; b < t->blocks; b++)
+			t->core = fmax(t->core, cube_dry_block(g, t, st, b, &walked));
+	} else {
+		for (int k = 0; k < pk->n; k++)
+			t->core = fmax(t->core, cube_dry_block(g, t, st, pk->b[k], &walked));
+	}
 	t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
 	return walked;
 }
@@ -1612,7 +1632,7 @@ static int cube_lean(const struct geo *g, struct cube_tiling *best, struct cube_
 			*st = s;
 			*cap = need;
 		}
-		cube_dry(g, &t, *st, 1);
+		cube_dry(g, &t, *st, NULL);
 		if (t.est > lim || t.core > clim)
 			continue;
 		tried++;
@@ -1713,6 +1733,10 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 			cap = need;
 		}
 		int64_t slabs = g->S * t.ng * t.mt * t.nch, ws = g->S * t.nt * t.nch;
+		/* the blocks to time, per slab slot count (the weight slots follow
+		 * from it): the same for every UB buffer setting */
+		struct cube_pick picks[MAX_EV + 1];
+		int picked[MAX_EV + 1] = { 0 };
 		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
 		if (pairs_of(cv)) /* whole pairs per buffer */
 			for (int u = 0; u < 3; u++)
@@ -1740,7 +1764,11 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 					t.es = s;
 					t.ew = w;
 					t.idx = i;
-					walked += cube_dry(g, &t, st, 0);
+					if (!picked[s]) {
+						cube_pick(g, &t, st, &picks[s]);
+						picked[s] = 1;
+					}
+					walked += cube_dry(g, &t, st, &picks[s]);
 					top_add(top, &ntop, &t);
 					if (cand_push(&seen, &nseen, &capseen, &t))
 						n = -1;
@@ -1750,7 +1778,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	}
 	best->est = best->core = INFINITY;
 	for (int i = 0; i < ntop && n >= 0; i++) {
-		cube_dry(g, &top[i], st, 1);
+		cube_dry(g, &top[i], st, NULL);
 		if (faster(&top[i], best))
 			*best = top[i];
 	}
