@@ -93,12 +93,14 @@ void cc_prog_init_scratch(struct cc_prog *sp, struct cc_prog *p)
 
 /* cur as op's format's defaults (isa_fmt_defaults), field by field: a
  * copy of the whole instruction (55 fields) was a fifth of a compile, the
- * tiling searches' dry runs emitting millions. */
+ * tiling searches' dry runs emitting millions.  The previous instruction's
+ * fields are zeroed unless it had the same format (the defaults overwrite
+ * each of them then). */
 static void start(struct cc_prog *p, enum isa_op op)
 {
 	const struct isa_format *f = &isa_formats[isa_table[op].fmt];
 	char *base = (char *)&p->cur;
-	if (p->cur_fmt)
+	if (p->cur_fmt && p->cur_fmt != f)
 		for (unsigned i = 0; i < p->cur_fmt->nfields; i++)
 			*(int64_t *)(base + p->cur_fmt->fields[i].offset) = 0;
 	for (unsigned i = 0; i < f->nfields; i++)

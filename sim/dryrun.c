@@ -51,8 +51,10 @@ static inline __attribute__((always_inline)) void issue(struct sim_dryrun *d, un
 	}
 	double at = d->s;
 	int64_t k = d->n[p]++;
+	int qi = d->qi[p]; /* k % qd (a division per instruction was a tenth of a step) */
+	d->qi[p] = qi + 1 == d->qd ? 0 : qi + 1;
 	if (k >= d->qd) /* the queue is full until the instruction qd back starts */
-		at = dmax(at, d->start[p][k % d->qd]);
+		at = dmax(at, d->start[p][qi]);
 	d->s = at + sc;
 	double start = dmax(at, d->free[p]);
 	if (op == ISA_OP_BARRIER) { /* one pipe: everything it started completes first */
@@ -68,7 +70,7 @@ static inline __attribute__((always_inline)) void issue(struct sim_dryrun *d, un
 		d->free[p] = start + (double)c.occ;
 		d->done[p] = dmax(d->done[p], start + (double)(c.occ + c.lat));
 	}
-	d->start[p][k % d->qd] = start;
+	d->start[p][qi] = start;
 }
 
 /* A flag the dry run can follow: one pipe each side, an event id it tracks. */

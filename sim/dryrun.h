@@ -39,6 +39,7 @@ struct sim_dryrun {
 	double flag[ISA_NPIPES][ISA_NPIPES][SIM_DRYRUN_EVENTS];
 	double start[ISA_NPIPES][SIM_DRYRUN_QCAP]; /* start times of the last qd instructions */
 	int64_t n[ISA_NPIPES];
+	int qi[ISA_NPIPES]; /* n % qd: where start[] holds the instruction qd back */
 	int64_t insns; /* instructions stepped: what timing costs its caller */
 	int qd;
 	int unrunnable; /* an unknown opcode, or a flag of no single pipe */
