@@ -55,6 +55,11 @@ void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t
  * past SIM_DRYRUN_EVENTS: the simulator would refuse the program, and the
  * block's time is infinite. */
 int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in);
+/* sim_dryrun_step for a scalar-unit instruction (one whose isa_table pipe
+ * is ISA_PIPE_S), and for a set_flag / wait_flag (op) of src, dst, ev: what
+ * a builder issues most, without an instruction to fill in and price. */
+void sim_dryrun_scalar(struct sim_dryrun *d);
+int sim_dryrun_flag(struct sim_dryrun *d, int64_t op, int64_t src, int64_t dst, int64_t ev);
 /* Run block block_idx of kernel k (of block_dim) through the dry run from
  * pc 0 to its `end`: scalar instructions compute (by the simulator's own
  * semantics, so branches and loops are followed; loads from GM read 0),
