@@ -91,24 +91,28 @@ void cc_prog_init_scratch(struct cc_prog *sp, struct cc_prog *p)
 	sp->work = p->work ? p->work : &p->work_n;
 }
 
-/* cur as op's format's defaults (isa_fmt_defaults), field by field: a
- * copy of the whole instruction (55 fields) was a fifth of a compile, the
- * tiling searches' dry runs emitting millions. */
-static void start(struct cc_prog *p, enum isa_op op)
+/* cur as op's format's defaults (isa_fmt_defaults; dflt 0: the caller
+ * sets every field), field by field: a copy of the whole instruction (55
+ * fields) was a fifth of a compile, the tiling searches' dry runs emitting
+ * millions.  The previous instruction's fields are zeroed unless it had the
+ * same format (each of them is set again then). */
+static void start(struct cc_prog *p, enum isa_op op, int dflt)
 {
 	const struct isa_format *f = &isa_formats[isa_table[op].fmt];
 	char *base = (char *)&p->cur;
-	if (p->cur_fmt)
+	if (p->cur_fmt && p->cur_fmt != f)
 		for (unsigned i = 0; i < p->cur_fmt->nfields; i++)
 			*(int64_t *)(base + p->cur_fmt->fields[i].offset) = 0;
-	for (unsigned i = 0; i < f->nfields; i++)
+	for (unsigned i = 0; dflt && i < f->nfields; i++)
 		*(int64_t *)(base + f->fields[i].offset) =
 			f->fields[i].dflt == ISA_REQ ? 0 : f->fields[i].dflt;
 	p->cur.op = op;
 	p->cur_fmt = f;
 }
 
-struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
+/* cc_emit; dflt 0: the caller sets every field of op's format (cc_put_*,
+ * insn_args.h, which start from the defaults themselves). */
+static struct isa_insn *emit(struct cc_prog *p, enum isa_op op, int dflt)
 {
 	flush(p);
 	if (!p->dry && p->max_work && !p->work_over &&
@@ -117,7 +121,7 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 	if (!p->dry && ((p->max_n && p->n >= p->max_n) || p->work_over)) {
 		/* filled in and dropped, like after an allocation failure */
 		p->over = 1;
-		start(p, op);
+		start(p, op, dflt);
 		return &p->cur;
 	}
 	if (!p->oom && !p->dry && p->n == p->cap) {
@@ -135,7 +139,7 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 	}
 	struct isa_insn *in = &p->cur;
 	/* defaults of keyword fields, as the assembler applies them */
-	start(p, op);
+	start(p, op, dflt);
 	if (p->dry) { /* timed at the next flush, never stored */
 		p->n++;
 		p->pending = 1;
@@ -149,6 +153,8 @@ struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op)
 	return in;
 }
 
+struct isa_insn *cc_emit(struct cc_prog *p, enum isa_op op) { return emit(p, op, 1); }
+
 struct isa_insn *cc_emit_fmt(struct cc_prog *p, int64_t op, enum isa_fmt fmt)
 {
 	if (op <= 0 || op >= ISA_NOPS || !isa_table[op].mnemonic || isa_table[op].fmt != fmt) {
@@ -160,9 +166,9 @@ struct isa_insn *cc_emit_fmt(struct cc_prog *p, int64_t op, enum isa_fmt fmt)
 				 "kernel generator, pc %zu: opcode %lld is not of format %s", p->n,
 				 (long long)op, fmt < ISA_NFMTS ? isa_formats[fmt].name : "?");
 		}
-		op = ISA_OP_NOP;
+		return emit(p, ISA_OP_NOP, 1);
 	}
-	return cc_emit(p, (enum isa_op)op);
+	return emit(p, (enum isa_op)op, 0);
 }
 
 double cc_prog_dry_time(struct cc_prog *p)
@@ -243,9 +249,33 @@ int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, 
 	return 0;
 }
 
+/* A dry run's scalar instruction or flag goes straight to the dry run (the
+ * search's dry runs emit these most), after what was pending. */
+static int dry_scalar(struct cc_prog *p, enum isa_op op)
+{
+	if (!p->dry || isa_table[op].pipe != ISA_PIPE_S)
+		return 0;
+	flush(p);
+	p->n++;
+	sim_dryrun_scalar(p->dry);
+	return 1;
+}
+
+static int dry_flag(struct cc_prog *p, enum isa_op op, enum isa_pipe src, enum isa_pipe dst,
+		    int ev)
+{
+	if (!p->dry)
+		return 0;
+	flush(p);
+	p->n++;
+	sim_dryrun_flag(p->dry, op, src, dst, ev);
+	return 1;
+}
+
 void cc_li(struct cc_prog *p, int rd, int64_t imm)
 {
-	CC_I(p, RI, ISA_OP_LI, .rd = rd, .imm = imm);
+	if (!dry_scalar(p, ISA_OP_LI))
+		CC_I(p, RI, ISA_OP_LI, .rd = rd, .imm = imm);
 }
 
 void cc_ldarg(struct cc_prog *p, int rd, int idx)
@@ -255,7 +285,8 @@ void cc_ldarg(struct cc_prog *p, int rd, int idx)
 
 void cc_addi(struct cc_prog *p, int rd, int rs1, int64_t imm)
 {
-	CC_I(p, RRI, ISA_OP_ADDI, .rd = rd, .rs1 = rs1, .imm = imm);
+	if (!dry_scalar(p, ISA_OP_ADDI))
+		CC_I(p, RRI, ISA_OP_ADDI, .rd = rd, .rs1 = rs1, .imm = imm);
 }
 
 void cc_beq_label(struct cc_prog *p, int rs1, int rs2, int label)
@@ -281,12 +312,14 @@ void cc_end(struct cc_prog *p) { CC_I(p, NONE, ISA_OP_END); }
 
 void cc_set_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev)
 {
-	CC_I(p, SYNC, ISA_OP_SET_FLAG, .src = src, .dst = dst, .ev = ev);
+	if (!dry_flag(p, ISA_OP_SET_FLAG, src, dst, ev))
+		CC_I(p, SYNC, ISA_OP_SET_FLAG, .src = src, .dst = dst, .ev = ev);
 }
 
 void cc_wait_flag(struct cc_prog *p, enum isa_pipe src, enum isa_pipe dst, int ev)
 {
-	CC_I(p, SYNC, ISA_OP_WAIT_FLAG, .src = src, .dst = dst, .ev = ev);
+	if (!dry_flag(p, ISA_OP_WAIT_FLAG, src, dst, ev))
+		CC_I(p, SYNC, ISA_OP_WAIT_FLAG, .src = src, .dst = dst, .ev = ev);
 }
 
 void cc_dma(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t nburst, int64_t len,

@@ -1412,10 +1412,10 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 
 /* Time one block of a tiling on the dry run.  A long block repeats itself:
  * its first PREFIX stages are timed and the time scaled up. */
-static double cube_dry_block(const struct geo *g, const struct cube_tiling *t, struct stage *st,
-			      int64_t b, int64_t *walked)
+static double cube_dry_block(const struct geo *g, const struct cube_tiling *t,
+			      const struct stage *st, int64_t ns, int64_t b, int64_t *walked)
 {
-	int64_t ns = plan_stages(g, t, b, st), timed = min64(ns, PREFIX);
+	int64_t timed = min64(ns, PREFIX);
 	struct sim_dryrun m;
 	/* weights no other block shares come from main memory */
 	dry_init(&m, g->cfg, &g->cc, t->blocks, t->nt * g->S >= t->blocks, g->acold);
@@ -1434,21 +1434,25 @@ static double cube_dry_block(const struct geo *g, const struct cube_tiling *t, s
 	return time * (double)ns / (double)timed;
 }
 
-/* Time a tiling on the dry run: every block (all), or the blocks that load the
+/* The blocks of a tiling likely to be the slowest: those that load the
  * most, compute the most and both (where a block's run of tiles starts
- * decides how many slabs and weights it loads); st has room for a block's
- * stages.  Returns the number of stages walked. */
-static int64_t cube_dry(const struct geo *g, struct cube_tiling *t, struct stage *st, int all)
+ * decides how many slabs and weights it loads), distinct, in that order.
+ * They depend on the stages' plan only (not on the UB buffers), so the
+ * search picks once per L1 slot setting of a candidate. */
+struct cube_pick {
+	int64_t b[3];
+	int n;
+	int64_t walked; /* stages planned to pick them */
+	int64_t ns[3];  /* their stages ... */
+	struct stage *st; /* ... the first PREFIX of each (room for 3 * PREFIX) */
+};
+
+static void cube_pick(const struct geo *g, const struct cube_tiling *t, struct stage *st,
+		      struct cube_pick *pk)
 {
 	double most[3] = { -1, -1, -1 };
-	int64_t pick[3] = { 0, 0, 0 }, walked = 0;
-	t->core = 0;
-	if (all) {
-		for (int64_t b = 0; b < t->blocks; b++)
-			t->core = fmax(t->core, cube_dry_block(g, t, st, b, &walked));
-		t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
-		return walked;
-	}
+	int64_t pick[3] = { 0, 0, 0 };
+	pk->walked = 0;
 	for (int64_t b = 0; b < t->blocks; b++) {
 		int64_t ns = plan_stages(g, t, b, st);
 		double bytes = 0, cube = 0;
@@ -1468,11 +1472,37 @@ static int64_t cube_dry(const struct geo *g, struct cube_tiling *t, struct stage
 				most[k] = v[k];
 				pick[k] = b;
 			}
-		walked += ns;
+		pk->walked += ns;
 	}
+	pk->n = 0;
 	for (int k = 0; k < 3; k++)
-		if (!(k > 0 && pick[k] == pick[0]) && !(k > 1 && pick[k] == pick[1]))
-			t->core = fmax(t->core, cube_dry_block(g, t, st, pick[k], &walked));
+		if (!(k > 0 && pick[k] == pick[0]) && !(k > 1 && pick[k] == pick[1])) {
+			/* (the plan's slot releases look past the timed stages) */
+			pk->ns[pk->n] = plan_stages(g, t, pick[k], st);
+			memcpy(pk->st + pk->n * PREFIX, st,
+			       (size_t)min64(pk->ns[pk->n], PREFIX) * sizeof *st);
+			pk->b[pk->n++] = pick[k];
+		}
+}
+
+/* Time a tiling on the dry run: every block (pk NULL), or pk's blocks; st
+ * has room for a block's stages.  Returns the number of stages walked
+ * (picking the blocks counted as pk->walked says). */
+static int64_t cube_dry(const struct geo *g, struct cube_tiling *t, struct stage *st,
+			const struct cube_pick *pk)
+{
+	int64_t walked = pk ? pk->walked : 0;
+	t->core = 0;
+	if (!pk) {
+		for (int64_t b = 0; b < t->blocks; b++) {
+			int64_t ns = plan_stages(g, t, b, st);
+			t->core = fmax(t->core, cube_dry_block(g, t, st, ns, b, &walked));
+		}
+	} else {
+		for (int k = 0; k < pk->n; k++)
+			t->core = fmax(t->core, cube_dry_block(g, t, pk->st + k * PREFIX, pk->ns[k],
+								pk->b[k], &walked));
+	}
 	t->est = fmax(t->core, hbm_bound(g, (double)(g->C1 * g->kf1 * g->N1 * FRAC), g->N1));
 	return walked;
 }
@@ -1727,7 +1757,7 @@ static int cube_lean(const struct geo *g, struct cube_tiling *best, struct cube_
 			*st = s;
 			*cap = need;
 		}
-		cube_dry(g, &t, *st, 1);
+		cube_dry(g, &t, *st, NULL);
 		if (t.est > lim || t.core > clim)
 			continue;
 		tried++;
@@ -1793,7 +1823,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	int ntop = 0;
 	int64_t nseen = 0, capseen = 0;
 	int64_t n = cube_candidates(g, &c), cap = 0, walked = 0, timed = 0;
-	struct stage *st = NULL;
+	struct stage *st = NULL, *pst = NULL;
 	int64_t key[CC_TILE_KEY_MAX];
 	size_t nkey = conv_key(cv, key);
 	double v[CV_N];
@@ -1810,6 +1840,10 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		free(c);
 		return 0;
 	}
+	/* the picked blocks' stages, per slab slot count */
+	pst = malloc((size_t)(MAX_EV + 1) * 3 * PREFIX * sizeof *pst);
+	if (!pst)
+		n = -1;
 	for (int64_t i = 0; i < n && timed < MAX_TIMED; i++) {
 		if (walked > MAX_WALK && ntop)
 			break; /* enough compile time spent */
@@ -1828,6 +1862,12 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 			cap = need;
 		}
 		int64_t slabs = g->S * t.ng * t.mt * t.nch, ws = g->S * t.nt * t.nch;
+		/* the blocks to time, per slab slot count (the weight slots follow
+		 * from it): the same for every UB buffer setting */
+		struct cube_pick picks[MAX_EV + 1];
+		int picked[MAX_EV + 1] = { 0 };
+		for (int s = 0; s <= MAX_EV; s++)
+			picks[s].st = pst + s * 3 * PREFIX;
 		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
 		if (pairs_of(cv)) /* whole pairs per buffer */
 			for (int u = 0; u < 3; u++)
@@ -1855,7 +1895,11 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 					t.es = s;
 					t.ew = w;
 					t.idx = i;
-					walked += cube_dry(g, &t, st, 0);
+					if (!picked[s]) {
+						cube_pick(g, &t, st, &picks[s]);
+						picked[s] = 1;
+					}
+					walked += cube_dry(g, &t, st, &picks[s]);
 					top_add(top, &ntop, &t);
 					if (cand_push(&seen, &nseen, &capseen, &t))
 						n = -1;
@@ -1865,7 +1909,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	}
 	best->est = best->core = INFINITY;
 	for (int i = 0; i < ntop && n >= 0; i++) {
-		cube_dry(g, &top[i], st, 1);
+		cube_dry(g, &top[i], st, NULL);
 		if (faster(&top[i], best))
 			*best = top[i];
 	}
@@ -1881,6 +1925,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		n = -1;
 	free(seen);
 	free(st);
+	free(pst);
 	free(c);
 	if (n < 0) {
 		snprintf(err, errlen, "conv: out of memory");

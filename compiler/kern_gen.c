@@ -15,9 +15,18 @@ void kg_init(struct kg *g, struct cc_prog *p, int c0, int cn)
 	kg_reset(g);
 }
 
-void kg_reset(struct kg *g)
+/* Every cached register invalid. */
+static void invalidate(struct kg *g)
 {
 	memset(g->rvalid, 0, sizeof g->rvalid);
+	g->vmask = 0;
+	g->mru_head = g->mru_tail = 0;
+	g->lru_stale = 0;
+}
+
+void kg_reset(struct kg *g)
+{
+	invalidate(g);
 	memset(g->bias, 0, sizeof g->bias);
 	g->mhi = g->mlo = ~UINT64_C(0); /* every block starts with all lanes */
 	g->mask_unknown = 0;
@@ -25,7 +34,7 @@ void kg_reset(struct kg *g)
 
 void kg_forget(struct kg *g)
 {
-	memset(g->rvalid, 0, sizeof g->rvalid);
+	invalidate(g);
 	g->mask_unknown = 1;
 }
 
@@ -43,36 +52,93 @@ static void window(const struct kg *g, int *lo, int *hi)
 	*hi = g->cn ? g->cn : R_CN;
 }
 
+static unsigned bucket_of(int64_t v)
+{
+	return (unsigned)(((uint64_t)v * UINT64_C(0x9e3779b97f4a7c15)) >> 58) & (KG_BUCKETS - 1);
+}
+
+static void mru_unlink(struct kg *g, int r)
+{
+	int p = g->mru_prev[r], n = g->mru_next[r];
+	if (p)
+		g->mru_next[p] = (unsigned char)n;
+	else
+		g->mru_head = (unsigned char)n;
+	if (n)
+		g->mru_prev[n] = (unsigned char)p;
+	else
+		g->mru_tail = (unsigned char)p;
+}
+
+static void mru_front(struct kg *g, int r)
+{
+	g->mru_prev[r] = 0;
+	g->mru_next[r] = g->mru_head;
+	if (g->mru_head)
+		g->mru_prev[g->mru_head] = (unsigned char)r;
+	else
+		g->mru_tail = (unsigned char)r;
+	g->mru_head = (unsigned char)r;
+}
+
+/* Register r (of the window: never x0) now holds v. */
+static void hold(struct kg *g, int r, int64_t v)
+{
+	unsigned b = bucket_of(v);
+	g->bucket[g->rbucket[r]] &= ~(UINT32_C(1) << r);
+	g->bucket[b] |= UINT32_C(1) << r;
+	g->rbucket[r] = (unsigned char)b;
+	g->rval[r] = v;
+	g->rvalid[r] = 1;
+	g->vmask |= UINT32_C(1) << r;
+}
+
 /* A register holding v; the least recently used one is reloaded. */
 int kg_reg(struct kg *g, int64_t v)
 {
-	int c0, cn;
-	window(g, &c0, &cn);
 	/* (the search's dry runs ask for a register per operand of every
-	 * instruction they time: the hit, the common case, scans values only) */
-	for (int r = c0; r < cn; r++)
-		if (g->rval[r] == v && g->rvalid[r]) {
+	 * instruction they time, and most ask for something not cached: the
+	 * indexes answer both without scanning the window) */
+	for (uint32_t m = g->bucket[bucket_of(v)] & g->vmask; m; m &= m - 1) {
+		int r = __builtin_ctz(m); /* the lowest first, as a scan finds it */
+		if (g->rval[r] == v) {
 			g->rage[r] = ++g->clock;
+			if (!g->lru_stale && g->mru_head != r) {
+				mru_unlink(g, r);
+				mru_front(g, r);
+			}
 			/* read as the loop head left it: every iteration must see it so */
 			for (int i = 0; i < g->depth; i++)
 				if (!g->loop[i].redef[r])
 					g->loop[i].livein[r] = 1;
 			return r;
 		}
-	/* the last register holding nothing, else the least recently used */
-	int lru = c0, empty = -1;
-	unsigned oldest = UINT_MAX;
-	for (int r = c0; r < cn; r++) {
-		unsigned age = g->rage[r];
-		empty = g->rvalid[r] ? empty : r;
-		lru = g->rvalid[r] && age < oldest ? r : lru;
-		oldest = g->rvalid[r] && age < oldest ? age : oldest;
 	}
-	lru = empty >= 0 ? empty : lru;
+	/* the last register holding nothing, else the least recently used */
+	int c0, cn;
+	window(g, &c0, &cn);
+	uint64_t win = ((UINT64_C(1) << cn) - 1) & ~((UINT64_C(1) << c0) - 1);
+	uint64_t empty = win & ~(uint64_t)g->vmask;
+	int lru;
+	if (empty) {
+		lru = 63 - __builtin_clzll(empty);
+	} else if (!g->lru_stale) {
+		lru = g->mru_tail;
+		mru_unlink(g, lru);
+	} else {
+		lru = c0;
+		unsigned oldest = UINT_MAX;
+		for (int r = c0; r < cn; r++)
+			if (g->rage[r] < oldest) {
+				lru = r;
+				oldest = g->rage[r];
+			}
+	}
 	cc_li(g->p, lru, v);
-	g->rval[lru] = v;
-	g->rvalid[lru] = 1;
+	hold(g, lru, v);
 	g->rage[lru] = ++g->clock;
+	if (!g->lru_stale)
+		mru_front(g, lru);
 	redefined(g, lru);
 	return lru;
 }
@@ -136,8 +202,9 @@ void kg_loop_end(struct kg *g)
 	for (int r = c0; r < cn; r++)
 		if (f->livein[r] && !(g->rvalid[r] && g->rval[r] == f->hval[r])) {
 			cc_li(g->p, r, f->hval[r]);
-			g->rval[r] = f->hval[r];
-			g->rvalid[r] = 1;
+			/* valid again at the age it had: out of the recency list's order */
+			g->lru_stale |= !g->rvalid[r];
+			hold(g, r, f->hval[r]);
 			redefined(g, r);
 		}
 	/* every base to its head value plus the loop's delta: the body's own

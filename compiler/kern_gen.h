@@ -15,6 +15,7 @@
 enum { R_SRC = 1, R_DST = 2, R_GM = 3, R_BIDX = 4, R_TMP = 5, R_LC0 = 6, R_C0 = 8, R_CN = 24 };
 #define KG_MAX_LOOPS 2
 #define KG_MAX_ADV 4
+#define KG_BUCKETS 64 /* kg_reg's hash of values (a power of 2) */
 
 /* A place in the program to branch to. */
 struct kg_label {
@@ -61,6 +62,17 @@ struct kg {
 	int64_t rval[32];
 	unsigned rage[32], clock;
 	int rvalid[32];
+	/* kg_reg's indexes of the above (kern_gen.c keeps them): the valid
+	 * registers as a mask; per hash of a value, the registers whose value
+	 * hashes there (a superset for the valid ones: rbucket[r] is r's); the
+	 * valid registers from the most to the least recently used (0 ends
+	 * the list), unless lru_stale (a loop's latch revalidated a register
+	 * at its old age: then the ages are scanned) */
+	uint32_t vmask;
+	uint32_t bucket[KG_BUCKETS];
+	unsigned char rbucket[32];
+	unsigned char mru_prev[32], mru_next[32], mru_head, mru_tail;
+	int lru_stale;
 	uint64_t mhi, mlo; /* the lane mask the vector unit holds */
 	int mask_unknown;  /* ... unless this is set (after a label) */
 	int bad;

@@ -67,6 +67,12 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg);
 struct sim_cost sim_insn_cost(const struct sim_costcfg *cc, const struct isa_dec *in,
 			      unsigned *pipe, uint64_t *bytes, enum sim_path *path);
 
+/* The pipe a set_flag (src's) or wait_flag (dst's) is issued on. */
+static inline unsigned sim_flag_pipe(int64_t op, int64_t src, int64_t dst)
+{
+	return (unsigned)(op == ISA_OP_SET_FLAG ? src : dst);
+}
+
 /* The same for an instruction as a builder fills it in (a compiler's dry
  * run): fields out of their encoding's range are priced as they are. */
 struct sim_cost sim_insn_cost_insn(const struct sim_costcfg *cc, const struct isa_insn *in,

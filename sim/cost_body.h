@@ -16,10 +16,8 @@ struct sim_cost COST_FN(const struct sim_costcfg *cc, const COST_INSN *in, unsig
 
 	switch ((enum isa_op)in->op) {
 	case ISA_OP_SET_FLAG:
-		pipe = (unsigned)in->src;
-		break;
 	case ISA_OP_WAIT_FLAG:
-		pipe = (unsigned)in->dst;
+		pipe = sim_flag_pipe(in->op, in->src, in->dst);
 		break;
 	case ISA_OP_BARRIER:
 		pipe = (unsigned)in->pipe;

@@ -51,8 +51,10 @@ static inline __attribute__((always_inline)) void issue(struct sim_dryrun *d, un
 	}
 	double at = d->s;
 	int64_t k = d->n[p]++;
+	int qi = d->qi[p]; /* k % qd (a division per instruction was a tenth of a step) */
+	d->qi[p] = qi + 1 == d->qd ? 0 : qi + 1;
 	if (k >= d->qd) /* the queue is full until the instruction qd back starts */
-		at = dmax(at, d->start[p][k % d->qd]);
+		at = dmax(at, d->start[p][qi]);
 	d->s = at + sc;
 	double start = dmax(at, d->free[p]);
 	if (op == ISA_OP_BARRIER) { /* one pipe: everything it started completes first */
@@ -68,7 +70,7 @@ static inline __attribute__((always_inline)) void issue(struct sim_dryrun *d, un
 		d->free[p] = start + (double)c.occ;
 		d->done[p] = dmax(d->done[p], start + (double)(c.occ + c.lat));
 	}
-	d->start[p][k % d->qd] = start;
+	d->start[p][qi] = start;
 }
 
 /* A flag the dry run can follow: one pipe each side, an event id it tracks. */
@@ -78,14 +80,32 @@ static int flag_ok(int64_t src, int64_t dst, int64_t ev)
 	       ev < SIM_DRYRUN_EVENTS;
 }
 
+void sim_dryrun_scalar(struct sim_dryrun *d)
+{
+	d->insns++;
+	d->s += (double)d->cc->scalar;
+}
+
+int sim_dryrun_flag(struct sim_dryrun *d, int64_t op, int64_t src, int64_t dst, int64_t ev)
+{
+	if (!flag_ok(src, dst, ev)) {
+		d->unrunnable = 1; /* the simulator would refuse it */
+		return -1;
+	}
+	/* a flag costs nothing but its ordering (sim_insn_cost) */
+	issue(d, sim_flag_pipe(op, src, dst), op, src, dst, ev, (struct sim_cost){ 0, 0 });
+	return 0;
+}
+
 int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in)
 {
 	const struct isa_info *info = isa_info((unsigned)in->op);
 	if (info && info->pipe == ISA_PIPE_S) { /* the common case: nothing to price */
-		d->insns++;
-		d->s += (double)d->cc->scalar;
+		sim_dryrun_scalar(d);
 		return 0;
 	}
+	if (in->op == ISA_OP_SET_FLAG || in->op == ISA_OP_WAIT_FLAG)
+		return sim_dryrun_flag(d, in->op, in->src, in->dst, in->ev);
 	int sync = info && info->pipe == ISA_PIPE_SYNC && in->op != ISA_OP_BARRIER;
 	if (!info || (sync && !flag_ok(in->src, in->dst, in->ev))) {
 		d->unrunnable = 1; /* the simulator would refuse it */

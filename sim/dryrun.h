@@ -39,6 +39,7 @@ struct sim_dryrun {
 	double flag[ISA_NPIPES][ISA_NPIPES][SIM_DRYRUN_EVENTS];
 	double start[ISA_NPIPES][SIM_DRYRUN_QCAP]; /* start times of the last qd instructions */
 	int64_t n[ISA_NPIPES];
+	int qi[ISA_NPIPES]; /* n % qd: where start[] holds the instruction qd back */
 	int64_t insns; /* instructions stepped: what timing costs its caller */
 	int qd;
 	int unrunnable; /* an unknown opcode, or a flag of no single pipe */
@@ -54,6 +55,11 @@ void sim_dryrun_init(struct sim_dryrun *d, const struct sim_costcfg *cc, int64_t
  * past SIM_DRYRUN_EVENTS: the simulator would refuse the program, and the
  * block's time is infinite. */
 int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in);
+/* sim_dryrun_step for a scalar-unit instruction (one whose isa_table pipe
+ * is ISA_PIPE_S), and for a set_flag / wait_flag (op) of src, dst, ev: what
+ * a builder issues most, without an instruction to fill in and price. */
+void sim_dryrun_scalar(struct sim_dryrun *d);
+int sim_dryrun_flag(struct sim_dryrun *d, int64_t op, int64_t src, int64_t dst, int64_t ev);
 /* Run block block_idx of kernel k (of block_dim) through the dry run from
  * pc 0 to its `end`: scalar instructions compute (by the simulator's own
  * semantics, so branches and loops are followed; loads from GM read 0),
