@@ -81,11 +81,12 @@ struct sim_device {
 	} *gm;
 	size_t ngm, capgm;
 	uint64_t gm_next, gm_limit;
-	/* L2: set-associative, LRU by access stamp */
-	uint64_t *l2_tag; /* line address + 1; 0 = invalid */
-	uint64_t *l2_stamp;
-	uint8_t *l2_dirty; /* l2.write_back: the line holds data main memory has not */
-	uint64_t l2_sets, l2_ways, l2_line, l2_clock;
+	/* L2: set-associative, LRU.  Each set's l2_ways entries are kept most
+	 * recently used first, valid ones before invalid ones (0): an entry is
+	 * (line address + 1) << 1 | dirty, dirty (l2.write_back) when the line
+	 * holds data main memory has not (gm.c) */
+	uint64_t *l2_way;
+	uint64_t l2_sets, l2_ways, l2_line;
 	struct sim_costcfg cc; /* the cost terms, derived from cfg once */
 	/* shared bandwidth servers: the cycle each is next free */
 	double hbm_free, l2_free;

@@ -23,6 +23,8 @@ enum dv_cube_path {
 			  * and loses to the reference, which GCC vectorises with widening
 			  * multiplies) */
 	DV_CUBE_AVX2,    /* the fp32 kernel compiled for AVX2; int8 with VPMADDWD (x86 only) */
+	DV_CUBE_AVX512,  /* the fp32 kernel compiled for AVX-512F (x86 only; int8: none, the
+			  * dispatcher runs AVX2's, which AVX-512 machines have) */
 	DV_CUBE_NPATHS
 };
 
@@ -33,7 +35,7 @@ int dv_cube_path_available(enum dv_cube_path p);
  * does nothing) if p is not available, else 0. */
 int dv_mmad_f32_path(enum dv_cube_path p, const float *a, const float *b, void *c, int64_t M1,
 		     int64_t K1, int64_t N1, int64_t k, int init);
-/* c: N1 * M1 fractals of 16x16 int32.  Returns -1 for DV_CUBE_VEC. */
+/* c: N1 * M1 fractals of 16x16 int32.  Returns -1 for DV_CUBE_VEC and DV_CUBE_AVX512. */
 int dv_mmad_s8_path(enum dv_cube_path p, const int8_t *a, const int8_t *b, void *c, int64_t M1,
 		    int64_t K1, int64_t N1, int64_t k, int init);
 

@@ -11,6 +11,9 @@
  * of C the products are added in the reference's order (K fractal by K fractal, each in k
  * order); only the work across columns n is done side by side.
  *
+ * The loops over rows and vectors are unrolled completely (up to 16 each), so the accumulators
+ * live in registers, not in a stack array.
+ *
  * Loads and stores go through memcpy, one vector at a time (a memcpy of a whole array keeps
  * the array in memory): C need only be 4-byte aligned (L0C addresses are 64-byte aligned, but
  * the kernel does not rely on it), and the compiler emits plain unaligned vector moves. */
@@ -30,9 +33,9 @@ KERN_ROWS(const float *af, const float *bf, int64_t bstride, unsigned char *crow
 {
 	VF acc[KERN_R][KERN_NV];
 
-	_Pragma("GCC unroll 4")
+	_Pragma("GCC unroll 16")
 	for (int r = 0; r < KERN_R; r++)
-		_Pragma("GCC unroll 4")
+		_Pragma("GCC unroll 16")
 		for (int v = 0; v < KERN_NV; v++) {
 			if (init)
 				acc[r][v] = (VF){0};
@@ -43,22 +46,22 @@ KERN_ROWS(const float *af, const float *bf, int64_t bstride, unsigned char *crow
 		int64_t kn = min64(k - k1 * 16, 16);
 		for (int64_t kk = 0; kk < kn; kk++) {
 			VF brow[KERN_NV];
-			_Pragma("GCC unroll 4")
+			_Pragma("GCC unroll 16")
 			for (int v = 0; v < KERN_NV; v++)
 				memcpy(&brow[v], bf + kk * 16 + v * KERN_L, sizeof(VF));
-			_Pragma("GCC unroll 4")
+			_Pragma("GCC unroll 16")
 			for (int r = 0; r < KERN_R; r++) {
 				/* a scalar operand is broadcast exactly (-0, NaN bits) */
 				float av = af[r * 16 + kk];
-				_Pragma("GCC unroll 4")
+				_Pragma("GCC unroll 16")
 				for (int v = 0; v < KERN_NV; v++)
 					acc[r][v] = acc[r][v] + av * brow[v];
 			}
 		}
 	}
-	_Pragma("GCC unroll 4")
+	_Pragma("GCC unroll 16")
 	for (int r = 0; r < KERN_R; r++)
-		_Pragma("GCC unroll 4")
+		_Pragma("GCC unroll 16")
 		for (int v = 0; v < KERN_NV; v++)
 			memcpy(crow + r * 64 + v * sizeof(VF), &acc[r][v], sizeof(VF));
 }

