@@ -159,7 +159,7 @@ enum { R_X = 1, R_W = 2, R_Y = 8, R_BIAS = 9, R_RES = 10, R_DEQ = 11, R_Y8 = 12,
 #define MAX_EV 8      /* event ids per pipe pair the generator uses, at most */
 #define MAX_UBQ 4     /* UB output buffers, at most */
 #define MAX_TIMED 2000 /* candidates timed in detail, at most */
-#define MAX_WALK 3000000 /* stages walked by the timing, at most (once one fits) */
+#define MAX_WALK 1000000 /* stages walked by the timing, at most (once one fits) */
 #define PREFIX 256 /* stages of a block timed, at most */
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
