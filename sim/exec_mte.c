@@ -244,6 +244,14 @@ static int load3d_c04(struct sim_core *c, const struct sim_qent *e, struct sim_c
  * (c1, i, j) = (k1 / (kh*kw), k1 / kw % kh, k1 % kw), matching FRACTAL_Z
  * weights.  Rows [m_start, +mcnt) and column fractals [k1_start, +k1cnt) go
  * to L0A as [m1][k1][m0][k0]; padding and rows past Ho*Wo read as zero. */
+/* The smallest of four run bounds. */
+static int64_t run_len(int64_t a, int64_t b, int64_t c, int64_t d)
+{
+	int64_t r = a < b ? a : b;
+	r = r < c ? r : c;
+	return r < d ? r : d;
+}
+
 int exec_LOAD3D(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		struct sim_cost *cost)
 {
@@ -289,14 +297,21 @@ int exec_LOAD3D(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 			const uint8_t *plane = src + c1 * H * W * BLK;
 			uint8_t *dk = dst + k * FRAC;
 			int64_t oh = m0 / Wo, ow = m0 % Wo;
-			for (int64_t m = 0; m < in->mcnt; m++) {
-				int64_t ih = oh * in->sh + ih0, iw = ow * in->sw + iw0;
+			for (int64_t m = 0; m < in->mcnt;) {
+				int64_t ih = oh * in->sh + ih0, iw = ow * in->sw + iw0, r = 1;
 				uint8_t *d = dk + (m / 16) * frac_stride + (m % 16) * BLK;
-				if (m0 + m >= HoWo || ih < 0 || ih >= H || iw < 0 || iw >= W)
+				if (m0 + m >= HoWo || ih < 0 || ih >= H || iw < 0 || iw >= W) {
 					memset(d, 0, BLK);
-				else
-					memcpy(d, plane + (ih * W + iw) * BLK, BLK);
-				if (++ow == Wo) {
+				} else {
+					/* stride 1: the run of a fractal row's blocks that
+					 * stays in this input row, one copy */
+					if (in->sw == 1)
+						r = run_len(16 - m % 16, Wo - ow, W - iw,
+							    HoWo - (m0 + m));
+					memcpy(d, plane + (ih * W + iw) * BLK, (size_t)r * BLK);
+				}
+				m += r;
+				if ((ow += r) == Wo) {
 					ow = 0;
 					oh++;
 				}
