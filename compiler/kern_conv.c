@@ -159,7 +159,8 @@ enum { R_X = 1, R_W = 2, R_Y = 8, R_BIAS = 9, R_RES = 10, R_DEQ = 11, R_Y8 = 12,
 #define MAX_EV 8      /* event ids per pipe pair the generator uses, at most */
 #define MAX_UBQ 4     /* UB output buffers, at most */
 #define MAX_TIMED 2000 /* candidates timed in detail, at most */
-#define MAX_WALK 1000000 /* stages walked by the timing, at most (once one fits) */
+#define MAX_WALK 1000000 /* stages walked by the timing, at most (once one fits): ResNet-50
+			  * compiles in under 3 s; 3e6 bought it 0.3% (docs/compiler.md) */
 #define PREFIX 256 /* stages of a block timed, at most */
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -209,15 +210,24 @@ static void wait_flag(struct kg *gn, enum isa_pipe src, enum isa_pipe dst, int e
 }
 
 /* A GM transfer at byte off past argument register base, through address
- * register areg: nburst bursts of len blocks (contiguous bursts become one). */
-static void xfer(struct kg *gn, enum isa_op op, int areg, int base, int64_t off, int64_t local,
-		 int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
+ * register areg, its local address in register lreg (-1: local's cached
+ * register): nburst bursts of len blocks (contiguous bursts become one). */
+static void xfer_at(struct kg *gn, enum isa_op op, int areg, int base, int64_t off, int lreg,
+		    int64_t local, int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {
 	if (nburst > 1 && sgap == 0 && dgap == 0 && nburst * len <= ISA_DMA_LEN_MAX) {
 		len *= nburst;
 		nburst = 1;
 	}
-	kg_dma_via(gn, op, areg, base, off, local, nburst, len, sgap, dgap);
+	kg_dma_reg(gn, op, areg, base, off, lreg >= 0 ? lreg : kg_reg(gn, local), nburst, len, sgap,
+		   dgap);
+}
+
+/* The same at local address local, held in a cached register. */
+static void xfer(struct kg *gn, enum isa_op op, int areg, int base, int64_t off, int64_t local,
+		 int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
+{
+	xfer_at(gn, op, areg, base, off, -1, local, nburst, len, sgap, dgap);
 }
 
 /* f16 vector op on UB addresses with strides st (those its format has);
@@ -708,42 +718,26 @@ static void cube_gm(struct kg *gn, const struct geo *g, const struct tile *tl, i
 {
 	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows;
 	int per_img = tl->nimg <= nn;
-	int64_t nw = per_img ? tl->nimg : nn;
-	if (rep_loop(gn, nw)) {
-		int64_t off = (((tl->img) * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0) * g->M +
-			       tl->m0) * PIX;
-		int64_t nb = per_img ? nn : tl->nimg;
-		int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
-		int64_t ggap = per_img ? g->M - rows : g->YN1 * g->M - rows;
-		struct rep r = { .a0 = ub, .da = (per_img ? mfi : mf) * FRAC,
-				 .gm = load ? R_RES : R_Y,
-				 .dgm = (per_img ? g->YN1 * g->M : g->M) * PIX };
-		if (nb > 1 && ggap == 0 && ugap == 0 && nb * rows <= ISA_DMA_LEN_MAX) {
-			rows *= nb; /* (as xfer merges them) */
-			nb = 1;
-		}
+	int64_t nw = per_img ? tl->nimg : nn, nb = per_img ? nn : tl->nimg;
+	int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
+	int64_t ggap = per_img ? g->M - rows : g->YN1 * g->M - rows;
+	int64_t off = ((tl->img * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0) * g->M + tl->m0) *
+		      PIX;
+	/* the next image (per_img) or channel block, in GM and in the UB */
+	int64_t doff = (per_img ? g->YN1 * g->M : g->M) * PIX, dloc = (per_img ? mfi : mf) * FRAC;
+	enum isa_op op = load ? ISA_OP_MOV_GM_UB : ISA_OP_MOV_UB_GM;
+	int areg = load ? R_RGM : R_GM, base = load ? R_RES : R_Y;
+	struct rep r = { .a0 = ub, .da = dloc, .gm = base, .dgm = doff };
+	int loop = rep_loop(gn, nw);
+	if (loop) {
 		rep_begin(gn, &r, nw);
-		if (load)
-			kg_dma_reg(gn, ISA_OP_MOV_GM_UB, R_RGM, R_RES, off, R_BIDX, nb, rows, ggap,
-				   ugap);
-		else
-			kg_dma_reg(gn, ISA_OP_MOV_UB_GM, R_GM, R_Y, off, R_BIDX, nb, rows, ugap, ggap);
+		nw = 1;
+	}
+	for (int64_t i = 0; i < nw; i++)
+		xfer_at(gn, op, areg, base, off + i * doff, loop ? R_BIDX : -1, ub + i * dloc, nb, rows,
+			load ? ggap : ugap, load ? ugap : ggap);
+	if (loop)
 		rep_end(gn, &r);
-		return;
-	}
-	for (int64_t i = 0; i < nw; i++) {
-		int64_t img = per_img ? i : 0, n = per_img ? 0 : i;
-		int64_t off = (((tl->img + img) * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0 +
-				n) * g->M + tl->m0) * PIX;
-		int64_t local = ub + (n * mf + img * mfi) * FRAC;
-		int64_t nb = per_img ? nn : tl->nimg;
-		int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
-		int64_t ggap = per_img ? g->M - rows : g->YN1 * g->M - rows;
-		if (load)
-			xfer(gn, ISA_OP_MOV_GM_UB, R_RGM, R_RES, off, local, nb, rows, ggap, ugap);
-		else
-			xfer(gn, ISA_OP_MOV_UB_GM, R_GM, R_Y, off, local, nb, rows, ugap, ggap);
-	}
 }
 
 /* Requantization of a UB output buffer of nn channel blocks of mf*16
@@ -1010,24 +1004,21 @@ static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem
 		if ((px == plane || s->c1c == 1) && one / bp <= ISA_DMA_LEN_MAX) {
 			xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, mem->l1_slab[s->sslot],
 			     tl->nimg, one / bp, (g->XC1 * plane - one) / bp, 0);
-		} else if (rep_loop(gn, tl->nimg)) {
+		} else {
 			struct rep r = { .a0 = mem->l1_slab[s->sslot], .da = one * g->xpix, .gm = R_X,
 					 .dgm = g->XC1 * plane * g->xpix };
-			int64_t nb = s->c1c, len = px / bp, gap = (plane - px) / bp;
-			if (nb > 1 && gap == 0 && nb * len <= ISA_DMA_LEN_MAX) {
-				len *= nb; /* (as xfer merges them) */
-				nb = 1;
+			int64_t n = tl->nimg;
+			int loop = rep_loop(gn, n);
+			if (loop) {
+				rep_begin(gn, &r, n);
+				n = 1;
 			}
-			rep_begin(gn, &r, tl->nimg);
-			kg_dma_reg(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, R_BIDX, nb, len,
-				   gap, 0);
-			rep_end(gn, &r);
-		} else {
-			for (int64_t i = 0; i < tl->nimg; i++)
-				xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X,
-				     (base + i * g->XC1 * plane) * g->xpix,
-				     mem->l1_slab[s->sslot] + i * one * g->xpix, s->c1c, px / bp,
-				     (plane - px) / bp, 0);
+			for (int64_t i = 0; i < n; i++)
+				xfer_at(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix + i * r.dgm,
+					loop ? R_BIDX : -1, r.a0 + i * r.da, s->c1c, px / bp,
+					(plane - px) / bp, 0);
+			if (loop)
+				rep_end(gn, &r);
 		}
 	}
 	if (s->wload)
@@ -1061,15 +1052,16 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 		     .dw = cv->dw, .mcnt = mfi * 16, .k1cnt = kn,
 		     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16, .c04 = cv->c04);
 		rep_end(gn, &r);
-	}
-	for (int64_t i = 0; i < tl->nimg && !rep_loop(gn, tl->nimg); i++) {
-		int rd = reg(gn, pb * mem->l0a_half + i * mfi * kn * FRAC);
-		int rs1 = reg(gn, sl1 + i * img_bytes);
-		int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
-		KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = rd, .rs1 = rs1, .rs2 = rs2, .rs3 = rs3,
-		     .kh = cv->kh, .kw = cv->kw, .sh = cv->sh, .sw = cv->sw, .dh = cv->dh,
-		     .dw = cv->dw, .mcnt = mfi * 16, .k1cnt = kn,
-		     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16, .c04 = cv->c04);
+	} else {
+		for (int64_t i = 0; i < tl->nimg; i++) {
+			int rd = reg(gn, pb * mem->l0a_half + i * mfi * kn * FRAC);
+			int rs1 = reg(gn, sl1 + i * img_bytes);
+			int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
+			KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = rd, .rs1 = rs1, .rs2 = rs2,
+			     .rs3 = rs3, .kh = cv->kh, .kw = cv->kw, .sh = cv->sh, .sw = cv->sw,
+			     .dh = cv->dh, .dw = cv->dw, .mcnt = mfi * 16, .k1cnt = kn,
+			     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16, .c04 = cv->c04);
+		}
 	}
 	int64_t key[5] = { s->c1a * g->kf1 + kp, kn, tl->n1a, tl->n1c, tl->sl };
 	if (memcmp(cs->l0b_key[pb], key, sizeof key)) {

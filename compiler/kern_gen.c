@@ -210,22 +210,22 @@ void kg_loop_end(struct kg *g)
 	/* every base to its head value plus the loop's delta: the body's own
 	 * loops left theirs moved by their counts (the loop's bases first, in
 	 * its order, then any other a loop inside moved) */
-	int64_t delta[32] = { 0 };
-	unsigned char done[32] = { 0 };
+	int64_t delta[32] = { 0 }, add[32];
 	for (int i = 0; i < f->lp.nadv; i++)
 		delta[f->lp.reg[i]] += f->lp.delta[i];
-	for (int i = 0; i <= f->lp.nadv; i++)
-		for (int r = i < f->lp.nadv ? f->lp.reg[i] : 0; r < 32; r++) {
-			if (!done[r]) {
-				int64_t add = delta[r] - (g->bias[r] - f->bias[r]);
-				if (add)
-					cc_addi(g->p, r, r, add);
-				g->bias[r] = f->bias[r] + f->lp.count * delta[r];
-				done[r] = 1;
-			}
-			if (i < f->lp.nadv)
-				break;
-		}
+	for (int r = 0; r < 32; r++) {
+		add[r] = delta[r] - (g->bias[r] - f->bias[r]);
+		g->bias[r] = f->bias[r] + f->lp.count * delta[r];
+	}
+	for (int i = 0; i < f->lp.nadv; i++) {
+		int r = f->lp.reg[i];
+		if (add[r])
+			cc_addi(g->p, r, r, add[r]);
+		add[r] = 0;
+	}
+	for (int r = 0; r < 32; r++)
+		if (add[r])
+			cc_addi(g->p, r, r, add[r]);
 	int rc = R_LC0 + g->depth - 1;
 	cc_addi(g->p, rc, rc, -1);
 	cc_branch_label(g->p, ISA_OP_BNE, rc, 0, f->head);

@@ -82,27 +82,38 @@ static int read_all(const char *path, unsigned char **buf, size_t *len, char *er
 	return 0;
 }
 
-/* The TensorProto's contents as little-endian bytes into t->data. */
-static int decode(const char *path, const Onnx__TensorProto *tp, struct rt_tensor *t, char *err,
-		  size_t errlen)
+/* The elements of t's shape, each dimension checked so that the byte count
+ * (esize each) fits a size_t; -1 with the bad dimension named. */
+static int count_elements(const char *path, const struct rt_tensor *t, size_t esize,
+			  uint64_t *numel, char *err, size_t errlen)
 {
-	struct dtype_info di = dtype_info(t->dtype);
-	uint64_t numel = 1, nval;
-	size_t need, count = 0;
-	unsigned char *p;
-
-	if (!di.esize) {
+	*numel = 1;
+	if (!esize) {
 		snprintf(err, errlen, "%s: element type %d is not supported", path, t->dtype);
 		return -1;
 	}
 	for (int d = 0; d < t->rank; d++) {
 		if (t->dims[d] < 0 ||
-		    (t->dims[d] && numel > SIZE_MAX / di.esize / (uint64_t)t->dims[d])) {
+		    (t->dims[d] && *numel > SIZE_MAX / esize / (uint64_t)t->dims[d])) {
 			snprintf(err, errlen, "%s: invalid dimension %" PRId64, path, t->dims[d]);
 			return -1;
 		}
-		numel *= (uint64_t)t->dims[d];
+		*numel *= (uint64_t)t->dims[d];
 	}
+	return 0;
+}
+
+/* The TensorProto's contents as little-endian bytes into t->data. */
+static int decode(const char *path, const Onnx__TensorProto *tp, struct rt_tensor *t, char *err,
+		  size_t errlen)
+{
+	struct dtype_info di = dtype_info(t->dtype);
+	uint64_t numel, nval;
+	size_t need, count = 0;
+	unsigned char *p;
+
+	if (count_elements(path, t, di.esize, &numel, err, errlen))
+		return -1;
 	need = (size_t)numel * di.esize;
 	nval = numel * di.per;
 	if (tp->has_raw_data) {
@@ -219,7 +230,7 @@ int rt_tensor_write(const char *path, const struct rt_tensor *t, char *err, size
 	struct dtype_info di = dtype_info(t->dtype);
 	int64_t dims[RT_MAX_RANK];
 	char name[sizeof t->name];
-	uint64_t numel = 1;
+	uint64_t numel;
 	unsigned char *buf;
 	size_t len;
 	FILE *f;
@@ -229,19 +240,10 @@ int rt_tensor_write(const char *path, const struct rt_tensor *t, char *err, size
 		snprintf(err, errlen, "%s: bad rank %d", path, t->rank);
 		return -1;
 	}
-	if (!di.esize) {
-		snprintf(err, errlen, "%s: element type %d is not supported", path, t->dtype);
+	if (count_elements(path, t, di.esize, &numel, err, errlen))
 		return -1;
-	}
-	for (int d = 0; d < t->rank; d++) {
-		if (t->dims[d] < 0 ||
-		    (t->dims[d] && numel > SIZE_MAX / di.esize / (uint64_t)t->dims[d])) {
-			snprintf(err, errlen, "%s: invalid dimension %" PRId64, path, t->dims[d]);
-			return -1;
-		}
-		numel *= (uint64_t)t->dims[d];
+	for (int d = 0; d < t->rank; d++)
 		dims[d] = t->dims[d];
-	}
 	if (numel * di.esize != t->nbytes || (t->nbytes && !t->data)) {
 		snprintf(err, errlen, "%s: tensor has %zu bytes, but its shape needs %" PRIu64,
 			 path, t->nbytes, numel * di.esize);
