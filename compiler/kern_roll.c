@@ -180,6 +180,11 @@ static void roll_range(const struct roll *r, struct kg *g, size_t lo, size_t hi,
 		struct adv bv = { 0 };
 		for (size_t s = cur; s < hi && s < cur + ROLL_PMAX; s++)
 			for (size_t P = 1; P <= ROLL_PMAX && s + 2 * P <= hi; P++) {
+				/* a loop from s runs at most (hi - s) / P periods: skip
+				 * what could not save more than the best found (the walk
+				 * of a long run per start and period was quadratic) */
+				if (((hi - s) / P - 1) * P <= saved)
+					continue;
 				struct adv v;
 				size_t k = iterations(r, s, P, hi, &v);
 				if (k >= 2 && (k - 1) * P > saved) {
