@@ -42,7 +42,7 @@
  * which the requantization only uses after the add; tiles and buffers then
  * hold whole pairs, as for an int8 output.
  *
- * The small-channel path (cv->c04, ATC's C04 for a first conv of 1-4
+ * The small-channel path (x_form C04, ATC's C04 for a first conv of 1-4
  * channels): x is [N][H][W][4], 8 bytes a pixel (geo.xpix), so the slabs
  * MTE2 brings are the image's own bytes, a quarter of C0 = 16's; load3d
  * c04=1 expands them with K ordered (tap, channel), 4 taps of 4 channels a
@@ -365,12 +365,12 @@ static void conv_args(struct cc_prog *p, const struct cc_conv *cv)
 	cc_ldarg(p, R_Y, 2);
 	if (cv->has_bias)
 		cc_ldarg(p, R_BIAS, 3);
-	if (cv->has_residual)
+	if (cc_conv_res(cv))
 		cc_ldarg(p, R_RES, cv->has_bias ? 4 : 3);
-	if (cv->int8)
-		cc_ldarg(p, R_DEQ, 3 + cv->has_bias + cv->has_residual);
-	if (cv->q8_out)
-		cc_ldarg(p, R_Y8, 3 + cv->has_bias + cv->has_residual + cv->int8);
+	if (cc_conv_x8(cv))
+		cc_ldarg(p, R_DEQ, 3 + cv->has_bias + cc_conv_res(cv));
+	if (cc_conv_y8(cv))
+		cc_ldarg(p, R_Y8, 3 + cv->has_bias + cc_conv_res(cv) + cc_conv_x8(cv));
 }
 
 /* A dry run of block b of a kernel of `blocks`: the arguments and b's path
@@ -407,12 +407,12 @@ struct geo {
  * a 32-byte block). */
 static int64_t res_bytes(const struct cc_conv *cv, int64_t px)
 {
-	return cv->has_residual ? px * PIX / (cv->res_int8 ? 2 : 1) : 0;
+	return cc_conv_res(cv) ? px * PIX / (cc_conv_r8(cv) ? 2 : 1) : 0;
 }
 
 /* Output tiles and UB buffers of whole pairs of channel blocks: an int8
  * block holds two fp16 ones (the int8 output, the int8 residual). */
-static int pairs_of(const struct cc_conv *cv) { return cv->q8_out || cv->res_int8; }
+static int pairs_of(const struct cc_conv *cv) { return cc_conv_y8(cv) || cc_conv_r8(cv); }
 
 static void geo_init(struct geo *g, const struct soc_config *cfg, const struct cc_conv *cv)
 {
@@ -421,19 +421,19 @@ static void geo_init(struct geo *g, const struct soc_config *cfg, const struct c
 	g->cv = cv;
 	/* an int8 pixel block is 32 channels of one byte: the same 32 bytes, so
 	 * slabs, load3d and the fractals keep their byte geometry */
-	g->k0 = cv->int8 ? 32 : 16;
+	g->k0 = cc_conv_x8(cv) ? 32 : 16;
 	g->C1 = cdiv(cv->cin, g->k0);
 	g->N1 = cdiv(cv->cout, 16);
 	g->S = cv->slices > 1 ? cv->slices : 1;
 	/* the bias of every slice a block may cover */
-	g->ub_fixed = up(g->S * g->N1 * PIX, 512) + (cv->int8 ? up(g->N1 * 64, 512) : 0);
+	g->ub_fixed = up(g->S * g->N1 * PIX, 512) + (cc_conv_x8(cv) ? up(g->N1 * 64, 512) : 0);
 	g->Ho = cc_conv_ho(cv);
 	g->Wo = cc_conv_wo(cv);
 	g->M = g->Ho * g->Wo;
 	g->M1 = cdiv(g->M, 16);
 	g->kk = cv->kh * cv->kw;
-	g->xpix = cv->c04 ? 8 : PIX;
-	g->kf1 = cv->c04 ? cdiv(g->kk * 4, 16) : g->kk;
+	g->xpix = cc_conv_c04(cv) ? 8 : PIX;
+	g->kf1 = cc_conv_c04(cv) ? cdiv(g->kk * 4, 16) : g->kk;
 	g->wslice = g->C1 * g->kf1 * g->N1 * FRAC;
 	g->XC1 = cv->x_c1 ? cv->x_c1 : g->S * g->C1;
 	g->XO = cv->x_c1 ? cv->x_c1o : 0;
@@ -750,9 +750,9 @@ static void cube_requant(struct kg *gn, const struct cc_conv *cv, const struct c
 			 int64_t ub, int64_t mf, int64_t nn)
 {
 	int64_t pairs = cdiv(nn, 2), tmp = ub + t->mf * t->upc * FRAC, px = mf * 16;
-	/* folded (cv->q8_folded): the values are already y / s_y, and this
+	/* folded (CC_CONV_Y_S8_FOLDED): the values are already y / s_y, and this
 	 * pass, needed anyway to interleave the pairs, applies the relu */
-	int relu = cv->q8_folded && cv->act == CC_ACT_RELU;
+	int relu = cv->y_form == CC_CONV_Y_S8_FOLDED && cv->act == CC_ACT_RELU;
 	int op = relu ? ISA_OP_VMAXS : ISA_OP_VMULS;
 	int64_t scale = kg_fbits(relu ? 0.0f : cv->q8_inv_scale);
 	for (int64_t pr = 0; pr < pairs; pr++) {
@@ -864,7 +864,7 @@ static void cube_res_load(struct kg *gn, const struct geo *g, const struct cube_
 	int64_t nn = min64(t->upc, tl->n1c - cs->rn0);
 	int b = (int)(cs->rload % t->nr);
 	wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);
-	if (g->cv->res_int8)
+	if (cc_conv_r8(g->cv))
 		cube_res_gm8(gn, g, t, tl, mem->ub_r[b], cs->rn0, nn);
 	else
 		cube_gm(gn, g, tl, mem->ub_r[b], cs->rn0, nn, 1);
@@ -885,7 +885,7 @@ static void cube_res_ahead(struct kg *gn, const struct geo *g, const struct cube
 			   const struct cube_mem *mem, struct cube_state *cs, int64_t only)
 {
 	int64_t ahead = t->nr > 1 ? t->nr - 1 : 1;
-	while (g->cv->has_residual && cs->rs < cs->ns && (only < 0 || cs->rs == only) &&
+	while (cc_conv_res(g->cv) && cs->rs < cs->ns && (only < 0 || cs->rs == only) &&
 	       cs->rload < cs->radd + ahead)
 		cube_res_load(gn, g, t, mem, cs);
 }
@@ -899,7 +899,7 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 	const struct cc_conv *cv = g->cv;
 	const struct tile *tl = &cs->st[si].t;
 	int64_t mf = tile_mf(tl);
-	int fused = cv->act == CC_ACT_RELU && !cv->has_bias && !cv->has_residual;
+	int fused = cv->act == CC_ACT_RELU && !cv->has_bias && !cc_conv_res(cv);
 	set_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
 	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_V, c);
 	for (int64_t n0 = 0; n0 < tl->n1c; n0 += t->upc) {
@@ -908,11 +908,11 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 		int64_t ub = mem->ub_q[q];
 		/* a group not loaded ahead (several in one tile) is loaded now:
 		 * its buffer was released by an add already issued */
-		while (cv->has_residual && cs->rload <= cs->groups)
+		while (cc_conv_res(cv) && cs->rload <= cs->groups)
 			cube_res_load(gn, g, t, mem, cs);
 		cs->groups++;
 		wait_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
-		if (cv->int8) { /* each channel block with its own dequant scales */
+		if (cc_conv_x8(cv)) { /* each channel block with its own dequant scales */
 			for (int64_t n1 = 0; n1 < nn; n1++) {
 				int rd = reg(gn, ub + n1 * mf * FRAC);
 				int rs1 = reg(gn, c * mem->l0c_half + (n0 + n1) * mf * 1024);
@@ -943,7 +943,7 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 				    mem->ub_bias +
 					    ((tl->sl - cs->sl0) * g->N1 + tl->n1a + n0 + n1) * PIX,
 				    mf * 2, 1, 8, 0, 0);
-		if (cv->has_residual) {
+		if (cc_conv_res(cv)) {
 			/* the buffer's whole [nn][mf*16] pixels: the rows between
 			 * images are junk on both sides and are not written */
 			int b = (int)(cs->radd % t->nr);
@@ -951,7 +951,7 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 			wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 1 + b);
 			/* (the output buffer's second half is free: MTE3 is done
 			 * with it and the requantization comes after the add) */
-			if (cv->res_int8)
+			if (cc_conv_r8(cv))
 				cube_res_dequant(gn, cv, t, mem->ub_r[b], ub + t->mf * t->upc * FRAC,
 						 mf, nn);
 			for (int64_t r = 0; r < reps; r += MAX_REP)
@@ -967,16 +967,17 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 		int masked = clip_needs_mask(cv) && tl->n1a + n0 + nn == g->N1;
 		/* (a folded requantization's relu comes with its interleave) */
 		if (nn - masked > 0)
-			emit_act(gn, cv, ub, (nn - masked) * mf * 16, fused || cv->q8_folded, 0);
+			emit_act(gn, cv, ub, (nn - masked) * mf * 16,
+				 fused || cv->y_form == CC_CONV_Y_S8_FOLDED, 0);
 		if (masked)
 			emit_act(gn, cv, ub + (nn - 1) * mf * FRAC, mf * 16, fused, 1);
-		if (cv->q8_out)
+		if (cc_conv_y8(cv))
 			cube_requant(gn, cv, t, ub, mf, nn);
 		set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
 		wait_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE3, q);
-		if (!cv->no_fp16_out)
+		if (cc_conv_y16(cv))
 			cube_gm(gn, g, tl, ub, n0, nn, 0);
-		if (cv->q8_out)
+		if (cc_conv_y8(cv))
 			cube_gm8(gn, g, t, tl, ub, n0, nn);
 		set_flag(gn, ISA_PIPE_MTE3, ISA_PIPE_V, q);
 	}
@@ -1050,7 +1051,7 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 		KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = R_BIDX, .rs1 = R_TMP, .rs2 = rs2, .rs3 = rs3,
 		     .kh = cv->kh, .kw = cv->kw, .sh = cv->sh, .sw = cv->sw, .dh = cv->dh,
 		     .dw = cv->dw, .mcnt = mfi * 16, .k1cnt = kn,
-		     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16, .c04 = cv->c04);
+		     .dt = cc_conv_x8(cv) ? ISA_DT_S8 : ISA_DT_F16, .c04 = cc_conv_c04(cv));
 		rep_end(gn, &r);
 	} else {
 		for (int64_t i = 0; i < tl->nimg; i++) {
@@ -1060,7 +1061,7 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 			KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = rd, .rs1 = rs1, .rs2 = rs2,
 			     .rs3 = rs3, .kh = cv->kh, .kw = cv->kw, .sh = cv->sh, .sw = cv->sw,
 			     .dh = cv->dh, .dw = cv->dw, .mcnt = mfi * 16, .k1cnt = kn,
-			     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16, .c04 = cv->c04);
+			     .dt = cc_conv_x8(cv) ? ISA_DT_S8 : ISA_DT_F16, .c04 = cc_conv_c04(cv));
 		}
 	}
 	int64_t key[5] = { s->c1a * g->kf1 + kp, kn, tl->n1a, tl->n1c, tl->sl };
@@ -1078,7 +1079,7 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 	int rs2 = reg(gn, pb * mem->l0b_half);
 	KG_I(gn, MMAD, ISA_OP_MMAD, .rd = rd, .rs1 = rs1, .rs2 = rs2, .m = tile_m(tl),
 	     .k = kn * g->k0, .n = tl->n1c * 16, .init = first,
-	     .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16);
+	     .dt = cc_conv_x8(cv) ? ISA_DT_S8 : ISA_DT_F16);
 	set_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
 }
 
@@ -1160,9 +1161,9 @@ static void cube_block(struct kg *gn, const struct geo *g, const struct cube_til
 	if (cv->has_bias)
 		xfer(gn, ISA_OP_MOV_GM_UB, R_TMP, R_BIAS, sl0 * g->N1 * PIX, mem.ub_bias, 1,
 		     nsl * g->N1, 0, 0);
-	if (cv->int8) /* 16 fp32 scales per channel block: 64 bytes */
+	if (cc_conv_x8(cv)) /* 16 fp32 scales per channel block: 64 bytes */
 		xfer(gn, ISA_OP_MOV_GM_UB, R_TMP, R_DEQ, 0, mem.ub_deq, 1, g->N1 * 2, 0, 0);
-	if (cv->has_bias || cv->int8) {
+	if (cv->has_bias || cc_conv_x8(cv)) {
 		set_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
 	}
@@ -1236,7 +1237,7 @@ static void cube_count(const struct geo *g, struct cube_counts *n)
 	kg_init(&gn, &dp, R_CACHE0, R_CACHE1);
 	int64_t upc = pairs_of(cv) ? 2 : 1;
 	struct cube_tiling t = { .ng = 1, .mt = 1, .nt = 1, .nch = 1, .es = 1, .ew = 1, .nq = 1,
-				 .nr = cv->has_residual, .upc = upc, .gi = 2, .mfi = 1, .mf = 2,
+				 .nr = cc_conv_res(cv), .upc = upc, .gi = 2, .mfi = 1, .mf = 2,
 				 .nf = upc, .c1f = 1, .kf = 1, .tiles = 1, .blocks = 1,
 				 .slab_bytes = 512, .w_bytes = 512 };
 	struct cube_mem mem;
@@ -1291,7 +1292,7 @@ static double occ(const struct geo *g, const struct isa_insn *in)
 static double mmad_occ(const struct geo *g, int64_t m, int64_t k1, int64_t n1)
 {
 	struct isa_insn in = { .op = ISA_OP_MMAD, .m = m, .k = k1 * g->k0, .n = n1 * 16,
-			       .dt = g->cv->int8 ? ISA_DT_S8 : ISA_DT_F16 };
+			       .dt = cc_conv_x8(g->cv) ? ISA_DT_S8 : ISA_DT_F16 };
 	return occ(g, &in);
 }
 
@@ -1372,7 +1373,7 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 	/* a last pixel tile may be short */
 	double out = (double)nb * ga * (double)(((mfi - 1) * 16 + 1) * nf * PIX);
 	/* the residual: as many bytes read as written (half as int8) */
-	double rbytes = cv->has_residual ? out / (cv->res_int8 ? 2 : 1) : 0;
+	double rbytes = cc_conv_res(cv) ? out / (cc_conv_r8(cv) ? 2 : 1) : 0;
 	double bytes = (sbytes + rbytes) / (g->acold ? wrd : rd) + wbytes / (wcold ? wrd : rd);
 	double lat = (double)(sim_mem_time(&g->cc, 0, 0, 0, share, share).lat +
 			      sim_mem_time(&g->cc, 0, 0, 1, share, share).lat);
@@ -1391,7 +1392,7 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 	 * least the smallest load's and cube step's occupancy and latency */
 	struct sim_cost ld = load3d_cost(g, 1, 1);
 	struct isa_insn mm = { .op = ISA_OP_MMAD, .m = 16, .k = g->k0, .n = 16,
-			       .dt = cv->int8 ? ISA_DT_S8 : ISA_DT_F16 };
+			       .dt = cc_conv_x8(cv) ? ISA_DT_S8 : ISA_DT_F16 };
 	struct sim_cost mc = sim_insn_cost_insn(&g->cc, &mm, NULL, NULL, NULL);
 	double chain = (double)steps / 2.0 * (double)(ld.occ + ld.lat + mc.occ + mc.lat);
 	/* the search order: the lower bound is often the cube work alone, the same
@@ -1587,7 +1588,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 				}
 				/* an output buffer (and a residual one) of one block */
 				if (mf * nf * 1024 > cfg->l0c_size_kb * 512 ||
-				    g->ub_fixed + (1 + cv->has_residual) * mf * FRAC +
+				    g->ub_fixed + (1 + cc_conv_res(cv)) * mf * FRAC +
 						    (pairs_of(cv) ? 3 * mf * FRAC : 0) > ub)
 					continue;
 				for (int64_t b = 0; b < nnch; b++) {
@@ -1795,9 +1796,8 @@ static size_t conv_key(const struct cc_conv *cv, int64_t *key)
 	int64_t k[] = { cv->n,	   cv->cin,	cv->h,	    cv->w,	    cv->cout,	 cv->kh,
 			cv->kw,	   cv->sh,	cv->sw,	    cv->pt,	    cv->pl,	 cv->pb,
 			cv->pr,	   cv->dh,	cv->dw,	    cv->groups,	    cv->has_bias, cv->act,
-			clip_needs_mask(cv),	cv->has_residual, cv->x_c1, cv->x_c1o,	 cv->y_n1,
-			cv->y_n1o, cv->slices,	cv->int8,   cv->q8_out,	    cv->no_fp16_out,
-			cv->c04,   cv->res_int8, cv->q8_folded };
+			clip_needs_mask(cv),	cv->r_form, cv->x_c1, cv->x_c1o,	 cv->y_n1,
+			cv->y_n1o, cv->slices,	cv->x_form, cv->y_form };
 	memcpy(key, k, sizeof k);
 	return sizeof k / sizeof k[0];
 }
@@ -1871,8 +1871,8 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 			int64_t bufs = (ub - g->ub_fixed) / (t.mf * t.upc * FRAC);
 			/* residual buffers: one (the UB is short) or two (a load need
 			 * not wait for the latest add); the output buffers get the rest */
-			int nrs = cv->has_residual ? 2 : 0;
-			for (int nr = cv->has_residual; nr <= nrs; nr++) {
+			int nrs = cc_conv_res(cv) ? 2 : 0;
+			for (int nr = cc_conv_res(cv); nr <= nrs; nr++) {
 				if (nr > g->ev - 1 || nr >= bufs)
 					break;
 				t.nr = nr;
@@ -2307,32 +2307,23 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 			 (long long)ISA_MAX(FMATRIX, fw));
 		return -1;
 	}
-	if ((cv->q8_out || cv->no_fp16_out) &&
-	    (cv->groups != 1 || cv->x_c1 || cv->y_n1 || !cv->q8_out ||
-	     !(cv->q8_inv_scale > 0.0f) || !isfinite(cv->q8_inv_scale))) {
-		snprintf(err, errlen, "conv: an int8 output needs a plain convolution and a "
-				      "positive scale");
-		return -1;
-	}
-	if (cv->q8_folded && (!cv->q8_out || !cv->no_fp16_out || cv->act == CC_ACT_CLIP)) {
-		snprintf(err, errlen, "conv: a folded requantization needs an int8 output only "
-				      "and no clip");
-		return -1;
-	}
-	if (cv->res_int8 && (!cv->has_residual || cv->groups != 1 || cv->x_c1 || cv->y_n1 ||
-			     cv->slices > 1 || !(cv->r_scale > 0.0f) || !isfinite(cv->r_scale))) {
-		snprintf(err, errlen, "conv: an int8 residual needs a plain convolution with a "
-				      "residual and a positive scale");
-		return -1;
-	}
-	if (cv->int8 && (cv->groups != 1 || cv->x_c1 || cv->y_n1)) {
+	/* the int8 forms are whole tensors of one conv, with their scales */
+	if ((cc_conv_x8(cv) || cc_conv_y8(cv) || cc_conv_r8(cv)) &&
+	    (cv->groups != 1 || cv->x_c1 || cv->y_n1 || cv->slices > 1)) {
 		snprintf(err, errlen, "conv: int8 for a grouped or depthwise convolution or a "
 				      "channel slice is not supported yet");
 		return -1;
 	}
-	if (cv->slices < 0 || (cv->slices > 1 && (cv->cin % 16 || cv->cout % 16 || cv->int8 ||
-						    cv->q8_out || is_depthwise(cv)))) {
-		snprintf(err, errlen, "conv: %lld slices need a cube convolution in fp16 of whole "
+	if ((cc_conv_y8(cv) && !(cv->q8_inv_scale > 0.0f && isfinite(cv->q8_inv_scale))) ||
+	    (cc_conv_r8(cv) && !(cv->r_scale > 0.0f && isfinite(cv->r_scale))) ||
+	    (cv->y_form == CC_CONV_Y_S8_FOLDED && cv->act == CC_ACT_CLIP)) {
+		snprintf(err, errlen, "conv: an int8 output or residual needs a positive scale "
+				      "(a folded requantization, no clip)");
+		return -1;
+	}
+	if (cv->slices < 0 ||
+	    (cv->slices > 1 && (cv->cin % 16 || cv->cout % 16 || is_depthwise(cv)))) {
+		snprintf(err, errlen, "conv: %lld slices need a cube convolution of whole "
 			 "16-channel blocks (cin %lld, cout %lld)", (long long)cv->slices,
 			 (long long)cv->cin, (long long)cv->cout);
 		return -1;
@@ -2344,21 +2335,17 @@ static int check_conv(const struct cc_conv *cv, char *err, size_t errlen)
 			 "channel blocks", (long long)cv->x_c1, (long long)cv->y_n1);
 		return -1;
 	}
-	if (cv->has_residual && cv->groups != 1) {
+	if (cc_conv_res(cv) && cv->groups != 1) {
 		snprintf(err, errlen, "conv: a residual added to a grouped or depthwise "
 			 "convolution is not supported yet");
 		return -1;
 	}
-	if (cv->c04) {
-		struct cc_conv plain = *cv;
-		plain.c04 = 0;
-		if (!cc_conv_c04_ok(&plain)) {
-			snprintf(err, errlen, "conv: the small-channel (C04) path needs a plain fp16 "
-					      "convolution of at most 4 input channels and an input "
-					      "width that is a multiple of 4 (cin %lld, width %lld)",
-				 (long long)cv->cin, (long long)cv->w);
-			return -1;
-		}
+	if (cc_conv_c04(cv) && !cc_conv_c04_ok(cv)) {
+		snprintf(err, errlen, "conv: the small-channel (C04) path needs a plain fp16 "
+				      "convolution of at most 4 input channels and an input "
+				      "width that is a multiple of 4 (cin %lld, width %lld)",
+			 (long long)cv->cin, (long long)cv->w);
+		return -1;
 	}
 	if (cv->act == CC_ACT_CLIP && !(cv->clip_lo <= cv->clip_hi)) {
 		snprintf(err, errlen, "conv: clip range [%g, %g] is empty", (double)cv->clip_lo,
@@ -2375,7 +2362,7 @@ int cc_conv_c04_ok(const struct cc_conv *cv)
 	 * (a requantized int8 copy included) does not depend on the input's C0 */
 	int flat = cv->kh == 1 && cv->kw == 1 && cv->sh == 1 && cv->sw == 1 && !cv->pt &&
 		   !cv->pl && !cv->pb && !cv->pr;
-	return !cv->c04 && cv->groups == 1 && cv->cin >= 1 && cv->cin <= 4 && !cv->int8 &&
+	return cv->groups == 1 && cv->cin >= 1 && cv->cin <= 4 && !cc_conv_x8(cv) &&
 	       cv->slices <= 1 && !cv->x_c1 &&
 	       (cv->w % 4 == 0 || (flat && cv->h * cv->w % 4 == 0));
 }
@@ -2426,12 +2413,12 @@ uint64_t cc_conv_weight_bytes(const struct cc_conv *cv)
 		return (uint64_t)cv->slices * cc_conv_weight_bytes(&one);
 	}
 	uint64_t kk = (uint64_t)(cv->kh * cv->kw);
-	if (cv->int8) /* [K1][N1][32][16] bytes: 512 per fractal, as fp16's */
+	if (cc_conv_x8(cv)) /* [K1][N1][32][16] bytes: 512 per fractal, as fp16's */
 		return (uint64_t)cdiv(cv->cin, 32) * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
 	uint64_t c1 = (uint64_t)cdiv(cv->cin, 16);
 	if (is_depthwise(cv))
 		return c1 * kk * PIX;
-	if (cv->c04) /* 4 taps of 4 channels a fractal row */
+	if (cc_conv_c04(cv)) /* 4 taps of 4 channels a fractal row */
 		return (uint64_t)cdiv((int64_t)kk * 4, 16) * (uint64_t)cdiv(cv->cout, 16) * FRAC;
 	return c1 * kk * (uint64_t)cdiv(cv->cout, 16) * FRAC;
 }
@@ -2448,7 +2435,7 @@ void cc_conv_layout_weights(const struct cc_conv *cv, const float *w, uint16_t *
 			cc_conv_layout_weights(&one, w + sl * per, out + (size_t)sl * n);
 		return;
 	}
-	if (cv->c04) {
+	if (cc_conv_c04(cv)) {
 		/* K element kx = k1*16 + k is tap kx / 4, channel kx % 4, the order
 		 * load3d c04=1 expands the input in; zero past the taps and cin */
 		int64_t K1 = cdiv(kk * 4, 16);

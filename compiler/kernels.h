@@ -327,6 +327,49 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 /* Activation fused into a kernel's output path. */
 enum cc_act { CC_ACT_NONE, CC_ACT_RELU, CC_ACT_CLIP };
 
+/* The conv's input x. */
+enum cc_conv_x {
+	CC_CONV_X_F16, /* fp16 NC1HWC0, C0 = 16 */
+	/* The small-channel path (ATC's C04, groups == 1, cin <= 4, no slice):
+	 * fp16 NC1HWC0 with C0 = 4 ([N][H][W][4], 8 bytes a pixel, the image's
+	 * own bytes), w a multiple of 4 unless the conv is 1x1 stride 1
+	 * unpadded (cc_conv_c04_ok); load3d c04=1 expands it, and the weights
+	 * are FRACTAL_Z in its K order (K row k = tap k / 4, channel k % 4):
+	 * ceil(kh*kw*4 / 16) fractal rows instead of kh*kw. */
+	CC_CONV_X_F16_C04,
+	/* int8 on the cube (groups == 1, no slice): int8 NC1HWC0 with C0 = 32,
+	 * the weights int8 FRACTAL_Z with 32-row K fractals, L0C int32, and the
+	 * drain dequantizes each output channel with its own scale (the kernel
+	 * argument after the residual: fp32, cout padded to 16) before the
+	 * bias, residual and activation, which stay fp16. */
+	CC_CONV_X_S8,
+};
+/* What the conv writes.  The int8 forms are the requantization fused into
+ * the output path (groups == 1, no slice): the result, after bias,
+ * residual and activation, as int8 NC1HWC0 with C0 = 32, q =
+ * saturate(rne(y * q8_inv_scale)) in fp16, for int8 convolutions that read
+ * it (the argument after the dequant scales). */
+enum cc_conv_y {
+	CC_CONV_Y_F16,    /* fp16 y only */
+	CC_CONV_Y_F16_S8, /* fp16 y and its int8 form */
+	CC_CONV_Y_S8,     /* the int8 form only */
+	/* The int8 form only, ATC's requantization (RequantFusionPass), no
+	 * clip: the output scale is folded into the dequant scales, the bias
+	 * and r_scale (lower_quant.c), so the drain computes y / s_y directly,
+	 * q8_inv_scale is 1 and a relu is applied by the pass that interleaves
+	 * the pairs for the narrowing (vmaxs 0) instead of a pass of its own. */
+	CC_CONV_Y_S8_FOLDED,
+};
+/* The residual r, in y's shape, added before the activation. */
+enum cc_conv_r {
+	CC_CONV_R_NONE,
+	CC_CONV_R_F16, /* fp16 NC1HWC0 */
+	/* int8 NC1HWC0 with C0 = 32 (the form a producer's requantization
+	 * writes; groups == 1, no slice), dequantized on chip to fp16(q *
+	 * r_scale) before the add, as the QDQ graph's DequantizeLinear on the
+	 * Add's input says; half the bytes of the fp16 residual. */
+	CC_CONV_R_S8,
+};
 struct cc_conv {
 	int64_t n, cin, h, w;   /* input, NC1HWC0 with C1 = ceil(cin / 16) */
 	int64_t cout, kh, kw;   /* output channels, kernel size */
@@ -338,7 +381,6 @@ struct cc_conv {
 	int has_bias;
 	enum cc_act act;
 	float clip_lo, clip_hi; /* CC_ACT_CLIP */
-	int has_residual;       /* groups == 1 only: r added before act */
 	/* A channel slice of larger tensors: x has x_c1 channel blocks per
 	 * image and the conv reads blocks [x_c1o, x_c1o + C1) of each; y (and
 	 * r) has y_n1 and the conv writes [y_n1o, y_n1o + N1).  0: the tensors
@@ -354,44 +396,32 @@ struct cc_conv {
 	 * values [s*cout, (s + 1)*cout) of the bias argument.  Cube path, not
 	 * int8; cin and cout multiples of 16. */
 	int64_t slices;
-	/* int8 on the cube (groups == 1, no slice): x is int8 NC1HWC0 with C0 =
-	 * 32, the weights int8 FRACTAL_Z with 32-row K fractals, L0C int32, and
-	 * the drain dequantizes each output channel with its own scale (the
-	 * kernel argument after the residual: fp32, cout padded to 16) before
-	 * the bias, residual and activation, which stay fp16. */
-	int int8;
-	/* Requantization fused into the output path (groups == 1, no slice):
-	 * the result, after bias, residual and activation, is also written as
-	 * int8 NC1HWC0 with C0 = 32, q = saturate(rne(y * q8_inv_scale)) in
-	 * fp16, for int8 convolutions that read it (the argument after the
-	 * dequant scales); no_fp16_out: only that form is written. */
-	int q8_out, no_fp16_out;
+	/* What the kernel reads and writes (enum cc_conv_x, cc_conv_y,
+	 * cc_conv_r; { 0 }: fp16 in and out, no residual) and the scales the
+	 * int8 forms take: q8_inv_scale the int8 y's 1 / s_y, r_scale the int8
+	 * residual's s_r.  A residual needs groups == 1. */
+	enum cc_conv_x x_form;
+	enum cc_conv_y y_form;
 	float q8_inv_scale;
-	/* ATC's requantization (RequantFusionPass) with no fp16 output and no
-	 * clip: the output scale is folded into the dequant scales, the bias and
-	 * r_scale (lower_quant.c), so the drain computes y / s_y directly,
-	 * q8_inv_scale is 1 and a relu is applied by the pass that interleaves
-	 * the pairs for the narrowing (vmaxs 0) instead of a pass of its own. */
-	int q8_folded;
-	/* The small-channel path (ATC's C04, groups == 1, cin <= 4, fp16, no
-	 * slice): x is NC1HWC0 with C0 = 4 ([N][H][W][4], 8 bytes a pixel, the
-	 * image's own bytes), w a multiple of 4 unless the conv is 1x1 stride 1
-	 * unpadded; load3d c04=1 expands it, and the weights are FRACTAL_Z in
-	 * its K order (K row k = tap k / 4, channel k % 4): ceil(kh*kw*4 / 16)
-	 * fractal rows instead of kh*kw. */
-	int c04;
-	/* The residual read as int8 (has_residual, groups == 1, no slice): r
-	 * is int8 NC1HWC0 with C0 = 32 (the form a producer's requantization
-	 * writes), dequantized on chip to fp16(q * r_scale) before the add, as
-	 * the QDQ graph's DequantizeLinear on the Add's input says; half the
-	 * bytes of the fp16 residual. */
-	int res_int8;
+	enum cc_conv_r r_form;
 	float r_scale;
 	/* The compile's tilings chosen so far (NULL: none kept): a layer of a
 	 * shape already seen takes that layer's tiling without a search. */
 	struct cc_tile_cache *cache;
 };
-/* Whether cv (c04 off) could take the small-channel path. */
+/* The questions the kernel asks of the forms (1 or 0): an int8 x, the
+ * small-channel x, a residual, an int8 residual, y's int8 form written,
+ * y's fp16 form written. */
+static inline int cc_conv_x8(const struct cc_conv *cv) { return cv->x_form == CC_CONV_X_S8; }
+static inline int cc_conv_c04(const struct cc_conv *cv)
+{
+	return cv->x_form == CC_CONV_X_F16_C04;
+}
+static inline int cc_conv_res(const struct cc_conv *cv) { return cv->r_form != CC_CONV_R_NONE; }
+static inline int cc_conv_r8(const struct cc_conv *cv) { return cv->r_form == CC_CONV_R_S8; }
+static inline int cc_conv_y8(const struct cc_conv *cv) { return cv->y_form != CC_CONV_Y_F16; }
+static inline int cc_conv_y16(const struct cc_conv *cv) { return cv->y_form <= CC_CONV_Y_F16_S8; }
+/* Whether cv's shape (and fp16 input) allows the small-channel path. */
 int cc_conv_c04_ok(const struct cc_conv *cv);
 /* Whether the cube path has a tiling of cv that fits the SoC's buffers (its
  * K is chunked by channel blocks only: a large kernel of few channels, a
@@ -405,11 +435,13 @@ static inline int64_t cc_conv_wo(const struct cc_conv *c)
 {
 	return (c->w + c->pl + c->pr - c->dw * (c->kw - 1) - 1) / c->sw + 1;
 }
-/* y = act(conv(x, w) + bias + r).  Arguments: 0 x (NC1HWC0), 1 the weights
- * as cc_conv_layout_weights lays them out, 2 y (NC1HWC0), 3 the bias (fp16,
- * cout padded to 16; with slices, S*cout) when has_bias, then the residual
- * r (NC1HWC0, y's shape; res_int8: int8 with C0 = 32) when has_residual.  Each step rounds to fp16 as
- * separate kernels would: fp16(fp16(fp16(conv) + bias) + r), then act. */
+/* y = act(conv(x, w) + bias + r).  Arguments: 0 x (in its x_form), 1 the
+ * weights as cc_conv_layout_weights lays them out, 2 y (fp16 NC1HWC0), 3
+ * the bias (fp16, cout padded to 16; with slices, S*cout) when has_bias,
+ * then the residual r (y's shape, in its r_form) when there is one, the
+ * dequant scales for an int8 x, y's int8 form when y_form writes one.  Each
+ * step rounds to fp16 as separate kernels would: fp16(fp16(fp16(conv) +
+ * bias) + r), then act. */
 int cc_gen_conv(const struct soc_config *cfg, const struct cc_conv *cv, struct cc_prog *p,
 		unsigned *block_dim, char *err, size_t errlen);
 /* Bytes of the device weights of cv (FRACTAL_Z for the cube, grouped convs
@@ -436,7 +468,7 @@ struct cc_qlinear {
 };
 int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int64_t elems,
 		   struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen);
-/* cv->int8: wq is [cout][cin][kh][kw] int8; out gets cc_conv_weight_bytes. */
+/* x_form CC_CONV_X_S8: wq is [cout][cin][kh][kw] int8; out gets cc_conv_weight_bytes. */
 void cc_conv_layout_weights_s8(const struct cc_conv *cv, const int8_t *wq, int8_t *out);
 /* Quantize an fp16 NC1HWC0 tensor (C0 = 16, c channels, n images of hw
  * pixels) to int8 NC1HWC0 with C0 = 32: q = saturate(rne(x * inv_scale)),

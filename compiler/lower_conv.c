@@ -428,8 +428,9 @@ int lower_conv(struct cc_ctx *c, struct cc_node *n)
 	cv.act = (enum cc_act)n->act;
 	cv.clip_lo = n->act_lo;
 	cv.clip_hi = n->act_hi;
-	cv.has_residual = ri >= 0;
-	cv.c04 = dev_c04(&c->dev[xi]); /* the input was laid out for it (cc_conv_c04_input) */
+	cv.r_form = ri >= 0 ? CC_CONV_R_F16 : CC_CONV_R_NONE;
+	/* the input was laid out for it (cc_conv_c04_input) */
+	cv.x_form = dev_c04(&c->dev[xi]) ? CC_CONV_X_F16_C04 : CC_CONV_X_F16;
 	if (c->dev[xi].where == W_NONE)
 		return NODE_FAIL(c, n, "a constant input is not supported yet");
 	/* the kernel reads the residual in the output's own layout */

@@ -38,7 +38,7 @@ int cc_conv_task(struct cc_ctx *c, struct cc_node *n, struct cc_conv *cv,
 	else
 		weight_arg(t, d->w_off);
 	cc_arg_tensor(c, t, d->y);
-	if (cv->no_fp16_out) /* y's fp16 bytes are not written */
+	if (!cc_conv_y16(cv)) /* y's fp16 bytes are not written */
 		t->bytes -= (uint64_t)dev_elems(&c->dev[d->y]) * 2;
 	if (d->bias >= 0) /* a grouped conv's slices' biases follow one another */
 		weight_arg(t, d->b_off);
@@ -54,13 +54,13 @@ int cc_conv_task(struct cc_ctx *c, struct cc_node *n, struct cc_conv *cv,
 		cc_io_add(t, 0, d->bias, d->bias, CC_F16, CC_FMT_ND);
 	if (d->r.ti >= 0)
 		cc_io_add(t, 0, d->r.ti, d->r.shape, d->r.dtype, d->r.fmt);
-	if (!cv->no_fp16_out)
+	if (cc_conv_y16(cv))
 		cc_io_dev(c, t, 1, d->y);
 	if (d->y8 >= 0)
 		cc_io_add(t, 1, d->y8, d->y, CC_I8, CC_FMT_NC1HWC0);
 	t->flops = d->flops;
 	t->bytes += d->bytes;
-	if (cv->c04)
+	if (cc_conv_c04(cv))
 		snprintf(t->note, sizeof t->note, "small-channel path (C04 input)");
 	return 0;
 }

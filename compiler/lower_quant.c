@@ -73,8 +73,7 @@ int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_con
 			return -1;
 		s = c->dev[full].q8_scale;
 		cc_q8_readers(c, n, full, &fp16);
-		cv->q8_out = 1;
-		cv->no_fp16_out = !fp16;
+		cv->y_form = fp16 ? CC_CONV_Y_F16_S8 : CC_CONV_Y_S8;
 		cv->q8_inv_scale = 1.0f / s;
 		return c->dev[out].q8 - 1;
 	}
@@ -104,8 +103,7 @@ int cc_q8_plan(struct cc_ctx *c, const struct cc_node *n, int out, struct cc_con
 		c->dev[out].q8_scale = s;
 		sc = v;
 	}
-	cv->q8_out = 1;
-	cv->no_fp16_out = !fp16;
+	cv->y_form = fp16 ? CC_CONV_Y_F16_S8 : CC_CONV_Y_S8;
 	cv->q8_inv_scale = inv;
 	return sc;
 }
@@ -149,27 +147,30 @@ static int q8_form(struct cc_ctx *c, struct cc_node *n, int ti, float s, const c
 /* ATC's RequantFusionPass: when only the int8 form of the output is written
  * and no clip follows, the output's 1 / s_y is folded into the dequant
  * scales, the bias and the residual's scale, so that the drain computes
- * y / s_y and needs no pass to scale it (cc_conv.q8_folded).  Not when a
+ * y / s_y and needs no pass to scale it (CC_CONV_Y_S8_FOLDED).  Not when a
  * folded value would leave fp16's range, nor with an fp16 residual (added
  * as it is, in y's units). */
 static int q8_fold(const struct cc_conv *cv, const float *bias, int64_t nb)
 {
-	if (!cv->q8_out || !cv->no_fp16_out || cv->act == CC_ACT_CLIP ||
-	    (cv->has_residual && !cv->res_int8)) /* (an fp16 residual is in y's units) */
+	if (cv->y_form != CC_CONV_Y_S8 || cv->act == CC_ACT_CLIP ||
+	    cv->r_form == CC_CONV_R_F16) /* (an fp16 residual is in y's units) */
 		return 0;
 	float inv = cv->q8_inv_scale;
 	for (int64_t i = 0; i < nb; i++)
 		if (!(fabsf(bias[i] * inv) <= 60000.0f))
 			return 0;
 	float r = cv->r_scale * inv;
-	return !cv->res_int8 || (r >= 1.0f / 16384 && r <= 60000.0f);
+	return cv->r_form != CC_CONV_R_S8 || (r >= 1.0f / 16384 && r <= 60000.0f);
 }
 
 int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int bi, int ri,
 		       int out, const struct cc_conv *cv0, const float *w)
 {
 	struct cc_conv cv = *cv0;
-	cv.int8 = 1;
+	if (cv.x_form != CC_CONV_X_F16) /* (cc_conv_c04_input keeps int8 convs' inputs) */
+		return NODE_FAIL(c, n, "an int8 convolution of a small-channel input is not "
+				       "supported");
+	cv.x_form = CC_CONV_X_S8;
 	int64_t per = cv.cin * cv.kh * cv.kw, c16 = cc_pad16(cv.cout);
 	uint64_t wb = cc_conv_weight_bytes(&cv);
 
@@ -179,7 +180,7 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	if (sc < 0 || (ri >= 0 && n->q_r_scale > 0 && r8 < 0))
 		return -1;
 	if (r8 >= 0) {
-		cv.res_int8 = 1;
+		cv.r_form = CC_CONV_R_S8;
 		cv.r_scale = n->q_r_scale;
 	}
 	if (cc_ws_place(c, out))
@@ -197,9 +198,10 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	if (bi >= 0 && !(bf = cc_const_floats(c, n, bi)))
 		goto fail;
 	/* the output scale folded in (requantization), or 1 */
-	cv.q8_folded = q8_fold(&cv, bf, bi >= 0 ? cv.cout : 0);
-	float fold = cv.q8_folded ? cv.q8_inv_scale : 1.0f;
-	if (cv.q8_folded) {
+	int folded = q8_fold(&cv, bf, bi >= 0 ? cv.cout : 0);
+	float fold = folded ? cv.q8_inv_scale : 1.0f;
+	if (folded) {
+		cv.y_form = CC_CONV_Y_S8_FOLDED;
 		cv.r_scale *= fold;
 		cv.q8_inv_scale = 1.0f;
 	}
@@ -228,7 +230,7 @@ int cc_conv_int8_tasks(struct cc_ctx *c, struct cc_node *n, int xi, int wi, int 
 	free(deq);
 	free(bh);
 	free(bf);
-	if (cv.q8_folded)
+	if (folded)
 		cc_log(&c->log, "  '%s': requantization folded into its dequant scales (1/%g)",
 		       n->name, (double)(1.0f / fold));
 

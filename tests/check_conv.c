@@ -65,7 +65,7 @@ static struct cc_conv conv(int64_t n, int64_t cin, int64_t h, int64_t w, int64_t
 /* cv with a residual, a bias or not and an activation. */
 static struct cc_conv residual(struct cc_conv cv, int bias, enum cc_act act, float lo, float hi)
 {
-	cv.has_residual = 1;
+	cv.r_form = CC_CONV_R_F16;
 	cv.has_bias = bias;
 	cv.act = act;
 	cv.clip_lo = lo;
@@ -106,7 +106,7 @@ static double conv_at(const struct cc_conv *cv, const uint16_t *x, const float *
 			}
 		}
 	}
-	if (cv->has_residual) {
+	if (cc_conv_res(cv)) {
 		int64_t ho = cc_conv_ho(cv), wo = cc_conv_wo(cv);
 		acc += dv_f16_to_f32(r[(((n * N1 + co / 16) * ho + oh) * wo + ow) * 16 + co % 16]);
 	}
@@ -234,7 +234,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 		w[i] = dv_round_f16(rand_pm1(&seed));
 	for (int64_t c = 0; c < cv->cout; c++)
 		bias[c] = dv_f32_to_f16(rand_pm1(&seed));
-	if (cv->has_residual) /* the real channels; the padding lanes stay 0 */
+	if (cc_conv_res(cv)) /* the real channels; the padding lanes stay 0 */
 		for (size_t i = 0; i < ny; i++)
 			if ((int64_t)(i / 16 / (size_t)(ho * wo) % (size_t)N1) * 16 +
 				    (int64_t)(i % 16) < cv->cout)
@@ -243,7 +243,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 
 	int64_t args[5];
 	unsigned nargs = 0;
-	if (cv->c04) { /* the device's x: [n][h][w][4], the first 4 lanes of each pixel */
+	if (cc_conv_c04(cv)) { /* the device's x: [n][h][w][4], the first 4 lanes of each pixel */
 		uint16_t *x4 = malloc(nx / 4 * 2);
 		ck_assert_ptr_nonnull(x4);
 		for (size_t i = 0; i < nx / 4; i++)
@@ -259,7 +259,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	if (cv->has_bias)
 		args[nargs++] = (int64_t)gm_buffer(dev, bias, (uint64_t)N1 * 32, 0);
 	uint64_t ra = 0;
-	if (cv->has_residual)
+	if (cc_conv_res(cv))
 		args[nargs++] = (int64_t)(ra = gm_buffer(dev, rr, ny * 2, 0));
 
 	struct sim_result res;
@@ -283,7 +283,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 		for (size_t i = ny; i < ny + SLACK / 2; i++)
 			ck_assert_msg(y[i] == SENTINEL, "%s: written past the output (+%zu)", soc,
 				      (i - ny) * 2);
-		if (cv->has_residual) { /* read, never written */
+		if (cc_conv_res(cv)) { /* read, never written */
 			ck_assert_int_eq(sim_gm_read(dev, ra, y, ny * 2), 0);
 			ck_assert_msg(!memcmp(y, rr, ny * 2), "%s: the residual was written", soc);
 		}
@@ -292,7 +292,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	       "%u images per tile, %llu cycles, cube util %.3f, max err %.2g (peak %.3g)\n",
 	       soc, (long long)cv->n, (long long)cv->cin, (long long)cv->h, (long long)cv->w,
 	       (long long)cv->cout, (long long)cv->kh, (long long)cv->kw, (long long)cv->sh,
-	       (long long)cv->groups, cv->has_residual ? " +r" : "", cv->c04 ? " c04" : "",
+	       (long long)cv->groups, cc_conv_res(cv) ? " +r" : "", cc_conv_c04(cv) ? " c04" : "",
 	       r->block_dim, r->imgs,
 	       (unsigned long long)r->cycles,
 	       r->util, r->max_err, r->peak);
@@ -345,7 +345,7 @@ START_TEST(conv_7x7_stem)
 }
 END_TEST
 
-/* The small-channel path (cc_conv.c04): 1, 3 and 4 input channels, 7x7
+/* The small-channel path (CC_CONV_X_F16_C04): 1, 3 and 4 input channels, 7x7
  * and 3x3, strides 1 and 2, batch 1 and 2, a flat 1x1, a residual; the
  * device input is the image's 4 channels a pixel.  Its first conv (7x7
  * over 3 channels) must read 4x fewer bytes and take fewer cube steps. */
@@ -358,13 +358,13 @@ START_TEST(conv_c04)
 	cs[5].w = 6; /* flat: a width that is not a multiple of 4 */
 	for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
 		ck_assert_msg(cc_conv_c04_ok(&cs[i]), "case %zu", i);
-		cs[i].c04 = 1;
+		cs[i].x_form = CC_CONV_X_F16_C04;
 		check_both(&cs[i], 40 + i);
 	}
 	struct result a, b;
 	struct cc_conv stem = conv(1, 3, 56, 56, 64, 7, 2, 3);
 	run_conv("Ascend310P3", &stem, SIM_MODE_TIMING, 1, 9, &a);
-	stem.c04 = 1;
+	stem.x_form = CC_CONV_X_F16_C04;
 	run_conv("Ascend310P3", &stem, SIM_MODE_TIMING, 1, 9, &b);
 	/* 13 K fractals per tile instead of 49 */
 	ck_assert_msg(b.cube_steps * 3 < a.cube_steps, "cube steps %llu vs %llu",
@@ -374,7 +374,7 @@ START_TEST(conv_c04)
 	ck_assert(!cc_conv_c04_ok(&bad));
 	bad = conv(1, 5, 16, 16, 24, 3, 2, 1);
 	ck_assert(!cc_conv_c04_ok(&bad));
-	bad.c04 = 1;
+	bad.x_form = CC_CONV_X_F16_C04;
 	char err[512];
 	ck_assert_int_ne(gen_error(&bad, err, sizeof err), 0);
 	ck_assert_msg(strstr(err, "small-channel"), "%s", err);
@@ -964,7 +964,7 @@ START_TEST(conv_refusals)
 	/* the residual rides on the cube path's drain only */
 	cv = conv(1, 32, 8, 8, 32, 3, 1, 1);
 	cv.groups = 32;
-	cv.has_residual = 1;
+	cv.r_form = CC_CONV_R_F16;
 	ck_assert_int_eq(gen_error(&cv, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "not supported yet"), "%s", err);
 }
