@@ -35,9 +35,9 @@ struct dev_tensor {
 	/* The layout, one value (read it through dev_format, dev_5hd, dev_c0):
 	 * CC_FMT_NC1HWC0 for a 4-D tensor, [n][ceil(c/C0)][h][w][C0] with C0 =
 	 * 16; CC_FMT_NC1HWC0_C04, C0 = 4, for a graph input read only by
-	 * small-channel convs (cc_conv.c04); else padded ND (a zeroed entry
-	 * reads as ND).  Elements are fp16 in every layout: the int8 form of
-	 * a tensor is a scratch of its own (q8). */
+	 * small-channel convs (CC_CONV_X_F16_C04); else padded ND (a zeroed
+	 * entry reads as ND).  Elements are fp16 in every layout: the int8
+	 * form of a tensor is a scratch of its own (q8). */
 	enum cc_format fmt;
 	int64_t n, c, h, w;
 	int storage;           /* the tensor whose workspace bytes these are (views share) */

@@ -25,8 +25,8 @@
  * a split plane are multiples of 8 pixels (the last one is moved back to end
  * at the plane's end), so their writes never spill.
  *
- * For a conv on the small-channel path (kern_conv.c, cc_conv.c04) the input
- * goes to NC1HWC0 with C0 = 4 instead: 8 bytes a pixel, the image's own
+ * For a conv on the small-channel path (kern_conv.c, CC_CONV_X_F16_C04) the
+ * input goes to NC1HWC0 with C0 = 4 instead: 8 bytes a pixel, the image's own
  * bytes, packed from the 16-lane pixels by transposes (c04_pack); rows are
  * padded to 64 pixels in the UB for it.
  *
