@@ -1681,7 +1681,14 @@ static int64_t cube_code(const struct geo *g, const struct cube_tiling *t)
  * error against the simulator (tests/check_predict.c).  So: of the
  * settings timed within LEAN_TOL of the fastest tiling (modelled time and
  * its cores' time both), those with the fewest buffers (up to LEAN_TRY) are
- * emitted, and the one with the least code is kept. */
+ * emitted, and the one with the least code is kept.  So are the even
+ * tilings (every piece of an axis the same size) within LEAN_TOL, as timed
+ * and with two L1 slots of each kind: a block's tiles are then one tile
+ * repeated, whose stages' state has period 2, which kern_roll makes a
+ * loop, and blocks whose tiles start alike share one copy of the code
+ * (kg_emit_blocks).  At batch 16 a block gets many tiles, so this is what
+ * keeps its code from growing with the batch; the search itself, ordered
+ * by a lower bound on time, rarely reaches them. */
 #define LEAN_TOL 0.03
 #define LEAN_TRY 6
 
@@ -1699,11 +1706,75 @@ static int lean_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* Room in *st for a block's stages of t. */
+static int need_stages(const struct cube_tiling *t, struct stage **st, int64_t *cap)
+{
+	int64_t need = cdiv(t->tiles, t->blocks) * t->nch;
+	if (need > *cap) {
+		struct stage *s = realloc(*st, (size_t)need * sizeof *s);
+		if (!s)
+			return -1;
+		*st = s;
+		*cap = need;
+	}
+	return 0;
+}
+
+/* Whether t cuts every axis evenly: each image group, pixel tile (in
+ * fractals), channel tile and K chunk the same size, so a block's tiles are
+ * the same tile over and over (kern_roll makes them a loop) and blocks whose
+ * runs start alike share their code. */
+static int even_tiling(const struct geo *g, const struct cube_tiling *t)
+{
+	int64_t n1 = pairs_of(g->cv) ? cdiv(g->N1, 2) : g->N1;
+	return g->M1 % t->mt == 0 && g->cv->n % t->ng == 0 && n1 % t->nt == 0 &&
+	       g->C1 % t->nch == 0;
+}
+
+/* UB output buffer sizes the search tries, in channel blocks: one, half
+ * the tile's, all of it (whole pairs with an int8 output). */
+static void upc_choices(const struct geo *g, const struct cube_tiling *t, int64_t ups[3])
+{
+	ups[0] = 1;
+	ups[1] = cdiv(t->nf, 2);
+	ups[2] = t->nf;
+	if (pairs_of(g->cv))
+		for (int u = 0; u < 3; u++)
+			ups[u] = 2 * cdiv(ups[u], 2);
+}
+
+/* The lean choice so far: the time limits and the least code found. */
+struct lean {
+	double lim, clim;
+	int64_t code;
+	struct cube_tiling *best;
+};
+
+/* Time t on every block; within the limits, emit it and keep it if its code
+ * is the least yet.  1: it was within them, 0: not, -1: out of memory. */
+static int lean_try(const struct geo *g, const struct cube_tiling *t0, struct stage **st,
+		    int64_t *cap, struct lean *ln)
+{
+	struct cube_tiling t = *t0;
+	if (need_stages(&t, st, cap))
+		return -1;
+	cube_dry(g, &t, *st, NULL);
+	if (t.est > ln->lim || t.core > ln->clim)
+		return 0;
+	int64_t k = cube_code(g, &t);
+	if (k >= 0 && k < ln->code) {
+		ln->code = k;
+		*ln->best = t;
+	}
+	return 1;
+}
+
 /* seen: the settings the search timed (room for ncap); the best tiling
  * with fewer buffers in turn joins them: fewer UB output buffers (of each
  * size the search tries), fewer slab slots, as many weight slots as then fit. */
-static int cube_lean(const struct geo *g, struct cube_tiling *best, struct cube_tiling *seen,
-		     int64_t nseen, int64_t ncap, struct stage **st, int64_t *cap)
+static int cube_lean(const struct geo *g, const struct cube_tiling *c, int64_t nc,
+		     struct cube_tiling *best, struct cube_tiling *seen, int64_t nseen, int64_t ncap,
+		     struct stage **st, int64_t *cap)
 {
 	double lim = best->est * (1 + LEAN_TOL), clim = best->core * (1 + LEAN_TOL);
 	int64_t m = 0;
@@ -1712,10 +1783,8 @@ static int cube_lean(const struct geo *g, struct cube_tiling *best, struct cube_
 			seen[m++] = seen[i];
 	int64_t l1 = g->cfg->l1_size_kb * 1024, ub = g->cfg->ub_size_kb * 1024;
 	int64_t ws = g->S * best->nt * best->nch;
-	int64_t upcs[3] = { 1, cdiv(best->nf, 2), best->nf };
-	if (pairs_of(g->cv))
-		for (int u = 0; u < 3; u++)
-			upcs[u] = 2 * cdiv(upcs[u], 2);
+	int64_t upcs[3];
+	upc_choices(g, best, upcs);
 	for (int u = 0; u < 3; u++) {
 		if (u > 0 && upcs[u] == upcs[u - 1])
 			continue;
@@ -1735,29 +1804,62 @@ static int cube_lean(const struct geo *g, struct cube_tiling *best, struct cube_
 			}
 	}
 	qsort(seen, (size_t)m, sizeof *seen, lean_cmp);
-	int64_t code = cube_code(g, best);
-	if (code < 0)
+	struct lean ln = { .lim = lim, .clim = clim, .code = cube_code(g, best), .best = best };
+	if (ln.code < 0)
 		return 0;
 	for (int64_t i = 0, tried = 0; i < m && tried < LEAN_TRY; i++) {
-		struct cube_tiling t = seen[i];
-		if (bufs_of(&t) >= bufs_of(best))
+		if (bufs_of(&seen[i]) >= bufs_of(best))
 			break;
-		int64_t need = cdiv(t.tiles, t.blocks) * t.nch;
-		if (need > *cap) {
-			struct stage *s = realloc(*st, (size_t)need * sizeof *s);
-			if (!s)
-				return -1;
-			*st = s;
-			*cap = need;
-		}
-		cube_dry(g, &t, *st, NULL);
-		if (t.est > lim || t.core > clim)
+		int r = lean_try(g, &seen[i], st, cap, &ln);
+		if (r < 0)
+			return -1;
+		tried += r;
+	}
+	/* the even tilings timed within the tolerance, and their ping-pong form */
+	for (int64_t i = 0, tried = 0; i < m && tried < LEAN_TRY; i++) {
+		if (!even_tiling(g, &seen[i]))
 			continue;
 		tried++;
-		int64_t k = cube_code(g, &t);
-		if (k >= 0 && k < code) {
-			code = k;
-			*best = t;
+		struct cube_tiling t = seen[i];
+		if (lean_try(g, &t, st, cap, &ln) < 0)
+			return -1;
+		if (t.es > 2 || t.ew > 2) {
+			t.es = t.es < 2 ? t.es : 2;
+			t.ew = t.ew < 2 ? t.ew : 2;
+			if (lean_try(g, &t, st, cap, &ln) < 0)
+				return -1;
+		}
+	}
+	/* the even candidates the search did not time (its bound admits them),
+	 * ping-pong: one or two slab slots, two weight slots */
+	for (int64_t i = 0, tried = 0; i < nc && tried < LEAN_TRY; i++) {
+		if (!even_tiling(g, &c[i]) || c[i].lb > lim)
+			continue;
+		tried++;
+		struct cube_tiling t = c[i];
+		t.idx = i;
+		int64_t slabs = g->S * t.ng * t.mt * t.nch, wsl = g->S * t.nt * t.nch;
+		int64_t ups[3];
+		upc_choices(g, &t, ups);
+		for (int u = 0; u < 3; u++) {
+			if (u > 0 && ups[u] == ups[u - 1])
+				continue;
+			t.upc = ups[u];
+			int64_t bufs = (ub - g->ub_fixed) / (t.mf * t.upc * FRAC);
+			t.nr = cc_conv_res(g->cv);
+			t.nq = (int)min64(min64(MAX_UBQ, g->ev),
+					  (bufs - t.nr) / (pairs_of(g->cv) ? 2 : 1));
+			if (t.nq < 1 || t.nr >= bufs)
+				continue;
+			for (t.es = 1; t.es <= 2 && t.es <= slabs; t.es++) {
+				t.ew = (int)min64(2, wsl);
+				while (t.ew > 0 && t.es * t.slab_bytes + t.ew * t.w_bytes > l1)
+					t.ew--;
+				if (t.ew < 1)
+					break;
+				if (lean_try(g, &t, st, cap, &ln) < 0)
+					return -1;
+			}
 		}
 	}
 	return 0;
@@ -1860,10 +1962,8 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		int picked[MAX_EV + 1] = { 0 };
 		for (int s = 0; s <= MAX_EV; s++)
 			picks[s].st = pst + s * 3 * PREFIX;
-		int64_t upcs[3] = { 1, cdiv(t.nf, 2), t.nf };
-		if (pairs_of(cv)) /* whole pairs per buffer */
-			for (int u = 0; u < 3; u++)
-				upcs[u] = 2 * cdiv(upcs[u], 2);
+		int64_t upcs[3];
+		upc_choices(g, &t, upcs);
 		for (int u = 0; u < 3; u++) {
 			if (u > 0 && upcs[u] == upcs[u - 1])
 				continue;
@@ -1913,7 +2013,7 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 		} else
 			n = -1;
 	}
-	if (n >= 0 && isfinite(best->est) && cube_lean(g, best, seen, nseen, capseen, &st, &cap))
+	if (n >= 0 && isfinite(best->est) && cube_lean(g, c, n, best, seen, nseen, capseen, &st, &cap))
 		n = -1;
 	free(seen);
 	free(st);

@@ -373,6 +373,19 @@ static void move_bases(struct cc_prog *p, int64_t b0, int64_t Q, const struct ad
 	}
 }
 
+/* The deltas that move a block joining class h's code from block h's
+ * offsets to its own, then on to the class's code after its base moves. */
+static void emit_join(struct cc_prog *p, const struct adv *v, int body)
+{
+	for (int i = 0; i < v->n; i++) {
+		if (!v->d[i])
+			continue;
+		cc_li(p, R_GM, v->d[i]);
+		CC_I(p, RRR, ISA_OP_ADD, .rd = v->reg[i], .rs1 = v->reg[i], .rs2 = R_GM);
+	}
+	cc_jmp_label(p, body);
+}
+
 int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 {
 	struct cc_prog *p = g->p;
@@ -380,12 +393,16 @@ int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 	r.sig = calloc((size_t)nb, sizeof *r.sig);
 	int64_t *cls = malloc((size_t)nb * sizeof *cls); /* block -> its class's first */
 	int64_t *q = malloc((size_t)nb * sizeof *q);
+	int64_t *join = malloc((size_t)nb * sizeof *join); /* a class it joins, or -1 */
 	struct adv *v = malloc((size_t)nb * sizeof *v);
+	struct adv *vj = malloc((size_t)nb * sizeof *vj); /* a joining class's move */
 	int *labels = calloc((size_t)nb, sizeof *labels);
-	int rc = r.sig && cls && q && v && labels ? 0 : -1;
+	int *body = calloc((size_t)nb, sizeof *body);
+	int rc = r.sig && cls && q && join && v && vj && labels && body ? 0 : -1;
 	for (int64_t b = 0; b < nb && !rc; b++) {
 		cls[b] = -1;
-		labels[b] = -1;
+		labels[b] = body[b] = -1;
+		join[b] = -1;
 		if (!p->work_over)
 			rc = record_block(&r, g, b, emit, ctx);
 	}
@@ -403,23 +420,52 @@ int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 			labels[b0 + j * q[b0]] = l;
 		}
 	}
+	/* A class whose code an earlier class runs at other offsets (blocks
+	 * whose offsets are no progression in the block index: a grid of tiles
+	 * dealt out by rows) joins that class: its entry moves its bases as its
+	 * own code would, then by the difference from the earlier class's first
+	 * block, and jumps to that class's code. */
+	for (int64_t b = 1; b < nb && !rc; b++) {
+		if (cls[b] != b)
+			continue;
+		for (int64_t h = 0; h < b; h++) {
+			if (cls[h] != h || join[h] >= 0 || !member(&r, h, b, 1, &vj[b]))
+				continue;
+			join[b] = h;
+			if (body[h] < 0)
+				body[h] = cc_label_new(p);
+			break;
+		}
+	}
 	if (!rc)
 		cc_block_dispatch_to(p, nb, labels, R_BIDX, R_TMP);
 	for (int64_t b0 = 0; b0 < nb && !rc; b0++) {
-		if (cls[b0] != b0)
+		if (cls[b0] != b0 || join[b0] >= 0)
 			continue;
 		if (b0)
 			cc_label_bind(p, labels[b0]);
 		kg_reset(g);
 		if (q[b0])
 			move_bases(p, b0, q[b0], &v[b0]);
+		if (body[b0] >= 0)
+			cc_label_bind(p, body[b0]);
 		emit(g, ctx, b0);
 	}
+	for (int64_t b = 0; b < nb && !rc; b++)
+		if (join[b] >= 0) {
+			cc_label_bind(p, labels[b]);
+			if (q[b])
+				move_bases(p, b, q[b], &v[b]);
+			emit_join(p, &vj[b], body[join[b]]);
+		}
 	free(r.sig);
 	free(cls);
 	free(q);
+	free(join);
 	free(v);
+	free(vj);
 	free(labels);
+	free(body);
 	free(r.code);
 	free(r.rec.off);
 	free(r.rec.base);

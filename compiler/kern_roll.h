@@ -38,7 +38,10 @@ typedef void kg_block_fn(struct kg *g, void *ctx, int64_t b);
  * R_BIDX and R_TMP); blocks b0, b0+Q, b0+2Q ... whose code is the same, GM
  * offsets moving by a constant per Q blocks and base register, share one
  * copy, which first moves its bases on by (block_idx - b0) / Q constants
- * (registers R_TMP and R_GM).  Returns 0, or -1 out of memory. */
+ * (registers R_TMP and R_GM); such a class whose code an earlier class runs
+ * at other offsets enters that class's copy after moving its bases by the
+ * difference (a grid of tiles dealt out by rows).  Returns 0, or -1 out of
+ * memory. */
 int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx);
 
 #endif
