@@ -469,6 +469,7 @@ struct cube_tiling {
 	int64_t ng;          /* image groups: pieces of the batch */
 	int64_t mt, nt, nch; /* pieces: of an image's M1 pixel fractals, of N1, of C1 */
 	int order;           /* tile order: 0 channel tiles innermost, 1 pixel tiles innermost */
+	int pack;            /* a flat conv's group of whole images packed along M (tile pack) */
 	int es, ew, nq;      /* L1 slots with a slab / weight region, UB output buffers */
 	int nr;              /* UB residual buffers (0 without a residual) */
 	int64_t upc;         /* channel blocks per UB output buffer */
@@ -487,17 +488,24 @@ struct cube_tiling {
  * each, output channel blocks [n1a, n1a + n1c) (within the slice). */
 struct tile {
 	int64_t sl, img, nimg, m0, mrows, n1a, n1c;
+	/* A flat conv's whole images, packed: image i's pixels from M row
+	 * i * mrows (the L1 slab one row of nimg * mrows pixels per channel
+	 * plane, which one load3d expands), not from a fractal row of its own;
+	 * a batch of 7x7 images wastes no 15/64 of the cube on padding rows. */
+	int pack;
 };
 
 /* M fractal rows a tile's image takes (its rows rounded up to 16), and the
  * tile's: the images are stacked along M, each from a fractal row. */
 static int64_t tile_mfi(const struct tile *t) { return cdiv(t->mrows, 16); }
-static int64_t tile_mf(const struct tile *t) { return t->nimg * tile_mfi(t); }
-/* mmad's m: the last image's padding rows need not be computed. */
-static int64_t tile_m(const struct tile *t)
+/* The M row image i's pixels start from: i times this. */
+static int64_t tile_rs(const struct tile *t) { return t->pack ? t->mrows : tile_mfi(t) * 16; }
+static int64_t tile_mf(const struct tile *t)
 {
-	return (t->nimg - 1) * tile_mfi(t) * 16 + t->mrows;
+	return t->pack ? cdiv(t->nimg * t->mrows, 16) : t->nimg * tile_mfi(t);
 }
+/* mmad's m: the last image's padding rows need not be computed. */
+static int64_t tile_m(const struct tile *t) { return (t->nimg - 1) * tile_rs(t) + t->mrows; }
 
 /* The input a tile reads and the set_fmatrix/load3d view of it: fh rows of
  * fw pixels from pixel x0 of each input plane (whole rows, or for a flat
@@ -540,6 +548,7 @@ static void tile_of(const struct geo *g, const struct cube_tiling *t, int64_t id
 	o->nimg = piece_lo(g->cv->n, t->ng, gr + 1) - o->img;
 	o->m0 = f0 * 16;
 	o->mrows = min64(f1 * 16, g->M) - o->m0;
+	o->pack = t->pack;
 	if (pairs_of(g->cv)) { /* whole pairs of channel blocks: one int8 block each */
 		int64_t pairs = cdiv(g->N1, 2);
 		o->n1a = 2 * piece_lo(pairs, t->nt, ni);
@@ -708,7 +717,7 @@ static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct
 }
 
 /* Between GM and the UB for nn channel blocks of a tile, from n0 on, at ub
- * ([nn][mf*16][16] pixels; image i's rows from row i*mfi*16): bursts of
+ * ([nn][mf*16][16] pixels; image i's rows from row i*tile_rs): bursts of
  * mrows pixels, each image's at its own place in GM.  One transfer per image,
  * its bursts going over the channel blocks, or one per channel block, over
  * the images: whichever takes fewer.  MTE3 writes y from the UB; MTE2 reads
@@ -716,15 +725,16 @@ static void cube_mem_of(const struct geo *g, const struct cube_tiling *t, struct
 static void cube_gm(struct kg *gn, const struct geo *g, const struct tile *tl, int64_t ub,
 		    int64_t n0, int64_t nn, int load)
 {
-	int64_t mfi = tile_mfi(tl), mf = tile_mf(tl), rows = tl->mrows;
+	int64_t rs = tile_rs(tl), mf = tile_mf(tl), rows = tl->mrows;
 	int per_img = tl->nimg <= nn;
 	int64_t nw = per_img ? tl->nimg : nn, nb = per_img ? nn : tl->nimg;
-	int64_t ugap = per_img ? mf * 16 - rows : mfi * 16 - rows;
+	int64_t ugap = per_img ? mf * 16 - rows : rs - rows;
 	int64_t ggap = per_img ? g->M - rows : g->YN1 * g->M - rows;
 	int64_t off = ((tl->img * g->YN1 + g->YO + tl->sl * g->N1 + tl->n1a + n0) * g->M + tl->m0) *
 		      PIX;
 	/* the next image (per_img) or channel block, in GM and in the UB */
-	int64_t doff = (per_img ? g->YN1 * g->M : g->M) * PIX, dloc = (per_img ? mfi : mf) * FRAC;
+	int64_t doff = (per_img ? g->YN1 * g->M : g->M) * PIX;
+	int64_t dloc = per_img ? rs * PIX : mf * FRAC;
 	enum isa_op op = load ? ISA_OP_MOV_GM_UB : ISA_OP_MOV_UB_GM;
 	int areg = load ? R_RGM : R_GM, base = load ? R_RES : R_Y;
 	struct rep r = { .a0 = ub, .da = dloc, .gm = base, .dgm = doff };
@@ -1002,7 +1012,26 @@ static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem
 		/* pixels to 32-byte blocks: C04 pixels are 8 bytes, and every count
 		 * here is then a multiple of 4 (cc_conv_c04_ok) */
 		int64_t bp = PIX / g->xpix;
-		if ((px == plane || s->c1c == 1) && one / bp <= ISA_DMA_LEN_MAX) {
+		if (tl->pack && s->c1c == 1) { /* [nimg][px]: the images' runs side by side */
+			xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, mem->l1_slab[s->sslot],
+			     tl->nimg, px / bp, (g->XC1 * plane - px) / bp, 0);
+		} else if (tl->pack) {
+			/* [c1c][nimg][px]: each plane one row of the group's pixels */
+			struct rep r = { .a0 = mem->l1_slab[s->sslot], .da = px * g->xpix, .gm = R_X,
+					 .dgm = g->XC1 * plane * g->xpix };
+			int64_t n = tl->nimg;
+			int loop = rep_loop(gn, n);
+			if (loop) {
+				rep_begin(gn, &r, n);
+				n = 1;
+			}
+			for (int64_t i = 0; i < n; i++)
+				xfer_at(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix + i * r.dgm,
+					loop ? R_BIDX : -1, r.a0 + i * r.da, s->c1c, px / bp,
+					(plane - px) / bp, (tl->nimg - 1) * px / bp);
+			if (loop)
+				rep_end(gn, &r);
+		} else if ((px == plane || s->c1c == 1) && one / bp <= ISA_DMA_LEN_MAX) {
 			xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, mem->l1_slab[s->sslot],
 			     tl->nimg, one / bp, (g->XC1 * plane - one) / bp, 0);
 		} else {
@@ -1042,8 +1071,14 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 	int64_t mfi = tile_mfi(tl);
 	int64_t img_bytes = s->c1c * s->s.fh * s->s.fw * g->xpix; /* one image's slab */
 	wait_flag(gn, ISA_PIPE_M, ISA_PIPE_MTE1, pb);
-	/* image i's slab into its fractal rows, [mfi][kn] fractals each */
-	if (rep_loop(gn, tl->nimg)) {
+	/* image i's slab into its fractal rows, [mfi][kn] fractals each; a
+	 * packed group's one row of pixels into [mf][kn] */
+	if (tl->pack) {
+		int rd = reg(gn, pb * mem->l0a_half), rs1 = reg(gn, sl1), rs3 = reg(gn, kp);
+		KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = rd, .rs1 = rs1, .rs2 = 0, .rs3 = rs3,
+		     .kh = 1, .kw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+		     .mcnt = tile_mf(tl) * 16, .k1cnt = kn, .dt = ISA_DT_F16, .c04 = 0);
+	} else if (rep_loop(gn, tl->nimg)) {
 		int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
 		struct rep r = { .a0 = pb * mem->l0a_half, .da = mfi * kn * FRAC, .b0 = sl1,
 				 .db = img_bytes };
@@ -1090,9 +1125,10 @@ static void cube_steps(struct kg *gn, const struct geo *g, const struct cube_til
 	const struct cc_conv *cv = g->cv;
 	if (s->lslot >= 0)
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
-	int64_t fm[4] = { s->s.fh, s->s.fw, s->s.ptp, s->s.pbp };
+	int64_t fw = s->s.fw * (s->t.pack ? s->t.nimg : 1); /* a packed group: one row */
+	int64_t fm[4] = { s->s.fh, fw, s->s.ptp, s->s.pbp };
 	if (memcmp(cs->fm, fm, sizeof fm)) {
-		KG_I(gn, FMATRIX, ISA_OP_SET_FMATRIX, .fh = s->s.fh, .fw = s->s.fw, .pt = s->s.ptp,
+		KG_I(gn, FMATRIX, ISA_OP_SET_FMATRIX, .fh = s->s.fh, .fw = fw, .pt = s->s.ptp,
 		     .pb = s->s.pbp, .pl = cv->pl, .pr = cv->pr);
 		memcpy(cs->fm, fm, sizeof fm);
 	}
@@ -1352,10 +1388,16 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 	int64_t gmin = max64(1, cv->n / t->ng), mfi = max64(1, g->M1 / t->mt), mf = gmin * mfi;
 	double ga = (double)cv->n / (double)t->ng;
 	int64_t nf = max64(1, g->N1 / t->nt), K1 = g->C1 * g->kf1;
+	/* a packed group's images share fractal rows: its M rows are its
+	 * pixels rounded up once */
+	if (t->pack)
+		mf = cdiv(gmin * g->M, 16);
 	double tile = mmad_occ(g, mf * 16, K1, nf);
 	/* the whole layer's cube work over the blocks */
-	double all = mmad_occ(g, g->S * cv->n * g->M1 * 16, K1, g->N1);
-	double cube = fmax((double)nb * ga * mmad_occ(g, mfi * 16, K1, nf),
+	double all = mmad_occ(g, t->pack ? g->S * cdiv(cv->n * g->M, 16) * 16
+					 : g->S * cv->n * g->M1 * 16, K1, g->N1);
+	double cube = fmax(t->pack ? (double)nb * mmad_occ(g, (int64_t)(ga * (double)g->M), K1, nf)
+				   : (double)nb * ga * mmad_occ(g, mfi * 16, K1, nf),
 			   all / (double)t->blocks);
 	double slab = ga * (double)(g->C1 * px_min * g->xpix), w = (double)(K1 * nf * FRAC);
 	/* least-recently-used replacement cycling through more pieces than L1
@@ -1371,7 +1413,8 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 				      (double)t->blocks);
 	wbytes = fmax(wbytes, (double)(g->S * K1 * g->N1 * FRAC) / (double)t->blocks);
 	/* a last pixel tile may be short */
-	double out = (double)nb * ga * (double)(((mfi - 1) * 16 + 1) * nf * PIX);
+	double out = (double)nb * ga *
+		     (double)((t->pack ? g->M : (mfi - 1) * 16 + 1) * nf * PIX);
 	/* the residual: as many bytes read as written (half as int8) */
 	double rbytes = cc_conv_res(cv) ? out / (cc_conv_r8(cv) ? 2 : 1) : 0;
 	double bytes = (sbytes + rbytes) / (g->acold ? wrd : rd) + wbytes / (wcold ? wrd : rd);
@@ -1386,7 +1429,8 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 	 * weights, unless the tile's K steps fit the two L0B halves and the next
 	 * tile has the same channels: then they stay */
 	int l0b_stays = tsteps <= 2 && (t->order == 1 || t->nt == 1);
-	double mte1 = (double)nb * ga * (double)load3d_cost(g, mfi, K1).occ +
+	double mte1 = (t->pack ? (double)nb * (double)load3d_cost(g, mf, K1).occ
+			       : (double)nb * ga * (double)load3d_cost(g, mfi, K1).occ) +
 		      (double)(l0b_stays ? dn : nb) * load2d_occ(g, K1 * nf);
 	/* an L0 half goes round load, flag, mmad, flag: two steps at a time, at
 	 * least the smallest load's and cube step's occupancy and latency */
@@ -1535,6 +1579,21 @@ static int cand_push(struct cube_tiling **c, int64_t *n, int64_t *cap, const str
 }
 
 /* Every candidate that fits, with its lower bound; returns how many or -1. */
+/* Whether a flat conv's groups of gi whole images (mt 1) can be packed
+ * along M (struct tile's pack): fp16 in and out, one conv, and the group's
+ * row within set_fmatrix's width, load3d's M count and the slab load's
+ * gap. */
+static int pack_ok(const struct geo *g, int64_t mt, int64_t gi)
+{
+	const struct cc_conv *cv = g->cv;
+	int64_t bp = PIX / g->xpix;
+	return g->flat && mt == 1 && gi > 1 && cv->x_form == CC_CONV_X_F16 &&
+	       cv->y_form == CC_CONV_Y_F16 && !cc_conv_r8(cv) && g->S == 1 && !cv->x_c1 &&
+	       !cv->y_n1 && gi * g->M <= ISA_MAX(FMATRIX, fw) &&
+	       cdiv(gi * g->M, 16) * 16 <= ISA_MAX(LOAD3D, mcnt) &&
+	       (gi - 1) * g->M / bp <= ISA_DMA_GAP_MAX && gi <= ISA_DMA_NBURST_MAX;
+}
+
 static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 {
 	const struct soc_config *cfg = g->cfg;
@@ -1572,8 +1631,13 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 			dup |= mts[j] == mt;
 		if (dup || slab_sizes(g, mt, &px_max, &px_min))
 			continue;
-		for (int64_t e = 0; e < nng; e++) {
+		for (int64_t e = 0, pack = 0; e < nng; e += pack, pack = !pack) {
 			int64_t ng = ngs[e], gi = cdiv(cv->n, ng), mf = gi * mfi;
+			if (pack) {
+				if (!pack_ok(g, mt, gi))
+					continue;
+				mf = cdiv(gi * g->M, 16);
+			}
 			dup = 0;
 			for (int64_t j = 0; j < e; j++)
 				dup |= ngs[j] == ng;
@@ -1593,7 +1657,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 					continue;
 				for (int64_t b = 0; b < nnch; b++) {
 					struct cube_tiling t = { .ng = ng, .mt = mt, .nt = nt,
-								 .nch = nchs[b] };
+								 .nch = nchs[b], .pack = (int)pack };
 					t.gi = gi;
 					t.mfi = mfi;
 					t.mf = mf;
@@ -1866,6 +1930,7 @@ static int cube_lean(const struct geo *g, const struct cube_tiling *c, int64_t n
 }
 
 #define TOP 8 /* candidates timed on every block in the end */
+#define PACK_TIMED 8 /* packed-group candidates timed, at least, where there are some */
 
 /* Whether a is faster than b.  Tilings that main memory holds back tie; of
  * those the one whose cores are done soonest has the most slack. */
@@ -1938,12 +2003,19 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	pst = malloc((size_t)(MAX_EV + 1) * 3 * PREFIX * sizeof *pst);
 	if (!pst)
 		n = -1;
-	for (int64_t i = 0; i < n && timed < MAX_TIMED; i++) {
-		if (walked > MAX_WALK && ntop)
-			break; /* enough compile time spent */
+	for (int64_t i = 0, packed = 0; i < n; i++) {
+		/* enough compile time spent: but the packed groups, whose bound
+		 * is low and whose rank the other terms put late, get a turn */
+		if (timed >= MAX_TIMED || (walked > MAX_WALK && ntop)) {
+			if (packed >= PACK_TIMED || !ntop)
+				break;
+			if (!c[i].pack)
+				continue;
+		}
 		if (ntop == TOP && c[i].lb > top[TOP - 1].est)
 			continue; /* cannot win */
 		timed++;
+		packed += c[i].pack;
 		struct cube_tiling t = c[i];
 		int64_t need = cdiv(t.tiles, t.blocks) * t.nch;
 		if (need > cap) {

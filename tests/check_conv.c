@@ -33,6 +33,7 @@
 struct result {
 	unsigned block_dim;
 	unsigned imgs;    /* images stacked in a cube tile (an mmad over one load3d) */
+	unsigned packed;  /* a flat conv's images packed in one load3d row, most */
 	uint64_t cycles, cube_steps;
 	double util;      /* cube_f16_steps / (cycles * block_dim) */
 	double max_err;   /* largest |got - ref| */
@@ -200,11 +201,21 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	size_t bytes;
 	ck_assert_msg(cc_prog_finish(&p, &code, &bytes, err, sizeof err) == 0, "%s", err);
 	/* images in a cube tile: an mmad's rows over the rows of one image's
-	 * load3d before it (the images' load3d may run as a loop) */
-	unsigned imgs = 0, mcnt = 0;
+	 * load3d before it (the images' load3d may run as a loop), or a flat
+	 * conv's images packed in one load3d: set_fmatrix's row of all their
+	 * pixels */
+	unsigned imgs = 0, mcnt = 0, packed = 0;
+	int64_t plane = cv->h * cv->w;
 	for (size_t i = 0; i < bytes / ISA_INSN_BYTES; i++) {
 		struct isa_dec d;
 		ck_assert_int_eq(isa_decode(code + i * ISA_INSN_BYTES, &d), 0);
+		if (d.op == ISA_OP_SET_FMATRIX && d.fh == 1 && d.fw >= 2 * plane && cv->kh == 1 &&
+		    cv->kw == 1) {
+			unsigned k = (unsigned)(d.fw / plane);
+			ck_assert_int_eq(d.fw % plane, 0);
+			packed = k > packed ? k : packed;
+			imgs = k > imgs ? k : imgs;
+		}
 		if (d.op == ISA_OP_LOAD3D)
 			mcnt = (unsigned)d.mcnt;
 		if (d.op == ISA_OP_MMAD && mcnt) {
@@ -272,6 +283,7 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	memset(r, 0, sizeof *r);
 	r->block_dim = block_dim;
 	r->imgs = imgs;
+	r->packed = packed;
 	r->cycles = res.cycles;
 	r->cube_steps = res.total.cube_f16_steps;
 	r->util = (double)r->cube_steps / ((double)res.cycles * block_dim);
@@ -615,6 +627,26 @@ START_TEST(conv_images_per_tile_layer4)
 	cv.act = CC_ACT_RELU;
 	run_conv("Ascend310P3", &cv, SIM_MODE_FULL, 1, 60, &r);
 	ck_assert_uint_gt(r.imgs, 1);
+}
+END_TEST
+
+START_TEST(conv_packed_images)
+{
+	/* ResNet-50's layer4 expansion at batch 16 on Ascend310P3: 49 pixels an
+	 * image, which a fractal row each would pad to 64; packed, a group of
+	 * images is one row of pixels (tile.pack), checked against the
+	 * reference with the residual added, and its tiling is that of the
+	 * fewest cycles the search found (packed wins here) */
+	struct result r;
+	struct cc_conv cv = residual(conv(16, 512, 7, 7, 2048, 1, 1, 0), 1, CC_ACT_RELU, 0, 0);
+	run_conv("Ascend310P3", &cv, SIM_MODE_FULL, 1, 65, &r);
+	ck_assert_uint_gt(r.packed, 1);
+	/* a group of uneven size (16 = 6 + 5 + 5, or 3 x 5 + 1) and a channel
+	 * count that leaves padding lanes */
+	cv = conv(16, 72, 3, 3, 40, 1, 1, 0);
+	cv.has_bias = 1;
+	cv.act = CC_ACT_RELU;
+	check_all(&cv, 66);
 }
 END_TEST
 
@@ -994,6 +1026,7 @@ int main(void)
 	tcase_add_test(tc, conv_grouped_models);
 	tcase_add_test(tc, conv_images_per_tile);
 	tcase_add_test(tc, conv_images_per_tile_layer4);
+	tcase_add_test(tc, conv_packed_images);
 	tcase_add_test(tc, conv_residual);
 	tcase_add_test(tc, conv_residual_images_per_tile);
 	tcase_set_timeout(tc, 300);
