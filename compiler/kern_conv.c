@@ -469,7 +469,7 @@ struct cube_tiling {
 	int64_t ng;          /* image groups: pieces of the batch */
 	int64_t mt, nt, nch; /* pieces: of an image's M1 pixel fractals, of N1, of C1 */
 	int order;           /* tile order: 0 channel tiles innermost, 1 pixel tiles innermost */
-	int pack;            /* a flat conv's group of whole images packed along M (tile pack) */
+	int pack;            /* a 1x1 conv's groups of whole images packed along M (tile pack) */
 	int es, ew, nq;      /* L1 slots with a slab / weight region, UB output buffers */
 	int nr;              /* UB residual buffers (0 without a residual) */
 	int64_t upc;         /* channel blocks per UB output buffer */
@@ -488,10 +488,13 @@ struct cube_tiling {
  * each, output channel blocks [n1a, n1a + n1c) (within the slice). */
 struct tile {
 	int64_t sl, img, nimg, m0, mrows, n1a, n1c;
-	/* A flat conv's whole images, packed: image i's pixels from M row
-	 * i * mrows (the L1 slab one row of nimg * mrows pixels per channel
-	 * plane, which one load3d expands), not from a fractal row of its own;
-	 * a batch of 7x7 images wastes no 15/64 of the cube on padding rows. */
+	/* A 1x1 conv's whole images, packed: image i's pixels from M row
+	 * i * mrows, not from a fractal row of its own (a batch of 7x7 images
+	 * wastes no 15/64 of the cube on padding rows).  The L1 slab holds the
+	 * images one after another per channel plane, which one load3d
+	 * expands: a flat conv's as one row of pixels, a strided one's
+	 * (unpadded, the stride dividing the height) as the images stacked row
+	 * on row, so that no window reads across two of them. */
 	int pack;
 };
 
@@ -664,6 +667,8 @@ static int64_t plan_stages(const struct geo *g, const struct cube_tiling *t, int
 		struct slab sl;
 		tile_of(g, t, ti, &tl);
 		slab_of(g, tl.m0, tl.mrows, &sl);
+		if (tl.pack) /* whole images, stacked */
+			sl = (struct slab){ .fh = g->cv->h, .fw = g->cv->w };
 		for (int64_t j = 0; j < t->nch; j++, n++) {
 			struct stage *s = &st[n];
 			s->t = tl;
@@ -1076,7 +1081,7 @@ static void cube_kstep(struct kg *gn, const struct geo *g, const struct cube_mem
 	if (tl->pack) {
 		int rd = reg(gn, pb * mem->l0a_half), rs1 = reg(gn, sl1), rs3 = reg(gn, kp);
 		KG_I(gn, LOAD3D, ISA_OP_LOAD3D, .rd = rd, .rs1 = rs1, .rs2 = 0, .rs3 = rs3,
-		     .kh = 1, .kw = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+		     .kh = 1, .kw = 1, .sh = cv->sh, .sw = cv->sw, .dh = 1, .dw = 1,
 		     .mcnt = tile_mf(tl) * 16, .k1cnt = kn, .dt = ISA_DT_F16, .c04 = 0);
 	} else if (rep_loop(gn, tl->nimg)) {
 		int rs2 = reg(gn, s->s.mstart), rs3 = reg(gn, kp);
@@ -1125,10 +1130,16 @@ static void cube_steps(struct kg *gn, const struct geo *g, const struct cube_til
 	const struct cc_conv *cv = g->cv;
 	if (s->lslot >= 0)
 		wait_flag(gn, ISA_PIPE_MTE2, ISA_PIPE_MTE1, s->lslot);
-	int64_t fw = s->s.fw * (s->t.pack ? s->t.nimg : 1); /* a packed group: one row */
-	int64_t fm[4] = { s->s.fh, fw, s->s.ptp, s->s.pbp };
+	/* a packed group: a flat conv's one row of pixels, else its images
+	 * stacked row on row */
+	int64_t fh = s->s.fh, fw = s->s.fw;
+	if (s->t.pack && g->flat)
+		fw = s->s.fh * s->s.fw * s->t.nimg, fh = 1;
+	else if (s->t.pack)
+		fh *= s->t.nimg;
+	int64_t fm[4] = { fh, fw, s->s.ptp, s->s.pbp };
 	if (memcmp(cs->fm, fm, sizeof fm)) {
-		KG_I(gn, FMATRIX, ISA_OP_SET_FMATRIX, .fh = s->s.fh, .fw = fw, .pt = s->s.ptp,
+		KG_I(gn, FMATRIX, ISA_OP_SET_FMATRIX, .fh = fh, .fw = fw, .pt = s->s.ptp,
 		     .pb = s->s.pbp, .pl = cv->pl, .pr = cv->pr);
 		memcpy(cs->fm, fm, sizeof fm);
 	}
@@ -1579,19 +1590,31 @@ static int cand_push(struct cube_tiling **c, int64_t *n, int64_t *cap, const str
 }
 
 /* Every candidate that fits, with its lower bound; returns how many or -1. */
-/* Whether a flat conv's groups of gi whole images (mt 1) can be packed
+/* A strided 1x1 conv whose images can be stacked row on row. */
+static int pack_strided(const struct cc_conv *cv)
+{
+	return cv->kh == 1 && cv->kw == 1 && !cv->pt && !cv->pb && !cv->pl && !cv->pr &&
+	       cv->h % cv->sh == 0;
+}
+
+/* Whether a 1x1 conv's groups of gi whole images (mt 1) can be packed
  * along M (struct tile's pack): fp16 in and out, one conv, and the group's
  * row within set_fmatrix's width, load3d's M count and the slab load's
  * gap. */
 static int pack_ok(const struct geo *g, int64_t mt, int64_t gi)
 {
 	const struct cc_conv *cv = g->cv;
-	int64_t bp = PIX / g->xpix;
-	return g->flat && mt == 1 && gi > 1 && cv->x_form == CC_CONV_X_F16 &&
+	int64_t bp = PIX / g->xpix, plane = cv->h * cv->w;
+	/* the view: a flat conv's one row of pixels, else the images stacked
+	 * row on row (a 1x1 kernel, unpadded, whose stride divides the height:
+	 * no window reads across two images) */
+	int view = g->flat ? gi * plane <= ISA_MAX(FMATRIX, fw)
+			   : pack_strided(cv) && gi * cv->h <= ISA_MAX(FMATRIX, fh);
+	return view && mt == 1 && gi > 1 && cv->x_form == CC_CONV_X_F16 &&
 	       cv->y_form == CC_CONV_Y_F16 && !cc_conv_r8(cv) && g->S == 1 && !cv->x_c1 &&
-	       !cv->y_n1 && gi * g->M <= ISA_MAX(FMATRIX, fw) &&
-	       cdiv(gi * g->M, 16) * 16 <= ISA_MAX(LOAD3D, mcnt) &&
-	       (gi - 1) * g->M / bp <= ISA_DMA_GAP_MAX && gi <= ISA_DMA_NBURST_MAX;
+	       !cv->y_n1 && cdiv(gi * g->M, 16) * 16 <= ISA_MAX(LOAD3D, mcnt) &&
+	       plane / bp <= ISA_DMA_LEN_MAX && (gi - 1) * plane / bp <= ISA_DMA_GAP_MAX &&
+	       gi <= ISA_DMA_NBURST_MAX;
 }
 
 static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
@@ -1664,7 +1687,11 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 					t.nf = nf;
 					t.c1f = cdiv(g->C1, t.nch);
 					t.kf = min64(min64(l0a / mf, l0b / nf), t.c1f * g->kf1);
-					t.slab_bytes = up(gi * t.c1f * px_max * g->xpix, 512);
+					/* a packed group's slab holds whole images */
+					t.slab_bytes = up(gi * t.c1f *
+								  (pack ? cv->h * cv->w : px_max) *
+								  g->xpix,
+							  512);
 					t.w_bytes = up(t.c1f * g->kf1 * nf * FRAC, 512);
 					if (t.kf < 1 || t.slab_bytes + t.w_bytes > l1 ||
 					    t.c1f * g->kf1 > ISA_DMA_NBURST_MAX) /* weight bursts */

@@ -209,10 +209,11 @@ static void run_conv(const char *soc, const struct cc_conv *cv, enum sim_mode mo
 	for (size_t i = 0; i < bytes / ISA_INSN_BYTES; i++) {
 		struct isa_dec d;
 		ck_assert_int_eq(isa_decode(code + i * ISA_INSN_BYTES, &d), 0);
-		if (d.op == ISA_OP_SET_FMATRIX && d.fh == 1 && d.fw >= 2 * plane && cv->kh == 1 &&
-		    cv->kw == 1) {
-			unsigned k = (unsigned)(d.fw / plane);
-			ck_assert_int_eq(d.fw % plane, 0);
+		if (d.op == ISA_OP_SET_FMATRIX && cv->kh == 1 && cv->kw == 1 &&
+		    ((d.fh == 1 && d.fw >= 2 * plane) || (d.fw == cv->w && d.fh >= 2 * cv->h))) {
+			/* one row of the images' pixels, or the images row on row */
+			unsigned k = (unsigned)(d.fh * d.fw / plane);
+			ck_assert_int_eq(d.fh * d.fw % plane, 0);
 			packed = k > packed ? k : packed;
 			imgs = k > imgs ? k : imgs;
 		}
@@ -647,6 +648,16 @@ START_TEST(conv_packed_images)
 	cv.has_bias = 1;
 	cv.act = CC_ACT_RELU;
 	check_all(&cv, 66);
+	/* layer4's downsampling shortcut (1x1 stride 2) at batch 16: the
+	 * images stacked row on row */
+	static const char *socs[] = { "Ascend910", "Ascend310", "Ascend310P3" };
+	unsigned most = 0;
+	cv = residual(conv(16, 1024, 14, 14, 2048, 1, 2, 0), 1, CC_ACT_RELU, 0, 0);
+	for (int i = 0; i < 3; i++) {
+		run_conv(socs[i], &cv, SIM_MODE_FULL, 1, 67, &r);
+		most = r.packed > most ? r.packed : most;
+	}
+	ck_assert_uint_gt(most, 1);
 }
 END_TEST
 
