@@ -1782,6 +1782,7 @@ static int64_t cube_code(const struct geo *g, const struct cube_tiling *t)
  * by a lower bound on time, rarely reaches them. */
 #define LEAN_TOL 0.03
 #define LEAN_TRY 6
+#define LEAN_TILES 2 /* tiles a block runs, at least, for the untimed even tilings */
 
 static int bufs_of(const struct cube_tiling *t) { return t->nq + t->es + t->ew + t->nr; }
 
@@ -1922,7 +1923,10 @@ static int cube_lean(const struct geo *g, const struct cube_tiling *c, int64_t n
 		}
 	}
 	/* the even candidates the search did not time (its bound admits them),
-	 * ping-pong: one or two slab slots, two weight slots */
+	 * ping-pong: one or two slab slots, two weight slots; worth their dry
+	 * runs where a block runs several tiles (a large batch) */
+	if (cdiv(best->tiles, best->blocks) < LEAN_TILES)
+		return 0;
 	for (int64_t i = 0, tried = 0; i < nc && tried < LEAN_TRY; i++) {
 		if (!even_tiling(g, &c[i]) || c[i].lb > lim)
 			continue;
