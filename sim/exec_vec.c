@@ -54,6 +54,12 @@
  * (f32->f16, s32->f32, s32->f16, s16->f16) any other rnd is an error, the exact ones
  * (f16->f32, s8/u8->f16) ignore rnd.  s32->f16 rounds the integer once.
  *
+ * vaddreluconv dt <- st (f16->s8, f32->f16): lanes and block strides as vconv's;
+ * per lane the sum src0 + src1 rounds in st exactly as vadd's (f16 RNE, s16 wraps), a relu
+ * (max(x, 0)) follows, then the conversion as vconv's with rnd=rne (saturating): bit for bit
+ * what vadd, vrelu and vconv rnd=rne compute one after the other, in one pass.  (CANN's
+ * instruction also takes s16->s8, which vconv does not: left out.)
+ *
  * mov.l0c.ub moves nfrac 16x16 fractals, source f at rs1 + f*(1+sgap)*1024 in L0C (fp32 or
  * s32), destination f at rd + f*(1+dgap)*dbytes in UB (dbytes 512 for cvt f16/deqf16, 1024
  * for none/s32).  none copies fp32, f16 rounds fp32 -> f16 RNE, s32 copies int32, deqf16 is
@@ -942,6 +948,59 @@ static int vec_conv(struct sim_core *c, const struct sim_qent *e, struct sim_cos
 	return 0;
 }
 
+/* --- vaddreluconv ------------------------------------------------------------------ */
+
+/* The pairs vaddreluconv takes: those of CANN's vaddreluconv that vconv has. */
+static int addreluconv_ok(int64_t dt, int64_t st)
+{
+	return (dt == ISA_DT_S8 && st == ISA_DT_F16) || (dt == ISA_DT_F16 && st == ISA_DT_F32);
+}
+
+static int vec_addreluconv(struct sim_core *c, const struct sim_qent *e)
+{
+	const struct isa_dec *in = e->in;
+	enum isa_dtype dt, st;
+	unsigned des, ses, n;
+	struct vgeom g;
+	struct vopnd d, s0, s1;
+	uint8_t raw0[REPEAT_BYTES], raw1[REPEAT_BYTES], raws[REPEAT_BYTES], rawd[REPEAT_BYTES];
+	float fa[MAX_LANES], fb[MAX_LANES], fd[MAX_LANES];
+
+	if (check_rep(c, in->rep))
+		return -1;
+	if (!addreluconv_ok(in->dt, in->st))
+		return sim_fail(c, "vaddreluconv: %s -> %s is not supported (supported: f16->s8, "
+				"f32->f16)", dt_name(in->st), dt_name(in->dt));
+	dt = (enum isa_dtype)in->dt;
+	st = (enum isa_dtype)in->st;
+	des = isa_dtype_size(dt);
+	ses = isa_dtype_size(st);
+	n = REPEAT_BYTES / (des > ses ? des : ses);
+	geom_init(c, &g, in->rep, n);
+	if (opnd_at(c, &d, "dst", e->rd, in->db, in->dr, des, &g) ||
+	    opnd_at(c, &s0, "src0", e->rs1, in->s0b, in->s0r, ses, &g) ||
+	    opnd_at(c, &s1, "src1", e->rs2, in->s1b, in->s1r, ses, &g))
+		return -1;
+	vec_account(c, &g, 1);
+	if (c->dev->timing_only)
+		return 0;
+	for (uint64_t r = 0; r < g.rep; r++) {
+		load_rep(&s0, &g, r, raw0);
+		load_rep(&s1, &g, r, raw1);
+		/* the sum in st, as vadd stores it, then its relu, in st again */
+		raw_to_f32(st, raw0, fa, n);
+		raw_to_f32(st, raw1, fb, n);
+		ew_float(EW_ADD, n, fa, fb, fd);
+		f32_to_raw(st, fd, raws, n);
+		raw_to_f32(st, raws, fa, n);
+		ew_float(EW_RELU, n, fa, fb, fd);
+		f32_to_raw(st, fd, raws, n);
+		conv_rep(dt, st, DV_RND_RNE, raws, rawd, n);
+		store_rep(&d, &g, r, rawd);
+	}
+	return 0;
+}
+
 /* --- handlers ---------------------------------------------------------------------- */
 
 #define EW_HANDLER(id, k, src, dts)                                                      \
@@ -1000,6 +1059,12 @@ int exec_VSEL(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct
 int exec_VCONV(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
 	return vec_conv(c, e, cost);
+}
+
+int exec_VADDRELUCONV(struct sim_core *c, const struct sim_qent *e, uint64_t now,
+		      struct sim_cost *cost)
+{
+	return vec_addreluconv(c, e);
 }
 
 /* The mask is core state read when a later instruction executes; the pipe is in order,
