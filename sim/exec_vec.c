@@ -28,12 +28,13 @@
  * result); f32 is float.  exp/ln/sqrt use libm expf/logf/sqrtf, vrec is 1/x, vrsqrt
  * 1/sqrtf(x).  s32/s16 add/sub/mul/abs wrap (two's complement, computed in uint32).
  * max(a, b) is a > b ? a : b and min(a, b) is a < b ? a : b, relu is max(x, 0): with a NaN
- * the result is the second operand, so vcmp gt + vsel is exactly vmax.  vmla is
+ * the result is the second operand, so vcmp gt + vsel is exactly vmax.  vaddrelu is relu(a + b)
+ * computed in float and rounded once: rounding keeps the sign, so that is vadd then vrelu.  vmla is
  * fmaf(src0, src1, dst) converted to the dtype: the product is never rounded on its own.
  * For f32 that is the single rounding; for f16 the product is exact in float and the float
  * sum is then rounded to f16 (computed in float, as specified; it differs from an exactly
  * rounded f16 fma only when the float sum lands exactly on an f16 halfway point).  Only
- * f16/f32 for div, mla, exp, ln, sqrt, rec, rsqrt; f16/f32/s32/s16 for the rest.
+ * f16/f32 for div, mla, addrelu, exp, ln, sqrt, rec, rsqrt; f16/f32/s32/s16 for the rest.
  *
  * Scalars (vadds vmuls vmaxs vmins vdup) come from e->rs2: float dtypes read its low 32 bits
  * as fp32 bits (rounded to f16 first for f16); integer dtypes truncate it to the type.
@@ -71,7 +72,7 @@
  *
  * Cost.  Vector ops: occ = rep * ceil(256 / vector.bytes_per_cycle), times
  * vector.complex_cycles for ISA_F_COMPLEX ops; lat = vector.latency_cycles; vec_repeats +=
- * rep, vec_flops += unmasked lanes * rep (x2 for vmla).  vmask/vmaskn: occ 1, lat 0.
+ * rep, vec_flops += unmasked lanes * rep (x2 for vmla and vaddrelu).  vmask/vmaskn: occ 1, lat 0.
  * mov.l0c.ub: occ = nfrac*1024 bytes at mte.l0c_to_ub_bytes_per_cycle, lat =
  * mte.local_latency_cycles, l0c_to_ub_bytes += nfrac*1024.
  *
@@ -102,7 +103,7 @@
 
 /* Element-wise operations; the scalar forms reuse add/mul/max/min with a broadcast src1. */
 enum ew {
-	EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_MAX, EW_MIN, EW_MLA,
+	EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_MAX, EW_MIN, EW_MLA, EW_ADDRELU,
 	EW_RELU, EW_EXP, EW_LN, EW_SQRT, EW_REC, EW_RSQRT, EW_ABS, EW_MOV, EW_DUP
 };
 
@@ -392,6 +393,7 @@ static __attribute__((noinline)) void ew_float_ordered(enum ew k, unsigned n,
 /* d = op(a, b); d holds the old dst on entry for mla. */
 static void ew_float(enum ew k, unsigned n, const float *a, const float *b, float *d)
 {
+	float fr[MAX_LANES];
 	unsigned i;
 
 	switch (k) {
@@ -415,6 +417,12 @@ static void ew_float(enum ew k, unsigned n, const float *a, const float *b, floa
 	case EW_MLA:
 		for (i = 0; i < n; i++)
 			d[i] = fmaf(a[i], b[i], d[i]);
+		break;
+	case EW_ADDRELU: /* (rounding to f16 keeps the sign: relu first is the same) */
+		for (i = 0; i < n; i++)
+			d[i] = a[i] + b[i];
+		ew_float_ordered(EW_RELU, n, d, b, fr);
+		memcpy(d, fr, n * sizeof *d);
 		break;
 	case EW_EXP:
 		for (i = 0; i < n; i++)
@@ -529,7 +537,7 @@ static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost 
 		if (opnd_at(c, &s0, "src", e->rs1, in->s0b, in->s0r, es, &g))
 			return -1;
 	}
-	vec_account(c, &g, k == EW_MLA ? 2 : 1);
+	vec_account(c, &g, k == EW_MLA || k == EW_ADDRELU ? 2 : 1);
 	if (c->dev->timing_only)
 		return 0;
 
@@ -1017,6 +1025,7 @@ EW_HANDLER(VDIV, EW_DIV, SRC_BINARY, DTS_FLOAT)
 EW_HANDLER(VMAX, EW_MAX, SRC_BINARY, DTS_ARITH)
 EW_HANDLER(VMIN, EW_MIN, SRC_BINARY, DTS_ARITH)
 EW_HANDLER(VMLA, EW_MLA, SRC_BINARY, DTS_FLOAT)
+EW_HANDLER(VADDRELU, EW_ADDRELU, SRC_BINARY, DTS_FLOAT)
 EW_HANDLER(VRELU, EW_RELU, SRC_UNARY, DTS_ARITH)
 EW_HANDLER(VEXP, EW_EXP, SRC_UNARY, DTS_FLOAT)
 EW_HANDLER(VLN, EW_LN, SRC_UNARY, DTS_FLOAT)

@@ -276,6 +276,7 @@ static const struct ew_case ew_cases[] = {
 	{ "vmax", exec_VMAX, ISA_OP_VMAX, K_BIN, ARITH },
 	{ "vmin", exec_VMIN, ISA_OP_VMIN, K_BIN, ARITH },
 	{ "vmla", exec_VMLA, ISA_OP_VMLA, K_BIN, FLOATS },
+	{ "vaddrelu", exec_VADDRELU, ISA_OP_VADDRELU, K_BIN, FLOATS },
 	{ "vrelu", exec_VRELU, ISA_OP_VRELU, K_UN, ARITH },
 	{ "vexp", exec_VEXP, ISA_OP_VEXP, K_UN, FLOATS },
 	{ "vln", exec_VLN, ISA_OP_VLN, K_UN, FLOATS },
@@ -322,6 +323,8 @@ static float ref_float(enum isa_op op, float a, float b, float d)
 		return a < b ? a : b;
 	case ISA_OP_VMLA:
 		return fmaf(a, b, d);
+	case ISA_OP_VADDRELU: /* rounding after the relu is the same as before it */
+		return a + b > 0 ? a + b : 0.0f;
 	case ISA_OP_VRELU:
 		return a > 0 ? a : 0.0f;
 	case ISA_OP_VEXP:
@@ -453,7 +456,7 @@ static void ew_check_with(fill_fn *filler, const struct ew_case *k, enum isa_dty
 	ck_assert_uint_eq(cost.lat, 16);
 	ck_assert_uint_eq(stats.vec_repeats - reps0, (uint64_t)in.rep);
 	ck_assert_uint_eq(stats.vec_flops - flops0, (uint64_t)in.rep * active_lanes(lanes) *
-							   (k->op == ISA_OP_VMLA ? 2 : 1));
+							   (k->op == ISA_OP_VMLA || k->op == ISA_OP_VADDRELU ? 2 : 1));
 }
 
 static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct isa_dec *tmpl,
