@@ -750,7 +750,10 @@ static void cube_gm(struct kg *gn, const struct geo *g, const struct tile *tl, i
  * instead of 6 with a residual. */
 static int q8_early(const struct cc_conv *cv, int64_t nn)
 {
-	return cv->q8_folded && nn % 2 == 0;
+	/* (an activation other than the relu would have to come before the
+	 * interleave: none folds today) */
+	return cv->q8_folded && nn % 2 == 0 &&
+	       (cv->act == CC_ACT_NONE || cv->act == CC_ACT_RELU);
 }
 
 /* V: plane n1 of a UB output buffer ([nn][px][16] fp16 at ub), op'd with
