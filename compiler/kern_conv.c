@@ -35,7 +35,7 @@
  * unit's latest work), and the next group of a tile drained in several
  * right after the add of the one before; a group not yet loaded when its
  * drain comes is loaded there.  Without a residual, relu with no bias is fused into the L0C move;
- * with one it must wait for the sum.  An int8 residual (res_int8: the C0 =
+ * with one it must wait for the sum.  An int8 residual (CC_CONV_R_S8: the C0 =
  * 32 form a requantizing drain writes) comes in pairs of channel blocks
  * into the second half of its buffer and is dequantized there by V before
  * the add (cube_res_dequant), through the output buffer's second half,
@@ -755,16 +755,73 @@ static void cube_gm(struct kg *gn, const struct geo *g, const struct tile *tl, i
 		rep_end(gn, &r);
 }
 
+/* Whether an int8 drain interleaves early: with the output scale folded in
+ * (only int8 written, no clip) and whole pairs, the pass that interleaves
+ * the pairs takes the bias along (vadd, or vaddrelu with the relu when no
+ * residual follows), an int8 residual is added to the interleaved pairs
+ * and, with a relu, narrowed by the same instruction (vaddreluconv): the
+ * values each round where the separate passes rounded them, so the int8
+ * output is the same, in 2 passes after the L0C move instead of 3, or 4
+ * instead of 6 with a residual. */
+static int q8_early(const struct cc_conv *cv, int64_t nn)
+{
+	/* (an activation other than the relu would have to come before the
+	 * interleave: none folds today) */
+	return cv->y_form == CC_CONV_Y_S8_FOLDED && nn % 2 == 0 &&
+	       (cv->act == CC_ACT_NONE || cv->act == CC_ACT_RELU);
+}
+
+/* V: plane n1 of a UB output buffer ([nn][px][16] fp16 at ub), op'd with
+ * s1 (a VSCAL scalar's bits, or a VBIN operand's 32-byte block, broadcast),
+ * to alternate 32-byte blocks of its pair at tmp ([px][32] fp16 a pair). */
+static void q8_interleave(struct kg *gn, enum isa_op op, int64_t ub, int64_t tmp, int64_t px,
+			  int64_t n1, int64_t s1)
+{
+	int64_t dst = tmp + n1 / 2 * px * 64 + n1 % 2 * 32;
+	for (int64_t done = 0; done < px; done += 8 * MAX_REP) {
+		int64_t rep = min64(MAX_REP, (px - done) / 8);
+		struct kg_strides st = { .db = 2, .dr = 16, .s0b = 1, .s0r = 8 };
+		vop_st(gn, op, dst + done * 64, ub + n1 * px * 32 + done * 32, s1, rep, st);
+	}
+}
+
+/* V: one interleaved pair at dst ([px][32] fp16) narrowed in place to
+ * [px][32] int8 (repeat r writes bytes its earlier repeats have read); with
+ * add >= 0 (the pair's residual, the same layout) by vaddreluconv, which
+ * adds it and applies the relu first.  128 values a repeat: 4 pixels. */
+static void q8_narrow(struct kg *gn, int64_t dst, int64_t px, int64_t add)
+{
+	for (int64_t done = 0; done < px; done += 4 * MAX_REP) {
+		int64_t rep = min64(MAX_REP, (px - done) / 4);
+		if (add < 0) {
+			KG_V(gn, VCONV, ISA_OP_VCONV, ISA_DT_S8, dst + done * 32, dst + done * 64,
+			     rep, .st = ISA_DT_F16, .rnd = ISA_RND_RNE, .rep = rep, .db = 1,
+			     .dr = 4, .s0b = 1, .s0r = 8);
+		} else {
+			int rs2 = kg_reg(gn, add + done * 64);
+			KG_V(gn, VBINC, ISA_OP_VADDRELUCONV, ISA_DT_S8, dst + done * 32,
+			     dst + done * 64, rep, .rs2 = rs2, .st = ISA_DT_F16, .db = 1, .dr = 4,
+			     .s0b = 1, .s0r = 8, .s1b = 1, .s1r = 8);
+		}
+	}
+}
+
 /* Requantization of a UB output buffer of nn channel blocks of mf*16
  * pixels ([nn][mf*16][16] fp16) into int8 pairs after it (the buffer's
  * second half): pair p's two planes, scaled, go to alternate 32-byte blocks
  * of [mf*16][32] fp16 (a missing odd plane: zeros), which one vconv
- * narrows in place to [mf*16][32] int8 (repeat r writes bytes its earlier
- * repeats have read). */
+ * narrows in place to [mf*16][32] int8.  Interleaved early (q8_early):
+ * only the narrowing is left, unless an int8 residual's add did it. */
 static void cube_requant(struct kg *gn, const struct cc_conv *cv, const struct cube_tiling *t,
 			 int64_t ub, int64_t mf, int64_t nn)
 {
 	int64_t pairs = cdiv(nn, 2), tmp = ub + t->mf * t->upc * FRAC, px = mf * 16;
+	if (q8_early(cv, nn)) {
+		if (!(cc_conv_res(cv) && cv->act == CC_ACT_RELU))
+			for (int64_t pr = 0; pr < pairs; pr++)
+				q8_narrow(gn, tmp + pr * px * 64, px, -1);
+		return;
+	}
 	/* folded (CC_CONV_Y_S8_FOLDED): the values are already y / s_y, and this
 	 * pass, needed anyway to interleave the pairs, applies the relu */
 	int relu = cv->y_form == CC_CONV_Y_S8_FOLDED && cv->act == CC_ACT_RELU;
@@ -773,24 +830,36 @@ static void cube_requant(struct kg *gn, const struct cc_conv *cv, const struct c
 	for (int64_t pr = 0; pr < pairs; pr++) {
 		int64_t dst = tmp + pr * px * 64;
 		for (int h = 0; h < 2; h++) {
-			int have = 2 * pr + h < nn;
+			if (2 * pr + h < nn) {
+				q8_interleave(gn, op, ub, tmp, px, 2 * pr + h, scale);
+				continue;
+			}
 			for (int64_t done = 0; done < px; done += 8 * MAX_REP) {
 				int64_t rep = min64(MAX_REP, (px - done) / 8), d = dst + h * 32 + done * 64;
 				struct kg_strides st = { .db = 2, .dr = 16, .s0b = 1, .s0r = 8 };
-				if (have)
-					vop_st(gn, op, d, ub + (2 * pr + h) * px * 32 + done * 32, scale,
-					       rep, st);
-				else
-					vop_st(gn, ISA_OP_VDUP, d, 0, 0, rep, st);
+				vop_st(gn, ISA_OP_VDUP, d, 0, 0, rep, st);
 			}
 		}
-		/* 128 values a repeat: 4 pixels */
-		for (int64_t done = 0; done < px; done += 4 * MAX_REP) {
-			int64_t rep = min64(MAX_REP, (px - done) / 4);
-			KG_V(gn, VCONV, ISA_OP_VCONV, ISA_DT_S8, dst + done * 32, dst + done * 64,
-			     rep, .st = ISA_DT_F16, .rnd = ISA_RND_RNE, .rep = rep, .db = 1,
-			     .dr = 4, .s0b = 1, .s0r = 8);
-		}
+		q8_narrow(gn, dst, px, -1);
+	}
+}
+
+/* The early interleave (q8_early) of a UB output buffer: each plane to its
+ * pair at tmp, with its bias block at bias (-1: none) added, and the relu
+ * when no residual comes after (without a bias the L0C move applied it). */
+static void cube_q8_interleave(struct kg *gn, const struct cc_conv *cv,
+			       const struct cube_tiling *t, int64_t ub, int64_t mf, int64_t nn,
+			       int64_t bias)
+{
+	int64_t tmp = ub + t->mf * t->upc * FRAC, px = mf * 16;
+	int relu = cv->act == CC_ACT_RELU && !cc_conv_res(cv);
+	for (int64_t n1 = 0; n1 < nn; n1++) {
+		if (bias >= 0)
+			q8_interleave(gn, relu ? ISA_OP_VADDRELU : ISA_OP_VADD, ub, tmp, px, n1,
+				      bias + n1 * PIX);
+		else
+			q8_interleave(gn, relu ? ISA_OP_VMAXS : ISA_OP_VMULS, ub, tmp, px, n1,
+				      kg_fbits(relu ? 0.0f : cv->q8_inv_scale));
 	}
 }
 
@@ -829,18 +898,39 @@ static void cube_res_gm8(struct kg *gn, const struct geo *g, const struct cube_t
  * DequantizeLinear computes it: vconv widens each pair's [mf*16][32] int8
  * to fp16 in tmp (exact: |q| <= 128), then one vmuls per plane scales
  * alternate 32-byte blocks (the pair's two 16-channel halves) by r_scale
- * into the plane, fp16(q * r_scale). */
+ * into the plane, fp16(q * r_scale).  Interleaved early (q8_early), the
+ * pairs stay interleaved: widened in place into the buffer's whole
+ * ([pairs][mf*16][32] fp16; repeat r writes bytes its earlier repeats have
+ * read), scaled in place, then added to the output's pairs at tmp, which
+ * with a relu narrows them too (vaddreluconv). */
 static void cube_res_dequant(struct kg *gn, const struct cc_conv *cv,
 			     const struct cube_tiling *t, int64_t ub, int64_t tmp, int64_t mf,
 			     int64_t nn)
 {
 	int64_t pairs = cdiv(nn, 2), px = mf * 16, half = t->mf * t->upc * FRAC / 2;
+	int early = q8_early(cv, nn);
+	int64_t wide = early ? ub : tmp;
 	/* 128 values a repeat: 4 pixels of a pair */
 	for (int64_t done = 0; done < pairs * px; done += 4 * MAX_REP) {
 		int64_t rep = min64(MAX_REP, (pairs * px - done) / 4);
-		KG_V(gn, VCONV, ISA_OP_VCONV, ISA_DT_F16, tmp + done * 64, ub + half + done * 32,
+		KG_V(gn, VCONV, ISA_OP_VCONV, ISA_DT_F16, wide + done * 64, ub + half + done * 32,
 		     rep, .st = ISA_DT_S8, .rnd = ISA_RND_RNE, .rep = rep, .db = 1, .dr = 8,
 		     .s0b = 1, .s0r = 4);
+	}
+	if (early) {
+		int64_t reps = pairs * px / 4;
+		for (int64_t r = 0; r < reps; r += MAX_REP)
+			vop(gn, ISA_OP_VMULS, ub + r * 256, ub + r * 256, kg_fbits(cv->r_scale),
+			    min64(MAX_REP, reps - r), 1, 8, 0, 0);
+		if (cv->act == CC_ACT_RELU) {
+			for (int64_t pr = 0; pr < pairs; pr++)
+				q8_narrow(gn, tmp + pr * px * 64, px, ub + pr * px * 64);
+		} else {
+			for (int64_t r = 0; r < reps; r += MAX_REP)
+				vop(gn, ISA_OP_VADD, tmp + r * 256, tmp + r * 256, ub + r * 256,
+				    min64(MAX_REP, reps - r), 1, 8, 1, 8);
+		}
+		return;
 	}
 	for (int64_t n1 = 0; n1 < nn; n1++) {
 		int64_t src = tmp + n1 / 2 * px * 64 + n1 % 2 * 32;
@@ -942,7 +1032,12 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 		}
 		if (n0 + nn == tl->n1c)
 			set_flag(gn, ISA_PIPE_V, ISA_PIPE_M, c);
-		if (cv->has_bias && rep_loop(gn, nn)) {
+		if (q8_early(cv, nn))
+			cube_q8_interleave(gn, cv, t, ub, mf, nn,
+					   cv->has_bias ? mem->ub_bias + ((tl->sl - cs->sl0) * g->N1 +
+									  tl->n1a + n0) * PIX
+							: -1);
+		else if (cv->has_bias && rep_loop(gn, nn)) {
 			struct rep r = { .a0 = ub, .da = mf * FRAC,
 					 .b0 = mem->ub_bias +
 					       ((tl->sl - cs->sl0) * g->N1 + tl->n1a + n0) * PIX,
@@ -969,7 +1064,7 @@ static void cube_drain(struct kg *gn, const struct geo *g, const struct cube_til
 			if (cc_conv_r8(cv))
 				cube_res_dequant(gn, cv, t, mem->ub_r[b], ub + t->mf * t->upc * FRAC,
 						 mf, nn);
-			for (int64_t r = 0; r < reps; r += MAX_REP)
+			for (int64_t r = 0; r < reps && !q8_early(cv, nn); r += MAX_REP)
 				vop(gn, ISA_OP_VADD, ub + r * 256, ub + r * 256,
 				    mem->ub_r[b] + r * 256, min64(MAX_REP, reps - r), 1, 8, 1, 8);
 			set_flag(gn, ISA_PIPE_V, ISA_PIPE_MTE2, b);

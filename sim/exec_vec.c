@@ -28,12 +28,13 @@
  * result); f32 is float.  exp/ln/sqrt use libm expf/logf/sqrtf, vrec is 1/x, vrsqrt
  * 1/sqrtf(x).  s32/s16 add/sub/mul/abs wrap (two's complement, computed in uint32).
  * max(a, b) is a > b ? a : b and min(a, b) is a < b ? a : b, relu is max(x, 0): with a NaN
- * the result is the second operand, so vcmp gt + vsel is exactly vmax.  vmla is
+ * the result is the second operand, so vcmp gt + vsel is exactly vmax.  vaddrelu is relu(a + b)
+ * computed in float and rounded once: rounding keeps the sign, so that is vadd then vrelu.  vmla is
  * fmaf(src0, src1, dst) converted to the dtype: the product is never rounded on its own.
  * For f32 that is the single rounding; for f16 the product is exact in float and the float
  * sum is then rounded to f16 (computed in float, as specified; it differs from an exactly
  * rounded f16 fma only when the float sum lands exactly on an f16 halfway point).  Only
- * f16/f32 for div, mla, exp, ln, sqrt, rec, rsqrt; f16/f32/s32/s16 for the rest.
+ * f16/f32 for div, mla, addrelu, exp, ln, sqrt, rec, rsqrt; f16/f32/s32/s16 for the rest.
  *
  * Scalars (vadds vmuls vmaxs vmins vdup) come from e->rs2: float dtypes read its low 32 bits
  * as fp32 bits (rounded to f16 first for f16); integer dtypes truncate it to the type.
@@ -54,6 +55,12 @@
  * (f32->f16, s32->f32, s32->f16, s16->f16) any other rnd is an error, the exact ones
  * (f16->f32, s8/u8->f16) ignore rnd.  s32->f16 rounds the integer once.
  *
+ * vaddreluconv dt <- st (f16->s8, f32->f16): lanes and block strides as vconv's;
+ * per lane the sum src0 + src1 rounds in st exactly as vadd's (f16 RNE, s16 wraps), a relu
+ * (max(x, 0)) follows, then the conversion as vconv's with rnd=rne (saturating): bit for bit
+ * what vadd, vrelu and vconv rnd=rne compute one after the other, in one pass.  (CANN's
+ * instruction also takes s16->s8, which vconv does not: left out.)
+ *
  * mov.l0c.ub moves nfrac 16x16 fractals, source f at rs1 + f*(1+sgap)*1024 in L0C (fp32 or
  * s32), destination f at rd + f*(1+dgap)*dbytes in UB (dbytes 512 for cvt f16/deqf16, 1024
  * for none/s32).  none copies fp32, f16 rounds fp32 -> f16 RNE, s32 copies int32, deqf16 is
@@ -65,7 +72,7 @@
  *
  * Cost.  Vector ops: occ = rep * ceil(256 / vector.bytes_per_cycle), times
  * vector.complex_cycles for ISA_F_COMPLEX ops; lat = vector.latency_cycles; vec_repeats +=
- * rep, vec_flops += unmasked lanes * rep (x2 for vmla).  vmask/vmaskn: occ 1, lat 0.
+ * rep, vec_flops += unmasked lanes * rep (x2 for vmla and vaddrelu).  vmask/vmaskn: occ 1, lat 0.
  * mov.l0c.ub: occ = nfrac*1024 bytes at mte.l0c_to_ub_bytes_per_cycle, lat =
  * mte.local_latency_cycles, l0c_to_ub_bytes += nfrac*1024.
  *
@@ -96,7 +103,7 @@
 
 /* Element-wise operations; the scalar forms reuse add/mul/max/min with a broadcast src1. */
 enum ew {
-	EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_MAX, EW_MIN, EW_MLA,
+	EW_ADD, EW_SUB, EW_MUL, EW_DIV, EW_MAX, EW_MIN, EW_MLA, EW_ADDRELU,
 	EW_RELU, EW_EXP, EW_LN, EW_SQRT, EW_REC, EW_RSQRT, EW_ABS, EW_MOV, EW_DUP
 };
 
@@ -386,6 +393,7 @@ static __attribute__((noinline)) void ew_float_ordered(enum ew k, unsigned n,
 /* d = op(a, b); d holds the old dst on entry for mla. */
 static void ew_float(enum ew k, unsigned n, const float *a, const float *b, float *d)
 {
+	float fr[MAX_LANES];
 	unsigned i;
 
 	switch (k) {
@@ -409,6 +417,12 @@ static void ew_float(enum ew k, unsigned n, const float *a, const float *b, floa
 	case EW_MLA:
 		for (i = 0; i < n; i++)
 			d[i] = fmaf(a[i], b[i], d[i]);
+		break;
+	case EW_ADDRELU: /* (rounding to f16 keeps the sign: relu first is the same) */
+		for (i = 0; i < n; i++)
+			d[i] = a[i] + b[i];
+		ew_float_ordered(EW_RELU, n, d, b, fr);
+		memcpy(d, fr, n * sizeof *d);
 		break;
 	case EW_EXP:
 		for (i = 0; i < n; i++)
@@ -523,7 +537,7 @@ static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost 
 		if (opnd_at(c, &s0, "src", e->rs1, in->s0b, in->s0r, es, &g))
 			return -1;
 	}
-	vec_account(c, &g, k == EW_MLA ? 2 : 1);
+	vec_account(c, &g, k == EW_MLA || k == EW_ADDRELU ? 2 : 1);
 	if (c->dev->timing_only)
 		return 0;
 
@@ -942,6 +956,59 @@ static int vec_conv(struct sim_core *c, const struct sim_qent *e, struct sim_cos
 	return 0;
 }
 
+/* --- vaddreluconv ------------------------------------------------------------------ */
+
+/* The pairs vaddreluconv takes: those of CANN's vaddreluconv that vconv has. */
+static int addreluconv_ok(int64_t dt, int64_t st)
+{
+	return (dt == ISA_DT_S8 && st == ISA_DT_F16) || (dt == ISA_DT_F16 && st == ISA_DT_F32);
+}
+
+static int vec_addreluconv(struct sim_core *c, const struct sim_qent *e)
+{
+	const struct isa_dec *in = e->in;
+	enum isa_dtype dt, st;
+	unsigned des, ses, n;
+	struct vgeom g;
+	struct vopnd d, s0, s1;
+	uint8_t raw0[REPEAT_BYTES], raw1[REPEAT_BYTES], raws[REPEAT_BYTES], rawd[REPEAT_BYTES];
+	float fa[MAX_LANES], fb[MAX_LANES], fd[MAX_LANES];
+
+	if (check_rep(c, in->rep))
+		return -1;
+	if (!addreluconv_ok(in->dt, in->st))
+		return sim_fail(c, "vaddreluconv: %s -> %s is not supported (supported: f16->s8, "
+				"f32->f16)", dt_name(in->st), dt_name(in->dt));
+	dt = (enum isa_dtype)in->dt;
+	st = (enum isa_dtype)in->st;
+	des = isa_dtype_size(dt);
+	ses = isa_dtype_size(st);
+	n = REPEAT_BYTES / (des > ses ? des : ses);
+	geom_init(c, &g, in->rep, n);
+	if (opnd_at(c, &d, "dst", e->rd, in->db, in->dr, des, &g) ||
+	    opnd_at(c, &s0, "src0", e->rs1, in->s0b, in->s0r, ses, &g) ||
+	    opnd_at(c, &s1, "src1", e->rs2, in->s1b, in->s1r, ses, &g))
+		return -1;
+	vec_account(c, &g, 1);
+	if (c->dev->timing_only)
+		return 0;
+	for (uint64_t r = 0; r < g.rep; r++) {
+		load_rep(&s0, &g, r, raw0);
+		load_rep(&s1, &g, r, raw1);
+		/* the sum in st, as vadd stores it, then its relu, in st again */
+		raw_to_f32(st, raw0, fa, n);
+		raw_to_f32(st, raw1, fb, n);
+		ew_float(EW_ADD, n, fa, fb, fd);
+		f32_to_raw(st, fd, raws, n);
+		raw_to_f32(st, raws, fa, n);
+		ew_float(EW_RELU, n, fa, fb, fd);
+		f32_to_raw(st, fd, raws, n);
+		conv_rep(dt, st, DV_RND_RNE, raws, rawd, n);
+		store_rep(&d, &g, r, rawd);
+	}
+	return 0;
+}
+
 /* --- handlers ---------------------------------------------------------------------- */
 
 #define EW_HANDLER(id, k, src, dts)                                                      \
@@ -958,6 +1025,7 @@ EW_HANDLER(VDIV, EW_DIV, SRC_BINARY, DTS_FLOAT)
 EW_HANDLER(VMAX, EW_MAX, SRC_BINARY, DTS_ARITH)
 EW_HANDLER(VMIN, EW_MIN, SRC_BINARY, DTS_ARITH)
 EW_HANDLER(VMLA, EW_MLA, SRC_BINARY, DTS_FLOAT)
+EW_HANDLER(VADDRELU, EW_ADDRELU, SRC_BINARY, DTS_FLOAT)
 EW_HANDLER(VRELU, EW_RELU, SRC_UNARY, DTS_ARITH)
 EW_HANDLER(VEXP, EW_EXP, SRC_UNARY, DTS_FLOAT)
 EW_HANDLER(VLN, EW_LN, SRC_UNARY, DTS_FLOAT)
@@ -1000,6 +1068,12 @@ int exec_VSEL(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct
 int exec_VCONV(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
 	return vec_conv(c, e, cost);
+}
+
+int exec_VADDRELUCONV(struct sim_core *c, const struct sim_qent *e, uint64_t now,
+		      struct sim_cost *cost)
+{
+	return vec_addreluconv(c, e);
 }
 
 /* The mask is core state read when a later instruction executes; the pipe is in order,

@@ -276,6 +276,7 @@ static const struct ew_case ew_cases[] = {
 	{ "vmax", exec_VMAX, ISA_OP_VMAX, K_BIN, ARITH },
 	{ "vmin", exec_VMIN, ISA_OP_VMIN, K_BIN, ARITH },
 	{ "vmla", exec_VMLA, ISA_OP_VMLA, K_BIN, FLOATS },
+	{ "vaddrelu", exec_VADDRELU, ISA_OP_VADDRELU, K_BIN, FLOATS },
 	{ "vrelu", exec_VRELU, ISA_OP_VRELU, K_UN, ARITH },
 	{ "vexp", exec_VEXP, ISA_OP_VEXP, K_UN, FLOATS },
 	{ "vln", exec_VLN, ISA_OP_VLN, K_UN, FLOATS },
@@ -322,6 +323,8 @@ static float ref_float(enum isa_op op, float a, float b, float d)
 		return a < b ? a : b;
 	case ISA_OP_VMLA:
 		return fmaf(a, b, d);
+	case ISA_OP_VADDRELU: /* rounding after the relu is the same as before it */
+		return a + b > 0 ? a + b : 0.0f;
 	case ISA_OP_VRELU:
 		return a > 0 ? a : 0.0f;
 	case ISA_OP_VEXP:
@@ -453,7 +456,7 @@ static void ew_check_with(fill_fn *filler, const struct ew_case *k, enum isa_dty
 	ck_assert_uint_eq(cost.lat, 16);
 	ck_assert_uint_eq(stats.vec_repeats - reps0, (uint64_t)in.rep);
 	ck_assert_uint_eq(stats.vec_flops - flops0, (uint64_t)in.rep * active_lanes(lanes) *
-							   (k->op == ISA_OP_VMLA ? 2 : 1));
+							   (k->op == ISA_OP_VMLA || k->op == ISA_OP_VADDRELU ? 2 : 1));
 }
 
 static void ew_check(const struct ew_case *k, enum isa_dtype dt, const struct isa_dec *tmpl,
@@ -1652,6 +1655,63 @@ START_TEST(test_footprint_exact)
 }
 END_TEST
 
+/* vaddreluconv is bit for bit vadd (in st), vrelu, vconv rnd=rne: run both on the same
+ * sources (values that round, saturate, tie, NaN) with the drain's strides (the int8 pair
+ * interleave db=2, a broadcast src1) and plain ones, and compare the destinations. */
+static void addreluconv_check(enum isa_dtype dt, enum isa_dtype st, int64_t rep, int64_t db,
+			      int64_t dr, int64_t s1b, int64_t s1r)
+{
+	struct isa_dec in = vinsn(ISA_OP_VADDRELUCONV, dt, rep), ch;
+	struct sim_cost cost;
+	const uint64_t s0 = 0x0, s1 = 0x4000, t = 0x8000, d = 0xc000, d2 = 0x10000, span = 0x4000;
+
+	in.st = st;
+	in.db = db;
+	in.dr = dr;
+	in.s1b = s1b;
+	in.s1r = s1r;
+	fill_conv(st, s0, span);
+	fill_conv(st, s1, span);
+	fill(ISA_DT_S32, d, span);
+	memcpy(ub(d2), ub(d), span);
+	run_ok(exec_VADDRELUCONV, &in, d, s0, s1, 0, &cost);
+	ck_assert_uint_eq(cost.occ, (uint64_t)rep);
+	ch = vinsn(ISA_OP_VADD, st, rep);
+	ch.s1b = s1b;
+	ch.s1r = s1r;
+	run_ok(exec_VADD, &ch, t, s0, s1, 0, &cost);
+	ch = vinsn(ISA_OP_VRELU, st, rep);
+	run_ok(exec_VRELU, &ch, t, t, 0, 0, &cost);
+	ch = vinsn(ISA_OP_VCONV, dt, rep);
+	ch.st = st;
+	ch.rnd = ISA_RND_RNE;
+	ch.db = db;
+	ch.dr = dr;
+	run_ok(exec_VCONV, &ch, d2, t, 0, 0, &cost);
+	for (uint64_t i = 0; i < span; i++)
+		CHECK(ub(d)[i] == ub(d2)[i], "vaddreluconv %s->%s db %lld: byte %llu: %02x, chain %02x",
+		      isa_enum_dtype[st], isa_enum_dtype[dt], (long long)db, (unsigned long long)i,
+		      ub(d)[i], ub(d2)[i]);
+}
+
+START_TEST(test_vaddreluconv)
+{
+	struct isa_dec in;
+
+	addreluconv_check(ISA_DT_S8, ISA_DT_F16, 7, 1, 4, 1, 8);
+	addreluconv_check(ISA_DT_S8, ISA_DT_F16, 9, 2, 8, 0, 0); /* the int8 drain's form */
+	addreluconv_check(ISA_DT_F16, ISA_DT_F32, 6, 1, 4, 2, 16);
+	in = vinsn(ISA_OP_VADDRELUCONV, ISA_DT_U8, 1);
+	in.st = ISA_DT_F16;
+	run_fail(exec_VADDRELUCONV, &in, 0x2000, 0x0, 0x1000, 0, "f16 -> u8 is not supported");
+	in.dt = ISA_DT_S8;
+	in.rep = 0;
+	run_fail(exec_VADDRELUCONV, &in, 0x2000, 0x0, 0x1000, 0, "rep");
+	in.rep = 2;
+	run_fail(exec_VADDRELUCONV, &in, 0x2000, 0x0, UB_SIZE - 256, 0, "outside");
+}
+END_TEST
+
 static Suite *vec_suite(void)
 {
 	Suite *s = suite_create("vec");
@@ -1676,6 +1736,7 @@ static Suite *vec_suite(void)
 	tcase_add_test(tc, test_vsel_strides);
 	tcase_add_test(tc, test_vconv_pairs);
 	tcase_add_test(tc, test_vconv_values);
+	tcase_add_test(tc, test_vaddreluconv);
 	tcase_add_test(tc, test_mov_l0c_ub);
 	tcase_add_test(tc, test_costs);
 	tcase_add_test(tc, test_timing_only);
