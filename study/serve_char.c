@@ -76,8 +76,61 @@ static int last_iteration(const struct rt_device *d, const struct om_model *om, 
 	return 0;
 }
 
+/* The kernels of stream sid's last execution, in stream order (the log's
+ * completion order is its stream order): *k (caller frees), *n. */
+static int last_kernels(const struct rt_device *d, unsigned sid, double mhz,
+			struct sv_kernel **k, unsigned *n, char *err, size_t errlen)
+{
+	size_t nt, ne;
+	const struct trc_task *tr = rt_tasks(d, &nt);
+	const struct trc_exec *er = rt_execs(d, &ne);
+	const struct trc_exec *ex = NULL;
+	for (size_t i = 0; i < ne; i++)
+		if (er[i].stream_id == sid && (!ex || er[i].exec_id > ex->exec_id))
+			ex = &er[i];
+	*k = NULL;
+	*n = 0;
+	size_t cap = 0;
+	uint64_t prev = 0;
+	for (size_t i = 0; ex && i < nt; i++) {
+		const struct trc_task *r = &tr[i];
+		if (r->stream_id != sid || r->kind != TRC_TASK_KERNEL || r->start < ex->start ||
+		    r->end > ex->end)
+			continue;
+		if (*n == SV_MAX_KERNELS) {
+			snprintf(err, errlen, "more than %d kernels in one execution", SV_MAX_KERNELS);
+			return -1;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct sv_kernel *g = realloc(*k, cap * sizeof *g);
+			if (!g) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			*k = g;
+		}
+		/* the first kernel's wait is the fixed cost's (the table's) */
+		(*k)[*n] = (struct sv_kernel){ .gap_us = *n ? (double)(r->start - prev) / mhz : 0,
+					       .run_us = (double)(r->end - r->start) / mhz,
+					       .cores = r->end > r->start && r->core_cycles
+							? (double)r->core_cycles /
+								  (double)(r->end - r->start)
+							: 1 };
+		(*n)++;
+		prev = r->end;
+	}
+	if (!*n) {
+		snprintf(err, errlen, "stream %u: the last execution ran no kernel", sid);
+		return -1;
+	}
+	return 0;
+}
+
+/* kern (may be NULL): the kernels of the first stream's last execution */
 static int run_conc(const struct soc_config *cfg, const struct om_model *om, unsigned conc,
-		    unsigned loops, void *host, struct sv_service *out, char *err, size_t errlen)
+		    unsigned loops, void *host, struct sv_service *out, struct sv_kernel **kern,
+		    unsigned *nkern, char *err, size_t errlen)
 {
 	struct sim_options opt = { .mode = SIM_MODE_TIMING };
 	struct rt_device *d = rt_device_new(cfg, &opt, err, errlen);
@@ -146,6 +199,9 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 	out->device_us = sum.device_us / conc;
 	out->d2h_us = sum.d2h_us / conc;
 	out->fixed_us = sum.fixed_us / conc;
+	if (kern && last_kernels(d, rt_stream_id(ln[0].s), cfg->core_freq_mhz, kern, nkern, err,
+				 errlen))
+		goto done;
 	rc = 0;
 done:
 	for (unsigned k = conc; ln && k-- > 0;) {
@@ -263,6 +319,8 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	struct sv_kernel *kern[SV_MAX_VARIANTS] = { NULL };
+	unsigned nkern[SV_MAX_VARIANTS] = { 0 };
 	int rc = 0;
 	for (unsigned i = 0; i < n && !rc; i++) {
 		struct om_model om;
@@ -285,7 +343,8 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		}
 		for (unsigned c = 1; c <= streams && !rc; c++) {
 			struct sv_service *s = &svc[(size_t)i * streams + c - 1];
-			if (run_conc(cfg, p, c, loops, host, s, e2, sizeof e2)) {
+			if (run_conc(cfg, p, c, loops, host, s, c == 1 ? &kern[i] : NULL, &nkern[i], e2,
+				     sizeof e2)) {
 				snprintf(err, errlen, "--model %s, %u stream%s: %s", v[i].path, c,
 					 c > 1 ? "s" : "", e2);
 				rc = -1;
@@ -301,6 +360,12 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 	}
 	if (!rc)
 		rc = sv_table_make(t, name, batch, n, streams, svc, err, errlen);
+	for (unsigned i = 0; i < n && !rc; i++)
+		if ((rc = sv_table_set_kernels(t, i, (unsigned)cfg->core_count, kern[i], nkern[i], err,
+					       errlen)))
+			sv_table_free(t);
+	for (unsigned i = 0; i < n; i++)
+		free(kern[i]);
 	free(svc);
 	return rc;
 }
