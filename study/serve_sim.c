@@ -35,8 +35,9 @@
  * that lead in time, where on the chip it keeps one kernel of lead).  What
  * the cores' order cannot give, the memory's slowdown of kernels taking
  * turns, is one factor per variant and number of batches amid their
- * kernels, calibrated so that c identical batches started together take
- * the table's time at c (calibrate).
+ * kernels, calibrated so that the characterisation's case (c streams
+ * running two batches each back to back) takes the table's time at c
+ * (calibrate).
  *
  * Several models: each has its own queue (its requests in arrival order)
  * and is batched against its own table; the streams are the chip's and
@@ -521,10 +522,12 @@ static int simulate(const struct sv_config *c, const struct sv_table *t, unsigne
 /* The kernels' list gives the cores' sharing, not the memory's: kernels
  * of two batches taking turns find less of their data in the L2 and
  * share main memory, and run slower than alone.  For each variant and n
- * in 2..max_conc, slow[v * max_conc + n - 1] is the factor that makes n
- * identical batches started together take the table's time at n in
- * flight, the case the characterisation measured (bisection; the fast
- * model's time grows with it). */
+ * in 2..max_conc, slow[v * max_conc + n - 1] is the factor with which the
+ * case the characterisation measured takes the table's time at n in
+ * flight: n streams each running two batches back to back from time 0,
+ * the second batches' mean time (serve_char.c's default --loops; the
+ * second iteration, staggered as the first left it, is the steady state
+ * of busy streams).  Bisection: the fast model's time grows with it. */
 static int calibrate(const struct sv_table *t, double *slow, char *err, size_t errlen)
 {
 	unsigned mc = t->max_conc;
@@ -534,10 +537,10 @@ static int calibrate(const struct sv_table *t, double *slow, char *err, size_t e
 		for (unsigned n = 2; n <= mc; n++) {
 			const struct sv_service *e = sv_table_get(t, v, n);
 			double want = (e->h2d_us + e->device_us + e->d2h_us) * 1e3;
-			struct sv_request r[1024];
-			for (unsigned k = 0; k < n; k++)
+			struct sv_request r[2 * 1024];
+			for (unsigned k = 0; k < 2 * n; k++)
 				r[k] = (struct sv_request){ .arrival = 0, .size = t->batch[v] };
-			struct sv_arrivals a = { r, n };
+			struct sv_arrivals a = { r, 2 * n };
 			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = n,
 					       .max_batch = t->batch[v] };
 			double lo = 0.25, hi = 4, *f = &slow[(size_t)v * mc + n - 1];
@@ -548,9 +551,9 @@ static int calibrate(const struct sv_table *t, double *slow, char *err, size_t e
 				if (simulate(&c, t, 1, &a, sl, &run, err, errlen))
 					return -1;
 				double sum = 0;
-				for (size_t b = 0; b < run.nbatch; b++)
+				for (size_t b = n; b < run.nbatch; b++)
 					sum += (double)(run.batch[b].end - run.batch[b].start);
-				double mean = sum / (double)run.nbatch;
+				double mean = sum / (double)(run.nbatch - n);
 				sv_run_free(&run);
 				if (mean > want)
 					hi = *f;

@@ -252,8 +252,10 @@ END_TEST
  * launch order, as the chip hands them out: two streams' kernels take
  * turns, one each.  Kernels of 400, 100, 100, 100, 100 us on all 8 cores,
  * after a 200 us fixed cost; two side by side take turns from 200 us (A
- * ends at 1700, B at 1800: the table's 1750 us at 2 in flight, so the
- * memory's slowdown calibrates to 1).  A at 0 and B at 450 us: B's first
+ * ends at 1700, B at 1800).  The characterisation's second iteration
+ * starts A at 1700 and B at 1800, and both take 1700 us (A's first kernel
+ * runs alone until B's fixed cost ends): with the table's 1700 us at 2 in
+ * flight, the memory's slowdown calibrates to 1.  A at 0 and B at 450 us: B's first
  * kernel is launched at 650, while A runs its second (to 700), and takes
  * the cores before A's third; then they alternate, and A, a whole kernel
  * ahead before, ends only one kernel ahead: A at 1600 us, B at 1800
@@ -261,7 +263,7 @@ END_TEST
 START_TEST(kernels_take_turns)
 {
 	unsigned b = 1;
-	struct sv_service svc[2] = { { 0, 1000, 0, 200 }, { 0, 1750, 0, 200 } };
+	struct sv_service svc[2] = { { 0, 1000, 0, 200 }, { 0, 1700, 0, 200 } };
 	struct sv_kernel k[5] = { { 0, 400, 8 }, { 0, 100, 8 }, { 0, 100, 8 }, { 0, 100, 8 },
 				  { 0, 100, 8 } };
 	struct sv_table t, back;
@@ -830,6 +832,12 @@ START_TEST(real_model)
 	       x.exact_p99_us / 1e3);
 	ck_assert_uint_eq(x.batches, 60);
 	ck_assert(x.service_err_mean < 0.25);
+	/* the kernels' turns on the cores: P99 5.1% and the mean 2.4% below
+	 * the chip's (15% and 6% with rates over time; docs/serving.md) */
+	ck_assert_msg(fabs(x.fast_p99_us - x.exact_p99_us) < 0.08 * x.exact_p99_us &&
+		      fabs(x.fast_mean_us - x.exact_mean_us) < 0.04 * x.exact_mean_us,
+		      "P99 %.3f vs %.3f, mean %.3f vs %.3f us", x.fast_p99_us, x.exact_p99_us,
+		      x.fast_mean_us, x.exact_mean_us);
 	sv_run_free(&r);
 	struct sv_config c1 = { .streams = 1, .max_batch = 1 };
 	run(&c1, &t, &o, &r);
