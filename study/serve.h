@@ -71,6 +71,7 @@ struct sv_kernel {
 	double gap_us, run_us, cores;
 };
 #define SV_MAX_KERNELS 65536 /* per variant */
+#define SV_MAX_AFTER 3        /* other model instances run since, characterised */
 
 struct sv_table {
 	char name[128];                 /* the model a trace line must name */
@@ -84,13 +85,20 @@ struct sv_table {
 	unsigned core_count;
 	unsigned nkern[SV_MAX_VARIANTS];
 	struct sv_kernel *kern[SV_MAX_VARIANTS];
+	/* after_us[v][k - 1]: variant v's device time alone when k other model
+	 * instances (one per variant and stream) ran since its own instance
+	 * last ran, so the L2 holds less of its data than in the warm entries;
+	 * 0: not known (as warm) */
+	double after_us[SV_MAX_VARIANTS][SV_MAX_AFTER];
 };
 
 /* CSV: "batch,concurrency,h2d_us,device_us,d2h_us[,fixed_us]" (a header
  * line and '#' comments allowed; "# model NAME" names the model).  Every
  * batch needs every concurrency 1..max.  Optionally, each variant's
  * kernels in order, "kernel,batch,gap_us,run_us,cores" (for every batch or
- * none), after a "# ai_cores N" line.  Errors name the file and line. */
+ * none), after a "# ai_cores N" line, and its device time when k other
+ * instances ran since its own, "after,batch,k,device_us".  Errors name the
+ * file and line. */
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen);
 int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t errlen);
 /* A table built in memory (tests): n variants, conc levels, svc copied. */
@@ -101,6 +109,10 @@ int sv_table_make(struct sv_table *t, const char *name, const unsigned *batch, u
  * within the variant's device time less its fixed cost at 1 in flight. */
 int sv_table_set_kernels(struct sv_table *t, unsigned v, unsigned core_count,
 			 const struct sv_kernel *k, unsigned n, char *err, size_t errlen);
+/* Variant v's device time after k (1..SV_MAX_AFTER) other instances ran:
+ * finite and above its fixed cost at 1 in flight. */
+int sv_table_set_after(struct sv_table *t, unsigned v, unsigned k, double device_us, char *err,
+		       size_t errlen);
 /* Whether every variant's kernels are known. */
 int sv_table_has_kernels(const struct sv_table *t);
 /* Keep only the variants whose batch is listed; a size that is not

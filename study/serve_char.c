@@ -258,6 +258,171 @@ static int by_batch(const void *a, const void *b)
 	return x->batch < y->batch ? -1 : x->batch > y->batch;
 }
 
+/* Variant i's device time alone on stream 0 when k other model instances
+ * ran since its own last ran, one after another (each with its copies):
+ * its clones on the other streams first, then the other variants'
+ * instances, stream by stream, in variant order.  The warm entries are
+ * measured with k = 0; a serving chip's streams and variants interleave,
+ * and the L2 then holds less of the instance's data.  *device_us. */
+static int run_after(const struct soc_config *cfg, const struct om_model *const *prog,
+		     unsigned n, unsigned i, unsigned streams, unsigned k, void *host,
+		     double *device_us, char *err, size_t errlen)
+{
+	struct sim_options opt = { .mode = SIM_MODE_TIMING };
+	struct rt_device *d = rt_device_new(cfg, &opt, err, errlen);
+	if (!d)
+		return -1;
+	struct sim_device *sim = rt_device_sim(d);
+	struct lane ln[SV_MAX_AFTER + 1];
+	unsigned var[SV_MAX_AFTER + 1], on[SV_MAX_AFTER + 1], nl = 0;
+	memset(ln, 0, sizeof ln);
+	var[nl] = i, on[nl++] = 0;
+	for (unsigned st = 1; st < streams && nl <= k; st++)
+		var[nl] = i, on[nl++] = st;
+	for (unsigned u = 0; u < n; u++)
+		for (unsigned st = 0; st < streams && nl <= k && u != i; st++)
+			var[nl] = u, on[nl++] = st;
+	struct rt_stream *sts[SV_MAX_AFTER + 1] = { NULL };
+	int rc = -1;
+	for (unsigned j = 0; j < nl; j++) {
+		const struct om_model *o = prog[var[j]];
+		int first = -1; /* an instance of the same variant to clone */
+		for (unsigned q = 0; q < j && first < 0; q++)
+			if (var[q] == var[j])
+				first = (int)q;
+		if (first >= 0 ? rt_model_clone(&ln[first].m, &ln[j].m, err, errlen)
+			       : rt_model_load(d, o, &ln[j].m, err, errlen))
+			goto done;
+		ln[j].loaded = 1;
+		if (!on[j])
+			ln[j].s = rt_default_stream(d);
+		else if (!(ln[j].s = sts[on[j]]) && !(ln[j].s = sts[on[j]] = rt_stream_new(d))) {
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+		for (unsigned q = 0; q < o->ninputs; q++)
+			if (!(ln[j].in[q] = sim_gm_alloc(sim, o->inputs[q].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' inputs do not fit the device memory",
+					 nl);
+				goto done;
+			}
+		for (unsigned q = 0; q < o->noutputs; q++)
+			if (!(ln[j].out[q] = sim_gm_alloc(sim, o->outputs[q].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' outputs do not fit the device "
+					 "memory", nl);
+				goto done;
+			}
+	}
+	rt_log_clear(d);
+	/* instance 0, the others, instance 0 again: one at a time */
+	for (unsigned r = 0; r <= nl; r++) {
+		unsigned j = r < nl ? r : 0;
+		const struct om_model *o = prog[var[j]];
+		for (unsigned q = 0; q < o->ninputs; q++)
+			if (rt_memcpy_async(ln[j].s, SIM_COPY_H2D, host, ln[j].in[q], 0,
+					    o->inputs[q].size, err, errlen))
+				goto done;
+		if (rt_model_execute_async(&ln[j].m, ln[j].s, ln[j].in, ln[j].out, err, errlen) < 0)
+			goto done;
+		for (unsigned q = 0; q < o->noutputs; q++)
+			if (rt_memcpy_async(ln[j].s, SIM_COPY_D2H, host, ln[j].out[q], 0,
+					    o->outputs[q].size, err, errlen))
+				goto done;
+		if (rt_synchronize(d, err, errlen))
+			goto done;
+	}
+	size_t ne;
+	const struct trc_exec *e = rt_execs(d, &ne);
+	const struct trc_exec *last = NULL;
+	for (size_t q = 0; q < ne; q++)
+		if (!last || e[q].exec_id > last->exec_id)
+			last = &e[q];
+	if (!last) {
+		snprintf(err, errlen, "the executions are not in the log");
+		goto done;
+	}
+	*device_us = (double)(last->end - last->start) / cfg->core_freq_mhz;
+	rc = 0;
+done:
+	for (unsigned j = nl; j-- > 0;) {
+		const struct om_model *o = prog[var[j]];
+		for (unsigned q = 0; q < o->ninputs; q++)
+			if (ln[j].in[q])
+				sim_gm_free(sim, ln[j].in[q]);
+		for (unsigned q = 0; q < o->noutputs; q++)
+			if (ln[j].out[q])
+				sim_gm_free(sim, ln[j].out[q]);
+		if (ln[j].loaded)
+			rt_model_unload(&ln[j].m);
+	}
+	for (unsigned st = 1; st <= SV_MAX_AFTER; st++)
+		if (sts[st])
+			rt_stream_free(sts[st]);
+	rt_device_free(d);
+	return rc;
+}
+
+/* Each variant's device times after 1..SV_MAX_AFTER other instances (as
+ * many as streams x variants - 1 allow) into t. */
+static int characterise_after(const struct variant *v, unsigned n, const struct soc_config *cfg,
+			      unsigned streams, FILE *progress, struct sv_table *t, char *err,
+			      size_t errlen)
+{
+	unsigned K = streams * n - 1 < SV_MAX_AFTER ? streams * n - 1 : SV_MAX_AFTER;
+	struct om_model *om = calloc(n, sizeof *om);
+	const struct om_model **prog = calloc(n, sizeof *prog);
+	unsigned nread = 0;
+	int rc = -1;
+	size_t hb = 1;
+	void *host = NULL;
+	if (!om || !prog) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (; nread < n; nread++) {
+		char e2[1024];
+		if (om_read(v[nread].path, &om[nread], cfg->name, e2, sizeof e2)) {
+			snprintf(err, errlen, "--model %s: %s", v[nread].path, e2);
+			goto done;
+		}
+		prog[nread] = program(&om[nread], v[nread].program);
+		for (unsigned q = 0; q < prog[nread]->ninputs; q++)
+			hb = prog[nread]->inputs[q].size > hb ? prog[nread]->inputs[q].size : hb;
+		for (unsigned q = 0; q < prog[nread]->noutputs; q++)
+			hb = prog[nread]->outputs[q].size > hb ? prog[nread]->outputs[q].size : hb;
+	}
+	if (!(host = calloc(1, hb))) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 1; k <= K; k++) {
+			double us = 0;
+			char e2[1024];
+			if (run_after(cfg, prog, n, i, streams, k, host, &us, e2, sizeof e2)) {
+				snprintf(err, errlen, "--model %s, batch %u after %u other instances: %s",
+					 v[i].path, v[i].batch, k, e2);
+				goto done;
+			}
+			if (sv_table_set_after(t, i, k, us, err, errlen))
+				goto done;
+			if (progress) {
+				fprintf(progress, "simserve: %s batch %u, %u other instance%s since its "
+					"own: device %.1f us\n", v[i].path, v[i].batch, k,
+					k > 1 ? "s" : "", us);
+				fflush(progress);
+			}
+		}
+	rc = 0;
+done:
+	free(host);
+	for (unsigned i = 0; i < nread; i++)
+		om_free(&om[i]);
+	free(om);
+	free(prog);
+	return rc;
+}
+
 int sv_table_characterise(const char *const *om_paths, unsigned n, const struct soc_config *cfg,
 			  unsigned streams, unsigned loops, FILE *progress, struct sv_table *t,
 			  char *err, size_t errlen)
@@ -364,6 +529,9 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		if ((rc = sv_table_set_kernels(t, i, (unsigned)cfg->core_count, kern[i], nkern[i], err,
 					       errlen)))
 			sv_table_free(t);
+	if (!rc && streams * n > 1 && (rc = characterise_after(v, n, cfg, streams, progress, t, err,
+							       errlen)))
+		sv_table_free(t);
 	for (unsigned i = 0; i < n; i++)
 		free(kern[i]);
 	free(svc);

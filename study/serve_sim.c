@@ -113,6 +113,13 @@ struct state {
 	sv_ns budget; /* SLO minus host time, or 0 */
 	sv_ns host_post;
 	struct plan *plan[SV_MAX_MODELS]; /* [model][variant] */
+	/* [model][variant * SV_MAX_AFTER + k - 1]: after k other instances (no
+	 * segments: not known) */
+	struct plan *after[SV_MAX_MODELS];
+	/* [model][variant * streams + stream]: when the instance last started a
+	 * batch (a count of batch starts, the warm-up's first) */
+	unsigned long long *stamp[SV_MAX_MODELS];
+	unsigned long long stamps;
 	double cores;     /* the chip's AI cores when the kernels are known, else 0 */
 	/* with the kernels: slow[m][v * max_conc + n - 1], how much slower
 	 * model m's variant v's kernels run with n batches amid their kernels
@@ -216,9 +223,14 @@ static sv_ns phase_ns(const struct sv_table *t, unsigned variant, enum phase p, 
 	}
 }
 
-/* Variant v of table t as segments (kernels: with its kernel list). */
-static int make_plan(const struct sv_table *t, unsigned v, int kernels, struct plan *p)
+/* Variant v of table t as segments (kernels: with its kernel list), with
+ * its kernels' part stretched to a device time of device_us at 1 in flight
+ * (0: the table's warm entry). */
+static int make_plan(const struct sv_table *t, unsigned v, int kernels, double device_us,
+		     struct plan *p)
 {
+	const struct sv_service *e = sv_table_get(t, v, 1);
+	double scale = device_us > 0 ? (device_us - e->fixed_us) / (e->device_us - e->fixed_us) : 1;
 	unsigned nk = kernels ? t->nkern[v] : 0;
 	p->seg = malloc((4 + 2 * (size_t)nk) * sizeof *p->seg);
 	if (!p->seg)
@@ -230,27 +242,45 @@ static int make_plan(const struct sv_table *t, unsigned v, int kernels, struct p
 		if (ph == PH_CORES && nk) {
 			double kernels_ns = 0;
 			for (unsigned i = 0; i < nk; i++) {
-				p->seg[p->n++] = (struct seg){ at += k[i].gap_us * 1e3, 0, SG_GAP };
-				p->seg[p->n++] = (struct seg){ at += k[i].run_us * 1e3, k[i].cores,
-							       SG_RUN };
+				p->seg[p->n++] = (struct seg){ at += k[i].gap_us * 1e3 * scale, 0,
+							       SG_GAP };
+				p->seg[p->n++] = (struct seg){ at += k[i].run_us * 1e3 * scale,
+							       k[i].cores, SG_RUN };
 				kernels_ns += (k[i].gap_us + k[i].run_us) * 1e3;
 			}
 			/* after the last kernel, to the execution's end: no shared unit */
 			double tail = (double)phase_ns(t, v, PH_CORES, 1) - kernels_ns;
-			p->seg[p->n++] = (struct seg){ at += tail > 0 ? tail : 0, 0, SG_GAP };
+			p->seg[p->n++] = (struct seg){ at += (tail > 0 ? tail : 0) * scale, 0, SG_GAP };
 			continue;
 		}
 		static const enum seg_kind kind[PH_N] = { SG_IN, SG_FIXED, SG_CORES, SG_OUT };
-		p->seg[p->n++] = (struct seg){ at += (double)phase_ns(t, v, (enum phase)ph, 1), 0,
-					       kind[ph] };
+		p->seg[p->n++] = (struct seg){ at += (double)phase_ns(t, v, (enum phase)ph, 1) *
+							     (ph == PH_CORES ? scale : 1),
+					       0, kind[ph] };
 	}
 	return 0;
 }
 
-/* Stream x's batch from standalone time 0. */
-static void lay_out(const struct state *s, struct stream *x)
+/* Stream x's batch (on stream k) from standalone time 0.  Each stream has
+ * an instance of each variant; the more other instances started since
+ * this one's last batch, the less of its data the L2 holds, and the
+ * table's time after that many (when it has it) replaces the warm one. */
+static void lay_out(struct state *s, struct stream *x, unsigned k)
 {
+	unsigned S = s->c->streams ? s->c->streams : 1;
+	unsigned long long *mine = &s->stamp[x->model][x->variant * S + k];
+	unsigned others = 0;
+	for (unsigned m = 0; m < s->nq; m++)
+		for (size_t i = 0; i < (size_t)s->q[m].t->nvariants * S; i++)
+			others += s->stamp[m][i] > *mine;
+	*mine = ++s->stamps;
 	x->plan = &s->plan[x->model][x->variant];
+	if (others) {
+		unsigned a = others < SV_MAX_AFTER ? others : SV_MAX_AFTER;
+		const struct plan *p = &s->after[x->model][x->variant * SV_MAX_AFTER + a - 1];
+		if (p->seg)
+			x->plan = p;
+	}
 	x->done = 0;
 	x->seg = 0;
 }
@@ -444,7 +474,7 @@ static void start_batch(struct state *s, struct sv_run *run, unsigned m, size_t 
 	x->variant = v;
 	x->model = m;
 	x->batch = run->nbatch;
-	lay_out(s, x);
+	lay_out(s, x, k);
 	x->last = now;
 	x->rate = 1;
 	x->busy_until = SV_NS_INF; /* not at a phase's end: reshare sets it */
@@ -501,11 +531,15 @@ static sv_ns dispatch(struct state *s, struct sv_run *run, unsigned S, sv_ns now
 
 static void free_plans(struct state *s, const struct sv_table *t, unsigned nt)
 {
-	for (unsigned m = 0; m < nt; m++)
+	for (unsigned m = 0; m < nt; m++) {
 		for (unsigned v = 0; s->plan[m] && v < t[m].nvariants; v++)
 			free(s->plan[m][v].seg);
-	for (unsigned m = 0; m < nt; m++)
+		for (size_t i = 0; s->after[m] && i < (size_t)t[m].nvariants * SV_MAX_AFTER; i++)
+			free(s->after[m][i].seg);
 		free(s->plan[m]);
+		free(s->after[m]);
+		free(s->stamp[m]);
+	}
 	free(s->order);
 }
 
@@ -645,7 +679,20 @@ static int simulate(const struct sv_config *c, const struct sv_table *t, unsigne
 		s.plan[m] = calloc(t[m].nvariants, sizeof *s.plan[m]);
 		oom = !s.plan[m];
 		for (unsigned v = 0; v < t[m].nvariants && !oom; v++)
-			oom = make_plan(&t[m], v, kernels, &s.plan[m][v]) != 0;
+			oom = make_plan(&t[m], v, kernels, 0, &s.plan[m][v]) != 0;
+		s.after[m] = oom ? NULL : calloc((size_t)t[m].nvariants * SV_MAX_AFTER,
+						 sizeof *s.after[m]);
+		s.stamp[m] = oom ? NULL : calloc((size_t)t[m].nvariants * S, sizeof *s.stamp[m]);
+		oom = oom || !s.after[m] || !s.stamp[m];
+		/* warmed up, as a server is (and --exact): every instance ran once,
+		 * model by model, variant by variant, stream by stream */
+		for (size_t i = 0; !oom && i < (size_t)t[m].nvariants * S; i++)
+			s.stamp[m][i] = ++s.stamps;
+		for (unsigned v = 0; v < t[m].nvariants && !oom; v++)
+			for (unsigned k = 0; k < SV_MAX_AFTER && !oom; k++)
+				if (t[m].after_us[v][k] > 0)
+					oom = make_plan(&t[m], v, kernels, t[m].after_us[v][k],
+							&s.after[m][v * SV_MAX_AFTER + k]) != 0;
 	}
 	for (size_t i = 0; i < a->n; i++)
 		q[a->r[i].model].n++;

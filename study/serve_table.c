@@ -117,6 +117,20 @@ int sv_table_set_kernels(struct sv_table *t, unsigned v, unsigned core_count,
 	return 0;
 }
 
+int sv_table_set_after(struct sv_table *t, unsigned v, unsigned k, double device_us, char *err,
+		       size_t errlen)
+{
+	if (v >= t->nvariants || !k || k > SV_MAX_AFTER || !isfinite(device_us) ||
+	    device_us <= sv_table_get(t, v, 1)->fixed_us) {
+		snprintf(err, errlen, "service table: batch %u's device time after %u other "
+			 "instances: k in 1..%d, the time finite and above its fixed cost",
+			 v < t->nvariants ? t->batch[v] : 0, k, SV_MAX_AFTER);
+		return -1;
+	}
+	t->after_us[v][k - 1] = device_us;
+	return 0;
+}
+
 int sv_table_has_kernels(const struct sv_table *t)
 {
 	for (unsigned v = 0; v < t->nvariants; v++)
@@ -198,7 +212,11 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 	struct krow *krows = NULL;
 	size_t n = 0, cap = 0, nk = 0, kcap = 0;
 	char line[512], name[128] = "model";
-	unsigned ln = 0, cores = 0, cores_line = 0;
+	unsigned ln = 0, cores = 0, cores_line = 0, na = 0;
+	struct {
+		unsigned batch, k, line;
+		double device_us;
+	} after[SV_MAX_VARIANTS * SV_MAX_AFTER];
 	int rc = -1;
 	while (fgets(line, sizeof line, f)) {
 		ln++;
@@ -224,6 +242,20 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		if (!*p || *p == '#' || *p == '\n' || *p == '\r' || !strncmp(p, "batch", 5) ||
 		    !strncmp(p, "kernel,batch", 12))
 			continue;
+		if (!strncmp(p, "after,batch", 11))
+			continue;
+		if (!strncmp(p, "after,", 6)) {
+			int used = 0;
+			if (na == SV_MAX_VARIANTS * SV_MAX_AFTER ||
+			    sscanf(p + 6, "%u,%u,%lf%n", &after[na].batch, &after[na].k,
+				   &after[na].device_us, &used) != 3 ||
+			    p[6 + used + strspn(p + 6 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected after,batch,k,device_us", path, ln);
+				goto done;
+			}
+			after[na++].line = ln;
+			continue;
+		}
 		if (!strncmp(p, "kernel,", 7)) {
 			struct krow k = { .line = ln };
 			int used = 0;
@@ -325,6 +357,21 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 	free(svc);
 	if (!rc && nk && (rc = read_kernels(path, t, krows, nk, cores, err, errlen)))
 		sv_table_free(t);
+	for (unsigned i = 0; !rc && i < na; i++) {
+		int v = sv_table_variant(t, after[i].batch);
+		char e2[512];
+		if (v < 0 || t->batch[v] != after[i].batch) {
+			snprintf(err, errlen, "%s:%u: after row of batch %u, which has no service row",
+				 path, after[i].line, after[i].batch);
+			rc = -1;
+		} else if (sv_table_set_after(t, (unsigned)v, after[i].k, after[i].device_us, e2,
+					      sizeof e2)) {
+			snprintf(err, errlen, "%s:%u: %s", path, after[i].line, e2);
+			rc = -1;
+		}
+		if (rc)
+			sv_table_free(t);
+	}
 done:
 	free(rows);
 	free(krows);
@@ -357,6 +404,17 @@ int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t
 				fprintf(f, "kernel,%u,%.3f,%.3f,%.3f\n", t->batch[v], t->kern[v][i].gap_us,
 					t->kern[v][i].run_us, t->kern[v][i].cores);
 	}
+	int first = 1;
+	for (unsigned v = 0; v < t->nvariants; v++)
+		for (unsigned k = 1; k <= SV_MAX_AFTER; k++)
+			if (t->after_us[v][k - 1] > 0) {
+				if (first)
+					fprintf(f, "# each variant's device time alone when k other model "
+						"instances ran since its own last ran\n"
+						"after,batch,k,device_us\n");
+				first = 0;
+				fprintf(f, "after,%u,%u,%.3f\n", t->batch[v], k, t->after_us[v][k - 1]);
+			}
 	if (fclose(f)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
@@ -391,6 +449,7 @@ int sv_table_select(struct sv_table *t, const unsigned *sizes, unsigned n, char 
 	for (unsigned k = 0; k < nk; k++) {
 		memmove(&t->svc[k * mc], &t->svc[keep[k] * mc], mc * sizeof *t->svc);
 		t->batch[k] = t->batch[keep[k]];
+		memmove(t->after_us[k], t->after_us[keep[k]], sizeof t->after_us[k]);
 		if (keep[k] != k) {
 			free(t->kern[k]);
 			t->kern[k] = t->kern[keep[k]];
