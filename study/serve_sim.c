@@ -39,6 +39,11 @@
  * running two batches each back to back) takes the table's time at c
  * (calibrate).
  *
+ * The L2: each stream has an instance of each variant, and a batch whose
+ * instance had k other instances start since its own last batch runs for
+ * the table's time after k (when it has it) instead of the warm time
+ * (lay_out).
+ *
  * Several models: each has its own queue (its requests in arrival order)
  * and is batched against its own table; the streams are the chip's and
  * shared.  A free stream is offered to the models in the order of their
