@@ -83,6 +83,7 @@ struct sv_table {
 	 * and the fast mode shares the kernels' time by rates instead), on a
 	 * chip of core_count AI cores */
 	unsigned core_count;
+	unsigned loops; /* the characterisation's iterations per stream (0: 2, the default) */
 	unsigned nkern[SV_MAX_VARIANTS];
 	struct sv_kernel *kern[SV_MAX_VARIANTS];
 	/* after_us[v][k - 1]: variant v's device time alone when k other model
@@ -96,7 +97,8 @@ struct sv_table {
  * line and '#' comments allowed; "# model NAME" names the model).  Every
  * batch needs every concurrency 1..max.  Optionally, each variant's
  * kernels in order, "kernel,batch,gap_us,run_us,cores" (for every batch or
- * none), after a "# ai_cores N" line, and its device time when k other
+ * none), after a "# ai_cores N" line ("# loops N": the characterisation's
+ * iterations per stream, default 2), and its device time when k other
  * instances ran since its own, "after,batch,k,device_us".  Errors name the
  * file and line. */
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen);

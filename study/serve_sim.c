@@ -36,7 +36,7 @@
  * the cores' order cannot give, the memory's slowdown of kernels taking
  * turns, is one factor per variant and number of batches amid their
  * kernels, calibrated so that the characterisation's case (c streams
- * running two batches each back to back) takes the table's time at c
+ * running its loops of batches back to back) takes the table's time at c
  * (calibrate).
  *
  * The L2: each stream has an instance of each variant, and a batch whose
@@ -563,10 +563,9 @@ static int simulate(const struct sv_config *c, const struct sv_table *t, unsigne
  * share main memory, and run slower than alone.  For each variant and n
  * in 2..max_conc, slow[v * max_conc + n - 1] is the factor with which the
  * case the characterisation measured takes the table's time at n in
- * flight: n streams each running two batches back to back from time 0,
- * the second batches' mean time (serve_char.c's default --loops; the
- * second iteration, staggered as the first left it, is the steady state
- * of busy streams).  Bisection: the fast model's time grows with it. */
+ * flight: n streams each running `loops` batches back to back from time
+ * 0, the last batches' mean time (the last iteration, staggered as the
+ * others left it, is the steady state of busy streams).  Bisection: the fast model's time grows with it. */
 static int calibrate(const struct sv_table *t, double *slow, char *err, size_t errlen)
 {
 	unsigned mc = t->max_conc;
@@ -576,10 +575,15 @@ static int calibrate(const struct sv_table *t, double *slow, char *err, size_t e
 		for (unsigned n = 2; n <= mc; n++) {
 			const struct sv_service *e = sv_table_get(t, v, n);
 			double want = (e->h2d_us + e->device_us + e->d2h_us) * 1e3;
-			struct sv_request r[2 * 1024];
-			for (unsigned k = 0; k < 2 * n; k++)
+			unsigned loops = t->loops ? t->loops : 2;
+			struct sv_request *r = calloc((size_t)loops * n, sizeof *r);
+			if (!r) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			for (unsigned k = 0; k < loops * n; k++)
 				r[k] = (struct sv_request){ .arrival = 0, .size = t->batch[v] };
-			struct sv_arrivals a = { r, 2 * n };
+			struct sv_arrivals a = { r, (size_t)loops * n };
 			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = n,
 					       .max_batch = t->batch[v] };
 			double lo = 0.25, hi = 4, *f = &slow[(size_t)v * mc + n - 1];
@@ -587,12 +591,14 @@ static int calibrate(const struct sv_table *t, double *slow, char *err, size_t e
 			for (int it = 0; it < 40; it++) {
 				*f = (lo + hi) / 2;
 				struct sv_run run;
-				if (simulate(&c, t, 1, &a, sl, &run, err, errlen))
+				if (simulate(&c, t, 1, &a, sl, &run, err, errlen)) {
+					free(r);
 					return -1;
+				}
 				double sum = 0;
-				for (size_t b = n; b < run.nbatch; b++)
+				for (size_t b = run.nbatch - n; b < run.nbatch; b++)
 					sum += (double)(run.batch[b].end - run.batch[b].start);
-				double mean = sum / (double)(run.nbatch - n);
+				double mean = sum / (double)n;
 				sv_run_free(&run);
 				if (mean > want)
 					hi = *f;
@@ -600,6 +606,7 @@ static int calibrate(const struct sv_table *t, double *slow, char *err, size_t e
 					lo = *f;
 			}
 			*f = (lo + hi) / 2;
+			free(r);
 		}
 	return 0;
 }

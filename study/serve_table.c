@@ -212,7 +212,7 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 	struct krow *krows = NULL;
 	size_t n = 0, cap = 0, nk = 0, kcap = 0;
 	char line[512], name[128] = "model";
-	unsigned ln = 0, cores = 0, cores_line = 0, na = 0;
+	unsigned ln = 0, cores = 0, cores_line = 0, na = 0, loops = 0;
 	struct {
 		unsigned batch, k, line;
 		double device_us;
@@ -226,6 +226,15 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		if (!strncmp(p, "# model ", 8)) {
 			size_t l = strcspn(p + 8, "\r\n");
 			snprintf(name, sizeof name, "%.*s", (int)l, p + 8);
+			continue;
+		}
+		if (!strncmp(p, "# loops ", 8)) {
+			int used = 0;
+			if (sscanf(p + 8, "%u%n", &loops, &used) != 1 || loops < 2 || loops > 1000 ||
+			    p[8 + used + strspn(p + 8 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected '# loops N', N in 2..1000", path, ln);
+				goto done;
+			}
 			continue;
 		}
 		if (!strncmp(p, "# ai_cores ", 11)) {
@@ -355,6 +364,8 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		svc[i] = rows[i].s;
 	rc = sv_table_make(t, name, batch, nv, maxc, svc, err, errlen);
 	free(svc);
+	if (!rc)
+		t->loops = loops;
 	if (!rc && nk && (rc = read_kernels(path, t, krows, nk, cores, err, errlen)))
 		sv_table_free(t);
 	for (unsigned i = 0; !rc && i < na; i++) {
@@ -395,6 +406,8 @@ int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t
 			fprintf(f, "%u,%u,%.3f,%.3f,%.3f,%.3f\n", t->batch[v], c, s->h2d_us,
 				s->device_us, s->d2h_us, s->fixed_us);
 		}
+	if (t->loops)
+		fprintf(f, "# loops %u\n", t->loops);
 	if (sv_table_has_kernels(t)) {
 		fprintf(f, "# each variant's kernels alone on the chip, in order: the wait since "
 			"the previous one ended, their run, the AI cores they kept busy on average\n# ai_cores %u\n"

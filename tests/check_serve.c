@@ -359,9 +359,11 @@ START_TEST(instances_in_the_l2)
 	sv_run_free(&r);
 	/* through the CSV, and a bad row named */
 	snprintf(path, sizeof path, "%s/after_table.csv", tmpdir);
+	t.loops = 3; /* the characterisation's iterations, which the calibration repeats */
 	ck_assert_msg(sv_table_write(path, &t, err, sizeof err) == 0, "%s", err);
 	ck_assert_msg(sv_table_read(path, &back, err, sizeof err) == 0, "%s", err);
 	ck_assert(back.after_us[0][0] == 1500 && back.after_us[0][1] == 0);
+	ck_assert_uint_eq(back.loops, 3);
 	sv_table_free(&back);
 	sv_table_free(&t);
 	f = fopen(path, "w");
@@ -376,6 +378,11 @@ START_TEST(instances_in_the_l2)
 	ck_assert_int_eq(sv_table_read(path, &back, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, ":2: after row of batch 2, which has no service row"), "%s",
 		      err);
+	f = fopen(path, "w");
+	fputs("# loops 1\n1,1,0,1000,0\n", f);
+	fclose(f);
+	ck_assert_int_eq(sv_table_read(path, &back, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, ":1: expected '# loops N', N in 2..1000"), "%s", err);
 }
 END_TEST
 
