@@ -566,13 +566,15 @@ static int simulate(const struct sv_config *c, const struct sv_table *t, unsigne
  * flight: n streams each running `loops` batches back to back from time
  * 0, the last batches' mean time (the last iteration, staggered as the
  * others left it, is the steady state of busy streams).  Bisection: the fast model's time grows with it. */
-static int calibrate(const struct sv_table *t, double *slow, char *err, size_t errlen)
+static int calibrate(const struct sv_table *t, unsigned streams, double *slow, char *err,
+		     size_t errlen)
 {
 	unsigned mc = t->max_conc;
 	for (size_t i = 0; i < (size_t)t->nvariants * mc; i++)
 		slow[i] = 1;
+	/* a run of S streams has at most S batches amid their kernels */
 	for (unsigned v = 0; v < t->nvariants; v++)
-		for (unsigned n = 2; n <= mc; n++) {
+		for (unsigned n = 2; n <= mc && n <= streams; n++) {
 			const struct sv_service *e = sv_table_get(t, v, n);
 			double want = (e->h2d_us + e->device_us + e->d2h_us) * 1e3;
 			unsigned loops = t->loops ? t->loops : 2;
@@ -630,7 +632,7 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 			snprintf(err, errlen, "out of memory");
 			rc = -1;
 		} else {
-			rc = calibrate(&t[m], slow[m], err, errlen);
+			rc = calibrate(&t[m], c->streams ? c->streams : 1, slow[m], err, errlen);
 		}
 	}
 	if (!rc)
