@@ -534,8 +534,10 @@ static void on_done(void *ctx, struct sim_launch *l)
 		r->st = l->total;
 		const struct soc_config *cfg = sim_device_config(d->sim);
 		for (int64_t c = 0; l->core && c < cfg->core_count && c < TRC_MAX_CORES; c++)
-			if (l->core[c].blocks)
+			if (l->core[c].blocks) {
 				r->core_mask[c / 64] |= UINT64_C(1) << (c % 64);
+				r->core_cycles += l->core[c].cycles;
+			}
 		if (d->on_task)
 			d->on_task(d->on_task_ctx, r);
 	}

@@ -59,22 +59,64 @@ struct sv_service {
 	double fixed_us;
 };
 
+/* One kernel of a variant's execution alone on the chip (its c = 1 entry):
+ * the wait since its predecessor in the stream ended (or since the fixed
+ * cost ended: the task scheduler's gap, other tasks), how long its blocks
+ * ran, and how many AI cores they kept busy on average over that time (a
+ * kernel whose blocks end unevenly leaves cores idle in its last wave,
+ * which another stream's kernel takes).  With these the fast mode shares the
+ * cores as the chip does: kernels of different streams take the cores in
+ * the order they were launched (serve_sim.c). */
+struct sv_kernel {
+	double gap_us, run_us, cores;
+};
+#define SV_MAX_KERNELS 65536 /* per variant */
+#define SV_MAX_AFTER 3        /* other model instances run since, characterised */
+
 struct sv_table {
 	char name[128];                 /* the model a trace line must name */
 	unsigned nvariants;
 	unsigned batch[SV_MAX_VARIANTS]; /* ascending */
 	unsigned max_conc;              /* executions in flight characterised: 1..max_conc */
 	struct sv_service *svc;         /* [variant * max_conc + conc - 1] */
+	/* the kernels of each variant, in stream order (nkern[v] 0: not known,
+	 * and the fast mode shares the kernels' time by rates instead), on a
+	 * chip of core_count AI cores */
+	unsigned core_count;
+	unsigned loops; /* the characterisation's iterations per stream (0: 2, the default) */
+	unsigned nkern[SV_MAX_VARIANTS];
+	struct sv_kernel *kern[SV_MAX_VARIANTS];
+	/* after_us[v][k - 1]: variant v's device time alone when k other model
+	 * instances (one per variant and stream) ran since its own instance
+	 * last ran, so the L2 holds less of its data than in the warm entries;
+	 * 0: not known (as warm) */
+	double after_us[SV_MAX_VARIANTS][SV_MAX_AFTER];
 };
 
 /* CSV: "batch,concurrency,h2d_us,device_us,d2h_us[,fixed_us]" (a header
  * line and '#' comments allowed; "# model NAME" names the model).  Every
- * batch needs every concurrency 1..max.  Errors name the file and line. */
+ * batch needs every concurrency 1..max.  Optionally, each variant's
+ * kernels in order, "kernel,batch,gap_us,run_us,cores" (for every batch or
+ * none), after a "# ai_cores N" line ("# loops N": the characterisation's
+ * iterations per stream, default 2), and its device time when k other
+ * instances ran since its own, "after,batch,k,device_us".  Errors name the
+ * file and line. */
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen);
 int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t errlen);
 /* A table built in memory (tests): n variants, conc levels, svc copied. */
 int sv_table_make(struct sv_table *t, const char *name, const unsigned *batch, unsigned n,
 		  unsigned max_conc, const struct sv_service *svc, char *err, size_t errlen);
+/* Variant v's kernels (copied), on a chip of core_count AI cores: every
+ * kernel's cores in 1..core_count, times finite and >= 0, and their sum
+ * within the variant's device time less its fixed cost at 1 in flight. */
+int sv_table_set_kernels(struct sv_table *t, unsigned v, unsigned core_count,
+			 const struct sv_kernel *k, unsigned n, char *err, size_t errlen);
+/* Variant v's device time after k (1..SV_MAX_AFTER) other instances ran:
+ * finite and above its fixed cost at 1 in flight. */
+int sv_table_set_after(struct sv_table *t, unsigned v, unsigned k, double device_us, char *err,
+		       size_t errlen);
+/* Whether every variant's kernels are known. */
+int sv_table_has_kernels(const struct sv_table *t);
 /* Keep only the variants whose batch is listed; a size that is not
  * compiled is an error naming the compiled ones. */
 int sv_table_select(struct sv_table *t, const unsigned *sizes, unsigned n, char *err,
@@ -193,7 +235,9 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
  * model whose oldest ready request is oldest and whose batcher sends a
  * batch now.  A batch sharing a phase (copy, kernels) with others is slowed
  * by its own variant's factor at the number in that phase, whatever model
- * they belong to.  sv_simulate is this with nt = 1. */
+ * they belong to; when every table lists its kernels, the AI cores go to
+ * the kernels in launch order instead (serve_sim.c).  sv_simulate is this
+ * with nt = 1. */
 int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
 		       const struct sv_arrivals *a, struct sv_run *run, char *err,
 		       size_t errlen);

@@ -76,8 +76,61 @@ static int last_iteration(const struct rt_device *d, const struct om_model *om, 
 	return 0;
 }
 
+/* The kernels of stream sid's last execution, in stream order (the log's
+ * completion order is its stream order): *k (caller frees), *n. */
+static int last_kernels(const struct rt_device *d, unsigned sid, double mhz,
+			struct sv_kernel **k, unsigned *n, char *err, size_t errlen)
+{
+	size_t nt, ne;
+	const struct trc_task *tr = rt_tasks(d, &nt);
+	const struct trc_exec *er = rt_execs(d, &ne);
+	const struct trc_exec *ex = NULL;
+	for (size_t i = 0; i < ne; i++)
+		if (er[i].stream_id == sid && (!ex || er[i].exec_id > ex->exec_id))
+			ex = &er[i];
+	*k = NULL;
+	*n = 0;
+	size_t cap = 0;
+	uint64_t prev = 0;
+	for (size_t i = 0; ex && i < nt; i++) {
+		const struct trc_task *r = &tr[i];
+		if (r->stream_id != sid || r->kind != TRC_TASK_KERNEL || r->start < ex->start ||
+		    r->end > ex->end)
+			continue;
+		if (*n == SV_MAX_KERNELS) {
+			snprintf(err, errlen, "more than %d kernels in one execution", SV_MAX_KERNELS);
+			return -1;
+		}
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct sv_kernel *g = realloc(*k, cap * sizeof *g);
+			if (!g) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			*k = g;
+		}
+		/* the first kernel's wait is the fixed cost's (the table's) */
+		(*k)[*n] = (struct sv_kernel){ .gap_us = *n ? (double)(r->start - prev) / mhz : 0,
+					       .run_us = (double)(r->end - r->start) / mhz,
+					       .cores = r->end > r->start && r->core_cycles
+							? (double)r->core_cycles /
+								  (double)(r->end - r->start)
+							: 1 };
+		(*n)++;
+		prev = r->end;
+	}
+	if (!*n) {
+		snprintf(err, errlen, "stream %u: the last execution ran no kernel", sid);
+		return -1;
+	}
+	return 0;
+}
+
+/* kern (may be NULL): the kernels of the first stream's last execution */
 static int run_conc(const struct soc_config *cfg, const struct om_model *om, unsigned conc,
-		    unsigned loops, void *host, struct sv_service *out, char *err, size_t errlen)
+		    unsigned loops, void *host, struct sv_service *out, struct sv_kernel **kern,
+		    unsigned *nkern, char *err, size_t errlen)
 {
 	struct sim_options opt = { .mode = SIM_MODE_TIMING };
 	struct rt_device *d = rt_device_new(cfg, &opt, err, errlen);
@@ -146,6 +199,9 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 	out->device_us = sum.device_us / conc;
 	out->d2h_us = sum.d2h_us / conc;
 	out->fixed_us = sum.fixed_us / conc;
+	if (kern && last_kernels(d, rt_stream_id(ln[0].s), cfg->core_freq_mhz, kern, nkern, err,
+				 errlen))
+		goto done;
 	rc = 0;
 done:
 	for (unsigned k = conc; ln && k-- > 0;) {
@@ -200,6 +256,171 @@ static int by_batch(const void *a, const void *b)
 {
 	const struct variant *x = a, *y = b;
 	return x->batch < y->batch ? -1 : x->batch > y->batch;
+}
+
+/* Variant i's device time alone on stream 0 when k other model instances
+ * ran since its own last ran, one after another (each with its copies):
+ * its clones on the other streams first, then the other variants'
+ * instances, stream by stream, in variant order.  The warm entries are
+ * measured with k = 0; a serving chip's streams and variants interleave,
+ * and the L2 then holds less of the instance's data.  *device_us. */
+static int run_after(const struct soc_config *cfg, const struct om_model *const *prog,
+		     unsigned n, unsigned i, unsigned streams, unsigned k, void *host,
+		     double *device_us, char *err, size_t errlen)
+{
+	struct sim_options opt = { .mode = SIM_MODE_TIMING };
+	struct rt_device *d = rt_device_new(cfg, &opt, err, errlen);
+	if (!d)
+		return -1;
+	struct sim_device *sim = rt_device_sim(d);
+	struct lane ln[SV_MAX_AFTER + 1];
+	unsigned var[SV_MAX_AFTER + 1], on[SV_MAX_AFTER + 1], nl = 0;
+	memset(ln, 0, sizeof ln);
+	var[nl] = i, on[nl++] = 0;
+	for (unsigned st = 1; st < streams && nl <= k; st++)
+		var[nl] = i, on[nl++] = st;
+	for (unsigned u = 0; u < n; u++)
+		for (unsigned st = 0; st < streams && nl <= k && u != i; st++)
+			var[nl] = u, on[nl++] = st;
+	struct rt_stream *sts[SV_MAX_AFTER + 1] = { NULL };
+	int rc = -1;
+	for (unsigned j = 0; j < nl; j++) {
+		const struct om_model *o = prog[var[j]];
+		int first = -1; /* an instance of the same variant to clone */
+		for (unsigned q = 0; q < j && first < 0; q++)
+			if (var[q] == var[j])
+				first = (int)q;
+		if (first >= 0 ? rt_model_clone(&ln[first].m, &ln[j].m, err, errlen)
+			       : rt_model_load(d, o, &ln[j].m, err, errlen))
+			goto done;
+		ln[j].loaded = 1;
+		if (!on[j])
+			ln[j].s = rt_default_stream(d);
+		else if (!(ln[j].s = sts[on[j]]) && !(ln[j].s = sts[on[j]] = rt_stream_new(d))) {
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+		for (unsigned q = 0; q < o->ninputs; q++)
+			if (!(ln[j].in[q] = sim_gm_alloc(sim, o->inputs[q].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' inputs do not fit the device memory",
+					 nl);
+				goto done;
+			}
+		for (unsigned q = 0; q < o->noutputs; q++)
+			if (!(ln[j].out[q] = sim_gm_alloc(sim, o->outputs[q].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' outputs do not fit the device "
+					 "memory", nl);
+				goto done;
+			}
+	}
+	rt_log_clear(d);
+	/* instance 0, the others, instance 0 again: one at a time */
+	for (unsigned r = 0; r <= nl; r++) {
+		unsigned j = r < nl ? r : 0;
+		const struct om_model *o = prog[var[j]];
+		for (unsigned q = 0; q < o->ninputs; q++)
+			if (rt_memcpy_async(ln[j].s, SIM_COPY_H2D, host, ln[j].in[q], 0,
+					    o->inputs[q].size, err, errlen))
+				goto done;
+		if (rt_model_execute_async(&ln[j].m, ln[j].s, ln[j].in, ln[j].out, err, errlen) < 0)
+			goto done;
+		for (unsigned q = 0; q < o->noutputs; q++)
+			if (rt_memcpy_async(ln[j].s, SIM_COPY_D2H, host, ln[j].out[q], 0,
+					    o->outputs[q].size, err, errlen))
+				goto done;
+		if (rt_synchronize(d, err, errlen))
+			goto done;
+	}
+	size_t ne;
+	const struct trc_exec *e = rt_execs(d, &ne);
+	const struct trc_exec *last = NULL;
+	for (size_t q = 0; q < ne; q++)
+		if (!last || e[q].exec_id > last->exec_id)
+			last = &e[q];
+	if (!last) {
+		snprintf(err, errlen, "the executions are not in the log");
+		goto done;
+	}
+	*device_us = (double)(last->end - last->start) / cfg->core_freq_mhz;
+	rc = 0;
+done:
+	for (unsigned j = nl; j-- > 0;) {
+		const struct om_model *o = prog[var[j]];
+		for (unsigned q = 0; q < o->ninputs; q++)
+			if (ln[j].in[q])
+				sim_gm_free(sim, ln[j].in[q]);
+		for (unsigned q = 0; q < o->noutputs; q++)
+			if (ln[j].out[q])
+				sim_gm_free(sim, ln[j].out[q]);
+		if (ln[j].loaded)
+			rt_model_unload(&ln[j].m);
+	}
+	for (unsigned st = 1; st <= SV_MAX_AFTER; st++)
+		if (sts[st])
+			rt_stream_free(sts[st]);
+	rt_device_free(d);
+	return rc;
+}
+
+/* Each variant's device times after 1..SV_MAX_AFTER other instances (as
+ * many as streams x variants - 1 allow) into t. */
+static int characterise_after(const struct variant *v, unsigned n, const struct soc_config *cfg,
+			      unsigned streams, FILE *progress, struct sv_table *t, char *err,
+			      size_t errlen)
+{
+	unsigned K = streams * n - 1 < SV_MAX_AFTER ? streams * n - 1 : SV_MAX_AFTER;
+	struct om_model *om = calloc(n, sizeof *om);
+	const struct om_model **prog = calloc(n, sizeof *prog);
+	unsigned nread = 0;
+	int rc = -1;
+	size_t hb = 1;
+	void *host = NULL;
+	if (!om || !prog) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (; nread < n; nread++) {
+		char e2[1024];
+		if (om_read(v[nread].path, &om[nread], cfg->name, e2, sizeof e2)) {
+			snprintf(err, errlen, "--model %s: %s", v[nread].path, e2);
+			goto done;
+		}
+		prog[nread] = program(&om[nread], v[nread].program);
+		for (unsigned q = 0; q < prog[nread]->ninputs; q++)
+			hb = prog[nread]->inputs[q].size > hb ? prog[nread]->inputs[q].size : hb;
+		for (unsigned q = 0; q < prog[nread]->noutputs; q++)
+			hb = prog[nread]->outputs[q].size > hb ? prog[nread]->outputs[q].size : hb;
+	}
+	if (!(host = calloc(1, hb))) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned k = 1; k <= K; k++) {
+			double us = 0;
+			char e2[1024];
+			if (run_after(cfg, prog, n, i, streams, k, host, &us, e2, sizeof e2)) {
+				snprintf(err, errlen, "--model %s, batch %u after %u other instances: %s",
+					 v[i].path, v[i].batch, k, e2);
+				goto done;
+			}
+			if (sv_table_set_after(t, i, k, us, err, errlen))
+				goto done;
+			if (progress) {
+				fprintf(progress, "simserve: %s batch %u, %u other instance%s since its "
+					"own: device %.1f us\n", v[i].path, v[i].batch, k,
+					k > 1 ? "s" : "", us);
+				fflush(progress);
+			}
+		}
+	rc = 0;
+done:
+	free(host);
+	for (unsigned i = 0; i < nread; i++)
+		om_free(&om[i]);
+	free(om);
+	free(prog);
+	return rc;
 }
 
 int sv_table_characterise(const char *const *om_paths, unsigned n, const struct soc_config *cfg,
@@ -263,6 +484,8 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	struct sv_kernel *kern[SV_MAX_VARIANTS] = { NULL };
+	unsigned nkern[SV_MAX_VARIANTS] = { 0 };
 	int rc = 0;
 	for (unsigned i = 0; i < n && !rc; i++) {
 		struct om_model om;
@@ -285,7 +508,8 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		}
 		for (unsigned c = 1; c <= streams && !rc; c++) {
 			struct sv_service *s = &svc[(size_t)i * streams + c - 1];
-			if (run_conc(cfg, p, c, loops, host, s, e2, sizeof e2)) {
+			if (run_conc(cfg, p, c, loops, host, s, c == 1 ? &kern[i] : NULL, &nkern[i], e2,
+				     sizeof e2)) {
 				snprintf(err, errlen, "--model %s, %u stream%s: %s", v[i].path, c,
 					 c > 1 ? "s" : "", e2);
 				rc = -1;
@@ -301,6 +525,17 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 	}
 	if (!rc)
 		rc = sv_table_make(t, name, batch, n, streams, svc, err, errlen);
+	for (unsigned i = 0; i < n && !rc; i++)
+		if ((rc = sv_table_set_kernels(t, i, (unsigned)cfg->core_count, kern[i], nkern[i], err,
+					       errlen)))
+			sv_table_free(t);
+	if (!rc)
+		t->loops = loops;
+	if (!rc && streams * n > 1 && (rc = characterise_after(v, n, cfg, streams, progress, t, err,
+							       errlen)))
+		sv_table_free(t);
+	for (unsigned i = 0; i < n; i++)
+		free(kern[i]);
 	free(svc);
 	return rc;
 }

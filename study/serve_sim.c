@@ -28,6 +28,22 @@
  * A mix of variants in a phase is charged each batch's own variant's
  * slowdown (the table has no mixed entries).
  *
+ * When the table lists each variant's kernels (a characterised one does),
+ * the kernels do not share by rates: the AI cores go to the kernels in
+ * launch order, as the chip hands out blocks, so two streams' kernels take
+ * turns one for one (a rate over time gave a batch that started ahead
+ * that lead in time, where on the chip it keeps one kernel of lead).  What
+ * the cores' order cannot give, the memory's slowdown of kernels taking
+ * turns, is one factor per variant and number of batches amid their
+ * kernels, calibrated so that the characterisation's case (c streams
+ * running its loops of batches back to back) takes the table's time at c
+ * (calibrate).
+ *
+ * The L2: each stream has an instance of each variant, and a batch whose
+ * instance had k other instances start since its own last batch runs for
+ * the table's time after k (when it has it) instead of the warm time
+ * (lay_out).
+ *
  * Several models: each has its own queue (its requests in arrival order)
  * and is batched against its own table; the streams are the chip's and
  * shared.  A free stream is offered to the models in the order of their
@@ -49,16 +65,35 @@ static sv_ns ns_of_us(double us)
  * shared unit), the kernels (the AI cores), the output copy (PCIe back). */
 enum phase { PH_IN, PH_FIXED, PH_CORES, PH_OUT, PH_N };
 
+/* A batch's life as segments of standalone time.  Without the kernels'
+ * list (a table that does not give it) the kernels are one SG_CORES
+ * segment, shared by rates from the table; with it, each kernel is a wait
+ * (SG_GAP: its stream's task gap, using nothing shared) and a run (SG_RUN)
+ * on the AI cores, and the cores go to the kernels in launch order. */
+enum seg_kind { SG_IN, SG_FIXED, SG_CORES, SG_GAP, SG_RUN, SG_OUT };
+
+struct seg {
+	double end;   /* standalone nanoseconds at its end, from the batch's start */
+	double cores; /* SG_RUN: the AI cores its kernel keeps busy alone */
+	enum seg_kind kind;
+};
+
+struct plan { /* one variant's segments */
+	struct seg *seg;
+	unsigned n;
+};
+
 struct stream {
-	sv_ns busy_until; /* when busy: the end of its current phase at the current rate */
+	sv_ns busy_until; /* when busy: the end of its current segment at the current rate */
 	sv_ns idle_since; /* when free: since when */
 	int busy;
 	double done;      /* standalone nanoseconds of its batch run so far */
 	double rate;      /* standalone nanoseconds per nanosecond now */
 	sv_ns last;       /* when done and rate were last updated */
-	double bound[PH_N]; /* standalone nanoseconds at each phase's end */
+	const struct plan *plan;
+	unsigned seg;     /* the segment it is in */
+	sv_ns launched;   /* SG_RUN: when its kernel was launched (the cores' queue order) */
 	double target;    /* where done is at busy_until */
-	enum phase ph;    /* the phase it is in */
 	unsigned variant, model;
 	size_t batch;     /* its index in the run */
 };
@@ -82,6 +117,20 @@ struct state {
 	unsigned nbusy;
 	sv_ns budget; /* SLO minus host time, or 0 */
 	sv_ns host_post;
+	struct plan *plan[SV_MAX_MODELS]; /* [model][variant] */
+	/* [model][variant * SV_MAX_AFTER + k - 1]: after k other instances (no
+	 * segments: not known) */
+	struct plan *after[SV_MAX_MODELS];
+	/* [model][variant * streams + stream]: when the instance last started a
+	 * batch (a count of batch starts, the warm-up's first) */
+	unsigned long long *stamp[SV_MAX_MODELS];
+	unsigned long long stamps;
+	double cores;     /* the chip's AI cores when the kernels are known, else 0 */
+	/* with the kernels: slow[m][v * max_conc + n - 1], how much slower
+	 * model m's variant v's kernels run with n batches amid their kernels
+	 * than alone (calibrate) */
+	double *const *slow;
+	unsigned *order;  /* scratch: the streams running a kernel, in launch order */
 };
 
 /* The record at place i of queue q. */
@@ -179,30 +228,93 @@ static sv_ns phase_ns(const struct sv_table *t, unsigned variant, enum phase p, 
 	}
 }
 
-/* Stream x's batch laid out in standalone time from 0. */
-static void lay_out(const struct state *s, struct stream *x)
+/* Variant v of table t as segments (kernels: with its kernel list), with
+ * its kernels' part stretched to a device time of device_us at 1 in flight
+ * (0: the table's warm entry). */
+static int make_plan(const struct sv_table *t, unsigned v, int kernels, double device_us,
+		     struct plan *p)
 {
-	const struct sv_table *t = s->q[x->model].t;
+	const struct sv_service *e = sv_table_get(t, v, 1);
+	double scale = device_us > 0 ? (device_us - e->fixed_us) / (e->device_us - e->fixed_us) : 1;
+	unsigned nk = kernels ? t->nkern[v] : 0;
+	p->seg = malloc((4 + 2 * (size_t)nk) * sizeof *p->seg);
+	if (!p->seg)
+		return -1;
+	p->n = 0;
 	double at = 0;
-	for (int p = 0; p < PH_N; p++) {
-		at += (double)phase_ns(t, x->variant, (enum phase)p, 1);
-		x->bound[p] = at;
+	const struct sv_kernel *k = t->kern[v];
+	for (int ph = 0; ph < PH_N; ph++) {
+		if (ph == PH_CORES && nk) {
+			double kernels_ns = 0;
+			for (unsigned i = 0; i < nk; i++) {
+				p->seg[p->n++] = (struct seg){ at += k[i].gap_us * 1e3 * scale, 0,
+							       SG_GAP };
+				p->seg[p->n++] = (struct seg){ at += k[i].run_us * 1e3 * scale,
+							       k[i].cores, SG_RUN };
+				kernels_ns += (k[i].gap_us + k[i].run_us) * 1e3;
+			}
+			/* after the last kernel, to the execution's end: no shared unit */
+			double tail = (double)phase_ns(t, v, PH_CORES, 1) - kernels_ns;
+			p->seg[p->n++] = (struct seg){ at += (tail > 0 ? tail : 0) * scale, 0, SG_GAP };
+			continue;
+		}
+		static const enum seg_kind kind[PH_N] = { SG_IN, SG_FIXED, SG_CORES, SG_OUT };
+		p->seg[p->n++] = (struct seg){ at += (double)phase_ns(t, v, (enum phase)ph, 1) *
+							     (ph == PH_CORES ? scale : 1),
+					       0, kind[ph] };
 	}
-	x->done = 0;
-	x->ph = PH_IN;
+	return 0;
 }
 
-/* Progress so far at the old rates (a stream at its phase's end lands on
- * it exactly), then each batch's phase, the number of batches in each, and
- * the rates and next phase ends at those numbers.  Called at every phase
- * change and batch start or end.  A phase shared by c batches runs at the
- * rate its variant's table entry at c in flight gives it, so c identical
- * batches side by side take the table's time at c, phase by phase, while a
- * batch copying its input or paying the execution's fixed cost does not
- * slow another's kernels.  Only + - * /: the same ends on every host. */
+/* Stream x's batch (on stream k) from standalone time 0.  Each stream has
+ * an instance of each variant; the more other instances started since
+ * this one's last batch, the less of its data the L2 holds, and the
+ * table's time after that many (when it has it) replaces the warm one. */
+static void lay_out(struct state *s, struct stream *x, unsigned k)
+{
+	unsigned S = s->c->streams ? s->c->streams : 1;
+	unsigned long long *mine = &s->stamp[x->model][x->variant * S + k];
+	unsigned others = 0;
+	for (unsigned m = 0; m < s->nq; m++)
+		for (size_t i = 0; i < (size_t)s->q[m].t->nvariants * S; i++)
+			others += s->stamp[m][i] > *mine;
+	*mine = ++s->stamps;
+	x->plan = &s->plan[x->model][x->variant];
+	if (others) {
+		unsigned a = others < SV_MAX_AFTER ? others : SV_MAX_AFTER;
+		const struct plan *p = &s->after[x->model][x->variant * SV_MAX_AFTER + a - 1];
+		if (p->seg)
+			x->plan = p;
+	}
+	x->done = 0;
+	x->seg = 0;
+}
+
+/* The phase whose table entries rate a segment (SG_IN, SG_CORES, SG_OUT). */
+static enum phase phase_of(enum seg_kind k)
+{
+	return k == SG_IN ? PH_IN : k == SG_OUT ? PH_OUT : PH_CORES;
+}
+
+/* Progress so far at the old rates (a stream at its segment's end lands on
+ * it exactly), then each batch's segment, and the rates and next segment
+ * ends from there.  Called at every segment change and batch start or end.
+ *
+ * A copy shared by c batches runs at the rate its variant's table entry at
+ * c in flight gives it, and so do the kernels when their list is not
+ * known: c identical batches side by side take the table's time at c,
+ * phase by phase.  With the kernels' list, the AI cores are shared as the
+ * chip shares them: a kernel launched earlier keeps the cores its blocks
+ * use (on average, alone), and the next in launch order gets what is left
+ * (engine.c hands a freed core to the same launch's next block, else to
+ * the oldest launch's).  So two streams' kernels alternate, one each, and
+ * a batch that started ahead keeps only a kernel of lead, where a rate
+ * over time would have kept its lead in time.  The fixed cost and the
+ * kernels' gaps use nothing shared.  Only + - * /: the same ends on every
+ * host. */
 static void reshare(struct state *s, unsigned S, sv_ns now)
 {
-	unsigned in[PH_N] = { 0 };
+	unsigned in[PH_N] = { 0 }, nrun = 0, nker = 0;
 	for (unsigned k = 0; k < S; k++) {
 		struct stream *x = &s->st[k];
 		if (!x->busy)
@@ -212,24 +324,55 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 		else
 			x->done += (double)(now - x->last) * x->rate;
 		x->last = now;
-		while (x->ph < PH_OUT && x->done >= x->bound[x->ph])
-			x->ph++;
-		in[x->ph]++;
+		const struct plan *p = x->plan;
+		while (x->seg + 1 < p->n && x->done >= p->seg[x->seg].end) {
+			x->seg++;
+			x->launched = now;
+		}
+		enum seg_kind kind = p->seg[x->seg].kind;
+		if (kind == SG_IN || kind == SG_CORES || kind == SG_OUT)
+			in[phase_of(kind)]++;
+		nker += kind == SG_GAP || kind == SG_RUN;
+		if (kind == SG_RUN) {
+			/* into launch order (ties: stream order) */
+			unsigned j = nrun++;
+			while (j && s->st[s->order[j - 1]].launched > x->launched) {
+				s->order[j] = s->order[j - 1];
+				j--;
+			}
+			s->order[j] = k;
+		}
+	}
+	double free_cores = s->cores;
+	for (unsigned j = 0; j < nrun; j++) {
+		struct stream *x = &s->st[s->order[j]];
+		double want = x->plan->seg[x->seg].cores, got = want < free_cores ? want : free_cores;
+		free_cores -= got;
+		const struct sv_table *t = s->q[x->model].t;
+		unsigned n = nker < t->max_conc ? nker : t->max_conc;
+		/* 1 when it has what it has alone */
+		x->rate = got / want / s->slow[x->model][x->variant * t->max_conc + n - 1];
 	}
 	for (unsigned k = 0; k < S; k++) {
 		struct stream *x = &s->st[k];
 		if (!x->busy)
 			continue;
-		const struct sv_table *t = s->q[x->model].t;
-		sv_ns alone = phase_ns(t, x->variant, x->ph, 1),
-		      shared = phase_ns(t, x->variant, x->ph, in[x->ph]);
-		x->rate = x->ph == PH_FIXED || alone <= 0 || shared <= 0 ? 1
-			  : (double)alone / (double)shared;
-		/* alone on the chip every phase runs at full speed: straight to
+		const struct seg *g = &x->plan->seg[x->seg];
+		if (g->kind == SG_IN || g->kind == SG_CORES || g->kind == SG_OUT) {
+			const struct sv_table *t = s->q[x->model].t;
+			enum phase ph = phase_of(g->kind);
+			sv_ns alone = phase_ns(t, x->variant, ph, 1),
+			      shared = phase_ns(t, x->variant, ph, in[ph]);
+			x->rate = alone <= 0 || shared <= 0 ? 1 : (double)alone / (double)shared;
+		} else if (g->kind != SG_RUN) {
+			x->rate = 1;
+		}
+		/* alone on the chip every segment runs at full speed: straight to
 		 * the batch's end (one event per batch on one stream) */
-		x->target = s->nbusy == 1 ? x->bound[PH_OUT] : x->bound[x->ph];
+		x->target = s->nbusy == 1 ? x->plan->seg[x->plan->n - 1].end : g->end;
 		double left = x->target - x->done;
-		x->busy_until = now + (sv_ns)llround((left > 0 ? left : 0) / x->rate);
+		x->busy_until = x->rate > 0 ? now + (sv_ns)llround((left > 0 ? left : 0) / x->rate)
+					    : SV_NS_INF; /* waits for cores */
 	}
 }
 
@@ -336,7 +479,7 @@ static void start_batch(struct state *s, struct sv_run *run, unsigned m, size_t 
 	x->variant = v;
 	x->model = m;
 	x->batch = run->nbatch;
-	lay_out(s, x);
+	lay_out(s, x, k);
 	x->last = now;
 	x->rate = 1;
 	x->busy_until = SV_NS_INF; /* not at a phase's end: reshare sets it */
@@ -391,15 +534,117 @@ static sv_ns dispatch(struct state *s, struct sv_run *run, unsigned S, sv_ns now
 	return timer;
 }
 
+static void free_plans(struct state *s, const struct sv_table *t, unsigned nt)
+{
+	for (unsigned m = 0; m < nt; m++) {
+		for (unsigned v = 0; s->plan[m] && v < t[m].nvariants; v++)
+			free(s->plan[m][v].seg);
+		for (size_t i = 0; s->after[m] && i < (size_t)t[m].nvariants * SV_MAX_AFTER; i++)
+			free(s->after[m][i].seg);
+		free(s->plan[m]);
+		free(s->after[m]);
+		free(s->stamp[m]);
+	}
+	free(s->order);
+}
+
 int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struct sv_arrivals *a,
 		struct sv_run *run, char *err, size_t errlen)
 {
 	return sv_simulate_models(c, t, 1, a, run, err, errlen);
 }
 
+static int simulate(const struct sv_config *c, const struct sv_table *t, unsigned nt,
+		    const struct sv_arrivals *a, double *const *slow, struct sv_run *run,
+		    char *err, size_t errlen);
+
+/* The kernels' list gives the cores' sharing, not the memory's: kernels
+ * of two batches taking turns find less of their data in the L2 and
+ * share main memory, and run slower than alone.  For each variant and n
+ * in 2..max_conc, slow[v * max_conc + n - 1] is the factor with which the
+ * case the characterisation measured takes the table's time at n in
+ * flight: n streams each running `loops` batches back to back from time
+ * 0, the last batches' mean time (the last iteration, staggered as the
+ * others left it, is the steady state of busy streams).  Bisection: the fast model's time grows with it. */
+static int calibrate(const struct sv_table *t, unsigned streams, double *slow, char *err,
+		     size_t errlen)
+{
+	unsigned mc = t->max_conc;
+	for (size_t i = 0; i < (size_t)t->nvariants * mc; i++)
+		slow[i] = 1;
+	/* a run of S streams has at most S batches amid their kernels */
+	for (unsigned v = 0; v < t->nvariants; v++)
+		for (unsigned n = 2; n <= mc && n <= streams; n++) {
+			const struct sv_service *e = sv_table_get(t, v, n);
+			double want = (e->h2d_us + e->device_us + e->d2h_us) * 1e3;
+			unsigned loops = t->loops ? t->loops : 2;
+			struct sv_request *r = calloc((size_t)loops * n, sizeof *r);
+			if (!r) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			for (unsigned k = 0; k < loops * n; k++)
+				r[k] = (struct sv_request){ .arrival = 0, .size = t->batch[v] };
+			struct sv_arrivals a = { r, (size_t)loops * n };
+			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = n,
+					       .max_batch = t->batch[v] };
+			double lo = 0.25, hi = 4, *f = &slow[(size_t)v * mc + n - 1];
+			double *const sl[1] = { slow };
+			for (int it = 0; it < 40; it++) {
+				*f = (lo + hi) / 2;
+				struct sv_run run;
+				if (simulate(&c, t, 1, &a, sl, &run, err, errlen)) {
+					free(r);
+					return -1;
+				}
+				double sum = 0;
+				for (size_t b = run.nbatch - n; b < run.nbatch; b++)
+					sum += (double)(run.batch[b].end - run.batch[b].start);
+				double mean = sum / (double)n;
+				sv_run_free(&run);
+				if (mean > want)
+					hi = *f;
+				else
+					lo = *f;
+			}
+			*f = (lo + hi) / 2;
+			free(r);
+		}
+	return 0;
+}
+
 int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
 		       const struct sv_arrivals *a, struct sv_run *run, char *err,
 		       size_t errlen)
+{
+	memset(run, 0, sizeof *run);
+	if (!nt || nt > SV_MAX_MODELS) {
+		snprintf(err, errlen, "1..%d models, not %u", SV_MAX_MODELS, nt);
+		return -1;
+	}
+	double *slow[SV_MAX_MODELS] = { NULL };
+	int rc = 0;
+	for (unsigned m = 0; m < nt && !rc; m++) {
+		if (!sv_table_has_kernels(&t[m]) || t[m].max_conc > 1024)
+			continue;
+		slow[m] = malloc((size_t)t[m].nvariants * t[m].max_conc * sizeof *slow[m]);
+		if (!slow[m]) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+		} else {
+			rc = calibrate(&t[m], c->streams ? c->streams : 1, slow[m], err, errlen);
+		}
+	}
+	if (!rc)
+		rc = simulate(c, t, nt, a, slow, run, err, errlen);
+	for (unsigned m = 0; m < nt; m++)
+		free(slow[m]);
+	return rc;
+}
+
+static int simulate(const struct sv_config *c, const struct sv_table *t, unsigned nt,
+		    const struct sv_arrivals *a, double *const *slow, struct sv_run *run,
+		    char *err, size_t errlen)
 {
 	memset(run, 0, sizeof *run);
 	if (!nt || nt > SV_MAX_MODELS) {
@@ -431,10 +676,38 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 		if (s.budget <= 0)
 			s.budget = 1; /* host time alone breaks the SLO: batch 1, as soon as possible */
 	}
+	/* the kernels' list shares the cores when every model has it, for
+	 * one chip */
+	int kernels = 1;
+	for (unsigned m = 0; m < nt; m++)
+		kernels = kernels && sv_table_has_kernels(&t[m]) && slow[m] &&
+			  t[m].core_count == t[0].core_count;
+	s.slow = slow;
+	s.cores = kernels ? t[0].core_count : 0;
 	s.rec = calloc(a->n ? a->n : 1, sizeof *s.rec);
 	s.st = calloc(S, sizeof *s.st);
+	s.order = calloc(S, sizeof *s.order);
 	run->batch = calloc(a->n ? a->n : 1, sizeof *run->batch);
-	int oom = !s.rec || !s.st || !run->batch;
+	int oom = !s.rec || !s.st || !s.order || !run->batch;
+	for (unsigned m = 0; m < nt && !oom; m++) {
+		s.plan[m] = calloc(t[m].nvariants, sizeof *s.plan[m]);
+		oom = !s.plan[m];
+		for (unsigned v = 0; v < t[m].nvariants && !oom; v++)
+			oom = make_plan(&t[m], v, kernels, 0, &s.plan[m][v]) != 0;
+		s.after[m] = oom ? NULL : calloc((size_t)t[m].nvariants * SV_MAX_AFTER,
+						 sizeof *s.after[m]);
+		s.stamp[m] = oom ? NULL : calloc((size_t)t[m].nvariants * S, sizeof *s.stamp[m]);
+		oom = oom || !s.after[m] || !s.stamp[m];
+		/* warmed up, as a server is (and --exact): every instance ran once,
+		 * model by model, variant by variant, stream by stream */
+		for (size_t i = 0; !oom && i < (size_t)t[m].nvariants * S; i++)
+			s.stamp[m][i] = ++s.stamps;
+		for (unsigned v = 0; v < t[m].nvariants && !oom; v++)
+			for (unsigned k = 0; k < SV_MAX_AFTER && !oom; k++)
+				if (t[m].after_us[v][k] > 0)
+					oom = make_plan(&t[m], v, kernels, t[m].after_us[v][k],
+							&s.after[m][v * SV_MAX_AFTER + k]) != 0;
+	}
 	for (size_t i = 0; i < a->n; i++)
 		q[a->r[i].model].n++;
 	for (unsigned m = 0; m < nt && nt > 1 && !oom; m++) {
@@ -447,6 +720,7 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 	if (oom) {
 		for (unsigned m = 0; m < nt; m++)
 			free(q[m].idx);
+		free_plans(&s, t, nt);
 		free(s.rec);
 		free(s.st);
 		free(run->batch);
@@ -477,8 +751,9 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 			reshare(&s, S, now);
 			changed = 0;
 			for (unsigned k = 0; k < S; k++)
-				if (s.st[k].busy && s.st[k].ph == PH_OUT &&
-				    s.st[k].done >= s.st[k].bound[PH_OUT] && s.st[k].busy_until <= now) {
+				if (s.st[k].busy && s.st[k].seg + 1 == s.st[k].plan->n &&
+				    s.st[k].done >= s.st[k].plan->seg[s.st[k].plan->n - 1].end &&
+				    s.st[k].busy_until <= now) {
 					finish(&s, run, k);
 					changed = 1;
 				}
@@ -497,6 +772,7 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 	}
 	for (unsigned m = 0; m < nt; m++)
 		free(q[m].idx);
+	free_plans(&s, t, nt);
 	free(s.st);
 	run->rec = s.rec;
 	run->n = s.n;

@@ -12,6 +12,8 @@
 
 void sv_table_free(struct sv_table *t)
 {
+	for (unsigned v = 0; v < SV_MAX_VARIANTS; v++)
+		free(t->kern[v]);
 	free(t->svc);
 	memset(t, 0, sizeof *t);
 }
@@ -74,6 +76,69 @@ int sv_table_make(struct sv_table *t, const char *name, const unsigned *batch, u
 	return 0;
 }
 
+int sv_table_set_kernels(struct sv_table *t, unsigned v, unsigned core_count,
+			 const struct sv_kernel *k, unsigned n, char *err, size_t errlen)
+{
+	if (v >= t->nvariants || !n || n > SV_MAX_KERNELS || !core_count || core_count > 1024 ||
+	    (t->core_count && core_count != t->core_count)) {
+		snprintf(err, errlen, "service table: batch %u's kernels: 1..%d kernels on one "
+			 "chip's 1..1024 AI cores", v < t->nvariants ? t->batch[v] : 0,
+			 SV_MAX_KERNELS);
+		return -1;
+	}
+	const struct sv_service *s = sv_table_get(t, v, 1);
+	double sum = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!isfinite(k[i].gap_us) || !isfinite(k[i].run_us) || k[i].gap_us < 0 ||
+		    k[i].run_us < 0 || !(k[i].cores > 0) || k[i].cores > core_count) {
+			snprintf(err, errlen, "service table: batch %u, kernel %u: times finite and "
+				 ">= 0, cores in (0, %u]", t->batch[v], i, core_count);
+			return -1;
+		}
+		sum += k[i].gap_us + k[i].run_us;
+	}
+	/* the log's cycles in microseconds, summed: a little rounding slack */
+	if (sum > s->device_us - s->fixed_us + 1e-3 * n) {
+		snprintf(err, errlen, "service table: batch %u's kernels take %.3f us, more than its "
+			 "device time less its fixed cost (%.3f us)", t->batch[v], sum,
+			 s->device_us - s->fixed_us);
+		return -1;
+	}
+	struct sv_kernel *c = malloc(n * sizeof *c);
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memcpy(c, k, n * sizeof *c);
+	free(t->kern[v]);
+	t->kern[v] = c;
+	t->nkern[v] = n;
+	t->core_count = core_count;
+	return 0;
+}
+
+int sv_table_set_after(struct sv_table *t, unsigned v, unsigned k, double device_us, char *err,
+		       size_t errlen)
+{
+	if (v >= t->nvariants || !k || k > SV_MAX_AFTER || !isfinite(device_us) ||
+	    device_us <= sv_table_get(t, v, 1)->fixed_us) {
+		snprintf(err, errlen, "service table: batch %u's device time after %u other "
+			 "instances: k in 1..%d, the time finite and above its fixed cost",
+			 v < t->nvariants ? t->batch[v] : 0, k, SV_MAX_AFTER);
+		return -1;
+	}
+	t->after_us[v][k - 1] = device_us;
+	return 0;
+}
+
+int sv_table_has_kernels(const struct sv_table *t)
+{
+	for (unsigned v = 0; v < t->nvariants; v++)
+		if (!t->nkern[v])
+			return 0;
+	return t->nvariants > 0;
+}
+
 struct row {
 	unsigned batch, conc;
 	struct sv_service s;
@@ -88,6 +153,53 @@ static int by_batch_conc(const void *a, const void *b)
 	return x->conc < y->conc ? -1 : x->conc > y->conc;
 }
 
+struct krow {
+	unsigned batch, line;
+	struct sv_kernel k;
+};
+
+/* The kernel rows, in file order per batch, into t: every batch has them. */
+static int read_kernels(const char *path, struct sv_table *t, const struct krow *kr, size_t nk,
+			unsigned cores, char *err, size_t errlen)
+{
+	struct sv_kernel *k = malloc(nk * sizeof *k);
+	if (!k) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		int v = sv_table_variant(t, kr[i].batch);
+		if (v < 0 || t->batch[v] != kr[i].batch) {
+			snprintf(err, errlen, "%s:%u: kernel of batch %u, which has no service row",
+				 path, kr[i].line, kr[i].batch);
+			free(k);
+			return -1;
+		}
+	}
+	for (unsigned v = 0; v < t->nvariants; v++) {
+		unsigned n = 0, first = 0;
+		for (size_t i = 0; i < nk; i++)
+			if (kr[i].batch == t->batch[v]) {
+				first = first ? first : kr[i].line;
+				k[n++] = kr[i].k;
+			}
+		if (!n) {
+			snprintf(err, errlen, "%s: batch %u has no kernel rows (give them for every "
+				 "batch or none)", path, t->batch[v]);
+			free(k);
+			return -1;
+		}
+		char e2[512];
+		if (sv_table_set_kernels(t, v, cores, k, n, e2, sizeof e2)) {
+			snprintf(err, errlen, "%s:%u: %s", path, first, e2);
+			free(k);
+			return -1;
+		}
+	}
+	free(k);
+	return 0;
+}
+
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof *t);
@@ -97,9 +209,14 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		return -1;
 	}
 	struct row *rows = NULL;
-	size_t n = 0, cap = 0;
+	struct krow *krows = NULL;
+	size_t n = 0, cap = 0, nk = 0, kcap = 0;
 	char line[512], name[128] = "model";
-	unsigned ln = 0;
+	unsigned ln = 0, cores = 0, cores_line = 0, na = 0, loops = 0;
+	struct {
+		unsigned batch, k, line;
+		double device_us;
+	} after[SV_MAX_VARIANTS * SV_MAX_AFTER];
 	int rc = -1;
 	while (fgets(line, sizeof line, f)) {
 		ln++;
@@ -111,8 +228,70 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 			snprintf(name, sizeof name, "%.*s", (int)l, p + 8);
 			continue;
 		}
-		if (!*p || *p == '#' || *p == '\n' || *p == '\r' || !strncmp(p, "batch", 5))
+		if (!strncmp(p, "# loops ", 8)) {
+			int used = 0;
+			if (sscanf(p + 8, "%u%n", &loops, &used) != 1 || loops < 2 || loops > 1000 ||
+			    p[8 + used + strspn(p + 8 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected '# loops N', N in 2..1000", path, ln);
+				goto done;
+			}
 			continue;
+		}
+		if (!strncmp(p, "# ai_cores ", 11)) {
+			int used = 0;
+			if (sscanf(p + 11, "%u%n", &cores, &used) != 1 || !cores || cores > 1024 ||
+			    p[11 + used + strspn(p + 11 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected '# ai_cores N', N in 1..1024", path,
+					 ln);
+				goto done;
+			}
+			cores_line = ln;
+			continue;
+		}
+		if (!*p || *p == '#' || *p == '\n' || *p == '\r' || !strncmp(p, "batch", 5) ||
+		    !strncmp(p, "kernel,batch", 12))
+			continue;
+		if (!strncmp(p, "after,batch", 11))
+			continue;
+		if (!strncmp(p, "after,", 6)) {
+			int used = 0;
+			if (na == SV_MAX_VARIANTS * SV_MAX_AFTER ||
+			    sscanf(p + 6, "%u,%u,%lf%n", &after[na].batch, &after[na].k,
+				   &after[na].device_us, &used) != 3 ||
+			    p[6 + used + strspn(p + 6 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected after,batch,k,device_us", path, ln);
+				goto done;
+			}
+			after[na++].line = ln;
+			continue;
+		}
+		if (!strncmp(p, "kernel,", 7)) {
+			struct krow k = { .line = ln };
+			int used = 0;
+			int got = sscanf(p + 7, "%u,%lf,%lf,%lf%n", &k.batch, &k.k.gap_us, &k.k.run_us,
+					 &k.k.cores, &used);
+			if (got < 4 || p[7 + used + strspn(p + 7 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected kernel,batch,gap_us,run_us,cores",
+					 path, ln);
+				goto done;
+			}
+			if (!cores_line) {
+				snprintf(err, errlen, "%s:%u: a kernel row before the '# ai_cores N' line "
+					 "(the chip's AI cores)", path, ln);
+				goto done;
+			}
+			if (nk == kcap) {
+				kcap = kcap ? kcap * 2 : 256;
+				struct krow *nr = realloc(krows, kcap * sizeof *nr);
+				if (!nr) {
+					snprintf(err, errlen, "out of memory");
+					goto done;
+				}
+				krows = nr;
+			}
+			krows[nk++] = k;
+			continue;
+		}
 		struct row r = { .line = ln };
 		int used = 0, got = sscanf(p, "%u,%u,%lf,%lf,%lf%n,%lf%n", &r.batch, &r.conc,
 					   &r.s.h2d_us, &r.s.device_us, &r.s.d2h_us, &used,
@@ -185,8 +364,28 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		svc[i] = rows[i].s;
 	rc = sv_table_make(t, name, batch, nv, maxc, svc, err, errlen);
 	free(svc);
+	if (!rc)
+		t->loops = loops;
+	if (!rc && nk && (rc = read_kernels(path, t, krows, nk, cores, err, errlen)))
+		sv_table_free(t);
+	for (unsigned i = 0; !rc && i < na; i++) {
+		int v = sv_table_variant(t, after[i].batch);
+		char e2[512];
+		if (v < 0 || t->batch[v] != after[i].batch) {
+			snprintf(err, errlen, "%s:%u: after row of batch %u, which has no service row",
+				 path, after[i].line, after[i].batch);
+			rc = -1;
+		} else if (sv_table_set_after(t, (unsigned)v, after[i].k, after[i].device_us, e2,
+					      sizeof e2)) {
+			snprintf(err, errlen, "%s:%u: %s", path, after[i].line, e2);
+			rc = -1;
+		}
+		if (rc)
+			sv_table_free(t);
+	}
 done:
 	free(rows);
+	free(krows);
 	fclose(f);
 	return rc;
 }
@@ -207,6 +406,28 @@ int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t
 			fprintf(f, "%u,%u,%.3f,%.3f,%.3f,%.3f\n", t->batch[v], c, s->h2d_us,
 				s->device_us, s->d2h_us, s->fixed_us);
 		}
+	if (t->loops)
+		fprintf(f, "# loops %u\n", t->loops);
+	if (sv_table_has_kernels(t)) {
+		fprintf(f, "# each variant's kernels alone on the chip, in order: the wait since "
+			"the previous one ended, their run, the AI cores they kept busy on average\n# ai_cores %u\n"
+			"kernel,batch,gap_us,run_us,cores\n", t->core_count);
+		for (unsigned v = 0; v < t->nvariants; v++)
+			for (unsigned i = 0; i < t->nkern[v]; i++)
+				fprintf(f, "kernel,%u,%.3f,%.3f,%.3f\n", t->batch[v], t->kern[v][i].gap_us,
+					t->kern[v][i].run_us, t->kern[v][i].cores);
+	}
+	int first = 1;
+	for (unsigned v = 0; v < t->nvariants; v++)
+		for (unsigned k = 1; k <= SV_MAX_AFTER; k++)
+			if (t->after_us[v][k - 1] > 0) {
+				if (first)
+					fprintf(f, "# each variant's device time alone when k other model "
+						"instances ran since its own last ran\n"
+						"after,batch,k,device_us\n");
+				first = 0;
+				fprintf(f, "after,%u,%u,%.3f\n", t->batch[v], k, t->after_us[v][k - 1]);
+			}
 	if (fclose(f)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
@@ -241,6 +462,19 @@ int sv_table_select(struct sv_table *t, const unsigned *sizes, unsigned n, char 
 	for (unsigned k = 0; k < nk; k++) {
 		memmove(&t->svc[k * mc], &t->svc[keep[k] * mc], mc * sizeof *t->svc);
 		t->batch[k] = t->batch[keep[k]];
+		memmove(t->after_us[k], t->after_us[keep[k]], sizeof t->after_us[k]);
+		if (keep[k] != k) {
+			free(t->kern[k]);
+			t->kern[k] = t->kern[keep[k]];
+			t->nkern[k] = t->nkern[keep[k]];
+			t->kern[keep[k]] = NULL;
+			t->nkern[keep[k]] = 0;
+		}
+	}
+	for (unsigned k = nk; k < t->nvariants; k++) {
+		free(t->kern[k]);
+		t->kern[k] = NULL;
+		t->nkern[k] = 0;
 	}
 	t->nvariants = nk;
 	return 0;

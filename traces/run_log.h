@@ -36,6 +36,8 @@ struct trc_task {
 	enum sim_copy_dir dir; /* copies */
 	uint64_t bytes;
 	struct sim_core_stats st; /* kernels: summed over cores */
+	uint64_t core_cycles; /* kernels: the cycles its blocks ran, summed over cores (st.cycles
+			       * is its span) */
 	uint64_t core_mask[TRC_MAX_CORES / 64]; /* kernels: the cores that ran its blocks */
 };
 
