@@ -678,7 +678,7 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			goto done;
 		}
 		struct cc_tensor *t = T(&c, ti);
-		const struct rt_tensor *v = &opt->frozen[f];
+		const struct om_tensor *v = &opt->frozen[f];
 		t->data = malloc(v->nbytes ? v->nbytes : 1);
 		if (!t->data) {
 			cc_fail(&c, "out of memory");

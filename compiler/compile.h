@@ -19,7 +19,7 @@ struct cc_options {
 	/* graph inputs to treat as constants (an ahead-of-time compiler needs
 	 * shapes, axes and bounds at compile time): names and their values */
 	const char *const *frozen_names;
-	const struct rt_tensor *frozen;
+	const struct om_tensor *frozen;
 	unsigned nfrozen;
 	const char *insert_op_conf; /* ATC's AIPP config (--insert_op_conf), or NULL */
 	enum cc_precision_mode precision_mode;

@@ -1,4 +1,4 @@
-/* tensor_io.c: ONNX TensorProto files <-> struct rt_tensor (see tensor_io.h).
+/* tensor_io.c: ONNX TensorProto files <-> struct om_tensor (see tensor_io.h).
  *
  * Reading accepts raw_data and every typed repeated field, converting to the little-endian
  * element bytes raw_data would have held; writing always uses raw_data.  The conversion mirrors
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define RT_MAX_RANK ((int)(sizeof ((struct rt_tensor *)0)->dims / sizeof(int64_t)))
+#define RT_MAX_RANK ((int)(sizeof ((struct om_tensor *)0)->dims / sizeof(int64_t)))
 
 /* How one element type is stored in the typed fields of a TensorProto. */
 enum field { F_NONE, F_FLOAT, F_INT32, F_INT64, F_DOUBLE, F_UINT64 };
@@ -84,7 +84,7 @@ static int read_all(const char *path, unsigned char **buf, size_t *len, char *er
 
 /* The elements of t's shape, each dimension checked so that the byte count
  * (esize each) fits a size_t; -1 with the bad dimension named. */
-static int count_elements(const char *path, const struct rt_tensor *t, size_t esize,
+static int count_elements(const char *path, const struct om_tensor *t, size_t esize,
 			  uint64_t *numel, char *err, size_t errlen)
 {
 	*numel = 1;
@@ -104,7 +104,7 @@ static int count_elements(const char *path, const struct rt_tensor *t, size_t es
 }
 
 /* The TensorProto's contents as little-endian bytes into t->data. */
-static int decode(const char *path, const Onnx__TensorProto *tp, struct rt_tensor *t, char *err,
+static int decode(const char *path, const Onnx__TensorProto *tp, struct om_tensor *t, char *err,
 		  size_t errlen)
 {
 	struct dtype_info di = dtype_info(t->dtype);
@@ -169,7 +169,7 @@ static int decode(const char *path, const Onnx__TensorProto *tp, struct rt_tenso
 	return 0;
 }
 
-int rt_tensor_read(const char *path, struct rt_tensor *t, char *err, size_t errlen)
+int om_tensor_read(const char *path, struct om_tensor *t, char *err, size_t errlen)
 {
 	unsigned char *buf;
 	size_t len = 0, nlen;
@@ -224,7 +224,7 @@ out:
 	return rc;
 }
 
-int rt_tensor_write(const char *path, const struct rt_tensor *t, char *err, size_t errlen)
+int om_tensor_write(const char *path, const struct om_tensor *t, char *err, size_t errlen)
 {
 	Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
 	struct dtype_info di = dtype_info(t->dtype);
@@ -282,7 +282,7 @@ int rt_tensor_write(const char *path, const struct rt_tensor *t, char *err, size
 	return rc;
 }
 
-void rt_tensor_free(struct rt_tensor *t)
+void om_tensor_free(struct om_tensor *t)
 {
 	if (!t)
 		return;

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rt_tensor {
+struct om_tensor {
 	char name[256];
 	int dtype; /* ONNX TensorProto.DataType (1 float, 10 float16, 7 int64, ...) */
 	int rank;
@@ -17,9 +17,9 @@ struct rt_tensor {
 
 /* Read a TensorProto; raw_data and the typed repeated fields are both
  * accepted.  Returns 0 or -1 with a message naming the file. */
-int rt_tensor_read(const char *path, struct rt_tensor *t, char *err, size_t errlen);
+int om_tensor_read(const char *path, struct om_tensor *t, char *err, size_t errlen);
 /* Write as a TensorProto with raw_data. */
-int rt_tensor_write(const char *path, const struct rt_tensor *t, char *err, size_t errlen);
-void rt_tensor_free(struct rt_tensor *t);
+int om_tensor_write(const char *path, const struct om_tensor *t, char *err, size_t errlen);
+void om_tensor_free(struct om_tensor *t);
 
 #endif

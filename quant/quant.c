@@ -21,7 +21,7 @@ struct ctx {
 	unsigned char *buf; /* the model file */
 	size_t len;
 	struct soc_config cfg;
-	struct rt_tensor *sets; /* nsets * ninputs */
+	struct om_tensor *sets; /* nsets * ninputs */
 	unsigned nsets, ninputs, noutputs; /* the model's own inputs / outputs */
 	float **ref;      /* per set: the fp32 model's outputs, concatenated */
 	size_t ref_n;     /* floats per set */
@@ -131,7 +131,7 @@ static int compile(struct ctx *c, const Onnx__ModelProto *m, struct om_model *om
 	return 0;
 }
 
-static float *as_floats(const struct rt_tensor *t, size_t *n)
+static float *as_floats(const struct om_tensor *t, size_t *n)
 {
 	size_t cnt = t->dtype == 1 ? t->nbytes / 4 : t->dtype == 10 ? t->nbytes / 2 : 0;
 	float *f = malloc(cnt ? cnt * sizeof *f : sizeof *f);
@@ -194,11 +194,11 @@ static int load_sets(struct ctx *c, const struct om_model *om)
 	for (unsigned k = 0; k < ns && !rc; k++)
 		for (unsigned i = 0; i < om->ninputs && !rc; i++) {
 			const struct om_tensor_desc *d = &om->inputs[i];
-			struct rt_tensor *t = &c->sets[(size_t)k * om->ninputs + i];
+			struct om_tensor *t = &c->sets[(size_t)k * om->ninputs + i];
 			if (o->calib_dir) {
 				char p[4200];
 				snprintf(p, sizeof p, "%s/input_%u.pb", dirs[k], i);
-				if (rt_tensor_read(p, t, c->err, c->errlen)) {
+				if (om_tensor_read(p, t, c->err, c->errlen)) {
 					rc = -1;
 					break;
 				}
@@ -263,7 +263,7 @@ static int load_sets(struct ctx *c, const struct om_model *om)
 
 /* Run om on every set; fn(c, k, outputs) sees each set's outputs. */
 static int run_all(struct ctx *c, const struct om_model *om,
-		   int (*fn)(struct ctx *, unsigned, const struct om_model *, struct rt_tensor *,
+		   int (*fn)(struct ctx *, unsigned, const struct om_model *, struct om_tensor *,
 			     void *), void *arg)
 {
 	struct sim_options so = { .mode = SIM_MODE_FULL };
@@ -271,7 +271,7 @@ static int run_all(struct ctx *c, const struct om_model *om,
 	struct sim_device *dev = sim_device_new(&c->cfg, &so, e, sizeof e);
 	if (!dev)
 		return fail(c, "%s", e);
-	struct rt_tensor *out = calloc(om->noutputs + 1, sizeof *out);
+	struct om_tensor *out = calloc(om->noutputs + 1, sizeof *out);
 	int rc = out ? 0 : fail(c, "out of memory");
 	for (unsigned k = 0; k < c->nsets && !rc; k++) {
 		if (c->o->progress)
@@ -286,7 +286,7 @@ static int run_all(struct ctx *c, const struct om_model *om,
 		}
 		rc = fn(c, k, om, out, arg);
 		for (unsigned i = 0; i < om->noutputs; i++)
-			rt_tensor_free(&out[i]);
+			om_tensor_free(&out[i]);
 	}
 	if (c->o->progress)
 		fprintf(c->o->progress, "\033[K");
@@ -296,7 +296,7 @@ static int run_all(struct ctx *c, const struct om_model *om,
 }
 
 /* The model's own outputs of one run, concatenated as floats. */
-static float *collect_outputs(struct ctx *c, struct rt_tensor *out, size_t *n)
+static float *collect_outputs(struct ctx *c, struct om_tensor *out, size_t *n)
 {
 	size_t tot = 0;
 	float *all = NULL;
@@ -319,7 +319,7 @@ static float *collect_outputs(struct ctx *c, struct rt_tensor *out, size_t *n)
 	return all;
 }
 
-static int on_calib(struct ctx *c, unsigned k, const struct om_model *om, struct rt_tensor *out,
+static int on_calib(struct ctx *c, unsigned k, const struct om_model *om, struct om_tensor *out,
 		    void *arg)
 {
 	(void)arg;
@@ -331,7 +331,7 @@ static int on_calib(struct ctx *c, unsigned k, const struct om_model *om, struct
 	c->ref_n = n;
 	for (size_t a = 0; a < c->nacts; a++) {
 		struct qt_act *q = &c->acts[a];
-		const struct rt_tensor *t = NULL;
+		const struct om_tensor *t = NULL;
 		if (q->graph_input) {
 			for (unsigned i = 0; i < c->ninputs; i++)
 				if (!strcmp(om->inputs[i].name, q->name))
@@ -354,7 +354,7 @@ struct sqnr_acc {
 };
 
 static int on_measure(struct ctx *c, unsigned k, const struct om_model *om,
-		      struct rt_tensor *out, void *arg)
+		      struct om_tensor *out, void *arg)
 {
 	(void)om;
 	struct sqnr_acc *s = arg;
@@ -624,7 +624,7 @@ out:
 		onnx__model_proto__free_unpacked(base, NULL);
 	free(c.buf);
 	for (size_t i = 0; c.sets && i < (size_t)c.nsets * c.ninputs; i++)
-		rt_tensor_free(&c.sets[i]);
+		om_tensor_free(&c.sets[i]);
 	free(c.sets);
 	for (unsigned k = 0; c.ref && k < c.nsets; k++)
 		free(c.ref[k]);

@@ -7,8 +7,8 @@
 
 #include "model.h"
 
-int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct rt_tensor *inputs,
-		 unsigned ninputs, struct rt_tensor *outputs, struct rt_run *run, char *err,
+int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct om_tensor *inputs,
+		 unsigned ninputs, struct om_tensor *outputs, struct rt_run *run, char *err,
 		 size_t errlen)
 {
 	memset(run, 0, sizeof *run);

@@ -20,11 +20,11 @@ struct rt_run {
 
 /* Run every task of m in order on dev: copies the weights and inputs in,
  * resolves each task's arguments, simulates it, and reads the outputs back
- * into outputs[0..noutputs-1] (allocated here; free with rt_tensor_free).
+ * into outputs[0..noutputs-1] (allocated here; free with om_tensor_free).
  * Inputs must match the model's input descriptors (dtype and shape); errors
  * name the input, or the task and the simulator's message. */
-int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct rt_tensor *inputs,
-		 unsigned ninputs, struct rt_tensor *outputs, struct rt_run *run, char *err,
+int rt_model_run(struct sim_device *dev, const struct om_model *m, const struct om_tensor *inputs,
+		 unsigned ninputs, struct om_tensor *outputs, struct rt_run *run, char *err,
 		 size_t errlen);
 void rt_run_free(struct rt_run *run);
 

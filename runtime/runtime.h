@@ -152,9 +152,9 @@ struct rt_session {
 	unsigned loop, streams;
 	int sets_each, timing_warm;
 };
-struct rt_tensor;
+struct om_tensor;
 int rt_session_run(struct rt_device *d, const struct om_model *om, const struct rt_session *o,
-		   const struct rt_tensor *inputs, unsigned nsets, struct rt_tensor *outputs,
+		   const struct om_tensor *inputs, unsigned nsets, struct om_tensor *outputs,
 		   double *load_us, char *err, size_t errlen);
 
 #endif

@@ -15,7 +15,7 @@ struct lane { /* one stream's model instance and I/O buffers */
 };
 
 /* set < 0: the only set, not named in messages */
-static int check_inputs(const struct om_model *om, const struct rt_tensor *t, int set,
+static int check_inputs(const struct om_model *om, const struct om_tensor *t, int set,
 			char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < om->ninputs; i++) {
@@ -44,7 +44,7 @@ static int check_inputs(const struct om_model *om, const struct rt_tensor *t, in
 	return 0;
 }
 
-static int alloc_outputs(const struct om_model *om, struct rt_tensor *o, char *err, size_t errlen)
+static int alloc_outputs(const struct om_model *om, struct om_tensor *o, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < om->noutputs; i++) {
 		const struct om_tensor_desc *d = &om->outputs[i];
@@ -67,8 +67,8 @@ static int alloc_outputs(const struct om_model *om, struct rt_tensor *o, char *e
 }
 
 /* Queue: copy set in, execute, copy out. */
-static int queue_one(struct lane *ln, const struct om_model *om, const struct rt_tensor *in,
-		     struct rt_tensor *out, char *err, size_t errlen)
+static int queue_one(struct lane *ln, const struct om_model *om, const struct om_tensor *in,
+		     struct om_tensor *out, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < om->ninputs; i++)
 		if (rt_memcpy_async(ln->s, SIM_COPY_H2D, in[i].data, ln->in[i], 0, in[i].nbytes, err,
@@ -84,7 +84,7 @@ static int queue_one(struct lane *ln, const struct om_model *om, const struct rt
 }
 
 int rt_session_run(struct rt_device *d, const struct om_model *om, const struct rt_session *o,
-		   const struct rt_tensor *inputs, unsigned nsets, struct rt_tensor *outputs,
+		   const struct om_tensor *inputs, unsigned nsets, struct om_tensor *outputs,
 		   double *load_us, char *err, size_t errlen)
 {
 	unsigned S = o->streams ? o->streams : 1, loop = o->loop ? o->loop : 1;
@@ -181,6 +181,6 @@ done:
 	if (rc)
 		for (unsigned k = 0; k < (o->sets_each ? nsets : 1); k++)
 			for (unsigned i = 0; i < om->noutputs; i++)
-				rt_tensor_free(&outputs[(size_t)k * om->noutputs + i]);
+				om_tensor_free(&outputs[(size_t)k * om->noutputs + i]);
 	return rc;
 }

@@ -7,17 +7,17 @@
 #include "inputs.h"
 
 /* One seeded set, or NULL with err. */
-static struct rt_tensor *seeded(const struct om_model *m, uint64_t seed, int timing, char *err,
+static struct om_tensor *seeded(const struct om_model *m, uint64_t seed, int timing, char *err,
 				size_t errlen)
 {
-	struct rt_tensor *in = calloc(m->ninputs + 1, sizeof *in);
+	struct om_tensor *in = calloc(m->ninputs + 1, sizeof *in);
 	if (!in) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	if (st_inputs_make(m, in, seed, timing, err, errlen)) {
 		for (unsigned i = 0; i < m->ninputs; i++)
-			rt_tensor_free(&in[i]);
+			om_tensor_free(&in[i]);
 		free(in);
 		return NULL;
 	}
@@ -25,14 +25,14 @@ static struct rt_tensor *seeded(const struct om_model *m, uint64_t seed, int tim
 }
 
 enum st_bench_stage st_bench_run(const struct soc_config *cfg, const struct om_model *m,
-				 const struct st_bench_opts *o, const struct rt_tensor *inputs,
-				 unsigned nsets, struct rt_tensor *outputs, struct st_bench *b,
+				 const struct st_bench_opts *o, const struct om_tensor *inputs,
+				 unsigned nsets, struct om_tensor *outputs, struct st_bench *b,
 				 char *err, size_t errlen)
 {
 	memset(b, 0, sizeof *b);
 	enum st_bench_stage st = ST_BENCH_SETUP;
 	struct sim_options opt = o->sim;
-	struct rt_tensor *made = NULL, *out = outputs;
+	struct om_tensor *made = NULL, *out = outputs;
 	if (!inputs) {
 		if (!(made = seeded(m, o->seed, opt.mode == SIM_MODE_TIMING, err, errlen)))
 			goto fail;
@@ -70,11 +70,11 @@ fail:
 	if (out != outputs) { /* the session leaves them allocated only when it ran */
 		int ran = st == ST_BENCH_OK || st == ST_BENCH_SUMMARY;
 		for (size_t i = 0; ran && i < (size_t)nsets * m->noutputs; i++)
-			rt_tensor_free(&out[i]);
+			om_tensor_free(&out[i]);
 		free(out);
 	}
 	for (unsigned i = 0; made && i < m->ninputs; i++)
-		rt_tensor_free(&made[i]);
+		om_tensor_free(&made[i]);
 	free(made);
 	if (st != ST_BENCH_OK)
 		st_bench_free(b);

@@ -53,8 +53,8 @@ enum st_bench_stage { ST_BENCH_OK, ST_BENCH_SETUP, ST_BENCH_RUN, ST_BENCH_SUMMAR
  * ST_BENCH_OK with *b filled (st_bench_free it), or the failed stage with
  * err (and *b freed). */
 enum st_bench_stage st_bench_run(const struct soc_config *cfg, const struct om_model *m,
-				 const struct st_bench_opts *o, const struct rt_tensor *inputs,
-				 unsigned nsets, struct rt_tensor *outputs, struct st_bench *b,
+				 const struct st_bench_opts *o, const struct om_tensor *inputs,
+				 unsigned nsets, struct om_tensor *outputs, struct st_bench *b,
 				 char *err, size_t errlen);
 /* Write the run's trace directory (with the busy spans when recorded).
  * 0, or -1 with err. */

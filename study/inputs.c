@@ -39,7 +39,7 @@ static uint64_t next(uint64_t *s)
 	return *s;
 }
 
-int st_inputs_make(const struct om_model *m, struct rt_tensor *in, uint64_t seed, int timing,
+int st_inputs_make(const struct om_model *m, struct om_tensor *in, uint64_t seed, int timing,
 		   char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < m->ninputs; i++) {

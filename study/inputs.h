@@ -22,7 +22,7 @@ struct om_model;
  * Returns 0, or -1 with err naming the input (another type: the caller
  * must give the values); the tensors made so far stay for the caller to
  * free. */
-int st_inputs_make(const struct om_model *m, struct rt_tensor *in, uint64_t seed, int timing,
+int st_inputs_make(const struct om_model *m, struct om_tensor *in, uint64_t seed, int timing,
 		   char *err, size_t errlen);
 
 #endif

@@ -622,14 +622,14 @@ static void check_relu(const float *x, const float *y, size_t n, float sign)
 START_TEST(test_model)
 {
 	char relu[600], path[700], err[1024];
-	struct rt_tensor x;
+	struct om_tensor x;
 	uint32_t id;
 	aclmdlIODims dims;
 	size_t idx = 9;
 
 	compile_relu("Ascend310", "relu.om", 0, relu, sizeof relu);
 	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", node_dir());
-	ck_assert_msg(rt_tensor_read(path, &x, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(path, &x, err, sizeof err) == 0, "%s", err);
 	const size_t n = x.nbytes / sizeof(float);
 	ck_assert_uint_eq(x.nbytes, 240);
 
@@ -765,7 +765,7 @@ START_TEST(test_model)
 	ck_acl(aclrtDestroyStream(s2));
 	/* the rest (buffers, model id2) goes with the device */
 	stop();
-	rt_tensor_free(&x);
+	om_tensor_free(&x);
 }
 END_TEST
 

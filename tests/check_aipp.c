@@ -181,8 +181,8 @@ static int compile(const char *model, const char *cfgtext, struct om_model *m, c
 }
 
 /* m run on in; its golden key check_aipp/NAME/Ascend310P3 (name: the case). */
-static void run(const char *name, const struct om_model *m, const struct rt_tensor *in,
-		struct rt_tensor *out)
+static void run(const char *name, const struct om_model *m, const struct om_tensor *in,
+		struct om_tensor *out)
 {
 	char err[1024], key[512];
 	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
@@ -197,7 +197,7 @@ static void run(const char *name, const struct om_model *m, const struct rt_tens
 }
 
 /* Max |a - b| / (1 + |b|) over the outputs. */
-static double rel_diff(const struct rt_tensor *a, const struct rt_tensor *b)
+static double rel_diff(const struct om_tensor *a, const struct om_tensor *b)
 {
 	ck_assert_uint_eq(a->nbytes, b->nbytes);
 	double worst = 0;
@@ -234,28 +234,28 @@ static double compare(const char *name, const struct spec *s0, int mean_bias, ui
 	for (unsigned k = 0; k < ma.ntasks; k++) /* no input TransData left */
 		ck_assert_msg(strcmp(ma.tasks[k].op_type, "TransData") ||
 			      strcmp(ma.tasks[k].name, "image"), "an input TransData remains");
-	struct rt_tensor img = { .dtype = 2, .rank = ma.inputs[0].rank };
+	struct om_tensor img = { .dtype = 2, .rank = ma.inputs[0].rank };
 	snprintf(img.name, sizeof img.name, "image");
 	for (int r = 0; r < img.rank; r++)
 		img.dims[r] = ma.inputs[0].dims[r];
 	img.nbytes = ma.inputs[0].size;
 	img.data = malloc(img.nbytes);
 	seeded(img.data, (long)img.nbytes, seed);
-	struct rt_tensor x = { .dtype = 1, .rank = 4, .dims = { s.n, s.c, s.h, s.w } };
+	struct om_tensor x = { .dtype = 1, .rank = 4, .dims = { s.n, s.c, s.h, s.w } };
 	snprintf(x.name, sizeof x.name, "image");
 	x.nbytes = (size_t)s.n * s.c * s.h * s.w * 4;
 	x.data = malloc(x.nbytes);
 	for (int c = 0; c < 3; c++)
 		s.mean[c] += mean_bias;
 	host_ref(&s, img.data, x.data);
-	struct rt_tensor ya, yf;
+	struct om_tensor ya, yf;
 	snprintf(key, sizeof key, "%s/%s/aipp", name, s.model);
 	run(key, &ma, &img, &ya);
 	snprintf(key, sizeof key, "%s/%s/fp16", name, s.model);
 	run(key, &mf, &x, &yf);
 	double d = rel_diff(&ya, &yf);
-	rt_tensor_free(&ya);
-	rt_tensor_free(&yf);
+	om_tensor_free(&ya);
+	om_tensor_free(&yf);
 	free(img.data);
 	free(x.data);
 	om_free(&ma);
@@ -531,11 +531,11 @@ START_TEST(simrun_image)
 	ck_assert_msg(om_write(p, &m, err, sizeof err) == 0, "%s", err);
 	uint8_t img[24 * 16 * 3];
 	seeded(img, sizeof img, 5);
-	struct rt_tensor in = { .dtype = 2, .rank = 4, .dims = { 1, 16, 24, 3 } };
+	struct om_tensor in = { .dtype = 2, .rank = 4, .dims = { 1, 16, 24, 3 } };
 	snprintf(in.name, sizeof in.name, "image");
 	in.data = img;
 	in.nbytes = sizeof img;
-	struct rt_tensor want;
+	struct om_tensor want;
 	run("simrun_image", &m, &in, &want);
 	snprintf(p, sizeof p, "%s/img.rgb", dir);
 	FILE *f = fopen(p, "wb");
@@ -546,13 +546,13 @@ START_TEST(simrun_image)
 		 "./simrun --soc Ascend310P3 %s/aipp.om --image %s/img.rgb --output-dir %s/out "
 		 "> %s/simrun.log 2>&1", dir, dir, dir, dir);
 	ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
-	struct rt_tensor got;
+	struct om_tensor got;
 	snprintf(p, sizeof p, "%s/out/output_0.pb", dir);
-	ck_assert_msg(rt_tensor_read(p, &got, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(p, &got, err, sizeof err) == 0, "%s", err);
 	ck_assert_uint_eq(got.nbytes, want.nbytes);
 	ck_assert(memcmp(got.data, want.data, got.nbytes) == 0);
-	rt_tensor_free(&got);
-	rt_tensor_free(&want);
+	om_tensor_free(&got);
+	om_tensor_free(&want);
 	/* one byte short */
 	snprintf(p, sizeof p, "%s/short.rgb", dir);
 	f = fopen(p, "wb");

@@ -70,11 +70,11 @@ static void check_shape(int seq, int batch)
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &o, &m, err, sizeof err) == 0, "seq %d batch %d: %s",
 		      seq, batch, err);
-	struct rt_tensor in, want, out;
+	struct om_tensor in, want, out;
 	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
-	ck_assert_msg(rt_tensor_read(path, &in, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(path, &in, err, sizeof err) == 0, "%s", err);
 	snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", dir);
-	ck_assert_msg(rt_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
 	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	ck_assert_ptr_nonnull(dev);
@@ -130,9 +130,9 @@ static void check_shape(int seq, int batch)
 	free(gc);
 	free(wc);
 	rt_run_free(&run);
-	rt_tensor_free(&out);
-	rt_tensor_free(&in);
-	rt_tensor_free(&want);
+	om_tensor_free(&out);
+	om_tensor_free(&in);
+	om_tensor_free(&want);
 	sim_device_free(dev);
 	om_free(&m);
 }

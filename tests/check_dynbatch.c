@@ -59,7 +59,7 @@ static void compile_om(const char *name, const char *shape, int dynamic, struct 
 }
 
 /* Inputs of batch b, deterministic. */
-static void make_input(struct rt_tensor *t, int64_t b)
+static void make_input(struct om_tensor *t, int64_t b)
 {
 	memset(t, 0, sizeof *t);
 	snprintf(t->name, sizeof t->name, "input");
@@ -76,7 +76,7 @@ static void make_input(struct rt_tensor *t, int64_t b)
 	t->data = x;
 }
 
-static void run(const struct om_model *m, const struct rt_tensor *in, struct rt_tensor *out,
+static void run(const struct om_model *m, const struct om_tensor *in, struct om_tensor *out,
 		uint64_t *cycles)
 {
 	struct soc_config cfg;
@@ -121,7 +121,7 @@ START_TEST(test_variants_match_fixed)
 		ck_assert_uint_eq(v->workspace_bytes <= dyn.workspace_bytes, 1);
 		if (fix.workspace_bytes > max_ws)
 			max_ws = fix.workspace_bytes;
-		struct rt_tensor in, o1, o2;
+		struct om_tensor in, o1, o2;
 		uint64_t c1, c2;
 		make_input(&in, sizes[k]);
 		run(v, &in, &o1, &c1);
@@ -132,9 +132,9 @@ START_TEST(test_variants_match_fixed)
 		ck_assert_uint_eq(o1.nbytes, o2.nbytes);
 		ck_assert_int_eq(o1.dims[0], sizes[k]);
 		ck_assert_int_eq(memcmp(o1.data, o2.data, o1.nbytes), 0);
-		rt_tensor_free(&in);
-		rt_tensor_free(&o1);
-		rt_tensor_free(&o2);
+		om_tensor_free(&in);
+		om_tensor_free(&o1);
+		om_tensor_free(&o2);
 		om_free(&fix);
 	}
 	/* one memory plan: the largest program's */
@@ -263,7 +263,7 @@ START_TEST(test_acl)
 	struct om_model dyn, fix2;
 	compile_om("dyn", "input:-1,4,8,8", 1, &dyn);
 	compile_om("fix2", "input:2,4,8,8", 0, &fix2);
-	struct rt_tensor in2, want;
+	struct om_tensor in2, want;
 	uint64_t cyc;
 	make_input(&in2, 2);
 	run(&fix2, &in2, &want, &cyc);
@@ -340,8 +340,8 @@ START_TEST(test_acl)
 	ck_acl(aclmdlUnload(id));
 	ck_acl(aclmdlUnload(sid));
 	ck_acl(aclFinalize());
-	rt_tensor_free(&in2);
-	rt_tensor_free(&want);
+	om_tensor_free(&in2);
+	om_tensor_free(&want);
 	om_free(&dyn);
 	om_free(&fix2);
 }

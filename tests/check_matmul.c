@@ -45,7 +45,7 @@ static void *read_file(const char *name, const char *ext, size_t *n)
 /* Compile NAME for soc (the fusion pass named on or off), run it on the
  * model's inputs; its output and the number of tasks of op type op. */
 static void run_pass(const char *name, const char *soc, const char *pass, int fuse,
-		     struct rt_tensor *out, const char *op, unsigned *nop)
+		     struct om_tensor *out, const char *op, unsigned *nop)
 {
 	char path[8192], sw[8192], err[2048];
 	make_models();
@@ -65,7 +65,7 @@ static void run_pass(const char *name, const char *soc, const char *pass, int fu
 	*nop = 0;
 	for (unsigned i = 0; i < m.ntasks; i++)
 		*nop += !strcmp(m.tasks[i].op_type, op);
-	struct rt_tensor in[3];
+	struct om_tensor in[3];
 	ck_assert_uint_le(m.ninputs, 3);
 	for (unsigned k = 0; k < m.ninputs; k++) {
 		char ext[8];
@@ -93,7 +93,7 @@ static void run_pass(const char *name, const char *soc, const char *pass, int fu
 	om_free(&m);
 }
 
-static void run(const char *name, const char *soc, int fuse, struct rt_tensor *out,
+static void run(const char *name, const char *soc, int fuse, struct om_tensor *out,
 		const char *op, unsigned *nop)
 {
 	run_pass(name, soc, "MatMulBiasAddFusionPass", fuse, out, op, nop);
@@ -102,7 +102,7 @@ static void run(const char *name, const char *soc, int fuse, struct rt_tensor *o
 /* The output against numpy's: the operands are exact in fp16 and the cube
  * sums in fp32, so only the fp16 rounding of the result (and of the bias
  * sum) differs. */
-static void check_ref(const char *name, const struct rt_tensor *y)
+static void check_ref(const char *name, const struct om_tensor *y)
 {
 	size_t n;
 	float *ref = read_file(name, "ref", &n);
@@ -131,15 +131,15 @@ START_TEST(batched_folded_matches_numpy)
 {
 	for (int s = 0; s < 2; s++) {
 		const char *name = cases[_i].name;
-		struct rt_tensor y;
+		struct om_tensor y;
 		unsigned nt, nmm;
 		run(name, socs[s], 1, &y, "Transpose", &nt);
 		ck_assert_msg(nt == 0, "%s: %u Transpose tasks", name, nt);
 		check_ref(name, &y);
-		rt_tensor_free(&y);
+		om_tensor_free(&y);
 		run(name, socs[s], 1, &y, "MatMul", &nmm);
 		ck_assert_msg(nmm == cases[_i].matmuls, "%s: %u MatMul tasks", name, nmm);
-		rt_tensor_free(&y);
+		om_tensor_free(&y);
 	}
 }
 END_TEST
@@ -147,12 +147,12 @@ END_TEST
 START_TEST(gemm_transposed_activations)
 {
 	for (int s = 0; s < 2; s++) {
-		struct rt_tensor y;
+		struct om_tensor y;
 		unsigned nt;
 		run("gemm_tt", socs[s], 1, &y, "Transpose", &nt);
 		ck_assert_uint_eq(nt, 0);
 		check_ref("gemm_tt", &y);
-		rt_tensor_free(&y);
+		om_tensor_free(&y);
 	}
 }
 END_TEST
@@ -163,11 +163,11 @@ START_TEST(gemm_c_broadcast)
 {
 	static const char *const names[] = { "gemm_col_c", "gemm_col_c_const", "gemm_one_c" };
 	for (int k = 0; k < 3; k++) {
-		struct rt_tensor y;
+		struct om_tensor y;
 		unsigned nt;
 		run(names[k], "Ascend910", 1, &y, "Gemm", &nt);
 		check_ref(names[k], &y);
-		rt_tensor_free(&y);
+		om_tensor_free(&y);
 	}
 }
 END_TEST
@@ -212,7 +212,7 @@ START_TEST(fuse_matmul_bias_is_exact)
 	static const char *const names[] = { "mm_bias", "mm_bias_act" };
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < 2; i++) {
-			struct rt_tensor a, b;
+			struct om_tensor a, b;
 			unsigned na, nb;
 			run(names[i], socs[s], 1, &a, "Add", &na);
 			run(names[i], socs[s], 0, &b, "Add", &nb);
@@ -221,8 +221,8 @@ START_TEST(fuse_matmul_bias_is_exact)
 			ck_assert_uint_eq(a.nbytes, b.nbytes);
 			ck_assert_int_eq(memcmp(a.data, b.data, a.nbytes), 0);
 			check_ref(names[i], &a);
-			rt_tensor_free(&a);
-			rt_tensor_free(&b);
+			om_tensor_free(&a);
+			om_tensor_free(&b);
 		}
 }
 END_TEST
@@ -287,7 +287,7 @@ START_TEST(fuse_matmul_eltwise_is_exact)
 		   { "mm_clip", "Clip" } };
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
-			struct rt_tensor a, b;
+			struct om_tensor a, b;
 			unsigned na, nb;
 			run_pass(cs[i].name, socs[s], "MatMulEltwiseFusionPass", 1, &a,
 				 cs[i].chain_op, &na);
@@ -307,8 +307,8 @@ START_TEST(fuse_matmul_eltwise_is_exact)
 					      "%s element %zu: got %g, want %g", cs[i].name, k,
 					      got[k], ref[k]);
 			free(ref);
-			rt_tensor_free(&a);
-			rt_tensor_free(&b);
+			om_tensor_free(&a);
+			om_tensor_free(&b);
 		}
 }
 END_TEST

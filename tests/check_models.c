@@ -82,11 +82,11 @@ static void check_model(const char *name, int batch, const char *soc)
 	struct cc_options copt = { .input_shape = strstr(name, "@dyn") ? shape : NULL };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &copt, &m, err, sizeof err) == 0, "%s", err);
-	struct rt_tensor in, want, out;
+	struct om_tensor in, want, out;
 	snprintf(path, sizeof path, "%s/test_data_set_0/input_0.pb", dir);
-	ck_assert_msg(rt_tensor_read(path, &in, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(path, &in, err, sizeof err) == 0, "%s", err);
 	snprintf(path, sizeof path, "%s/test_data_set_0/output_0.pb", dir);
-	ck_assert_msg(rt_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
 	struct sim_options opt = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	ck_assert_ptr_nonnull(dev);
@@ -117,7 +117,7 @@ static void check_model(const char *name, int batch, const char *soc)
 	snprintf(path, sizeof path, "%s/model.onnx", dir);
 	ck_assert_msg(cc_compile(path, &cfg, &offopt, &moff, err, sizeof err) == 0, "%s", err);
 	if (moff.ntasks != m.ntasks) {
-		struct rt_tensor out2;
+		struct om_tensor out2;
 		struct rt_run run2;
 		ck_assert_msg(rt_model_run(dev, &moff, &in, 1, &out2, &run2, err, sizeof err) == 0,
 			      "%s: %s", name, err);
@@ -130,7 +130,7 @@ static void check_model(const char *name, int batch, const char *soc)
 		ck_assert_msg(out2.nbytes == out.nbytes && !memcmp(out2.data, out.data, out.nbytes),
 			      "%s b%d: outputs differ with ConcatInPlacePass off", name, batch);
 		rt_run_free(&run2);
-		rt_tensor_free(&out2);
+		om_tensor_free(&out2);
 	}
 	om_free(&moff);
 	const float *g = out.data, *w = want.data;
@@ -159,9 +159,9 @@ static void check_model(const char *name, int batch, const char *soc)
 			      (long long)ag, (long long)aw);
 	}
 	rt_run_free(&run);
-	rt_tensor_free(&out);
-	rt_tensor_free(&in);
-	rt_tensor_free(&want);
+	om_tensor_free(&out);
+	om_tensor_free(&in);
+	om_tensor_free(&want);
 	sim_device_free(dev);
 	om_free(&m);
 }

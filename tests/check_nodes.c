@@ -51,7 +51,7 @@ static int in_scope(const char *model)
 	return ok;
 }
 
-static double to_double(const struct rt_tensor *t, size_t i)
+static double to_double(const struct om_tensor *t, size_t i)
 {
 	if (t->dtype == 1)
 		return ((const float *)t->data)[i];
@@ -139,7 +139,7 @@ static unsigned frozen_inputs(const char *model)
 /* A test whose input data has another shape than its own model declares
  * for that input (a fixed dimension that differs): it cannot be fed, as
  * aclmdlExecute would refuse it; 1 with the reason, else 0. */
-static int data_disagrees(const char *model, const struct rt_tensor *in, unsigned n, char *why,
+static int data_disagrees(const char *model, const struct om_tensor *in, unsigned n, char *why,
 			  size_t len)
 {
 	struct cc_graph g;
@@ -177,9 +177,9 @@ static int run_one(const char *dir, const char *name, const char *soc, char *why
 	}
 	snprintf(path, sizeof path, "%s/model.onnx", dir);
 	unsigned mask = frozen_inputs(path);
-	struct rt_tensor all[16], in[16], out[16], want[16];
+	struct om_tensor all[16], in[16], out[16], want[16];
 	const char *fnames[16];
-	struct rt_tensor frozen[16];
+	struct om_tensor frozen[16];
 	unsigned nall = 0, ni = 0, nf = 0, no = 0;
 	memset(all, 0, sizeof all);
 	memset(want, 0, sizeof want);
@@ -190,7 +190,7 @@ static int run_one(const char *dir, const char *name, const char *soc, char *why
 		snprintf(path, sizeof path, "%s/test_data_set_0/input_%u.pb", dir, nall);
 		if (access(path, R_OK))
 			break;
-		if (rt_tensor_read(path, &all[nall], err, sizeof err)) {
+		if (om_tensor_read(path, &all[nall], err, sizeof err)) {
 			/* sequences and optionals: not tensors this harness can feed */
 			snprintf(why, len, "input %u is not a plain tensor, not supported yet: %s", nall,
 				 err);
@@ -223,7 +223,7 @@ static int run_one(const char *dir, const char *name, const char *soc, char *why
 	no = m.noutputs < 16 ? m.noutputs : 16;
 	for (unsigned i = 0; i < no; i++) {
 		snprintf(path, sizeof path, "%s/test_data_set_0/output_%u.pb", dir, i);
-		if (rt_tensor_read(path, &want[i], err, sizeof err)) {
+		if (om_tensor_read(path, &want[i], err, sizeof err)) {
 			snprintf(why, len, "%s", err);
 			goto done;
 		}
@@ -278,13 +278,13 @@ static int run_one(const char *dir, const char *name, const char *soc, char *why
 		rc = -1;
 	}
 	for (unsigned o = 0; o < no; o++)
-		rt_tensor_free(&out[o]);
+		om_tensor_free(&out[o]);
 	rt_run_free(&run);
 	sim_device_free(dev);
 done:
 	for (unsigned i = 0; i < 16; i++) {
-		rt_tensor_free(&all[i]);
-		rt_tensor_free(&want[i]);
+		om_tensor_free(&all[i]);
+		om_tensor_free(&want[i]);
 	}
 	om_free(&m);
 	return rc;

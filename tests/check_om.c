@@ -936,14 +936,14 @@ static void vadd_model(struct om_model *m)
 }
 
 /* One execution of m on a fresh Ascend910; returns its cycles, y in *y. */
-static uint64_t run_vadd(const struct om_model *m, struct rt_tensor *y)
+static uint64_t run_vadd(const struct om_model *m, struct om_tensor *y)
 {
 	struct soc_config cfg;
 	char err[ERRLEN];
 	ck_assert_msg(soc_load("Ascend910", &cfg, err, sizeof err) == 0, "%s", err);
 	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
 	ck_assert_msg(dev, "%s", err);
-	struct rt_tensor x = { .name = "x", .dtype = 10, .rank = 1, .dims = { COW_N },
+	struct om_tensor x = { .name = "x", .dtype = 10, .rank = 1, .dims = { COW_N },
 			       .nbytes = 2 * COW_N };
 	uint16_t *xd = malloc(x.nbytes);
 	ck_assert_ptr_nonnull(xd);
@@ -965,7 +965,7 @@ static uint64_t run_vadd(const struct om_model *m, struct rt_tensor *y)
 START_TEST(test_weights_cow_run)
 {
 	struct om_model m, r;
-	struct rt_tensor ym, yf, yf2;
+	struct om_tensor ym, yf, yf2;
 	char path[512], err[ERRLEN] = "";
 
 	vadd_model(&m);
@@ -992,9 +992,9 @@ START_TEST(test_weights_cow_run)
 	ck_assert_uint_eq(flen2, flen);
 	ck_assert(memcmp(before, after, flen) == 0);
 	ck_assert(memcmp(r.weights, m.weights, m.weights_bytes) == 0);
-	rt_tensor_free(&ym);
-	rt_tensor_free(&yf);
-	rt_tensor_free(&yf2);
+	om_tensor_free(&ym);
+	om_tensor_free(&yf);
+	om_tensor_free(&yf2);
 	free(before);
 	free(after);
 	om_free(&r);

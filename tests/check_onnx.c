@@ -198,7 +198,7 @@ START_TEST(test_node_tensors_read)
 		if (!sd)
 			continue;
 		while ((f = readdir(sd)) != NULL) {
-			struct rt_tensor t;
+			struct om_tensor t;
 			size_t n = strlen(f->d_name);
 
 			if ((strncmp(f->d_name, "input_", 6) &&
@@ -208,11 +208,11 @@ START_TEST(test_node_tensors_read)
 			snprintf(path, sizeof path, "%s/%.250s", sub, f->d_name);
 			total++;
 			err[0] = '\0';
-			if (rt_tensor_read(path, &t, err, sizeof err) == 0) {
+			if (om_tensor_read(path, &t, err, sizeof err) == 0) {
 				ok++;
 				CHECK(t.data && t.rank >= 0 && t.rank <= 8, "%s: bad tensor",
 				      path);
-				rt_tensor_free(&t);
+				om_tensor_free(&t);
 			} else {
 				CHECK(names_path(err, path), "%s: bad error message '%s'",
 				      path, err);
@@ -235,12 +235,12 @@ static void load_node_test(const char *test, struct cc_graph *g)
 	ck_assert_msg(cc_onnx_load(path, g, err, sizeof err) == 0, "%s", err);
 }
 
-static void read_node_tensor(const char *test, const char *file, struct rt_tensor *t)
+static void read_node_tensor(const char *test, const char *file, struct om_tensor *t)
 {
 	char path[4096], err[1024];
 
 	snprintf(path, sizeof path, "%s/node/%s/test_data_set_0/%s", testdata(), test, file);
-	ck_assert_msg(rt_tensor_read(path, t, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(path, t, err, sizeof err) == 0, "%s", err);
 }
 
 START_TEST(test_conv_attrs)
@@ -249,7 +249,7 @@ START_TEST(test_conv_attrs)
 	const struct cc_node *n;
 	const struct cc_attr *a;
 	const struct cc_tensor *w, *x, *y;
-	struct rt_tensor in;
+	struct om_tensor in;
 	static const int64_t wdims[] = { 1, 1, 3, 3 }, ydims[] = { 1, 1, 4, 3 };
 
 	load_node_test("test_conv_with_strides_padding", &g);
@@ -305,7 +305,7 @@ START_TEST(test_conv_attrs)
 	ck_assert_int_eq(in.rank, 4);
 	ck_assert_mem_eq(in.dims, x->dims, 4 * sizeof in.dims[0]);
 	ck_assert_uint_eq(in.nbytes, 35 * 4);
-	rt_tensor_free(&in);
+	om_tensor_free(&in);
 	ck_assert_ptr_null(in.data);
 	cc_graph_free(&g);
 	cc_graph_free(&g); /* freeing twice is harmless */
@@ -347,7 +347,7 @@ START_TEST(test_node_constants)
 	const struct cc_tensor *c, *v, *roi;
 	const struct cc_node *n;
 	const struct cc_attr *a;
-	struct rt_tensor out;
+	struct om_tensor out;
 
 	load_node_test("test_constant", &g);
 	ck_assert_int_eq(g.nn, 0);
@@ -361,7 +361,7 @@ START_TEST(test_node_constants)
 	read_node_tensor("test_constant", "output_0.pb", &out);
 	ck_assert_uint_eq(out.nbytes, c->nbytes);
 	ck_assert_mem_eq(out.data, c->data, c->nbytes);
-	rt_tensor_free(&out);
+	om_tensor_free(&out);
 	cc_graph_free(&g);
 
 	load_node_test("test_constantofshape_float_ones", &g);
@@ -605,14 +605,14 @@ END_TEST
 
 /* ---- TensorProto files ---- */
 
-static void roundtrip(const char *dir, const struct rt_tensor *t)
+static void roundtrip(const char *dir, const struct om_tensor *t)
 {
 	char path[400], err[1024];
-	struct rt_tensor r;
+	struct om_tensor r;
 
 	snprintf(path, sizeof path, "%s/%s.pb", dir, t->name);
-	ck_assert_msg(rt_tensor_write(path, t, err, sizeof err) == 0, "%s", err);
-	ck_assert_msg(rt_tensor_read(path, &r, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_write(path, t, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(path, &r, err, sizeof err) == 0, "%s", err);
 	ck_assert_str_eq(r.name, t->name);
 	ck_assert_int_eq(r.dtype, t->dtype);
 	ck_assert_int_eq(r.rank, t->rank);
@@ -620,15 +620,15 @@ static void roundtrip(const char *dir, const struct rt_tensor *t)
 		ck_assert_mem_eq(r.dims, t->dims, (size_t)t->rank * sizeof t->dims[0]);
 	ck_assert_uint_eq(r.nbytes, t->nbytes);
 	ck_assert_mem_eq(r.data, t->data, t->nbytes);
-	rt_tensor_free(&r);
+	om_tensor_free(&r);
 	unlink(path);
 }
 
 START_TEST(test_tensor_roundtrip)
 {
 	char dir[64] = "/tmp/check_onnx.XXXXXX", path[200], err[1024];
-	struct rt_tensor t = { .name = "scalar_f16", .dtype = 10, .rank = 0 };
-	struct rt_tensor r;
+	struct om_tensor t = { .name = "scalar_f16", .dtype = 10, .rank = 0 };
+	struct om_tensor r;
 	uint16_t h = 0x3555; /* ~1/3 */
 	float v[2 * 3 * 1 * 4];
 
@@ -651,9 +651,9 @@ START_TEST(test_tensor_roundtrip)
 	/* a size that does not match the shape is refused */
 	t.nbytes = 8;
 	snprintf(path, sizeof path, "%s/bad.pb", dir);
-	ck_assert_int_lt(rt_tensor_write(path, &t, err, sizeof err), 0);
+	ck_assert_int_lt(om_tensor_write(path, &t, err, sizeof err), 0);
 	ck_assert(names_path(err, path));
-	ck_assert_int_lt(rt_tensor_read(path, &r, err, sizeof err), 0);
+	ck_assert_int_lt(om_tensor_read(path, &r, err, sizeof err), 0);
 	ck_assert(names_path(err, path));
 	ck_assert_ptr_null(r.data);
 	rmdir(dir);
@@ -669,7 +669,7 @@ START_TEST(test_tensor_typed_fields)
 	int32_t halves[3] = { 0x3c00, 0xc000, 0x7bff };
 	int64_t longs[3] = { -1, 1LL << 40, 7 };
 	float floats[3] = { 1.5f, -0.0f, 1e-3f };
-	struct rt_tensor r;
+	struct om_tensor r;
 	unsigned char buf[256];
 	size_t len;
 	FILE *f;
@@ -695,7 +695,7 @@ START_TEST(test_tensor_typed_fields)
 		ck_assert_ptr_nonnull(f);
 		fwrite(buf, 1, len, f);
 		fclose(f);
-		ck_assert_msg(rt_tensor_read(path, &r, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(om_tensor_read(path, &r, err, sizeof err) == 0, "%s", err);
 		ck_assert_str_eq(r.name, "typed");
 		ck_assert_int_eq(r.rank, 1);
 		ck_assert_int_eq(r.dims[0], 3);
@@ -707,7 +707,7 @@ START_TEST(test_tensor_typed_fields)
 			else
 				ck_assert_mem_eq((char *)r.data + 4 * i, &floats[i], 4);
 		}
-		rt_tensor_free(&r);
+		om_tensor_free(&r);
 	}
 	/* too few values for the shape */
 	tp.data_type = 1;
@@ -717,11 +717,11 @@ START_TEST(test_tensor_typed_fields)
 	f = fopen(path, "wb");
 	fwrite(buf, 1, len, f);
 	fclose(f);
-	ck_assert_int_lt(rt_tensor_read(path, &r, err, sizeof err), 0);
+	ck_assert_int_lt(om_tensor_read(path, &r, err, sizeof err), 0);
 	ck_assert(names_path(err, path));
 	unlink(path);
 	snprintf(path, sizeof path, "%s/none.pb", dir);
-	ck_assert_int_lt(rt_tensor_read(path, &r, err, sizeof err), 0);
+	ck_assert_int_lt(om_tensor_read(path, &r, err, sizeof err), 0);
 	ck_assert(names_path(err, path));
 	rmdir(dir);
 }

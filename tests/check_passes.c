@@ -171,7 +171,7 @@ static int l2_kb; /* a smaller L2 for the next run_switched (0: the SoC's) */
 /* Compile model name with the pass named on or off, run it on the SoC with
  * fixed inputs: its output and task count. */
 static void run_switched(const char *name, const char *pass, int fuse, const char *soc,
-			 struct rt_tensor *out, unsigned *ntasks)
+			 struct om_tensor *out, unsigned *ntasks)
 {
 	char path[8192], sw[8192], err[2048];
 	snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
@@ -191,7 +191,7 @@ static void run_switched(const char *name, const char *pass, int fuse, const cha
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
 	*ntasks = m.ntasks;
-	struct rt_tensor in[2];
+	struct om_tensor in[2];
 	for (unsigned k = 0; k < m.ninputs; k++) {
 		memset(&in[k], 0, sizeof in[k]);
 		in[k].dtype = 1;
@@ -221,7 +221,7 @@ static void run_switched(const char *name, const char *pass, int fuse, const cha
 
 /* Fusing a chain of element-wise nodes changes where intermediates live
  * (UB instead of GM), not their fp16 values: bit-identical outputs. */
-static void run_chain_model(const char *name, int fuse, struct rt_tensor *out,
+static void run_chain_model(const char *name, int fuse, struct om_tensor *out,
 			    unsigned *ntasks)
 {
 	run_switched(name, "ElementwiseFusionPass", fuse, "Ascend310", out, ntasks);
@@ -233,7 +233,7 @@ static void same_bytes_fewer_tasks(const char *const *models, int n, const char 
 				   unsigned saved)
 {
 	for (int k = 0; k < n; k++) {
-		struct rt_tensor a, b;
+		struct om_tensor a, b;
 		unsigned ta, tb;
 		run_switched(models[k], pass, 1, "Ascend310", &a, &ta);
 		run_switched(models[k], pass, 0, "Ascend310", &b, &tb);
@@ -241,8 +241,8 @@ static void same_bytes_fewer_tasks(const char *const *models, int n, const char 
 			      pass, tb);
 		ck_assert_uint_eq(a.nbytes, b.nbytes);
 		ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "%s: outputs differ", models[k]);
-		rt_tensor_free(&a);
-		rt_tensor_free(&b);
+		om_tensor_free(&a);
+		om_tensor_free(&b);
 	}
 }
 
@@ -278,7 +278,7 @@ END_TEST
 START_TEST(l2_fusion_is_exact)
 {
 	make_models();
-	struct rt_tensor a, b;
+	struct om_tensor a, b;
 	unsigned ta, tb;
 	l2_kb = 256;
 	run_switched("l2chain", "L2FusionPass", 1, "Ascend310P3", &a, &ta);
@@ -287,15 +287,15 @@ START_TEST(l2_fusion_is_exact)
 	ck_assert_msg(ta > tb, "%u tasks with L2 fusion, %u without", ta, tb);
 	ck_assert_uint_eq(a.nbytes, b.nbytes);
 	ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "outputs differ with L2 fusion");
-	rt_tensor_free(&a);
-	rt_tensor_free(&b);
+	om_tensor_free(&a);
+	om_tensor_free(&b);
 }
 END_TEST
 
 START_TEST(eltwise_fusion_is_exact)
 {
 	make_models();
-	struct rt_tensor a, b;
+	struct om_tensor a, b;
 	unsigned ta, tb;
 	run_chain_model("chain", 1, &a, &ta);
 	run_chain_model("chain", 0, &b, &tb);
@@ -303,8 +303,8 @@ START_TEST(eltwise_fusion_is_exact)
 	ck_assert_uint_eq(tb, 8);
 	ck_assert_uint_eq(a.nbytes, b.nbytes);
 	ck_assert_int_eq(memcmp(a.data, b.data, a.nbytes), 0);
-	rt_tensor_free(&a);
-	rt_tensor_free(&b);
+	om_tensor_free(&a);
+	om_tensor_free(&b);
 	/* a residual Add of two activations heads a chain: Add+Relu+Mul */
 	run_chain_model("residual", 1, &a, &ta);
 	run_chain_model("residual", 0, &b, &tb);
@@ -321,8 +321,8 @@ START_TEST(eltwise_fusion_is_exact)
 		ck_assert_msg(fabsf(y[i] - want) <= 2e-3f + 2e-3f * fabsf(want),
 			      "residual element %zu: got %g, want %g", i, y[i], want);
 	}
-	rt_tensor_free(&a);
-	rt_tensor_free(&b);
+	om_tensor_free(&a);
+	om_tensor_free(&b);
 }
 END_TEST
 
@@ -378,7 +378,7 @@ START_TEST(fuse_residual_is_exact)
 	make_models();
 	static const char *socs[] = { "Ascend310", "Ascend910" };
 	for (int i = 0; i < 2; i++) {
-		struct rt_tensor a, b;
+		struct om_tensor a, b;
 		unsigned ta, tb;
 		run_switched("conv_residual", "ConvEltwiseFusionPass", 1, socs[i], &a, &ta);
 		run_switched("conv_residual", "ConvEltwiseFusionPass", 0, socs[i], &b, &tb);
@@ -396,8 +396,8 @@ START_TEST(fuse_residual_is_exact)
 			hi = fmaxf(hi, y[k]);
 		}
 		ck_assert_msg(hi > lo && isfinite(lo) && isfinite(hi), "%g..%g", lo, hi);
-		rt_tensor_free(&a);
-		rt_tensor_free(&b);
+		om_tensor_free(&a);
+		om_tensor_free(&b);
 	}
 }
 END_TEST
@@ -417,20 +417,20 @@ START_TEST(constfold_shape_subgraph)
 	ck_assert_int_eq(m.outputs[0].rank, 2);
 	ck_assert_int_eq(m.outputs[0].dims[0], 2);
 	ck_assert_int_eq(m.outputs[0].dims[1], 48);
-	struct rt_tensor in = { .dtype = 1, .rank = 4, .dims = { 2, 3, 4, 4 }, .nbytes = 96 * 4 };
+	struct om_tensor in = { .dtype = 1, .rank = 4, .dims = { 2, 3, 4, 4 }, .nbytes = 96 * 4 };
 	float x[96];
 	for (int i = 0; i < 96; i++)
 		x[i] = (float)(i % 13) - 6.0f;
 	in.data = x;
 	struct sim_device *dev = sim_device_new(&cfg, NULL, err, sizeof err);
-	struct rt_tensor out;
+	struct om_tensor out;
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, &in, 1, &out, &run, err, sizeof err) == 0, "%s", err);
 	tu_golden("check_passes/view_flatten/Ascend910", run.cycles, &out, 1);
 	const float *y = out.data;
 	for (int i = 0; i < 96; i++)
 		ck_assert_float_eq(y[i], x[i] > 0 ? x[i] : 0);
-	rt_tensor_free(&out);
+	om_tensor_free(&out);
 	rt_run_free(&run);
 	sim_device_free(dev);
 	om_free(&m);
@@ -507,7 +507,7 @@ END_TEST
  * ln_mul) within fp16 tolerance; the task count. */
 static unsigned layernorm_vs_ref(const char *name, int fuse)
 {
-	struct rt_tensor y;
+	struct om_tensor y;
 	unsigned ntasks;
 	run_switched(name, "LayerNormFusionPass", fuse, "Ascend910", &y, &ntasks);
 	char path[8192];
@@ -529,7 +529,7 @@ static unsigned layernorm_vs_ref(const char *name, int fuse)
 	printf("layernorm %s pass %s: %u tasks, max |error| %g\n", name, fuse ? "on" : "off",
 	       ntasks, worst);
 	free(want);
-	rt_tensor_free(&y);
+	om_tensor_free(&y);
 	return ntasks;
 }
 
@@ -629,7 +629,7 @@ START_TEST(fuse_gelu_matches_gelu)
 					     "gelu_tanh_pow" };
 	make_models();
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-		struct rt_tensor a, b;
+		struct om_tensor a, b;
 		unsigned ta, tb;
 		int tanh_form = strstr(names[k], "tanh") != NULL;
 		run_switched(names[k], "GeluFusionPass", 1, "Ascend910", &a, &ta);
@@ -655,14 +655,14 @@ START_TEST(fuse_gelu_matches_gelu)
 		}
 		printf("gelu %s: %u tasks fused, %u unfused, max |error| %g\n", names[k], ta, tb,
 		       worst);
-		rt_tensor_free(&a);
-		rt_tensor_free(&b);
+		om_tensor_free(&a);
+		om_tensor_free(&b);
 	}
 }
 END_TEST
 
 /* Compile model name (default options) and run it on one input x. */
-static void run_on(const char *name, const float *x, size_t n, struct rt_tensor *out)
+static void run_on(const char *name, const float *x, size_t n, struct om_tensor *out)
 {
 	char path[8192], err[2048];
 	make_models();
@@ -672,7 +672,7 @@ static void run_on(const char *name, const float *x, size_t n, struct rt_tensor 
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s", err);
 	ck_assert_uint_eq(m.ninputs, 1);
-	struct rt_tensor in;
+	struct om_tensor in;
 	memset(&in, 0, sizeof in);
 	in.dtype = 1;
 	in.rank = m.inputs[0].rank;
@@ -710,7 +710,7 @@ START_TEST(erf_tanh_precision)
 	}
 	ck_assert_uint_gt(n, 36000);
 	for (int k = 0; k < 2; k++) {
-		struct rt_tensor y;
+		struct om_tensor y;
 		run_on(k ? "tanh_range" : "erf_range", x, N, &y);
 		const float *got = y.data;
 		double worst = 0, worst_ulp = 0;
@@ -727,7 +727,7 @@ START_TEST(erf_tanh_precision)
 		}
 		printf("%s over %zu fp16 values in [-8, 8]: max |error| %g, %.2f ulps\n",
 		       k ? "tanh" : "erf", n, worst, worst_ulp);
-		rt_tensor_free(&y);
+		om_tensor_free(&y);
 	}
 	free(x);
 }
@@ -747,7 +747,7 @@ START_TEST(fuse_attention_scale_and_mask)
 		unsigned saved;
 	} cases[] = { { "att_pre", 1 }, { "att_post", 1 }, { "att_mask", 2 } };
 	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-		struct rt_tensor y[2];
+		struct om_tensor y[2];
 		unsigned nt[2];
 		for (int fuse = 0; fuse < 2; fuse++)
 			run_switched(cases[k].name, "AttentionSoftmaxFusionPass", fuse, "Ascend910",
@@ -768,7 +768,7 @@ START_TEST(fuse_attention_scale_and_mask)
 				ck_assert_msg(fabs(got[i] - want[i]) <= 2e-3 + 4e-3 * want[i],
 					      "%s (fused %d) element %zu: got %g, want %g",
 					      cases[k].name, fuse, i, got[i], want[i]);
-			rt_tensor_free(&y[fuse]);
+			om_tensor_free(&y[fuse]);
 		}
 		free(want);
 	}
@@ -788,7 +788,7 @@ END_TEST
  * Add kernel does). */
 START_TEST(fuse_layernorm_residual_is_exact)
 {
-	struct rt_tensor y[2];
+	struct om_tensor y[2];
 	unsigned nt[2];
 	for (int fuse = 0; fuse < 2; fuse++)
 		run_switched("ln_residual", "LayerNormFusionPass", fuse, "Ascend910", &y[fuse],
@@ -797,7 +797,7 @@ START_TEST(fuse_layernorm_residual_is_exact)
 	ck_assert_uint_eq(y[0].nbytes, y[1].nbytes);
 	ck_assert(!memcmp(y[0].data, y[1].data, y[0].nbytes));
 	for (int fuse = 0; fuse < 2; fuse++)
-		rt_tensor_free(&y[fuse]);
+		om_tensor_free(&y[fuse]);
 }
 END_TEST
 
@@ -831,7 +831,7 @@ START_TEST(bcast_matches_numpy)
 					     "bc_const_nc" };
 	make_models();
 	for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
-		struct rt_tensor y;
+		struct om_tensor y;
 		unsigned ntasks;
 		run_switched(names[k], "ElementwiseFusionPass", 1, "Ascend910", &y, &ntasks);
 		char path[8192];
@@ -854,7 +854,7 @@ START_TEST(bcast_matches_numpy)
 				      "%s element %zu: got %g, want %g", names[k], i, got[i], want[i]);
 		}
 		free(want);
-		rt_tensor_free(&y);
+		om_tensor_free(&y);
 	}
 }
 END_TEST

@@ -516,12 +516,12 @@ static void conv_trace(const char *dir)
 				   .span_ctx = &spans };
 	struct rt_device *d = rt_device_new(&cfg, &opt, err, sizeof err);
 	ck_assert_msg(d != NULL, "%s", err);
-	struct rt_tensor in = { .dtype = 1, .rank = m.inputs[0].rank };
+	struct om_tensor in = { .dtype = 1, .rank = m.inputs[0].rank };
 	for (int k = 0; k < in.rank; k++)
 		in.dims[k] = m.inputs[0].dims[k];
 	in.nbytes = m.inputs[0].size;
 	in.data = calloc(1, in.nbytes);
-	struct rt_tensor outs[4];
+	struct om_tensor outs[4];
 	struct rt_session so = { .loop = 2, .streams = 2 };
 	double load_us;
 	ck_assert_msg(rt_session_run(d, &m, &so, &in, 1, outs, &load_us, err, sizeof err) == 0,
@@ -535,7 +535,7 @@ static void conv_trace(const char *dir)
 	struct trc_input ti = { &cfg, &m, t, nt, e, ne, &spans, &sum };
 	ck_assert_msg(trc_write(dir, &ti, err, sizeof err) == 0, "%s", err);
 	for (unsigned o = 0; o < m.noutputs; o++)
-		rt_tensor_free(&outs[o]);
+		om_tensor_free(&outs[o]);
 	free(in.data);
 	rt_device_free(d);
 	trc_spans_free(&spans);

@@ -46,11 +46,11 @@ static void run(const char *name, enum cc_precision_mode mode, const char *keep,
 	size_t len = fread(r->report, 1, sizeof r->report - 1, f);
 	r->report[len] = 0;
 	fclose(f);
-	struct rt_tensor in[4], out[4], want;
+	struct om_tensor in[4], out[4], want;
 	ck_assert(m.ninputs <= 4 && m.noutputs <= 4);
 	for (unsigned i = 0; i < m.ninputs; i++) {
 		snprintf(path, sizeof path, "%s/%s/input_%u.pb", dir, name, i);
-		ck_assert_msg(rt_tensor_read(path, &in[i], err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(om_tensor_read(path, &in[i], err, sizeof err) == 0, "%s", err);
 	}
 	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &so, err, sizeof err);
@@ -67,17 +67,17 @@ static void run(const char *name, enum cc_precision_mode mode, const char *keep,
 	tu_golden(key, run.cycles, out, m.noutputs);
 	for (unsigned o = 0; o < m.noutputs; o++) {
 		snprintf(path, sizeof path, "%s/%s/output_%u.pb", dir, name, o);
-		ck_assert_msg(rt_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(om_tensor_read(path, &want, err, sizeof err) == 0, "%s", err);
 		ck_assert_uint_eq(out[o].nbytes, want.nbytes);
 		const float *g = out[o].data, *w = want.data;
 		r->maxerr[o] = 0;
 		for (size_t i = 0; i < want.nbytes / 4; i++)
 			r->maxerr[o] = fmax(r->maxerr[o], fabs((double)g[i] - w[i]));
-		rt_tensor_free(&out[o]);
-		rt_tensor_free(&want);
+		om_tensor_free(&out[o]);
+		om_tensor_free(&want);
 	}
 	for (unsigned i = 0; i < m.ninputs; i++)
-		rt_tensor_free(&in[i]);
+		om_tensor_free(&in[i]);
 	rt_run_free(&run);
 	sim_device_free(dev);
 	om_free(&m);

@@ -62,7 +62,7 @@ static void check(const char *name, const char *soc)
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s: %s", name, err);
 	/* the inputs' values do not matter to the cycles: zeros */
-	struct rt_tensor in[8];
+	struct om_tensor in[8];
 	ck_assert_uint_le(m.ninputs, 8);
 	for (uint32_t i = 0; i < m.ninputs; i++) {
 		const struct om_tensor_desc *d = &m.inputs[i];
@@ -78,7 +78,7 @@ static void check(const char *name, const char *soc)
 	struct sim_options opt = { .mode = SIM_MODE_TIMING };
 	struct sim_device *dev = sim_device_new(&cfg, &opt, err, sizeof err);
 	ck_assert_ptr_nonnull(dev);
-	struct rt_tensor *out = calloc(m.noutputs + 1, sizeof *out);
+	struct om_tensor *out = calloc(m.noutputs + 1, sizeof *out);
 	struct rt_run run;
 	ck_assert_msg(rt_model_run(dev, &m, in, m.ninputs, out, &run, err, sizeof err) == 0,
 		      "%s: %s", name, err);
@@ -97,7 +97,7 @@ static void check(const char *name, const char *soc)
 	}
 	rt_run_free(&run);
 	for (uint32_t i = 0; i < m.noutputs; i++)
-		rt_tensor_free(&out[i]);
+		om_tensor_free(&out[i]);
 	free(out);
 	for (uint32_t i = 0; i < m.ninputs; i++)
 		free(in[i].data);

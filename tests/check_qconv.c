@@ -40,7 +40,7 @@ struct cmp {
 	size_t argmax_got, argmax_want, n;
 };
 
-static void compare(const struct rt_tensor *got, const struct rt_tensor *want, struct cmp *r)
+static void compare(const struct om_tensor *got, const struct om_tensor *want, struct cmp *r)
 {
 	ck_assert_int_eq(got->dtype, 1);
 	ck_assert_int_eq(want->dtype, 1);
@@ -67,16 +67,16 @@ static void compare(const struct rt_tensor *got, const struct rt_tensor *want, s
 /* Compile path (with opt) for soc and run it on in_dir/input_0.pb; its
  * golden key check_qconv/NAME/SOC (name: the model and any variant). */
 static void run(const char *name, const char *path, const char *soc,
-		const struct cc_options *opt, const char *in_dir, struct rt_tensor *out,
+		const struct cc_options *opt, const char *in_dir, struct om_tensor *out,
 		struct om_model *m)
 {
 	char err[4096], p[8192];
 	struct soc_config cfg;
 	ck_assert_msg(soc_load(soc, &cfg, err, sizeof err) == 0, "%s", err);
 	ck_assert_msg(cc_compile(path, &cfg, opt, m, err, sizeof err) == 0, "%s: %s", path, err);
-	struct rt_tensor in;
+	struct om_tensor in;
 	snprintf(p, sizeof p, "%s/input_0.pb", in_dir);
-	ck_assert_msg(rt_tensor_read(p, &in, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(p, &in, err, sizeof err) == 0, "%s", err);
 	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
 	struct sim_device *dev = sim_device_new(&cfg, &so, err, sizeof err);
 	ck_assert_ptr_nonnull(dev);
@@ -85,7 +85,7 @@ static void run(const char *name, const char *path, const char *soc,
 		      path, err);
 	snprintf(p, sizeof p, "check_qconv/%s/%s", name, soc);
 	tu_golden(p, rr.cycles, out, 1);
-	rt_tensor_free(&in);
+	om_tensor_free(&in);
 	rt_run_free(&rr);
 	sim_device_free(dev);
 }
@@ -141,17 +141,17 @@ static unsigned count_q8_transdata(const struct om_model *m)
 	return k;
 }
 
-static void reference(const char *name, struct rt_tensor *want)
+static void reference(const char *name, struct om_tensor *want)
 {
 	char p[8192], err[4096];
 	snprintf(p, sizeof p, "%s/%s/output_0.pb", dir, name);
-	ck_assert_msg(rt_tensor_read(p, want, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(p, want, err, sizeof err) == 0, "%s", err);
 }
 
 /* A model of tests/qdq_models.py compiled (with opt) and run on its input,
  * compared with its reference. */
 struct qrun {
-	struct rt_tensor got, want;
+	struct om_tensor got, want;
 	struct om_model m;
 	struct cmp r;
 };
@@ -171,8 +171,8 @@ static void qrun_builtin(const char *name, const char *variant, const char *soc,
 
 static void qrun_free(struct qrun *q)
 {
-	rt_tensor_free(&q->got);
-	rt_tensor_free(&q->want);
+	om_tensor_free(&q->got);
+	om_tensor_free(&q->want);
 	om_free(&q->m);
 }
 
@@ -277,11 +277,11 @@ static void versus_ort(const char *name, const char *path, const char *in, doubl
 	snprintf(odir, sizeof odir, "%s/ort_%s", dir, name);
 	ck_assert(mkdir(odir, 0700) == 0 || access(odir, F_OK) == 0);
 	ck_assert_msg(tu_ort_run(path, in, odir) == 0, "ONNX Runtime failed on %s", path);
-	struct rt_tensor got, ort;
+	struct om_tensor got, ort;
 	struct om_model m;
 	run(name, path, "Ascend310P3", NULL, in, &got, &m);
 	snprintf(p, sizeof p, "%s/output_0.pb", odir);
-	ck_assert_msg(rt_tensor_read(p, &ort, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(p, &ort, err, sizeof err) == 0, "%s", err);
 	struct cmp r;
 	compare(&got, &ort, &r);
 	fprintf(stderr, "%s: simulator vs ONNX Runtime: cosine %.7f, max |diff| %g (peak %g), "
@@ -303,8 +303,8 @@ static void versus_ort(const char *name, const char *path, const char *in, doubl
 				      ig, io);
 		}
 	}
-	rt_tensor_free(&got);
-	rt_tensor_free(&ort);
+	om_tensor_free(&got);
+	om_tensor_free(&ort);
 	om_free(&m);
 }
 
@@ -328,19 +328,19 @@ static void within_one_step(const char *name, int rstep, int min_same, struct om
 	snprintf(odir, sizeof odir, "%s/ort_%s", dir, name);
 	ck_assert(mkdir(odir, 0700) == 0 || access(odir, F_OK) == 0);
 	ck_assert_msg(tu_ort_run(path, in, odir) == 0, "ONNX Runtime failed on %s", path);
-	struct rt_tensor got, ort, step;
+	struct om_tensor got, ort, step;
 	run(name, path, "Ascend910", NULL, in, &got, m);
 	snprintf(p, sizeof p, "%s/output_0.pb", odir);
-	ck_assert_msg(rt_tensor_read(p, &ort, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(p, &ort, err, sizeof err) == 0, "%s", err);
 	snprintf(p, sizeof p, "%s/step.pb", in);
-	ck_assert_msg(rt_tensor_read(p, &step, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(om_tensor_read(p, &step, err, sizeof err) == 0, "%s", err);
 	double sy = ((const float *)step.data)[0], sr = 0;
 	if (rstep) {
-		struct rt_tensor rs;
+		struct om_tensor rs;
 		snprintf(p, sizeof p, "%s/rstep.pb", in);
-		ck_assert_msg(rt_tensor_read(p, &rs, err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(om_tensor_read(p, &rs, err, sizeof err) == 0, "%s", err);
 		sr = ((const float *)rs.data)[0];
-		rt_tensor_free(&rs);
+		om_tensor_free(&rs);
 	}
 	ck_assert_uint_eq(got.nbytes, ort.nbytes);
 	const float *g = got.data, *o = ort.data;
@@ -355,9 +355,9 @@ static void within_one_step(const char *name, int rstep, int min_same, struct om
 			"(step %g)\n", name, same, n, sy);
 	ck_assert_msg(same >= n * (size_t)min_same / 100, "%s: only %zu of %zu on the same "
 		      "grid point", name, same, n);
-	rt_tensor_free(&got);
-	rt_tensor_free(&ort);
-	rt_tensor_free(&step);
+	om_tensor_free(&got);
+	om_tensor_free(&ort);
+	om_tensor_free(&step);
 }
 
 START_TEST(node_tests_within_one_step)
@@ -470,7 +470,7 @@ START_TEST(int8_chain_l2_fused)
 	snprintf(in, sizeof in, "%s/qchain_l2", dir);
 	struct cc_options l2 = { .buffer_optimize = CC_BUF_L2 };
 	struct cc_options off = { .buffer_optimize = CC_BUF_OFF };
-	struct rt_tensor a, b, want;
+	struct om_tensor a, b, want;
 	struct om_model ma, mb;
 	struct cmp r;
 	run("qchain_l2", path, "Ascend310P3", &l2, in, &a, &ma);
@@ -485,9 +485,9 @@ START_TEST(int8_chain_l2_fused)
 	compare(&a, &want, &r);
 	fprintf(stderr, "qchain_l2: cosine %.7f against the reference\n", r.cos);
 	ck_assert(r.cos > 0.999);
-	rt_tensor_free(&a);
-	rt_tensor_free(&b);
-	rt_tensor_free(&want);
+	om_tensor_free(&a);
+	om_tensor_free(&b);
+	om_tensor_free(&want);
 	om_free(&ma);
 	om_free(&mb);
 }

@@ -282,13 +282,13 @@ static float *ort_output(const char *dir, const char *model, const char *in_dir,
 	snprintf(out, sizeof out, "%s/ort_out", dir);
 	ck_assert_msg(tu_ort_run(model, in_dir, out) == 0, "ONNX Runtime failed on %s", model);
 	snprintf(p, sizeof p, "%s/output_0.pb", out);
-	struct rt_tensor t;
-	ck_assert_msg(rt_tensor_read(p, &t, err, sizeof err) == 0, "%s", err);
+	struct om_tensor t;
+	ck_assert_msg(om_tensor_read(p, &t, err, sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(t.dtype, 1);
 	*n = t.nbytes / 4;
 	float *f = t.data;
 	t.data = NULL;
-	rt_tensor_free(&t);
+	om_tensor_free(&t);
 	remove(p);
 	return f;
 }

@@ -121,12 +121,12 @@ static void traced_run(const struct om_model *m, const struct soc_config *cfg, u
 				   .span_ctx = spans };
 	struct rt_device *d = rt_device_new(cfg, &opt, err, sizeof err);
 	ck_assert_msg(d != NULL, "%s", err);
-	struct rt_tensor in = { .dtype = 1, .rank = m->inputs[0].rank };
+	struct om_tensor in = { .dtype = 1, .rank = m->inputs[0].rank };
 	for (int k = 0; k < in.rank; k++)
 		in.dims[k] = m->inputs[0].dims[k];
 	in.nbytes = m->inputs[0].size;
 	in.data = calloc(1, in.nbytes);
-	struct rt_tensor out[4];
+	struct om_tensor out[4];
 	struct rt_session so = { .loop = loop, .streams = streams };
 	double load_us;
 	ck_assert_msg(rt_session_run(d, m, &so, &in, 1, out, &load_us, err, sizeof err) == 0, "%s",
@@ -141,7 +141,7 @@ static void traced_run(const struct om_model *m, const struct soc_config *cfg, u
 	struct trc_input ti = { cfg, m, t, nt, e, ne, spans, sum };
 	ck_assert_msg(trc_write(dir, &ti, err, sizeof err) == 0, "%s", err);
 	for (unsigned o = 0; o < m->noutputs; o++)
-		rt_tensor_free(&out[o]);
+		om_tensor_free(&out[o]);
 	free(in.data);
 	*dp = d;
 }

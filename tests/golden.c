@@ -11,7 +11,7 @@
 
 #define REGEN "regenerate the file with `make golden` (README.md)"
 
-static uint64_t fnv1a64(const struct rt_tensor *out, unsigned nout)
+static uint64_t fnv1a64(const struct om_tensor *out, unsigned nout)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	for (unsigned o = 0; o < nout; o++) {
@@ -47,7 +47,7 @@ static int append(const char *path, const char *line, char *why, size_t len)
 	return 0;
 }
 
-int tu_golden_check(const char *key, uint64_t cycles, const struct rt_tensor *out,
+int tu_golden_check(const char *key, uint64_t cycles, const struct om_tensor *out,
 		    unsigned nout, char *why, size_t len)
 {
 	char path[4200], line[1024];
@@ -91,7 +91,7 @@ int tu_golden_check(const char *key, uint64_t cycles, const struct rt_tensor *ou
 	return 0;
 }
 
-void tu_golden(const char *key, uint64_t cycles, const struct rt_tensor *out, unsigned nout)
+void tu_golden(const char *key, uint64_t cycles, const struct om_tensor *out, unsigned nout)
 {
 	char why[8192];
 	int rc = tu_golden_check(key, cycles, out, nout, why, sizeof why);

@@ -19,10 +19,10 @@
  * why (naming the key, both values and how to regenerate).  KEY: the test
  * program, the model (relative to its generated directory), the SoC and any
  * variant, '/'-separated, no whitespace. */
-int tu_golden_check(const char *key, uint64_t cycles, const struct rt_tensor *out,
+int tu_golden_check(const char *key, uint64_t cycles, const struct om_tensor *out,
 		    unsigned nout, char *why, size_t len);
 
 /* tu_golden_check, failing the Check test on a mismatch. */
-void tu_golden(const char *key, uint64_t cycles, const struct rt_tensor *out, unsigned nout);
+void tu_golden(const char *key, uint64_t cycles, const struct om_tensor *out, unsigned nout);
 
 #endif

@@ -78,7 +78,7 @@ int tu_ort_run(const char *model, const char *in_dir, const char *out_dir)
 }
 
 /* Element i as a double, for the ONNX element types the tests use. */
-static double elem(const struct rt_tensor *t, size_t i)
+static double elem(const struct om_tensor *t, size_t i)
 {
 	switch (t->dtype) {
 	case 1: return ((const float *)t->data)[i];
@@ -112,12 +112,12 @@ void tu_run_compare(const char *test, const char *dir, const char *model, const 
 	snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, NULL, &m, err, sizeof err) == 0, "%s: %s", model, err);
-	struct rt_tensor in[8], out[8], want[8];
+	struct om_tensor in[8], out[8], want[8];
 	unsigned ni = m.ninputs, no = m.noutputs;
 	ck_assert(ni <= 8 && no <= 8);
 	for (unsigned i = 0; i < ni; i++) {
 		snprintf(path, sizeof path, "%s/%s/input_%u.pb", dir, set, i);
-		ck_assert_msg(rt_tensor_read(path, &in[i], err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(om_tensor_read(path, &in[i], err, sizeof err) == 0, "%s", err);
 		ck_assert_int_eq(m.inputs[i].dtype, in[i].dtype);
 	}
 	struct sim_options so = { .mode = SIM_MODE_FULL, .max_cycles = 0 };
@@ -132,7 +132,7 @@ void tu_run_compare(const char *test, const char *dir, const char *model, const 
 	tu_golden(path, run.cycles, out, no);
 	for (unsigned o = 0; o < no; o++) {
 		snprintf(path, sizeof path, "%s/%s/output_%u.pb", dir, set, o);
-		ck_assert_msg(rt_tensor_read(path, &want[o], err, sizeof err) == 0, "%s", err);
+		ck_assert_msg(om_tensor_read(path, &want[o], err, sizeof err) == 0, "%s", err);
 		ck_assert_int_eq(out[o].dtype, want[o].dtype);
 		ck_assert_int_eq(m.outputs[o].dtype, want[o].dtype);
 		ck_assert_uint_eq(out[o].nbytes, want[o].nbytes);
@@ -150,11 +150,11 @@ void tu_run_compare(const char *test, const char *dir, const char *model, const 
 			ck_assert_msg(ok, "%s/%s output %u element %zu: got %g, want %g", model, set,
 				      o, i, g, w);
 		}
-		rt_tensor_free(&out[o]);
-		rt_tensor_free(&want[o]);
+		om_tensor_free(&out[o]);
+		om_tensor_free(&want[o]);
 	}
 	for (unsigned i = 0; i < ni; i++)
-		rt_tensor_free(&in[i]);
+		om_tensor_free(&in[i]);
 	rt_run_free(&run);
 	sim_device_free(dev);
 	om_free(&m);

@@ -560,7 +560,7 @@ int main(int argc, char **argv)
 /* Input sets: --input-dir D reads D/input_N.pb; with --batch-inputs every
  * subdirectory of D (sorted by name) is one set; without --input-dir one
  * seeded set (st_inputs_make: float inputs zero in timing mode). */
-static int read_set(const struct om_model *m, const char *dir, struct rt_tensor *in,
+static int read_set(const struct om_model *m, const char *dir, struct om_tensor *in,
 		    uint64_t seed, int timing, char *err, size_t errlen)
 {
 	if (!dir)
@@ -580,7 +580,7 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 			snprintf(err, errlen, "%.256s...: path too long", dir);
 			return -1;
 		}
-		if (rt_tensor_read(p, &in[i], err, errlen))
+		if (om_tensor_read(p, &in[i], err, errlen))
 			return -1;
 	}
 	return 0;
@@ -589,7 +589,7 @@ static int read_set(const struct om_model *m, const char *dir, struct rt_tensor 
 /* --image FILE: the raw bytes of the model's first uint8 input (an AIPP
  * model's image: RGB888 [N,H,W,3], XRGB8888 [N,H,W,4], YUV420SP (NV12)
  * [N,H*3/2,W] or YUV400 [N,H,W]), replacing whatever read_set put there. */
-static int read_image(const struct om_model *m, const char *path, struct rt_tensor *in,
+static int read_image(const struct om_model *m, const char *path, struct om_tensor *in,
 		      char *err, size_t errlen)
 {
 	unsigned i = 0;
@@ -717,7 +717,7 @@ static int dyn_dim(const struct om_model *m, size_t i, int output)
 
 /* t with its first dimension made b: rows added are zeros, rows dropped
  * are gone.  -1 when out of memory. */
-static int resize_batch(struct rt_tensor *t, int64_t b)
+static int resize_batch(struct om_tensor *t, int64_t b)
 {
 	if (t->rank < 1 || t->dims[0] < 1 || t->dims[0] == b)
 		return 0;
@@ -891,7 +891,7 @@ static void print_model_text(const struct soc_config *cfg, const struct om_model
  * to --dynamic-batch rows first).  0, or -1 with the message printed. */
 static int write_outputs(const struct model_opts *mo, const struct om_model *m,
 			 const struct om_model *mp, int padded, char **sets, unsigned nsets,
-			 struct rt_tensor *out)
+			 struct om_tensor *out)
 {
 	char err[4096];
 	if (mo->outdir && mkdir(mo->outdir, 0777) && errno != EEXIST) {
@@ -911,7 +911,7 @@ static int write_outputs(const struct model_opts *mo, const struct om_model *m,
 			} else {
 				snprintf(p, sizeof p, "%s/output_%u.pb", mo->outdir, i);
 			}
-			if (rt_tensor_write(p, &out[(size_t)k * mp->noutputs + i], err, sizeof err)) {
+			if (om_tensor_write(p, &out[(size_t)k * mp->noutputs + i], err, sizeof err)) {
 				fprintf(stderr, "simrun: %s\n", err);
 				return -1;
 			}
@@ -939,7 +939,7 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	const int padded = view.inputs != NULL;
 	unsigned nsets = 1;
 	char **sets = NULL;
-	struct rt_tensor *in = NULL, *out = NULL;
+	struct om_tensor *in = NULL, *out = NULL;
 	int rc = 1;
 	if (mo->batch_inputs) {
 		if (!mo->indir) {
@@ -1010,9 +1010,9 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	rc = 0;
 done:
 	for (size_t i = 0; in && i < (size_t)nsets * mp->ninputs; i++)
-		rt_tensor_free(&in[i]);
+		om_tensor_free(&in[i]);
 	for (size_t i = 0; out && i < (size_t)nsets * mp->noutputs; i++)
-		rt_tensor_free(&out[i]);
+		om_tensor_free(&out[i]);
 	for (unsigned k = 0; sets && k < nsets; k++)
 		free(sets[k]);
 	free(sets);
