@@ -1112,30 +1112,16 @@ static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem
 		/* pixels to 32-byte blocks: C04 pixels are 8 bytes, and every count
 		 * here is then a multiple of 4 (cc_conv_c04_ok) */
 		int64_t bp = PIX / g->xpix;
-		if (tl->pack && s->c1c == 1) { /* [nimg][px]: the images' runs side by side */
-			xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, mem->l1_slab[s->sslot],
-			     tl->nimg, px / bp, (g->XC1 * plane - px) / bp, 0);
-		} else if (tl->pack) {
-			/* [c1c][nimg][px]: each plane one row of the group's pixels */
-			struct rep r = { .a0 = mem->l1_slab[s->sslot], .da = px * g->xpix, .gm = R_X,
-					 .dgm = g->XC1 * plane * g->xpix };
-			int64_t n = tl->nimg;
-			int loop = rep_loop(gn, n);
-			if (loop) {
-				rep_begin(gn, &r, n);
-				n = 1;
-			}
-			for (int64_t i = 0; i < n; i++)
-				xfer_at(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix + i * r.dgm,
-					loop ? R_BIDX : -1, r.a0 + i * r.da, s->c1c, px / bp,
-					(plane - px) / bp, (tl->nimg - 1) * px / bp);
-			if (loop)
-				rep_end(gn, &r);
-		} else if ((px == plane || s->c1c == 1) && one / bp <= ISA_DMA_LEN_MAX) {
+		/* one burst an image when its planes are contiguous in both places
+		 * (a packed group's are not in L1: [c1c][nimg][px], each plane
+		 * one row of the group's pixels) */
+		if ((s->c1c == 1 || (!tl->pack && px == plane)) && one / bp <= ISA_DMA_LEN_MAX) {
 			xfer(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix, mem->l1_slab[s->sslot],
 			     tl->nimg, one / bp, (g->XC1 * plane - one) / bp, 0);
 		} else {
-			struct rep r = { .a0 = mem->l1_slab[s->sslot], .da = one * g->xpix, .gm = R_X,
+			int64_t step = tl->pack ? px : one;
+			int64_t dgap = tl->pack ? (tl->nimg - 1) * px / bp : 0;
+			struct rep r = { .a0 = mem->l1_slab[s->sslot], .da = step * g->xpix, .gm = R_X,
 					 .dgm = g->XC1 * plane * g->xpix };
 			int64_t n = tl->nimg;
 			int loop = rep_loop(gn, n);
@@ -1146,7 +1132,7 @@ static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem
 			for (int64_t i = 0; i < n; i++)
 				xfer_at(gn, ISA_OP_MOV_GM_L1, R_GM, R_X, base * g->xpix + i * r.dgm,
 					loop ? R_BIDX : -1, r.a0 + i * r.da, s->c1c, px / bp,
-					(plane - px) / bp, 0);
+					(plane - px) / bp, dgap);
 			if (loop)
 				rep_end(gn, &r);
 		}

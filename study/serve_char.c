@@ -26,6 +26,19 @@ struct lane {
 
 /* The phases of stream sid's last iteration, from the log (in completion
  * order; a stream's tasks complete in its order). */
+/* A lane's buffers and model (what was allocated and loaded of them). */
+static void lane_free(struct sim_device *sim, const struct om_model *om, struct lane *l)
+{
+	for (unsigned i = 0; i < om->ninputs; i++)
+		if (l->in[i])
+			sim_gm_free(sim, l->in[i]);
+	for (unsigned i = 0; i < om->noutputs; i++)
+		if (l->out[i])
+			sim_gm_free(sim, l->out[i]);
+	if (l->loaded)
+		rt_model_unload(&l->m);
+}
+
 static int last_iteration(const struct rt_device *d, const struct om_model *om, unsigned sid,
 			  double mhz, struct sv_service *s, char *err, size_t errlen)
 {
@@ -205,14 +218,7 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 	rc = 0;
 done:
 	for (unsigned k = conc; ln && k-- > 0;) {
-		for (unsigned i = 0; i < om->ninputs; i++)
-			if (ln[k].in[i])
-				sim_gm_free(sim, ln[k].in[i]);
-		for (unsigned i = 0; i < om->noutputs; i++)
-			if (ln[k].out[i])
-				sim_gm_free(sim, ln[k].out[i]);
-		if (ln[k].loaded)
-			rt_model_unload(&ln[k].m);
+		lane_free(sim, om, &ln[k]);
 		if (k > 0 && ln[k].s)
 			rt_stream_free(ln[k].s);
 	}
@@ -345,15 +351,7 @@ static int run_after(const struct soc_config *cfg, const struct om_model *const 
 	rc = 0;
 done:
 	for (unsigned j = nl; j-- > 0;) {
-		const struct om_model *o = prog[var[j]];
-		for (unsigned q = 0; q < o->ninputs; q++)
-			if (ln[j].in[q])
-				sim_gm_free(sim, ln[j].in[q]);
-		for (unsigned q = 0; q < o->noutputs; q++)
-			if (ln[j].out[q])
-				sim_gm_free(sim, ln[j].out[q]);
-		if (ln[j].loaded)
-			rt_model_unload(&ln[j].m);
+		lane_free(sim, prog[var[j]], &ln[j]);
 	}
 	for (unsigned st = 1; st <= SV_MAX_AFTER; st++)
 		if (sts[st])
