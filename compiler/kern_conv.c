@@ -2042,7 +2042,7 @@ static int cube_lean(const struct geo *g, const struct cube_tiling *c, int64_t n
 }
 
 #define TOP 8 /* candidates timed on every block in the end */
-#define PACK_TIMED 8 /* packed-group candidates timed, at least, where there are some */
+#define PACK_TIMED 32 /* packed-group candidates timed, at least, where there are some */
 
 /* Whether a is faster than b.  Tilings that main memory holds back tie; of
  * those the one whose cores are done soonest has the most slack. */
