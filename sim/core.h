@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "cost.h"
+#include "evq.h"
 #include "sim.h"
 
 enum sim_buf { SIM_BUF_L1, SIM_BUF_L0A, SIM_BUF_L0B, SIM_BUF_L0C, SIM_BUF_UB, SIM_NBUFS };
@@ -109,22 +110,13 @@ struct sim_device {
 	size_t sramlen;
 	/* the scheduler (engine.c): pending events and the kernel launches
 	 * that have started and still have blocks to hand out */
-	struct sim_event *heap;
-	size_t nheap, capheap;
-	uint64_t seq, drain_start, limit, max_insns;
+	struct sim_evq evq;
+	uint64_t drain_start, limit, max_insns;
 	int failed;
 	struct sim_launch **active;
 	size_t nactive, capactive;
 	void (*done)(void *ctx, struct sim_launch *l);
 	void *done_ctx;
-};
-
-struct sim_event {
-	uint64_t t, seq;
-	uint32_t core;
-	uint8_t kind;      /* EV_* in engine.c, or a pipe */
-	uint32_t flag, pc; /* EV_FLAG: which flag, and the set_flag's pc */
-	struct sim_launch *l; /* EV_LAUNCH, EV_COPY_DONE */
 };
 
 /* Report a hardware-rule violation for the instruction being executed;

@@ -152,7 +152,7 @@ void sim_device_free(struct sim_device *dev)
 		sim_gm_block_release(&dev->gm[i]);
 	free(dev->gm);
 	free(dev->l2_way);
-	free(dev->heap);
+	evq_free(&dev->evq);
 	free(dev->active);
 	free(dev);
 }
