@@ -38,6 +38,10 @@ struct sim_core {
 	unsigned id;
 	uint8_t *buf[SIM_NBUFS];
 	uint64_t buf_size[SIM_NBUFS], buf_align[SIM_NBUFS];
+	/* buf.c's populate: chunk i of buffer b (bytes [i << pop_shift[b], ...)) is mapped when
+	 * bit i of populated[b] is set */
+	uint64_t populated[SIM_NBUFS];
+	unsigned pop_shift[SIM_NBUFS];
 	int64_t x[ISA_NREGS];
 	uint64_t mask[2]; /* vector lane mask: [0] lanes 0..63, [1] lanes 64..127 */
 	struct {
