@@ -1,9 +1,8 @@
 /* buf.c: buffer access checks and hardware-rule error reports. */
-#define _DEFAULT_SOURCE /* madvise; MADV_POPULATE_WRITE is Linux's (5.14) */
 #include "core.h"
+#include "populate.h"
 
 #include <stdio.h>
-#include <sys/mman.h>
 
 const char *const sim_buf_names[SIM_NBUFS] = { "L1", "L0A", "L0B", "L0C", "UB" };
 
@@ -26,12 +25,11 @@ int sim_fail(struct sim_core *c, const char *fmt, ...)
 /* The buffers are zero pages until touched (device.c), and a first touch costs a page fault:
  * 8,200 of them in a full ResNet-50 run, each about 5 us on the virtual machine the simulator
  * was measured on, 11% of the run.  In full mode the buffers are mapped a chunk at a time
- * instead, one madvise for up to 16 pages, on the first access to the chunk; the chunks are
+ * instead, one sim_populate for up to 16 pages, on the first access to the chunk; the chunks are
  * small enough that the memory a run uses grows little (the pages are zero either way, so
  * nothing a kernel sees changes).  Timing mode moves no bytes and maps nothing. */
 static void populate(struct sim_core *c, enum sim_buf b, uint64_t addr, uint64_t len)
 {
-#ifdef MADV_POPULATE_WRITE
 	unsigned sh = c->pop_shift[b];
 	uint64_t first = addr >> sh, last = (addr + len - 1) >> sh;
 	uint64_t need = (last - first == 63 ? ~UINT64_C(0) : (UINT64_C(2) << (last - first)) - 1)
@@ -45,13 +43,9 @@ static void populate(struct sim_core *c, enum sim_buf b, uint64_t addr, uint64_t
 		uint64_t lo = (uint64_t)i << sh, hi = (uint64_t)(i + n) << sh;
 		if (hi > c->buf_size[b])
 			hi = c->buf_size[b];
-		/* a kernel without it (EINVAL) leaves the pages to fault in as before */
-		(void)madvise(c->buf[b] + lo, (size_t)(hi - lo), MADV_POPULATE_WRITE);
+		sim_populate(c->buf[b] + lo, (size_t)(hi - lo));
 		miss &= n < 64 - i ? ~(((UINT64_C(1) << n) - 1) << i) : ~(~UINT64_C(0) << i);
 	}
-#else
-	(void)c, (void)b, (void)addr, (void)len;
-#endif
 }
 
 uint8_t *sim_buf_at_aligned(struct sim_core *c, enum sim_buf b, int64_t addr, uint64_t len,

@@ -13,6 +13,7 @@
  * together share the bandwidth instead of each getting all of it. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS (POSIX only since 2024) */
 #include "core.h"
+#include "populate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -198,8 +199,10 @@ int sim_gm_write(struct sim_device *dev, uint64_t addr, const void *src, size_t 
 	/* A block may already hold the source (a model's weights mapped from
 	 * its file are loaded from themselves): then there is nothing to move,
 	 * and touching the pages would only copy them. */
-	if (p != src)
+	if (p != src) {
+		sim_populate(p, n); /* fresh GM pages: one call, not a fault each */
 		memcpy(p, src, n);
+	}
 	return 0;
 }
 
