@@ -83,6 +83,7 @@ struct sim_device {
 		uint8_t *host;
 		void *map; /* sim_gm_alloc_file's mapping (host lies inside), or NULL */
 		size_t maplen;
+		uint64_t *popmap; /* sim_gm_ptr_write's chunks of host already mapped, or NULL */
 	} *gm;
 	size_t ngm, capgm;
 	uint64_t gm_next, gm_limit;
@@ -140,6 +141,11 @@ uint8_t *sim_buf_at_aligned(struct sim_core *c, enum sim_buf b, int64_t addr, ui
  * accounts the L2 and main memory and returns the cost. */
 struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, uint64_t nburst,
 			      uint64_t burst_bytes, uint64_t stride, int is_write);
+
+/* sim_gm_ptr for a core's write in full mode: also maps the 64 KB chunks the write touches
+ * with one sim_populate the first time (the blocks are fresh zero pages, and a full ResNet-50
+ * run's GM writes took a thousand page faults). */
+uint8_t *sim_gm_ptr_write(struct sim_device *dev, uint64_t addr, uint64_t n);
 
 /* Release a block's host memory (freed or unmapped, as it was made). */
 void sim_gm_block_release(struct gm_block *b);

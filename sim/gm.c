@@ -61,6 +61,7 @@ static uint64_t gm_add(struct sim_device *dev, uint64_t size, uint8_t *host, voi
 	b->host = host;
 	b->map = map;
 	b->maplen = maplen;
+	b->popmap = NULL;
 	dev->gm_next += size;
 	dev->gm_used += size;
 	return b->addr;
@@ -126,8 +127,10 @@ void sim_gm_block_release(struct gm_block *b)
 		munmap(b->map, b->maplen);
 	else
 		free(b->host);
+	free(b->popmap);
 	b->host = NULL;
 	b->map = NULL;
+	b->popmap = NULL;
 }
 
 int sim_gm_free(struct sim_device *dev, uint64_t addr)
@@ -189,6 +192,41 @@ void *sim_gm_ptr(struct sim_device *dev, uint64_t addr, uint64_t n)
 	if (!b || n > b->addr + b->size - addr)
 		return NULL;
 	return b->host + (addr - b->addr);
+}
+
+#define POP_SHIFT 16 /* sim_gm_ptr_write's chunks: 64 KB */
+
+uint8_t *sim_gm_ptr_write(struct sim_device *dev, uint64_t addr, uint64_t n)
+{
+	struct gm_block *b = gm_find(dev, addr);
+	if (!b || n > b->addr + b->size - addr)
+		return NULL;
+	uint64_t off = addr - b->addr;
+	/* A block mapped from a file (the weights) is left alone: populating it for writing would
+	 * copy its pages. */
+	if (n && !b->map) {
+		if (!b->popmap) {
+			uint64_t chunks = ((b->size - 1) >> POP_SHIFT) + 1;
+			b->popmap = calloc((size_t)((chunks + 63) / 64), sizeof *b->popmap);
+			if (!b->popmap) /* no map, no populating: the pages fault in */
+				return b->host + off;
+		}
+		uint64_t first = off >> POP_SHIFT, last = (off + n - 1) >> POP_SHIFT;
+		for (uint64_t i = first; i <= last; i++) {
+			uint64_t *w = &b->popmap[i / 64], bit = UINT64_C(1) << (i % 64);
+			if (*w & bit)
+				continue;
+			uint64_t j = i; /* chunks i .. j unpopulated: one call */
+			while (j < last && !(b->popmap[(j + 1) / 64] >> ((j + 1) % 64) & 1))
+				j++;
+			for (uint64_t q = i; q <= j; q++)
+				b->popmap[q / 64] |= UINT64_C(1) << (q % 64);
+			uint64_t lo = i << POP_SHIFT, hi = (j + 1) << POP_SHIFT;
+			sim_populate(b->host + lo, (size_t)((hi < b->size ? hi : b->size) - lo));
+			i = j;
+		}
+	}
+	return b->host + off;
 }
 
 int sim_gm_write(struct sim_device *dev, uint64_t addr, const void *src, size_t n)
