@@ -31,6 +31,8 @@ int sim_fail(struct sim_core *c, const char *fmt, ...)
 static void populate(struct sim_core *c, enum sim_buf b, uint64_t addr, uint64_t len)
 {
 	unsigned sh = c->pop_shift[b];
+	if (!sh) /* a core sim_device_new did not make (check_vec's): its buffers are its own */
+		return;
 	uint64_t first = addr >> sh, last = (addr + len - 1) >> sh;
 	uint64_t need = (last - first == 63 ? ~UINT64_C(0) : (UINT64_C(2) << (last - first)) - 1)
 			<< first;

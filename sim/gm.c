@@ -238,7 +238,10 @@ int sim_gm_write(struct sim_device *dev, uint64_t addr, const void *src, size_t 
 	 * its file are loaded from themselves): then there is nothing to move,
 	 * and touching the pages would only copy them. */
 	if (p != src) {
-		sim_populate(p, n); /* fresh GM pages: one call, not a fault each */
+		/* fresh GM pages, and a source that may never have been written (simrun's zero inputs
+		 * in timing mode, calloc'd): one call each, not a fault a page */
+		sim_populate(p, n);
+		sim_populate_read(src, n);
 		memcpy(p, src, n);
 	}
 	return 0;

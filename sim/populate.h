@@ -10,4 +10,8 @@
  * (Linux 5.14) the pages fault in as before. */
 void sim_populate(void *p, size_t n);
 
+/* The same for memory about to be read (MADV_POPULATE_READ): pages never written map the zero
+ * page, file pages their cached copy; nothing is copied or written. */
+void sim_populate_read(const void *p, size_t n);
+
 #endif
