@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS (POSIX only since 2024) */
 #include "core.h"
 #include "insn_mem.h"
+#include "populate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,9 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		dev->l2_way = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_way);
 		if (!dev->l2_way)
 			goto oom;
+		/* every set is read by the first model load (its weights' invalidation scans all
+		 * tags): map the array in one call, not a page fault at a time (the 910's 2 MB) */
+		sim_populate(dev->l2_way, dev->l2_sets * dev->l2_ways * sizeof *dev->l2_way);
 	}
 	dev->cores = calloc((size_t)cfg->core_count, sizeof *dev->cores);
 	if (!dev->cores)
