@@ -7,9 +7,9 @@
  * through the hypervisor.  A large array is therefore mapped with
  * MAP_POPULATE, which has the kernel supply every page in the one mmap
  * call; a small one, or a system without MAP_POPULATE, uses malloc (its
- * whole pages populated in one call too), not calloc: the decoder writes every byte of every entry before anything
- * reads it, and clearing the array first cost as much as a twentieth of a
- * timing-mode ResNet-50 run. */
+ * whole pages populated in one call too), not calloc: the decoder writes
+ * every byte of every entry before anything reads it, and clearing the
+ * array first cost as much as a twentieth of a timing-mode ResNet-50 run. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_POPULATE */
 
 #include "insn_mem.h"
