@@ -282,6 +282,15 @@ static int l2_access(struct sim_device *dev, uint64_t line, int dirty, int *wb)
 	return 0;
 }
 
+/* Fetch line's set into the host's cache ahead of its l2_access: the sets are 2 MB for the
+ * 910, and the lookups waited on them (a third of sim_gm_timing's samples on one load). */
+static void l2_prefetch(const struct sim_device *dev, uint64_t line)
+{
+	const uint64_t *set = dev->l2_way + (line % dev->l2_sets) * dev->l2_ways;
+	__builtin_prefetch(set);
+	__builtin_prefetch(set + dev->l2_ways - 1);
+}
+
 struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, uint64_t nburst,
 			      uint64_t burst_bytes, uint64_t stride, int is_write)
 {
@@ -292,8 +301,13 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 		int back = dev->cfg.l2_write_back != 0, wb;
 		for (uint64_t i = 0; i < nburst; i++) {
 			uint64_t a = addr + i * stride, end = a + burst_bytes;
+			l2_prefetch(dev, a / line_sz);
+			l2_prefetch(dev, a / line_sz + 1);
 			while (a < end) {
 				uint64_t line = a / line_sz;
+				/* two lines ahead: the sets lie in the order of the lines */
+				if (a + 2 * line_sz < end)
+					l2_prefetch(dev, line + 2);
 				uint64_t part = (line + 1) * line_sz;
 				part = (part < end ? part : end) - a;
 				if (l2_access(dev, line, is_write && back, &wb)) {
