@@ -1483,7 +1483,20 @@ int om_verify_weights(const struct om_model *m, const uint8_t *bytes, char *err,
 	struct om_file *f = m->file;
 	if (!f || !f->weights_crc_due)
 		return 0;
-	if (crc32_of(bytes ? bytes : m->weights, m->weights_bytes) != f->weights_crc32)
+	const uint8_t *w = bytes ? bytes : m->weights;
+#ifdef MADV_POPULATE_READ
+	/* The CRC reads every page of a mapping of the file: map them in one call, where reading
+	 * them faulted 16 at a time (800 faults for ResNet-50's 51 MB, a third of a full run's, 5 us
+	 * each on a virtual machine).  Reading maps these pages anyway, so memory use is the same;
+	 * without the call (EINVAL before Linux 5.14, or memory not mapped from a file) they fault
+	 * in as before. */
+	long pg = sysconf(_SC_PAGESIZE);
+	if (pg > 0 && m->weights_bytes) {
+		uintptr_t a = (uintptr_t)w / (uintptr_t)pg * (uintptr_t)pg;
+		(void)madvise((void *)a, (uintptr_t)w + m->weights_bytes - a, MADV_POPULATE_READ);
+	}
+#endif
+	if (crc32_of(w, m->weights_bytes) != f->weights_crc32)
 		return fail(err, errlen, "%s: section %s fails its CRC-32 check (the file is corrupt)",
 			    f->path, OM_WEIGHTS_SECTION);
 	f->weights_crc_due = 0;

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 
 #include "cost.h"
+#include "evq.h"
 #include "sim.h"
 
 enum sim_buf { SIM_BUF_L1, SIM_BUF_L0A, SIM_BUF_L0B, SIM_BUF_L0C, SIM_BUF_UB, SIM_NBUFS };
@@ -37,6 +38,10 @@ struct sim_core {
 	unsigned id;
 	uint8_t *buf[SIM_NBUFS];
 	uint64_t buf_size[SIM_NBUFS], buf_align[SIM_NBUFS];
+	/* buf.c's populate: chunk i of buffer b (bytes [i << pop_shift[b], ...)) is mapped when
+	 * bit i of populated[b] is set */
+	uint64_t populated[SIM_NBUFS];
+	unsigned pop_shift[SIM_NBUFS];
 	int64_t x[ISA_NREGS];
 	uint64_t mask[2]; /* vector lane mask: [0] lanes 0..63, [1] lanes 64..127 */
 	struct {
@@ -78,6 +83,7 @@ struct sim_device {
 		uint8_t *host;
 		void *map; /* sim_gm_alloc_file's mapping (host lies inside), or NULL */
 		size_t maplen;
+		uint64_t *popmap; /* sim_gm_ptr_write's chunks of host already mapped, or NULL */
 	} *gm;
 	size_t ngm, capgm;
 	uint64_t gm_next, gm_limit;
@@ -109,22 +115,13 @@ struct sim_device {
 	size_t sramlen;
 	/* the scheduler (engine.c): pending events and the kernel launches
 	 * that have started and still have blocks to hand out */
-	struct sim_event *heap;
-	size_t nheap, capheap;
-	uint64_t seq, drain_start, limit, max_insns;
+	struct sim_evq evq;
+	uint64_t drain_start, limit, max_insns;
 	int failed;
 	struct sim_launch **active;
 	size_t nactive, capactive;
 	void (*done)(void *ctx, struct sim_launch *l);
 	void *done_ctx;
-};
-
-struct sim_event {
-	uint64_t t, seq;
-	uint32_t core;
-	uint8_t kind;      /* EV_* in engine.c, or a pipe */
-	uint32_t flag, pc; /* EV_FLAG: which flag, and the set_flag's pc */
-	struct sim_launch *l; /* EV_LAUNCH, EV_COPY_DONE */
 };
 
 /* Report a hardware-rule violation for the instruction being executed;
@@ -144,6 +141,11 @@ uint8_t *sim_buf_at_aligned(struct sim_core *c, enum sim_buf b, int64_t addr, ui
  * accounts the L2 and main memory and returns the cost. */
 struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, uint64_t nburst,
 			      uint64_t burst_bytes, uint64_t stride, int is_write);
+
+/* sim_gm_ptr for a core's write in full mode: also maps the 64 KB chunks the write touches
+ * with one sim_populate the first time (the blocks are fresh zero pages, and a full ResNet-50
+ * run's GM writes took a thousand page faults). */
+uint8_t *sim_gm_ptr_write(struct sim_device *dev, uint64_t addr, uint64_t n);
 
 /* Release a block's host memory (freed or unmapped, as it was made). */
 void sim_gm_block_release(struct gm_block *b);

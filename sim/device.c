@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS (POSIX only since 2024) */
 #include "core.h"
 #include "insn_mem.h"
+#include "populate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,9 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		dev->l2_way = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_way);
 		if (!dev->l2_way)
 			goto oom;
+		/* every set is read by the first model load (its weights' invalidation scans all
+		 * tags): map the array in one call, not a page fault at a time (the 910's 2 MB) */
+		sim_populate(dev->l2_way, dev->l2_sets * dev->l2_ways * sizeof *dev->l2_way);
 	}
 	dev->cores = calloc((size_t)cfg->core_count, sizeof *dev->cores);
 	if (!dev->cores)
@@ -112,6 +116,12 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 			c->buf_size[b] = (uint64_t)kb[b] * 1024;
 			c->buf_align[b] = (uint64_t)al[b];
 			c->buf[b] = mem;
+			/* 16 KB chunks, or 64 chunks for a buffer past 1 MB (buf.c; 64 KB ones
+			 * took 3.5 MB more memory for ResNet-50 and MobileNetV2, for the same
+			 * page faults) */
+			c->pop_shift[b] = 14;
+			while ((c->buf_size[b] - 1) >> c->pop_shift[b] >= 64)
+				c->pop_shift[b]++;
 			if (stride[b] > pg &&
 			    mprotect(mem, (size_t)(stride[b] - pg), PROT_READ | PROT_WRITE))
 				goto oom;
@@ -152,7 +162,7 @@ void sim_device_free(struct sim_device *dev)
 		sim_gm_block_release(&dev->gm[i]);
 	free(dev->gm);
 	free(dev->l2_way);
-	free(dev->heap);
+	evq_free(&dev->evq);
 	free(dev->active);
 	free(dev);
 }

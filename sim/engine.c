@@ -36,72 +36,16 @@ enum s_state { S_IDLE, S_RUN, S_WAIT_QUEUE, S_WAIT_FLAG, S_BARRIER, S_END };
 /* The engine is the device's scheduler state (struct sim_device). */
 #define engine sim_device
 
-/* Branch-free: which of two events comes first is as likely either way, so
- * a branch on it mispredicts half the time in the heap's sifts. */
-static int ev_less(const struct sim_event *a, const struct sim_event *b)
-{
-	return (a->t < b->t) | ((a->t == b->t) & (a->seq < b->seq));
-}
-
 static int push_ev(struct engine *g, uint64_t t, unsigned core, unsigned kind, uint32_t flag,
 		   uint32_t pc, struct sim_launch *l)
 {
-	if (g->nheap == g->capheap) {
-		size_t cap = g->capheap ? 2 * g->capheap : 256;
-		struct sim_event *h = realloc(g->heap, cap * sizeof *h);
-		if (!h)
-			return -1;
-		g->heap = h;
-		g->capheap = cap;
-	}
-	struct sim_event e = { t, g->seq++, core, (uint8_t)kind, flag, pc, l };
-	size_t i = g->nheap++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!ev_less(&e, &g->heap[p]))
-			break;
-		g->heap[i] = g->heap[p];
-		i = p;
-	}
-	g->heap[i] = e;
-	return 0;
+	struct sim_event e = { t, core, (uint8_t)kind, flag, pc, l };
+	return evq_push(&g->evq, &e);
 }
 
 static int push(struct engine *g, uint64_t t, unsigned core, unsigned kind)
 {
 	return push_ev(g, t, core, kind, 0, 0, NULL);
-}
-
-/* Remove the earliest event.  The hole at the root sinks to a leaf along the
- * earlier child of each pair (one branch-free comparison a level, where
- * sinking the last event directly takes two unpredictable ones), then the
- * last event rises from there; it belongs near the bottom, so it rarely
- * rises far.  Keys (t, seq) are all distinct, so any correct heap pops the
- * same sequence: this cannot move a cycle. */
-static struct sim_event pop(struct engine *g)
-{
-	struct sim_event top = g->heap[0], last = g->heap[--g->nheap];
-	size_t n = g->nheap, i = 0;
-	if (!n)
-		return top;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c + 1 < n)
-			c += (size_t)ev_less(&g->heap[c + 1], &g->heap[c]);
-		else if (c >= n)
-			break;
-		g->heap[i] = g->heap[c];
-		i = c;
-	}
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!ev_less(&last, &g->heap[p]))
-			break;
-		g->heap[i] = g->heap[p];
-		i = p;
-	}
-	g->heap[i] = last;
-	return top;
 }
 
 static unsigned flag_index(const struct sim_device *dev, int64_t src, int64_t dst, int64_t ev)
@@ -693,7 +637,7 @@ void sim_launch_release(struct sim_launch *l)
 /* After an error: drop every pending event and leave the cores idle. */
 static void reset(struct engine *g)
 {
-	g->nheap = 0;
+	evq_clear(&g->evq);
 	g->nactive = 0;
 	for (int64_t i = 0; i < g->cfg.core_count; i++) {
 		struct sim_core *c = &g->cores[i];
@@ -717,8 +661,8 @@ int sim_drain(struct sim_device *dev, void (*done)(void *ctx, struct sim_launch 
 	dev->errbuf[0] = 0;
 	struct sim_launch *bad = NULL;
 	int rc = 0;
-	while (!rc && g->nheap) {
-		struct sim_event ev = pop(g);
+	while (!rc && g->evq.n) {
+		struct sim_event ev = evq_take(&g->evq);
 		struct sim_core *c = &dev->cores[ev.core];
 		dev->now = ev.t > dev->now ? ev.t : dev->now;
 		if (ev.kind == EV_LAUNCH) {
@@ -736,6 +680,7 @@ int sim_drain(struct sim_device *dev, void (*done)(void *ctx, struct sim_launch 
 			rc = run_pipe(g, c, ev.kind, ev.t);
 			bad = c->launch;
 		}
+		evq_settle(&g->evq);
 		if (g->failed && !rc) {
 			snprintf(dev->err, dev->errlen, "out of memory in the event queue");
 			rc = -1;

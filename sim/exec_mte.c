@@ -37,9 +37,12 @@ static void dma_copy(uint8_t *dst, const uint8_t *src, const struct dma *d)
 		memcpy(dst + i * d->dstride, src + i * d->sstride, d->burst);
 }
 
-static uint8_t *gm_at(struct sim_core *c, int64_t addr, uint64_t span, const char *what)
+/* write: the core writes there (in full mode, its pages are mapped a chunk at a time) */
+static uint8_t *gm_at(struct sim_core *c, int64_t addr, uint64_t span, int write,
+		      const char *what)
 {
-	uint8_t *p = sim_gm_ptr(c->dev, (uint64_t)addr, span);
+	uint8_t *p = write && !c->dev->timing_only ? sim_gm_ptr_write(c->dev, (uint64_t)addr, span)
+						     : sim_gm_ptr(c->dev, (uint64_t)addr, span);
 	if (!p)
 		sim_fail(c, "%s: GM access [0x%llx, 0x%llx) is outside every allocation", what,
 			 (unsigned long long)addr, (unsigned long long)((uint64_t)addr + span));
@@ -52,7 +55,7 @@ static int gm_in(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	struct dma d;
 	if (dma_shape(c, e->in, &d))
 		return -1;
-	uint8_t *src = gm_at(c, e->rs1, d.sspan, "src");
+	uint8_t *src = gm_at(c, e->rs1, d.sspan, 0, "src");
 	uint8_t *dst = sim_buf_at(c, to, e->rd, d.dspan, "dst");
 	if (!src || !dst)
 		return -1;
@@ -82,7 +85,7 @@ int exec_MOV_UB_GM(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	if (dma_shape(c, e->in, &d))
 		return -1;
 	uint8_t *src = sim_buf_at(c, SIM_BUF_UB, e->rs1, d.sspan, "src");
-	uint8_t *dst = src ? gm_at(c, e->rd, d.dspan, "dst") : NULL;
+	uint8_t *dst = src ? gm_at(c, e->rd, d.dspan, 1, "dst") : NULL;
 	if (!src || !dst)
 		return -1;
 	if (!c->dev->timing_only)
