@@ -1735,6 +1735,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 			dup |= mts[j] == mt;
 		if (dup || slab_sizes(g, mt, &px_max, &px_min))
 			continue;
+		/* each group size twice: a fractal row per image, then packed */
 		for (int64_t e = 0, pack = 0; e < nng; e += pack, pack = !pack) {
 			int64_t ng = ngs[e], gi = cdiv(cv->n, ng), mf = gi * mfi;
 			if (pack) {
