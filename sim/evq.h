@@ -87,6 +87,19 @@ static inline void evq_prefetch_below(const struct evq_key *h, size_t c, size_t 
  * the hole sinks to a leaf along the earliest child of each node, then x
  * rises from there.  x is usually a late key (the last leaf's, or a new
  * event's, which is later than the one just taken), so it rarely rises far. */
+
+/* Key x into the hole at i, moved up past the keys it precedes. */
+static inline void evq_sift_up(struct evq_key *h, size_t i, struct evq_key x)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 4;
+		if (!evq_less(&x, &h[p]))
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = x;
+}
 static inline void evq_sift_root(struct evq_key *h, size_t n, struct evq_key x)
 {
 	size_t i = 0;
@@ -106,14 +119,7 @@ static inline void evq_sift_root(struct evq_key *h, size_t n, struct evq_key x)
 		h[i] = h[c];
 		i = c;
 	}
-	while (i > 0) {
-		size_t p = (i - 1) / 4;
-		if (!evq_less(&x, &h[p]))
-			break;
-		h[i] = h[p];
-		i = p;
-	}
-	h[i] = x;
+	evq_sift_up(h, i, x);
 }
 
 /* Take the earliest event (q->n > 0).  Its key stays at the root until the
@@ -154,14 +160,7 @@ static inline int evq_push(struct sim_evq *q, const struct sim_event *e)
 		return 0;
 	}
 	size_t i = q->n++;
-	while (i > 0) {
-		size_t p = (i - 1) / 4;
-		if (!evq_less(&x, &h[p]))
-			break;
-		h[i] = h[p];
-		i = p;
-	}
-	h[i] = x;
+	evq_sift_up(h, i, x);
 	return 0;
 }
 

@@ -39,16 +39,23 @@ static void lane_free(struct sim_device *sim, const struct om_model *om, struct 
 		rt_model_unload(&l->m);
 }
 
+/* Stream sid's last execution in the log, or NULL. */
+static const struct trc_exec *last_exec(const struct trc_exec *er, size_t ne, unsigned sid)
+{
+	const struct trc_exec *ex = NULL;
+	for (size_t i = 0; i < ne; i++)
+		if (er[i].stream_id == sid && (!ex || er[i].exec_id > ex->exec_id))
+			ex = &er[i];
+	return ex;
+}
+
 static int last_iteration(const struct rt_device *d, const struct om_model *om, unsigned sid,
 			  double mhz, struct sv_service *s, char *err, size_t errlen)
 {
 	size_t nt, ne;
 	const struct trc_task *tr = rt_tasks(d, &nt);
 	const struct trc_exec *er = rt_execs(d, &ne);
-	const struct trc_exec *ex = NULL;
-	for (size_t i = 0; i < ne; i++)
-		if (er[i].stream_id == sid && (!ex || er[i].exec_id > ex->exec_id))
-			ex = &er[i];
+	const struct trc_exec *ex = last_exec(er, ne, sid);
 	if (!ex) {
 		snprintf(err, errlen, "stream %u ran no execution", sid);
 		return -1;
@@ -97,10 +104,7 @@ static int last_kernels(const struct rt_device *d, unsigned sid, double mhz,
 	size_t nt, ne;
 	const struct trc_task *tr = rt_tasks(d, &nt);
 	const struct trc_exec *er = rt_execs(d, &ne);
-	const struct trc_exec *ex = NULL;
-	for (size_t i = 0; i < ne; i++)
-		if (er[i].stream_id == sid && (!ex || er[i].exec_id > ex->exec_id))
-			ex = &er[i];
+	const struct trc_exec *ex = last_exec(er, ne, sid);
 	*k = NULL;
 	*n = 0;
 	size_t cap = 0;
