@@ -272,6 +272,14 @@ static int dry_flag(struct cc_prog *p, enum isa_op op, enum isa_pipe src, enum i
 	return 1;
 }
 
+void cc_dry_warm_next(struct cc_prog *p)
+{
+	if (!p->dry)
+		return;
+	flush(p); /* the read pending now is not the next one */
+	sim_dryrun_warm_next(p->dry);
+}
+
 void cc_li(struct cc_prog *p, int rd, int64_t imm)
 {
 	if (!dry_scalar(p, ISA_OP_LI))

@@ -84,6 +84,9 @@ void cc_prog_free(struct cc_prog *p);
 void cc_prog_init_dryrun(struct cc_prog *p, struct sim_dryrun *d);
 /* Cycles until everything a dry-run program issued has completed. */
 double cc_prog_dry_time(struct cc_prog *p);
+/* A dry run's next GM read re-reads bytes the block read before: from the
+ * L2, whatever its register (sim_dryrun_warm_next); nothing on a program. */
+void cc_dry_warm_next(struct cc_prog *p);
 /* Append an instruction (op and fields set by the caller, through the
  * returned pointer, before the next cc_emit): the builder's own layer
  * only; generators use the constructors (CC_I, insn_args.h, through

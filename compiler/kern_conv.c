@@ -527,6 +527,8 @@ struct stage { /* one (tile, K chunk) */
 	int sslot, wslot;    /* the L1 slots holding its slab and its weights */
 	int lslot;           /* the slot loaded for it, -1 when it finds both in L1 */
 	int sload, wload;    /* which of the two that load brings */
+	int wagain;          /* its weights were loaded before in the block (evicted
+			      * since): the L2 holds them, main memory is not read */
 	unsigned rel;        /* slots released after it (their last use before a reload) */
 };
 
@@ -660,6 +662,10 @@ static int64_t plan_stages(const struct geo *g, const struct cube_tiling *t, int
 	int64_t t0 = part_lo(t->tiles, t->blocks, b), t1 = part_lo(t->tiles, t->blocks, b + 1);
 	int64_t n = 0;
 	struct pool pl = { .es = t->es, .ew = t->ew };
+	/* the weight pieces loaded so far, by (slice, first channel block, first
+	 * output block): none known when out of memory (all read cold) */
+	int64_t nbits = g->S * g->C1 * g->N1;
+	uint64_t *seen = calloc((size_t)cdiv(nbits, 64), sizeof *seen);
 	for (int i = 0; i < MAX_EV; i++)
 		pl.used[i] = -1 - (MAX_EV - i); /* unused slots first, in order */
 	for (int64_t ti = t0; ti < t1; ti++) {
@@ -678,8 +684,13 @@ static int64_t plan_stages(const struct geo *g, const struct cube_tiling *t, int
 			s->first = j == 0;
 			s->last = j == t->nch - 1;
 			pool_use(&pl, s, n);
+			int64_t w = (tl.sl * g->C1 + s->c1a) * g->N1 + tl.n1a;
+			s->wagain = s->wload && seen && (seen[w / 64] >> (w % 64) & 1);
+			if (seen)
+				seen[w / 64] |= UINT64_C(1) << (w % 64);
 		}
 	}
+	free(seen);
 	/* a slot is released after its last use before its next load (or the end):
 	 * walking backwards, the first use seen after a load (or the end) is it */
 	unsigned open = ~0u;
@@ -1137,6 +1148,8 @@ static void cube_loads(struct kg *gn, const struct geo *g, const struct cube_mem
 				rep_end(gn, &r);
 		}
 	}
+	if (s->wload && s->wagain)
+		cc_dry_warm_next(gn->p);
 	if (s->wload)
 		xfer(gn, ISA_OP_MOV_GM_L1, R_WGM, R_W,
 		     tl->sl * g->wslice + (s->c1a * g->kf1 * g->N1 + tl->n1a) * FRAC,
@@ -1326,10 +1339,12 @@ static void cube_block(struct kg *gn, const struct geo *g, const struct cube_til
 
 /* Largest and smallest slab (pixels per plane) over an image's pixel tiles;
  * -1 when a slab's padding does not fit set_fmatrix. */
-static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *fmin)
+static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *fmin,
+		      double *favg)
 {
 	*fmax = 0;
 	*fmin = INT64_MAX;
+	*favg = 0;
 	for (int64_t mi = 0; mi < mt; mi++) {
 		struct slab s;
 		int64_t m0 = piece_lo(g->M1, mt, mi) * 16;
@@ -1340,6 +1355,7 @@ static int slab_sizes(const struct geo *g, int64_t mt, int64_t *fmax, int64_t *f
 			return -1; /* set_fmatrix and the DMA's burst length */
 		*fmax = max64(*fmax, s.fh * s.fw);
 		*fmin = min64(*fmin, s.fh * s.fw);
+		*favg += (double)(s.fh * s.fw) / (double)mt;
 	}
 	return 0;
 }
@@ -1448,8 +1464,47 @@ static double load2d_occ(const struct geo *g, int64_t fractals)
  * which computes its share of every image's pixels and loads its share of
  * the input and weights: with uneven groups the last block alone would be
  * far below the busiest, and the search would start with such tilings. */
+/* The cycles the busiest block's GM traffic takes (reads at the L2's or,
+ * cold, main memory's rate, then the writes) and, in *out_s, the writes
+ * alone, for tiles whose image slabs hold px input pixels and which write
+ * rows output pixels of each image. */
+struct gm_view {
+	double rd, wrd, wr; /* bytes per cycle: L2 reads, main-memory reads, writes */
+	int wcold;
+	int64_t nb, dn, dpix, sset, wset;
+	double ga, nf, w;
+};
+
+static double gm_time(const struct geo *g, const struct cube_tiling *t, const struct gm_view *v,
+		      double px, double rows, double *out_s)
+{
+	const struct cc_conv *cv = g->cv;
+	double slab = v->ga * (double)g->C1 * px * (double)g->xpix;
+	/* least-recently-used replacement cycling through more pieces than L1
+	 * has slots for them evicts each before it comes round again: then every
+	 * tile loads its slab or weights anew */
+	int64_t l1 = g->cfg->l1_size_kb * 1024;
+	int64_t sslots = min64(g->ev, (l1 - t->w_bytes) / t->slab_bytes);
+	int64_t wslots = min64(g->ev, (l1 - t->slab_bytes) / t->w_bytes);
+	double sbytes = (double)(v->sset > sslots ? v->nb : v->dpix) * slab;
+	double wbytes = (double)(v->wset > wslots ? v->nb : v->dn) * v->w;
+	/* the average block's share of the input and of the weights, each once;
+	 * the weights it loads again come from the L2 */
+	sbytes = fmax(sbytes, (double)(g->S * cv->n * t->mt * g->C1) * px * (double)g->xpix /
+				      (double)t->blocks);
+	double wonce = fmax((double)v->dn * v->w,
+			    (double)(g->S * g->C1 * g->kf1 * g->N1 * FRAC) / (double)t->blocks);
+	wbytes = fmax(wbytes, wonce);
+	double out = (double)v->nb * v->ga * rows * v->nf * PIX;
+	/* the residual: as many bytes read as written (half as int8) */
+	double rbytes = cc_conv_res(cv) ? out / (cc_conv_r8(cv) ? 2 : 1) : 0;
+	*out_s = out / v->wr;
+	return (sbytes + rbytes) / (g->acold ? v->wrd : v->rd) +
+	       wonce / (v->wcold ? v->wrd : v->rd) + (wbytes - wonce) / v->rd;
+}
+
 static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
-			 struct cube_tiling *t, int64_t px_min)
+			 struct cube_tiling *t, int64_t px_min, double px_avg)
 {
 	const struct cc_conv *cv = g->cv;
 	/* GM bytes per cycle a block gets: reads from the L2, from main memory
@@ -1491,25 +1546,15 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 	double cube = fmax(t->pack ? (double)nb * mmad_occ(g, (int64_t)(ga * (double)g->M), K1, nf)
 				   : (double)nb * ga * mmad_occ(g, mfi * 16, K1, nf),
 			   all / (double)t->blocks);
-	double slab = ga * (double)(g->C1 * px_min * g->xpix), w = (double)(K1 * nf * FRAC);
-	/* least-recently-used replacement cycling through more pieces than L1
-	 * has slots for them evicts each before it comes round again: then every
-	 * tile loads its slab or weights anew */
-	int64_t l1 = g->cfg->l1_size_kb * 1024;
-	int64_t sslots = min64(g->ev, (l1 - t->w_bytes) / t->slab_bytes);
-	int64_t wslots = min64(g->ev, (l1 - t->slab_bytes) / t->w_bytes);
-	double sbytes = (double)(sset > sslots ? nb : dpix) * slab;
-	double wbytes = (double)(wset > wslots ? nb : dn) * w;
-	/* the average block's share of the input and of the weights, each once */
-	sbytes = fmax(sbytes, (double)(g->S * cv->n * t->mt * g->C1 * px_min * g->xpix) /
-				      (double)t->blocks);
-	wbytes = fmax(wbytes, (double)(g->S * K1 * g->N1 * FRAC) / (double)t->blocks);
-	/* a last pixel tile may be short */
-	double out = (double)nb * ga *
-		     (double)((t->pack ? g->M : (mfi - 1) * 16 + 1) * nf * PIX);
-	/* the residual: as many bytes read as written (half as int8) */
-	double rbytes = cc_conv_res(cv) ? out / (cc_conv_r8(cv) ? 2 : 1) : 0;
-	double bytes = (sbytes + rbytes) / (g->acold ? wrd : rd) + wbytes / (wcold ? wrd : rd);
+	/* the bound's GM traffic from the smallest slab and a last pixel tile
+	 * of one row; the search order's from the average tile (with one pixel
+	 * row the output of a tile of 16 rows counted 1/16 of it) */
+	struct gm_view gv = { rd, wrd, wr, wcold, nb, dn, dpix, sset, wset, ga, (double)nf,
+			      (double)(K1 * nf * FRAC) };
+	double out, out_avg;
+	double bytes = gm_time(g, t, &gv, (double)px_min,
+			       (double)(t->pack ? g->M : (mfi - 1) * 16 + 1), &out);
+	double bytes_avg = gm_time(g, t, &gv, px_avg, (double)g->M / (double)t->mt, &out_avg);
 	double lat = (double)(sim_mem_time(&g->cc, 0, 0, 0, share, share).lat +
 			      sim_mem_time(&g->cc, 0, 0, 1, share, share).lat);
 	int64_t c1 = max64(1, g->C1 / t->nch), tsteps = t->nch * cdiv(c1 * g->kf1, t->kf);
@@ -1534,8 +1579,8 @@ static double cube_bound(const struct geo *g, const struct cube_counts *cnt,
 	/* the search order: the lower bound is often the cube work alone, the same
 	 * for most tilings; among those the ones that keep the other pipes the
 	 * least busy tend to hide them best */
-	t->rank = lat + cube + bytes + out / wr + scalar + mte1 + chain;
-	return lat + fmax(fmax(fmax(cube, bytes), fmax(tile + out / wr, scalar)),
+	t->rank = lat + cube + bytes_avg + out_avg + scalar + mte1 + chain;
+	return lat + fmax(fmax(fmax(cube, bytes), fmax(tile + out, scalar)),
 			  fmax(mte1, chain));
 }
 
@@ -1730,10 +1775,11 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 	n = 0;
 	for (int64_t i = 0; i < nmt; i++) {
 		int64_t mt = mts[i], mfi = cdiv(g->M1, mt), px_max, px_min;
+		double px_avg;
 		int dup = 0;
 		for (int64_t j = 0; j < i; j++)
 			dup |= mts[j] == mt;
-		if (dup || slab_sizes(g, mt, &px_max, &px_min))
+		if (dup || slab_sizes(g, mt, &px_max, &px_min, &px_avg))
 			continue;
 		/* each group size twice: a fractal row per image, then packed */
 		for (int64_t e = 0, pack = 0; e < nng; e += pack, pack = !pack) {
@@ -1784,7 +1830,7 @@ static int64_t cube_candidates(const struct geo *g, struct cube_tiling **out)
 						if (order == 1 && (nt == 1 || ng * mt == 1))
 							continue;
 						t.order = order;
-						t.lb = cube_bound(g, &cnt, &t, px_min);
+						t.lb = cube_bound(g, &cnt, &t, px_min, px_avg);
 						if (cand_push(&c, &n, &cap, &t)) {
 							n = -1;
 							goto done;

@@ -116,6 +116,10 @@ int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in)
 	enum sim_path path;
 	struct sim_cost c = sim_insn_cost_insn(d->cc, in, &p, &bytes, &path);
 	int cold = in->rs1 >= 0 && in->rs1 < 32 && (d->cold_regs >> in->rs1 & 1);
+	if (path == SIM_PATH_GM_RD) {
+		cold &= !d->warm_next;
+		d->warm_next = 0;
+	}
 	issue(d, p, in->op, in->src, in->dst, in->ev, at_share(d, c, bytes, path, cold));
 	return 0;
 }

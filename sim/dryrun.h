@@ -29,6 +29,9 @@ struct sim_dryrun {
 	double share;      /* cores moving data at the same time */
 	double hbm_share;  /* cores reading from main memory at once (0: share) */
 	uint32_t cold_regs; /* bit r: GM reads through register xr come from main memory */
+	/* the next GM read comes from the L2 whatever its register (it re-reads
+	 * bytes the block read before: sim_dryrun_warm_next) */
+	int warm_next;
 	/* sim_dryrun_kernel: whether a GM read of nburst bursts of `burst` bytes,
 	 * `stride` bytes apart from addr, comes from main memory (NULL: none
 	 * does) */
@@ -59,6 +62,10 @@ int sim_dryrun_step(struct sim_dryrun *d, const struct isa_insn *in);
  * is ISA_PIPE_S), and for a set_flag / wait_flag (op) of src, dst, ev: what
  * a builder issues most, without an instruction to fill in and price. */
 void sim_dryrun_scalar(struct sim_dryrun *d);
+/* The next GM read sim_dryrun_step prices comes from the L2 even through a
+ * register of cold_regs: a generator that knows the block read those bytes
+ * before says so (the L2 still holds them), as the engine would find them. */
+static inline void sim_dryrun_warm_next(struct sim_dryrun *d) { d->warm_next = 1; }
 int sim_dryrun_flag(struct sim_dryrun *d, int64_t op, int64_t src, int64_t dst, int64_t ev);
 /* Run block block_idx of kernel k (of block_dim) through the dry run from
  * pc 0 to its `end`: scalar instructions compute (by the simulator's own

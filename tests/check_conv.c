@@ -610,7 +610,9 @@ START_TEST(conv_images_per_tile)
 	cv[n++] = conv(8, 256, 4, 4, 256, 1, 1, 0);
 	cv[n++] = conv(10, 64, 6, 6, 64, 1, 2, 0);
 	cv[n++] = conv(6, 128, 11, 11, 128, 3, 1, 1);
-	cv[n++] = conv(8, 512, 9, 9, 64, 3, 1, 1);
+	/* 7x7 (49 of a tile's 64 rows): with 9x9 the weights a block loads again
+	 * come from the L2 and one image a tile is as fast on every SoC */
+	cv[n++] = conv(8, 512, 7, 7, 64, 3, 1, 1);
 	for (int i = 0; i < n; i++) {
 		unsigned imgs = check_all(&cv[i], 40 + (uint64_t)i);
 		ck_assert_msg(imgs > 1, "case %d: no SoC stacked images in a tile", i);
