@@ -2089,7 +2089,6 @@ static int cube_lean(const struct geo *g, const struct cube_tiling *c, int64_t n
 }
 
 #define TOP 8 /* candidates timed on every block in the end */
-#define PACK_TIMED 32 /* packed-group candidates timed, at least, where there are some */
 
 /* Whether a is faster than b.  Tilings that main memory holds back tie; of
  * those the one whose cores are done soonest has the most slack. */
@@ -2162,19 +2161,12 @@ static int cube_choose(const struct geo *g, struct cube_tiling *best, char *err,
 	pst = malloc((size_t)(MAX_EV + 1) * 3 * PREFIX * sizeof *pst);
 	if (!pst)
 		n = -1;
-	for (int64_t i = 0, packed = 0; i < n; i++) {
-		/* enough compile time spent: but the packed groups, whose bound
-		 * is low and whose rank the other terms put late, get a turn */
-		if (timed >= MAX_TIMED || (walked > MAX_WALK && ntop)) {
-			if (packed >= PACK_TIMED || !ntop)
-				break;
-			if (!c[i].pack)
-				continue;
-		}
+	for (int64_t i = 0; i < n; i++) {
+		if (timed >= MAX_TIMED || (walked > MAX_WALK && ntop))
+			break; /* enough compile time spent */
 		if (ntop == TOP && c[i].lb > top[TOP - 1].est)
 			continue; /* cannot win */
 		timed++;
-		packed += c[i].pack;
 		struct cube_tiling t = c[i];
 		int64_t need = cdiv(t.tiles, t.blocks) * t.nch;
 		if (need > cap) {
