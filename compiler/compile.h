@@ -67,6 +67,20 @@ int cc_compile_dynamic(const char *onnx_path, const struct soc_config *cfg,
 		       const struct cc_options *opt, const int64_t *sizes, unsigned n,
 		       struct om_model *out, char *err, size_t errlen);
 
+/* ATC's --dynamic_dims value ("224,224;320,320"): nprof profiles of ndims
+ * values each into vals[k * OM_MAX_DYN_DIMS + d] (room for OM_MAX_VARIANTS
+ * profiles): 2 to 100 profiles, each of the same 1..8 positive values, no
+ * two the same.  Errors name the flag. */
+int cc_parse_dynamic_dims(const char *v, int64_t *vals, unsigned *nprof, unsigned *ndims,
+			  char *err, size_t errlen);
+/* A dynamic-dims model (om.h): opt->input_shape's -1 dimensions, in their
+ * order, at each profile's values in turn, each an ordinary compile; the
+ * weights stored once when the programs' are the same bytes, one memory
+ * plan (the largest workspace).  The model is the last profile's program. */
+int cc_compile_dynamic_dims(const char *onnx_path, const struct soc_config *cfg,
+			    const struct cc_options *opt, const int64_t *dims, unsigned ndims,
+			    unsigned nprof, struct om_model *out, char *err, size_t errlen);
+
 /* The supported operators, space-separated (from ops.def). */
 const char *cc_supported_ops(void);
 /* The operator table docs/ops.md holds (simatc --ops): ops.def's rows and

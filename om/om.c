@@ -392,19 +392,52 @@ static int check_model(const struct om_model *m, const char *path, char *err, si
 	return 0;
 }
 
+/* A dynamic-dims model's profiles (om.h): as many values each as the
+ * model's, positive, no two the same. */
+static int check_dims(const struct om_model *m, const char *path, char *err, size_t errlen)
+{
+	if (m->ndims > OM_MAX_DYN_DIMS)
+		return fail(err, errlen, "%s: %" PRIu32 " dynamic dims, more than %d", path, m->ndims,
+			    OM_MAX_DYN_DIMS);
+	if (m->ndims && m->batch)
+		return fail(err, errlen, "%s: both a batch size and dynamic dims", path);
+	for (uint32_t k = 0; k <= m->nvariants && m->ndims; k++) {
+		const struct om_model *p = k < m->nvariants ? &m->variants[k] : m;
+		char name[200];
+		om_dims_name(p, name, sizeof name);
+		if (p->ndims != m->ndims || p->batch)
+			return fail(err, errlen, "%s: profile %s has %" PRIu32 " values, the model's "
+				    "%" PRIu32, path, name, p->ndims, m->ndims);
+		for (uint32_t d = 0; d < p->ndims; d++)
+			if (p->dims[d] <= 0)
+				return fail(err, errlen, "%s: profile %s: dims must be positive", path,
+					    name);
+		for (uint32_t j = 0; j < k; j++)
+			if (!memcmp(m->variants[j].dims, p->dims, p->ndims * sizeof *p->dims))
+				return fail(err, errlen, "%s: profile %s given twice", path, name);
+	}
+	for (uint32_t k = 0; k < m->nvariants && !m->ndims; k++)
+		if (m->variants[k].ndims)
+			return fail(err, errlen, "%s: a variant has dynamic dims, the model none", path);
+	return 0;
+}
+
 /* A dynamic-batch model's variants (om.h): ascending sizes below the
- * model's own, the model's weights and SoC, the same numbers of inputs and
- * outputs, a workspace within the model's; each a valid model of its own.
- * Errors name the variant by its size. */
+ * model's own (a dynamic-dims model's: its profiles, check_dims), the
+ * model's weights and SoC, the same numbers of inputs and outputs, a
+ * workspace within the model's; each a valid model of its own.  Errors name
+ * the variant by its size (or dims). */
 static int check_variants(const struct om_model *m, const char *path, char *err, size_t errlen)
 {
 	if (m->is_variant)
 		return fail(err, errlen, "%s: the model is marked a variant", path);
+	if (m->nvariants && m->variants && check_dims(m, path, err, errlen) < 0)
+		return -1;
 	if (m->batch < 0)
 		return fail(err, errlen, "%s: batch %" PRId64 " is negative", path, m->batch);
 	if (m->nvariants && !m->variants)
 		return fail(err, errlen, "%s: a variant count is set but its array is NULL", path);
-	if (m->nvariants && !m->batch)
+	if (m->nvariants && !m->batch && !m->ndims)
 		return fail(err, errlen, "%s: %" PRIu32 " batch variants, but the model has no "
 			    "batch size", path, m->nvariants);
 	if (m->nvariants >= OM_MAX_VARIANTS)
@@ -413,13 +446,18 @@ static int check_variants(const struct om_model *m, const char *path, char *err,
 	for (uint32_t v = 0; v < m->nvariants; v++) {
 		const struct om_model *vm = &m->variants[v];
 		int64_t next = v + 1 < m->nvariants ? m->variants[v + 1].batch : m->batch;
-		char vpath[600];
+		char vpath[700], dn[200];
 
-		snprintf(vpath, sizeof vpath, "%.500s (batch %" PRId64 " variant)", path, vm->batch);
+		om_dims_name(vm, dn, sizeof dn);
+		if (m->ndims)
+			snprintf(vpath, sizeof vpath, "%.500s (dims %.170s variant)", path, dn);
+		else
+			snprintf(vpath, sizeof vpath, "%.500s (batch %" PRId64 " variant)", path,
+				 vm->batch);
 		if (!vm->is_variant || vm->nvariants)
 			return fail(err, errlen, "%s: not marked a variant, or has variants of its "
 				    "own", vpath);
-		if (vm->batch <= 0 || vm->batch >= next)
+		if (!m->ndims && (vm->batch <= 0 || vm->batch >= next))
 			return fail(err, errlen, "%s: batch sizes must be positive and ascending, "
 				    "below the model's %" PRId64, vpath, m->batch);
 		if (vm->weights != m->weights || vm->weights_bytes != m->weights_bytes)
@@ -491,11 +529,19 @@ static void free_meta_bufs(struct meta_bufs *b)
 	memset(b, 0, sizeof *b);
 }
 
+/* Room for a section prefix: ".text.d" and a profile's values (om_dims_name
+ * writes at most 8 of up to 20 characters, 'x' between them). */
+#define OM_TEXT_PREFIX_MAX 200
+
 /* The prefix of the ELF sections of m's kernels: ".text." for a model's
  * own, ".text.b<batch>." for a variant's (variant names repeat). */
 static void text_prefix(const struct om_model *m, char *buf, size_t len)
 {
-	if (m->is_variant)
+	char dn[170];
+	om_dims_name(m, dn, sizeof dn);
+	if (m->is_variant && m->ndims)
+		snprintf(buf, len, "%sd%s.", OM_TEXT_PREFIX, dn);
+	else if (m->is_variant)
 		snprintf(buf, len, "%sb%" PRId64 ".", OM_TEXT_PREFIX, m->batch);
 	else
 		snprintf(buf, len, "%s", OM_TEXT_PREFIX);
@@ -508,7 +554,7 @@ static int build_meta(const struct om_model *m, Dvom__Model *pm, struct meta_buf
 {
 	size_t nargs = 0, ndesc = (size_t)m->ninputs + m->noutputs + m->ntensors, a = 0, d = 0;
 	uint32_t i, j;
-	char prefix[48];
+	char prefix[OM_TEXT_PREFIX_MAX];
 
 	for (i = 0; i < m->ntasks; i++) {
 		nargs += m->tasks[i].nargs;
@@ -532,6 +578,8 @@ static int build_meta(const struct om_model *m, Dvom__Model *pm, struct meta_buf
 	pm->workspace_bytes = m->workspace_bytes;
 	pm->weights_bytes = m->weights_bytes;
 	pm->batch = m->batch;
+	pm->n_dynamic_dims = m->ndims;
+	pm->dynamic_dims = (int64_t *)m->dims;
 	/* a variant's kernels have CRCs too; the weights are the model's */
 	pm->checksums = 1;
 	if (!m->is_variant)
@@ -686,7 +734,7 @@ static int write_elf(int fd, const struct om_model *m, uint8_t *meta, size_t met
 	uint8_t meta_crc[4] = { (uint8_t)mc, (uint8_t)(mc >> 8), (uint8_t)(mc >> 16),
 				(uint8_t)(mc >> 24) };
 
-	char prefix[48];
+	char prefix[OM_TEXT_PREFIX_MAX];
 	for (i = 0; i < m->nkernels; i++)
 		cap += strlen(OM_TEXT_PREFIX) + strlen(m->kernels[i].name) + 1;
 	for (uint32_t v = 0; v < m->nvariants; v++)
@@ -1061,7 +1109,8 @@ static int copy_descs(struct om_reader *r, struct om_tensor_desc **out, uint32_t
 
 static int copy_kernels(struct om_reader *r, const Dvom__Model *pm, struct om_model *m)
 {
-	char field[192], want[48 + sizeof m->kernels[0].name], prefix[48];
+	char field[192], want[OM_TEXT_PREFIX_MAX + sizeof m->kernels[0].name];
+	char prefix[OM_TEXT_PREFIX_MAX];
 	const uint8_t *code;
 	uint64_t size;
 	size_t i;
@@ -1213,7 +1262,21 @@ static int copy_variants(struct om_reader *r, const Dvom__Model *pm, struct om_m
 			rc = fail(r->err, r->errlen, "%s: variant %zu missing", path, v);
 			break;
 		}
-		snprintf(vpath, sizeof vpath, "%.500s (batch %" PRId64 " variant)", path, pv->batch);
+		if (pv->n_dynamic_dims > OM_MAX_DYN_DIMS) {
+			rc = fail(r->err, r->errlen, "%s: variant %zu: %zu dynamic dims, more than %d",
+				  path, v, pv->n_dynamic_dims, OM_MAX_DYN_DIMS);
+			break;
+		}
+		vm->ndims = (uint32_t)pv->n_dynamic_dims;
+		memcpy(vm->dims, pv->dynamic_dims, vm->ndims * sizeof *vm->dims);
+		if (vm->ndims) {
+			char dn[200];
+			om_dims_name(vm, dn, sizeof dn);
+			snprintf(vpath, sizeof vpath, "%.500s (dims %.80s variant)", path, dn);
+		} else {
+			snprintf(vpath, sizeof vpath, "%.500s (batch %" PRId64 " variant)", path,
+				 pv->batch);
+		}
 		r->path = vpath;
 		vm->is_variant = 1;
 		vm->batch = pv->batch;
@@ -1266,6 +1329,11 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 	m->weights = (uint8_t *)w;
 	m->file->weights_offset = find_sec(r, OM_WEIGHTS_SECTION)->sh.sh_offset;
 	m->batch = pm->batch;
+	if (pm->n_dynamic_dims > OM_MAX_DYN_DIMS)
+		return fail(r->err, r->errlen, "%s: %zu dynamic dims, more than %d", r->path,
+			    pm->n_dynamic_dims, OM_MAX_DYN_DIMS);
+	m->ndims = (uint32_t)pm->n_dynamic_dims;
+	memcpy(m->dims, pm->dynamic_dims, m->ndims * sizeof *m->dims);
 	if (copy_program(r, pm, m) < 0 || copy_variants(r, pm, m) < 0)
 		return -1;
 	return check_model(m, r->path, r->err, r->errlen) < 0 ||
@@ -1436,6 +1504,36 @@ unsigned om_batch_sizes(const struct om_model *m, int64_t *sizes)
 		sizes[v] = m->variants[v].batch;
 	sizes[m->nvariants] = m->batch;
 	return m->nvariants + 1;
+}
+
+const struct om_model *om_dims_profile(const struct om_model *m, unsigned k)
+{
+	if (!m->ndims || k > m->nvariants)
+		return NULL;
+	return k < m->nvariants ? &m->variants[k] : m;
+}
+
+const struct om_model *om_variant_dims(const struct om_model *m, const int64_t *dims, unsigned n)
+{
+	if (n != m->ndims)
+		return NULL;
+	for (unsigned k = 0; k <= m->nvariants && n; k++) {
+		const struct om_model *p = om_dims_profile(m, k);
+		if (!memcmp(p->dims, dims, n * sizeof *dims))
+			return p;
+	}
+	return NULL;
+}
+
+void om_dims_name(const struct om_model *m, char *buf, size_t len)
+{
+	size_t o = 0;
+	if (len)
+		buf[0] = 0;
+	for (uint32_t d = 0; d < m->ndims && d < OM_MAX_DYN_DIMS && o < len; d++) {
+		int w = snprintf(buf + o, len - o, "%s%" PRId64, d ? "x" : "", m->dims[d]);
+		o += w > 0 ? (size_t)w : 0;
+	}
 }
 
 void om_drop_code(const struct om_model *m)

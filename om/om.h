@@ -24,6 +24,8 @@
 #include <stdio.h>
 
 #define OM_MAX_RANK 8
+/* The most -1 dimensions a dynamic-dims model's profiles give values for. */
+#define OM_MAX_DYN_DIMS 8
 
 /* Device buffers a model reads or writes need this many bytes beyond the
  * tensor: kernels move whole 32-byte blocks and 256-byte vector repeats past
@@ -114,10 +116,18 @@ struct om_model {
 	struct om_model *variants;
 	uint32_t nvariants;
 	int is_variant;
+	/* A dynamic-dims model (simatc --dynamic_dims): dims[0..ndims) are the
+	 * values this program was compiled for of the -1 dimensions of
+	 * --input_shape, in their order (ndims 0: not one; batch is then 0).
+	 * The model itself is the last profile's program, its workspace_bytes
+	 * the largest of all; variants are the other profiles' programs, in the
+	 * order given, each with ndims values (the profiles distinct). */
+	int64_t dims[OM_MAX_DYN_DIMS];
+	uint32_t ndims;
 };
 
 /* The most variants a dynamic-batch model holds (ATC's limit on
- * --dynamic_batch_size). */
+ * --dynamic_batch_size, and on --dynamic_dims's profiles). */
 #define OM_MAX_VARIANTS 100
 
 /* The program of m for batch size b: m itself or one of its variants; NULL
@@ -129,6 +139,14 @@ const struct om_model *om_variant_at_least(const struct om_model *m, int64_t b);
 /* The batch sizes of m, ascending, into sizes (room for OM_MAX_VARIANTS +
  * 1): their number, 0 for a static model. */
 unsigned om_batch_sizes(const struct om_model *m, int64_t *sizes);
+/* A dynamic-dims model's profile k (0..nvariants, in the order given: its
+ * variants, then the model itself), NULL beyond; om_variant_dims: the
+ * program of the n values dims, NULL when none (a model that is not a
+ * dynamic-dims one has none). */
+const struct om_model *om_dims_profile(const struct om_model *m, unsigned k);
+const struct om_model *om_variant_dims(const struct om_model *m, const int64_t *dims, unsigned n);
+/* "224x224" for a program's dims into buf. */
+void om_dims_name(const struct om_model *m, char *buf, size_t len);
 
 /* Where a model's buffers lie on a device (or in any address space). */
 struct om_places {

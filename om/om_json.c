@@ -63,6 +63,17 @@ void om_write_json(const struct om_model *m, const char *producer, FILE *f)
 					      sz[k]);
 		attr_s(f, "dynamic_batch_size", list, 0);
 	}
+	if (m->ndims) { /* a dynamic-dims model: its profiles, as --dynamic_dims gave them */
+		char list[(OM_MAX_VARIANTS + 1) * 170 + 1];
+		size_t o = 0;
+		for (unsigned k = 0; k <= m->nvariants && o < sizeof list; k++) {
+			const struct om_model *p = om_dims_profile(m, k);
+			for (uint32_t d = 0; d < p->ndims && o < sizeof list; d++)
+				o += (size_t)snprintf(list + o, sizeof list - o, "%s%" PRId64,
+						      d ? "," : k ? ";" : "", p->dims[d]);
+		}
+		attr_s(f, "dynamic_dims", list, 0);
+	}
 	fprintf(f, "\n  ],\n  \"input\": ");
 	descs(f, m->inputs, m->ninputs);
 	fprintf(f, ",\n  \"output\": ");

@@ -211,8 +211,104 @@ static PyObject *set_dynamic_batch_size(PyObject *self, PyObject *args)
 	return PyLong_FromLong(aclmdlSetDynamicBatchSize(id, ds, index, batch));
 }
 
+/* pyACL passes index -1 (reserved) to the gear getters: any int. */
+static int any_index(PyObject *o, void *out)
+{
+	if (!PyLong_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "an index must be an int, not %.80s",
+			     Py_TYPE(o)->tp_name);
+		return 0;
+	}
+	long long v = PyLong_AsLongLong(o);
+	if (v == -1 && PyErr_Occurred())
+		return 0;
+	*(size_t *)out = (size_t)v;
+	return 1;
+}
+
+/* (gear_count, ret) */
+static PyObject *get_input_dynamic_gear_count(PyObject *self, PyObject *args)
+{
+	void *desc;
+	size_t index, n = 0;
+	if (!PyArg_ParseTuple(args, "O&O&:get_input_dynamic_gear_count", pyacl_ptr, &desc,
+			      any_index, &index))
+		return NULL;
+	aclError ret = aclmdlGetInputDynamicGearCount(desc, index, &n);
+	return Py_BuildValue("(ni)", (Py_ssize_t)n, (int)ret);
+}
+
+/* ([{"name", "dimCount", "dims"}, ...], ret): one aclmdlIODims per gear */
+static PyObject *get_input_dynamic_dims(PyObject *self, PyObject *args)
+{
+	void *desc;
+	size_t index, n;
+	if (!PyArg_ParseTuple(args, "O&O&O&:get_input_dynamic_dims", pyacl_ptr, &desc, any_index,
+			      &index, pyacl_size, &n))
+		return NULL;
+	if (n > 100) { /* ATC's limit on --dynamic_dims's profiles */
+		PyErr_Format(PyExc_ValueError, "gear_count %zu: at most 100", n);
+		return NULL;
+	}
+	aclmdlIODims *d = calloc(n ? n : 1, sizeof *d);
+	if (!d)
+		return PyErr_NoMemory();
+	aclError ret = aclmdlGetInputDynamicDims(desc, index, d, n);
+	size_t got = ret == ACL_SUCCESS ? n : 0;
+	PyObject *list = PyList_New((Py_ssize_t)got);
+	for (size_t k = 0; list && k < got; k++) {
+		PyObject *t = dims_ret(&d[k], ret); /* (dict, ret) */
+		if (!t) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyObject *dict = PyTuple_GET_ITEM(t, 0);
+		Py_INCREF(dict);
+		Py_DECREF(t);
+		PyList_SET_ITEM(list, (Py_ssize_t)k, dict);
+	}
+	free(d);
+	if (!list)
+		return NULL;
+	return Py_BuildValue("(Ni)", list, (int)ret);
+}
+
+/* set_input_dynamic_dims(model_id, dataset, index, {"dimCount", "dims"}) -> ret */
+static PyObject *set_input_dynamic_dims(PyObject *self, PyObject *args)
+{
+	uint32_t id;
+	void *ds;
+	size_t index;
+	PyObject *dict;
+	if (!PyArg_ParseTuple(args, "O&O&O&O!:set_input_dynamic_dims", pyacl_u32, &id, pyacl_ptr,
+			      &ds, pyacl_size, &index, &PyDict_Type, &dict))
+		return NULL;
+	PyObject *list = PyDict_GetItemString(dict, "dims");
+	if (!list || !PyList_Check(list) || PyList_GET_SIZE(list) > ACL_MAX_DIM_CNT) {
+		PyErr_Format(PyExc_ValueError, "dims: a dict with 'dims', a list of at most %d ints",
+			     ACL_MAX_DIM_CNT);
+		return NULL;
+	}
+	aclmdlIODims d;
+	memset(&d, 0, sizeof d);
+	d.dimCount = (size_t)PyList_GET_SIZE(list);
+	for (size_t k = 0; k < d.dimCount; k++) {
+		d.dims[k] = PyLong_AsLongLong(PyList_GET_ITEM(list, (Py_ssize_t)k));
+		if (d.dims[k] == -1 && PyErr_Occurred())
+			return NULL;
+	}
+	return PyLong_FromLong(aclmdlSetInputDynamicDims(id, ds, index, &d));
+}
+
 #define M PYACL_METHOD
 static PyMethodDef mdl_methods[] = {
+	M("get_input_dynamic_gear_count", get_input_dynamic_gear_count, METH_VARARGS,
+	  "get_input_dynamic_gear_count(desc, index) -> (gear_count, ret)"),
+	M("get_input_dynamic_dims", get_input_dynamic_dims, METH_VARARGS,
+	  "get_input_dynamic_dims(desc, index, gear_count) -> ([{'name', 'dimCount', 'dims'}], "
+	  "ret)"),
+	M("set_input_dynamic_dims", set_input_dynamic_dims, METH_VARARGS,
+	  "set_input_dynamic_dims(model_id, dataset, index, {'dimCount', 'dims'}) -> ret"),
 	M("get_dynamic_batch", get_dynamic_batch, METH_VARARGS,
 	  "get_dynamic_batch(desc) -> ({'batchCount', 'batch'}, ret)"),
 	M("set_dynamic_batch_size", set_dynamic_batch_size, METH_VARARGS,

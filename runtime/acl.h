@@ -372,6 +372,19 @@ aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBatch *batch);
  * otherwise, as in CANN: simrun --dynamic-batch pads, ACL does not). */
 aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index,
 				   uint64_t batchSize);
+/* Dynamic dims (simatc --dynamic_dims): the same extra input, 8 bytes per
+ * -1 dimension.  A gear is a profile given as its inputs' shapes one after
+ * another (dimCount their ranks' sum; name unused), as in CANN; index is
+ * reserved (-1) for the getters, ACL_DYNAMIC_TENSOR_NAME's for the setter,
+ * whose dims must be one of the gears.  The desc's input and output sizes
+ * are the largest gear's; each execution runs the program of the dims its
+ * extra input holds then.  A model without dynamic dims has 0 gears. */
+aclError aclmdlGetInputDynamicGearCount(const aclmdlDesc *modelDesc, size_t index,
+					size_t *gearCount);
+aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims,
+				   size_t gearCount);
+aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+				   const aclmdlIODims *dims);
 
 /* A dataset holds data buffers in input (or output) order; destroying it
  * leaves its buffers alone (destroy them yourself, as in ACL). */

@@ -63,6 +63,10 @@ struct aclmdlDesc {
 					  * ACL_DYNAMIC_TENSOR_NAME's */
 	unsigned nbatch;                 /* its batch sizes, ascending; 0: static */
 	int64_t batch[OM_MAX_VARIANTS + 1];
+	/* a dynamic-dims model's profiles (0: not one): gear k's inputs' shapes
+	 * one after another, gear_dims values each, at gear[k * gear_dims] */
+	unsigned ngear, gear_dims;
+	int64_t *gear;
 };
 
 struct aclmdlDataset {
@@ -231,7 +235,12 @@ const struct dev_alloc *acl_dev_range(const void *p, uint64_t n);
 struct acl_model *acl_get_model(const char *fn, uint32_t id);
 aclError acl_dataset_ok(const char *fn, const aclmdlDataset *ds);
 /* The descriptor of a dynamic-batch model's batch input (acl.h). */
-void acl_batch_desc(struct om_tensor_desc *d);
+/* The descriptor of m's ACL_DYNAMIC_TENSOR_NAME input: one uint64 per value
+ * (the batch, or each -1 dimension of a dynamic-dims model). */
+void acl_batch_desc(const struct om_model *m, struct om_tensor_desc *d);
+/* The values a dynamic model's ACL_DYNAMIC_TENSOR_NAME input holds: 1 for a
+ * dynamic-batch model, its dims' count for a dynamic-dims one, 0 else. */
+unsigned acl_dynamic_values(const struct om_model *m);
 
 /* --- profiling (acl_prof.c) ---------------------------------------------- */
 

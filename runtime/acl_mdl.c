@@ -12,18 +12,24 @@
 /* --- loading ------------------------------------------------------------- */
 
 /* The batch input holds the batch as one uint64 (little endian), as
- * aclmdlSetDynamicBatchSize writes it. */
+ * aclmdlSetDynamicBatchSize writes it; a dynamic-dims model's holds one per
+ * -1 dimension, as aclmdlSetInputDynamicDims writes them. */
 #define BATCH_BYTES 8
 
-void acl_batch_desc(struct om_tensor_desc *d)
+unsigned acl_dynamic_values(const struct om_model *m)
+{
+	return m->ndims ? m->ndims : m->batch ? 1 : 0;
+}
+
+void acl_batch_desc(const struct om_model *m, struct om_tensor_desc *d)
 {
 	memset(d, 0, sizeof *d);
 	snprintf(d->name, sizeof d->name, "%s", ACL_DYNAMIC_TENSOR_NAME);
 	d->dtype = 13; /* ONNX's UINT64 */
 	d->format = ACL_FORMAT_ND;
 	d->rank = 1;
-	d->dims[0] = 1;
-	d->size = BATCH_BYTES;
+	d->dims[0] = acl_dynamic_values(m);
+	d->size = BATCH_BYTES * (uint64_t)d->dims[0];
 }
 
 /* A dynamic-batch model's other programs on the device, beside m->rm. */
@@ -263,11 +269,12 @@ static aclError bind(const char *fn, const aclmdlDataset *ds, const struct om_te
 	return ACL_SUCCESS;
 }
 
-/* The host view of the batch buffer at index of ds (a dynamic-batch
- * model's last input), NULL with the reason recorded. */
+/* The host view of the batch buffer at index of ds (a dynamic model's last
+ * input), NULL with the reason recorded. */
 static uint8_t *batch_buffer(const char *fn, const struct acl_model *m, const aclmdlDataset *ds,
 			     size_t index)
 {
+	unsigned bytes = BATCH_BYTES * acl_dynamic_values(&m->om);
 	if (acl_dataset_ok(fn, ds) != ACL_SUCCESS)
 		return NULL;
 	if (index != m->om.ninputs) {
@@ -278,7 +285,7 @@ static uint8_t *batch_buffer(const char *fn, const struct acl_model *m, const ac
 	}
 	if (ds->n <= index) {
 		acl_fail(ACL_ERROR_INVALID_PARAM, fn, "the dataset holds %zu buffers, none at index "
-			 "%zu (add a buffer of %d bytes for %s)", ds->n, index, BATCH_BYTES,
+			 "%zu (add a buffer of %u bytes for %s)", ds->n, index, bytes,
 			 ACL_DYNAMIC_TENSOR_NAME);
 		return NULL;
 	}
@@ -288,13 +295,12 @@ static uint8_t *batch_buffer(const char *fn, const struct acl_model *m, const ac
 			 "been destroyed", index, (const void *)b);
 		return NULL;
 	}
-	uint8_t *p = b->size >= BATCH_BYTES && acl_dev_range(b->data, BATCH_BYTES)
-			     ? sim_gm_ptr(rt_device_sim(acl_state.dev), acl_dev_addr(b->data),
-					  BATCH_BYTES)
+	uint8_t *p = b->size >= bytes && acl_dev_range(b->data, bytes)
+			     ? sim_gm_ptr(rt_device_sim(acl_state.dev), acl_dev_addr(b->data), bytes)
 			     : NULL;
 	if (!p)
-		acl_fail(ACL_ERROR_INVALID_PARAM, fn, "input %zu (%s): not %d bytes of device "
-			 "memory from aclrtMalloc", index, ACL_DYNAMIC_TENSOR_NAME, BATCH_BYTES);
+		acl_fail(ACL_ERROR_INVALID_PARAM, fn, "input %zu (%s): not %u bytes of device "
+			 "memory from aclrtMalloc", index, ACL_DYNAMIC_TENSOR_NAME, bytes);
 	return p;
 }
 
@@ -307,6 +313,9 @@ aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, siz
 		return ACL_ERROR_INVALID_MODEL_ID;
 	int64_t sizes[OM_MAX_VARIANTS + 1];
 	unsigned ns = om_batch_sizes(&m->om, sizes);
+	if (m->om.ndims)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "model %u ('%s') has dynamic dims, not batch "
+			    "sizes: aclmdlSetInputDynamicDims", (unsigned)modelId, m->om.name);
 	if (!ns)
 		return FAIL(ACL_ERROR_INVALID_PARAM, "model %u ('%s') has one batch size (compile it "
 			    "with simatc --dynamic_batch_size)", (unsigned)modelId, m->om.name);
@@ -331,13 +340,93 @@ aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, siz
 	return ACL_SUCCESS;
 }
 
+/* A dynamic-dims model's profile whose inputs' shapes, one after another,
+ * are d (aclmdlGetInputDynamicDims's gears), or NULL. */
+static const struct om_model *profile_of(const struct om_model *om, const aclmdlIODims *d)
+{
+	for (unsigned k = 0; k <= om->nvariants; k++) {
+		const struct om_model *p = om_dims_profile(om, k);
+		size_t n = 0;
+		int same = 1;
+		for (uint32_t i = 0; p && i < p->ninputs && same; i++)
+			for (uint32_t r = 0; r < (uint32_t)p->inputs[i].rank && same; r++, n++)
+				same = n < d->dimCount && n < ACL_MAX_DIM_CNT &&
+				       d->dims[n] == p->inputs[i].dims[r];
+		if (p && same && n == d->dimCount)
+			return p;
+	}
+	return NULL;
+}
+
+aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+				   const aclmdlIODims *dims)
+{
+	NEED_DEVICE();
+	struct acl_model *m = acl_get_model(__func__, modelId);
+	if (!m)
+		return ACL_ERROR_INVALID_MODEL_ID;
+	if (!m->om.ndims)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "model %u ('%s') has no dynamic dims (compile it "
+			    "with simatc --dynamic_dims)", (unsigned)modelId, m->om.name);
+	if (!dims)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "dims is NULL");
+	const struct om_model *p = profile_of(&m->om, dims);
+	if (!p) {
+		char list[2048];
+		size_t o = 0;
+		for (unsigned k = 0; k <= m->om.nvariants && o < sizeof list; k++) {
+			const struct om_model *q = om_dims_profile(&m->om, k);
+			for (uint32_t i = 0; i < q->ninputs && o < sizeof list; i++)
+				for (uint32_t r = 0; r < (uint32_t)q->inputs[i].rank && o < sizeof list; r++)
+					o += (size_t)snprintf(list + o, sizeof list - o, "%s%lld",
+							      r || i ? "," : k ? "; " : "",
+							      (long long)q->inputs[i].dims[r]);
+		}
+		return FAIL(ACL_ERROR_INVALID_PARAM, "dims (%zu values) are not one of model %u's "
+			    "gears, its inputs' shapes one after another (%s)", dims->dimCount,
+			    (unsigned)modelId, list);
+	}
+	uint8_t *b = batch_buffer(__func__, m, dataset, index);
+	if (!b)
+		return ACL_ERROR_INVALID_PARAM;
+	aclError e = acl_state.pending ? acl_run_queued(__func__) : ACL_SUCCESS;
+	if (e != ACL_SUCCESS)
+		return e;
+	for (uint32_t d = 0; d < p->ndims; d++)
+		for (int k = 0; k < BATCH_BYTES; k++)
+			b[d * BATCH_BYTES + k] = (uint8_t)((uint64_t)p->dims[d] >> (8 * k));
+	return ACL_SUCCESS;
+}
+
 /* The program an execution of m with input runs: m->rm, or for a
- * dynamic-batch model the one of the batch its batch input holds (read
- * when the execution is queued). */
+ * dynamic-batch model the one of the batch its batch input holds, for a
+ * dynamic-dims model the one of the dims it holds (read when the execution
+ * is queued). */
 static aclError pick_program(const char *fn, struct acl_model *m, const aclmdlDataset *input,
 			     struct rt_model **rm)
 {
 	*rm = &m->rm;
+	if (m->om.ndims) {
+		const uint8_t *p = batch_buffer(fn, m, input, m->om.ninputs);
+		if (!p)
+			return ACL_ERROR_MODEL_INPUT_NOT_MATCH;
+		int64_t d[OM_MAX_DYN_DIMS];
+		for (uint32_t i = 0; i < m->om.ndims; i++) {
+			uint64_t v = 0;
+			for (int k = 0; k < BATCH_BYTES; k++)
+				v |= (uint64_t)p[i * BATCH_BYTES + k] << (8 * k);
+			d[i] = (int64_t)v;
+		}
+		const struct om_model *q = om_variant_dims(&m->om, d, m->om.ndims);
+		for (uint32_t v = 0; q && v < m->om.nvariants; v++)
+			if (q == &m->om.variants[v])
+				*rm = &m->vrm[v];
+		if (q)
+			return ACL_SUCCESS;
+		return acl_fail(ACL_ERROR_MODEL_INPUT_NOT_MATCH, fn, "%s holds dims that are not one "
+				"of the model's profiles: set them with aclmdlSetInputDynamicDims",
+				ACL_DYNAMIC_TENSOR_NAME);
+	}
 	if (!m->om.batch)
 		return ACL_SUCCESS;
 	const uint8_t *p = batch_buffer(fn, m, input, m->om.ninputs);
@@ -375,7 +464,7 @@ static aclError queue_exec(const char *fn, uint32_t id, const aclmdlDataset *inp
 	if (!in || !out)
 		e = acl_fail(ACL_ERROR_BAD_ALLOC, fn, "out of memory");
 	if (e == ACL_SUCCESS)
-		e = bind(fn, input, om->inputs, om->ninputs, m->om.batch != 0, 0, in);
+		e = bind(fn, input, om->inputs, om->ninputs, acl_dynamic_values(&m->om) != 0, 0, in);
 	if (e == ACL_SUCCESS)
 		e = bind(fn, output, om->outputs, om->noutputs, 0, 1, out);
 	if (e == ACL_SUCCESS && !m->done_dead && rt_stream_wait_event(s, m->done))

@@ -32,6 +32,7 @@ static void desc_clear(aclmdlDesc *d)
 {
 	free(d->in);
 	free(d->out);
+	free(d->gear);
 	memset(d, 0, sizeof *d);
 }
 
@@ -61,19 +62,43 @@ aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId)
 	struct acl_model *m = acl_get_model(__func__, modelId);
 	if (!m)
 		return ACL_ERROR_INVALID_MODEL_ID;
-	/* a dynamic-batch model has one more input: the batch (acl.h) */
+	/* a dynamic-batch or dynamic-dims model has one more input: the batch,
+	 * or the dims (acl.h) */
 	int64_t sizes[OM_MAX_VARIANTS + 1];
-	unsigned nb = om_batch_sizes(&m->om, sizes);
-	uint32_t nin = m->om.ninputs + (nb ? 1 : 0);
+	unsigned nb = om_batch_sizes(&m->om, sizes), dyn = acl_dynamic_values(&m->om);
+	uint32_t nin = m->om.ninputs + (dyn ? 1 : 0);
 	struct om_tensor_desc *in = malloc((nin ? nin : 1) * sizeof *in);
 	if (in && m->om.ninputs)
 		memcpy(in, m->om.inputs, m->om.ninputs * sizeof *in);
-	if (in && nb)
-		acl_batch_desc(&in[nin - 1]);
+	if (in && dyn)
+		acl_batch_desc(&m->om, &in[nin - 1]);
+	/* dynamic dims: each gear's inputs' shapes; a buffer must hold the
+	 * largest gear's input (the model's own is the last profile's) */
+	unsigned ngear = m->om.ndims ? m->om.nvariants + 1 : 0, gd = 0;
+	for (uint32_t i = 0; i < m->om.ninputs && ngear; i++)
+		gd += (unsigned)m->om.inputs[i].rank;
+	int64_t *gear = ngear ? malloc((size_t)ngear * (gd ? gd : 1) * sizeof *gear) : NULL;
+	for (unsigned k = 0; gear && k < ngear; k++) {
+		const struct om_model *p = om_dims_profile(&m->om, k);
+		size_t n = 0;
+		for (uint32_t i = 0; i < p->ninputs && i < m->om.ninputs; i++) {
+			for (uint32_t r = 0; r < (uint32_t)p->inputs[i].rank && n < gd; r++)
+				gear[(size_t)k * gd + n++] = p->inputs[i].dims[r];
+			if (in && p->inputs[i].size > in[i].size)
+				in[i].size = p->inputs[i].size;
+		}
+	}
 	struct om_tensor_desc *out = dup_descs(m->om.outputs, m->om.noutputs);
-	if (!in || !out) {
+	for (unsigned k = 0; out && k < ngear; k++) {
+		const struct om_model *p = om_dims_profile(&m->om, k);
+		for (uint32_t i = 0; i < p->noutputs && i < m->om.noutputs; i++)
+			if (p->outputs[i].size > out[i].size)
+				out[i].size = p->outputs[i].size;
+	}
+	if (!in || !out || (ngear && !gear)) {
 		free(in);
 		free(out);
+		free(gear);
 		return FAIL(ACL_ERROR_BAD_ALLOC, "out of memory");
 	}
 	desc_clear(modelDesc);
@@ -83,6 +108,47 @@ aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId)
 	modelDesc->nout = m->om.noutputs;
 	modelDesc->nbatch = nb;
 	memcpy(modelDesc->batch, sizes, nb * sizeof *sizes);
+	modelDesc->ngear = ngear;
+	modelDesc->gear_dims = gd;
+	modelDesc->gear = gear;
+	return ACL_SUCCESS;
+}
+
+aclError aclmdlGetInputDynamicGearCount(const aclmdlDesc *modelDesc, size_t index,
+					size_t *gearCount)
+{
+	(void)index; /* reserved: -1 in CANN */
+	if (!desc_ok(__func__, modelDesc))
+		return modelDesc ? ACL_ERROR_INVALID_RESOURCE_HANDLE : ACL_ERROR_INVALID_PARAM;
+	if (!gearCount)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "gearCount is NULL");
+	*gearCount = modelDesc->ngear;
+	return ACL_SUCCESS;
+}
+
+aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims,
+				   size_t gearCount)
+{
+	(void)index; /* reserved: -1 in CANN */
+	if (!desc_ok(__func__, modelDesc))
+		return modelDesc ? ACL_ERROR_INVALID_RESOURCE_HANDLE : ACL_ERROR_INVALID_PARAM;
+	if (!dims)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "dims is NULL");
+	if (!modelDesc->ngear)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "the model has no dynamic dims (compile it with "
+			    "simatc --dynamic_dims)");
+	if (gearCount != modelDesc->ngear)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "gearCount %zu: the model has %u gears "
+			    "(aclmdlGetInputDynamicGearCount)", gearCount, modelDesc->ngear);
+	if (modelDesc->gear_dims > ACL_MAX_DIM_CNT)
+		return FAIL(ACL_ERROR_INVALID_PARAM, "the model's inputs have %u dims in all, more "
+			    "than ACL_MAX_DIM_CNT", modelDesc->gear_dims);
+	for (unsigned k = 0; k < modelDesc->ngear; k++) {
+		memset(&dims[k], 0, sizeof dims[k]);
+		dims[k].dimCount = modelDesc->gear_dims;
+		memcpy(dims[k].dims, &modelDesc->gear[(size_t)k * modelDesc->gear_dims],
+		       modelDesc->gear_dims * sizeof *dims[k].dims);
+	}
 	return ACL_SUCCESS;
 }
 

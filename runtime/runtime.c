@@ -752,8 +752,13 @@ int rt_model_load_variant(const struct rt_model *base, const struct om_model *vo
 {
 	memset(m, 0, sizeof *m);
 	if (vom->workspace_bytes > base->om->workspace_bytes) {
-		snprintf(err, errlen, "model '%s': the batch-%lld program needs %llu bytes of "
-			 "workspace, more than the model's %llu", vom->name, (long long)vom->batch,
+		char what[200] = "dims-";
+		if (vom->ndims)
+			om_dims_name(vom, what + 5, sizeof what - 5);
+		else
+			snprintf(what, sizeof what, "batch-%lld", (long long)vom->batch);
+		snprintf(err, errlen, "model '%s': the %s program needs %llu bytes of workspace, "
+			 "more than the model's %llu", vom->name, what,
 			 (unsigned long long)vom->workspace_bytes,
 			 (unsigned long long)base->om->workspace_bytes);
 		return -1;

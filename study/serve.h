@@ -84,6 +84,10 @@ struct sv_table {
 	 * chip of core_count AI cores */
 	unsigned core_count;
 	unsigned loops; /* the characterisation's iterations per stream (0: 2, the default) */
+	/* the part of a PCIe copy that overlaps the next copy of its direction
+	 * (the link's latency; the transfer itself queues): "# pcie_latency_us X",
+	 * 0 when not given (the whole copy queues) */
+	double pcie_latency_us;
 	unsigned nkern[SV_MAX_VARIANTS];
 	struct sv_kernel *kern[SV_MAX_VARIANTS];
 	/* after_us[v][k - 1]: variant v's device time alone when k other model
@@ -98,9 +102,10 @@ struct sv_table {
  * batch needs every concurrency 1..max.  Optionally, each variant's
  * kernels in order, "kernel,batch,gap_us,run_us,cores" (for every batch or
  * none), after a "# ai_cores N" line ("# loops N": the characterisation's
- * iterations per stream, default 2), and its device time when k other
- * instances ran since its own, "after,batch,k,device_us".  Errors name the
- * file and line. */
+ * iterations per stream, default 2; "# pcie_latency_us X": the part of a
+ * copy that overlaps the next copy of its direction, default 0), and its
+ * device time when k other instances ran since its own,
+ * "after,batch,k,device_us".  Errors name the file and line. */
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen);
 int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t errlen);
 /* A table built in memory (tests): n variants, conc levels, svc copied. */

@@ -531,8 +531,10 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 		if ((rc = sv_table_set_kernels(t, i, (unsigned)cfg->core_count, kern[i], nkern[i], err,
 					       errlen)))
 			sv_table_free(t);
-	if (!rc)
+	if (!rc) {
 		t->loops = loops;
+		t->pcie_latency_us = cfg->pcie_latency_us;
+	}
 	if (!rc && streams * n > 1 && (rc = characterise_after(v, n, cfg, streams, progress, t, err,
 							       errlen)))
 		sv_table_free(t);

@@ -203,6 +203,47 @@ static int setup(struct replay *r, const char *const *const *om_paths, const uns
 	return 0;
 }
 
+/* When each of the first nb batches may start in the replay, at the
+ * earliest; it starts then or when its stream is done with the batch
+ * before it, whichever is later (the stream's order).  The fast run's start
+ * instant is where its batcher closed the batch, and that instant
+ * includes the fast model's own completions: a batch closed when its
+ * stream freed started when the *fast* stream freed.  Replayed at that
+ * instant, it kept the fast run's schedule near capacity: the chip's
+ * streams, done earlier, sat idle until then, so its batches overlapped
+ * less than the fast run's (docs/serving.md).  A FIFO batch of max_batch
+ * items closes as soon as its last request is ready and a stream is free,
+ * whatever the delay, and its requests are the next max_batch in arrival
+ * order whenever the batches before it are: so it may start once that
+ * request is ready, and the chip's own completions decide the rest.  Other
+ * batches (closed by the delay or by the SLO-aware policy, whose content
+ * depends on when the stream freed) keep the fast run's instant. */
+static int replay_holds(const struct sv_config *c, const struct sv_table *t,
+			const struct sv_run *run, size_t nb, sv_ns *hold)
+{
+	for (size_t b = 0; b < nb; b++)
+		hold[b] = run->batch[b].start;
+	if (c->policy != SV_POLICY_FIFO)
+		return 0;
+	sv_ns *last = calloc(nb, sizeof *last); /* the latest ready request of each */
+	if (!last)
+		return -1;
+	for (size_t i = 0; i < run->n; i++) {
+		const struct sv_record *q = &run->rec[i];
+		if (q->batch_id < nb && q->ready > last[q->batch_id])
+			last[q->batch_id] = q->ready;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		const struct sv_batch *sb = &run->batch[b];
+		const struct sv_table *tm = &t[sb->model];
+		unsigned max_batch = c->max_batch ? c->max_batch : tm->batch[tm->nvariants - 1];
+		if (sb->items == max_batch && last[b] < hold[b])
+			hold[b] = last[b];
+	}
+	free(last);
+	return 0;
+}
+
 int sv_exact_replay(const char *const *om_paths, unsigned n, const struct soc_config *cfg,
 		    const struct sv_config *c, const struct sv_table *t, const struct sv_run *run,
 		    size_t max_batches, struct sv_exact *x, char *err, size_t errlen)
@@ -231,6 +272,7 @@ int sv_exact_replay_models(const char *const *const *om_paths, const unsigned *n
 		return -1;
 	}
 	int rc = -1;
+	sv_ns *hold = NULL; /* each batch's start instant in the replay, at the earliest */
 	if (setup(&r, om_paths, n, nt, cfg, t, run, err, errlen))
 		goto done;
 	/* a server warms its models up before it takes traffic, and the table
@@ -252,13 +294,18 @@ int sv_exact_replay_models(const char *const *const *om_paths, const unsigned *n
 	/* the loads and the warm-up are over: the run's time 0 is now */
 	uint64_t base = rt_now(r.d);
 	double mhz = cfg->core_freq_mhz;
+	hold = malloc(r.nb * sizeof *hold);
+	if (!hold || replay_holds(c, t, run, r.nb, hold)) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
 	for (size_t b = 0; b < r.nb; b++) {
 		const struct sv_batch *sb = &run->batch[b];
 		struct rt_stream *s = r.st[sb->stream];
 		unsigned g = r.off[sb->model] + sb->variant;
 		struct inst *in = &r.inst[g * r.S + sb->stream];
 		const struct om_model *om = r.prog[g];
-		uint64_t at = base + (uint64_t)llround((double)sb->start * mhz / 1e3);
+		uint64_t at = base + (uint64_t)llround((double)hold[b] * mhz / 1e3);
 		if (rt_stream_hold(s, at) || rt_event_record(r.ev[2 * b], s)) {
 			snprintf(err, errlen, "out of memory");
 			goto done;
@@ -336,6 +383,7 @@ int sv_exact_replay_models(const char *const *const *om_paths, const unsigned *n
 	free(exact);
 	rc = 0;
 done:
+	free(hold);
 	release(&r);
 	return rc;
 }

@@ -69,8 +69,12 @@ enum phase { PH_IN, PH_FIXED, PH_CORES, PH_OUT, PH_N };
  * list (a table that does not give it) the kernels are one SG_CORES
  * segment, shared by rates from the table; with it, each kernel is a wait
  * (SG_GAP: its stream's task gap, using nothing shared) and a run (SG_RUN)
- * on the AI cores, and the cores go to the kernels in launch order. */
-enum seg_kind { SG_IN, SG_FIXED, SG_CORES, SG_GAP, SG_RUN, SG_OUT };
+ * on the AI cores, and the cores go to the kernels in launch order.  With
+ * it too, each copy is its transfer (SG_IN, SG_OUT), which holds the PCIe
+ * link of its direction, then the link's latency (SG_LAT, nothing shared):
+ * the chip queues the transfers of one direction (sim/engine.c), so a
+ * copy waits for the one before it rather than sharing the link. */
+enum seg_kind { SG_IN, SG_FIXED, SG_CORES, SG_GAP, SG_RUN, SG_OUT, SG_LAT };
 
 struct seg {
 	double end;   /* standalone nanoseconds at its end, from the batch's start */
@@ -237,7 +241,7 @@ static int make_plan(const struct sv_table *t, unsigned v, int kernels, double d
 	const struct sv_service *e = sv_table_get(t, v, 1);
 	double scale = device_us > 0 ? (device_us - e->fixed_us) / (e->device_us - e->fixed_us) : 1;
 	unsigned nk = kernels ? t->nkern[v] : 0;
-	p->seg = malloc((4 + 2 * (size_t)nk) * sizeof *p->seg);
+	p->seg = malloc((6 + 2 * (size_t)nk) * sizeof *p->seg);
 	if (!p->seg)
 		return -1;
 	p->n = 0;
@@ -259,9 +263,12 @@ static int make_plan(const struct sv_table *t, unsigned v, int kernels, double d
 			continue;
 		}
 		static const enum seg_kind kind[PH_N] = { SG_IN, SG_FIXED, SG_CORES, SG_OUT };
-		p->seg[p->n++] = (struct seg){ at += (double)phase_ns(t, v, (enum phase)ph, 1) *
-							     (ph == PH_CORES ? scale : 1),
-					       0, kind[ph] };
+		double len = (double)phase_ns(t, v, (enum phase)ph, 1) * (ph == PH_CORES ? scale : 1);
+		double lat = nk && (ph == PH_IN || ph == PH_OUT) ? t->pcie_latency_us * 1e3 : 0;
+		lat = lat < len ? lat : len;
+		p->seg[p->n++] = (struct seg){ at += len - lat, 0, kind[ph] };
+		if (lat > 0)
+			p->seg[p->n++] = (struct seg){ at += lat, 0, SG_LAT };
 	}
 	return 0;
 }
@@ -315,6 +322,9 @@ static enum phase phase_of(enum seg_kind k)
 static void reshare(struct state *s, unsigned S, sv_ns now)
 {
 	unsigned in[PH_N] = { 0 }, nrun = 0, nker = 0;
+	int link[2] = { -1, -1 }; /* with the kernels: the stream whose transfer holds the
+				   * link, in and out (the earliest to ask, then the
+				   * lowest stream) */
 	for (unsigned k = 0; k < S; k++) {
 		struct stream *x = &s->st[k];
 		if (!x->busy)
@@ -332,6 +342,11 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 		enum seg_kind kind = p->seg[x->seg].kind;
 		if (kind == SG_IN || kind == SG_CORES || kind == SG_OUT)
 			in[phase_of(kind)]++;
+		if (kind == SG_IN || kind == SG_OUT) {
+			int *h = &link[kind == SG_OUT];
+			if (*h < 0 || s->st[*h].launched > x->launched)
+				*h = (int)k;
+		}
 		nker += kind == SG_GAP || kind == SG_RUN;
 		if (kind == SG_RUN) {
 			/* into launch order (ties: stream order) */
@@ -358,7 +373,10 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 		if (!x->busy)
 			continue;
 		const struct seg *g = &x->plan->seg[x->seg];
-		if (g->kind == SG_IN || g->kind == SG_CORES || g->kind == SG_OUT) {
+		if (s->cores > 0 && (g->kind == SG_IN || g->kind == SG_OUT)) {
+			/* its transfer runs once those queued before it are over */
+			x->rate = link[g->kind == SG_OUT] == (int)k;
+		} else if (g->kind == SG_IN || g->kind == SG_CORES || g->kind == SG_OUT) {
 			const struct sv_table *t = s->q[x->model].t;
 			enum phase ph = phase_of(g->kind);
 			sv_ns alone = phase_ns(t, x->variant, ph, 1),
@@ -481,6 +499,7 @@ static void start_batch(struct state *s, struct sv_run *run, unsigned m, size_t 
 	x->batch = run->nbatch;
 	lay_out(s, x, k);
 	x->last = now;
+	x->launched = now; /* its input copy asks for the link */
 	x->rate = 1;
 	x->busy_until = SV_NS_INF; /* not at a phase's end: reshare sets it */
 	run->nbatch++;

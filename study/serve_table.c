@@ -213,6 +213,7 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 	size_t n = 0, cap = 0, nk = 0, kcap = 0;
 	char line[512], name[128] = "model";
 	unsigned ln = 0, cores = 0, cores_line = 0, na = 0, loops = 0;
+	double pcie_lat = 0;
 	struct {
 		unsigned batch, k, line;
 		double device_us;
@@ -233,6 +234,16 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 			if (sscanf(p + 8, "%u%n", &loops, &used) != 1 || loops < 2 || loops > 1000 ||
 			    p[8 + used + strspn(p + 8 + used, " \t\r\n")]) {
 				snprintf(err, errlen, "%s:%u: expected '# loops N', N in 2..1000", path, ln);
+				goto done;
+			}
+			continue;
+		}
+		if (!strncmp(p, "# pcie_latency_us ", 18)) {
+			int used = 0;
+			if (sscanf(p + 18, "%lf%n", &pcie_lat, &used) != 1 || !(pcie_lat >= 0) ||
+			    !(pcie_lat < 1e6) || p[18 + used + strspn(p + 18 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected '# pcie_latency_us X', X >= 0",
+					 path, ln);
 				goto done;
 			}
 			continue;
@@ -364,8 +375,10 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		svc[i] = rows[i].s;
 	rc = sv_table_make(t, name, batch, nv, maxc, svc, err, errlen);
 	free(svc);
-	if (!rc)
+	if (!rc) {
 		t->loops = loops;
+		t->pcie_latency_us = pcie_lat;
+	}
 	if (!rc && nk && (rc = read_kernels(path, t, krows, nk, cores, err, errlen)))
 		sv_table_free(t);
 	for (unsigned i = 0; !rc && i < na; i++) {
@@ -408,6 +421,8 @@ int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t
 		}
 	if (t->loops)
 		fprintf(f, "# loops %u\n", t->loops);
+	if (t->pcie_latency_us > 0)
+		fprintf(f, "# pcie_latency_us %.3f\n", t->pcie_latency_us);
 	if (sv_table_has_kernels(t)) {
 		fprintf(f, "# each variant's kernels alone on the chip, in order: the wait since "
 			"the previous one ended, their run, the AI cores they kept busy on average\n# ai_cores %u\n"

@@ -325,6 +325,50 @@ START_TEST(kernels_take_turns)
 }
 END_TEST
 
+/* The chip queues the PCIe transfers of one direction and overlaps only
+ * the link's latency (sim/engine.c); with the kernel list, so does the
+ * fast mode.  A copy of 100 us alone, 10 of them latency; fixed cost 200,
+ * one 50 us kernel on half the cores.  Two batches at 0 on two streams: A
+ * copies 0-100, runs 100-350; B's transfer waits for A's (to 90), copies
+ * 90-190, runs 190-440.  Their kernels never overlap, so the memory's
+ * factor plays no part, and the table's copy at 2 in flight (150) none. */
+START_TEST(copies_queue_on_the_link)
+{
+	unsigned b = 1;
+	struct sv_service svc[2] = { { 100, 250, 0, 200 }, { 150, 250, 0, 200 } };
+	struct sv_kernel k[1] = { { 0, 50, 4 } };
+	struct sv_table t, back;
+	char err[1024], path[4200], tpath[4200];
+	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_table_set_kernels(&t, 0, 8, k, 1, err, sizeof err) == 0, "%s", err);
+	t.pcie_latency_us = 10;
+	snprintf(path, sizeof path, "%s/link.csv", tmpdir);
+	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
+	struct sv_config c = { .streams = 2 };
+	struct sv_run r;
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("0,m\n0,m\n", f);
+	fclose(f);
+	run(&c, &t, &o, &r);
+	ck_assert_msg(llabs(r.rec[0].end - 350000) <= 1, "%lld", (long long)r.rec[0].end);
+	ck_assert_msg(llabs(r.rec[1].end - 440000) <= 1, "%lld", (long long)r.rec[1].end);
+	sv_run_free(&r);
+	/* the latency survives the CSV */
+	snprintf(tpath, sizeof tpath, "%s/link_table.csv", tmpdir);
+	ck_assert_msg(sv_table_write(tpath, &t, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_table_read(tpath, &back, err, sizeof err) == 0, "%s", err);
+	ck_assert(back.pcie_latency_us == 10);
+	sv_table_free(&back);
+	sv_table_free(&t);
+	f = fopen(tpath, "w");
+	fputs("# pcie_latency_us -1\n1,1,0,1000,0\n", f);
+	fclose(f);
+	ck_assert_int_eq(sv_table_read(tpath, &back, err, sizeof err), -1);
+	ck_assert_msg(strstr(err, ":1: expected '# pcie_latency_us X', X >= 0"), "%s", err);
+}
+END_TEST
+
 /* Each stream has an instance of each variant; the table's time after k
  * other instances ran replaces the warm time.  One variant, 1000 us warm,
  * 1500 us after one other instance; two streams, served one at a time:
@@ -968,6 +1012,7 @@ int main(void)
 	tcase_add_test(tc, padding_counted);
 	tcase_add_test(tc, streams_share_the_chip);
 	tcase_add_test(tc, kernels_take_turns);
+	tcase_add_test(tc, copies_queue_on_the_link);
 	tcase_add_test(tc, instances_in_the_l2);
 	tcase_add_test(tc, slo_aware);
 	tcase_add_test(tc, same_seed_same_bytes);

@@ -262,6 +262,23 @@ if /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" > /dev/null 2>&1; 
 		./simatc $d --input_shape="input:-1,4,8,8" --output="$tmp/z"
 	expect_err "--dynamic_batch_size without -1" "-1 as the batch" \
 		./simatc $d --input_shape="input:2,4,8,8" --dynamic_batch_size="1,2" --output="$tmp/z"
+	# dynamic dims: one .om of a program per profile; simdis, --mode=6 and
+	# simrun name them
+	h="--model=$tmp/convhw.onnx --framework=5 --soc_version=Ascend310P3 --input_shape=input:1,4,-1,-1"
+	./simatc $h --dynamic_dims="8,8;16,16;12,20" --output="$tmp/dims" > /dev/null &&
+		ok || bad "simatc --dynamic_dims"
+	./simdis "$tmp/dims.om" | grep -q '^# dynamic dims: 3 profiles, 8x8;16x16;12x20 ' &&
+		ok || bad "simdis: the profiles"
+	./simatc --mode=6 --om="$tmp/dims.om" | grep -q '^  dynamic dims: 8x8 ' &&
+		ok || bad "--mode=6: the profiles"
+	./simrun "$tmp/dims.om" --dynamic-dims 16,16 --json | grep -q '"dynamic_dims": "16x16"' &&
+		ok || bad "simrun --dynamic-dims 16,16 --json"
+	expect_err "a profile not compiled" "not one of the model's profiles (8x8;16x16;12x20)" \
+		./simrun "$tmp/dims.om" --dynamic-dims 16,8
+	expect_err "both dynamic flags" "exclude each other" \
+		./simatc $h --dynamic_dims="8,8;16,16" --dynamic_batch_size="1,2" --output="$tmp/z"
+	expect_err "profiles of unequal length" "profile 2 has 1 values" \
+		./simatc $h --dynamic_dims="8,8;16" --output="$tmp/z"
 	# simserve takes the one .om as it takes one fixed-batch .om per size
 	for b in 1 2 4; do
 		./simatc $d --input_shape="input:$b,4,8,8" --output="$tmp/fix$b" > /dev/null ||

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A small conv model with a symbolic batch for the dynamic-batch tests
 (tests/check_dynbatch.c): Conv 3x3 (4 -> 16 channels, 8x8), Relu, Conv 1x1
-(16 -> 8).  Writes DIR/conv.onnx."""
+(16 -> 8).  Writes DIR/conv.onnx, and DIR/convhw.onnx: the same with batch 1
+and a symbolic height and width (the dynamic-dims tests)."""
 import sys
 
 import numpy as np
@@ -25,3 +26,10 @@ g = helper.make_graph(nodes, "dynconv",
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 onnx.checker.check_model(m)
 onnx.save(m, out + "/conv.onnx")
+g = helper.make_graph(nodes, "dynconvhw",
+                      [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 4, "H", "W"])],
+                      [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 8, "H", "W"])],
+                      [w1, b1, w2])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+onnx.checker.check_model(m)
+onnx.save(m, out + "/convhw.onnx")

@@ -391,6 +391,47 @@ class DynamicBatch(unittest.TestCase):
         self.assertEqual(acl.finalize(), 0)
 
 
+@unittest.skipUnless(HAVE_DYN, "no dynamic-dims model (tests/dynbatch_models.py needs onnx)")
+class DynamicDims(unittest.TestCase):
+    """tests/dynbatch_models.py's convhw compiled with --dynamic_dims=8,8;16,16."""
+
+    def test_gears_and_execute(self):
+        self.assertEqual(acl.init(), 0)
+        self.assertEqual(acl.rt.set_device(0), 0)
+        mid, ret = acl.mdl.load_from_file(os.path.join(MODEL_DIR, "dims.om"))
+        self.assertEqual(ret, 0)
+        desc = acl.mdl.create_desc()
+        self.assertEqual(acl.mdl.get_desc(desc, mid), 0)
+        self.assertEqual(acl.mdl.get_input_dynamic_gear_count(desc, -1), (2, 0))
+        gears, ret = acl.mdl.get_input_dynamic_dims(desc, -1, 2)
+        self.assertEqual(ret, 0)
+        self.assertEqual([g["dims"] for g in gears], [[1, 4, 8, 8], [1, 4, 16, 16]])
+        index, ret = acl.mdl.get_input_index_by_name(desc, acl.ACL_DYNAMIC_TENSOR_NAME)
+        self.assertEqual((index, ret), (1, 0))
+        ind, outd, owned = acl.mdl.create_dataset(), acl.mdl.create_dataset(), []
+        for ds, size in ((ind, acl.mdl.get_input_size_by_index(desc, 0)),
+                         (ind, acl.mdl.get_input_size_by_index(desc, index)),
+                         (outd, acl.mdl.get_output_size_by_index(desc, 0))):
+            dev, ret = acl.rt.malloc(size, acl.ACL_MEM_MALLOC_HUGE_FIRST)
+            self.assertEqual(ret, 0)
+            self.assertEqual(acl.rt.memset(dev, size, 0, size), 0)
+            buf = acl.create_data_buffer(dev, size)
+            owned.append((dev, buf))
+            self.assertEqual(acl.mdl.add_dataset_buffer(ds, buf)[1], 0)
+        # the gears only, as CANN
+        self.assertEqual(acl.mdl.set_input_dynamic_dims(mid, ind, index, {"dims": [1, 4, 8, 16]}),
+                         acl.ACL_ERROR_INVALID_PARAM)
+        self.assertEqual(acl.mdl.set_input_dynamic_dims(mid, ind, index, gears[1]), 0)
+        self.assertEqual(acl.mdl.execute(mid, ind, outd), 0)
+        for dev, buf in owned:
+            acl.destroy_data_buffer(buf)
+            acl.rt.free(dev)
+        self.assertEqual(acl.mdl.destroy_desc(desc), 0)
+        self.assertEqual(acl.mdl.unload(mid), 0)
+        self.assertEqual(acl.rt.reset_device(0), 0)
+        self.assertEqual(acl.finalize(), 0)
+
+
 @unittest.skipUnless(HAVE_MODEL, "no model (tests/acl_model.py needs torch and onnx)")
 class Model(unittest.TestCase):
     def setUp(self):

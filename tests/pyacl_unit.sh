@@ -21,6 +21,9 @@ if /usr/bin/python3 -c 'import torch, onnx' > /dev/null 2>&1; then
 	if ! /usr/bin/python3 "$srcdir/tests/dynbatch_models.py" "$tmp" >> "$tmp/gen.log" 2>&1 ||
 		! ./simatc --model="$tmp/conv.onnx" --framework=5 --output="$tmp/dyn" \
 			--input_shape="input:-1,4,8,8" --dynamic_batch_size="1,2,4" \
+			--soc_version=Ascend310 >> "$tmp/atc.log" 2>&1 ||
+		! ./simatc --model="$tmp/convhw.onnx" --framework=5 --output="$tmp/dims" \
+			--input_shape="input:1,4,-1,-1" --dynamic_dims="8,8;16,16" \
 			--soc_version=Ascend310 >> "$tmp/atc.log" 2>&1; then
 		cat "$tmp/gen.log" "$tmp/atc.log"
 		echo "FAIL: making the dynamic-batch model"

@@ -27,6 +27,9 @@ static void usage(FILE *f)
 		"  --dynamic_batch_size=\"1,2,4,8\"  batch sizes (2 to 100, ascending): one program\n"
 		"                          per size in one .om, the weights stored once; the\n"
 		"                          dynamic inputs have -1 as the batch in --input_shape\n"
+		"  --dynamic_dims=\"224,224;320,320\"  profiles (2 to 100) of values for the -1\n"
+		"                          dimensions of --input_shape, in order: one program per\n"
+		"                          profile in one .om, the weights stored once\n"
 		"  --buffer_optimize=l2_optimize|off_optimize  L2 fusion of memory-bound chains (on\n"
 		"                          by default)\n"
 		"  --precision_mode=MODE   force_fp16 (the default), allow_mix_precision (Softmax,\n"
@@ -143,6 +146,15 @@ static int other_mode(const char *mode, const char *om_in, const char *json)
 		}
 		if (ns)
 			printf("\n");
+		for (unsigned k = 0; m.ndims && k <= m.nvariants; k++) {
+			const struct om_model *v = om_dims_profile(&m, k);
+			char dn[200];
+			om_dims_name(v, dn, sizeof dn);
+			printf("%s%s (%u tasks, workspace %llu bytes)", k ? ", " : "  dynamic dims: ", dn,
+			       v->ntasks, (unsigned long long)v->workspace_bytes);
+		}
+		if (m.ndims)
+			printf("\n");
 	} else {
 		FILE *f = fopen(json, "w");
 		if (!f) {
@@ -165,10 +177,13 @@ static int other_mode(const char *mode, const char *om_in, const char *json)
 /* The command line. */
 struct cli {
 	const char *model, *output, *soc, *framework;
-	const char *mode, *om_in, *json, *dyn_batch;
+	const char *mode, *om_in, *json, *dyn_batch, *dyn_dims;
 	struct cc_options opt;
 	const char *sets[64];
 	int nsets;
+	/* --dynamic_dims: nprof profiles of ndims values (cc_parse_dynamic_dims) */
+	int64_t dims[OM_MAX_VARIANTS * OM_MAX_DYN_DIMS];
+	unsigned nprof, ndims;
 };
 
 /* An option whose value is one of a few words (key is "--name"): 0 and
@@ -267,6 +282,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			c->opt.input_shape = v;
 		else if (IS("--dynamic_batch_size"))
 			c->dyn_batch = v;
+		else if (IS("--dynamic_dims"))
+			c->dyn_dims = v;
 		else if (IS("--report"))
 			c->opt.report_json = v;
 		else if (IS("--fusion_switch_file"))
@@ -324,7 +341,9 @@ static int compile(struct cli *c, const struct soc_config *cfg, const int64_t *s
 	struct om_model m;
 	int failed = nsizes ? cc_compile_dynamic(c->model, cfg, &c->opt, sizes, nsizes, &m, err,
 						 sizeof err)
-			    : cc_compile(c->model, cfg, &c->opt, &m, err, sizeof err);
+		     : c->nprof ? cc_compile_dynamic_dims(c->model, cfg, &c->opt, c->dims, c->ndims,
+							  c->nprof, &m, err, sizeof err)
+				: cc_compile(c->model, cfg, &c->opt, &m, err, sizeof err);
 	if (tty) /* the progress line ends */
 		fprintf(stderr, "\r%60s\r", "");
 	if (failed) {
@@ -373,6 +392,16 @@ int main(int argc, char **argv)
 	unsigned nsizes = 0;
 	char err[4096];
 	if (c.dyn_batch && cc_parse_dynamic_batch(c.dyn_batch, sizes, &nsizes, err, sizeof err)) {
+		fprintf(stderr, "simatc: %s\n", err);
+		return 2;
+	}
+	if (c.dyn_batch && c.dyn_dims) {
+		fprintf(stderr, "simatc: --dynamic_batch_size and --dynamic_dims exclude each other "
+				"(give the batch as a dim of --dynamic_dims)\n");
+		return 2;
+	}
+	if (c.dyn_dims && cc_parse_dynamic_dims(c.dyn_dims, c.dims, &c.nprof, &c.ndims, err,
+						sizeof err)) {
 		fprintf(stderr, "simatc: %s\n", err);
 		return 2;
 	}

@@ -9,11 +9,17 @@
 #include "om.h"
 #include "version.h"
 
-/* Every kernel of the program m (a model or one of its batch variants),
- * named by the tasks that run it; dynamic: m is one of several batch sizes. */
+/* Every kernel of the program m (a model or one of its batch or dims
+ * variants), named by the tasks that run it; dynamic: m is one of several
+ * batch sizes or dims profiles. */
 static int list_kernels(const struct om_model *m, unsigned dynamic, int explain)
 {
-	if (dynamic)
+	char dn[200];
+	om_dims_name(m, dn, sizeof dn);
+	if (dynamic && m->ndims)
+		printf("\n# variant dims %s: %u tasks, %u kernels, workspace %llu bytes\n", dn,
+		       m->ntasks, m->nkernels, (unsigned long long)m->workspace_bytes);
+	else if (dynamic)
 		printf("\n# variant batch %lld: %u tasks, %u kernels, workspace %llu bytes\n",
 		       (long long)m->batch, m->ntasks, m->nkernels,
 		       (unsigned long long)m->workspace_bytes);
@@ -87,6 +93,16 @@ int main(int argc, char **argv)
 			for (unsigned k = 0; k < ns; k++)
 				printf("%s%lld", k ? "," : " ", (long long)sz[k]);
 			printf(" (one program each, listed largest first; the weights shared)\n");
+		}
+		if (m.ndims) {
+			printf("# dynamic dims: %u profiles,", m.nvariants + 1);
+			for (unsigned k = 0; k <= m.nvariants; k++) {
+				char dn[200];
+				om_dims_name(om_dims_profile(&m, k), dn, sizeof dn);
+				printf("%s%s", k ? ";" : " ", dn);
+			}
+			printf(" (one program each, listed last first; the weights shared)\n");
+			ns = m.nvariants + 1;
 		}
 		int rc = list_kernels(&m, ns, explain);
 		for (unsigned v = 0; v < m.nvariants; v++)

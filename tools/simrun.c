@@ -46,6 +46,9 @@ static void usage(FILE *f)
 		"                        the next larger one with the inputs padded with zeros\n"
 		"                        (the report says so; ACL's aclmdlSetDynamicBatchSize\n"
 		"                        takes compiled sizes only); default: the largest\n"
+		"  --dynamic-dims V,V..  a dynamic-dims model (simatc --dynamic_dims): run the\n"
+		"                        program of that profile (its -1 dimensions' values);\n"
+		"                        default: the last profile's\n"
 		"  --batch-inputs        every subdirectory of --input-dir is an input set, run\n"
 		"                        once each (round robin over the streams); outputs go to\n"
 		"                        --output-dir/<subdirectory>/\n"
@@ -141,6 +144,7 @@ struct model_opts {
 	uint64_t seed;
 	const char *image; /* --image: raw bytes of the first uint8 input */
 	uint64_t dyn_batch; /* --dynamic-batch: 0, or the batch to run */
+	const char *dyn_dims; /* --dynamic-dims: NULL, or the profile to run */
 };
 
 static int run_model(const char *path, const struct soc_config *cfg,
@@ -267,6 +271,8 @@ static int parse_args(int argc, char **argv, struct cli *c)
 			c->soc = VALUE();
 		} else if (!strcmp(key, "--kernel")) {
 			c->kernel = VALUE();
+		} else if (!strcmp(key, "--dynamic-dims")) {
+			c->mo.dyn_dims = VALUE();
 		} else if (!strcmp(key, "--block-dim") || !strcmp(key, "--max-cycles") ||
 			   !strcmp(key, "--seed") || !strcmp(key, "--dynamic-batch") ||
 			   !strcmp(key, "--loop") || !strcmp(key, "--streams")) {
@@ -782,6 +788,44 @@ static const struct om_model *pick_variant(const char *path, const struct om_mod
 	return v;
 }
 
+/* The program of the dynamic-dims model m that --dynamic-dims v names, the
+ * message printed when there is none. */
+static const struct om_model *pick_dims(const char *path, const struct om_model *m,
+					const char *v)
+{
+	char list[2048] = "";
+	size_t o = 0;
+	for (unsigned k = 0; k <= m->nvariants && m->ndims && o < sizeof list; k++) {
+		char dn[200];
+		om_dims_name(om_dims_profile(m, k), dn, sizeof dn);
+		o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", k ? ";" : "", dn);
+	}
+	if (!m->ndims) {
+		fprintf(stderr, "simrun: %s: --dynamic-dims %s: the model has no dynamic dims "
+				"(compile it with simatc --dynamic_dims)\n", path, v);
+		return NULL;
+	}
+	int64_t d[OM_MAX_DYN_DIMS];
+	unsigned n = 0;
+	const char *p = v;
+	while (*p) {
+		char *e;
+		long long x = strtoll(p, &e, 10);
+		if (e == p || (*e && *e != ',') || x < 1 || n == OM_MAX_DYN_DIMS) {
+			fprintf(stderr, "simrun: --dynamic-dims '%s': positive values separated by "
+					"commas, one for each -1 dimension (profiles: %s)\n", v, list);
+			return NULL;
+		}
+		d[n++] = x;
+		p = *e ? e + 1 : e;
+	}
+	const struct om_model *q = om_variant_dims(m, d, n);
+	if (!q)
+		fprintf(stderr, "simrun: %s: --dynamic-dims %s: not one of the model's profiles "
+				"(%s)\n", path, v, list);
+	return q;
+}
+
 /* simrun MODEL --json: the run as one JSON object. */
 static void print_model_json(const struct soc_config *cfg, const struct om_model *m,
 			     const struct om_model *mp, const struct model_opts *mo, int padded,
@@ -794,6 +838,12 @@ static void print_model_json(const struct soc_config *cfg, const struct om_model
 	const struct trc_exec *e0 = &b->execs[0];
 	printf("{\"soc\": ");
 	sim_json_str(stdout, cfg->name);
+	if (m->ndims) {
+		char dn[200];
+		om_dims_name(mp, dn, sizeof dn);
+		printf(", \"dynamic_dims\": ");
+		sim_json_str(stdout, dn);
+	}
 	if (m->batch)
 		printf(", \"dynamic_batch\": %llu, \"variant_batch\": %lld, \"padded\": %s",
 		       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
@@ -851,6 +901,11 @@ static void print_model_text(const struct soc_config *cfg, const struct om_model
 	const struct trc_exec *e0 = &b->execs[0];
 	printf("model %s on %s (%lld AI cores at %g MHz): %u tasks, batch %u\n", mp->name,
 	       cfg->name, (long long)cfg->core_count, mhz, mp->ntasks, sum.batch);
+	if (m->ndims) {
+		char dn[200];
+		om_dims_name(mp, dn, sizeof dn);
+		printf("dynamic dims               %10s    (%u profiles)\n", dn, m->nvariants + 1);
+	}
 	if (m->batch)
 		printf("dynamic batch              %10llu    on the batch-%lld program%s\n",
 		       (unsigned long long)(mo->dyn_batch ? mo->dyn_batch
@@ -931,7 +986,10 @@ static int run_model(const char *path, const struct soc_config *cfg,
 	}
 	/* the program to run: the model's, or one of its batch variants */
 	struct om_model view;
-	const struct om_model *mp = pick_variant(path, &m, mo->dyn_batch, &view);
+	const struct om_model *mp = mo->dyn_dims ? pick_dims(path, &m, mo->dyn_dims)
+					      : pick_variant(path, &m, mo->dyn_batch, &view);
+	if (mo->dyn_dims)
+		memset(&view, 0, sizeof view);
 	if (!mp) {
 		om_free(&m);
 		return 2;
