@@ -232,6 +232,11 @@ static void load_rep(const struct vopnd *o, const struct vgeom *g, uint64_t r, u
 	size_t bb = (size_t)g->bl * o->es;
 	const uint8_t *p = o->p + r * o->rs;
 
+	if (bb == UNIT_BYTES) { /* every operand but vconv's narrower side: constant-size copies */
+		for (unsigned b = 0; b < 8; b++)
+			memcpy(raw + b * UNIT_BYTES, p + b * o->bs, UNIT_BYTES);
+		return;
+	}
 	for (unsigned b = 0; b < 8; b++)
 		memcpy(raw + b * bb, p + b * o->bs, bb);
 }
@@ -248,7 +253,10 @@ static void store_rep(const struct vopnd *o, const struct vgeom *g, uint64_t r,
 		const uint8_t *s = raw + b * bb;
 
 		if (g->bmask[b] == g->full) {
-			memcpy(d, s, bb);
+			if (bb == UNIT_BYTES)
+				memcpy(d, s, UNIT_BYTES);
+			else
+				memcpy(d, s, bb);
 			continue;
 		}
 		for (unsigned j = 0; j < g->bl; j++)
@@ -267,28 +275,26 @@ static void vec_account(struct sim_core *c, const struct vgeom *g, unsigned flop
 
 /* --- element conversions between raw UB bytes and computation arrays ---------------- */
 
+/* A repeat's float lanes fill it: the whole-repeat copies have a constant size, which the
+ * compiler turns into vector moves (a copy of n * 4 bytes was a rep movs, slow to start). */
 static void raw_to_f32(enum isa_dtype dt, const uint8_t *raw, float *v, unsigned n)
 {
-	uint16_t h[MAX_LANES];
-
-	if (dt == ISA_DT_F16) {
-		memcpy(h, raw, n * sizeof *h);
-		dv_f16_to_f32_n(h, v, n);
-	} else {
+	if (dt == ISA_DT_F16)
+		dv_f16_to_f32_n(raw, v, n);
+	else if (n == REPEAT_BYTES / sizeof *v)
+		memcpy(v, raw, REPEAT_BYTES);
+	else
 		memcpy(v, raw, n * sizeof *v);
-	}
 }
 
 static void f32_to_raw(enum isa_dtype dt, const float *v, uint8_t *raw, unsigned n)
 {
-	uint16_t h[MAX_LANES];
-
-	if (dt == ISA_DT_F16) {
-		dv_f32_to_f16_n(v, h, n);
-		memcpy(raw, h, n * sizeof *h);
-	} else {
+	if (dt == ISA_DT_F16)
+		dv_f32_to_f16_n(v, raw, n);
+	else if (n == REPEAT_BYTES / sizeof *v)
+		memcpy(raw, v, REPEAT_BYTES);
+	else
 		memcpy(raw, v, n * sizeof *v);
-	}
 }
 
 static void raw_to_s32(enum isa_dtype dt, const uint8_t *raw, int32_t *v, unsigned n)
