@@ -25,8 +25,8 @@ static void mmad_f16(struct sim_core *c, const uint8_t *a, const uint8_t *b, uin
 		     int64_t M1, int64_t K1, int64_t N1, int64_t k, int init)
 {
 	float *fa = c->dev->cube_fa, *fb = c->dev->cube_fb;
-	dv_f16_to_f32_n((const uint16_t *)(const void *)a, fa, (size_t)(M1 * K1 * 256));
-	dv_f16_to_f32_n((const uint16_t *)(const void *)b, fb, (size_t)(K1 * N1 * 256));
+	dv_f16_to_f32_n(a, fa, (size_t)(M1 * K1 * 256));
+	dv_f16_to_f32_n(b, fb, (size_t)(K1 * N1 * 256));
 	dv_mmad_f32(fa, fb, cc, M1, K1, N1, k, init);
 }
 

@@ -94,38 +94,49 @@ uint16_t dv_f32_to_f16(float f)
 	}
 }
 
+/* The bulk functions take bytes (a UB repeat, an L0A fractal) of any alignment. */
+static uint16_t ld16(const unsigned char *p)
+{
+	uint16_t h;
+
+	memcpy(&h, p, sizeof h);
+	return h;
+}
+
+static void st16(unsigned char *p, uint16_t h) { memcpy(p, &h, sizeof h); }
+
 #ifdef DV_USE_F16C
-__attribute__((target("f16c"))) static void f16_to_f32_f16c(const uint16_t *src, float *dst,
+__attribute__((target("f16c"))) static void f16_to_f32_f16c(const unsigned char *src, float *dst,
 							     size_t n)
 {
 	size_t i;
 
 	for (i = 0; i + 8 <= n; i += 8) {
-		__m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+		__m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + 2 * i));
 
 		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
 	}
 	for (; i < n; i++)
-		dst[i] = dv_f16_to_f32(src[i]);
+		dst[i] = dv_f16_to_f32(ld16(src + 2 * i));
 }
 
 /* The same conversion 16 at a time (VCVTPH2PS on 512-bit registers gives the bits the 256-bit
  * one does); the cube widens every fp16 operand of an MMAD, 6% of a full ResNet-50 run. */
-__attribute__((target("avx512f"))) static void f16_to_f32_avx512(const uint16_t *src, float *dst,
-								  size_t n)
+__attribute__((target("avx512f"))) static void f16_to_f32_avx512(const unsigned char *src,
+								  float *dst, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i + 16 <= n; i += 16) {
-		__m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(src + i));
+		__m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(src + 2 * i));
 
 		_mm512_storeu_ps(dst + i, _mm512_cvtph_ps(h));
 	}
 	for (; i < n; i++)
-		dst[i] = dv_f16_to_f32(src[i]);
+		dst[i] = dv_f16_to_f32(ld16(src + 2 * i));
 }
 
-__attribute__((target("f16c"))) static void f32_to_f16_f16c(const float *src, uint16_t *dst,
+__attribute__((target("f16c"))) static void f32_to_f16_f16c(const float *src, unsigned char *dst,
 							     size_t n)
 {
 	size_t i;
@@ -134,15 +145,16 @@ __attribute__((target("f16c"))) static void f32_to_f16_f16c(const float *src, ui
 		/* An explicit rounding mode, so a caller's MXCSR setting cannot change results. */
 		__m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
 
-		_mm_storeu_si128((__m128i *)(void *)(dst + i), h);
+		_mm_storeu_si128((__m128i *)(void *)(dst + 2 * i), h);
 	}
 	for (; i < n; i++)
-		dst[i] = dv_f32_to_f16(src[i]);
+		st16(dst + 2 * i, dv_f32_to_f16(src[i]));
 }
 #endif
 
-void dv_f16_to_f32_n(const uint16_t *src, float *dst, size_t n)
+void dv_f16_to_f32_n(const void *src_, float *dst, size_t n)
 {
+	const unsigned char *src = src_;
 	size_t i;
 
 #ifdef DV_USE_F16C
@@ -157,11 +169,12 @@ void dv_f16_to_f32_n(const uint16_t *src, float *dst, size_t n)
 	}
 #endif
 	for (i = 0; i < n; i++)
-		dst[i] = dv_f16_to_f32(src[i]);
+		dst[i] = dv_f16_to_f32(ld16(src + 2 * i));
 }
 
-void dv_f32_to_f16_n(const float *src, uint16_t *dst, size_t n)
+void dv_f32_to_f16_n(const float *src, void *dst_, size_t n)
 {
+	unsigned char *dst = dst_;
 	size_t i;
 
 #ifdef DV_USE_F16C
@@ -171,7 +184,7 @@ void dv_f32_to_f16_n(const float *src, uint16_t *dst, size_t n)
 	}
 #endif
 	for (i = 0; i < n; i++)
-		dst[i] = dv_f32_to_f16(src[i]);
+		st16(dst + 2 * i, dv_f32_to_f16(src[i]));
 }
 
 int32_t dv_f32_to_s32(float x, enum dv_round r)

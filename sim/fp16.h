@@ -17,9 +17,11 @@ float dv_f16_to_f32(uint16_t h);
  * becomes a quiet NaN keeping its sign and the top 10 fraction bits, as F16C does. */
 uint16_t dv_f32_to_f16(float f);
 
-/* Bulk versions of the above: same results bit for bit.  src and dst must not overlap. */
-void dv_f16_to_f32_n(const uint16_t *src, float *dst, size_t n);
-void dv_f32_to_f16_n(const float *src, uint16_t *dst, size_t n);
+/* Bulk versions of the above: same results bit for bit.  src and dst must not overlap.  The
+ * fp16 side is n values in host byte order at any alignment (a uint16_t array, or the bytes
+ * of a simulated buffer, converted in place of a copy into a uint16_t array first). */
+void dv_f16_to_f32_n(const void *src, float *dst, size_t n);
+void dv_f32_to_f16_n(const float *src, void *dst, size_t n);
 
 /* Float -> integer rounding modes. */
 enum dv_round {

@@ -8,6 +8,7 @@
 
 #include "core.h"
 #include "fp16.h"
+#include "vec_fma.h"
 
 #include <check.h>
 #include <math.h>
@@ -621,6 +622,56 @@ START_TEST(test_vmla_fused)
 	for (unsigned i = 0; i < 64; i++)
 		ck_assert_uint_eq(rd32(ub(0x200 + 4 * i)), f2u(-0x1p-46f));
 	ck_assert_uint_eq(stats.vec_flops, 2 * 128 + 2 * 64);
+}
+END_TEST
+
+/* vmla's lanes (dv_fmaf_n, SIMD where the host has FMA) against the C library's fmaf lane by
+ * lane, bit for bit: random bit patterns (a quarter of them special: NaNs with payloads,
+ * infinities, zeros, subnormals) and every lane count up to two vectors past a repeat, so
+ * the tails past the last whole vector are covered too.  fmaf is called through a pointer:
+ * called by name, GCC may swap its first two operands, which decides a NaN's payload. */
+START_TEST(test_fmaf_n_matches_fmaf)
+{
+	static float (*volatile const fmaf_fn)(float, float, float) = fmaf;
+	enum { N = 160 };
+	static const uint32_t special[] = { 0x7fc00000, 0xffc00001, 0x7f800001, 0x7fa00123,
+					    0xff812345, 0x7f800000, 0xff800000, 0x00000000,
+					    0x80000000, 0x00000001, 0x807fffff, 0x3f800000 };
+	const size_t nspecial = sizeof special / sizeof special[0];
+	float a[N], b[N], d[N], want[N];
+	uint32_t x = 12345;
+	unsigned paths = 0;
+
+	for (unsigned round = 0; round < 400; round++) {
+		unsigned n = round % (N + 1);
+		for (unsigned i = 0; i < N; i++) {
+			float *v[3] = { &a[i], &b[i], &d[i] };
+			for (int j = 0; j < 3; j++) {
+				x = x * 1664525u + 1013904223u;
+				uint32_t r = x;
+				x = x * 1664525u + 1013904223u;
+				*v[j] = u2f((x >> 30) == 0 ? special[(x >> 8) % nspecial] : r);
+			}
+			want[i] = fmaf_fn(a[i], b[i], d[i]);
+		}
+		for (int p = DV_FMA_LIBM; p <= DV_FMA_AVX512 + 1; p++) {
+			float out[N];
+			memcpy(out, d, sizeof out);
+			/* the last: the dispatcher */
+			if (p <= DV_FMA_AVX512 ? dv_fmaf_n_path((enum dv_fma_path)p, a, b, out, n)
+					       : (dv_fmaf_n(a, b, out, n), 0))
+				continue; /* not on this host */
+			for (unsigned i = 0; i < N; i++)
+				if (f2u(out[i]) != f2u(i < n ? want[i] : d[i]))
+					ck_abort_msg("round %u, path %d, lane %u of %u: fmaf gives "
+						     "0x%08x, dv_fmaf_n 0x%08x", round, p, i, n,
+						     (unsigned)f2u(i < n ? want[i] : d[i]),
+						     (unsigned)f2u(out[i]));
+			paths |= 1u << p;
+		}
+	}
+	/* the reference and the dispatcher always run */
+	ck_assert_uint_eq(paths & 9u, 9u);
 }
 END_TEST
 
@@ -1725,6 +1776,7 @@ static Suite *vec_suite(void)
 	tcase_add_test(tc, test_ew_strides);
 	tcase_add_test(tc, test_ew_in_place);
 	tcase_add_test(tc, test_vmla_fused);
+	tcase_add_test(tc, test_fmaf_n_matches_fmaf);
 	tcase_add_test(tc, test_int_wrap);
 	tcase_add_test(tc, test_vmaskn_values);
 	tcase_add_test(tc, test_masked_ops);
