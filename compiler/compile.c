@@ -817,7 +817,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			c.dev[ti].storage = -1;
 			continue;
 		}
-		int ai = cc_aipp_input(&c, aipp, i, ti); /* AIPP replaces the TransData */
+		/* AIPP replaces the TransData */
+		int ai = cc_aipp_input(&c, aipp, i, ti, opt && opt->small_channel);
 		if (ai < 0)
 			goto done;
 		if (ai)
