@@ -4,8 +4,10 @@
 # INT8) and ResNet-18 on Ascend 310P3, the figures of Huawei ModelZoo-PyTorch
 # READMEs (benchmark / ais_bench throughput).  Each point is exported with
 # random weights (tests/export_models.py), an INT8 point quantized by simquant
-# (one seeded calibration image: the cycles do not depend on the scales),
-# compiled with simatc and run with simrun in timing mode.  Prints a markdown table
+# (one seeded calibration image: the cycles do not depend on the scales) with
+# its published recipe's skipped layers and compiled with its ATC options
+# (quant_args, atc_args below), compiled with simatc and run with simrun in
+# timing mode.  Prints a markdown table
 # (model, SoC, batch, published and simulated img/s, their ratio, simulated
 # latency), the exact commands, and the cost of every point.
 #
@@ -110,8 +112,29 @@ tagof() { # tagof MODEL SOC BATCH PRECISION
 	if [ "$4" = int8 ]; then echo "$1_int8_$2_b$3"; else echo "$1_$2_b$3"; fi
 }
 # the ONNX model a point compiles: the export, or its QDQ model for int8
+# (named for the recipe below, so that an earlier WORK's QDQ of another recipe
+# is not reused)
 onnxof() { # onnxof MODEL BATCH PRECISION
-	if [ "$3" = int8 ]; then echo "$work/$1_b$2.qdq.onnx"; else echo "$work/$1_b$2/model.onnx"; fi
+	if [ "$3" = int8 ]; then echo "$work/$1_b$2.pub.qdq.onnx"; else echo "$work/$1_b$2/model.onnx"; fi
+}
+# An INT8 row is built the way its published figure was: the README of the
+# ResNet-50 INT8 row (ascend.md 4.3, ModelZoo-PyTorch
+# ACL_PyTorch/built-in/cv/Resnet50_mlperf) quantizes with AMCT and a quant.cfg
+# whose skip_layers keep fp16 the first conv, the four convs of the first
+# bottleneck block (TF's conv2d_1..4: its projection shortcut and its three
+# convs) and the classifier, and compiles with static AIPP (uint8 RGB input)
+# and --enable_small_channel=1.  The same nodes in torchvision's export:
+quant_args() { # quant_args MODEL
+	case $1 in
+	resnet50) echo "--skip_nodes=/conv1/Conv,/layer1/layer1.0/downsample/downsample.0/Conv,"`
+		`"/layer1/layer1.0/conv1/Conv,/layer1/layer1.0/conv2/Conv,/layer1/layer1.0/conv3/Conv,"`
+		`"/fc/Gemm" ;;
+	esac
+}
+atc_args() { # atc_args MODEL PRECISION
+	if [ "$1" = resnet50 ] && [ "$2" = int8 ]; then
+		echo "--insert_op_conf=$src/bench/aipp_resnet50_int8.cfg --enable_small_channel=1"
+	fi
 }
 
 # 2. every point: (quantize,) compile, then run; points in parallel, results
@@ -128,9 +151,10 @@ point() { # point MODEL SOC BATCH PRECISION
 	local onnx
 	onnx=$(onnxof "$m" "$b" "$prec")
 	if [ ! -f "$onnx" ]; then
+		# shellcheck disable=SC2046 # the recipe's arguments, split on purpose
 		timed "$work/$tag.quant.stat" "$work/$tag.quant.log" "$work/$tag.quant.log.err" \
 			"$build/simquant" --model="$work/${m}_b$b/model.onnx" --output="$onnx" \
-			--calib_count=1 --seed=7
+			--calib_count=1 --seed=7 $(quant_args "$m")
 		read -r rc _ < "$work/$tag.quant.stat"
 		if [ "$rc" != 0 ]; then
 			rm -f "$onnx"
@@ -139,9 +163,10 @@ point() { # point MODEL SOC BATCH PRECISION
 		fi
 	fi
 	if [ -z "${REUSE_OM:-}" ] || [ ! -f "$work/$tag.om" ]; then
+		# shellcheck disable=SC2046 # the recipe's arguments, split on purpose
 		timed "$work/$tag.compile.stat" "$work/$tag.compile.log" "$work/$tag.compile.log.err" \
 			"$build/simatc" --model="$onnx" --framework=5 \
-			--output="$work/$tag" --soc_version="$soc"
+			--output="$work/$tag" --soc_version="$soc" $(atc_args "$m" "$prec")
 	fi
 	read -r rc _ < "$work/$tag.compile.stat"
 	if [ "$rc" != 0 ]; then
@@ -237,10 +262,11 @@ while read -r m soc b _ prec _; do
 	tag=$(tagof "$m" "$soc" "$b" "$prec")
 	if [ "$prec" = int8 ]; then
 		echo "- quantize $(pretty "$m") b$b: \`$build/simquant --model=$work/${m}_b$b/model.onnx" \
-			"--output=$(onnxof "$m" "$b" int8) --calib_count=1 --seed=7\`"
+			"--output=$(onnxof "$m" "$b" int8) --calib_count=1 --seed=7 $(quant_args "$m")\`"
 	fi
+	a=$(atc_args "$m" "$prec")
 	echo "- $(pretty "$m") ${prec^^} $soc b$b: \`$build/simatc --model=$(onnxof "$m" "$b" "$prec")" \
-		"--framework=5 --output=$work/$tag --soc_version=$soc\`"
+		"--framework=5 --output=$work/$tag --soc_version=$soc${a:+ $a}\`"
 	if [ -f "$work/$tag.run.cmd" ]; then
 		how=$(cat "$work/$tag.how" 2> /dev/null || echo "no result")
 		echo "  then \`$(sed 's/ $//' "$work/$tag.run.cmd")\` (img/s from $how)"

@@ -504,19 +504,34 @@ static int empty_node(struct cc_ctx *c, struct cc_node *n)
 	return 0;
 }
 
+/* Bytes of one image of batch-sliced tensor ti: NC1HWC0's 32 a pixel and C1,
+ * or the small-channel layout's 8 a pixel (C1 = 1) of an image input
+ * (plan_l2.c node_batch). */
+static uint64_t slice_image_bytes(struct cc_ctx *c, int ti)
+{
+	const int64_t *d = T(c, ti)->dims;
+	return dev_c04(&c->dev[ti]) ? (uint64_t)(d[2] * d[3] * 8)
+				    : (uint64_t)((d[1] + 15) / 16 * d[2] * d[3] * 32);
+}
+
 /* Tensor ti's images [b0, b0 + cnt) as a tensor of its own: a view (NC1HWC0
  * images follow one another), placed before its producer lowers. */
 static int batch_slice(struct cc_ctx *c, int ti, int64_t b0, int64_t cnt)
 {
 	int64_t d[4];
 	memcpy(d, T(c, ti)->dims, sizeof d);
-	uint64_t img = (uint64_t)((d[1] + 15) / 16 * d[2] * d[3] * 32);
+	int c04 = dev_c04(&c->dev[ti]);
+	uint64_t img = slice_image_bytes(c, ti);
 	d[0] = cnt;
 	int s = cc_tensor_new(c, T(c, ti)->name, "b", 4, d);
 	if (s < 0)
 		return -1;
 	T(c, s)->dtype = T(c, ti)->dtype;
 	cc_view_at(c, ti, s, (uint64_t)b0 * img, 0);
+	if (c04) { /* the view keeps its layout (cc_view_at makes NC1HWC0) */
+		c->dev[s].fmt = CC_FMT_NC1HWC0_C04;
+		c->dev[s].size = dev_bytes(&c->dev[s]);
+	}
 	c->dev[s].pinned = 1;
 	c->dev[s].slice_of = ti + 1;
 	c->dev[s].slice_b0 = b0;
@@ -608,9 +623,7 @@ static int lower_sliced(struct cc_ctx *c, const struct cc_l2chain *ch)
 					for (unsigned a = 0; a < t->nargs; a++)
 						if (t->argt[a] >= 0) /* the slice's images */
 							t->args[a].value += (int64_t)((uint64_t)b0 *
-								(uint64_t)((T(c, t->argt[a])->dims[1] + 15) / 16 *
-									   T(c, t->argt[a])->dims[2] *
-									   T(c, t->argt[a])->dims[3] * 32));
+								slice_image_bytes(c, t->argt[a]));
 				}
 				continue;
 			}
@@ -817,7 +830,8 @@ int cc_compile(const char *onnx_path, const struct soc_config *cfg, const struct
 			c.dev[ti].storage = -1;
 			continue;
 		}
-		int ai = cc_aipp_input(&c, aipp, i, ti); /* AIPP replaces the TransData */
+		/* AIPP replaces the TransData */
+		int ai = cc_aipp_input(&c, aipp, i, ti, opt && opt->small_channel);
 		if (ai < 0)
 			goto done;
 		if (ai)

@@ -4,7 +4,9 @@
  * the same: "AIPP ... is the first op of the model", ascend-runtime.md 6.2).
  *
  * The kernel streams tiles of output rows: aipp.gm.l1 (MTE2: the uint8 image
- * rows, preprocessed, into L1 as NC1HWC0 fp16), mov.l1.ub (MTE1), mov.ub.gm
+ * rows, preprocessed, into L1 as NC1HWC0 fp16, or as NC1HWC0_C04 (8 bytes a
+ * pixel) for a first conv on ATC's small-channel path, which ATC's docs pair
+ * with static AIPP, ascend-runtime.md 6.2), mov.l1.ub (MTE1), mov.ub.gm
  * (MTE3), double-buffered on both L1 and UB so the three queues overlap.
  * MTE3 cannot read L1, hence the hop through the UB.  The N x Ho output rows
  * are split over the cores; a tile never crosses an image (the instruction
@@ -24,15 +26,22 @@
 enum { R_IMG = 1, R_CFG = 2, R_OUT = 3, R_BIDX = 4, R_TMP = 5, R_SRC = 6, R_ROW = 7,
        R_L1 = 8, R_UB = 9, R_GM = 10 };
 
-int cc_gen_aipp(const struct soc_config *cfg, int64_t n, int64_t ho, int64_t wo, int64_t img_bytes,
-		struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+int cc_gen_aipp(const struct soc_config *cfg, int64_t n, int64_t ho, int64_t wo, int64_t c0,
+		int64_t img_bytes, struct cc_prog *p, unsigned *block_dim, char *err,
+		size_t errlen)
 {
-	int64_t row_bytes = wo * 32; /* C1 = 1: one 32-byte C0 block per pixel */
+	if ((c0 != 16 && c0 != 4) || (wo * c0 * 2) % 32) {
+		snprintf(err, errlen, "aipp: C0 %lld with rows of %lld pixels: not whole 32-byte "
+			 "blocks", (long long)c0, (long long)wo);
+		return -1;
+	}
+	int64_t row_bytes = wo * c0 * 2; /* C1 = 1: c0 fp16 lanes per pixel */
+	int64_t px_blocks = wo * c0 * 2 / 32; /* 32-byte DMA blocks a row */
 	int64_t l1 = (int64_t)cfg->l1_size_kb * 1024, ub = (int64_t)cfg->ub_size_kb * 1024;
 	int64_t slot = (l1 < ub ? l1 : ub) / 2;
 	int64_t tile = slot / row_bytes;
-	if (tile * wo > ISA_DMA_LEN_MAX) /* the DMA's len field (blocks) */
-		tile = ISA_DMA_LEN_MAX / wo;
+	if (tile * px_blocks > ISA_DMA_LEN_MAX) /* the DMA's len field (blocks) */
+		tile = ISA_DMA_LEN_MAX / px_blocks;
 	if (tile < 1) {
 		snprintf(err, errlen, "aipp: an output row of %lld pixels does not fit half the "
 			 "UB/L1", (long long)wo);
@@ -67,12 +76,12 @@ int cc_gen_aipp(const struct soc_config *cfg, int64_t n, int64_t ho, int64_t wo,
 			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, par);
 			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, par);
 			cc_li(p, R_UB, par * slot);
-			cc_dma(p, ISA_OP_MOV_L1_UB, R_UB, R_L1, 1, rows * wo, 0, 0);
+			cc_dma(p, ISA_OP_MOV_L1_UB, R_UB, R_L1, 1, rows * px_blocks, 0, 0);
 			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, par);
 			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE3, par);
 			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_OUT, g * row_bytes); /* [n][1][ho][wo][16] */
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, rows * wo, 0, 0);
+			cc_addi(p, R_GM, R_OUT, g * row_bytes); /* [n][1][ho][wo][c0] */
+			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, rows * px_blocks, 0, 0);
 			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, par);
 			g += rows;
 		}
@@ -145,7 +154,7 @@ int cc_aipp_prepare(struct cc_ctx *c, const char *path, struct cc_aipp **out)
 	return 0;
 }
 
-int cc_aipp_input(struct cc_ctx *c, struct cc_aipp *a, int input, int ti)
+int cc_aipp_input(struct cc_ctx *c, struct cc_aipp *a, int input, int ti, int small_channel)
 {
 	int k;
 	struct aipp_conf *o = conf_for(a, input, &k);
@@ -153,11 +162,20 @@ int cc_aipp_input(struct cc_ctx *c, struct cc_aipp *a, int input, int ti)
 		return 0;
 	if (cc_ws_place(c, ti))
 		return cc_fail(c, "out of memory");
-	const struct dev_tensor *d = &c->dev[ti];
+	struct dev_tensor *d = &c->dev[ti];
 	if (!dev_5hd(d))
 		return cc_fail(c, "input '%s': AIPP needs the NC1HWC0 layout", T(c, ti)->name);
+	/* the small-channel path: the AIPP writes the C0 = 4 layout its convs
+	 * read (as the TransData would without AIPP), when rows are whole
+	 * 32-byte blocks of it */
+	int c04 = small_channel && d->w % 4 == 0 && cc_conv_c04_input(c, ti, 1);
+	if (c04) {
+		d->fmt = CC_FMT_NC1HWC0_C04;
+		d->size = dev_bytes(d);
+	}
 	uint32_t words[AIPP_CFG_WORDS];
 	aipp_conf_block(o, words);
+	words[AIPP_W_C0] = c04 ? 4 : 16;
 	int64_t woff = cc_weight_add(c, words, sizeof words);
 	if (woff < 0)
 		return cc_fail(c, "out of memory");
@@ -166,7 +184,8 @@ int cc_aipp_input(struct cc_ctx *c, struct cc_aipp *a, int input, int ti)
 	if (!t)
 		return cc_fail(c, "out of memory");
 	char msg[256];
-	if (cc_gen_aipp(c->cfg, d->n, d->h, d->w, img, &t->prog, &t->block_dim, msg, sizeof msg))
+	if (cc_gen_aipp(c->cfg, d->n, d->h, d->w, c04 ? 4 : 16, img, &t->prog, &t->block_dim, msg,
+			sizeof msg))
 		return cc_fail(c, "input '%s': %s", T(c, ti)->name, msg);
 	t->args[t->nargs++] = (struct om_arg){ OM_ARG_INPUT, 0, (uint32_t)input };
 	t->args[t->nargs++] = (struct om_arg){ OM_ARG_WEIGHT, woff, 0 };
@@ -177,10 +196,12 @@ int cc_aipp_input(struct cc_ctx *c, struct cc_aipp *a, int input, int ti)
 	cc_io_dev(c, t, 1, ti);
 	t->bytes = (uint64_t)(d->n * img) + (uint64_t)dev_elems(d) * 2;
 	a->task[k] = (int)(t - c->tasks);
-	cc_log(&c->log, "  aipp: input '%s' <- %s %dx%d image%s%s%s%s (%s:%d)", T(c, ti)->name,
+	if (c04)
+		snprintf(t->note, sizeof t->note, "to NC1HWC0_C04 (small channel)");
+	cc_log(&c->log, "  aipp: input '%s' <- %s %dx%d image%s%s%s%s%s (%s:%d)", T(c, ti)->name,
 	       aipp_format_name(o->format), o->src_w, o->src_h, o->crop ? ", crop" : "",
 	       o->csc ? ", CSC" : "", o->rbuv_swap || o->ax_swap ? ", swap" : "",
-	       o->padding ? ", padding" : "", a->path, o->line);
+	       o->padding ? ", padding" : "", c04 ? ", NC1HWC0_C04 out" : "", a->path, o->line);
 	return 1;
 }
 

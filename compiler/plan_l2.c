@@ -8,7 +8,9 @@
  * The plan, before lowering, over the graph's node order:
  *  - sliceable nodes: Conv (fp16 or int8), MaxPool, AveragePool, GlobalAveragePool
  *    and BatchNormalization whose activations are all 4-D with the batch N
- *    > 1 as their leading dimension, none a graph input or output or a view
+ *    > 1 as their leading dimension, none a graph output, nor a graph input
+ *    other than a float image read as fp16 (converted into the workspace
+ *    first), nor a view
  *    inside a concat buffer (plan_concat.c), the batch being N images one
  *    after another in NC1HWC0, so a slice is one contiguous range;
  *  - a node's slice size S = the images whose activations (inputs and
@@ -69,7 +71,13 @@ static int64_t node_batch(struct cc_ctx *c, const struct cc_node *n)
 		const struct cc_tensor *t = T(c, ti);
 		if (k >= n->nin + 1 && !cc_tensor_uses(&c->g, ti))
 			continue; /* an unused second output (MaxPool's Indices) */
-		if (t->rank != 4 || t->dims[0] != N || t->is_input || t->is_output ||
+		/* a float image input read as fp16: its TransData or AIPP writes it
+		 * to the workspace first (compile.c), a batch of NC1HWC0 (or C04)
+		 * images like any activation, so the first conv can join its
+		 * stage's chain (its input read from main memory once either way,
+		 * its output kept in the L2 for the next layer) */
+		int image_in = t->is_input && k == 0 && t->dtype == CC_F32 && n->q_x_scale <= 0;
+		if (t->rank != 4 || t->dims[0] != N || (t->is_input && !image_in) || t->is_output ||
 		    (ti < c->vplan_n && c->vroot[ti] >= 0))
 			return 0;
 	}

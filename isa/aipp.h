@@ -30,6 +30,8 @@ enum aipp_word {
 	AIPP_W_MIN = 34,         /* 4 words, fp32 bits */
 	AIPP_W_VAR = 38,         /* 4 words, fp32 bits */
 	AIPP_W_CHANNELS = 42,    /* channels produced: 3, or 1 for YUV400 */
+	AIPP_W_C0 = 43,          /* lanes a pixel in L1: 16 (NC1HWC0; 0 reads as 16) or 4
+				  * (NC1HWC0_C04, ATC's AIPP output with --enable_small_channel) */
 	AIPP_CFG_WORDS = 48      /* 192 bytes, six 32-byte blocks */
 };
 

@@ -2,7 +2,10 @@
  *
  * Modelled on the AI Core's load_image_to_cbuf: the MTE2 reads uint8 image
  * rows from GM and writes fp16 NC1HWC0 pixels (C0 = 16, 32 bytes each) to
- * L1, applying the AIPP configuration (isa/aipp.h) on the way.  The order is
+ * L1, applying the AIPP configuration (isa/aipp.h) on the way; or, with the
+ * config's C0 word 4, NC1HWC0_C04 pixels (4 lanes, 8 bytes each), the layout a
+ * small-channel first conv reads (ATC pairs --enable_small_channel with static
+ * AIPP, ascend-runtime.md 6.2: the AIPP output is that conv's input).  The order is
  * the hardware's (ascend.md 3.2): channel swap -> crop -> CSC -> (resize:
  * not modelled) -> mean/normalise -> padding.
  *
@@ -22,7 +25,7 @@
  *
  * Cost: the MTE2 reads the config block (192 bytes) and the crop window's
  * bytes of each row (plus, for YUV420SP, the UV row's), through the usual GM
- * timing (L2, main memory); it writes 32 bytes per output pixel to L1.  No
+ * timing (L2, main memory); it writes 32 bytes per output pixel to L1 (8 with C0 4).  No
  * public figure gives the AIPP unit's throughput: we assume its L1 side runs
  * at the MTE2 path width (mte.gm_read_bytes_per_cycle), so the instruction
  * occupies the MTE2 for max(GM read time, L1 bytes / that rate). */
@@ -81,9 +84,11 @@ int exec_AIPP_GM_L1(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 	int64_t pl = word(cfg, AIPP_W_PAD_L), pr = word(cfg, AIPP_W_PAD_R);
 	int64_t pt = word(cfg, AIPP_W_PAD_T), pb = word(cfg, AIPP_W_PAD_B);
 	int nch = word(cfg, AIPP_W_CHANNELS);
+	int c0 = word(cfg, AIPP_W_C0) ? word(cfg, AIPP_W_C0) : 16;
 	long long img = aipp_image_bytes(fmt, sw, sh);
 	if (img <= 0 || cw < 1 || ch < 1 || cx < 0 || cy < 0 || cx + cw > sw || cy + ch > sh ||
-	    pl < 0 || pr < 0 || pt < 0 || pb < 0 || nch < 1 || nch > 4)
+	    pl < 0 || pr < 0 || pt < 0 || pb < 0 || nch < 1 || nch > 4 ||
+	    (c0 != 16 && c0 != 4))
 		return sim_fail(c, "the AIPP config block at 0x%llx is inconsistent",
 				(unsigned long long)e->rs2);
 	int64_t wo = pl + cw + pr, ho = pt + ch + pb;
@@ -92,7 +97,8 @@ int exec_AIPP_GM_L1(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 		return sim_fail(c, "rows [%lld, +%lld) are outside the %lld-row output image",
 				(long long)r0, (long long)nrow, (long long)ho);
 	const uint8_t *src = gm_ptr_checked(c, e->rs1, (uint64_t)img);
-	uint64_t dbytes = (uint64_t)(nrow * wo) * 32;
+	uint64_t pxb = (uint64_t)c0 * 2; /* bytes a pixel in L1 */
+	uint64_t dbytes = (uint64_t)(nrow * wo) * pxb;
 	uint8_t *dst = src ? sim_buf_at(c, SIM_BUF_L1, e->rd, dbytes, "dst") : NULL;
 	if (!src || !dst)
 		return -1;
@@ -168,7 +174,7 @@ int exec_AIPP_GM_L1(struct sim_core *c, const struct sim_qent *e, uint64_t now,
 					}
 					memcpy(v, o, sizeof o);
 				}
-				uint16_t *d = (uint16_t *)(void *)(dst + (r * wo + pl + x) * 32);
+				uint16_t *d = (uint16_t *)(void *)(dst + (uint64_t)(r * wo + pl + x) * pxb);
 				for (int k = 0; k < nch && k < 3; k++) {
 					float f = ((float)v[k] - mean[k] - mn[k]) * var[k];
 					d[k] = dv_f32_to_f16(f);

@@ -18,6 +18,7 @@
 
 #include "aipp_conf.h"
 #include "compile.h"
+#include "graph.h" /* CC_FMT_NC1HWC0_C04 */
 #include "golden.h"
 #include "model.h"
 #include "model_util.h"
@@ -37,6 +38,7 @@ struct spec {
 	int m[9], ib[3], ob[3];
 	int mean[3];
 	float min[3], var[3];
+	int small; /* --enable_small_channel=1 for both models */
 };
 
 static void cfg_text(const struct spec *s, char *b, size_t len)
@@ -161,14 +163,14 @@ static void seeded(uint8_t *b, long n, uint64_t seed)
 static struct soc_config cfg;
 
 
-static int compile(const char *model, const char *cfgtext, struct om_model *m, char *err,
-		   size_t errlen)
+static int compile(const char *model, const char *cfgtext, int small, struct om_model *m,
+		   char *err, size_t errlen)
 {
 	/* the models, once (tu_models asserts, so it runs inside a test) */
 	tu_models(dir, sizeof dir, "aipp", "aipp_models.py", NULL, "python3-torch");
 	char path[4200], cpath[4200];
 	snprintf(path, sizeof path, "%s/%s.onnx", dir, model);
-	struct cc_options o = { .input_shape = NULL };
+	struct cc_options o = { .input_shape = NULL, .small_channel = small };
 	if (cfgtext) {
 		snprintf(cpath, sizeof cpath, "%s/test.cfg", dir);
 		FILE *f = fopen(cpath, "w");
@@ -225,8 +227,15 @@ static double compare(const char *name, const struct spec *s0, int mean_bias, ui
 	char text[4096], err[1024], key[300];
 	cfg_text(&s, text, sizeof text);
 	struct om_model ma, mf;
-	ck_assert_msg(compile(s.model, text, &ma, err, sizeof err) == 0, "%s\n%s", err, text);
-	ck_assert_msg(compile(s.model, NULL, &mf, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(compile(s.model, text, s.small, &ma, err, sizeof err) == 0, "%s\n%s", err,
+		      text);
+	ck_assert_msg(compile(s.model, NULL, s.small, &mf, err, sizeof err) == 0, "%s", err);
+	/* with the small-channel path, both first tasks write C0 = 4 (or neither) */
+	ck_assert_uint_ge(ma.tasks[0].noutputs, 1);
+	ck_assert_uint_ge(mf.tasks[0].noutputs, 1);
+	ck_assert_int_eq(ma.tasks[0].outputs[0].format, mf.tasks[0].outputs[0].format);
+	if (s.small)
+		ck_assert_int_eq(ma.tasks[0].outputs[0].format, CC_FMT_NC1HWC0_C04);
 	/* the input descriptor is the image */
 	ck_assert_int_eq(ma.inputs[0].dtype, 2);
 	ck_assert_uint_eq(ma.inputs[0].size, (uint64_t)(s.n * image_bytes(&s)));
@@ -316,6 +325,16 @@ START_TEST(padding)
 }
 END_TEST
 
+/* ATC's small-channel path with AIPP: the Aipp task writes NC1HWC0_C04, the
+ * layout the first conv reads (the fp16 model's TransData writes the same) */
+START_TEST(rgb888_small_channel)
+{
+	struct spec s = rgb;
+	s.small = 1;
+	check_spec("rgb888_small_channel", &s);
+}
+END_TEST
+
 START_TEST(crop_and_padding_batch2)
 {
 	struct spec s = rgb;
@@ -401,7 +420,7 @@ static void expect_error(const char *model, const char *text, const char *want1,
 {
 	struct om_model m;
 	char err[1024];
-	ck_assert_int_ne(compile(model, text, &m, err, sizeof err), 0);
+	ck_assert_int_ne(compile(model, text, 0, &m, err, sizeof err), 0);
 	ck_assert_msg(strstr(err, "test.cfg:") && strstr(err, want1) &&
 			      (!want2 || strstr(err, want2)),
 		      "message '%s' lacks '%s' / '%s'", err, want1, want2 ? want2 : "");
@@ -526,7 +545,7 @@ START_TEST(simrun_image)
 	char text[4096], err[1024], cmd[20000], p[4200];
 	cfg_text(&rgb, text, sizeof text);
 	struct om_model m;
-	ck_assert_msg(compile("net3", text, &m, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(compile("net3", text, 0, &m, err, sizeof err) == 0, "%s", err);
 	snprintf(p, sizeof p, "%s/aipp.om", dir);
 	ck_assert_msg(om_write(p, &m, err, sizeof err) == 0, "%s", err);
 	uint8_t img[24 * 16 * 3];
@@ -587,6 +606,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, crop);
 	tcase_add_test(tc, padding);
 	tcase_add_test(tc, crop_and_padding_batch2);
+	tcase_add_test(tc, rgb888_small_channel);
 	tcase_add_test(tc, yuv420sp_csc);
 	tcase_add_test(tc, yuv420sp_nv21_crop_csc_output_bias);
 	tcase_add_test(tc, rgb888_csc);

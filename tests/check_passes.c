@@ -167,6 +167,7 @@ START_TEST(memplan_reuse_report_and_switches)
 END_TEST
 
 static int l2_kb; /* a smaller L2 for the next run_switched (0: the SoC's) */
+static int small_ch; /* --enable_small_channel=1 for the next run_switched */
 
 /* Compile model name with the pass named on or off, run it on the SoC with
  * fixed inputs: its output and task count. */
@@ -187,7 +188,7 @@ static void run_switched(const char *name, const char *pass, int fuse, const cha
 		cfg.l2_size_kb = l2_kb;
 		cfg.runtime_task_gap_us = 0;
 	}
-	struct cc_options opt = { .fusion_switch_file = sw };
+	struct cc_options opt = { .fusion_switch_file = sw, .small_channel = small_ch };
 	struct om_model m;
 	ck_assert_msg(cc_compile(path, &cfg, &opt, &m, err, sizeof err) == 0, "%s", err);
 	*ntasks = m.ntasks;
@@ -211,6 +212,8 @@ static void run_switched(const char *name, const char *pass, int fuse, const cha
 	snprintf(key, sizeof key, "check_passes/%s/%s/%s_%s", name, soc, pass, fuse ? "on" : "off");
 	if (l2_kb)
 		snprintf(key + strlen(key), sizeof key - strlen(key), "/l2_%dkb", l2_kb);
+	if (small_ch)
+		snprintf(key + strlen(key), sizeof key - strlen(key), "/c04");
 	tu_golden(key, run.cycles, out, m.noutputs);
 	rt_run_free(&run);
 	sim_device_free(dev);
@@ -275,6 +278,28 @@ END_TEST
  * same bytes out (each image's arithmetic is its own), and fewer
  * main-memory bytes once the activations outgrow the L2 (a 256 KiB L2 here,
  * 8 images of 32 KiB-per-channel-block activations). */
+/* The first conv of an image input joins the stage's chain (plan_l2.c): its
+ * slices read batch views of the input's workspace copy, in the small-channel
+ * C04 layout here (8 bytes an image pixel), and write the same bytes. */
+START_TEST(l2_fusion_stem_c04_is_exact)
+{
+	make_models();
+	struct om_tensor a, b;
+	unsigned ta, tb;
+	l2_kb = 256;
+	small_ch = 1;
+	run_switched("l2stem", "L2FusionPass", 1, "Ascend310P3", &a, &ta);
+	run_switched("l2stem", "L2FusionPass", 0, "Ascend310P3", &b, &tb);
+	l2_kb = 0;
+	small_ch = 0;
+	ck_assert_msg(ta > tb, "%u tasks with L2 fusion, %u without", ta, tb);
+	ck_assert_uint_eq(a.nbytes, b.nbytes);
+	ck_assert_msg(!memcmp(a.data, b.data, a.nbytes), "outputs differ with L2 fusion");
+	om_tensor_free(&a);
+	om_tensor_free(&b);
+}
+END_TEST
+
 START_TEST(l2_fusion_is_exact)
 {
 	make_models();
@@ -871,6 +896,7 @@ int main(void)
 	tcase_add_test(tc, concat_in_place_is_exact);
 	tcase_add_test(tc, split_views_are_exact);
 	tcase_add_test(tc, l2_fusion_is_exact);
+	tcase_add_test(tc, l2_fusion_stem_c04_is_exact);
 	tcase_add_test(tc, constfold_shape_subgraph);
 	tcase_add_test(tc, fuse_residual_pattern);
 	tcase_add_test(tc, fuse_residual_is_exact);

@@ -473,6 +473,20 @@ def concat_models(out):
         helper.make_node("Conv", ["p2", "v3"], ["a3"], name="l2c3"),
         helper.make_node("GlobalAveragePool", ["a3"], ["y"], name="l2gap")],
         [xs], [ys], [wt("v1", 32, 16, 3), wt("v2", 32, 32, 3), wt("v3", 16, 32, 1)] + bnl)
+
+    # L2 fusion of a stem: a 7x7 stride-2 conv on a 3-channel image input (the
+    # small-channel path's C04 layout with --enable_small_channel=1), a max
+    # pool and a conv over 8 images: the first conv joins the chain
+    xi = helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 3, 64, 64])
+    save(out, "l2stem", [
+        helper.make_node("Conv", ["x", "s1"], ["a1"], name="stc1", pads=[3, 3, 3, 3],
+                         strides=[2, 2]),
+        helper.make_node("Relu", ["a1"], ["r1"], name="str1"),
+        helper.make_node("MaxPool", ["r1"], ["p1"], name="stpool", kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["p1", "s2"], ["a2"], name="stc2", pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["a2"], ["y"], name="stgap")],
+        [xi], [ys], [wt("s1", 16, 3, 7), wt("s2", 32, 16, 3)])
     rewrite_models(out, np.random.default_rng(11))
 
 
