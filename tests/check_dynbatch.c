@@ -264,6 +264,31 @@ static void *dev_buf(size_t n)
 	return p;
 }
 
+/* Execute model id with x holding in's bytes: its device time is the fixed
+ * model's cyc cycles (what names it) and y then holds want's bytes. */
+static void exec_as_fixed(uint32_t id, aclmdlDataset *din, aclmdlDataset *dout, void *x,
+			  size_t insz, const struct om_tensor *in, void *y,
+			  const struct om_tensor *want, uint64_t cyc, const char *what)
+{
+	ck_acl(aclrtMemcpy(x, insz, in->data, in->nbytes, ACL_MEMCPY_HOST_TO_DEVICE));
+	double t0, t1;
+	ck_acl(aclsimGetDeviceTimeUs(&t0));
+	ck_acl(aclmdlExecute(id, din, dout));
+	ck_acl(aclsimGetDeviceTimeUs(&t1));
+	struct soc_config cfg;
+	char err[1024];
+	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
+	double want_us = (double)cyc / cfg.core_freq_mhz;
+	printf("ACL %s: %.3f us on the device, the fixed model %.3f us\n", what, t1 - t0, want_us);
+	ck_assert_msg(t1 - t0 < want_us + 0.001 && t1 - t0 > want_us - 0.001,
+		      "%s took %.3f us, its program %.3f", what, t1 - t0, want_us);
+	void *host = malloc(want->nbytes);
+	ck_assert_ptr_nonnull(host);
+	ck_acl(aclrtMemcpy(host, want->nbytes, y, want->nbytes, ACL_MEMCPY_DEVICE_TO_HOST));
+	ck_assert_int_eq(memcmp(host, want->data, want->nbytes), 0);
+	free(host);
+}
+
 START_TEST(test_acl)
 {
 	struct om_model dyn, fix2;
@@ -311,26 +336,9 @@ START_TEST(test_acl)
 	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "not one of"));
 	ck_assert_int_eq(aclmdlSetDynamicBatchSize(id, din, 0, 2), ACL_ERROR_INVALID_PARAM);
 	ck_acl(aclmdlSetDynamicBatchSize(id, din, bi, 2));
-	ck_acl(aclrtMemcpy(x, insz, in2.data, in2.nbytes, ACL_MEMCPY_HOST_TO_DEVICE));
-	double t0, t1;
-	ck_acl(aclsimGetDeviceTimeUs(&t0));
-	ck_acl(aclmdlExecute(id, din, dout));
-	ck_acl(aclsimGetDeviceTimeUs(&t1));
-	/* the batch-2 program ran: its cycles, not the batch-4 one's (whose
+	/* the batch-2 program runs: its cycles, not the batch-4 one's (whose
 	 * first two rows would be the same numbers) */
-	struct soc_config cfg;
-	char err[1024];
-	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
-	double want_us = (double)cyc / cfg.core_freq_mhz;
-	printf("ACL batch 2: %.3f us on the device, the fixed-batch-2 model %.3f us\n", t1 - t0,
-	       want_us);
-	ck_assert_msg(t1 - t0 < want_us + 0.001 && t1 - t0 > want_us - 0.001,
-		      "batch 2 took %.3f us, the batch-2 program %.3f", t1 - t0, want_us);
-	void *host = malloc(want.nbytes);
-	ck_assert_ptr_nonnull(host);
-	ck_acl(aclrtMemcpy(host, want.nbytes, y, want.nbytes, ACL_MEMCPY_DEVICE_TO_HOST));
-	ck_assert_int_eq(memcmp(host, want.data, want.nbytes), 0);
-	free(host);
+	exec_as_fixed(id, din, dout, x, insz, &in2, y, &want, cyc, "batch 2");
 	/* another size on the same model (warm: not comparable in time) */
 	ck_acl(aclmdlSetDynamicBatchSize(id, din, bi, 4));
 	ck_acl(aclmdlExecute(id, din, dout));
@@ -561,25 +569,8 @@ START_TEST(test_dims_acl)
 	ck_assert_ptr_nonnull(strstr(aclGetRecentErrMsg(), "1,4,8,8; 1,4,16,16; 1,4,12,20"));
 	ck_assert_int_eq(aclmdlSetDynamicBatchSize(id, din, bi, 1), ACL_ERROR_INVALID_PARAM);
 	ck_acl(aclmdlSetInputDynamicDims(id, din, bi, &g[1]));
-	ck_acl(aclrtMemcpy(x, insz, in.data, in.nbytes, ACL_MEMCPY_HOST_TO_DEVICE));
-	double t0, t1;
-	ck_acl(aclsimGetDeviceTimeUs(&t0));
-	ck_acl(aclmdlExecute(id, din, dout));
-	ck_acl(aclsimGetDeviceTimeUs(&t1));
-	/* the 16x16 program ran: its cycles and its outputs */
-	struct soc_config cfg;
-	char err[1024];
-	ck_assert_msg(soc_load(SOC, &cfg, err, sizeof err) == 0, "%s", err);
-	double want_us = (double)cyc / cfg.core_freq_mhz;
-	printf("ACL dims 16x16: %.3f us on the device, the fixed 16x16 model %.3f us\n", t1 - t0,
-	       want_us);
-	ck_assert_msg(t1 - t0 < want_us + 0.001 && t1 - t0 > want_us - 0.001,
-		      "16x16 took %.3f us, its program %.3f", t1 - t0, want_us);
-	void *host = malloc(want.nbytes);
-	ck_assert_ptr_nonnull(host);
-	ck_acl(aclrtMemcpy(host, want.nbytes, y, want.nbytes, ACL_MEMCPY_DEVICE_TO_HOST));
-	ck_assert_int_eq(memcmp(host, want.data, want.nbytes), 0);
-	free(host);
+	/* the 16x16 program runs: its cycles and its outputs */
+	exec_as_fixed(id, din, dout, x, insz, &in, y, &want, cyc, "dims 16x16");
 	/* another gear on the same model */
 	ck_acl(aclmdlSetInputDynamicDims(id, din, bi, &g[2]));
 	ck_acl(aclmdlExecute(id, din, dout));
