@@ -36,15 +36,26 @@ static void rri(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t imm)
 	CC_I(p, RRI, op, .rd = rd, .rs1 = rs1, .imm = imm);
 }
 
-/* The kernel's steps (kg_emit_rolled: a batch of rows, or a piece of one
- * row, each) within its blocks (kg_emit_blocks): a batch's GM offsets, the
- * indices' included, move by a batch's rows, so a block's batches run as a
- * loop and blocks alike share one copy. */
+/* The kernel's steps (kg_emit_steps): a batch of rows, or a piece of one
+ * row, each; a batch's GM offsets, the indices' included, move by a
+ * batch's rows, so a block's batches run as a loop and blocks alike share
+ * one copy. */
 struct ga_kern {
 	const struct cc_gather *gd;
 	int64_t per, units, batch, piece, npieces, ub_half;
-	int64_t b; /* the block being emitted */
 };
+
+/* Block b's units [b * per, return). */
+static int64_t ga_end(const struct ga_kern *k, int64_t b)
+{
+	return (b + 1) * k->per < k->units ? (b + 1) * k->per : k->units;
+}
+
+static size_t ga_steps(const void *ctx, int64_t b)
+{
+	const struct ga_kern *k = ctx;
+	return (size_t)((ga_end(k, b) - b * k->per + k->batch - 1) / k->batch * k->npieces);
+}
 
 /* Gather (outer slice o, row idx[i], byte off) of the table into UB ub. */
 static void row_load(struct kg *g, const struct ga_kern *k, int64_t o, int64_t i, int64_t off,
@@ -75,13 +86,12 @@ static void row_load(struct kg *g, const struct ga_kern *k, int64_t o, int64_t i
 	cc_dma(p, ISA_OP_MOV_GM_UB, kg_reg(g, ub), R_GM, 1, len / 32, 0, 0);
 }
 
-static void ga_step(struct kg *g, const void *ctx, size_t s)
+static void ga_step(struct kg *g, const void *ctx, int64_t b, size_t s)
 {
 	const struct ga_kern *k = ctx;
 	const struct cc_gather *gd = k->gd;
 	struct cc_prog *p = g->p;
-	int64_t u1 = (k->b + 1) * k->per < k->units ? (k->b + 1) * k->per : k->units;
-	int64_t u0 = k->b * k->per + (int64_t)s / k->npieces * k->batch;
+	int64_t u1 = ga_end(k, b), u0 = b * k->per + (int64_t)s / k->npieces * k->batch;
 	int64_t ub = u0 + k->batch < u1 ? u0 + k->batch : u1;
 	int64_t off = (int64_t)s % k->npieces * k->piece;
 	int64_t len = gd->row_bytes - off < k->piece ? gd->row_bytes - off : k->piece;
@@ -96,20 +106,6 @@ static void ga_step(struct kg *g, const void *ctx, size_t s)
 	kg_dma(g, ISA_OP_MOV_UB_GM, R_OUT, u0 * gd->row_bytes + off, par * k->ub_half, 1,
 	       (ub - u0) * len / 32, 0, 0);
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-}
-
-static void ga_block(struct kg *g, void *ctx, int64_t b)
-{
-	struct ga_kern *k = ctx;
-	struct cc_prog *p = g->p;
-	k->b = b;
-	int64_t u1 = (b + 1) * k->per < k->units ? (b + 1) * k->per : k->units;
-	int64_t batches = (u1 - b * k->per + k->batch - 1) / k->batch;
-	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-	if (kg_emit_rolled(g, (size_t)(batches * k->npieces), ga_step, k))
-		g->bad = 2; /* out of memory */
-	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-	cc_end(p);
 }
 
 int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, struct cc_prog *p,
@@ -137,10 +133,12 @@ int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, stru
 	cc_ldarg(p, R_OUT, 2);
 	cc_li(p, R_ZERO, 0);
 	cc_li(p, R_MAXI, gd->rows - 1);
-	struct ga_kern k = { gd, per, units, batch, piece, npieces, ub_half, 0 };
+	struct ga_kern k = { gd, per, units, batch, piece, npieces, ub_half };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ga_steps,
+			       ga_step, &k };
 	struct kg g;
 	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_blocks(&g, blocks, ga_block, &k) || g.bad == 2) {
+	if (kg_emit_steps(&g, &ks)) {
 		snprintf(err, errlen, "gather: out of memory");
 		return -1;
 	}

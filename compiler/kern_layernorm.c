@@ -247,33 +247,66 @@ static void compute_tile(struct kg *g, const struct cc_layernorm *ln,
 		stat_blocks(g, pl, pl->r32, pl->ro[par], n);
 }
 
-/* The kernel's blocks (rows r0 .. r1 of each) and their tiles, the steps
- * kg_emit_blocks and kg_emit_rolled emit: tiles of one parity and size
+/* The kernel's steps (kg_emit_steps): a block's gamma and beta first when
+ * there are any, then its tiles of rows; tiles of one parity and size
  * repeat with their GM offsets moving by a tile's rows, so a block's tiles
  * run as a loop, and blocks of as many rows share one copy of the code. */
 struct ln_kern {
 	const struct cc_layernorm *ln;
 	const struct ln_plan *pl;
 	int64_t per;
-	int64_t r0, r1, first; /* the block being emitted: its rows, its first tile's */
+	int params; /* 1: step 0 loads gamma and beta */
 };
 
-/* Tile t's first row and rows. */
-static int64_t tile_rows(const struct ln_kern *k, size_t t, int64_t *r)
+/* Block b's rows [*r0, *r1) and its first tile's rows: a half tile (and
+ * so, usually, a half tile last): the load before the first computation
+ * and the store after the last one are not overlapped, so they are made
+ * short. */
+static int64_t block_rows(const struct ln_kern *k, int64_t b, int64_t *r0, int64_t *r1)
 {
-	*r = k->r0 + (t ? k->first + (int64_t)(t - 1) * k->pl->T : 0);
-	int64_t n = t ? k->pl->T : k->first;
-	return k->r1 - *r < n ? k->r1 - *r : n;
+	int64_t T = k->pl->T;
+	*r0 = b * k->per;
+	*r1 = *r0 + k->per < k->ln->rows ? *r0 + k->per : k->ln->rows;
+	int64_t first = *r1 - *r0 > T ? (T + 1) / 2 : T;
+	return first < *r1 - *r0 ? first : *r1 - *r0;
 }
 
-static void ln_tile(struct kg *g, const void *ctx, size_t t)
+static size_t ln_steps(const void *ctx, int64_t b)
+{
+	const struct ln_kern *k = ctx;
+	int64_t r0, r1, first = block_rows(k, b, &r0, &r1);
+	return (size_t)k->params + 1 + (size_t)((r1 - r0 - first + k->pl->T - 1) / k->pl->T);
+}
+
+/* Block b's tile t: its first row and rows. */
+static int64_t tile_rows(const struct ln_kern *k, int64_t b, size_t t, int64_t *r)
+{
+	int64_t r0, r1, first = block_rows(k, b, &r0, &r1);
+	*r = r0 + (t ? first + (int64_t)(t - 1) * k->pl->T : 0);
+	int64_t n = t ? k->pl->T : first;
+	return r1 - *r < n ? r1 - *r : n;
+}
+
+static void ln_params(struct kg *g, const struct ln_plan *pl)
+{
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_P, 0, pl->prm, 1, 2 * pl->c16 / 16, 0, 0);
+	cc_set_flag(g->p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+	cc_wait_flag(g->p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+}
+
+static void ln_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct ln_kern *k = ctx;
 	const struct cc_layernorm *ln = k->ln;
 	const struct ln_plan *pl = k->pl;
 	struct cc_prog *p = g->p;
+	if (k->params && i == 0) {
+		ln_params(g, pl);
+		return;
+	}
+	size_t t = i - (size_t)k->params;
 	int par = (int)(t % 2);
-	int64_t r, n = tile_rows(k, t, &r), rowb = pl->c16 * 2; /* bytes of a padded fp16 row */
+	int64_t r, n = tile_rows(k, b, t, &r), rowb = pl->c16 * 2; /* bytes of a padded fp16 row */
 	/* the buffers of par are free once the store of two tiles ago is done */
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
 	kg_dma(g, ISA_OP_MOV_GM_UB, R_X, r * rowb, pl->xh[par], 1, n * pl->c16 / 16, 0, 0);
@@ -300,32 +333,6 @@ static void ln_tile(struct kg *g, const void *ctx, size_t t)
 		       1, n, 0, 0);
 	}
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-}
-
-static void ln_block(struct kg *g, void *ctx, int64_t b)
-{
-	struct ln_kern *k = ctx;
-	const struct ln_plan *pl = k->pl;
-	struct cc_prog *p = g->p;
-	k->r0 = b * k->per;
-	k->r1 = k->r0 + k->per < k->ln->rows ? k->r0 + k->per : k->ln->rows;
-	/* a half tile first (and so, usually, last): the load before the
-	 * first computation and the store after the last one are not
-	 * overlapped, so they are made short */
-	k->first = k->r1 - k->r0 > pl->T ? (pl->T + 1) / 2 : pl->T;
-	if (k->first > k->r1 - k->r0)
-		k->first = k->r1 - k->r0;
-	size_t nt = 1 + (size_t)((k->r1 - k->r0 - k->first + pl->T - 1) / pl->T);
-	if (k->ln->has_gamma || k->ln->has_beta) {
-		kg_dma(g, ISA_OP_MOV_GM_UB, R_P, 0, pl->prm, 1, 2 * pl->c16 / 16, 0, 0);
-		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-	}
-	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-	if (kg_emit_rolled(g, nt, ln_tile, k))
-		g->bad = 2; /* out of memory */
-	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-	cc_end(p);
 }
 
 int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln,
@@ -381,8 +388,10 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		cc_ldarg(p, R_RES, a++);
 	struct kg g;
 	kg_init(&g, p, R_POOL, R_POOL + NPOOL);
-	struct ln_kern k = { .ln = ln, .pl = &pl, .per = per };
-	if (kg_emit_blocks(&g, blocks, ln_block, &k) || g.bad == 2) {
+	struct ln_kern k = { ln, &pl, per, ln->has_gamma || ln->has_beta };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ln_steps,
+			       ln_step, &k };
+	if (kg_emit_steps(&g, &ks)) {
 		snprintf(err, errlen, "LayerNormalization: out of memory");
 		return -1;
 	}

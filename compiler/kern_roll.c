@@ -471,3 +471,35 @@ int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 	free(r.rec.base);
 	return rc < 0 ? -1 : 0; /* 1: over the work bound, which finishing says */
 }
+
+/* ---- blocks of steps ---------------------------------------------------------------- */
+
+struct block_steps {
+	const struct kg_steps *ks;
+	int64_t b;
+};
+
+static void block_step(struct kg *g, const void *ctx, size_t i)
+{
+	const struct block_steps *bs = ctx;
+	bs->ks->step(g, bs->ks->ctx, bs->b, i);
+}
+
+static void steps_block(struct kg *g, void *ctx, int64_t b)
+{
+	const struct kg_steps *ks = ctx;
+	const struct block_steps bs = { ks, b };
+	for (int k = 0; k < ks->nsync; k++)
+		cc_prime_flags(g->p, ks->sync[k].src, ks->sync[k].dst, ks->sync[k].n);
+	if (kg_emit_rolled(g, ks->nsteps(ks->ctx, b), block_step, &bs))
+		g->bad = 2; /* out of memory: kg_emit_steps says so */
+	for (int k = 0; k < ks->nsync; k++)
+		cc_drain_flags(g->p, ks->sync[k].src, ks->sync[k].dst, ks->sync[k].n);
+	cc_end(g->p);
+}
+
+int kg_emit_steps(struct kg *g, const struct kg_steps *ks)
+{
+	int rc = kg_emit_blocks(g, ks->blocks, steps_block, (void *)ks);
+	return rc || g->bad == 2 ? -1 : 0;
+}

@@ -154,24 +154,30 @@ static void rows_op(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, in
 	}
 }
 
-/* The kernel's steps (one tile each: load, compute, store, on one event
- * id) for kg_emit_rolled, within the blocks of kg_emit_blocks: tiles of as
- * many rows repeat with their GM offsets moving by a tile's rows, so a
- * block's tiles run as a loop, and blocks alike share one copy. */
+/* The kernel's steps (kg_emit_steps): one tile each, load, compute and
+ * store on one event id; tiles of as many rows repeat with their GM offsets
+ * moving by a tile's rows, so a block's tiles run as a loop, and blocks
+ * alike share one copy. */
 struct sm_kern {
 	float scale;
 	int log, f32;
 	int64_t mask_div, cols, c16, nb, tile, seg, per_seg, rows, per, tiles;
 	int64_t ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32; /* UB buffers */
-	int64_t b; /* the block being emitted */
 };
 
-static void sm_tile(struct kg *g, const void *ctx, size_t i)
+static size_t sm_tiles(const void *ctx, int64_t b)
+{
+	const struct sm_kern *k = ctx;
+	int64_t t1 = (b + 1) * k->per < k->tiles ? (b + 1) * k->per : k->tiles;
+	return (size_t)(t1 - b * k->per);
+}
+
+static void sm_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct sm_kern *k = ctx;
 	struct cc_prog *p = g->p;
 	int64_t c16 = k->c16, nb = k->nb, ux = k->ux;
-	int64_t t = k->b * k->per + (int64_t)i;
+	int64_t t = b * k->per + (int64_t)i;
 	int64_t s0 = t / k->per_seg * k->seg, r0 = s0 + t % k->per_seg * k->tile;
 	int64_t end = s0 + k->seg < k->rows ? s0 + k->seg : k->rows;
 	int64_t n = end - r0 < k->tile ? end - r0 : k->tile;
@@ -229,19 +235,6 @@ static void sm_tile(struct kg *g, const void *ctx, size_t i)
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
 }
 
-static void sm_block(struct kg *g, void *ctx, int64_t b)
-{
-	struct sm_kern *k = ctx;
-	struct cc_prog *p = g->p;
-	k->b = b;
-	int64_t t1 = (b + 1) * k->per < k->tiles ? (b + 1) * k->per : k->tiles;
-	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-	if (kg_emit_rolled(g, (size_t)(t1 - b * k->per), sm_tile, k))
-		g->bad = 2; /* out of memory */
-	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-	cc_end(p);
-}
-
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, float scale,
 		   int64_t mask_div, int log, int f32, struct cc_prog *p, unsigned *block_dim,
 		   char *err, size_t errlen)
@@ -284,11 +277,12 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	if (mask_div > 0)
 		cc_ldarg(p, R_M, 2);
 	struct sm_kern k = { scale, log, f32, mask_div, cols, c16, nb, tile, seg, per_seg, rows,
-			     per, tiles, ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32,
-			     0 };
+			     per, tiles, ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32 };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, sm_tiles,
+			       sm_tile, &k };
 	struct kg g;
 	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_blocks(&g, blocks, sm_block, &k) || g.bad == 2) {
+	if (kg_emit_steps(&g, &ks)) {
 		snprintf(err, errlen, "Softmax: out of memory");
 		return -1;
 	}

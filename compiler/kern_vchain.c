@@ -199,26 +199,38 @@ static void vconv_run(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, i
 	     .dr = dt == ISA_DT_F32 ? 8 : 4, .s0r = st == ISA_DT_F32 ? 8 : 4);
 }
 
-/* The kernel's steps (kg_emit_rolled: one tile each, double-buffered on
- * event ids 0/1) within its blocks (kg_emit_blocks): tiles of one parity
- * and size repeat with their GM offsets moving by a tile, so a block's
- * tiles run as a loop (up to 3 inputs: a loop advances at most KG_MAX_ADV
- * bases), and blocks alike share one copy. */
+/* The kernel's steps (kg_emit_steps): one tile each, double-buffered on
+ * event ids 0/1; tiles of one parity and size repeat with their GM offsets
+ * moving by a tile, so a block's tiles run as a loop (up to 3 inputs: a
+ * loop advances at most KG_MAX_ADV bases), and blocks alike share one copy. */
 struct vc_kern {
 	const struct cc_vchain *ch;
 	int64_t tile, per, units;
-	int64_t b; /* the block being emitted */
 };
 
-static void vc_tile(struct kg *g, const void *ctx, size_t i)
+/* Block b's units [*u0, return). */
+static int64_t vc_range(const struct vc_kern *k, int64_t b, int64_t *u0)
+{
+	*u0 = b * k->per;
+	return *u0 + k->per < k->units ? *u0 + k->per : k->units;
+}
+
+static size_t vc_tiles(const void *ctx, int64_t b)
+{
+	const struct vc_kern *k = ctx;
+	int64_t u0, u1 = vc_range(k, b, &u0);
+	return (size_t)((u1 - u0 + k->tile - 1) / k->tile);
+}
+
+static void vc_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct vc_kern *k = ctx;
 	const struct cc_vchain *ch = k->ch;
 	struct cc_prog *p = g->p;
 	int nslots = cc_vchain_nslots(ch), out = ch->nin + ch->nsteps - 1, par = (int)(i % 2);
 	int64_t wide = ch->f32 ? 2 : 1, tile = k->tile;
-	int64_t u1 = (k->b + 1) * k->per < k->units ? (k->b + 1) * k->per : k->units;
-	int64_t u = k->b * k->per + (int64_t)i * tile;
+	int64_t u, u1 = vc_range(k, b, &u);
+	u += (int64_t)i * tile;
 	int64_t n = u1 - u < tile ? u1 - u : tile;
 	int64_t off = u * 256;
 #define SLOT(s) ((int64_t)((s) * 2 + par) * tile * 256 * wide)
@@ -248,21 +260,6 @@ static void vc_tile(struct kg *g, const void *ctx, size_t i)
 	kg_dma(g, ISA_OP_MOV_UB_GM, arg_reg(ch->nin), off, SLOT(out), 1, n * 8, 0, 0);
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 #undef SLOT
-}
-
-static void vc_block(struct kg *g, void *ctx, int64_t b)
-{
-	struct vc_kern *k = ctx;
-	struct cc_prog *p = g->p;
-	k->b = b;
-	int64_t u0 = b * k->per, u1 = u0 + k->per < k->units ? u0 + k->per : k->units;
-	cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-	if (kg_emit_rolled(g, (size_t)((u1 - u0 + k->tile - 1) / k->tile), vc_tile, k))
-		g->bad = 2; /* out of memory */
-	cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-	cc_end(p);
 }
 
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,
@@ -297,10 +294,13 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 
 	for (int i = 0; i <= ch->nin; i++)
 		cc_ldarg(p, arg_reg(i), i);
-	struct vc_kern k = { ch, tile, per, units, 0 };
+	struct vc_kern k = { ch, tile, per, units };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 },
+					 { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, vc_tiles, vc_tile, &k };
 	struct kg g;
 	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_blocks(&g, blocks, vc_block, &k) || g.bad == 2) {
+	if (kg_emit_steps(&g, &ks)) {
 		snprintf(err, errlen, "element-wise chain: out of memory");
 		return -1;
 	}
