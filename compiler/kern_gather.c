@@ -136,15 +136,5 @@ int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, stru
 	struct ga_kern k = { gd, per, units, batch, piece, npieces, ub_half };
 	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ga_steps,
 			       ga_step, &k };
-	struct kg g;
-	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_steps(&g, &ks)) {
-		snprintf(err, errlen, "gather: out of memory");
-		return -1;
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "gather: a field overflows (internal error)");
-		return -1;
-	}
-	return 0;
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "gather", err, errlen);
 }

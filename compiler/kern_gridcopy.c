@@ -22,24 +22,13 @@
  * x11; the kernel builder's cache (the DMAs' UB addresses) x18..x23. */
 enum { R_UB = 16, R_N = 11, R_CACHE = 18, R_CACHE_END = 24 };
 
-/* A kernel's blocks of steps (kg_emit_steps) from x and y's arguments,
- * or out of memory in err. */
+/* A kernel's blocks of steps from x and y's arguments. */
 static int emit_steps(struct cc_prog *p, const struct kg_steps *ks, const char *what, char *err,
 		      size_t errlen)
 {
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg g;
-	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_steps(&g, ks)) {
-		snprintf(err, errlen, "%s: out of memory", what);
-		return -1;
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "%s: a field overflows (internal error)", what);
-		return -1;
-	}
-	return 0;
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, ks, what, err, errlen);
 }
 
 /* The grid copy's levels and work units (see the top of the file): each
@@ -55,8 +44,7 @@ struct grid {
 static size_t grid_units(const void *ctx, int64_t b)
 {
 	const struct grid *q = ctx;
-	int64_t w1 = (b + 1) * q->per < q->units ? (b + 1) * q->per : q->units;
-	return (size_t)(w1 - b * q->per);
+	return kg_block_units(b, q->per, q->units);
 }
 
 static void grid_unit(struct kg *g, const void *ctx, int64_t b, size_t i)
@@ -228,8 +216,7 @@ struct bands {
 static size_t band_count(const void *ctx, int64_t b)
 {
 	const struct bands *q = ctx;
-	int64_t u1 = (b + 1) * q->per < q->bands ? (b + 1) * q->per : q->bands;
-	return (size_t)(u1 - b * q->per);
+	return kg_block_units(b, q->per, q->bands);
 }
 
 /* A band kernel's blocks: bands split over the cores, double-buffered. */

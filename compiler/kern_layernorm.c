@@ -386,19 +386,8 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		cc_ldarg(p, R_V, a++);
 	if (ln->has_residual)
 		cc_ldarg(p, R_RES, a++);
-	struct kg g;
-	kg_init(&g, p, R_POOL, R_POOL + NPOOL);
 	struct ln_kern k = { ln, &pl, per, ln->has_gamma || ln->has_beta };
 	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ln_steps,
 			       ln_step, &k };
-	if (kg_emit_steps(&g, &ks)) {
-		snprintf(err, errlen, "LayerNormalization: out of memory");
-		return -1;
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "LayerNormalization over %lld columns: a field overflows "
-			 "(internal error)", (long long)ln->cols);
-		return -1;
-	}
-	return 0;
+	return kg_emit_kernel(p, R_POOL, R_POOL + NPOOL, &ks, "LayerNormalization", err, errlen);
 }

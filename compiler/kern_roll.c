@@ -11,6 +11,7 @@
  * t .. t+P-1, the bases advancing by D each iteration. */
 #include "kern_roll.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -502,4 +503,26 @@ int kg_emit_steps(struct kg *g, const struct kg_steps *ks)
 {
 	int rc = kg_emit_blocks(g, ks->blocks, steps_block, (void *)ks);
 	return rc || g->bad == 2 ? -1 : 0;
+}
+
+size_t kg_block_units(int64_t b, int64_t per, int64_t total)
+{
+	int64_t u1 = (b + 1) * per < total ? (b + 1) * per : total;
+	return u1 > b * per ? (size_t)(u1 - b * per) : 0;
+}
+
+int kg_emit_kernel(struct cc_prog *p, int c0, int cn, const struct kg_steps *ks, const char *what,
+		   char *err, size_t errlen)
+{
+	struct kg g;
+	kg_init(&g, p, c0, cn);
+	if (kg_emit_steps(&g, ks)) {
+		snprintf(err, errlen, "%s: out of memory", what);
+		return -1;
+	}
+	if (g.bad) {
+		snprintf(err, errlen, "%s: a field overflows (internal error)", what);
+		return -1;
+	}
+	return 0;
 }

@@ -168,8 +168,7 @@ struct sm_kern {
 static size_t sm_tiles(const void *ctx, int64_t b)
 {
 	const struct sm_kern *k = ctx;
-	int64_t t1 = (b + 1) * k->per < k->tiles ? (b + 1) * k->per : k->tiles;
-	return (size_t)(t1 - b * k->per);
+	return kg_block_units(b, k->per, k->tiles);
 }
 
 static void sm_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
@@ -280,16 +279,5 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 			     per, tiles, ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32 };
 	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, sm_tiles,
 			       sm_tile, &k };
-	struct kg g;
-	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_steps(&g, &ks)) {
-		snprintf(err, errlen, "Softmax: out of memory");
-		return -1;
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "Softmax over %lld columns: a field overflows (internal error)",
-			 (long long)cols);
-		return -1;
-	}
-	return 0;
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "Softmax", err, errlen);
 }

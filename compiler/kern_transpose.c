@@ -16,31 +16,12 @@
  * (the DMAs' UB addresses) x19..x24. */
 enum { R_X = R_SRC, R_Y = R_DST, R_UB = 16, R_CACHE = 19, R_CACHE_END = 25 };
 
-/* A kernel's blocks of steps (kg_emit_steps) from x and y's arguments,
- * or out of memory in err. */
+/* A kernel's blocks of steps from x and y's arguments. */
 static int emit_steps(struct cc_prog *p, const struct kg_steps *ks, char *err, size_t errlen)
 {
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_Y, 1);
-	struct kg g;
-	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_steps(&g, ks)) {
-		snprintf(err, errlen, "transpose: out of memory");
-		return -1;
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "transpose: a field overflows (internal error)");
-		return -1;
-	}
-	return 0;
-}
-
-/* Items (bands, tiles, runs) dealt to the blocks in contiguous runs of per,
- * one a step, double-buffered; items alike run as a loop. */
-static size_t block_items(int64_t b, int64_t per, int64_t total)
-{
-	int64_t u1 = (b + 1) * per < total ? (b + 1) * per : total;
-	return (size_t)(u1 - b * per);
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, ks, "transpose", err, errlen);
 }
 
 /* Swapping the last two axes: its plan, a band of 16 rows a step. */
@@ -51,7 +32,7 @@ struct swap {
 static size_t swap_bands(const void *ctx, int64_t b)
 {
 	const struct swap *q = ctx;
-	return block_items(b, q->per, q->total);
+	return kg_block_units(b, q->per, q->total);
 }
 
 static void swap_band(struct kg *g, const void *ctx, int64_t b, size_t s)
@@ -132,7 +113,7 @@ struct perm {
 static size_t perm_items(const void *ctx, int64_t b)
 {
 	const struct perm *q = ctx;
-	return block_items(b, q->per, q->total);
+	return kg_block_units(b, q->per, q->total);
 }
 
 static void perm_item(struct kg *g, const void *ctx, int64_t b, size_t s)

@@ -298,11 +298,5 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 	struct kg_steps ks = { blocks, { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 },
 					 { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
 			       2, vc_tiles, vc_tile, &k };
-	struct kg g;
-	kg_init(&g, p, R_CACHE, R_CACHE_END);
-	if (kg_emit_steps(&g, &ks)) {
-		snprintf(err, errlen, "element-wise chain: out of memory");
-		return -1;
-	}
-	return 0;
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "element-wise chain", err, errlen);
 }
