@@ -521,7 +521,9 @@ int kg_emit_kernel(struct cc_prog *p, int c0, int cn, const struct kg_steps *ks,
 		return -1;
 	}
 	if (g.bad) {
-		snprintf(err, errlen, "%s: a field overflows (internal error)", what);
+		/* an instruction field the shape overflows (a stride, a repeat) */
+		snprintf(err, errlen, "%s: a shape outside the ISA's field ranges is not supported "
+			 "yet", what);
 		return -1;
 	}
 	return 0;

@@ -76,7 +76,8 @@ size_t kg_block_units(int64_t b, int64_t per, int64_t total);
 
 /* A whole kernel after its arguments are loaded: kg_emit_steps through a
  * builder whose cache is x[c0, cn) (kg_init); on failure a message naming
- * what (out of memory, or a field that overflows) in err and -1. */
+ * what (out of memory, or a shape that overflows an instruction field: "not
+ * supported yet") in err and -1. */
 int kg_emit_kernel(struct cc_prog *p, int c0, int cn, const struct kg_steps *ks, const char *what,
 		   char *err, size_t errlen);
 
