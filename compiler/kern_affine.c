@@ -10,9 +10,85 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_X = 1, R_P = 2, R_Y = 3, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_S = 25 };
+/* Registers: the arguments x, params, y in x1, x2, x8 (clear of the
+ * builder's fixed registers x3..x7, kern_gen.h); the vector operands' UB
+ * addresses loaded into x16..x18, a scalar into x25; the builder's cache
+ * (the DMAs' UB addresses) x19..x24. */
+enum { R_X = R_SRC, R_P = R_DST, R_Y = 8, R_UB = 16, R_S = 25, R_CACHE = 19, R_CACHE_END = 25 };
+
+/* The plan: step 0 loads the parameters, each step after it a (plane,
+ * pixel tile) piece, the two buffers in turn; pieces alike run as a loop,
+ * blocks alike share one copy (kg_emit_steps). */
+struct affine {
+	int64_t c1, pix, tile, per_plane, total, per, xs, ys, buf, ub_in, ub_out;
+	enum cc_act act;
+	float lo, hi;
+};
+
+static size_t affine_steps(const void *ctx, int64_t b)
+{
+	const struct affine *q = ctx;
+	return 1 + kg_block_units(b, q->per, q->total);
+}
+
+static void affine_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct affine *q = ctx;
+	struct cc_prog *p = g->p;
+	int64_t c1 = q->c1, pix = q->pix, tile = q->tile, per_plane = q->per_plane;
+	int64_t xs = q->xs, ys = q->ys, buf = q->buf, ub_in = q->ub_in, ub_out = q->ub_out;
+	enum cc_act act = q->act;
+	float lo = q->lo, hi = q->hi;
+	if (i == 0) { /* the parameters, once per block */
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_P, 0, 0, 1, 2 * c1, 0, 0);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		return;
+	}
+	int par = (int)((i - 1) % 2);
+	int64_t u = b * q->per + (int64_t)i - 1;
+	int64_t plane = u / per_plane, p0 = (u % per_plane) * tile;
+	int64_t np = pix - p0 < tile ? pix - p0 : tile;
+	int64_t cb = plane % c1, img = plane / c1;
+	int64_t off = ((img * xs + cb) * pix + p0) * 32;
+	int64_t yoff = ((img * ys + cb) * pix + p0) * 32;
+	int64_t rep = (np + 7) / 8;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_X, off, ub_in + par * buf, 1, np, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	cc_li(p, R_UB, ub_out + par * buf);
+	cc_li(p, R_UB + 1, ub_in + par * buf);
+	cc_li(p, R_UB + 2, cb * 32);
+	CC_I(p, VBIN, ISA_OP_VMUL, .rd = R_UB, .rs1 = R_UB + 1, .rs2 = R_UB + 2,
+	     .dt = ISA_DT_F16, .rep = rep, .s1b = 0, .s1r = 0);
+	cc_li(p, R_UB + 2, (c1 + cb) * 32);
+	CC_I(p, VBIN, ISA_OP_VADD, .rd = R_UB, .rs1 = R_UB, .rs2 = R_UB + 2,
+	     .dt = ISA_DT_F16, .rep = rep, .s1b = 0, .s1r = 0);
+	if (act == CC_ACT_RELU) {
+		CC_I(p, VUN, ISA_OP_VRELU, .rd = R_UB, .rs1 = R_UB,
+		     .dt = ISA_DT_F16, .rep = rep);
+	} else if (act == CC_ACT_CLIP) {
+		for (int k = 0; k < 2; k++) {
+			float v = k ? hi : lo;
+			uint32_t bits;
+			memcpy(&bits, &v, 4);
+			cc_li(p, R_S, bits);
+			CC_I(p, VSCAL, k ? ISA_OP_VMINS : ISA_OP_VMAXS, .rd = R_UB,
+			     .rs1 = R_UB, .rs2 = R_S, .dt = ISA_DT_F16,
+			     .rep = rep);
+		}
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, yoff, ub_out + par * buf, 1, np, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
 
 int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h, int64_t w,
 		  int64_t x_c1s, int64_t y_c1s, enum cc_act act, float lo, float hi,
@@ -31,70 +107,15 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 		return -1;
 	}
 	int64_t per_plane = (pix + tile - 1) / tile, total = planes * per_plane;
-	int64_t per, blocks = cc_split_work(total, cfg->core_count, &per);
+	struct affine q = { c1, pix, tile, per_plane, total, 0, xs, ys, tile * 32, params,
+			    params + 2 * tile * 32, act, lo, hi };
+	int64_t blocks = cc_split_work(total, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	int64_t buf = tile * 32, ub_in = params, ub_out = params + 2 * buf;
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_P, 1);
 	cc_ldarg(p, R_Y, 2);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		/* the parameters, once per block */
-		cc_li(p, R_UB, 0);
-		cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_P, 1, 2 * c1, 0, 0);
-		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < total && !p->over; u++, par ^= 1) {
-			int64_t plane = u / per_plane, p0 = (u % per_plane) * tile;
-			int64_t np = pix - p0 < tile ? pix - p0 : tile;
-			int64_t cb = plane % c1, img = plane / c1;
-			int64_t off = ((img * xs + cb) * pix + p0) * 32;
-			int64_t yoff = ((img * ys + cb) * pix + p0) * 32;
-			int64_t rep = (np + 7) / 8;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_X, off);
-			cc_li(p, R_UB, ub_in + par * buf);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, np, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			cc_li(p, R_UB, ub_out + par * buf);
-			cc_li(p, R_UB + 1, ub_in + par * buf);
-			cc_li(p, R_UB + 2, cb * 32);
-			CC_I(p, VBIN, ISA_OP_VMUL, .rd = R_UB, .rs1 = R_UB + 1, .rs2 = R_UB + 2,
-			     .dt = ISA_DT_F16, .rep = rep, .s1b = 0, .s1r = 0);
-			cc_li(p, R_UB + 2, (c1 + cb) * 32);
-			CC_I(p, VBIN, ISA_OP_VADD, .rd = R_UB, .rs1 = R_UB, .rs2 = R_UB + 2,
-			     .dt = ISA_DT_F16, .rep = rep, .s1b = 0, .s1r = 0);
-			if (act == CC_ACT_RELU) {
-				CC_I(p, VUN, ISA_OP_VRELU, .rd = R_UB, .rs1 = R_UB,
-				     .dt = ISA_DT_F16, .rep = rep);
-			} else if (act == CC_ACT_CLIP) {
-				for (int k = 0; k < 2; k++) {
-					float v = k ? hi : lo;
-					uint32_t bits;
-					memcpy(&bits, &v, 4);
-					cc_li(p, R_S, bits);
-					CC_I(p, VSCAL, k ? ISA_OP_VMINS : ISA_OP_VMAXS, .rd = R_UB,
-					     .rs1 = R_UB, .rs2 = R_S, .dt = ISA_DT_F16,
-					     .rep = rep);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_Y, yoff);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, np, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct kg_steps ks = { blocks,
+			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, affine_steps, affine_step, &q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "affine", err, errlen);
 }

@@ -8,9 +8,72 @@
  * Arguments: 0 x, 1 v (fp16 [C16]), 2 y. */
 #include <stdio.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_X = 1, R_V = 2, R_Y = 3, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+/* Registers: the arguments x, v, y in x1, x2, x8 (clear of the builder's
+ * fixed registers x3..x7, kern_gen.h); the vector operands' UB addresses
+ * loaded into x16..x18; the builder's cache (the DMAs' UB addresses)
+ * x19..x24. */
+enum { R_X = R_SRC, R_V = R_DST, R_Y = 8, R_UB = 16, R_CACHE = 19, R_CACHE_END = 25 };
+
+/* The plan: step 0 loads v, each step after it a tile of rows, the two
+ * buffers in turn; tiles alike run as a loop, blocks alike share one copy
+ * (kg_emit_steps). */
+struct rowb {
+	enum isa_op op;
+	int vec_first;
+	int64_t rows, c16, nb, tile, tiles, per, vbytes, buf, ub_in, ub_out;
+};
+
+static size_t rowb_steps(const void *ctx, int64_t b)
+{
+	const struct rowb *q = ctx;
+	return 1 + kg_block_units(b, q->per, q->tiles);
+}
+
+static void rowb_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct rowb *q = ctx;
+	struct cc_prog *p = g->p;
+	int64_t rows = q->rows, c16 = q->c16, nb = q->nb, tile = q->tile, buf = q->buf;
+	int64_t ub_in = q->ub_in, ub_out = q->ub_out;
+	if (i == 0) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_V, 0, 0, 1, q->vbytes / 32, 0, 0);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		return;
+	}
+	int par = (int)((i - 1) % 2);
+	int64_t t = b * q->per + (int64_t)i - 1;
+	int64_t r0 = t * tile, nr = rows - r0 < tile ? rows - r0 : tile;
+	int64_t off = r0 * c16 * 2, rep = (nr + 7) / 8;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_X, off, ub_in + par * buf, 1, nr * nb, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	for (int64_t j = 0; j < nb; j++) {
+		cc_li(p, R_UB, ub_out + par * buf + j * 32);
+		cc_li(p, R_UB + 1, ub_in + par * buf + j * 32);
+		cc_li(p, R_UB + 2, j * 32);
+		if (!q->vec_first)
+			CC_I(p, VBIN, q->op, .rd = R_UB, .rs1 = R_UB + 1,
+			     .rs2 = R_UB + 2, .dt = ISA_DT_F16, .rep = rep, .db = nb,
+			     .dr = 8 * nb, .s0b = nb, .s0r = 8 * nb, .s1b = 0,
+			     .s1r = 0);
+		else
+			CC_I(p, VBIN, q->op, .rd = R_UB, .rs1 = R_UB + 2,
+			     .rs2 = R_UB + 1, .dt = ISA_DT_F16, .rep = rep, .db = nb,
+			     .dr = 8 * nb, .s0b = 0, .s0r = 0, .s1b = nb,
+			     .s1r = 8 * nb);
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, off, ub_out + par * buf, 1, nr * nb, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
 
 int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, int64_t cols,
 		    int vec_first, struct cc_prog *p, unsigned *block_dim, char *err,
@@ -38,60 +101,16 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 			 (long long)cols);
 		return -1;
 	}
-	int64_t tiles = (rows + tile - 1) / tile;
-	int64_t per, blocks = cc_split_work(tiles, cfg->core_count, &per);
+	int64_t buf = tile * c16 * 2;
+	struct rowb q = { isa[op], vec_first, rows, c16, nb, tile, (rows + tile - 1) / tile, 0,
+			  vbytes, buf, vbytes, vbytes + 2 * buf };
+	int64_t blocks = cc_split_work(q.tiles, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	int64_t buf = tile * c16 * 2, ub_in = vbytes, ub_out = vbytes + 2 * buf;
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_V, 1);
 	cc_ldarg(p, R_Y, 2);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_li(p, R_UB, 0);
-		cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_V, 1, vbytes / 32, 0, 0);
-		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++, par ^= 1) {
-			int64_t r0 = t * tile, nr = rows - r0 < tile ? rows - r0 : tile;
-			int64_t off = r0 * c16 * 2, rep = (nr + 7) / 8;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_X, off);
-			cc_li(p, R_UB, ub_in + par * buf);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, nr * nb, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			for (int64_t j = 0; j < nb; j++) {
-				cc_li(p, R_UB, ub_out + par * buf + j * 32);
-				cc_li(p, R_UB + 1, ub_in + par * buf + j * 32);
-				cc_li(p, R_UB + 2, j * 32);
-				if (!vec_first)
-					CC_I(p, VBIN, isa[op], .rd = R_UB, .rs1 = R_UB + 1,
-					     .rs2 = R_UB + 2, .dt = ISA_DT_F16, .rep = rep, .db = nb,
-					     .dr = 8 * nb, .s0b = nb, .s0r = 8 * nb, .s1b = 0,
-					     .s1r = 0);
-				else
-					CC_I(p, VBIN, isa[op], .rd = R_UB, .rs1 = R_UB + 2,
-					     .rs2 = R_UB + 1, .dt = ISA_DT_F16, .rep = rep, .db = nb,
-					     .dr = 8 * nb, .s0b = 0, .s0r = 0, .s1b = nb,
-					     .s1r = 8 * nb);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_Y, off);
-			cc_li(p, R_UB, ub_out + par * buf);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * nb, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct kg_steps ks = { blocks,
+			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, rowb_steps, rowb_step, &q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "row broadcast", err, errlen);
 }

@@ -13,9 +13,144 @@
  * of whole 16-element groups, the pieces of a row in order (gen_cast_long). */
 #include <stdio.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_SRC = 1, R_DST = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+/* Registers: the arguments in R_SRC, R_DST (kern_gen.h); the vconv's UB
+ * addresses loaded into x16, x17; the kernel builder's cache (the DMAs' UB
+ * addresses) x18..x24. */
+enum { R_UB = 16, R_CACHE = 18, R_CACHE_END = 25 };
+
+/* A cast's plan: a tile of rows (gen_cast) or a piece of a row
+ * (gen_cast_long) a step, the two slot pairs in turn; steps alike run as a
+ * loop, blocks alike share one copy (kg_emit_steps). */
+struct cast {
+	int64_t rows, cols, c16, esz, host_row, dev_row, tile, f32_slot, f16_slot, per;
+	int to_device, f16, host_aligned;
+	int64_t piece, npc, units; /* gen_cast_long */
+};
+
+static size_t cast_tiles(const void *ctx, int64_t b)
+{
+	const struct cast *q = ctx;
+	int64_t r0 = b * q->per, r1 = r0 + q->per < q->rows ? r0 + q->per : q->rows;
+	return (size_t)((r1 - r0 + q->tile - 1) / q->tile);
+}
+
+static size_t cast_pieces(const void *ctx, int64_t b)
+{
+	const struct cast *q = ctx;
+	return kg_block_units(b, q->per, q->units);
+}
+
+/* Both ways, a vconv at 64 lanes a repeat between the slots. */
+static void cast_conv(struct cc_prog *p, int to_device, int64_t dst, int64_t src, int64_t rep)
+{
+	cc_li(p, R_UB, dst);
+	cc_li(p, R_UB + 1, src);
+	CC_I(p, VCONV, ISA_OP_VCONV, .rd = R_UB, .rs1 = R_UB + 1,
+	     .dt = to_device ? ISA_DT_F16 : ISA_DT_F32, .st = to_device ? ISA_DT_F32 : ISA_DT_F16,
+	     .rep = rep, .dr = to_device ? 4 : 8, .s0r = to_device ? 8 : 4);
+}
+
+static void cast_tile_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct cast *q = ctx;
+	struct cc_prog *p = g->p;
+	int to_device = q->to_device, f16 = q->f16, host_aligned = q->host_aligned;
+	int64_t c16 = q->c16, esz = q->esz, host_row = q->host_row, dev_row = q->dev_row;
+	int64_t f32_slot = q->f32_slot, f16_slot = q->f16_slot, tile = q->tile;
+	int par = (int)(i % 2);
+	int64_t r0 = b * q->per, r1 = r0 + q->per < q->rows ? r0 + q->per : q->rows;
+	int64_t r = r0 + (int64_t)i * tile;
+	int64_t n = r1 - r < tile ? r1 - r : tile;
+	int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
+	int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
+	int64_t ub_row = c16 * esz; /* a host row's stride in the UB */
+	if (f16)
+		ub_out = ub_in;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	if (!to_device) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, r * dev_row, ub_in, 1, n * dev_row / 32, 0, 0);
+	} else if (host_aligned) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, r * host_row, ub_in, n, host_row / 32, 0,
+		       (c16 * 4 - host_row) / 32);
+	} else {
+		for (int64_t k = 0; k < n; k++)
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (r + k) * host_row, ub_in + k * c16 * 4, 1,
+			       (host_row + 31) / 32, 0, 0);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	/* one flat conversion, 64 lanes per repeat, ISA_VEC_REP_MAX repeats per
+	 * insn (none for fp16 rows) */
+	int64_t reps = f16 ? 0 : (n * c16 + 63) / 64;
+	for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
+		int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
+		int64_t e0 = done * 64;
+		cast_conv(p, to_device, ub_out + e0 * (to_device ? 2 : 4),
+			  ub_in + e0 * (to_device ? 4 : 2), k);
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	if (to_device) {
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, r * dev_row, ub_out, 1, n * dev_row / 32, 0, 0);
+	} else if (host_aligned) {
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, r * host_row, ub_out, n, host_row / 32,
+		       (ub_row - host_row) / 32, 0);
+	} else {
+		for (int64_t k = 0; k < n; k++)
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (r + k) * host_row, ub_out + k * ub_row, 1,
+			       (host_row + 31) / 32, 0, 0);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
+static void cast_piece_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct cast *q = ctx;
+	struct cc_prog *p = g->p;
+	int to_device = q->to_device;
+	int64_t cols = q->cols, piece = q->piece, npc = q->npc, host_row = q->host_row,
+		dev_row = q->dev_row, f32_slot = q->f32_slot, f16_slot = q->f16_slot;
+	int par = (int)(i % 2);
+	int64_t u = b * q->per + (int64_t)i;
+	int64_t r = u / npc, j0 = u % npc * piece;
+	int64_t m = cols - j0 < piece ? cols - j0 : piece, m16 = cc_pad16(m);
+	int64_t hoff = r * host_row + j0 * 4, doff = r * dev_row + j0 * 2;
+	int64_t hblk = (m * 4 + 31) / 32, dblk = m16 * 2 / 32;
+	int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
+	int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, to_device ? hoff : doff, ub_in, 1,
+	       to_device ? hblk : dblk, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	cast_conv(p, to_device, ub_out, ub_in, (m16 + 63) / 64);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, to_device ? doff : hoff, ub_out, 1,
+	       to_device ? dblk : hblk, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
+/* A cast's blocks of steps. */
+static int cast_kernel(struct cc_prog *p, const struct cast *q, int64_t blocks,
+		       size_t (*nsteps)(const void *, int64_t),
+		       void (*step)(struct kg *, const void *, int64_t, size_t), char *err,
+		       size_t errlen)
+{
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	struct kg_steps ks = { blocks,
+			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, nsteps, step, q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "cast", err, errlen);
+}
 
 static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t cols,
 			 int to_device, struct cc_prog *p, unsigned *block_dim, char *err,
@@ -81,84 +216,11 @@ static int gen_cast(const struct soc_config *cfg, int64_t rows, int64_t cols, in
 	}
 	*block_dim = (unsigned)blocks;
 
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks && !p->over; b++) { /* over: emit.h */
-		cc_label_bind(p, labels[b]);
-		int64_t r0 = b * per, r1 = r0 + per < rows ? r0 + per : rows;
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t r = r0; r < r1 && !p->over; r += tile, par ^= 1) {
-			int64_t n = r1 - r < tile ? r1 - r : tile;
-			int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
-			int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
-			int64_t ub_row = c16 * esz; /* a host row's stride in the UB */
-			if (f16)
-				ub_out = ub_in;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			if (!to_device) {
-				cc_addi(p, R_GM, R_SRC, r * dev_row);
-				cc_li(p, R_UB, ub_in);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, n * dev_row / 32, 0, 0);
-			} else if (host_aligned) {
-				cc_addi(p, R_GM, R_SRC, r * host_row);
-				cc_li(p, R_UB, ub_in);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, n, host_row / 32, 0,
-				       (c16 * 4 - host_row) / 32);
-			} else {
-				for (int64_t i = 0; i < n && !p->over; i++) {
-					cc_addi(p, R_GM, R_SRC, (r + i) * host_row);
-					cc_li(p, R_UB, ub_in + i * c16 * 4);
-					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1,
-					       (host_row + 31) / 32, 0, 0);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			/* one flat conversion, 64 lanes per repeat, ISA_VEC_REP_MAX repeats per
-			 * insn (none for fp16 rows) */
-			int64_t reps = f16 ? 0 : (n * c16 + 63) / 64;
-			for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
-				int64_t k = reps - done < ISA_VEC_REP_MAX ? reps - done : ISA_VEC_REP_MAX;
-				int64_t e0 = done * 64;
-				cc_li(p, R_UB, ub_out + e0 * (to_device ? 2 : 4));
-				cc_li(p, R_UB + 1, ub_in + e0 * (to_device ? 4 : 2));
-				CC_I(p, VCONV, ISA_OP_VCONV, .rd = R_UB, .rs1 = R_UB + 1,
-				     .dt = to_device ? ISA_DT_F16 : ISA_DT_F32,
-				     .st = to_device ? ISA_DT_F32 : ISA_DT_F16, .rep = k,
-				     .dr = to_device ? 4 : 8, .s0r = to_device ? 8 : 4);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			if (to_device) {
-				cc_addi(p, R_GM, R_DST, r * dev_row);
-				cc_li(p, R_UB, ub_out);
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, n * dev_row / 32, 0, 0);
-			} else if (host_aligned) {
-				cc_addi(p, R_GM, R_DST, r * host_row);
-				cc_li(p, R_UB, ub_out);
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, host_row / 32,
-				       (ub_row - host_row) / 32, 0);
-			} else {
-				for (int64_t i = 0; i < n && !p->over; i++) {
-					cc_addi(p, R_GM, R_DST, (r + i) * host_row);
-					cc_li(p, R_UB, ub_out + i * ub_row);
-					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1,
-					       (host_row + 31) / 32, 0, 0);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct cast q = { .rows = rows, .cols = cols, .c16 = c16, .esz = esz, .host_row = host_row,
+			  .dev_row = dev_row, .tile = tile, .f32_slot = f32_slot,
+			  .f16_slot = f16_slot, .per = per, .to_device = to_device, .f16 = f16,
+			  .host_aligned = host_aligned };
+	return cast_kernel(p, &q, blocks, cast_tiles, cast_tile_step, err, errlen);
 }
 
 /* Rows of more elements than a tile holds: pieces of `piece` elements (a
@@ -200,48 +262,10 @@ static int gen_cast_long(const struct soc_config *cfg, int64_t rows, int64_t col
 		return -1;
 	}
 	*block_dim = (unsigned)blocks;
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks && !p->over; b++) { /* over: emit.h */
-		cc_label_bind(p, labels[b]);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < units && !p->over; u++, par ^= 1) {
-			int64_t r = u / npc, j0 = u % npc * piece;
-			int64_t m = cols - j0 < piece ? cols - j0 : piece, m16 = cc_pad16(m);
-			int64_t hoff = r * host_row + j0 * 4, doff = r * dev_row + j0 * 2;
-			int64_t hblk = (m * 4 + 31) / 32, dblk = m16 * 2 / 32;
-			int64_t s32 = par * (f32_slot + f16_slot), s16 = s32 + f32_slot;
-			int64_t ub_in = to_device ? s32 : s16, ub_out = to_device ? s16 : s32;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_SRC, to_device ? hoff : doff);
-			cc_li(p, R_UB, ub_in);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, to_device ? hblk : dblk, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			cc_li(p, R_UB, ub_out);
-			cc_li(p, R_UB + 1, ub_in);
-			CC_I(p, VCONV, ISA_OP_VCONV, .rd = R_UB, .rs1 = R_UB + 1,
-			     .dt = to_device ? ISA_DT_F16 : ISA_DT_F32,
-			     .st = to_device ? ISA_DT_F32 : ISA_DT_F16, .rep = (m16 + 63) / 64,
-			     .dr = to_device ? 4 : 8, .s0r = to_device ? 8 : 4);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_DST, to_device ? doff : hoff);
-			cc_li(p, R_UB, ub_out);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, to_device ? dblk : hblk, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct cast q = { .cols = cols, .host_row = host_row, .dev_row = dev_row,
+			  .f32_slot = f32_slot, .f16_slot = f16_slot, .per = per,
+			  .to_device = to_device, .piece = piece, .npc = npc, .units = units };
+	return cast_kernel(p, &q, blocks, cast_pieces, cast_piece_step, err, errlen);
 }
 
 int cc_gen_cast_in(const struct soc_config *cfg, int64_t rows, int64_t cols, struct cc_prog *p,

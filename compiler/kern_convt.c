@@ -19,6 +19,55 @@
 #include <stdio.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
+
+/* The plan: step 0 zeroes both buffers, each step after it a unit (an
+ * input row and its zero rows), the buffers in turn; units alike run as a
+ * loop, blocks alike share one copy (kg_emit_steps). */
+struct zins {
+	int64_t h, w, sh, sw, hz, wz, bufb, units, per;
+};
+
+static size_t zins_steps(const void *ctx, int64_t b)
+{
+	const struct zins *q = ctx;
+	return 1 + kg_block_units(b, q->per, q->units);
+}
+
+static void zins_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct zins *q = ctx;
+	struct cc_prog *p = g->p;
+	int64_t h = q->h, w = q->w, sh = q->sh, sw = q->sw, hz = q->hz, wz = q->wz, bufb = q->bufb;
+	if (i == 0) {
+		kg_mask_all(g);
+		for (int64_t d = 0; d < 2 * bufb; d += 8 * ISA_VEC_REP_MAX) {
+			int64_t rep = (2 * bufb - d) / 8 < ISA_VEC_REP_MAX ? (2 * bufb - d) / 8
+									    : ISA_VEC_REP_MAX;
+			int rd = kg_reg(g, d * 32), rv = kg_reg(g, kg_fbits(0.0f));
+			KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16, .rep = rep,
+			     .db = 1, .dr = 8);
+		}
+		/* the zeros are in place before any row lands on them */
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		return;
+	}
+	int par = (int)((i - 1) % 2);
+	int64_t u = b * q->per + (int64_t)i - 1;
+	int64_t pl = u / h, ih = u % h, rows = ih == h - 1 ? 1 : sh;
+	int64_t buf = par * bufb * 32;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+	if (sw == 1)
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, u * w * 32, buf, 1, w, 0, 0);
+	else
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, u * w * 32, buf, w, 1, 0, sw - 1);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (pl * hz + ih * sh) * wz * 32, buf, 1,
+	       rows * wz, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+}
 
 int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, int64_t w,
 		       int64_t sh, int64_t sw, struct cc_prog *p, unsigned *block_dim, char *err,
@@ -36,50 +85,12 @@ int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, 
 			 (long long)wz, (long long)sh);
 		return -1;
 	}
-	int64_t per, blocks = cc_split_work(planes * h, cfg->core_count, &per);
+	struct zins q = { h, w, sh, sw, hz, wz, bufb, planes * h, 0 };
+	int64_t blocks = cc_split_work(q.units, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		kg_mask_all(&g);
-		for (int64_t d = 0; d < 2 * bufb; d += 8 * ISA_VEC_REP_MAX) {
-			int64_t rep = (2 * bufb - d) / 8 < ISA_VEC_REP_MAX ? (2 * bufb - d) / 8
-									    : ISA_VEC_REP_MAX;
-			int rd = kg_reg(&g, d * 32), rv = kg_reg(&g, kg_fbits(0.0f));
-			KG_I(&g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16,
-			     .rep = rep, .db = 1, .dr = 8);
-		}
-		/* the zeros are in place before any row lands on them */
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < planes * h && !p->over; u++, par ^= 1) {
-			int64_t pl = u / h, ih = u % h, rows = ih == h - 1 ? 1 : sh;
-			int64_t buf = par * bufb * 32;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-			if (sw == 1)
-				kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, u * w * 32, buf, 1, w, 0, 0);
-			else
-				kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, u * w * 32, buf, w, 1, 0, sw - 1);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, (pl * hz + ih * sh) * wz * 32, buf, 1,
-			       rows * wz, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		cc_end(p);
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "ConvTranspose: a DMA or vector field out of range, not "
-				      "supported yet");
-		return -1;
-	}
-	return 0;
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, zins_steps,
+			       zins_step, &q };
+	return kg_emit_kernel(p, 0, 0, &ks, "ConvTranspose", err, errlen);
 }

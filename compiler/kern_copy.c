@@ -5,9 +5,42 @@
  * Arguments: 0 source, 1 destination. */
 #include <stdio.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_SRC = 1, R_DST = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+/* Registers: the arguments in R_SRC, R_DST (kern_gen.h); the vector
+ * operands' UB addresses loaded into x16..x18; the kernel builder's cache
+ * (the DMAs' UB addresses) x19..x24. */
+enum { R_UB = 16, R_CACHE = 19, R_CACHE_END = 25 };
+
+/* cc_gen_copy's plan: a piece of a chunk a step, the two UB halves in turn. */
+struct copy {
+	int64_t chunk_bytes, src_stride, dst_stride, ub_half, piece, per_chunk, total, per;
+};
+
+static size_t copy_pieces(const void *ctx, int64_t b)
+{
+	const struct copy *q = ctx;
+	return kg_block_units(b, q->per, q->total);
+}
+
+static void copy_piece(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct copy *q = ctx;
+	struct cc_prog *p = g->p;
+	int par = (int)(i % 2);
+	int64_t w = b * q->per + (int64_t)i;
+	int64_t ch = w / q->per_chunk, off = (w % q->per_chunk) * q->piece;
+	int64_t len = q->chunk_bytes - off < q->piece ? q->chunk_bytes - off : q->piece;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, ch * q->src_stride + off, par * q->ub_half, 1, len / 32,
+	       0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, ch * q->dst_stride + off, par * q->ub_half, 1, len / 32,
+	       0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+}
 
 int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_bytes,
 		int64_t src_stride, int64_t dst_stride, struct cc_prog *p, unsigned *block_dim,
@@ -22,33 +55,72 @@ int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_byt
 	int64_t ub_half = (int64_t)cfg->ub_size_kb * 1024 / 2 / 32 * 32;
 	int64_t piece = chunk_bytes < ub_half ? chunk_bytes : ub_half;
 	int64_t per_chunk = (chunk_bytes + piece - 1) / piece, total = nchunks * per_chunk;
-	int64_t per, blocks = cc_split_work(total, cfg->core_count, &per);
+	struct copy q = { chunk_bytes, src_stride, dst_stride, ub_half, piece, per_chunk, total, 0 };
+	int64_t blocks = cc_split_work(total, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		int par = 0;
-		for (int64_t w = b * per; w < (b + 1) * per && w < total && !p->over; w++, par ^= 1) {
-			int64_t ch = w / per_chunk, off = (w % per_chunk) * piece;
-			int64_t len = chunk_bytes - off < piece ? chunk_bytes - off : piece;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_SRC, ch * src_stride + off);
-			cc_li(p, R_UB, par * ub_half);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, len / 32, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_DST, ch * dst_stride + off);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, len / 32, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		cc_end(p);
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, copy_pieces,
+			       copy_piece, &q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "copy", err, errlen);
+}
+
+/* cc_gen_concat_last's plan: a band of 16 rows a step, two buffer sets. */
+struct concat {
+	int64_t rows, s, j0, nbk, nbo, yb, a_sz, t_sz, b_sz, set, bands, per;
+};
+
+static size_t concat_bands(const void *ctx, int64_t b)
+{
+	const struct concat *q = ctx;
+	return kg_block_units(b, q->per, q->bands);
+}
+
+static void concat_band(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct concat *q = ctx;
+	struct cc_prog *p = g->p;
+	int64_t s = q->s, nbk = q->nbk, nbo = q->nbo, yb = q->yb;
+	int par = (int)(i % 2);
+	int64_t u = b * q->per + (int64_t)i;
+	int64_t r0 = 16 * u, nr = q->rows - r0 < 16 ? q->rows - r0 : 16;
+	int64_t ua = par * q->set, ut = ua + q->a_sz * 32, ubb = ut + q->t_sz * 32,
+		uc = ubb + q->b_sz * 32;
+	int64_t yoff = (r0 * yb + q->j0) * 32;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	if (s) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_DST, yoff, ut, nr, 1, yb - 1, 0);
 	}
-	return 0;
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, r0 * nbk * 32, ua, 1, nr * nbk, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	if (s) { /* the shared block's columns into column space */
+		cc_li(p, R_UB, ubb);
+		cc_li(p, R_UB + 1, ut);
+		CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+		     .dt = ISA_DT_F16, .rep = 1, .s0b = 1, .db = 1, .s0r = 16,
+		     .dr = 16);
+	}
+	/* input block j's columns become blocks s + 16j .. s + 16j + 15 */
+	cc_li(p, R_UB, ubb + s * 32);
+	cc_li(p, R_UB + 1, ua);
+	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+	     .dt = ISA_DT_F16, .rep = nbk,
+	     .s0b = nbk /* input rows are a padded row apart */,
+	     .s0r = 1, .db = 1, .dr = 16);
+	/* and back: 16 columns per output block */
+	cc_li(p, R_UB, uc);
+	cc_li(p, R_UB + 1, ubb);
+	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+	     .dt = ISA_DT_F16, .rep = nbo, .s0b = 1, .s0r = 16,
+	     .db = nbo /* output rows of nbo blocks in the UB */,
+	     .dr = 1);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, yoff, uc, nr, nbo, 0, yb - nbo);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
 
 /* Concat along the padded last axis, one input per kernel (kernels.h).
@@ -77,69 +149,44 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 			 "supported yet", (long long)ycols);
 		return -1;
 	}
-	int64_t bands = (rows + 15) / 16;
-	int64_t per, blocks = cc_split_work(bands, cfg->core_count, &per);
+	struct concat q = { rows, s, j0, nbk, nbo, yb, a_sz, t_sz, b_sz, set, (rows + 15) / 16, 0 };
+	int64_t blocks = cc_split_work(q.bands, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < bands && !p->over; u++, par ^= 1) {
-			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
-			int64_t ua = par * set, ut = ua + a_sz * 32, ubb = ut + t_sz * 32,
-				uc = ubb + b_sz * 32;
-			int64_t yoff = (r0 * yb + j0) * 32;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			if (s) {
-				cc_addi(p, R_GM, R_DST, yoff);
-				cc_li(p, R_UB, ut);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nr, 1, yb - 1, 0);
-			}
-			cc_addi(p, R_GM, R_SRC, r0 * nbk * 32);
-			cc_li(p, R_UB, ua);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, nr * nbk, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			if (s) { /* the shared block's columns into column space */
-				cc_li(p, R_UB, ubb);
-				cc_li(p, R_UB + 1, ut);
-				CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-				     .dt = ISA_DT_F16, .rep = 1, .s0b = 1, .db = 1, .s0r = 16,
-				     .dr = 16);
-			}
-			/* input block j's columns become blocks s + 16j .. s + 16j + 15 */
-			cc_li(p, R_UB, ubb + s * 32);
-			cc_li(p, R_UB + 1, ua);
-			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-			     .dt = ISA_DT_F16, .rep = nbk,
-			     .s0b = nbk /* input rows are a padded row apart */,
-			     .s0r = 1, .db = 1, .dr = 16);
-			/* and back: 16 columns per output block */
-			cc_li(p, R_UB, uc);
-			cc_li(p, R_UB + 1, ubb);
-			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-			     .dt = ISA_DT_F16, .rep = nbo, .s0b = 1, .s0r = 16,
-			     .db = nbo /* output rows of nbo blocks in the UB */,
-			     .dr = 1);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_DST, yoff);
-			cc_li(p, R_UB, uc);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, nr, nbo, 0, yb - nbo);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
+	struct kg_steps ks = { blocks,
+			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, concat_bands, concat_band, &q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "Concat along the last axis", err,
+			      errlen);
+}
+
+/* cc_gen_zero_runs' plan: step 0 zeroes the UB once per core, each step
+ * after it one DMA of k runs. */
+struct zeros {
+	int64_t off, nruns, run_blocks, stride_blocks, k, per;
+};
+
+static size_t zero_steps(const void *ctx, int64_t b)
+{
+	const struct zeros *q = ctx;
+	return 1 + kg_block_units(b, q->per, (q->nruns + q->k - 1) / q->k);
+}
+
+static void zero_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct zeros *q = ctx;
+	struct cc_prog *p = g->p;
+	if (i == 0) {
+		cc_ub_zero(p, R_UB, R_UB + 2, 0, q->k * q->run_blocks);
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		return;
 	}
-	return 0;
+	int64_t w = b * q->per + (int64_t)i - 1;
+	int64_t n = q->nruns - w * q->k < q->k ? q->nruns - w * q->k : q->k;
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (q->off + w * q->k * q->stride_blocks) * 32, 0, n,
+	       q->run_blocks, 0, q->stride_blocks - q->run_blocks);
 }
 
 /* Zeros at nruns runs of run_blocks 32-byte blocks, stride_blocks apart,
@@ -163,24 +210,10 @@ int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, i
 	int64_t k = ub_blocks / run_blocks;
 	k = k < ISA_DMA_NBURST_MAX ? k : ISA_DMA_NBURST_MAX;
 	k = k < nruns ? k : nruns;
-	int64_t per, blocks = cc_split_work((nruns + k - 1) / k, cfg->core_count, &per);
+	struct zeros q = { off, nruns, run_blocks, stride_blocks, k, 0 };
+	int64_t blocks = cc_split_work((nruns + k - 1) / k, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_DST, 0);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_ub_zero(p, R_UB, R_UB + 2, 0, k * run_blocks);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-		cc_li(p, R_UB, 0);
-		for (int64_t w = b * per; w < (b + 1) * per && w * k < nruns && !p->over; w++) {
-			int64_t n = nruns - w * k < k ? nruns - w * k : k;
-			cc_addi(p, R_GM, R_DST, (off + w * k * stride_blocks) * 32);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, run_blocks, 0,
-			       stride_blocks - run_blocks);
-		}
-		cc_end(p);
-	}
-	return 0;
+	struct kg_steps ks = { blocks, { { 0 } }, 0, zero_steps, zero_step, &q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "zero fill", err, errlen);
 }

@@ -17,10 +17,14 @@
  * Arguments: 0 table, 1 indices (unused with cidx), 2 output. */
 #include <stdio.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_TAB = 1, R_IDX = 2, R_OUT = 3, R_ZERO = 4, R_MAXI = 5, R_V = 6, R_T = 7, R_GM = 10,
-       R_UB = 16, R_BIDX = 20, R_TMP = 21 };
+/* Arguments table, indices, output in x1, x2, x8; x9 0 and x10 rows - 1
+ * (the clamp), x11, x12 an index's arithmetic: clear of the builder's
+ * fixed registers (x3..x7, kern_gen.h); its cache x16..x23. */
+enum { R_TAB = R_SRC, R_IDX = R_DST, R_OUT = 8, R_ZERO = 9, R_MAXI = 10, R_V = 11, R_T = 12,
+       R_CACHE = 16, R_CACHE_END = 24 };
 
 static void rrr(struct cc_prog *p, enum isa_op op, int rd, int rs1, int rs2)
 {
@@ -32,27 +36,76 @@ static void rri(struct cc_prog *p, enum isa_op op, int rd, int rs1, int64_t imm)
 	CC_I(p, RRI, op, .rd = rd, .rs1 = rs1, .imm = imm);
 }
 
-/* R_GM = the GM address of (outer slice o, row idx[i], byte off) of the table. */
-static void row_addr(struct cc_prog *p, const struct cc_gather *gd, int64_t o, int64_t i,
-		     int64_t off)
+/* The kernel's steps (kg_emit_steps): a batch of rows, or a piece of one
+ * row, each; a batch's GM offsets, the indices' included, move by a
+ * batch's rows, so a block's batches run as a loop and blocks alike share
+ * one copy. */
+struct ga_kern {
+	const struct cc_gather *gd;
+	int64_t per, units, batch, piece, npieces, ub_half;
+};
+
+/* Block b's units [b * per, return). */
+static int64_t ga_end(const struct ga_kern *k, int64_t b)
 {
+	return (b + 1) * k->per < k->units ? (b + 1) * k->per : k->units;
+}
+
+static size_t ga_steps(const void *ctx, int64_t b)
+{
+	const struct ga_kern *k = ctx;
+	return (size_t)((ga_end(k, b) - b * k->per + k->batch - 1) / k->batch * k->npieces);
+}
+
+/* Gather (outer slice o, row idx[i], byte off) of the table into UB ub. */
+static void row_load(struct kg *g, const struct ga_kern *k, int64_t o, int64_t i, int64_t off,
+		     int64_t ub, int64_t len)
+{
+	const struct cc_gather *gd = k->gd;
+	struct cc_prog *p = g->p;
 	int64_t base = o * gd->rows * gd->row_bytes + off;
 	if (gd->cidx) {
 		int64_t j = gd->cidx[i] < 0 ? gd->cidx[i] + gd->rows : gd->cidx[i];
 		j = j < 0 ? 0 : j > gd->rows - 1 ? gd->rows - 1 : j;
-		cc_addi(p, R_GM, R_TAB, base + j * gd->row_bytes);
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_TAB, base + j * gd->row_bytes, ub, 1, len / 32, 0,
+		       0);
 		return;
 	}
-	rri(p, gd->idx_bytes == 8 ? ISA_OP_LD_GM : ISA_OP_LDW_GM, R_V, R_IDX, i * gd->idx_bytes);
+	kg_ldgm(g, gd->idx_bytes == 8 ? ISA_OP_LD_GM : ISA_OP_LDW_GM, R_V, R_IDX,
+		i * gd->idx_bytes);
 	rri(p, ISA_OP_SHRI, R_T, R_V, 63); /* 1 when negative */
 	rri(p, ISA_OP_MULI, R_T, R_T, gd->rows);
 	rrr(p, ISA_OP_ADD, R_V, R_V, R_T);
 	rrr(p, ISA_OP_MAX, R_V, R_V, R_ZERO);
 	rrr(p, ISA_OP_MIN, R_V, R_V, R_MAXI);
 	rri(p, ISA_OP_MULI, R_V, R_V, gd->row_bytes);
-	rrr(p, ISA_OP_ADD, R_GM, R_TAB, R_V);
-	if (base)
-		cc_addi(p, R_GM, R_GM, base);
+	/* one outer slice of whole rows: the table's address as the argument
+	 * gave it (base 0 for every row, no offset for loops to move) */
+	int whole = gd->outer == 1 && k->npieces == 1;
+	rrr(p, ISA_OP_ADD, R_GM, whole ? R_TAB : kg_addr(g, R_GM, R_TAB, base), R_V);
+	cc_dma(p, ISA_OP_MOV_GM_UB, kg_reg(g, ub), R_GM, 1, len / 32, 0, 0);
+}
+
+static void ga_step(struct kg *g, const void *ctx, int64_t b, size_t s)
+{
+	const struct ga_kern *k = ctx;
+	const struct cc_gather *gd = k->gd;
+	struct cc_prog *p = g->p;
+	int64_t u1 = ga_end(k, b), u0 = b * k->per + (int64_t)s / k->npieces * k->batch;
+	int64_t ub = u0 + k->batch < u1 ? u0 + k->batch : u1;
+	int64_t off = (int64_t)s % k->npieces * k->piece;
+	int64_t len = gd->row_bytes - off < k->piece ? gd->row_bytes - off : k->piece;
+	int par = (int)(s % 2);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+	for (int64_t u = u0; u < ub; u++)
+		row_load(g, k, u / gd->nidx, u % gd->nidx, off, par * k->ub_half + (u - u0) * len,
+			 len);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	/* whole rows: one burst; pieces of one row: also one */
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_OUT, u0 * gd->row_bytes + off, par * k->ub_half, 1,
+	       (ub - u0) * len / 32, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
 }
 
 int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, struct cc_prog *p,
@@ -80,35 +133,8 @@ int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, stru
 	cc_ldarg(p, R_OUT, 2);
 	cc_li(p, R_ZERO, 0);
 	cc_li(p, R_MAXI, gd->rows - 1);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		int64_t u1 = (b + 1) * per < units ? (b + 1) * per : units;
-		int par = 0;
-		for (int64_t u0 = b * per; u0 < u1 && !p->over; u0 += batch) {
-			int64_t ub = u0 + batch < u1 ? u0 + batch : u1;
-			for (int64_t pc = 0; pc < npieces; pc++, par ^= 1) {
-				int64_t off = pc * piece;
-				int64_t len = gd->row_bytes - off < piece ? gd->row_bytes - off : piece;
-				cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-				for (int64_t u = u0; u < ub; u++) {
-					row_addr(p, gd, u / gd->nidx, u % gd->nidx, off);
-					cc_li(p, R_UB, par * ub_half + (u - u0) * len);
-					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, len / 32, 0, 0);
-				}
-				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-				cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-				cc_addi(p, R_GM, R_OUT, u0 * gd->row_bytes + off);
-				cc_li(p, R_UB, par * ub_half);
-				/* whole rows: one burst; pieces of one row: also one */
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, (ub - u0) * len / 32, 0, 0);
-				cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-			}
-		}
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct ga_kern k = { gd, per, units, batch, piece, npieces, ub_half };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ga_steps,
+			       ga_step, &k };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "gather", err, errlen);
 }

@@ -378,6 +378,11 @@ int kg_addr(struct kg *g, int tmp, int base, int64_t off)
 	return tmp;
 }
 
+void kg_ldgm(struct kg *g, enum isa_op op, int rd, int gm_base, int64_t off)
+{
+	KG_I(g, RRI, op, .rd = rd, .rs1 = gm_base, .imm = rel_offset(g, gm_base, off));
+}
+
 void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t ub,
 		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap)
 {

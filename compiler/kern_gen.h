@@ -172,6 +172,10 @@ void kg_dma(struct kg *g, enum isa_op op, int gm_base, int64_t gm_off, int64_t u
  * start and recorded like kg_dma's offsets, so that steps whose local
  * addresses move by a constant roll into one loop.  Returns tmp. */
 int kg_addr(struct kg *g, int tmp, int base, int64_t off);
+/* rd = the scalar at GM off bytes past kernel argument register gm_base
+ * (op ld.gm or ldw.gm: an index the host gave), the offset recorded like
+ * kg_dma's, so that steps reading a table's entries in turn roll. */
+void kg_ldgm(struct kg *g, enum isa_op op, int rd, int gm_base, int64_t off);
 /* kg_dma_via with the local address in register lreg. */
 void kg_dma_reg(struct kg *g, enum isa_op op, int areg, int gm_base, int64_t gm_off, int lreg,
 		int64_t nburst, int64_t len, int64_t sgap, int64_t dgap);

@@ -14,16 +14,84 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_SRC = 1, R_DST = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+/* Registers: the arguments x, y in R_SRC, R_DST (kern_gen.h); the vector
+ * operands' UB addresses loaded into x16, x17, a lane count or scalar into
+ * x11; the kernel builder's cache (the DMAs' UB addresses) x18..x23. */
+enum { R_UB = 16, R_N = 11, R_CACHE = 18, R_CACHE_END = 24 };
+
+/* A kernel's blocks of steps from x and y's arguments. */
+static int emit_steps(struct cc_prog *p, const struct kg_steps *ks, const char *what, char *err,
+		      size_t errlen)
+{
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, ks, what, err, errlen);
+}
+
+/* The grid copy's levels and work units (see the top of the file): each
+ * unit a step, the two UB buffers in turn; units alike in their code and
+ * moving by a constant (a group of chunks after another) run as a loop. */
+struct grid {
+	int m;
+	int64_t c[CC_GRID_MAX_RANK + 1], s[CC_GRID_MAX_RANK + 1], d[CC_GRID_MAX_RANK + 1];
+	int64_t src_off, chunk, piece, npieces, L, group, ngroups, units, per, ub_half;
+	int burst_s, burst_d;
+};
+
+static size_t grid_units(const void *ctx, int64_t b)
+{
+	const struct grid *q = ctx;
+	return kg_block_units(b, q->per, q->units);
+}
+
+static void grid_unit(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct grid *q = ctx;
+	struct cc_prog *p = g->p;
+	int m = q->m, par = (int)(i % 2);
+	const int64_t *c = q->c, *s = q->s, *d = q->d;
+	int64_t w = b * q->per + (int64_t)i;
+	int64_t pc = w % q->npieces, gi = w / q->npieces % q->ngroups, o = w / q->npieces / q->ngroups;
+	int64_t so = q->src_off * 32, dof = 0;
+	for (int k = m - 2; k >= 0; k--, o /= c[k + 1]) {
+		so += o % c[k] * s[k] * 32;
+		dof += o % c[k] * d[k] * 32;
+	}
+	int64_t j0 = gi * q->group, nj = q->L - j0 < q->group ? q->L - j0 : q->group;
+	so += j0 * s[m - 1] * 32 + pc * q->piece;
+	dof += j0 * d[m - 1] * 32 + pc * q->piece;
+	int64_t len = q->chunk - pc * q->piece < q->piece ? q->chunk - pc * q->piece : q->piece;
+	int64_t ub = par * q->ub_half;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+	if (q->burst_s)
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, so, ub, nj, len / 32,
+		       nj > 1 ? s[m - 1] - len / 32 : 0, 0);
+	else
+		for (int64_t j = 0; j < nj; j++)
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, so + j * s[m - 1] * 32, ub + j * len, 1,
+			       len / 32, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	if (q->burst_d)
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, dof, ub, nj, len / 32, 0,
+		       nj > 1 ? d[m - 1] - len / 32 : 0);
+	else
+		for (int64_t j = 0; j < nj; j++)
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, dof + j * d[m - 1] * 32, ub + j * len, 1,
+			       len / 32, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+}
 
 int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
 		     const int64_t *sst, const int64_t *dst, int64_t src_off, struct cc_prog *p,
 		     unsigned *block_dim, char *err, size_t errlen)
 {
 	/* merge levels (strides in blocks), dropping extents of 1 */
-	int64_t c[CC_GRID_MAX_RANK + 1], s[CC_GRID_MAX_RANK + 1], d[CC_GRID_MAX_RANK + 1];
+	struct grid q = { .src_off = src_off };
+	int64_t *c = q.c, *s = q.s, *d = q.d;
 	int m = 0;
 	if (rank < 0 || rank > CC_GRID_MAX_RANK) {
 		snprintf(err, errlen, "grid copy: rank %d out of range", rank);
@@ -79,72 +147,33 @@ int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
 	}
 	int64_t per, blocks = cc_split_work(units, cfg->core_count, &per);
 	*block_dim = (unsigned)blocks;
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		int par = 0;
-		for (int64_t w = b * per; w < (b + 1) * per && w < units && !p->over; w++, par ^= 1) {
-			int64_t pc = w % npieces, gi = w / npieces % ngroups, o = w / npieces / ngroups;
-			int64_t so = src_off * 32, dof = 0;
-			for (int i = m - 2; i >= 0; i--, o /= c[i + 1]) {
-				so += o % c[i] * s[i] * 32;
-				dof += o % c[i] * d[i] * 32;
-			}
-			int64_t j0 = gi * group, nj = L - j0 < group ? L - j0 : group;
-			so += j0 * s[m - 1] * 32 + pc * piece;
-			dof += j0 * d[m - 1] * 32 + pc * piece;
-			int64_t len = chunk - pc * piece < piece ? chunk - pc * piece : piece;
-			int64_t ub = par * ub_half;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-			if (burst_s) {
-				cc_addi(p, R_GM, R_SRC, so);
-				cc_li(p, R_UB, ub);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nj, len / 32,
-				       nj > 1 ? s[m - 1] - len / 32 : 0, 0);
-			} else {
-				for (int64_t j = 0; j < nj; j++) {
-					cc_addi(p, R_GM, R_SRC, so + j * s[m - 1] * 32);
-					cc_li(p, R_UB, ub + j * len);
-					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, len / 32, 0, 0);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			if (burst_d) {
-				cc_addi(p, R_GM, R_DST, dof);
-				cc_li(p, R_UB, ub);
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, nj, len / 32, 0,
-				       nj > 1 ? d[m - 1] - len / 32 : 0);
-			} else {
-				for (int64_t j = 0; j < nj; j++) {
-					cc_addi(p, R_GM, R_DST, dof + j * d[m - 1] * 32);
-					cc_li(p, R_UB, ub + j * len);
-					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, len / 32, 0, 0);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		cc_end(p);
-	}
-	return 0;
+	q.m = m;
+	q.chunk = chunk;
+	q.piece = piece;
+	q.npieces = npieces;
+	q.L = L;
+	q.group = group;
+	q.ngroups = ngroups;
+	q.units = units;
+	q.per = per;
+	q.ub_half = ub_half;
+	q.burst_s = burst_s;
+	q.burst_d = burst_d;
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, grid_units,
+			       grid_unit, &q };
+	return emit_steps(p, &ks, "grid copy", err, errlen);
 }
 
 /* The column-space kernels' band of nr <= 16 rows (double-buffered, parity
  * par): MTE2 brings nbi blocks of each row (rows xb blocks apart, from byte
  * gm_off of x) to ua, and one vtranspose per block puts input block j's 16
  * columns at blocks 16j .. 16j + 15 of ubb (column space). */
-static void band_in(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int64_t nbi,
-		    int64_t xb, int64_t ua, int64_t ubb)
+static void band_in(struct kg *g, int par, int64_t gm_off, int64_t nr, int64_t nbi, int64_t xb,
+		    int64_t ua, int64_t ubb)
 {
+	struct cc_prog *p = g->p;
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-	cc_addi(p, R_GM, R_SRC, gm_off);
-	cc_li(p, R_UB, ua);
-	cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, nr, nbi, nr > 1 ? xb - nbi : 0, 0);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, gm_off, ua, nr, nbi, nr > 1 ? xb - nbi : 0, 0);
 	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
@@ -158,9 +187,10 @@ static void band_in(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int6
 /* ...and back: the yb output blocks' columns at cols (16 columns a block)
  * vtransposed into rows of yb blocks at uc, and MTE3 writes the band's nr
  * rows to byte gm_off of y. */
-static void band_out(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int64_t yb,
+static void band_out(struct kg *g, int par, int64_t gm_off, int64_t nr, int64_t yb,
 		     int64_t cols, int64_t uc)
 {
+	struct cc_prog *p = g->p;
 	cc_li(p, R_UB, uc);
 	cc_li(p, R_UB + 1, cols);
 	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16, .rep = yb,
@@ -169,10 +199,50 @@ static void band_out(struct cc_prog *p, int par, int64_t gm_off, int64_t nr, int
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-	cc_addi(p, R_GM, R_DST, gm_off);
-	cc_li(p, R_UB, uc);
-	cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, nr * yb, 0, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, gm_off, uc, 1, nr * yb, 0, 0);
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
+/* The column-space kernels' bands of 16 rows, one a step, the two buffer
+ * sets in turn (set bytes apart); bands alike run as a loop. */
+struct bands {
+	int64_t rows, bands, per, set, xb, yb, nbi, a_sz, b_sz, d_sz;
+	int64_t in_blk, s; /* the first input block read; slice_last: the start column % 16 */
+	const int64_t *map; /* colmap: the output columns' sources */
+	int64_t cols;
+	uint32_t vbits;
+};
+
+static size_t band_count(const void *ctx, int64_t b)
+{
+	const struct bands *q = ctx;
+	return kg_block_units(b, q->per, q->bands);
+}
+
+/* A band kernel's blocks: bands split over the cores, double-buffered. */
+static int band_kernel(const struct soc_config *cfg, struct bands *q,
+		       void (*step)(struct kg *, const void *, int64_t, size_t), const char *what,
+		       struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
+{
+	q->bands = (q->rows + 15) / 16;
+	int64_t blocks = cc_split_work(q->bands, cfg->core_count, &q->per);
+	*block_dim = (unsigned)blocks;
+	struct kg_steps ks = { blocks,
+			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, band_count, step, q };
+	return emit_steps(p, &ks, what, err, errlen);
+}
+
+static void slice_band(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct bands *q = ctx;
+	int par = (int)(i % 2);
+	int64_t u = b * q->per + (int64_t)i;
+	int64_t r0 = 16 * u, nr = q->rows - r0 < 16 ? q->rows - r0 : 16;
+	int64_t ua = par * q->set, ubb = ua + q->a_sz * 32, uc = ubb + q->b_sz * 32;
+	band_in(g, par, (r0 * q->xb + q->in_blk) * 32, nr, q->nbi, q->xb, ua, ubb);
+	/* and back from column s */
+	band_out(g, par, r0 * q->yb * 32, nr, q->yb, ubb + q->s * 32, uc);
 }
 
 /* Slice of ND rows along the padded last axis at a start b that is not a
@@ -200,30 +270,10 @@ int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols,
 			 "supported yet", (long long)cols, (long long)xcols);
 		return -1;
 	}
-	int64_t bands = (rows + 15) / 16;
-	int64_t per, blocks = cc_split_work(bands, cfg->core_count, &per);
-	*block_dim = (unsigned)blocks;
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t k = 0; k < blocks; k++) {
-		cc_label_bind(p, labels[k]);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t u = k * per; u < (k + 1) * per && u < bands; u++, par ^= 1) {
-			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
-			int64_t ua = par * set, ubb = ua + a_sz * 32, uc = ubb + b_sz * 32;
-			band_in(p, par, (r0 * xb + b / 16) * 32, nr, nbi, xb, ua, ubb);
-			/* and back from column s */
-			band_out(p, par, r0 * yb * 32, nr, yb, ubb + s * 32, uc);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct bands q = { .rows = rows, .set = set, .xb = xb, .yb = yb, .nbi = nbi,
+			   .a_sz = a_sz, .b_sz = b_sz, .in_blk = b / 16, .s = s };
+	return band_kernel(cfg, &q, slice_band, "Slice along the last axis", p, block_dim, err,
+			   errlen);
 }
 
 /* Output columns of ND rows from any input columns (kernels.h,
@@ -237,6 +287,51 @@ int cc_gen_slice_last(const struct soc_config *cfg, int64_t rows, int64_t xcols,
  * value; the columns past cols are zeroed so that the padding lanes are 0;
  * a vtranspose per output block turns 16 columns back into rows.  Bands
  * split over the cores, double-buffered.  Arguments: 0 x, 1 y. */
+static void colmap_band(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct bands *q = ctx;
+	struct cc_prog *p = g->p;
+	const int64_t *map = q->map;
+	int64_t cols = q->cols, yb = q->yb, blo = q->in_blk;
+	int par = (int)(i % 2);
+	int64_t u = b * q->per + (int64_t)i;
+	int64_t r0 = 16 * u, nr = q->rows - r0 < 16 ? q->rows - r0 : 16;
+	int64_t ua = par * q->set, ubb = ua + q->a_sz * 32, ud = ubb + q->b_sz * 32,
+		uc = ud + q->d_sz * 32;
+	band_in(g, par, (r0 * q->xb + blo) * 32, nr, q->nbi, q->xb, ua, ubb);
+	/* the output's columns: runs of up to 8, then the padding as 0 */
+	for (int64_t j = 0, n; j < 16 * yb; j += n) {
+		int64_t m0 = j < cols ? map[j] : -2, st = 1;
+		n = 1;
+		if (m0 < 0) {
+			while (n < 8 && j + n < 16 * yb &&
+			       (j + n < cols ? map[j + n] : -2) == m0)
+				n++;
+		} else if (j + 1 < cols && map[j + 1] >= m0 &&
+			   map[j + 1] - m0 <= ISA_VEC_BSTRIDE_MAX) {
+			st = map[j + 1] - m0;
+			while (n < 8 && j + n < cols && map[j + n] == m0 + n * st)
+				n++;
+		}
+		cc_li(p, R_N, 16 * n);
+		CC_I(p, R1, ISA_OP_VMASKN, .rs1 = R_N);
+		cc_li(p, R_UB, ud + j * 32);
+		if (m0 < 0) {
+			cc_li(p, R_N, m0 == -2 ? 0 : q->vbits);
+			CC_I(p, VDUP, ISA_OP_VDUP, .rd = R_UB, .rs2 = R_N,
+			     .dt = ISA_DT_F16, .rep = 1, .db = 1, .dr = 8);
+		} else {
+			cc_li(p, R_UB + 1, ubb + (m0 - 16 * blo) * 32);
+			CC_I(p, VUN, ISA_OP_VMOV, .rd = R_UB, .rs1 = R_UB + 1,
+			     .s0b = st, .s0r = 8, .dt = ISA_DT_F16, .rep = 1,
+			     .db = 1, .dr = 8);
+		}
+	}
+	cc_li(p, R_N, 0); /* all lanes again */
+	CC_I(p, R1, ISA_OP_VMASKN, .rs1 = R_N);
+	band_out(g, par, r0 * yb * 32, nr, yb, ud, uc);
+}
+
 int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int64_t cols,
 		  const int64_t *map, float value, struct cc_prog *p, unsigned *block_dim,
 		  char *err, size_t errlen)
@@ -261,63 +356,11 @@ int cc_gen_colmap(const struct soc_config *cfg, int64_t rows, int64_t xcols, int
 			 (long long)cols);
 		return -1;
 	}
-	uint32_t vbits;
-	memcpy(&vbits, &value, 4);
-	enum { R_N = 11 };
-	int64_t bands = (rows + 15) / 16;
-	int64_t per, blocks = cc_split_work(bands, cfg->core_count, &per);
-	*block_dim = (unsigned)blocks;
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t k = 0; k < blocks; k++) {
-		cc_label_bind(p, labels[k]);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t u = k * per; u < (k + 1) * per && u < bands; u++, par ^= 1) {
-			int64_t r0 = 16 * u, nr = rows - r0 < 16 ? rows - r0 : 16;
-			int64_t ua = par * set, ubb = ua + a_sz * 32, ud = ubb + b_sz * 32,
-				uc = ud + d_sz * 32;
-			band_in(p, par, (r0 * xb + blo) * 32, nr, nbi, xb, ua, ubb);
-			/* the output's columns: runs of up to 8, then the padding as 0 */
-			for (int64_t j = 0, n; j < 16 * yb; j += n) {
-				int64_t m0 = j < cols ? map[j] : -2, st = 1;
-				n = 1;
-				if (m0 < 0) {
-					while (n < 8 && j + n < 16 * yb &&
-					       (j + n < cols ? map[j + n] : -2) == m0)
-						n++;
-				} else if (j + 1 < cols && map[j + 1] >= m0 &&
-					   map[j + 1] - m0 <= ISA_VEC_BSTRIDE_MAX) {
-					st = map[j + 1] - m0;
-					while (n < 8 && j + n < cols && map[j + n] == m0 + n * st)
-						n++;
-				}
-				cc_li(p, R_N, 16 * n);
-				CC_I(p, R1, ISA_OP_VMASKN, .rs1 = R_N);
-				cc_li(p, R_UB, ud + j * 32);
-				if (m0 < 0) {
-					cc_li(p, R_N, m0 == -2 ? 0 : vbits);
-					CC_I(p, VDUP, ISA_OP_VDUP, .rd = R_UB, .rs2 = R_N,
-					     .dt = ISA_DT_F16, .rep = 1, .db = 1, .dr = 8);
-				} else {
-					cc_li(p, R_UB + 1, ubb + (m0 - 16 * blo) * 32);
-					CC_I(p, VUN, ISA_OP_VMOV, .rd = R_UB, .rs1 = R_UB + 1,
-					     .s0b = st, .s0r = 8, .dt = ISA_DT_F16, .rep = 1,
-					     .db = 1, .dr = 8);
-				}
-			}
-			cc_li(p, R_N, 0); /* all lanes again */
-			CC_I(p, R1, ISA_OP_VMASKN, .rs1 = R_N);
-			band_out(p, par, r0 * yb * 32, nr, yb, ud, uc);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct bands q = { .rows = rows, .set = set, .xb = xb, .yb = yb, .nbi = nbi,
+			   .a_sz = a_sz, .b_sz = b_sz, .d_sz = d_sz, .in_blk = blo, .map = map,
+			   .cols = cols };
+	memcpy(&q.vbits, &value, 4);
+	return band_kernel(cfg, &q, colmap_band, "column map", p, block_dim, err, errlen);
 }
 
 /* Slice along the last axis with a step other than 1: a column map. */

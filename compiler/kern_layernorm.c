@@ -37,9 +37,14 @@
 #include <string.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_X = 1, R_Y = 2, R_P = 3, R_M = 4, R_V = 5, R_RES = 6, R_GMA = 10, R_DU = 22, R_N = 24,
-       R_S = 25, R_BI = 20, R_BT = 21, R_POOL = 11, NPOOL = 8 /* x11..x18 */ };
+/* Arguments: x, y, params in x1, x2, x8 and the optional outputs and the
+ * residual in x9, x26, x27, clear of the builder's fixed registers (x3..x7:
+ * GM address, block dispatch, loop counters, kern_gen.h); the UB addresses
+ * in its cache x11..x18; x24, x25 the lane count and scalar operands. */
+enum { R_X = R_SRC, R_Y = R_DST, R_P = 8, R_M = 9, R_V = 26, R_RES = 27, R_N = 24, R_S = 25,
+       R_POOL = 11, NPOOL = 8 /* x11..x18 */ };
 
 /* The UB addresses live in the builder's register cache, in the pool
  * registers: the scalar unit issues one instruction a cycle, and a vector
@@ -242,6 +247,94 @@ static void compute_tile(struct kg *g, const struct cc_layernorm *ln,
 		stat_blocks(g, pl, pl->r32, pl->ro[par], n);
 }
 
+/* The kernel's steps (kg_emit_steps): a block's gamma and beta first when
+ * there are any, then its tiles of rows; tiles of one parity and size
+ * repeat with their GM offsets moving by a tile's rows, so a block's tiles
+ * run as a loop, and blocks of as many rows share one copy of the code. */
+struct ln_kern {
+	const struct cc_layernorm *ln;
+	const struct ln_plan *pl;
+	int64_t per;
+	int params; /* 1: step 0 loads gamma and beta */
+};
+
+/* Block b's rows [*r0, *r1) and its first tile's rows: a half tile (and
+ * so, usually, a half tile last): the load before the first computation
+ * and the store after the last one are not overlapped, so they are made
+ * short. */
+static int64_t block_rows(const struct ln_kern *k, int64_t b, int64_t *r0, int64_t *r1)
+{
+	int64_t T = k->pl->T;
+	*r0 = b * k->per;
+	*r1 = *r0 + k->per < k->ln->rows ? *r0 + k->per : k->ln->rows;
+	int64_t first = *r1 - *r0 > T ? (T + 1) / 2 : T;
+	return first < *r1 - *r0 ? first : *r1 - *r0;
+}
+
+static size_t ln_steps(const void *ctx, int64_t b)
+{
+	const struct ln_kern *k = ctx;
+	int64_t r0, r1, first = block_rows(k, b, &r0, &r1);
+	return (size_t)k->params + 1 + (size_t)((r1 - r0 - first + k->pl->T - 1) / k->pl->T);
+}
+
+/* Block b's tile t: its first row and rows. */
+static int64_t tile_rows(const struct ln_kern *k, int64_t b, size_t t, int64_t *r)
+{
+	int64_t r0, r1, first = block_rows(k, b, &r0, &r1);
+	*r = r0 + (t ? first + (int64_t)(t - 1) * k->pl->T : 0);
+	int64_t n = t ? k->pl->T : first;
+	return r1 - *r < n ? r1 - *r : n;
+}
+
+static void ln_params(struct kg *g, const struct ln_plan *pl)
+{
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_P, 0, pl->prm, 1, 2 * pl->c16 / 16, 0, 0);
+	cc_set_flag(g->p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+	cc_wait_flag(g->p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+}
+
+static void ln_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct ln_kern *k = ctx;
+	const struct cc_layernorm *ln = k->ln;
+	const struct ln_plan *pl = k->pl;
+	struct cc_prog *p = g->p;
+	if (k->params && i == 0) {
+		ln_params(g, pl);
+		return;
+	}
+	size_t t = i - (size_t)k->params;
+	int par = (int)(t % 2);
+	int64_t r, n = tile_rows(k, b, t, &r), rowb = pl->c16 * 2; /* bytes of a padded fp16 row */
+	/* the buffers of par are free once the store of two tiles ago is done */
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_X, r * rowb, pl->xh[par], 1, n * pl->c16 / 16, 0, 0);
+	if (ln->has_residual)
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_RES, r * rowb, pl->rh[par], 1, n * pl->c16 / 16, 0,
+		       0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	if (ln->has_residual) /* x += r in fp16, the whole tile at once */
+		for (int64_t e = 0, reps = (n * pl->c16 + 127) / 128; e < reps;
+		     e += ISA_VEC_REP_MAX) {
+			int64_t m = reps - e < ISA_VEC_REP_MAX ? reps - e : ISA_VEC_REP_MAX;
+			VOP2(g, ISA_OP_VADD, ISA_DT_F16, pl->xh[par] + e * 256,
+			     pl->xh[par] + e * 256, pl->rh[par] + e * 256, m);
+		}
+	compute_tile(g, ln, pl, par, n);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, r * rowb, pl->xh[par], 1, n * pl->c16 / 16, 0, 0);
+	for (int s = 0; s < 2; s++) {
+		if (!(s ? ln->want_rstd : ln->want_mean))
+			continue;
+		kg_dma(g, ISA_OP_MOV_UB_GM, s ? R_V : R_M, r * 32, s ? pl->ro[par] : pl->mo[par],
+		       1, n, 0, 0);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+}
+
 int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln,
 		     struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -293,66 +386,8 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 		cc_ldarg(p, R_V, a++);
 	if (ln->has_residual)
 		cc_ldarg(p, R_RES, a++);
-	struct kg g = { .p = p, .c0 = R_POOL, .cn = R_POOL + NPOOL };
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BI, R_BT);
-	int64_t rowb = pl.c16 * 2; /* bytes of a padded fp16 row */
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		int64_t r0 = b * per, r1 = r0 + per < ln->rows ? r0 + per : ln->rows;
-		if (ln->has_gamma || ln->has_beta) {
-			cc_li(p, R_DU, pl.prm);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_P, 1, 2 * pl.c16 / 16, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		}
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		int par = 0;
-		/* a half tile first (and so, usually, last): the load before the
-		 * first computation and the store after the last one are not
-		 * overlapped, so they are made short */
-		int64_t first = r1 - r0 > T ? (T + 1) / 2 : T;
-		for (int64_t r = r0, n; r < r1 && !p->over; r += n, par ^= 1) {
-			n = r == r0 ? first : T;
-			n = r1 - r < n ? r1 - r : n;
-			/* the buffers of par are free once the store of two tiles ago is done */
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GMA, R_X, r * rowb);
-			cc_li(p, R_DU, pl.xh[par]);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GMA, 1, n * pl.c16 / 16, 0, 0);
-			if (ln->has_residual) {
-				cc_addi(p, R_GMA, R_RES, r * rowb);
-				cc_li(p, R_DU, pl.rh[par]);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_DU, R_GMA, 1, n * pl.c16 / 16, 0, 0);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			if (ln->has_residual) /* x += r in fp16, the whole tile at once */
-				for (int64_t e = 0, reps = (n * pl.c16 + 127) / 128; e < reps;
-				     e += ISA_VEC_REP_MAX) {
-					int64_t k = reps - e < ISA_VEC_REP_MAX ? reps - e
-										: ISA_VEC_REP_MAX;
-					VOP2(&g, ISA_OP_VADD, ISA_DT_F16, pl.xh[par] + e * 256,
-					     pl.xh[par] + e * 256, pl.rh[par] + e * 256, k);
-				}
-			compute_tile(&g, ln, &pl, par, n);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GMA, R_Y, r * rowb);
-			cc_li(p, R_DU, pl.xh[par]);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GMA, R_DU, 1, n * pl.c16 / 16, 0, 0);
-			for (int k = 0; k < 2; k++) {
-				if (!(k ? ln->want_rstd : ln->want_mean))
-					continue;
-				cc_addi(p, R_GMA, k ? R_V : R_M, r * 32);
-				cc_li(p, R_DU, k ? pl.ro[par] : pl.mo[par]);
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GMA, R_DU, 1, n, 0, 0);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct ln_kern k = { ln, &pl, per, ln->has_gamma || ln->has_beta };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ln_steps,
+			       ln_step, &k };
+	return kg_emit_kernel(p, R_POOL, R_POOL + NPOOL, &ks, "LayerNormalization", err, errlen);
 }

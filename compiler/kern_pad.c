@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
 
 /* The input index output index o of axis q reads, or -1 for the border. */
 static int64_t pad_map(const struct cc_pad *pd, int q, int64_t o)
@@ -37,6 +38,92 @@ static void vdup_blocks(struct kg *g, int64_t ub, int64_t nblk, float v)
 		KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rv, .dt = ISA_DT_F16, .rep = rep,
 		     .db = 1, .dr = 8);
 	}
+}
+
+/* The plan: in constant mode step 0 fills the value buffers; each step
+ * (after it) an output row, the two row buffers in turn; rows alike run as
+ * a loop, blocks alike share one copy (kg_emit_steps). */
+struct padk {
+	const struct cc_pad *pd;
+	int r, cst, chan;
+	int64_t rows, per, xw, yw, bw, rowb, ub_c, ub_c2;
+};
+
+static size_t pad_steps(const void *ctx, int64_t b)
+{
+	const struct padk *q = ctx;
+	return (size_t)q->cst + kg_block_units(b, q->per, q->rows);
+}
+
+static void pad_step(struct kg *g, const void *ctx, int64_t b, size_t s)
+{
+	const struct padk *pk = ctx;
+	const struct cc_pad *pd = pk->pd;
+	struct cc_prog *p = g->p;
+	int r = pk->r, cst = pk->cst, chan = pk->chan;
+	int64_t xw = pk->xw, yw = pk->yw, bw = pk->bw, rowb = pk->rowb, ub_c = pk->ub_c, ub_c2 = pk->ub_c2;
+	if (cst && s == 0) {
+		kg_mask_all(g);
+		vdup_blocks(g, ub_c, rowb, pd->value);
+		if (chan) {
+			vdup_blocks(g, ub_c2, rowb, 0.0f);
+			uint64_t m = 0;
+			for (int l = 0; l < 64; l++)
+				if (l % 16 < pd->chan_valid)
+					m |= UINT64_C(1) << l;
+			kg_mask(g, m, m);
+			vdup_blocks(g, ub_c2, rowb, pd->value);
+			kg_mask_all(g);
+		}
+		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+		return;
+	}
+	int par = (int)((s - (size_t)cst) % 2);
+	int64_t u = b * pk->per + (int64_t)(s - (size_t)cst);
+	int64_t idx[CC_PAD_MAX_RANK], k = u, xrow = 0, border = 0, last_c = 0;
+	for (int q = r - 2; q >= 0; q--) {
+		idx[q] = k % pd->ycnt[q];
+		k /= pd->ycnt[q];
+	}
+	for (int q = 0; q + 1 < r; q++) {
+		int64_t i = pad_map(pd, q, idx[q]);
+		border |= i < 0;
+		xrow = xrow * pd->xcnt[q] + (i < 0 ? 0 : i);
+		if (q == pd->chan_axis)
+			last_c = idx[q] == pd->ycnt[q] - 1;
+	}
+	int64_t cub = chan && last_c ? ub_c2 : ub_c;
+	int64_t buf = par * rowb * 32, xoff = xrow * xw * 32, yoff = u * yw * 32;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+	if (!border) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, xoff, buf + bw * 32, 1, xw, 0, 0);
+		if (!cst)
+			for (int64_t j = 0; j < yw; j++) {
+				if (j >= bw && j < bw + xw)
+					continue;
+				int64_t i = pad_map(pd, r - 1, j);
+				kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, xoff + i * 32,
+				       buf + j * 32, 1, 1, 0, 0);
+			}
+	}
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+	if (border) {
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, yoff, cub, 1, yw, 0, 0);
+	} else if (cst) {
+		int64_t aw = yw - bw - xw;
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, yoff + bw * 32, buf + bw * 32, 1, xw,
+		       0, 0);
+		if (bw)
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, yoff, cub, 1, bw, 0, 0);
+		if (aw)
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, yoff + (bw + xw) * 32, cub, 1,
+			       aw, 0, 0);
+	} else {
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, yoff, buf, 1, yw, 0, 0);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
 }
 
 int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_prog *p,
@@ -67,85 +154,12 @@ int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_
 		return -1;
 	}
 	int64_t ub_c = 2 * rowb * 32, ub_c2 = 3 * rowb * 32;
-	int64_t per, blocks = cc_split_work(rows, cfg->core_count, &per);
+	struct padk q = { pd, r, cst, chan, rows, 0, xw, yw, bw, rowb, ub_c, ub_c2 };
+	int64_t blocks = cc_split_work(rows, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	struct kg g = { .p = p };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		if (cst) {
-			kg_mask_all(&g);
-			vdup_blocks(&g, ub_c, rowb, pd->value);
-			if (chan) {
-				vdup_blocks(&g, ub_c2, rowb, 0.0f);
-				uint64_t m = 0;
-				for (int l = 0; l < 64; l++)
-					if (l % 16 < pd->chan_valid)
-						m |= UINT64_C(1) << l;
-				kg_mask(&g, m, m);
-				vdup_blocks(&g, ub_c2, rowb, pd->value);
-				kg_mask_all(&g);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-		}
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < rows && !p->over; u++, par ^= 1) {
-			int64_t idx[CC_PAD_MAX_RANK], k = u, xrow = 0, border = 0, last_c = 0;
-			for (int q = r - 2; q >= 0; q--) {
-				idx[q] = k % pd->ycnt[q];
-				k /= pd->ycnt[q];
-			}
-			for (int q = 0; q + 1 < r; q++) {
-				int64_t i = pad_map(pd, q, idx[q]);
-				border |= i < 0;
-				xrow = xrow * pd->xcnt[q] + (i < 0 ? 0 : i);
-				if (q == pd->chan_axis)
-					last_c = idx[q] == pd->ycnt[q] - 1;
-			}
-			int64_t cub = chan && last_c ? ub_c2 : ub_c;
-			int64_t buf = par * rowb * 32, xoff = xrow * xw * 32, yoff = u * yw * 32;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-			if (!border) {
-				kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, xoff, buf + bw * 32, 1, xw, 0, 0);
-				if (!cst)
-					for (int64_t j = 0; j < yw; j++) {
-						if (j >= bw && j < bw + xw)
-							continue;
-						int64_t i = pad_map(pd, r - 1, j);
-						kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, xoff + i * 32,
-						       buf + j * 32, 1, 1, 0, 0);
-					}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-			if (border) {
-				kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff, cub, 1, yw, 0, 0);
-			} else if (cst) {
-				int64_t aw = yw - bw - xw;
-				kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff + bw * 32, buf + bw * 32, 1, xw,
-				       0, 0);
-				if (bw)
-					kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff, cub, 1, bw, 0, 0);
-				if (aw)
-					kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff + (bw + xw) * 32, cub, 1,
-					       aw, 0, 0);
-			} else {
-				kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, yoff, buf, 1, yw, 0, 0);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2);
-		cc_end(p);
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "Pad: a DMA or vector field out of range, not supported yet");
-		return -1;
-	}
-	return 0;
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, pad_steps,
+			       pad_step, &q };
+	return kg_emit_kernel(p, 0, 0, &ks, "Pad", err, errlen);
 }

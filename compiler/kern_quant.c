@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
 #include "kernels.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -72,32 +73,96 @@ static void unit_computed(struct cc_prog *p, int par)
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 }
 
-static void block_begin(struct cc_prog *p)
+/* A quantization kernel's plan: units dealt to the blocks in balanced
+ * contiguous runs, one a step (kg_emit_steps: units alike a loop, blocks
+ * alike one copy); qlinear's blocks first fill their divisor buffers. */
+struct qk {
+	int64_t units, blocks;
+	int prelude; /* 1: step 0 is the block's setup (qlinear) */
+	/* cc_gen_quant_c0 */
+	int fp32;
+	float inv_scale;
+	int64_t hw, c1a, c1b, chunks, np, slot, o_in, o_tmp, o_out, o_big;
+	/* cc_gen_quant_nd */
+	int64_t rows, k16, k32, R;
+	/* cc_gen_qlinear */
+	const struct cc_qlinear *ql;
+	int64_t elems, T, o_h, o_f, o_s;
+};
+
+/* Block b's units [*u0, return). */
+static int64_t qk_range(const struct qk *q, int64_t b, int64_t *u0)
 {
-	cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-	cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+	*u0 = b * q->units / q->blocks;
+	return (b + 1) * q->units / q->blocks;
 }
 
-static void block_end(struct cc_prog *p)
+static size_t qk_steps(const void *ctx, int64_t b)
 {
-	cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-	cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-	cc_end(p);
+	const struct qk *q = ctx;
+	int64_t u0, u1 = qk_range(q, b, &u0);
+	return (size_t)(u1 - u0 + q->prelude);
 }
 
-static int gen_done(const struct kg *g, const struct cc_prog *p, char *err, size_t errlen)
+/* The blocks' steps, each emitting unit u on buffer par. */
+static int qk_kernel(struct cc_prog *p, const struct qk *q,
+		     void (*step)(struct kg *, const void *, int64_t, size_t), char *err,
+		     size_t errlen)
 {
-	if (g->bad || p->oom) {
-		snprintf(err, errlen, "quantize: %s", p->oom ? "out of memory" : "bad instruction");
-		return -1;
-	}
-	return 0;
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	struct kg_steps ks = { q->blocks,
+			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, qk_steps, step, q };
+	return kg_emit_kernel(p, 0, 0, &ks, "quantize", err, errlen);
 }
 
 static int pick_blocks(const struct soc_config *cfg, int64_t units)
 {
 	int64_t b = min64(units, cfg->core_count);
 	return (int)min64(b, 1024);
+}
+
+static void c0_unit(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct qk *q = ctx;
+	struct cc_prog *p = g->p;
+	int fp32 = q->fp32, par = (int)(i & 1);
+	float inv_scale = q->inv_scale;
+	int64_t hw = q->hw, c1a = q->c1a, c1b = q->c1b, chunks = q->chunks, np = q->np;
+	int64_t o_in = q->o_in, o_tmp = q->o_tmp, o_out = q->o_out, o_big = q->o_big;
+	int64_t u0;
+	qk_range(q, b, &u0);
+	int64_t u = u0 + (int64_t)i, base = par * q->slot;
+	int64_t img = u / (c1b * chunks), j = u / chunks % c1b, p0 = u % chunks * np;
+	int64_t m = min64(np, hw - p0), m8 = up(m, 8);
+	int two = 2 * j + 1 < c1a;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, ((img * c1a + 2 * j) * hw + p0) * 32,
+	       base + o_in, two ? 2 : 1, m, hw - m, np - m);
+	unit_loaded(p, par);
+	kg_mask_all(g);
+	/* plane h's pixel i -> block 2i + h of tmp: 8 pixels a repeat */
+	for (int h = 0; h < 1 + two; h++)
+		vstr(g, fp32 ? ISA_OP_VMOV : ISA_OP_VMULS, ISA_DT_F16,
+		     base + o_tmp + h * 32, base + o_in + h * np * 32, m8 / 8, 2, 16, 1,
+		     8, kg_fbits(inv_scale));
+	if (!two)
+		vstr(g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + 32, base + o_tmp + 32,
+		     m8 / 8, 2, 16, 1, 8, 0);
+	if (fp32) {
+		int64_t e = m8 * 32, big = base + o_big, tmp = base + o_tmp;
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, big, tmp, e, ISA_RND_RNE);
+		vscal_n(g, ISA_OP_VMULS, ISA_DT_F32, big, big, e, kg_fbits(inv_scale));
+		kg_conv_n(g, ISA_DT_S32, ISA_DT_F32, big, big, e, ISA_RND_RNE);
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_S32, tmp, big, e, ISA_RND_RNE);
+	}
+	kg_conv_n(g, ISA_DT_S8, ISA_DT_F16, base + o_out, base + o_tmp, m8 * 32,
+		  ISA_RND_RNE);
+	unit_computed(p, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, ((img * c1b + j) * hw + p0) * 32,
+	       base + o_out, 1, m, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
 
 int cc_gen_quant_c0(const struct soc_config *cfg, int64_t n, int64_t c, int64_t hw,
@@ -130,53 +195,48 @@ int cc_gen_quant_c0(const struct soc_config *cfg, int64_t n, int64_t c, int64_t 
 	int64_t chunks = cdiv(hw, np), units = n * c1b * chunks;
 	int blocks = pick_blocks(cfg, units);
 	*block_dim = (unsigned)blocks;
-	struct kg g = { .p = p };
-	kg_reset(&g);
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		block_begin(p);
-		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
-		for (int64_t u = u0; u < u1 && !p->over; u++) {
-			int par = (int)((u - u0) & 1);
-			int64_t base = par * slot;
-			int64_t img = u / (c1b * chunks), j = u / chunks % c1b, p0 = u % chunks * np;
-			int64_t m = min64(np, hw - p0), m8 = up(m, 8);
-			int two = 2 * j + 1 < c1a;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, ((img * c1a + 2 * j) * hw + p0) * 32,
-			       base + o_in, two ? 2 : 1, m, hw - m, np - m);
-			unit_loaded(p, par);
-			kg_mask_all(&g);
-			/* plane h's pixel i -> block 2i + h of tmp: 8 pixels a repeat */
-			for (int h = 0; h < 1 + two; h++)
-				vstr(&g, fp32 ? ISA_OP_VMOV : ISA_OP_VMULS, ISA_DT_F16,
-				     base + o_tmp + h * 32, base + o_in + h * np * 32, m8 / 8, 2, 16, 1,
-				     8, kg_fbits(inv_scale));
-			if (!two)
-				vstr(&g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + 32, base + o_tmp + 32,
-				     m8 / 8, 2, 16, 1, 8, 0);
-			if (fp32) {
-				int64_t e = m8 * 32, big = base + o_big, tmp = base + o_tmp;
-				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, big, tmp, e, ISA_RND_RNE);
-				vscal_n(&g, ISA_OP_VMULS, ISA_DT_F32, big, big, e, kg_fbits(inv_scale));
-				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F32, big, big, e, ISA_RND_RNE);
-				kg_conv_n(&g, ISA_DT_F16, ISA_DT_S32, tmp, big, e, ISA_RND_RNE);
-			}
-			kg_conv_n(&g, ISA_DT_S8, ISA_DT_F16, base + o_out, base + o_tmp, m8 * 32,
-				  ISA_RND_RNE);
-			unit_computed(p, par);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, ((img * c1b + j) * hw + p0) * 32,
-			       base + o_out, 1, m, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		block_end(p);
+	struct qk q = { .units = units, .blocks = blocks, .fp32 = fp32, .inv_scale = inv_scale,
+			.hw = hw, .c1a = c1a, .c1b = c1b, .chunks = chunks, .np = np, .slot = slot,
+			.o_in = o_in, .o_tmp = o_tmp, .o_out = o_out, .o_big = o_big };
+	return qk_kernel(p, &q, c0_unit, err, errlen);
+}
+
+static void nd_unit(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct qk *q = ctx;
+	struct cc_prog *p = g->p;
+	int par = (int)(i & 1);
+	float inv_scale = q->inv_scale;
+	int64_t rows = q->rows, k16 = q->k16, k32 = q->k32, R = q->R;
+	int64_t o_in = q->o_in, o_tmp = q->o_tmp, o_out = q->o_out;
+	int64_t u0;
+	qk_range(q, b, &u0);
+	int64_t u = u0 + (int64_t)i, base = par * q->slot;
+	int64_t r0 = u * R, m = min64(R, rows - r0);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, r0 * k16 * 2, base + o_in, 1,
+	       m * k16 * 2 / 32, 0, 0);
+	unit_loaded(p, par);
+	/* scaled, each row to the int8 row stride: a repeat is one
+	 * row's next (up to) 8 blocks */
+	for (int64_t c0 = 0; c0 < k16 / 16; c0 += 8) {
+		int64_t nb = min64(8, k16 / 16 - c0);
+		kg_mask_lanes(g, nb * 16);
+		vstr(g, ISA_OP_VMULS, ISA_DT_F16, base + o_tmp + c0 * 32,
+		     base + o_in + c0 * 32, m, 1, k32 / 16, 1, k16 / 16,
+		     kg_fbits(inv_scale));
 	}
-	return gen_done(&g, p, err, errlen);
+	if (k32 != k16) { /* the last block of each int8 row: zeros */
+		kg_mask_lanes(g, 16);
+		vstr(g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + k16 * 2,
+		     base + o_tmp + k16 * 2, m, 1, k32 / 16, 1, 8, 0);
+	}
+	kg_conv_n(g, ISA_DT_S8, ISA_DT_F16, base + o_out, base + o_tmp, m * k32,
+		  ISA_RND_RNE);
+	unit_computed(p, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, r0 * k32, base + o_out, 1, m * k32 / 32, 0,
+	       0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
 
 int cc_gen_quant_nd(const struct soc_config *cfg, int64_t rows, int64_t k, float inv_scale,
@@ -207,47 +267,60 @@ int cc_gen_quant_nd(const struct soc_config *cfg, int64_t rows, int64_t k, float
 	int64_t units = cdiv(rows, R);
 	int blocks = pick_blocks(cfg, units);
 	*block_dim = (unsigned)blocks;
-	struct kg g = { .p = p };
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		block_begin(p);
-		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
-		for (int64_t u = u0; u < u1 && !p->over; u++) {
-			int par = (int)((u - u0) & 1);
-			int64_t base = par * slot, r0 = u * R, m = min64(R, rows - r0);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, r0 * k16 * 2, base + o_in, 1,
-			       m * k16 * 2 / 32, 0, 0);
-			unit_loaded(p, par);
-			/* scaled, each row to the int8 row stride: a repeat is one
-			 * row's next (up to) 8 blocks */
-			for (int64_t c0 = 0; c0 < k16 / 16; c0 += 8) {
-				int64_t nb = min64(8, k16 / 16 - c0);
-				kg_mask_lanes(&g, nb * 16);
-				vstr(&g, ISA_OP_VMULS, ISA_DT_F16, base + o_tmp + c0 * 32,
-				     base + o_in + c0 * 32, m, 1, k32 / 16, 1, k16 / 16,
-				     kg_fbits(inv_scale));
-			}
-			if (k32 != k16) { /* the last block of each int8 row: zeros */
-				kg_mask_lanes(&g, 16);
-				vstr(&g, ISA_OP_VDUP, ISA_DT_F16, base + o_tmp + k16 * 2,
-				     base + o_tmp + k16 * 2, m, 1, k32 / 16, 1, 8, 0);
-			}
-			kg_conv_n(&g, ISA_DT_S8, ISA_DT_F16, base + o_out, base + o_tmp, m * k32,
-				  ISA_RND_RNE);
-			unit_computed(p, par);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, r0 * k32, base + o_out, 1, m * k32 / 32, 0,
-			       0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		block_end(p);
+	struct qk q = { .units = units, .blocks = blocks, .inv_scale = inv_scale, .slot = slot,
+			.o_in = o_in, .o_tmp = o_tmp, .o_out = o_out, .rows = rows, .k16 = k16,
+			.k32 = k32, .R = R };
+	return qk_kernel(p, &q, nd_unit, err, errlen);
+}
+
+static void ql_unit(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct qk *qk = ctx;
+	const struct cc_qlinear *q = qk->ql;
+	struct cc_prog *p = g->p;
+	int64_t slot = qk->slot, T = qk->T, elems = qk->elems;
+	int64_t o_h = qk->o_h, o_f = qk->o_f, o_s = qk->o_s;
+	if (i == 0) {
+		kg_mask_all(g);
+		/* the divisor, a repeat of it in each buffer: vdiv's second operand */
+		for (int par = 0; par < 2; par++)
+			vstr(g, ISA_OP_VDUP, ISA_DT_F32, par * slot + o_s, par * slot + o_s, 1, 1, 8,
+			     1, 8, kg_fbits(q->scale));
+		return;
 	}
-	return gen_done(&g, p, err, errlen);
+	int par = (int)((i - 1) & 1);
+	int64_t u0;
+	qk_range(qk, b, &u0);
+	int64_t u = u0 + (int64_t)i - 1, base = par * slot;
+	int64_t e0 = u * T, m = min64(T, elems - e0);
+	int64_t h = base + o_h, f = base + o_f, reps = cdiv(m, 64);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, e0 * 2, h, 1, cdiv(m * 2, 32), 0, 0);
+	unit_loaded(p, par);
+	kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, f, h, m, ISA_RND_RNE);
+	if (q->mode != CC_QL_DEQUANT) {
+		for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
+			/* the divisor's one repeat read again */
+			kg_vop(g, ISA_OP_VDIV, ISA_DT_F32, f + done * 256,
+			       f + done * 256, base + o_s,
+			       min64(ISA_VEC_REP_MAX, reps - done),
+			       (struct kg_strides){ 1, 1, 1, 8, 8, 0 });
+		}
+		kg_conv_n(g, ISA_DT_S32, ISA_DT_F32, f, f, m, ISA_RND_RNE);
+		vscal_n(g, ISA_OP_VADDS, ISA_DT_S32, f, f, m, q->zero_point);
+		vscal_n(g, ISA_OP_VMAXS, ISA_DT_S32, f, f, m, q->qmin);
+		vscal_n(g, ISA_OP_VMINS, ISA_DT_S32, f, f, m, q->qmax);
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_S32, f, f, m, ISA_RND_RNE);
+	}
+	if (q->mode != CC_QL_QUANT) {
+		vscal_n(g, ISA_OP_VADDS, ISA_DT_F32, f, f, m,
+			kg_fbits((float)-q->zero_point));
+		vscal_n(g, ISA_OP_VMULS, ISA_DT_F32, f, f, m, kg_fbits(q->scale));
+	}
+	kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, h, f, m, ISA_RND_RNE);
+	unit_computed(p, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, e0 * 2, h, 1, cdiv(m * 2, 32), 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
 
 int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int64_t elems,
@@ -272,54 +345,7 @@ int cc_gen_qlinear(const struct soc_config *cfg, const struct cc_qlinear *q, int
 	int64_t units = cdiv(elems, T);
 	int blocks = pick_blocks(cfg, units);
 	*block_dim = (unsigned)blocks;
-	struct kg g = { .p = p };
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		block_begin(p);
-		kg_mask_all(&g);
-		/* the divisor, a repeat of it in each buffer: vdiv's second operand */
-		for (int par = 0; par < 2; par++)
-			vstr(&g, ISA_OP_VDUP, ISA_DT_F32, par * slot + o_s, par * slot + o_s, 1, 1, 8,
-			     1, 8, kg_fbits(q->scale));
-		int64_t u0 = b * units / blocks, u1 = (b + 1) * units / blocks;
-		for (int64_t u = u0; u < u1 && !p->over; u++) {
-			int par = (int)((u - u0) & 1);
-			int64_t base = par * slot, e0 = u * T, m = min64(T, elems - e0);
-			int64_t h = base + o_h, f = base + o_f, reps = cdiv(m, 64);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, e0 * 2, h, 1, cdiv(m * 2, 32), 0, 0);
-			unit_loaded(p, par);
-			kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, f, h, m, ISA_RND_RNE);
-			if (q->mode != CC_QL_DEQUANT) {
-				for (int64_t done = 0; done < reps; done += ISA_VEC_REP_MAX) {
-					/* the divisor's one repeat read again */
-					kg_vop(&g, ISA_OP_VDIV, ISA_DT_F32, f + done * 256,
-					       f + done * 256, base + o_s,
-					       min64(ISA_VEC_REP_MAX, reps - done),
-					       (struct kg_strides){ 1, 1, 1, 8, 8, 0 });
-				}
-				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F32, f, f, m, ISA_RND_RNE);
-				vscal_n(&g, ISA_OP_VADDS, ISA_DT_S32, f, f, m, q->zero_point);
-				vscal_n(&g, ISA_OP_VMAXS, ISA_DT_S32, f, f, m, q->qmin);
-				vscal_n(&g, ISA_OP_VMINS, ISA_DT_S32, f, f, m, q->qmax);
-				kg_conv_n(&g, ISA_DT_F32, ISA_DT_S32, f, f, m, ISA_RND_RNE);
-			}
-			if (q->mode != CC_QL_QUANT) {
-				vscal_n(&g, ISA_OP_VADDS, ISA_DT_F32, f, f, m,
-					kg_fbits((float)-q->zero_point));
-				vscal_n(&g, ISA_OP_VMULS, ISA_DT_F32, f, f, m, kg_fbits(q->scale));
-			}
-			kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, h, f, m, ISA_RND_RNE);
-			unit_computed(p, par);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, e0 * 2, h, 1, cdiv(m * 2, 32), 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		block_end(p);
-	}
-	return gen_done(&g, p, err, errlen);
+	struct qk qq = { .units = units, .blocks = blocks, .prelude = 1, .slot = slot, .ql = q,
+			 .elems = elems, .T = T, .o_h = o_h, .o_f = o_f, .o_s = o_s };
+	return qk_kernel(p, &qq, ql_unit, err, errlen);
 }

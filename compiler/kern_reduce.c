@@ -27,9 +27,10 @@
 #include <string.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
 
 enum { RK_SUM, RK_MEAN, RK_MAX, RK_MIN };
-enum { R_MASK = 6 }; /* the Softmax mask's GM address (kern_gen.h leaves 6 free) */
+enum { R_MASK = R_CN }; /* the Softmax mask's GM address, past the builder's cache (kern_gen.h) */
 
 /* Rows of nb blocks, 8 a repeat (in place): block j of each op= s1 + j * 32 *
  * s1j with s1 block and repeat strides s1b, s1r. */
@@ -269,14 +270,163 @@ static void row_results(struct kg *g, int64_t D, int64_t groups, int64_t ostr, i
 	}
 }
 
-static int reduce_done(const struct kg *g, char *err, size_t errlen)
+/* A reduction kernel's plan: a tile of tile a's a step, on one event id;
+ * tiles alike (all but a short last one) run as a loop and blocks alike
+ * share one copy (kg_emit_steps).  UB offsets: reduce_tile's, sum32_tile's
+ * (x16, xf, racc: the chunks of rc rows) and their common ones. */
+struct rplan {
+	int kind, last;
+	int64_t A, R, C, cols, D, ostr, tile, per, N;
+	int64_t rc, chunks;
+	int64_t ux, x16, xf, racc, acc, r32, r16, tt, ob, mx, tmp;
+};
+
+static size_t rplan_tiles(const void *ctx, int64_t b)
 {
-	if (g->bad) {
-		snprintf(err, errlen, "reduce: a shape outside the ISA's field ranges is not "
-			 "supported yet");
-		return -1;
+	const struct rplan *q = ctx;
+	return kg_block_units(b, q->per, (q->A + q->tile - 1) / q->tile);
+}
+
+/* A reduction kernel's blocks of tiles (step emits one). */
+static int reduce_kernel(struct cc_prog *p, const struct rplan *q, int64_t blocks,
+			 void (*step)(struct kg *, const void *, int64_t, size_t), char *err,
+			 size_t errlen)
+{
+	cc_ldarg(p, R_SRC, 0);
+	cc_ldarg(p, R_DST, 1);
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, rplan_tiles,
+			       step, q };
+	return kg_emit_kernel(p, 0, 0, &ks, "reduce", err, errlen);
+}
+
+static void sum32_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct rplan *q = ctx;
+	struct cc_prog *p = g->p;
+	int kind = q->kind, last = q->last;
+	int64_t A = q->A, R = q->R, C = q->C, cols = q->cols, D = q->D, ostr = q->ostr;
+	int64_t tile = q->tile, N = q->N, rc = q->rc, chunks = q->chunks;
+	int64_t x16 = q->x16, xf = q->xf, acc = q->acc, racc = q->racc, r32 = q->r32, r16 = q->r16,
+		tt = q->tt, ob = q->ob;
+	int64_t t = b * q->per + (int64_t)i;
+	int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
+	int64_t n16 = (n + 15) / 16 * 16;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+	for (int64_t c = 0; c < chunks; c++) {
+		int64_t r0 = c * rc, m = R - r0 < rc ? R - r0 : rc;
+		if (c > 0) /* the previous chunk's fp16 copy is converted */
+			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		if (m == R)
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, x16, 1,
+			       n * R * C / 16, 0, 0);
+		else /* one burst per a: its rows r0 .. r0 + m - 1 */
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (a0 * R + r0) * C * 2, x16, n,
+			       m * C / 16, (R - m) * C / 16, 0);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, xf, x16, n * m * C, ISA_RND_RNE);
+		if (c + 1 < chunks)
+			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+		/* halving tree over the chunk's rows, in fp32 */
+		for (int64_t s = m; s > 1; s = (s + 1) / 2) {
+			int64_t h = s / 2, o = s - h;
+			strided32(g, ISA_OP_VADD, xf, xf, xf + o * C * 4, n, h * C,
+				  m * C / 8, m * C / 8, m * C / 8);
+		}
+		if (c == 0)
+			strided32(g, ISA_OP_VMOV, acc, xf, -1, n, C, C / 8, m * C / 8, 0);
+		else
+			strided32(g, ISA_OP_VADD, acc, acc, xf, n, C, C / 8, C / 8,
+				  m * C / 8);
 	}
-	return 0;
+	int64_t src, obytes, goff;
+	if (!last) {
+		if (kind == RK_MEAN)
+			flat(g, ISA_OP_VMULS, ISA_DT_F32, acc, acc, n * C,
+			     kg_fbits(1.0f / (float)N));
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, ob, acc, n * C, ISA_RND_RNE);
+		src = ob;
+		obytes = n * C * 2;
+		goff = a0 * C * 2;
+	} else {
+		int64_t groups = D > 1 ? n / D : 1, gn = D > 1 ? D : n;
+		int64_t zlen = D > 1 ? groups * ostr : n16;
+		flat(g, ISA_OP_VDUP, ISA_DT_F32, r32, 0, zlen, 0);
+		for (int64_t o = 0; o < groups; o++)
+			row_sum32(g, acc + o * gn * C * 4, gn, cols, C / 8, racc,
+				  r32 + o * ostr * 4);
+		if (kind == RK_MEAN)
+			flat(g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
+			     kg_fbits(1.0f / (float)N));
+		kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
+		row_results(g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
+			    &obytes, &goff);
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+}
+
+static void reduce_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct rplan *q = ctx;
+	struct cc_prog *p = g->p;
+	int kind = q->kind, last = q->last;
+	int64_t A = q->A, R = q->R, C = q->C, cols = q->cols, D = q->D, ostr = q->ostr;
+	int64_t tile = q->tile, N = q->N;
+	int64_t ux = q->ux, mx = q->mx, acc = q->acc, tmp = q->tmp, r32 = q->r32, r16 = q->r16,
+		tt = q->tt, ob = q->ob;
+	int64_t t = b * q->per + (int64_t)i;
+	int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
+	int64_t n16 = (n + 15) / 16 * 16;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
+	       0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	enum isa_op op = kind == RK_MAX ? ISA_OP_VMAX
+			 : kind == RK_MIN ? ISA_OP_VMIN : ISA_OP_VADD;
+	/* halving tree over R: x[a][i] op= x[a][i + ceil(s/2)] */
+	for (int64_t s = R; s > 1; s = (s + 1) / 2) {
+		int64_t h = s / 2, o = s - h;
+		strided(g, op, ux, ux, ux + o * C * 2, n, h * C, R * C / 16,
+			R * C / 16, R * C / 16);
+	}
+	int64_t src = ux, obytes, goff;
+	if (!last) {
+		if (kind == RK_MEAN)
+			strided(g, ISA_OP_VMULS, ux, ux, kg_fbits(1.0f / (float)N), n,
+				C, R * C / 16, R * C / 16, 0);
+		/* gather the rows x[a][0] for the output */
+		strided(g, ISA_OP_VMOV, ob, ux, -1, n, C, C / 16, R * C / 16, 0);
+		src = ob;
+		obytes = n * C * 2;
+		goff = a0 * C * 2;
+	} else {
+		int sum = kind == RK_SUM || kind == RK_MEAN;
+		int64_t groups = D > 1 ? n / D : 1, gn = D > 1 ? D : n;
+		int64_t zlen = D > 1 ? groups * ostr : n16;
+		if (sum)
+			flat(g, ISA_OP_VDUP, ISA_DT_F32, r32, 0, zlen, 0);
+		else
+			flat(g, ISA_OP_VDUP, ISA_DT_F16, r16, 0, zlen, 0);
+		for (int64_t o = 0; o < groups; o++)
+			row_reduce(g, kind, ux + o * gn * R * C * 2, gn, cols, R * C / 16,
+				   mx, r16 + o * ostr * 2, acc, tmp, r32 + o * ostr * 4);
+		if (sum) {
+			if (kind == RK_MEAN)
+				flat(g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
+				     kg_fbits(1.0f / (float)N));
+			kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
+		}
+		row_results(g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
+			    &obytes, &goff);
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
 }
 
 /* ReduceSum/Mean with the sum over R in fp32 (see the header): per tile of
@@ -305,80 +455,11 @@ static int reduce_sum32(const struct soc_config *cfg, int kind, int64_t A, int64
 	int64_t x16 = 0, xf = (tile * rc * C * 2 + 31) / 32 * 32, acc = xf + tile * rc * C * 4,
 		racc = acc + tile * C * 4, r32 = racc + tile * 256, r16 = r32 + t16 * 4 * 16 + 256,
 		tt = r16 + t16 * 2 * 16 + 256, ob = tt + t16 * 32;
-	int64_t N = R * (last ? cols : 1);
-	struct kg g = { .p = p };
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	int64_t blocks = *block_dim, tiles = (A + tile - 1) / tile;
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
-			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
-			int64_t n16 = (n + 15) / 16 * 16;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-			for (int64_t c = 0; c < chunks; c++) {
-				int64_t r0 = c * rc, m = R - r0 < rc ? R - r0 : rc;
-				if (c > 0) /* the previous chunk's fp16 copy is converted */
-					cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-				if (m == R)
-					kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, x16, 1,
-					       n * R * C / 16, 0, 0);
-				else /* one burst per a: its rows r0 .. r0 + m - 1 */
-					kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, (a0 * R + r0) * C * 2, x16, n,
-					       m * C / 16, (R - m) * C / 16, 0);
-				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-				cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, x16, n * m * C, ISA_RND_RNE);
-				if (c + 1 < chunks)
-					cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-				/* halving tree over the chunk's rows, in fp32 */
-				for (int64_t s = m; s > 1; s = (s + 1) / 2) {
-					int64_t h = s / 2, o = s - h;
-					strided32(&g, ISA_OP_VADD, xf, xf, xf + o * C * 4, n, h * C,
-						  m * C / 8, m * C / 8, m * C / 8);
-				}
-				if (c == 0)
-					strided32(&g, ISA_OP_VMOV, acc, xf, -1, n, C, C / 8, m * C / 8, 0);
-				else
-					strided32(&g, ISA_OP_VADD, acc, acc, xf, n, C, C / 8, C / 8,
-						  m * C / 8);
-			}
-			int64_t src, obytes, goff;
-			if (!last) {
-				if (kind == RK_MEAN)
-					flat(&g, ISA_OP_VMULS, ISA_DT_F32, acc, acc, n * C,
-					     kg_fbits(1.0f / (float)N));
-				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, ob, acc, n * C, ISA_RND_RNE);
-				src = ob;
-				obytes = n * C * 2;
-				goff = a0 * C * 2;
-			} else {
-				int64_t groups = D > 1 ? n / D : 1, gn = D > 1 ? D : n;
-				int64_t zlen = D > 1 ? groups * ostr : n16;
-				flat(&g, ISA_OP_VDUP, ISA_DT_F32, r32, 0, zlen, 0);
-				for (int64_t o = 0; o < groups; o++)
-					row_sum32(&g, acc + o * gn * C * 4, gn, cols, C / 8, racc,
-						  r32 + o * ostr * 4);
-				if (kind == RK_MEAN)
-					flat(&g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
-					     kg_fbits(1.0f / (float)N));
-				kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
-				row_results(&g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
-					    &obytes, &goff);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		}
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		cc_end(p);
-	}
-	return reduce_done(&g, err, errlen);
+	struct rplan q = { .kind = kind, .A = A, .R = R, .C = C, .cols = cols, .last = last,
+			   .D = D, .ostr = ostr, .tile = tile, .per = per, .N = R * (last ? cols : 1),
+			   .rc = rc, .chunks = chunks, .x16 = x16, .xf = xf, .acc = acc,
+			   .racc = racc, .r32 = r32, .r16 = r16, .tt = tt, .ob = ob };
+	return reduce_kernel(p, &q, *block_dim, sum32_tile, err, errlen);
 }
 
 int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, int64_t C,
@@ -402,72 +483,142 @@ int cc_gen_reduce(const struct soc_config *cfg, int kind, int64_t A, int64_t R, 
 	int64_t ux = 0, mx = (tile * R * C * 2 + 31) / 32 * 32, acc = mx + t16 * 256,
 		tmp = acc + t16 * 256, r32 = tmp + t16 * 256, r16 = r32 + t16 * 4 * 16 + 256,
 		tt = r16 + t16 * 2 * 16 + 256, ob = tt + t16 * 32;
-	int64_t N = R * (last ? cols : 1);
-	struct kg g = { .p = p };
-	cc_ldarg(p, R_SRC, 0);
-	cc_ldarg(p, R_DST, 1);
-	int labels[1024];
-	int64_t blocks = *block_dim, tiles = (A + tile - 1) / tile;
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
-			int64_t a0 = t * tile, n = A - a0 < tile ? A - a0 : tile;
-			int64_t n16 = (n + 15) / 16 * 16;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
-			       0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			enum isa_op op = kind == RK_MAX ? ISA_OP_VMAX
-					 : kind == RK_MIN ? ISA_OP_VMIN : ISA_OP_VADD;
-			/* halving tree over R: x[a][i] op= x[a][i + ceil(s/2)] */
-			for (int64_t s = R; s > 1; s = (s + 1) / 2) {
-				int64_t h = s / 2, o = s - h;
-				strided(&g, op, ux, ux, ux + o * C * 2, n, h * C, R * C / 16,
-					R * C / 16, R * C / 16);
-			}
-			int64_t src = ux, obytes, goff;
-			if (!last) {
-				if (kind == RK_MEAN)
-					strided(&g, ISA_OP_VMULS, ux, ux, kg_fbits(1.0f / (float)N), n,
-						C, R * C / 16, R * C / 16, 0);
-				/* gather the rows x[a][0] for the output */
-				strided(&g, ISA_OP_VMOV, ob, ux, -1, n, C, C / 16, R * C / 16, 0);
-				src = ob;
-				obytes = n * C * 2;
-				goff = a0 * C * 2;
-			} else {
-				int sum = kind == RK_SUM || kind == RK_MEAN;
-				int64_t groups = D > 1 ? n / D : 1, gn = D > 1 ? D : n;
-				int64_t zlen = D > 1 ? groups * ostr : n16;
-				if (sum)
-					flat(&g, ISA_OP_VDUP, ISA_DT_F32, r32, 0, zlen, 0);
-				else
-					flat(&g, ISA_OP_VDUP, ISA_DT_F16, r16, 0, zlen, 0);
-				for (int64_t o = 0; o < groups; o++)
-					row_reduce(&g, kind, ux + o * gn * R * C * 2, gn, cols, R * C / 16,
-						   mx, r16 + o * ostr * 2, acc, tmp, r32 + o * ostr * 4);
-				if (sum) {
-					if (kind == RK_MEAN)
-						flat(&g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
-						     kg_fbits(1.0f / (float)N));
-					kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
-				}
-				row_results(&g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
-					    &obytes, &goff);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		}
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		cc_end(p);
+	struct rplan q = { .kind = kind, .A = A, .R = R, .C = C, .cols = cols, .last = last,
+			   .D = D, .ostr = ostr, .tile = tile, .per = per, .N = R * (last ? cols : 1),
+			   .ux = ux, .acc = acc, .r32 = r32, .r16 = r16, .tt = tt, .ob = ob, .mx = mx,
+			   .tmp = tmp };
+	return reduce_kernel(p, &q, *block_dim, reduce_tile, err, errlen);
+}
+
+/* Softmax over any axis: its plan, a tile of a's a step (as rplan's). */
+struct smplan {
+	int64_t R, C, cols;
+	int last, log, f32;
+	float scale;
+	int64_t mask_div, A, tile, per, seg, per_seg, tiles;
+	int64_t ux, m, mx, acc, tmp, r32, r16, tt, bc, mbuf, ebuf, xf, m32, s32;
+};
+
+static size_t smplan_tiles(const void *ctx, int64_t b)
+{
+	const struct smplan *q = ctx;
+	return kg_block_units(b, q->per, q->tiles);
+}
+
+static void softmax_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct smplan *q = ctx;
+	struct cc_prog *p = g->p;
+	int last = q->last, log = q->log, f32 = q->f32;
+	int64_t A = q->A, R = q->R, C = q->C, cols = q->cols, tile = q->tile, seg = q->seg;
+	int64_t per_seg = q->per_seg, mask_div = q->mask_div;
+	int64_t ux = q->ux, m = q->m, mx = q->mx, acc = q->acc, tmp = q->tmp, r32 = q->r32,
+		r16 = q->r16, tt = q->tt, bc = q->bc, mbuf = q->mbuf, ebuf = q->ebuf, xf = q->xf,
+		m32 = q->m32, s32 = q->s32;
+	int64_t st = R * C / 16, nb = C / 16, st32 = R * C / 8, nb32 = C / 8;
+	float scale = q->scale;
+	int64_t t = b * q->per + (int64_t)i;
+	int64_t s0 = t / per_seg * seg, a0 = s0 + t % per_seg * tile;
+	int64_t end = s0 + seg < A ? s0 + seg : A;
+	int64_t n = end - a0 < tile ? end - a0 : tile;
+	if (n <= 0)
+		return;
+	int64_t n16 = (n + 15) / 16 * 16;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
+	       0);
+	if (mask_div > 0) /* this tile's mask row */
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_MASK, a0 / mask_div * C * 2, mbuf, 1,
+		       C / 16, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	if (scale != 1.0f) { /* attention's 1/sqrt(d), fused */
+		uint32_t bits;
+		memcpy(&bits, &scale, 4);
+		flat(g, ISA_OP_VMULS, ISA_DT_F16, ux, ux, n * R * C, (int64_t)bits);
 	}
-	return reduce_done(&g, err, errlen);
+	if (mask_div > 0) { /* + the mask row, read with stride 0 for every row */
+		rows_op(g, ISA_OP_VADD, ISA_DT_F16, ux, mbuf, 1, 0, 0, nb, n16);
+	}
+	if (f32 && last) {
+		/* the max from fp16 (exact), then fp32 from x - max on */
+		row_reduce(g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, r32, r16, n16, ISA_RND_RNE);
+		brcb32(g, bc, r32, n16);
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, xf, ux, n16 * C, ISA_RND_RNE);
+		rows_op32(g, ISA_OP_VSUB, xf, bc, nb32, n16);
+		flat(g, ISA_OP_VEXP, ISA_DT_F32, xf, xf, n16 * C, 0);
+		row_sum32(g, xf, n, cols, nb32, acc, r32);
+		flat(g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
+		brcb32(g, tt, r32, n16);
+		if (log) { /* x - max again, exactly as the first time */
+			kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, xf, ux, n16 * C,
+				  ISA_RND_RNE);
+			rows_op32(g, ISA_OP_VSUB, xf, bc, nb32, n16);
+		}
+		rows_op32(g, log ? ISA_OP_VSUB : ISA_OP_VMUL, xf, tt, nb32, n16);
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, ux, xf, n16 * C, ISA_RND_RNE);
+	} else if (f32) {
+		kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, xf, ux, n * R * C, ISA_RND_RNE);
+		strided32(g, ISA_OP_VMOV, m32, xf, -1, n, C, nb32, st32, 0);
+		for (int64_t r = 1; r < R; r++)
+			strided32(g, ISA_OP_VMAX, m32, m32, xf + r * C * 4, n, C, nb32,
+				  nb32, st32);
+		for (int64_t r = 0; r < R; r++)
+			strided32(g, ISA_OP_VSUB, xf + r * C * 4, xf + r * C * 4, m32, n,
+				  C, st32, st32, nb32);
+		flat(g, ISA_OP_VEXP, ISA_DT_F32, xf, xf, n * R * C, 0);
+		strided32(g, ISA_OP_VMOV, s32, xf, -1, n, C, nb32, st32, 0);
+		for (int64_t r = 1; r < R; r++)
+			strided32(g, ISA_OP_VADD, s32, s32, xf + r * C * 4, n, C, nb32,
+				  nb32, st32);
+		flat(g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, s32, s32, n * C, 0);
+		if (log) { /* x - max again, exactly as the first time */
+			kg_conv_n(g, ISA_DT_F32, ISA_DT_F16, xf, ux, n * R * C,
+				  ISA_RND_RNE);
+			for (int64_t r = 0; r < R; r++)
+				strided32(g, ISA_OP_VSUB, xf + r * C * 4, xf + r * C * 4,
+					  m32, n, C, st32, st32, nb32);
+		}
+		for (int64_t r = 0; r < R; r++)
+			strided32(g, log ? ISA_OP_VSUB : ISA_OP_VMUL, xf + r * C * 4,
+				  xf + r * C * 4, s32, n, C, st32, st32, nb32);
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, ux, xf, n * R * C, ISA_RND_RNE);
+	} else if (last) {
+		row_reduce(g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
+		to_blocks(g, r16, tt, bc, n16, 1);
+		/* x -= max, one instruction per column block, 8 rows a repeat */
+		rows_op(g, ISA_OP_VSUB, ISA_DT_F16, ux, bc, 0, 1, 8, nb, n16);
+		int64_t e = log ? ebuf : ux;
+		flat(g, ISA_OP_VEXP, ISA_DT_F16, e, ux, n16 * C, 0);
+		row_reduce(g, RK_SUM, e, n, cols, nb, mx, r16, acc, tmp, r32);
+		flat(g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
+		kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, r16, r32, n16);
+		to_blocks(g, r16, tt, bc, n16, 1);
+		rows_op(g, log ? ISA_OP_VSUB : ISA_OP_VMUL, ISA_DT_F16, ux, bc, 0,
+			1, 8, nb, n16);
+	} else {
+		strided(g, ISA_OP_VMOV, m, ux, -1, n, C, nb, st, 0);
+		for (int64_t r = 1; r < R; r++)
+			strided(g, ISA_OP_VMAX, m, m, ux + r * C * 2, n, C, nb, nb, st);
+		for (int64_t r = 0; r < R; r++)
+			strided(g, ISA_OP_VSUB, ux + r * C * 2, ux + r * C * 2, m, n, C, st,
+				st, nb);
+		int64_t e = log ? ebuf : ux;
+		flat(g, ISA_OP_VEXP, ISA_DT_F16, e, ux, n * R * C, 0);
+		strided(g, ISA_OP_VMOV, m, e, -1, n, C, nb, st, 0);
+		for (int64_t r = 1; r < R; r++)
+			strided(g, ISA_OP_VADD, m, m, e + r * C * 2, n, C, nb, nb, st);
+		flat(g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F16, m, m, n * C, 0);
+		for (int64_t r = 0; r < R; r++)
+			strided(g, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux + r * C * 2,
+				ux + r * C * 2, m, n, C, st, st, nb);
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
+	       0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
 }
 
 /* Softmax (log: LogSoftmax, x - max - ln(sum(exp(x - max))), the
@@ -510,129 +661,16 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 	 * m32 and the sums s32; along the last axis tt holds the second row of
 	 * broadcast blocks (the max stays in bc for LogSoftmax) */
 	int64_t xf = ebuf, m32 = xf + tile * R * C * 4, s32 = m32 + tile * C * 4;
-	int64_t st = R * C / 16, nb = C / 16, st32 = R * C / 8, nb32 = C / 8;
-	struct kg g = { .p = p };
+	struct smplan q = { .R = R, .C = C, .cols = cols, .last = last, .log = log, .f32 = f32,
+			    .scale = scale, .mask_div = mask_div, .A = A, .tile = tile, .per = per,
+			    .seg = seg, .per_seg = per_seg, .tiles = tiles, .ux = ux, .m = m, .mx = mx,
+			    .acc = acc, .tmp = tmp, .r32 = r32, .r16 = r16, .tt = tt, .bc = bc,
+			    .mbuf = mbuf, .ebuf = ebuf, .xf = xf, .m32 = m32, .s32 = s32 };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
 	if (mask_div > 0)
 		cc_ldarg(p, R_MASK, 2);
-	int labels[1024];
-	int64_t blocks = *block_dim;
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
-			int64_t s0 = t / per_seg * seg, a0 = s0 + t % per_seg * tile;
-			int64_t end = s0 + seg < A ? s0 + seg : A;
-			int64_t n = end - a0 < tile ? end - a0 : tile;
-			if (n <= 0)
-				continue;
-			int64_t n16 = (n + 15) / 16 * 16;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-			kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
-			       0);
-			if (mask_div > 0) /* this tile's mask row */
-				kg_dma(&g, ISA_OP_MOV_GM_UB, R_MASK, a0 / mask_div * C * 2, mbuf, 1,
-				       C / 16, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			if (scale != 1.0f) { /* attention's 1/sqrt(d), fused */
-				uint32_t bits;
-				memcpy(&bits, &scale, 4);
-				flat(&g, ISA_OP_VMULS, ISA_DT_F16, ux, ux, n * R * C, (int64_t)bits);
-			}
-			if (mask_div > 0) { /* + the mask row, read with stride 0 for every row */
-				rows_op(&g, ISA_OP_VADD, ISA_DT_F16, ux, mbuf, 1, 0, 0, nb, n16);
-			}
-			if (f32 && last) {
-				/* the max from fp16 (exact), then fp32 from x - max on */
-				row_reduce(&g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
-				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, r32, r16, n16, ISA_RND_RNE);
-				brcb32(&g, bc, r32, n16);
-				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n16 * C, ISA_RND_RNE);
-				rows_op32(&g, ISA_OP_VSUB, xf, bc, nb32, n16);
-				flat(&g, ISA_OP_VEXP, ISA_DT_F32, xf, xf, n16 * C, 0);
-				row_sum32(&g, xf, n, cols, nb32, acc, r32);
-				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
-				brcb32(&g, tt, r32, n16);
-				if (log) { /* x - max again, exactly as the first time */
-					kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n16 * C,
-						  ISA_RND_RNE);
-					rows_op32(&g, ISA_OP_VSUB, xf, bc, nb32, n16);
-				}
-				rows_op32(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, xf, tt, nb32, n16);
-				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, ux, xf, n16 * C, ISA_RND_RNE);
-			} else if (f32) {
-				kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n * R * C, ISA_RND_RNE);
-				strided32(&g, ISA_OP_VMOV, m32, xf, -1, n, C, nb32, st32, 0);
-				for (int64_t r = 1; r < R; r++)
-					strided32(&g, ISA_OP_VMAX, m32, m32, xf + r * C * 4, n, C, nb32,
-						  nb32, st32);
-				for (int64_t r = 0; r < R; r++)
-					strided32(&g, ISA_OP_VSUB, xf + r * C * 4, xf + r * C * 4, m32, n,
-						  C, st32, st32, nb32);
-				flat(&g, ISA_OP_VEXP, ISA_DT_F32, xf, xf, n * R * C, 0);
-				strided32(&g, ISA_OP_VMOV, s32, xf, -1, n, C, nb32, st32, 0);
-				for (int64_t r = 1; r < R; r++)
-					strided32(&g, ISA_OP_VADD, s32, s32, xf + r * C * 4, n, C, nb32,
-						  nb32, st32);
-				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, s32, s32, n * C, 0);
-				if (log) { /* x - max again, exactly as the first time */
-					kg_conv_n(&g, ISA_DT_F32, ISA_DT_F16, xf, ux, n * R * C,
-						  ISA_RND_RNE);
-					for (int64_t r = 0; r < R; r++)
-						strided32(&g, ISA_OP_VSUB, xf + r * C * 4, xf + r * C * 4,
-							  m32, n, C, st32, st32, nb32);
-				}
-				for (int64_t r = 0; r < R; r++)
-					strided32(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, xf + r * C * 4,
-						  xf + r * C * 4, s32, n, C, st32, st32, nb32);
-				kg_conv_n(&g, ISA_DT_F16, ISA_DT_F32, ux, xf, n * R * C, ISA_RND_RNE);
-			} else if (last) {
-				row_reduce(&g, RK_MAX, ux, n, cols, nb, mx, r16, acc, tmp, r32);
-				to_blocks(&g, r16, tt, bc, n16, 1);
-				/* x -= max, one instruction per column block, 8 rows a repeat */
-				rows_op(&g, ISA_OP_VSUB, ISA_DT_F16, ux, bc, 0, 1, 8, nb, n16);
-				int64_t e = log ? ebuf : ux;
-				flat(&g, ISA_OP_VEXP, ISA_DT_F16, e, ux, n16 * C, 0);
-				row_reduce(&g, RK_SUM, e, n, cols, nb, mx, r16, acc, tmp, r32);
-				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F32, r32, r32, n16, 0);
-				kg_flat_conv(&g, ISA_DT_F16, ISA_DT_F32, r16, r32, n16);
-				to_blocks(&g, r16, tt, bc, n16, 1);
-				rows_op(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, ISA_DT_F16, ux, bc, 0,
-					1, 8, nb, n16);
-			} else {
-				strided(&g, ISA_OP_VMOV, m, ux, -1, n, C, nb, st, 0);
-				for (int64_t r = 1; r < R; r++)
-					strided(&g, ISA_OP_VMAX, m, m, ux + r * C * 2, n, C, nb, nb, st);
-				for (int64_t r = 0; r < R; r++)
-					strided(&g, ISA_OP_VSUB, ux + r * C * 2, ux + r * C * 2, m, n, C, st,
-						st, nb);
-				int64_t e = log ? ebuf : ux;
-				flat(&g, ISA_OP_VEXP, ISA_DT_F16, e, ux, n * R * C, 0);
-				strided(&g, ISA_OP_VMOV, m, e, -1, n, C, nb, st, 0);
-				for (int64_t r = 1; r < R; r++)
-					strided(&g, ISA_OP_VADD, m, m, e + r * C * 2, n, C, nb, nb, st);
-				flat(&g, log ? ISA_OP_VLN : ISA_OP_VREC, ISA_DT_F16, m, m, n * C, 0);
-				for (int64_t r = 0; r < R; r++)
-					strided(&g, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux + r * C * 2,
-						ux + r * C * 2, m, n, C, st, st, nb);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
-			       0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		}
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		cc_end(p);
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "softmax: a shape outside the ISA's field ranges is not "
-			 "supported yet");
-		return -1;
-	}
-	return 0;
+	struct kg_steps ks = { *block_dim, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, smplan_tiles,
+			       softmax_tile, &q };
+	return kg_emit_kernel(p, 0, 0, &ks, "softmax", err, errlen);
 }

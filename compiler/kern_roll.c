@@ -11,6 +11,7 @@
  * t .. t+P-1, the bases advancing by D each iteration. */
 #include "kern_roll.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -470,4 +471,60 @@ int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx)
 	free(r.rec.off);
 	free(r.rec.base);
 	return rc < 0 ? -1 : 0; /* 1: over the work bound, which finishing says */
+}
+
+/* ---- blocks of steps ---------------------------------------------------------------- */
+
+struct block_steps {
+	const struct kg_steps *ks;
+	int64_t b;
+};
+
+static void block_step(struct kg *g, const void *ctx, size_t i)
+{
+	const struct block_steps *bs = ctx;
+	bs->ks->step(g, bs->ks->ctx, bs->b, i);
+}
+
+static void steps_block(struct kg *g, void *ctx, int64_t b)
+{
+	const struct kg_steps *ks = ctx;
+	const struct block_steps bs = { ks, b };
+	for (int k = 0; k < ks->nsync; k++)
+		cc_prime_flags(g->p, ks->sync[k].src, ks->sync[k].dst, ks->sync[k].n);
+	if (kg_emit_rolled(g, ks->nsteps(ks->ctx, b), block_step, &bs))
+		g->bad = 2; /* out of memory: kg_emit_steps says so */
+	for (int k = 0; k < ks->nsync; k++)
+		cc_drain_flags(g->p, ks->sync[k].src, ks->sync[k].dst, ks->sync[k].n);
+	cc_end(g->p);
+}
+
+int kg_emit_steps(struct kg *g, const struct kg_steps *ks)
+{
+	int rc = kg_emit_blocks(g, ks->blocks, steps_block, (void *)ks);
+	return rc || g->bad == 2 ? -1 : 0;
+}
+
+size_t kg_block_units(int64_t b, int64_t per, int64_t total)
+{
+	int64_t u1 = (b + 1) * per < total ? (b + 1) * per : total;
+	return u1 > b * per ? (size_t)(u1 - b * per) : 0;
+}
+
+int kg_emit_kernel(struct cc_prog *p, int c0, int cn, const struct kg_steps *ks, const char *what,
+		   char *err, size_t errlen)
+{
+	struct kg g;
+	kg_init(&g, p, c0, cn);
+	if (kg_emit_steps(&g, ks)) {
+		snprintf(err, errlen, "%s: out of memory", what);
+		return -1;
+	}
+	if (g.bad) {
+		/* an instruction field the shape overflows (a stride, a repeat) */
+		snprintf(err, errlen, "%s: a shape outside the ISA's field ranges is not supported "
+			 "yet", what);
+		return -1;
+	}
+	return 0;
 }

@@ -44,4 +44,41 @@ typedef void kg_block_fn(struct kg *g, void *ctx, int64_t b);
  * memory. */
 int kg_emit_blocks(struct kg *g, int64_t nb, kg_block_fn *emit, void *ctx);
 
+/* A pipe handing buffers to another through event ids 0 .. n-1: each set
+ * before a block's first step (the buffers start free) and waited for
+ * after its last (the block ends with nothing in flight). */
+struct kg_sync {
+	enum isa_pipe src, dst;
+	int n;
+};
+
+/* A kernel whose blocks are sequences of steps (tiles, batches of rows). */
+struct kg_steps {
+	int64_t blocks;
+	struct kg_sync sync[2];
+	int nsync;
+	/* block b's steps, and step i of block b: as kg_step_fn's, its code
+	 * depends only on (b, i) and ctx, its GM addresses only through the
+	 * builder (kg_dma, kg_addr, kg_ldgm) */
+	size_t (*nsteps)(const void *ctx, int64_t b);
+	void (*step)(struct kg *g, const void *ctx, int64_t b, size_t i);
+	const void *ctx;
+};
+
+/* The kernel's blocks through kg_emit_blocks, each: the syncs' flags set,
+ * its steps through kg_emit_rolled (alike steps a loop), the flags waited
+ * for, the end.  Returns 0, or -1 out of memory. */
+int kg_emit_steps(struct kg *g, const struct kg_steps *ks);
+
+/* Block b's share of total units dealt out per a block (cc_split_work):
+ * units [b * per, b * per + return). */
+size_t kg_block_units(int64_t b, int64_t per, int64_t total);
+
+/* A whole kernel after its arguments are loaded: kg_emit_steps through a
+ * builder whose cache is x[c0, cn) (kg_init); on failure a message naming
+ * what (out of memory, or a shape that overflows an instruction field: "not
+ * supported yet") in err and -1. */
+int kg_emit_kernel(struct cc_prog *p, int c0, int cn, const struct kg_steps *ks, const char *what,
+		   char *err, size_t errlen);
+
 #endif

@@ -30,9 +30,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_X = 1, R_Y = 2, R_M = 3, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_N = 24 };
+/* Arguments x, y, the mask in x1, x2, x8 (clear of the builder's fixed
+ * registers x3..x7, kern_gen.h); the vector operands' UB addresses loaded
+ * into x16..x18, the lane count or scalar into x24; the builder's cache
+ * (the DMAs' UB addresses) x9..x15. */
+enum { R_X = R_SRC, R_Y = R_DST, R_M = 8, R_UB = 16, R_N = 24, R_CACHE = 9, R_CACHE_END = 16 };
 
 /* A vector instruction of format FMT: dst and src0 (rs1) loaded into R_UB
  * and R_UB + 1, fp16 unless a field says otherwise, rep repeats; the other
@@ -149,6 +154,86 @@ static void rows_op(struct cc_prog *p, enum isa_op op, int64_t x, int64_t bc, in
 	}
 }
 
+/* The kernel's steps (kg_emit_steps): one tile each, load, compute and
+ * store on one event id; tiles of as many rows repeat with their GM offsets
+ * moving by a tile's rows, so a block's tiles run as a loop, and blocks
+ * alike share one copy. */
+struct sm_kern {
+	float scale;
+	int log, f32;
+	int64_t mask_div, cols, c16, nb, tile, seg, per_seg, rows, per, tiles;
+	int64_t ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32; /* UB buffers */
+};
+
+static size_t sm_tiles(const void *ctx, int64_t b)
+{
+	const struct sm_kern *k = ctx;
+	return kg_block_units(b, k->per, k->tiles);
+}
+
+static void sm_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct sm_kern *k = ctx;
+	struct cc_prog *p = g->p;
+	int64_t c16 = k->c16, nb = k->nb, ux = k->ux;
+	int64_t t = b * k->per + (int64_t)i;
+	int64_t s0 = t / k->per_seg * k->seg, r0 = s0 + t % k->per_seg * k->tile;
+	int64_t end = s0 + k->seg < k->rows ? s0 + k->seg : k->rows;
+	int64_t n = end - r0 < k->tile ? end - r0 : k->tile;
+	if (n <= 0)
+		return;
+	int64_t n16 = (n + 15) / 16 * 16, off = r0 * c16 * 2;
+	int64_t reps = (n16 * c16 + 127) / 128;
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_X, off, ux, 1, n * nb, 0, 0);
+	if (k->mask_div > 0) /* this tile's mask row */
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_M, r0 / k->mask_div * c16 * 2, k->mbuf, 1, nb, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	if (k->scale != 1.0f) { /* attention's 1/sqrt(d), fused */
+		uint32_t bits;
+		memcpy(&bits, &k->scale, 4);
+		cc_li(p, R_N, bits);
+		for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
+			VEC(p, VSCAL, ISA_OP_VMULS, ux + d * 256, ux + d * 256,
+			    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX,
+			    .rs2 = R_N);
+		}
+	}
+	if (k->mask_div > 0) /* + the mask row, read with stride 0 for every row */
+		for (int64_t j = 0; j < nb; j++) {
+			VEC2(p, ISA_OP_VADD, ux + j * 32, ux + j * 32, k->mbuf + j * 32,
+			     n16 / 8, .db = nb, .s0b = nb, .dr = 8 * nb,
+			     .s0r = 8 * nb, .s1b = 0, .s1r = 0);
+		}
+	if (k->f32) {
+		tile_f32(p, ux, k->red, k->red32, k->bc32, k->acc, k->xf, k->ebuf32, n16, k->cols, c16,
+			 k->log);
+	} else {
+		/* max per row, over the row's own lanes */
+		mask_lanes(p, k->cols);
+		VEC(p, VRED, ISA_OP_VCMAX, k->red, ux, n16, .s0r = nb);
+		mask_lanes(p, 0);
+		broadcast_rows(p, k->red, k->tmp, k->bc, n16);
+		rows_op(p, ISA_OP_VSUB, ux, k->bc, nb, n16);
+		int64_t e = k->log ? k->ebuf : ux; /* LogSoftmax keeps x - max */
+		for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX)
+			VEC(p, VUN, ISA_OP_VEXP, e + d * 256, ux + d * 256,
+			    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
+		mask_lanes(p, k->cols);
+		VEC(p, VRED, ISA_OP_VCADD, k->red, e, n16, .s0r = nb);
+		mask_lanes(p, 0);
+		VEC(p, VUN, k->log ? ISA_OP_VLN : ISA_OP_VREC, k->red, k->red,
+		    (n16 + 127) / 128);
+		broadcast_rows(p, k->red, k->tmp, k->bc, n16);
+		rows_op(p, k->log ? ISA_OP_VSUB : ISA_OP_VMUL, ux, k->bc, nb, n16);
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, off, ux, 1, n * nb, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+}
+
 int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, float scale,
 		   int64_t mask_div, int log, int f32, struct cc_prog *p, unsigned *block_dim,
 		   char *err, size_t errlen)
@@ -190,76 +275,9 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 	cc_ldarg(p, R_Y, 1);
 	if (mask_div > 0)
 		cc_ldarg(p, R_M, 2);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
-			int64_t s0 = t / per_seg * seg, r0 = s0 + t % per_seg * tile;
-			int64_t end = s0 + seg < rows ? s0 + seg : rows;
-			int64_t n = end - r0 < tile ? end - r0 : tile;
-			if (n <= 0)
-				continue;
-			int64_t n16 = (n + 15) / 16 * 16, off = r0 * c16 * 2;
-			int64_t reps = (n16 * c16 + 127) / 128;
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-			cc_addi(p, R_GM, R_X, off);
-			cc_li(p, R_UB, ux);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, n * nb, 0, 0);
-			if (mask_div > 0) { /* this tile's mask row */
-				cc_addi(p, R_GM, R_M, r0 / mask_div * c16 * 2);
-				cc_li(p, R_UB, mbuf);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, nb, 0, 0);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			if (scale != 1.0f) { /* attention's 1/sqrt(d), fused */
-				uint32_t bits;
-				memcpy(&bits, &scale, 4);
-				cc_li(p, R_N, bits);
-				for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX) {
-					VEC(p, VSCAL, ISA_OP_VMULS, ux + d * 256, ux + d * 256,
-					    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX,
-					    .rs2 = R_N);
-				}
-			}
-			if (mask_div > 0) /* + the mask row, read with stride 0 for every row */
-				for (int64_t j = 0; j < nb; j++) {
-					VEC2(p, ISA_OP_VADD, ux + j * 32, ux + j * 32, mbuf + j * 32,
-					     n16 / 8, .db = nb, .s0b = nb, .dr = 8 * nb,
-					     .s0r = 8 * nb, .s1b = 0, .s1r = 0);
-				}
-			if (f32) {
-				tile_f32(p, ux, red, red32, bc32, acc, xf, ebuf32, n16, cols, c16, log);
-			} else {
-				/* max per row, over the row's own lanes */
-				mask_lanes(p, cols);
-				VEC(p, VRED, ISA_OP_VCMAX, red, ux, n16, .s0r = nb);
-				mask_lanes(p, 0);
-				broadcast_rows(p, red, tmp, bc, n16);
-				rows_op(p, ISA_OP_VSUB, ux, bc, nb, n16);
-				int64_t e = log ? ebuf : ux; /* LogSoftmax keeps x - max */
-				for (int64_t d = 0; d < reps; d += ISA_VEC_REP_MAX)
-					VEC(p, VUN, ISA_OP_VEXP, e + d * 256, ux + d * 256,
-					    reps - d < ISA_VEC_REP_MAX ? reps - d : ISA_VEC_REP_MAX);
-				mask_lanes(p, cols);
-				VEC(p, VRED, ISA_OP_VCADD, red, e, n16, .s0r = nb);
-				mask_lanes(p, 0);
-				VEC(p, VUN, log ? ISA_OP_VLN : ISA_OP_VREC, red, red,
-				    (n16 + 127) / 128);
-				broadcast_rows(p, red, tmp, bc, n16);
-				rows_op(p, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux, bc, nb, n16);
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			cc_addi(p, R_GM, R_Y, off);
-			cc_li(p, R_UB, ux);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, n * nb, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		}
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
-		cc_end(p);
-	}
-	return 0;
+	struct sm_kern k = { scale, log, f32, mask_div, cols, c16, nb, tile, seg, per_seg, rows,
+			     per, tiles, ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32 };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, sm_tiles,
+			       sm_tile, &k };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "Softmax", err, errlen);
 }

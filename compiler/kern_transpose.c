@@ -6,10 +6,65 @@
  * Double-buffered; bands dealt to the blocks in contiguous runs.
  * Arguments: 0 x ([batch][R][C16]), 1 y ([batch][C][R16]). */
 #include <stdio.h>
+#include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_X = 1, R_Y = 2, R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16 };
+/* Registers: the arguments x, y in R_SRC, R_DST (kern_gen.h); the vector
+ * operands' UB addresses loaded into x16..x18; the kernel builder's cache
+ * (the DMAs' UB addresses) x19..x24. */
+enum { R_X = R_SRC, R_Y = R_DST, R_UB = 16, R_CACHE = 19, R_CACHE_END = 25 };
+
+/* A kernel's blocks of steps from x and y's arguments. */
+static int emit_steps(struct cc_prog *p, const struct kg_steps *ks, char *err, size_t errlen)
+{
+	cc_ldarg(p, R_X, 0);
+	cc_ldarg(p, R_Y, 1);
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, ks, "transpose", err, errlen);
+}
+
+/* Swapping the last two axes: its plan, a band of 16 rows a step. */
+struct swap {
+	int64_t rows, cols, c16, r16, nb, band, bands, total, per;
+};
+
+static size_t swap_bands(const void *ctx, int64_t b)
+{
+	const struct swap *q = ctx;
+	return kg_block_units(b, q->per, q->total);
+}
+
+static void swap_band(struct kg *g, const void *ctx, int64_t b, size_t s)
+{
+	const struct swap *q = ctx;
+	struct cc_prog *p = g->p;
+	int64_t rows = q->rows, cols = q->cols, c16 = q->c16, r16 = q->r16, nb = q->nb;
+	int par = (int)(s % 2);
+	int64_t u = b * q->per + (int64_t)s, bt = u / q->bands, i = u % q->bands;
+	int64_t n = rows - 16 * i < 16 ? rows - 16 * i : 16;
+	int64_t ub_in = par * q->band, ub_out = 2 * q->band + par * q->band;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	kg_dma(g, ISA_OP_MOV_GM_UB, R_X, ((bt * rows + 16 * i) * c16) * 2, ub_in, 1, n * nb, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	cc_li(p, R_UB, ub_out);
+	cc_li(p, R_UB + 1, ub_in);
+	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16, .rep = nb,
+	     .s0b = nb /* source rows are a whole padded row apart */,
+	     .s0r = 1 /* the next 16-column block */,
+	     .db = 1, .dr = 16 /* one 512-byte block per repeat */);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	for (int64_t j = 0; j < nb; j++) {
+		int64_t valid = cols - 16 * j < 16 ? cols - 16 * j : 16;
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, ((bt * cols + 16 * j) * r16 + 16 * i) * 2,
+		       ub_out + j * 512, valid, 1, 0, r16 / 16 - 1);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
 
 int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, int64_t cols,
 		     struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
@@ -22,66 +77,132 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 		return -1;
 	}
 	int64_t bands = (rows + 15) / 16, total = batch * bands;
-	int64_t per, blocks = cc_split_work(total, cfg->core_count, &per);
+	struct swap q = { rows, cols, c16, r16, nb, band, bands, total, 0 };
+	int64_t blocks = cc_split_work(total, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	cc_ldarg(p, R_X, 0);
-	cc_ldarg(p, R_Y, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < total && !p->over; u++, par ^= 1) {
-			int64_t bt = u / bands, i = u % bands;
-			int64_t n = rows - 16 * i < 16 ? rows - 16 * i : 16;
-			int64_t ub_in = par * band, ub_out = 2 * band + par * band;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_GM, R_X, ((bt * rows + 16 * i) * c16) * 2);
-			cc_li(p, R_UB, ub_in);
-			cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, n * nb, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			cc_li(p, R_UB, ub_out);
-			cc_li(p, R_UB + 1, ub_in);
-			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-			     .dt = ISA_DT_F16, .rep = nb,
-			     .s0b = nb /* source rows are a whole padded row apart */,
-			     .s0r = 1 /* the next 16-column block */,
-			     .db = 1, .dr = 16 /* one 512-byte block per repeat */);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			for (int64_t j = 0; j < nb; j++) {
-				int64_t valid = cols - 16 * j < 16 ? cols - 16 * j : 16;
-				cc_addi(p, R_GM, R_Y, ((bt * cols + 16 * j) * r16 + 16 * i) * 2);
-				cc_li(p, R_UB, ub_out + j * 512);
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, valid, 1, 0, r16 / 16 - 1);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct kg_steps ks = { blocks,
+			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, swap_bands, swap_band, &q };
+	return emit_steps(p, &ks, err, errlen);
 }
 
 /* ---- any permutation, between any two block layouts -------------------- */
 
-/* Emit a DMA of n blocks whose GM side steps by stride blocks (a single
- * burst when they are contiguous); the UB side is contiguous. */
-static void run_dma(struct cc_prog *p, enum isa_op op, int gm, int ub, int64_t n, int64_t stride)
+/* A DMA of n blocks whose GM side (block gm_blk past base) steps by stride
+ * blocks (a single burst when they are contiguous); the UB side is
+ * contiguous. */
+static void run_dma(struct kg *g, enum isa_op op, int base, int64_t gm_blk, int64_t ub, int64_t n,
+		    int64_t stride)
 {
 	if (stride == 1 || n == 1)
-		cc_dma(p, op, op == ISA_OP_MOV_GM_UB ? ub : gm, op == ISA_OP_MOV_GM_UB ? gm : ub,
-		       1, n, 0, 0);
+		kg_dma(g, op, base, gm_blk * 32, ub, 1, n, 0, 0);
 	else if (op == ISA_OP_MOV_GM_UB)
-		cc_dma(p, op, ub, gm, n, 1, stride - 1, 0);
+		kg_dma(g, op, base, gm_blk * 32, ub, n, 1, stride - 1, 0);
 	else
-		cc_dma(p, op, gm, ub, n, 1, 0, stride - 1);
+		kg_dma(g, op, base, gm_blk * 32, ub, n, 1, 0, stride - 1);
+}
+
+/* A permutation's plan (see cc_gen_permute), an item a step. */
+struct perm {
+	const struct cc_perm *pm;
+	int r, lx, ly, lanes, rq, oq;
+	int64_t cnt[CC_PERM_MAX_RANK];
+	int64_t run, R, O, ochunks, orun, chunks, total, per, buf, sxr, syr;
+};
+
+static size_t perm_items(const void *ctx, int64_t b)
+{
+	const struct perm *q = ctx;
+	return kg_block_units(b, q->per, q->total);
+}
+
+static void perm_item(struct kg *g, const void *ctx, int64_t b, size_t s)
+{
+	const struct perm *pl = ctx;
+	const struct cc_perm *pm = pl->pm;
+	struct cc_prog *p = g->p;
+	int r = pl->r, lx = pl->lx, ly = pl->ly, lanes = pl->lanes, rq = pl->rq, oq = pl->oq;
+	const int64_t *cnt = pl->cnt;
+	int64_t run = pl->run, R = pl->R, O = pl->O, ochunks = pl->ochunks, orun = pl->orun;
+	int64_t chunks = pl->chunks, buf = pl->buf, sxr = pl->sxr, syr = pl->syr;
+	enum isa_pipe mid = lanes ? ISA_PIPE_V : ISA_PIPE_MTE3;
+	int par = (int)(s % 2);
+	int64_t u = b * pl->per + (int64_t)s;
+	/* decode the item: the run chunk, then the other axes' indices */
+	int64_t k = u / chunks, t0 = (u % chunks / ochunks) * R;
+	int64_t o0 = (u % ochunks) * O, no = orun - o0 < O ? orun - o0 : O;
+	int64_t n = run - t0 < R ? run - t0 : R;
+	int64_t idx[CC_PERM_MAX_RANK] = { 0 };
+	for (int q = r - 1; q >= 0; q--) {
+		if (q == rq || q == oq)
+			continue;
+		idx[q] = k % cnt[q];
+		k /= cnt[q];
+	}
+	if (rq >= 0)
+		idx[rq] = t0;
+	if (oq >= 0)
+		idx[oq] = o0;
+	int64_t xb = pm->x0, yb = pm->y0;
+	for (int q = 0; q < r; q++) {
+		/* in the transposing case the output lane axis is a
+		 * 16-row side of the input tile, and vice versa */
+		int64_t ix = lanes && q == ly ? 16 * idx[q] : idx[q];
+		int64_t iy = lanes && q == lx ? 16 * idx[q] : idx[q];
+		xb += ix * pm->sx[q];
+		yb += iy * pm->sy[q];
+	}
+	int64_t ub_in = par * buf, ub_out = 2 * buf + par * buf;
+	cc_wait_flag(p, mid, ISA_PIPE_MTE2, par);
+	if (!lanes) {
+		if (oq >= 0)
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_X, xb * 32, ub_in, no, n, pm->sx[oq] - n, 0);
+		else
+			run_dma(g, ISA_OP_MOV_GM_UB, R_X, xb, ub_in, n, sxr);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
+		if (oq >= 0)
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, yb * 32, ub_in, no, n, 0, pm->sy[oq] - n);
+		else
+			run_dma(g, ISA_OP_MOV_UB_GM, R_Y, yb, ub_in, n, syr);
+		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
+		return;
+	}
+	/* rows of the tile: input rows are values of the output's
+	 * lane axis, output rows values of the input's */
+	int64_t va = pm->dims[ly] - 16 * idx[ly], vb = pm->dims[lx] - 16 * idx[lx];
+	va = va < 16 ? va : 16;
+	vb = vb < 16 ? vb : 16;
+	int64_t ra = pm->sx[ly], rb = pm->sy[lx];
+	if ((sxr == 1 || n == 1) && ra >= n) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_X, xb * 32, ub_in, va, n, ra - n, R - n);
+	} else {
+		for (int64_t i = 0; i < va; i++) {
+			run_dma(g, ISA_OP_MOV_GM_UB, R_X, xb + i * ra, ub_in + i * R * 32, n, sxr);
+		}
+	}
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	if (va < 16) /* the output's padding lanes: zeros, not stale UB */
+		cc_ub_zero(p, R_UB, R_UB + 2, ub_in + va * R * 32, (16 - va) * R);
+	cc_li(p, R_UB, ub_out);
+	cc_li(p, R_UB + 1, ub_in);
+	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
+	     .dt = ISA_DT_F16, .rep = n, .s0b = R /* UB rows are R blocks apart */,
+	     .s0r = 1 /* the next block of the run */,
+	     .db = R, .dr = 1);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	if ((syr == 1 || n == 1) && rb >= n) {
+		kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, yb * 32, ub_out, vb, n, R - n, rb - n);
+	} else {
+		for (int64_t i = 0; i < vb; i++) {
+			run_dma(g, ISA_OP_MOV_UB_GM, R_Y, yb + i * rb, ub_out + i * R * 32, n, syr);
+		}
+	}
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
 
 
@@ -157,117 +278,18 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 			R = 1;
 	}
 	int64_t chunks = (run + R - 1) / R * ochunks, total = others * chunks;
-	int64_t per, blocks = cc_split_work(total, cfg->core_count, &per);
+	struct perm q = { pm, r, lx, ly, lanes, rq, oq, { 0 }, run, R, O, ochunks, orun, chunks,
+			  total, 0, 0, 0, 0 };
+	memcpy(q.cnt, cnt, sizeof cnt);
+	int64_t blocks = cc_split_work(total, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	int64_t buf = lanes ? 16 * R * 32 : R * O * 32;
-	int64_t sxr = rq >= 0 ? pm->sx[rq] : 1, syr = rq >= 0 ? pm->sy[rq] : 1;
-	enum isa_pipe mid = lanes ? ISA_PIPE_V : ISA_PIPE_MTE3;
-	cc_ldarg(p, R_X, 0);
-	cc_ldarg(p, R_Y, 1);
-	int labels[1024];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_set_flag(p, mid, ISA_PIPE_MTE2, 0);
-		cc_set_flag(p, mid, ISA_PIPE_MTE2, 1);
-		if (lanes) {
-			cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		}
-		int par = 0;
-		for (int64_t u = b * per; u < (b + 1) * per && u < total && !p->over; u++, par ^= 1) {
-			/* decode the item: the run chunk, then the other axes' indices */
-			int64_t k = u / chunks, t0 = (u % chunks / ochunks) * R;
-			int64_t o0 = (u % ochunks) * O, no = orun - o0 < O ? orun - o0 : O;
-			int64_t n = run - t0 < R ? run - t0 : R;
-			int64_t idx[CC_PERM_MAX_RANK] = { 0 };
-			for (int q = r - 1; q >= 0; q--) {
-				if (q == rq || q == oq)
-					continue;
-				idx[q] = k % cnt[q];
-				k /= cnt[q];
-			}
-			if (rq >= 0)
-				idx[rq] = t0;
-			if (oq >= 0)
-				idx[oq] = o0;
-			int64_t xb = pm->x0, yb = pm->y0;
-			for (int q = 0; q < r; q++) {
-				/* in the transposing case the output lane axis is a
-				 * 16-row side of the input tile, and vice versa */
-				int64_t ix = lanes && q == ly ? 16 * idx[q] : idx[q];
-				int64_t iy = lanes && q == lx ? 16 * idx[q] : idx[q];
-				xb += ix * pm->sx[q];
-				yb += iy * pm->sy[q];
-			}
-			int64_t ub_in = par * buf, ub_out = 2 * buf + par * buf;
-			cc_wait_flag(p, mid, ISA_PIPE_MTE2, par);
-			if (!lanes) {
-				cc_addi(p, R_GM, R_X, xb * 32);
-				cc_li(p, R_UB, ub_in);
-				if (oq >= 0)
-					cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, no, n, pm->sx[oq] - n, 0);
-				else
-					run_dma(p, ISA_OP_MOV_GM_UB, R_GM, R_UB, n, sxr);
-				cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-				cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE3, par);
-				cc_addi(p, R_GM, R_Y, yb * 32);
-				if (oq >= 0)
-					cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, no, n, 0, pm->sy[oq] - n);
-				else
-					run_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, syr);
-				cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, par);
-				continue;
-			}
-			/* rows of the tile: input rows are values of the output's
-			 * lane axis, output rows values of the input's */
-			int64_t va = pm->dims[ly] - 16 * idx[ly], vb = pm->dims[lx] - 16 * idx[lx];
-			va = va < 16 ? va : 16;
-			vb = vb < 16 ? vb : 16;
-			int64_t ra = pm->sx[ly], rb = pm->sy[lx];
-			if ((sxr == 1 || n == 1) && ra >= n) {
-				cc_addi(p, R_GM, R_X, xb * 32);
-				cc_li(p, R_UB, ub_in);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, va, n, ra - n, R - n);
-			} else {
-				for (int64_t i = 0; i < va; i++) {
-					cc_addi(p, R_GM, R_X, (xb + i * ra) * 32);
-					cc_li(p, R_UB, ub_in + i * R * 32);
-					run_dma(p, ISA_OP_MOV_GM_UB, R_GM, R_UB, n, sxr);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			if (va < 16) /* the output's padding lanes: zeros, not stale UB */
-				cc_ub_zero(p, R_UB, R_UB + 2, ub_in + va * R * 32, (16 - va) * R);
-			cc_li(p, R_UB, ub_out);
-			cc_li(p, R_UB + 1, ub_in);
-			CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-			     .dt = ISA_DT_F16, .rep = n, .s0b = R /* UB rows are R blocks apart */,
-			     .s0r = 1 /* the next block of the run */,
-			     .db = R, .dr = 1);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			if ((syr == 1 || n == 1) && rb >= n) {
-				cc_addi(p, R_GM, R_Y, yb * 32);
-				cc_li(p, R_UB, ub_out);
-				cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, vb, n, R - n, rb - n);
-			} else {
-				for (int64_t i = 0; i < vb; i++) {
-					cc_addi(p, R_GM, R_Y, (yb + i * rb) * 32);
-					cc_li(p, R_UB, ub_out + i * R * 32);
-					run_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, n, syr);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_wait_flag(p, mid, ISA_PIPE_MTE2, 0);
-		cc_wait_flag(p, mid, ISA_PIPE_MTE2, 1);
-		if (lanes) {
-			cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		}
-		cc_end(p);
-	}
-	return 0;
+	q.buf = lanes ? 16 * R * 32 : R * O * 32;
+	q.sxr = rq >= 0 ? pm->sx[rq] : 1;
+	q.syr = rq >= 0 ? pm->sy[rq] : 1;
+	/* the buffers pass from the middle pipe (V transposing, else MTE3) back to MTE2 */
+	struct kg_steps ks = { blocks,
+			       { { lanes ? ISA_PIPE_V : ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 },
+				 { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       lanes ? 2 : 1, perm_items, perm_item, &q };
+	return emit_steps(p, &ks, err, errlen);
 }

@@ -23,7 +23,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
 static const enum isa_op vop_isa[] = {
 	[CC_V_ADD] = ISA_OP_VADD,   [CC_V_SUB] = ISA_OP_VSUB,   [CC_V_MUL] = ISA_OP_VMUL,
@@ -51,9 +52,18 @@ static const struct ratfn fn_tanh = { 4.5f, 4, 4,
 				      { 1.4886431485504066f, 9.212828977551737f, 9.307436215507682f,
 					1.0f } };
 
-enum { R_BIDX = 20, R_TMP = 21, R_GM = 10, R_UB = 16, R_SCALAR = 25 };
+/* Registers: the vector operands' UB addresses loaded into x16..x18 and a
+ * scalar into x25 (cc_vchain_emit, on a bare program: the MatMul epilogue
+ * runs it too); in cc_gen_vchain the arguments (arg_reg) and the kernel
+ * builder's cache x19..x24. */
+enum { R_UB = 16, R_SCALAR = 25, R_CACHE = 19, R_CACHE_END = 25 };
 
-/* Registers: x1.. the arguments, x10.. GM addresses, x16.. UB addresses. */
+/* Argument i's register: x1, x2, then x8.. (up to 8 inputs and the output:
+ * x14), clear of the builder's fixed registers x3..x7 (kern_gen.h). */
+static int arg_reg(int i)
+{
+	return i < 2 ? R_SRC + i : 6 + i;
+}
 static void emit_step(struct cc_prog *p, enum isa_dtype dt, const struct cc_vstep *st,
 		      int64_t dst, int64_t a, int64_t b, int64_t rep)
 {
@@ -189,6 +199,69 @@ static void vconv_run(struct cc_prog *p, enum isa_dtype dt, enum isa_dtype st, i
 	     .dr = dt == ISA_DT_F32 ? 8 : 4, .s0r = st == ISA_DT_F32 ? 8 : 4);
 }
 
+/* The kernel's steps (kg_emit_steps): one tile each, double-buffered on
+ * event ids 0/1; tiles of one parity and size repeat with their GM offsets
+ * moving by a tile, so a block's tiles run as a loop (up to 3 inputs: a
+ * loop advances at most KG_MAX_ADV bases), and blocks alike share one copy. */
+struct vc_kern {
+	const struct cc_vchain *ch;
+	int64_t tile, per, units;
+};
+
+/* Block b's units [*u0, return). */
+static int64_t vc_range(const struct vc_kern *k, int64_t b, int64_t *u0)
+{
+	*u0 = b * k->per;
+	return *u0 + k->per < k->units ? *u0 + k->per : k->units;
+}
+
+static size_t vc_tiles(const void *ctx, int64_t b)
+{
+	const struct vc_kern *k = ctx;
+	int64_t u0, u1 = vc_range(k, b, &u0);
+	return (size_t)((u1 - u0 + k->tile - 1) / k->tile);
+}
+
+static void vc_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct vc_kern *k = ctx;
+	const struct cc_vchain *ch = k->ch;
+	struct cc_prog *p = g->p;
+	int nslots = cc_vchain_nslots(ch), out = ch->nin + ch->nsteps - 1, par = (int)(i % 2);
+	int64_t wide = ch->f32 ? 2 : 1, tile = k->tile;
+	int64_t u, u1 = vc_range(k, b, &u);
+	u += (int64_t)i * tile;
+	int64_t n = u1 - u < tile ? u1 - u : tile;
+	int64_t off = u * 256;
+#define SLOT(s) ((int64_t)((s) * 2 + par) * tile * 256 * wide)
+	/* f32: an input lands in its slot's second half and widens
+	 * into the slot in place (repeat r writes bytes [256r, 256r +
+	 * 256), below every byte a later repeat reads) */
+	int64_t half = ch->f32 ? n * 256 : 0;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	for (int in = 0; in < ch->nin; in++)
+		kg_dma(g, ISA_OP_MOV_GM_UB, arg_reg(in), off, SLOT(in) + half, 1, n * 8, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	if (ch->f32)
+		for (int in = 0; in < ch->nin; in++)
+			vconv_run(p, ISA_DT_F32, ISA_DT_F16, SLOT(in), SLOT(in) + half, n * 2);
+	int64_t addr[CC_MAX_VSTEPS + 8 + 3];
+	for (int s = 0; s < nslots; s++)
+		addr[s] = SLOT(s);
+	cc_vchain_emit(p, ch, addr, n * wide);
+	/* f32: the result narrows in place (writes trail the reads) */
+	if (ch->f32)
+		vconv_run(p, ISA_DT_F16, ISA_DT_F32, SLOT(out), SLOT(out), n * 2);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, arg_reg(ch->nin), off, SLOT(out), 1, n * 8, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+#undef SLOT
+}
+
 int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int64_t elems,
 		  struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -197,7 +270,7 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 			 ch->nsteps);
 		return -1;
 	}
-	int nslots = cc_vchain_nslots(ch), out = ch->nin + ch->nsteps - 1;
+	int nslots = cc_vchain_nslots(ch);
 	/* f32: every slot holds fp32 (twice the bytes, twice the repeats); the
 	 * fp16 data comes and goes through the slots' second halves */
 	int64_t wide = ch->f32 ? 2 : 1;
@@ -220,59 +293,10 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 	*block_dim = (unsigned)blocks;
 
 	for (int i = 0; i <= ch->nin; i++)
-		cc_ldarg(p, 1 + i, i);
-	int labels[1024];
-	if (blocks > 1024) {
-		snprintf(err, errlen, "element-wise chain: too many blocks");
-		return -1;
-	}
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		int64_t u0 = b * per, u1 = u0 + per < units ? u0 + per : units;
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t u = u0; u < u1 && !p->over; u += tile, par ^= 1) {
-			int64_t n = u1 - u < tile ? u1 - u : tile;
-			int64_t off = u * 256;
-#define SLOT(s) ((int64_t)((s) * 2 + par) * tile * 256 * wide)
-			/* f32: an input lands in its slot's second half and widens
-			 * into the slot in place (repeat r writes bytes [256r, 256r +
-			 * 256), below every byte a later repeat reads) */
-			int64_t half = ch->f32 ? n * 256 : 0;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			for (int i = 0; i < ch->nin; i++) {
-				cc_addi(p, R_GM, 1 + i, off);
-				cc_li(p, R_UB, SLOT(i) + half);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, n * 8, 0, 0);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			if (ch->f32)
-				for (int i = 0; i < ch->nin; i++)
-					vconv_run(p, ISA_DT_F32, ISA_DT_F16, SLOT(i), SLOT(i) + half,
-						  n * 2);
-			int64_t addr[CC_MAX_VSTEPS + 8 + 3];
-			for (int s = 0; s < nslots; s++)
-				addr[s] = SLOT(s);
-			cc_vchain_emit(p, ch, addr, n * wide);
-			/* f32: the result narrows in place (writes trail the reads) */
-			if (ch->f32)
-				vconv_run(p, ISA_DT_F16, ISA_DT_F32, SLOT(out), SLOT(out), n * 2);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, 1 + ch->nin, off);
-			cc_li(p, R_UB, SLOT(out));
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, n * 8, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-#undef SLOT
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+		cc_ldarg(p, arg_reg(i), i);
+	struct vc_kern k = { ch, tile, per, units };
+	struct kg_steps ks = { blocks, { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 },
+					 { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       2, vc_tiles, vc_tile, &k };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "element-wise chain", err, errlen);
 }
