@@ -50,12 +50,6 @@ struct bnd {
 	int64_t run, tile, tpr, tiles, per, set, off_buf[2], off_t[2], off_e[2], off_y;
 };
 
-static size_t bnd_tiles(const void *ctx, int64_t b)
-{
-	const struct bnd *q = ctx;
-	return kg_block_units(b, q->per, q->tiles);
-}
-
 static void bnd_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct bnd *q = ctx;
@@ -246,8 +240,9 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 	cc_ldarg(p, R_A, 0);
 	cc_ldarg(p, R_B, 1);
 	cc_ldarg(p, R_Y, 2);
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, bnd_tiles, bnd_tile, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .per = q.per, .units = tiles, .step = bnd_tile,
+			       .ctx = &q };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "broadcast", err, errlen);
 }

@@ -302,12 +302,6 @@ struct lgk {
 	int64_t o_w[3], o_k[3];
 };
 
-static size_t lg_steps(const void *ctx, int64_t b)
-{
-	const struct lgk *q = ctx;
-	return 1 + kg_block_units(b, q->per, q->tiles);
-}
-
 static void lg_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct lgk *q = ctx;
@@ -448,8 +442,9 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 	*block_dim = (unsigned)blocks;
 	for (int k = 0; k <= nin; k++)
 		cc_ldarg(p, 26 + k, k); /* x26..x29: outside kern_gen's registers */
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 1 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 1 } },
-			       2, lg_steps, lg_step, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(1),
+			       .nsync = 2, .per = q.per, .units = q.tiles, .prelude = 1,
+			       .step = lg_step, .ctx = &q };
 	return kg_emit_kernel(p, 0, 0, &ks, "logic", err, errlen);
 }

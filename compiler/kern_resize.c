@@ -333,8 +333,8 @@ int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, stru
 	cc_ldarg(p, R_DST, lin ? 2 : 1);
 	if (lin)
 		cc_ldarg(p, R_TAB, 1);
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, rsz_steps, rsz_step, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .nsteps = rsz_steps, .step = rsz_step, .ctx = &q };
 	return kg_emit_kernel(p, 0, 0, &ks, "Resize", err, errlen);
 }
