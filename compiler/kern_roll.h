@@ -34,7 +34,7 @@ int kg_emit_rolled_state(struct kg *g, size_t n, kg_state_step_fn *emit, const v
 /* Emits block b's code, from kg_reset's state to its end instruction. */
 typedef void kg_block_fn(struct kg *g, void *ctx, int64_t b);
 
-/* Blocks 0 .. nb-1 behind one block dispatch (cc_block_dispatch, registers
+/* Blocks 0 .. nb-1 behind one block dispatch (cc_block_dispatch_to, registers
  * R_BIDX and R_TMP); blocks b0, b0+Q, b0+2Q ... whose code is the same, GM
  * offsets moving by a constant per Q blocks and base register, share one
  * copy, which first moves its bases on by (block_idx - b0) / Q constants
