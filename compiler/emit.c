@@ -350,15 +350,6 @@ int64_t cc_split_work(int64_t units, int64_t cores, int64_t *per)
 	return (units + *per - 1) / *per > 0 ? (units + *per - 1) / *per : 1;
 }
 
-void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp)
-{
-	labels[0] = -1;
-	for (int64_t b = 1; b < blocks; b++)
-		labels[b] = cc_label_new(p);
-	cc_block_dispatch_to(p, blocks, labels, r_idx, r_tmp);
-	labels[0] = cc_label_new(p);
-}
-
 /* Blocks [lo, hi) of a dispatch: a binary search on r_idx, so that no block
  * spends more than a few instructions finding its code; a range whose
  * blocks all go to one place jumps there (fall: the code after the

@@ -103,11 +103,6 @@ int cc_prog_finish(struct cc_prog *p, uint8_t **code, size_t *bytes, char *err, 
 #define CC_MAX_BLOCKS 1024
 int64_t cc_split_work(int64_t units, int64_t cores, int64_t *per);
 
-/* Per-block code: "rdspr r_idx, block_idx" and a binary search on it that
- * ends in a jump to labels[b] for every block b > 0 (block 0 goes on to
- * labels[0], which the caller binds right after); the caller binds labels[b]
- * where block b's code starts. */
-void cc_block_dispatch(struct cc_prog *p, int64_t blocks, int *labels, int r_idx, int r_tmp);
 /* The instructions block b runs through in a dispatch of `blocks` blocks of
  * their own code, for a dry run of that block (which does not follow
  * branches). */

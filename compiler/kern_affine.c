@@ -28,12 +28,6 @@ struct affine {
 	float lo, hi;
 };
 
-static size_t affine_steps(const void *ctx, int64_t b)
-{
-	const struct affine *q = ctx;
-	return 1 + kg_block_units(b, q->per, q->total);
-}
-
 static void affine_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct affine *q = ctx;
@@ -114,8 +108,9 @@ int cc_gen_affine(const struct soc_config *cfg, int64_t n, int64_t c, int64_t h,
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_P, 1);
 	cc_ldarg(p, R_Y, 2);
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, affine_steps, affine_step, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .per = q.per, .units = total, .prelude = 1,
+			       .step = affine_step, .ctx = &q };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "affine", err, errlen);
 }

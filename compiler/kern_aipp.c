@@ -15,6 +15,7 @@
  *
  * Arguments: 0 the image (the model input, uint8), 1 the config block (in
  * the weights, isa/aipp.h), 2 the NC1HWC0 output in the workspace. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,80 @@
 #include "aipp_conf.h"
 #include "compile_int.h"
 #include "kern_aipp.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_IMG = 1, R_CFG = 2, R_OUT = 3, R_BIDX = 4, R_TMP = 5, R_SRC = 6, R_ROW = 7,
-       R_L1 = 8, R_UB = 9, R_GM = 10 };
+/* Registers: the arguments image, config, output in x1, x2, x8 (clear of
+ * the builder's fixed registers x3..x7, kern_gen.h); x9 0 before the
+ * dispatch, the base the output row index is an offset on (kg_addr: so that
+ * tiles whose rows move by a tile roll into a loop); x10 the image's
+ * address, x11 the row index, x12 the L1 slot, x13 the UB slot (the aipp
+ * and mov.l1.ub instructions take registers); the builder's cache
+ * x16..x23. */
+enum { R_IMG = R_SRC, R_CFG = R_DST, R_OUT = 8, R_ROW0 = 9, R_IMGA = 10, R_ROW = 11, R_L1 = 12,
+       R_UB = 13, R_CACHE = 16, R_CACHE_END = 24 };
+
+/* The plan: a tile of output rows (never crossing an image) a step, the L1
+ * and UB slots in turn; tiles alike run as a loop, blocks alike share one
+ * copy (kg_emit_steps). */
+struct aippk {
+	int64_t ho, wo, tile, per, total, slot, img_bytes, row_bytes;
+	int64_t px_blocks; /* 32-byte blocks of an output row (C0 16 or 4) */
+};
+
+/* Block b's tiles (returned): tile want's first output row (over all
+ * images) in *first and its rows in *rows. */
+static size_t aipp_walk(const struct aippk *q, int64_t b, size_t want, int64_t *first,
+			int64_t *rows)
+{
+	int64_t g0 = b * q->per, g1 = g0 + q->per < q->total ? g0 + q->per : q->total;
+	size_t n = 0;
+	for (int64_t g = g0; g < g1; n++) {
+		int64_t r = g % q->ho, k = g1 - g < q->tile ? g1 - g : q->tile;
+		if (r + k > q->ho)
+			k = q->ho - r;
+		if (n == want) {
+			*first = g;
+			*rows = k;
+		}
+		g += k;
+	}
+	return n;
+}
+
+static size_t aipp_steps(const void *ctx, int64_t b)
+{
+	int64_t first, rows;
+	return aipp_walk(ctx, b, SIZE_MAX, &first, &rows);
+}
+
+static void aipp_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct aippk *q = ctx;
+	struct cc_prog *p = g->p;
+	int64_t first = 0, rows = 0;
+	aipp_walk(q, b, i, &first, &rows);
+	int par = (int)(i % 2);
+	int64_t img = first / q->ho, r = first % q->ho;
+	cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, par);
+	kg_addr(g, R_IMGA, R_IMG, img * q->img_bytes);
+	kg_addr(g, R_ROW, R_ROW0, r);
+	cc_li(p, R_L1, par * q->slot);
+	CC_I(p, AIPP, ISA_OP_AIPP_GM_L1, .rd = R_L1, .rs1 = R_IMGA, .rs2 = R_CFG, .rs3 = R_ROW,
+	     .nrow = rows);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, par);
+	cc_li(p, R_UB, par * q->slot);
+	cc_dma(p, ISA_OP_MOV_L1_UB, R_UB, R_L1, 1, rows * q->px_blocks, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE3, par);
+	/* [n][1][ho][wo][c0] */
+	kg_dma_reg(g, ISA_OP_MOV_UB_GM, R_GM, R_OUT, first * q->row_bytes, R_UB, 1,
+		   rows * q->px_blocks, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, par);
+}
 
 int cc_gen_aipp(const struct soc_config *cfg, int64_t n, int64_t ho, int64_t wo, int64_t c0,
 		int64_t img_bytes, struct cc_prog *p, unsigned *block_dim, char *err,
@@ -47,49 +119,18 @@ int cc_gen_aipp(const struct soc_config *cfg, int64_t n, int64_t ho, int64_t wo,
 			 "UB/L1", (long long)wo);
 		return -1;
 	}
-	int64_t per;
-	int64_t blocks = cc_split_work(n * ho, cfg->core_count, &per);
+	struct aippk q = { ho, wo, tile, 0, n * ho, slot, img_bytes, row_bytes, px_blocks };
+	int64_t blocks = cc_split_work(q.total, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_IMG, 0);
 	cc_ldarg(p, R_CFG, 1);
 	cc_ldarg(p, R_OUT, 2);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		int64_t g0 = b * per, g1 = g0 + per < n * ho ? g0 + per : n * ho;
-		cc_prime_flags(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, 2);
-		int par = 0;
-		for (int64_t g = g0; g < g1; par ^= 1) {
-			int64_t img = g / ho, r = g % ho;
-			int64_t rows = g1 - g < tile ? g1 - g : tile;
-			if (r + rows > ho)
-				rows = ho - r;
-			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, par);
-			cc_addi(p, R_SRC, R_IMG, img * img_bytes);
-			cc_li(p, R_ROW, r);
-			cc_li(p, R_L1, par * slot);
-			CC_I(p, AIPP, ISA_OP_AIPP_GM_L1, .rd = R_L1, .rs1 = R_SRC, .rs2 = R_CFG,
-			     .rs3 = R_ROW, .nrow = rows);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_MTE1, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, par);
-			cc_li(p, R_UB, par * slot);
-			cc_dma(p, ISA_OP_MOV_L1_UB, R_UB, R_L1, 1, rows * px_blocks, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_OUT, g * row_bytes); /* [n][1][ho][wo][c0] */
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, rows * px_blocks, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, par);
-			g += rows;
-		}
-		cc_drain_flags(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_MTE1, 2);
-		cc_end(p);
-	}
-	return 0;
+	cc_li(p, R_ROW0, 0);
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = { { ISA_PIPE_MTE1, ISA_PIPE_MTE2, 2 },
+					 { ISA_PIPE_MTE3, ISA_PIPE_MTE1, 2 } },
+			       .nsync = 2, .nsteps = aipp_steps, .step = aipp_step, .ctx = &q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "aipp", err, errlen);
 }
 
 /* ---- the driver's side -------------------------------------------------- */

@@ -26,12 +26,6 @@ struct rowb {
 	int64_t rows, c16, nb, tile, tiles, per, vbytes, buf, ub_in, ub_out;
 };
 
-static size_t rowb_steps(const void *ctx, int64_t b)
-{
-	const struct rowb *q = ctx;
-	return 1 + kg_block_units(b, q->per, q->tiles);
-}
-
 static void rowb_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct rowb *q = ctx;
@@ -109,8 +103,9 @@ int cc_gen_rowbcast(const struct soc_config *cfg, enum cc_vop op, int64_t rows, 
 	cc_ldarg(p, R_X, 0);
 	cc_ldarg(p, R_V, 1);
 	cc_ldarg(p, R_Y, 2);
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, rowb_steps, rowb_step, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .per = q.per, .units = q.tiles, .prelude = 1,
+			       .step = rowb_step, .ctx = &q };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "row broadcast", err, errlen);
 }

@@ -14,10 +14,16 @@
  * across the row.  Tiles are split over the cores and double-buffered
  * (event ids 0/1 guard the two buffer sets), as in kern_vchain.c. */
 #include <stdio.h>
+#include <string.h>
 
-#include "kernels.h"
+#include "kern_gen.h"
+#include "kern_roll.h"
 
-enum { R_A = 1, R_B = 2, R_Y = 3, R_GM = 10, R_UB = 16, R_BIDX = 20, R_TMP = 21 };
+/* Registers: the arguments a, b, y in x1, x2, x8 (clear of the builder's
+ * fixed registers x3..x7, kern_gen.h); the vector operands' UB addresses
+ * loaded into x16..x18; the builder's cache (the DMAs' UB addresses)
+ * x19..x24. */
+enum { R_A = R_SRC, R_B = R_DST, R_Y = 8, R_UB = 16, R_CACHE = 19, R_CACHE_END = 25 };
 
 static int64_t pad(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -33,6 +39,96 @@ static int64_t pad(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 		     .rep = (rep_), __VA_ARGS__);                                          \
 	} while (0)
 
+/* The plan (see cc_gen_bcast_nd): a tile a step, the two buffer sets in
+ * turn; tiles alike run as a loop, blocks alike share one copy
+ * (kg_emit_steps). */
+struct bnd {
+	const struct cc_bcast *bc;
+	enum isa_op op;
+	int s, form_a, flat[2];
+	int64_t nb, dims[CC_BCAST_MAX_RANK], rs[2][CC_BCAST_MAX_RANK], rb[2];
+	int64_t run, tile, tpr, tiles, per, set, off_buf[2], off_t[2], off_e[2], off_y;
+};
+
+static void bnd_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct bnd *q = ctx;
+	const struct cc_bcast *bc = q->bc;
+	struct cc_prog *p = g->p;
+	int s = q->s;
+	const int *flat = q->flat;
+	const int64_t *dims = q->dims, *rb = q->rb, *off_buf = q->off_buf, *off_t = q->off_t,
+		      *off_e = q->off_e;
+	int64_t nb = q->nb, run = q->run, tile = q->tile, tpr = q->tpr;
+	int par = (int)(i % 2);
+	int64_t t = b * q->per + (int64_t)i;
+	int64_t o = t / tpr, r0 = t % tpr * tile;
+	int64_t n = run - r0 < tile ? run - r0 : tile;
+	/* each operand's first row: the outer index's digits */
+	int64_t row[2] = { 0, 0 }, rem = o;
+	for (int j = s - 1; j >= 0; j--) {
+		int64_t d = rem % dims[j];
+		rem /= dims[j];
+		row[0] += d * q->rs[0][j];
+		row[1] += d * q->rs[1][j];
+	}
+	int64_t base = par * q->set;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	for (int k = 0; k < 2; k++) {
+		int64_t first = row[k] + (flat[k] ? r0 : 0);
+		int64_t cnt = flat[k] ? n : 1;
+		kg_dma(g, ISA_OP_MOV_GM_UB, k ? R_B : R_A, first * rb[k] * 32, base + off_buf[k], 1,
+		       cnt * rb[k], 0, 0);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	/* where row r, column block j of each operand is: addr + r*rstep + j*cstep */
+	int64_t addr[2], rstep[2], cstep[2];
+	for (int k = 0; k < 2; k++) {
+		if (bc->lane[k]) {
+			int64_t cnt = flat[k] ? n : 1, grp = (cnt + 15) / 16;
+			/* lane 0 of 16 rows per repeat into one block:
+			 * group g's row 0 lands at block g (db = groups) */
+			VOP(p, VUN, ISA_OP_VTRANSPOSE, base + off_t[k],
+			    base + off_buf[k], 0, grp, .db = grp, .dr = 1, .s0b = 1,
+			    .s0r = 16);
+			VOP(p, VUN, ISA_OP_VBRCB, base + off_e[k], base + off_t[k],
+			    0, (cnt + 7) / 8, .db = 1, .dr = 8);
+			addr[k] = base + off_e[k];
+			rstep[k] = flat[k] ? 1 : 0;
+			cstep[k] = 0;
+		} else {
+			addr[k] = base + off_buf[k];
+			rstep[k] = flat[k] ? nb : 0;
+			cstep[k] = 1;
+		}
+	}
+	int64_t ya = base + q->off_y;
+	if (q->form_a) {
+		for (int64_t j = 0; j < nb; j++) {
+			VOP(p, VBIN, q->op, ya + j * 32,
+			    addr[0] + j * cstep[0] * 32, addr[1] + j * cstep[1] * 32,
+			    (n + 7) / 8, .rs2 = R_UB + 2, .db = nb, .dr = 8 * nb,
+			    .s0b = rstep[0], .s0r = 8 * rstep[0], .s1b = rstep[1],
+			    .s1r = 8 * rstep[1]);
+		}
+	} else {
+		for (int64_t r = 0; r < n; r++) {
+			VOP(p, VBIN, q->op, ya + r * nb * 32,
+			    addr[0] + r * rstep[0] * 32, addr[1] + r * rstep[1] * 32,
+			    (nb + 7) / 8, .rs2 = R_UB + 2, .db = 1, .dr = 8,
+			    .s0b = cstep[0], .s0r = 8 * cstep[0], .s1b = cstep[1],
+			    .s1r = 8 * cstep[1]);
+		}
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, (o * run + r0) * nb * 32, ya, 1, n * nb, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
 int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, struct cc_prog *p,
 		    unsigned *block_dim, char *err, size_t errlen)
 {
@@ -46,7 +142,7 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 	const int64_t nb = bc->nb;
 	/* drop row axes of size 1: they never move an index */
 	int rank = 0;
-	int64_t dims[CC_BCAST_MAX_RANK], rs[2][CC_BCAST_MAX_RANK];
+	int64_t dims[CC_BCAST_MAX_RANK] = { 0 }, rs[2][CC_BCAST_MAX_RANK] = { { 0 } };
 	for (int i = 0; i < bc->rank; i++)
 		if (bc->dims[i] != 1) {
 			dims[rank] = bc->dims[i];
@@ -132,91 +228,21 @@ int cc_gen_bcast_nd(const struct soc_config *cfg, const struct cc_bcast *bc, str
 	int form_a = !only_b && nb <= ISA_VEC_BSTRIDE_MAX && ca <= cb;
 	int64_t tpr = (run + tile - 1) / tile; /* tiles per run */
 	int64_t tiles = outer * tpr;
-	int64_t per, blocks = cc_split_work(tiles, cfg->core_count, &per);
+	struct bnd q = { .bc = bc, .op = isa[bc->op], .s = s, .form_a = form_a,
+			 .flat = { flat[0], flat[1] }, .nb = nb, .rb = { rb[0], rb[1] }, .run = run,
+			 .tile = tile, .tpr = tpr, .tiles = tiles, .set = set,
+			 .off_buf = { off_buf[0], off_buf[1] }, .off_t = { off_t[0], off_t[1] },
+			 .off_e = { off_e[0], off_e[1] }, .off_y = off_y };
+	memcpy(q.dims, dims, sizeof dims);
+	memcpy(q.rs, rs, sizeof rs);
+	int64_t blocks = cc_split_work(tiles, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_A, 0);
 	cc_ldarg(p, R_B, 1);
 	cc_ldarg(p, R_Y, 2);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int par = 0;
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++, par ^= 1) {
-			int64_t o = t / tpr, r0 = t % tpr * tile;
-			int64_t n = run - r0 < tile ? run - r0 : tile;
-			/* each operand's first row: the outer index's digits */
-			int64_t row[2] = { 0, 0 }, rem = o;
-			for (int i = s - 1; i >= 0; i--) {
-				int64_t d = rem % dims[i];
-				rem /= dims[i];
-				row[0] += d * rs[0][i];
-				row[1] += d * rs[1][i];
-			}
-			int64_t base = par * set;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			for (int k = 0; k < 2; k++) {
-				int64_t first = row[k] + (flat[k] ? r0 : 0);
-				int64_t cnt = flat[k] ? n : 1;
-				cc_addi(p, R_GM, k ? R_B : R_A, first * rb[k] * 32);
-				cc_li(p, R_UB, base + off_buf[k]);
-				cc_dma(p, ISA_OP_MOV_GM_UB, R_UB, R_GM, 1, cnt * rb[k], 0, 0);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			/* where row r, column block j of each operand is: addr + r*rstep + j*cstep */
-			int64_t addr[2], rstep[2], cstep[2];
-			for (int k = 0; k < 2; k++) {
-				if (bc->lane[k]) {
-					int64_t cnt = flat[k] ? n : 1, g = (cnt + 15) / 16;
-					/* lane 0 of 16 rows per repeat into one block:
-					 * group g's row 0 lands at block g (db = groups) */
-					VOP(p, VUN, ISA_OP_VTRANSPOSE, base + off_t[k],
-					    base + off_buf[k], 0, g, .db = g, .dr = 1, .s0b = 1,
-					    .s0r = 16);
-					VOP(p, VUN, ISA_OP_VBRCB, base + off_e[k], base + off_t[k],
-					    0, (cnt + 7) / 8, .db = 1, .dr = 8);
-					addr[k] = base + off_e[k];
-					rstep[k] = flat[k] ? 1 : 0;
-					cstep[k] = 0;
-				} else {
-					addr[k] = base + off_buf[k];
-					rstep[k] = flat[k] ? nb : 0;
-					cstep[k] = 1;
-				}
-			}
-			int64_t ya = base + off_y;
-			if (form_a) {
-				for (int64_t j = 0; j < nb; j++) {
-					VOP(p, VBIN, isa[bc->op], ya + j * 32,
-					    addr[0] + j * cstep[0] * 32, addr[1] + j * cstep[1] * 32,
-					    (n + 7) / 8, .rs2 = R_UB + 2, .db = nb, .dr = 8 * nb,
-					    .s0b = rstep[0], .s0r = 8 * rstep[0], .s1b = rstep[1],
-					    .s1r = 8 * rstep[1]);
-				}
-			} else {
-				for (int64_t r = 0; r < n; r++) {
-					VOP(p, VBIN, isa[bc->op], ya + r * nb * 32,
-					    addr[0] + r * rstep[0] * 32, addr[1] + r * rstep[1] * 32,
-					    (nb + 7) / 8, .rs2 = R_UB + 2, .db = 1, .dr = 8,
-					    .s0b = cstep[0], .s0r = 8 * cstep[0], .s1b = cstep[1],
-					    .s1r = 8 * cstep[1]);
-				}
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_addi(p, R_GM, R_Y, (o * run + r0) * nb * 32);
-			cc_li(p, R_UB, ya);
-			cc_dma(p, ISA_OP_MOV_UB_GM, R_GM, R_UB, 1, n * nb, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	return 0;
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .per = q.per, .units = tiles, .step = bnd_tile,
+			       .ctx = &q };
+	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "broadcast", err, errlen);
 }

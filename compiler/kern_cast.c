@@ -77,8 +77,8 @@ static void cast_tile_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 		       (c16 * 4 - host_row) / 32);
 	} else {
 		for (int64_t k = 0; k < n; k++)
-			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (r + k) * host_row, ub_in + k * c16 * 4, 1,
-			       (host_row + 31) / 32, 0, 0);
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC, (r + k) * host_row, ub_in + k * c16 * 4,
+			       1, (host_row + 31) / 32, 0, 0);
 	}
 	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
@@ -102,8 +102,8 @@ static void cast_tile_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 		       (ub_row - host_row) / 32, 0);
 	} else {
 		for (int64_t k = 0; k < n; k++)
-			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (r + k) * host_row, ub_out + k * ub_row, 1,
-			       (host_row + 31) / 32, 0, 0);
+			kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, (r + k) * host_row, ub_out + k * ub_row,
+			       1, (host_row + 31) / 32, 0, 0);
 	}
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
@@ -146,9 +146,9 @@ static int cast_kernel(struct cc_prog *p, const struct cast *q, int64_t blocks,
 {
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, nsteps, step, q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .nsteps = nsteps, .step = step, .ctx = q };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "cast", err, errlen);
 }
 

@@ -28,12 +28,6 @@ struct zins {
 	int64_t h, w, sh, sw, hz, wz, bufb, units, per;
 };
 
-static size_t zins_steps(const void *ctx, int64_t b)
-{
-	const struct zins *q = ctx;
-	return 1 + kg_block_units(b, q->per, q->units);
-}
-
 static void zins_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct zins *q = ctx;
@@ -90,7 +84,8 @@ int cc_gen_zero_insert(const struct soc_config *cfg, int64_t planes, int64_t h, 
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, zins_steps,
-			       zins_step, &q };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } },
+			       .nsync = 1, .per = q.per, .units = q.units, .prelude = 1,
+			       .step = zins_step, .ctx = &q };
 	return kg_emit_kernel(p, 0, 0, &ks, "ConvTranspose", err, errlen);
 }

@@ -18,12 +18,6 @@ struct copy {
 	int64_t chunk_bytes, src_stride, dst_stride, ub_half, piece, per_chunk, total, per;
 };
 
-static size_t copy_pieces(const void *ctx, int64_t b)
-{
-	const struct copy *q = ctx;
-	return kg_block_units(b, q->per, q->total);
-}
-
 static void copy_piece(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct copy *q = ctx;
@@ -60,8 +54,9 @@ int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_byt
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, copy_pieces,
-			       copy_piece, &q };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } },
+			       .nsync = 1, .per = q.per, .units = total, .step = copy_piece,
+			       .ctx = &q };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "copy", err, errlen);
 }
 
@@ -69,12 +64,6 @@ int cc_gen_copy(const struct soc_config *cfg, int64_t nchunks, int64_t chunk_byt
 struct concat {
 	int64_t rows, s, j0, nbk, nbo, yb, a_sz, t_sz, b_sz, set, bands, per;
 };
-
-static size_t concat_bands(const void *ctx, int64_t b)
-{
-	const struct concat *q = ctx;
-	return kg_block_units(b, q->per, q->bands);
-}
 
 static void concat_band(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
@@ -154,9 +143,10 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, concat_bands, concat_band, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .per = q.per, .units = q.bands, .step = concat_band,
+			       .ctx = &q };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "Concat along the last axis", err,
 			      errlen);
 }
@@ -166,12 +156,6 @@ int cc_gen_concat_last(const struct soc_config *cfg, int64_t rows, int64_t cols,
 struct zeros {
 	int64_t off, nruns, run_blocks, stride_blocks, k, per;
 };
-
-static size_t zero_steps(const void *ctx, int64_t b)
-{
-	const struct zeros *q = ctx;
-	return 1 + kg_block_units(b, q->per, (q->nruns + q->k - 1) / q->k);
-}
 
 static void zero_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
@@ -214,6 +198,8 @@ int cc_gen_zero_runs(const struct soc_config *cfg, int64_t off, int64_t nruns, i
 	int64_t blocks = cc_split_work((nruns + k - 1) / k, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_DST, 0);
-	struct kg_steps ks = { blocks, { { 0 } }, 0, zero_steps, zero_step, &q };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { 0 } }, .nsync = 0, .per = q.per,
+			       .units = (nruns + k - 1) / k, .prelude = 1, .step = zero_step,
+			       .ctx = &q };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "zero fill", err, errlen);
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "kern_gen.h"
+#include "kern_roll.h"
 #include "kernels.h"
 
 #define EDGE_TILE 512 /* values per tile: vbrcb of 2*512 words is 128 repeats */
@@ -291,6 +292,124 @@ static void int_arith(struct kg *g, const struct cc_logic *lg, int64_t dst, int6
 	kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, dst, f0, m, ISA_RND_RNE);
 }
 
+/* cc_gen_logic's plan: step 0 fills the constant blocks (1s, 0s, pow's
+ * fp32 0, 1, NaN), each step after it a tile; tiles alike run as a loop,
+ * blocks alike share one copy (kg_emit_steps). */
+struct lgk {
+	const struct cc_logic *lg;
+	int nin;
+	int64_t elems, T, tiles, per, o_in, o_out, o_tmp, o_s32, o_bits, o_bits2, o_one, o_zero;
+	int64_t o_w[3], o_k[3];
+};
+
+static void lg_step(struct kg *g, const void *ctx, int64_t b, size_t i)
+{
+	const struct lgk *q = ctx;
+	const struct cc_logic *lg = q->lg;
+	struct cc_prog *p = g->p;
+	int nin = q->nin;
+	int64_t elems = q->elems, T = q->T, o_in = q->o_in, o_out = q->o_out, o_tmp = q->o_tmp;
+	int64_t o_s32 = q->o_s32, o_bits = q->o_bits, o_bits2 = q->o_bits2, o_one = q->o_one;
+	int64_t o_zero = q->o_zero;
+	const int64_t *o_w = q->o_w, *o_k = q->o_k;
+	if (i == 0) {
+		kg_mask_all(g);
+		/* the scalar's register first: kg_reg may emit an li */
+		int r1 = kg_reg(g, kg_fbits(1.0f));
+		int rd = dup_dst(g, o_one);
+		KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = r1, .dt = ISA_DT_F16, .rep = 1);
+		int r0 = kg_reg(g, kg_fbits(0.0f));
+		rd = dup_dst(g, o_zero);
+		KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = r0, .dt = ISA_DT_F16, .rep = 1);
+		for (int k = 0; lg->op == CC_L_POW && k < 3; k++) { /* fp32 0, 1, NaN */
+			int rk = kg_reg(g, kg_fbits(k == 0 ? 0.0f : k == 1 ? 1.0f : NAN));
+			rd = dup_dst(g, o_k[k]);
+			KG_I(g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rk, .dt = ISA_DT_F32, .rep = 1);
+		}
+		return;
+	}
+	int64_t t = b * q->per + (int64_t)i - 1;
+	int64_t e0 = t * T, m = elems - e0 < T ? elems - e0 : T;
+	int64_t rep = (m + 127) / 128;
+	int64_t a = o_in, x = o_in + (T * 2 + 256), y = o_in + 2 * (T * 2 + 256);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+	for (int k = 0; k < nin; k++)
+		kg_dma(g, ISA_OP_MOV_GM_UB, 26 + k, e0 * 2, o_in + k * (T * 2 + 256),
+		       1, m / 16, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+	switch (lg->op) {
+	case CC_L_EQ:
+	case CC_L_LT:
+	case CC_L_LE:
+	case CC_L_GT:
+	case CC_L_GE: {
+		enum isa_cmp k = lg->op == CC_L_EQ   ? ISA_CMP_EQ
+				 : lg->op == CC_L_LT ? ISA_CMP_LT
+				 : lg->op == CC_L_LE ? ISA_CMP_LE
+				 : lg->op == CC_L_GT ? ISA_CMP_GT
+						     : ISA_CMP_GE;
+		vcmp(g, k, o_bits, a, x, 0, rep);
+		vsel(g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
+		break;
+	}
+	case CC_L_NOT:
+		vcmp(g, ISA_CMP_EQ, o_bits, a, o_zero, 1, rep);
+		vsel(g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
+		break;
+	case CC_L_BOOL:
+		vcmp(g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
+		vsel(g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
+		break;
+	case CC_L_AND: /* b ? (a != 0) : 0 */
+	case CC_L_OR:  /* b ? 1 : (a != 0) */
+	case CC_L_XOR: /* b ? (a == 0) : (a != 0) */
+		vcmp(g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
+		vcmp(g, ISA_CMP_NE, o_bits2, x, o_zero, 1, rep);
+		vsel(g, o_tmp, o_one, 1, o_zero, 1, o_bits, rep);
+		if (lg->op == CC_L_AND) {
+			vsel(g, o_out, o_tmp, 0, o_zero, 1, o_bits2, rep);
+		} else if (lg->op == CC_L_OR) {
+			vsel(g, o_out, o_one, 1, o_tmp, 0, o_bits2, rep);
+		} else {
+			vsel(g, y, o_zero, 1, o_one, 1, o_bits, rep);
+			vsel(g, o_out, y, 0, o_tmp, 0, o_bits2, rep);
+		}
+		break;
+	case CC_L_WHERE:
+		vcmp(g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
+		vsel(g, o_out, x, 0, y, 0, o_bits, rep);
+		break;
+	case CC_L_IADD:
+	case CC_L_ISUB:
+	case CC_L_IMUL:
+	case CC_L_IDIV:
+		int_arith(g, lg, o_out, a, x, o_s32, o_w, m);
+		break;
+	case CC_L_POW:
+		vpow(g, o_out, a, x, o_w, o_s32, o_bits, o_bits2, o_k, m, lg->int_out);
+		break;
+	case CC_L_TRUNC: {
+		/* toward zero through s32, then the target type's range */
+		kg_conv_n(g, ISA_DT_S32, ISA_DT_F16, o_s32, a, m, ISA_RND_TRUNC);
+		kg_conv_n(g, ISA_DT_F16, ISA_DT_S32, o_out, o_s32, m, ISA_RND_RNE);
+		if (lg->lo > -65504.0f)
+			vscal(g, ISA_OP_VMAXS, ISA_DT_F16, o_out, o_out,
+			      kg_fbits(lg->lo), rep);
+		if (lg->hi < 65504.0f)
+			vscal(g, ISA_OP_VMINS, ISA_DT_F16, o_out, o_out,
+			      kg_fbits(lg->hi), rep);
+		break;
+	}
+	}
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, 26 + nin, e0 * 2, o_out, 1, m / 16, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
+}
+
 int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_t elems,
 		 struct cc_prog *p, unsigned *block_dim, char *err, size_t errlen)
 {
@@ -316,120 +435,16 @@ int cc_gen_logic(const struct soc_config *cfg, const struct cc_logic *lg, int64_
 		snprintf(err, errlen, "logic: the UB is too small");
 		return -1;
 	}
-	int64_t tiles = (elems + T - 1) / T, per;
-	int64_t blocks = cc_split_work(tiles, cfg->core_count, &per);
+	struct lgk q = { lg, nin, elems, T, (elems + T - 1) / T, 0, o_in, o_out, o_tmp, o_s32,
+			 o_bits, o_bits2, o_one, o_zero, { o_w[0], o_w[1], o_w[2] },
+			 { o_k[0], o_k[1], o_k[2] } };
+	int64_t blocks = cc_split_work(q.tiles, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	struct kg g = { .p = p };
 	for (int k = 0; k <= nin; k++)
 		cc_ldarg(p, 26 + k, k); /* x26..x29: outside kern_gen's registers */
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		kg_mask_all(&g);
-		/* the scalar's register first: kg_reg may emit an li */
-		int r1 = kg_reg(&g, kg_fbits(1.0f));
-		int rd = dup_dst(&g, o_one);
-		KG_I(&g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = r1, .dt = ISA_DT_F16, .rep = 1);
-		int r0 = kg_reg(&g, kg_fbits(0.0f));
-		rd = dup_dst(&g, o_zero);
-		KG_I(&g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = r0, .dt = ISA_DT_F16, .rep = 1);
-		for (int k = 0; lg->op == CC_L_POW && k < 3; k++) { /* fp32 0, 1, NaN */
-			int rk = kg_reg(&g, kg_fbits(k == 0 ? 0.0f : k == 1 ? 1.0f : NAN));
-			rd = dup_dst(&g, o_k[k]);
-			KG_I(&g, VDUP, ISA_OP_VDUP, .rd = rd, .rs2 = rk, .dt = ISA_DT_F32, .rep = 1);
-		}
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
-		for (int64_t t = b * per; t < (b + 1) * per && t < tiles && !p->over; t++) {
-			int64_t e0 = t * T, m = elems - e0 < T ? elems - e0 : T;
-			int64_t rep = (m + 127) / 128;
-			int64_t a = o_in, x = o_in + (T * 2 + 256), y = o_in + 2 * (T * 2 + 256);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-			for (int k = 0; k < nin; k++)
-				kg_dma(&g, ISA_OP_MOV_GM_UB, 26 + k, e0 * 2, o_in + k * (T * 2 + 256),
-				       1, m / 16, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 0);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-			switch (lg->op) {
-			case CC_L_EQ:
-			case CC_L_LT:
-			case CC_L_LE:
-			case CC_L_GT:
-			case CC_L_GE: {
-				enum isa_cmp k = lg->op == CC_L_EQ   ? ISA_CMP_EQ
-						 : lg->op == CC_L_LT ? ISA_CMP_LT
-						 : lg->op == CC_L_LE ? ISA_CMP_LE
-						 : lg->op == CC_L_GT ? ISA_CMP_GT
-								     : ISA_CMP_GE;
-				vcmp(&g, k, o_bits, a, x, 0, rep);
-				vsel(&g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
-				break;
-			}
-			case CC_L_NOT:
-				vcmp(&g, ISA_CMP_EQ, o_bits, a, o_zero, 1, rep);
-				vsel(&g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
-				break;
-			case CC_L_BOOL:
-				vcmp(&g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
-				vsel(&g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
-				break;
-			case CC_L_AND: /* b ? (a != 0) : 0 */
-			case CC_L_OR:  /* b ? 1 : (a != 0) */
-			case CC_L_XOR: /* b ? (a == 0) : (a != 0) */
-				vcmp(&g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
-				vcmp(&g, ISA_CMP_NE, o_bits2, x, o_zero, 1, rep);
-				vsel(&g, o_tmp, o_one, 1, o_zero, 1, o_bits, rep);
-				if (lg->op == CC_L_AND) {
-					vsel(&g, o_out, o_tmp, 0, o_zero, 1, o_bits2, rep);
-				} else if (lg->op == CC_L_OR) {
-					vsel(&g, o_out, o_one, 1, o_tmp, 0, o_bits2, rep);
-				} else {
-					vsel(&g, y, o_zero, 1, o_one, 1, o_bits, rep);
-					vsel(&g, o_out, y, 0, o_tmp, 0, o_bits2, rep);
-				}
-				break;
-			case CC_L_WHERE:
-				vcmp(&g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
-				vsel(&g, o_out, x, 0, y, 0, o_bits, rep);
-				break;
-			case CC_L_IADD:
-			case CC_L_ISUB:
-			case CC_L_IMUL:
-			case CC_L_IDIV:
-				int_arith(&g, lg, o_out, a, x, o_s32, o_w, m);
-				break;
-			case CC_L_POW:
-				vpow(&g, o_out, a, x, o_w, o_s32, o_bits, o_bits2, o_k, m, lg->int_out);
-				break;
-			case CC_L_TRUNC: {
-				/* toward zero through s32, then the target type's range */
-				kg_conv_n(&g, ISA_DT_S32, ISA_DT_F16, o_s32, a, m, ISA_RND_TRUNC);
-				kg_conv_n(&g, ISA_DT_F16, ISA_DT_S32, o_out, o_s32, m, ISA_RND_RNE);
-				if (lg->lo > -65504.0f)
-					vscal(&g, ISA_OP_VMAXS, ISA_DT_F16, o_out, o_out,
-					      kg_fbits(lg->lo), rep);
-				if (lg->hi < 65504.0f)
-					vscal(&g, ISA_OP_VMINS, ISA_DT_F16, o_out, o_out,
-					      kg_fbits(lg->hi), rep);
-				break;
-			}
-			}
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, 0);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, 26 + nin, e0 * 2, o_out, 1, m / 16, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, 0);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 1);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 1);
-		cc_end(p);
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "logic: an instruction out of range");
-		return -1;
-	}
-	return 0;
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(1),
+			       .nsync = 2, .per = q.per, .units = q.tiles, .prelude = 1,
+			       .step = lg_step, .ctx = &q };
+	return kg_emit_kernel(p, 0, 0, &ks, "logic", err, errlen);
 }

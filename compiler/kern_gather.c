@@ -134,7 +134,7 @@ int cc_gen_gather(const struct soc_config *cfg, const struct cc_gather *gd, stru
 	cc_li(p, R_ZERO, 0);
 	cc_li(p, R_MAXI, gd->rows - 1);
 	struct ga_kern k = { gd, per, units, batch, piece, npieces, ub_half };
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ga_steps,
-			       ga_step, &k };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } },
+			       .nsync = 1, .nsteps = ga_steps, .step = ga_step, .ctx = &k };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "gather", err, errlen);
 }

@@ -41,12 +41,6 @@ struct grid {
 	int burst_s, burst_d;
 };
 
-static size_t grid_units(const void *ctx, int64_t b)
-{
-	const struct grid *q = ctx;
-	return kg_block_units(b, q->per, q->units);
-}
-
 static void grid_unit(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct grid *q = ctx;
@@ -159,8 +153,9 @@ int cc_gen_grid_copy(const struct soc_config *cfg, int rank, const int64_t *cnt,
 	q.ub_half = ub_half;
 	q.burst_s = burst_s;
 	q.burst_d = burst_d;
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, grid_units,
-			       grid_unit, &q };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } },
+			       .nsync = 1, .per = per, .units = units, .step = grid_unit,
+			       .ctx = &q };
 	return emit_steps(p, &ks, "grid copy", err, errlen);
 }
 
@@ -213,12 +208,6 @@ struct bands {
 	uint32_t vbits;
 };
 
-static size_t band_count(const void *ctx, int64_t b)
-{
-	const struct bands *q = ctx;
-	return kg_block_units(b, q->per, q->bands);
-}
-
 /* A band kernel's blocks: bands split over the cores, double-buffered. */
 static int band_kernel(const struct soc_config *cfg, struct bands *q,
 		       void (*step)(struct kg *, const void *, int64_t, size_t), const char *what,
@@ -227,9 +216,10 @@ static int band_kernel(const struct soc_config *cfg, struct bands *q,
 	q->bands = (q->rows + 15) / 16;
 	int64_t blocks = cc_split_work(q->bands, cfg->core_count, &q->per);
 	*block_dim = (unsigned)blocks;
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, band_count, step, q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .per = q->per, .units = q->bands, .step = step,
+			       .ctx = q };
 	return emit_steps(p, &ks, what, err, errlen);
 }
 

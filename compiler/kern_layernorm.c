@@ -387,7 +387,7 @@ int cc_gen_layernorm(const struct soc_config *cfg, const struct cc_layernorm *ln
 	if (ln->has_residual)
 		cc_ldarg(p, R_RES, a++);
 	struct ln_kern k = { ln, &pl, per, ln->has_gamma || ln->has_beta };
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, ln_steps,
-			       ln_step, &k };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } },
+			       .nsync = 1, .nsteps = ln_steps, .step = ln_step, .ctx = &k };
 	return kg_emit_kernel(p, R_POOL, R_POOL + NPOOL, &ks, "LayerNormalization", err, errlen);
 }

@@ -49,12 +49,6 @@ struct padk {
 	int64_t rows, per, xw, yw, bw, rowb, ub_c, ub_c2;
 };
 
-static size_t pad_steps(const void *ctx, int64_t b)
-{
-	const struct padk *q = ctx;
-	return (size_t)q->cst + kg_block_units(b, q->per, q->rows);
-}
-
 static void pad_step(struct kg *g, const void *ctx, int64_t b, size_t s)
 {
 	const struct padk *pk = ctx;
@@ -159,7 +153,8 @@ int cc_gen_pad(const struct soc_config *cfg, const struct cc_pad *pd, struct cc_
 	*block_dim = (unsigned)blocks;
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } }, 1, pad_steps,
-			       pad_step, &q };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 } },
+			       .nsync = 1, .per = q.per, .units = rows, .prelude = cst,
+			       .step = pad_step, .ctx = &q };
 	return kg_emit_kernel(p, 0, 0, &ks, "Pad", err, errlen);
 }

@@ -111,9 +111,9 @@ static int qk_kernel(struct cc_prog *p, const struct qk *q,
 {
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg_steps ks = { q->blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, qk_steps, step, q };
+	struct kg_steps ks = { .blocks = q->blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .nsteps = qk_steps, .step = step, .ctx = q };
 	return kg_emit_kernel(p, 0, 0, &ks, "quantize", err, errlen);
 }
 

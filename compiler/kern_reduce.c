@@ -281,12 +281,6 @@ struct rplan {
 	int64_t ux, x16, xf, racc, acc, r32, r16, tt, ob, mx, tmp;
 };
 
-static size_t rplan_tiles(const void *ctx, int64_t b)
-{
-	const struct rplan *q = ctx;
-	return kg_block_units(b, q->per, (q->A + q->tile - 1) / q->tile);
-}
-
 /* A reduction kernel's blocks of tiles (step emits one). */
 static int reduce_kernel(struct cc_prog *p, const struct rplan *q, int64_t blocks,
 			 void (*step)(struct kg *, const void *, int64_t, size_t), char *err,
@@ -294,8 +288,9 @@ static int reduce_kernel(struct cc_prog *p, const struct rplan *q, int64_t block
 {
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, 1);
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, rplan_tiles,
-			       step, q };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } },
+			       .nsync = 1, .per = q->per, .units = (q->A + q->tile - 1) / q->tile,
+			       .step = step, .ctx = q };
 	return kg_emit_kernel(p, 0, 0, &ks, "reduce", err, errlen);
 }
 
@@ -499,12 +494,6 @@ struct smplan {
 	int64_t ux, m, mx, acc, tmp, r32, r16, tt, bc, mbuf, ebuf, xf, m32, s32;
 };
 
-static size_t smplan_tiles(const void *ctx, int64_t b)
-{
-	const struct smplan *q = ctx;
-	return kg_block_units(b, q->per, q->tiles);
-}
-
 static void softmax_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct smplan *q = ctx;
@@ -670,7 +659,8 @@ int cc_gen_softmax_any(const struct soc_config *cfg, int64_t A, int64_t R, int64
 	cc_ldarg(p, R_DST, 1);
 	if (mask_div > 0)
 		cc_ldarg(p, R_MASK, 2);
-	struct kg_steps ks = { *block_dim, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, smplan_tiles,
-			       softmax_tile, &q };
+	struct kg_steps ks = { .blocks = *block_dim,
+			       .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, .nsync = 1,
+			       .per = per, .units = tiles, .step = softmax_tile, .ctx = &q };
 	return kg_emit_kernel(p, 0, 0, &ks, "softmax", err, errlen);
 }

@@ -20,9 +20,10 @@
 
 #include "fp16.h"
 #include "kern_gen.h"
+#include "kern_roll.h"
 #include "kern_resize.h"
 
-enum { R_TAB = 6 };
+enum { R_TAB = R_CN }; /* the weight table's argument, past the builder's cache */
 
 /* Keys' cubic convolution weights of the neighbours f - 1 .. f + 2 of x,
  * r = x - f in (0, 1], as ONNX's reference writes them. */
@@ -206,6 +207,99 @@ static void dup_blocks(struct kg *g, int64_t dst, int64_t n, int64_t db, float v
 	}
 }
 
+/* The plan: with taps, step 0 loads the weight table; each step (after
+ * it) a group of R output rows, the two buffer sets in turn; groups alike
+ * run as a loop, blocks alike share one copy (kg_emit_steps). */
+struct rsz {
+	const struct cc_resize *rs;
+	int lin;
+	int64_t T, h, w, ho, wo, units, per, R, tab, unit_bytes;
+};
+
+/* Block b's units [b * per, return). */
+static int64_t rsz_end(const struct rsz *q, int64_t b)
+{
+	return (b + 1) * q->per < q->units ? (b + 1) * q->per : q->units;
+}
+
+static size_t rsz_steps(const void *ctx, int64_t b)
+{
+	const struct rsz *q = ctx;
+	return (size_t)q->lin + (size_t)((rsz_end(q, b) - b * q->per + q->R - 1) / q->R);
+}
+
+static void rsz_step(struct kg *g, const void *ctx, int64_t b, size_t s)
+{
+	const struct rsz *q = ctx;
+	const struct cc_resize *rs = q->rs;
+	struct cc_prog *p = g->p;
+	int lin = q->lin;
+	int64_t T = q->T, h = q->h, w = q->w, ho = q->ho, wo = q->wo, R = q->R, tab = q->tab;
+	int64_t unit_bytes = q->unit_bytes, end = rsz_end(q, b);
+	if (lin && s == 0) {
+		kg_dma(g, ISA_OP_MOV_GM_UB, R_TAB, 0, 0, 1, tab / 32, 0, 0);
+		cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
+		return;
+	}
+	int64_t step = (int64_t)s - lin, u0 = b * q->per + step * R;
+	int par = (int)(step % 2);
+	int64_t nr = end - u0 < R ? end - u0 : R;
+	/* tap t's source rows at ua + t * R * w blocks */
+	int64_t ua = tab + par * R * unit_bytes;
+	int64_t um = lin ? ua + T * R * w * 32 : ua, uo = um + R * w * 32;
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	for (int64_t k = 0; k < nr; k++) {
+		int64_t pl = (u0 + k) / ho, i = (u0 + k) % ho;
+		for (int64_t t = 0; t < T; t++)
+			kg_dma(g, ISA_OP_MOV_GM_UB, R_SRC,
+			       (pl * h + rs->ih[t * ho + i]) * w * 32,
+			       ua + (t * R + k) * w * 32, 1, w, 0, 0);
+	}
+	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
+	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+	if (lin) {
+		for (int64_t k = 0; k < nr; k++) {
+			int64_t i = (u0 + k) % ho;
+			for (int64_t t = 0; t < T; t++)
+				row_op(g, t ? ISA_OP_VMLA : ISA_OP_VMUL,
+				       um + k * w * 32, ua + (t * R + k) * w * 32,
+				       (T * wo + t * ho + i) * 32, w);
+		}
+		for (int64_t j = 0; j < wo; j++)
+			for (int64_t t = 0; t < T; t++)
+				col_op(g, t ? ISA_OP_VMLA : ISA_OP_VMUL, uo + j * 32,
+				       um + rs->iw[t * wo + j] * 32,
+				       (t * wo + j) * 32, nr, w, wo);
+	} else {
+		for (int64_t j = 0; j < wo; j++)
+			col_op(g, ISA_OP_VMOV, uo + j * 32, ua + rs->iw[j] * 32, 0,
+			       nr, w, wo);
+	}
+	/* tf_crop_and_resize: the value where the source leaves x,
+	 * in the real channels */
+	for (int64_t k = 0; (rs->hout || rs->wout) && k < nr; k++) {
+		int64_t i = (u0 + k) % ho, pl = (u0 + k) / ho;
+		int64_t valid = pl % rs->c1 == rs->c1 - 1 ? rs->last_valid : 16;
+		if (rs->hout && rs->hout[i]) {
+			dup_blocks(g, uo + k * wo * 32, wo, 1, rs->extrapolation,
+				   valid);
+			continue;
+		}
+		for (int64_t j = 0; rs->wout && j < wo; j++)
+			if (rs->wout[j])
+				dup_blocks(g, uo + (k * wo + j) * 32, 1, 1,
+					   rs->extrapolation, valid);
+	}
+	kg_mask_all(g);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
+	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, u0 * wo * 32, uo, nr, wo, 0, 0);
+	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
+}
+
 int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, struct cc_prog *p,
 		  unsigned *block_dim, char *err, size_t errlen)
 {
@@ -234,89 +328,13 @@ int cc_gen_resize(const struct soc_config *cfg, const struct cc_resize *rs, stru
 		return -1;
 	}
 	*block_dim = (unsigned)blocks;
-	struct kg g = { .p = p };
+	struct rsz q = { rs, lin, T, h, w, ho, wo, units, per, R, tab, unit_bytes };
 	cc_ldarg(p, R_SRC, 0);
 	cc_ldarg(p, R_DST, lin ? 2 : 1);
 	if (lin)
 		cc_ldarg(p, R_TAB, 1);
-	int labels[CC_MAX_BLOCKS];
-	cc_block_dispatch(p, blocks, labels, R_BIDX, R_TMP);
-	for (int64_t b = 0; b < blocks; b++) {
-		cc_label_bind(p, labels[b]);
-		kg_reset(&g);
-		if (lin) {
-			kg_dma(&g, ISA_OP_MOV_GM_UB, R_TAB, 0, 0, 1, tab / 32, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, 2);
-		}
-		cc_prime_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_prime_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		int64_t end = (b + 1) * per < units ? (b + 1) * per : units;
-		int par = 0;
-		for (int64_t u0 = b * per; u0 < end && !p->over; u0 += R, par ^= 1) {
-			int64_t nr = end - u0 < R ? end - u0 : R;
-			/* tap t's source rows at ua + t * R * w blocks */
-			int64_t ua = tab + par * R * unit_bytes;
-			int64_t um = lin ? ua + T * R * w * 32 : ua, uo = um + R * w * 32;
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			for (int64_t k = 0; k < nr; k++) {
-				int64_t pl = (u0 + k) / ho, i = (u0 + k) % ho;
-				for (int64_t t = 0; t < T; t++)
-					kg_dma(&g, ISA_OP_MOV_GM_UB, R_SRC,
-					       (pl * h + rs->ih[t * ho + i]) * w * 32,
-					       ua + (t * R + k) * w * 32, 1, w, 0, 0);
-			}
-			cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
-			cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-			if (lin) {
-				for (int64_t k = 0; k < nr; k++) {
-					int64_t i = (u0 + k) % ho;
-					for (int64_t t = 0; t < T; t++)
-						row_op(&g, t ? ISA_OP_VMLA : ISA_OP_VMUL,
-						       um + k * w * 32, ua + (t * R + k) * w * 32,
-						       (T * wo + t * ho + i) * 32, w);
-				}
-				for (int64_t j = 0; j < wo; j++)
-					for (int64_t t = 0; t < T; t++)
-						col_op(&g, t ? ISA_OP_VMLA : ISA_OP_VMUL, uo + j * 32,
-						       um + rs->iw[t * wo + j] * 32,
-						       (t * wo + j) * 32, nr, w, wo);
-			} else {
-				for (int64_t j = 0; j < wo; j++)
-					col_op(&g, ISA_OP_VMOV, uo + j * 32, ua + rs->iw[j] * 32, 0,
-					       nr, w, wo);
-			}
-			/* tf_crop_and_resize: the value where the source leaves x,
-			 * in the real channels */
-			for (int64_t k = 0; (rs->hout || rs->wout) && k < nr; k++) {
-				int64_t i = (u0 + k) % ho, pl = (u0 + k) / ho;
-				int64_t valid = pl % rs->c1 == rs->c1 - 1 ? rs->last_valid : 16;
-				if (rs->hout && rs->hout[i]) {
-					dup_blocks(&g, uo + k * wo * 32, wo, 1, rs->extrapolation,
-						   valid);
-					continue;
-				}
-				for (int64_t j = 0; rs->wout && j < wo; j++)
-					if (rs->wout[j])
-						dup_blocks(&g, uo + (k * wo + j) * 32, 1, 1,
-							   rs->extrapolation, valid);
-			}
-			kg_mask_all(&g);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
-			cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-			kg_dma(&g, ISA_OP_MOV_UB_GM, R_DST, u0 * wo * 32, uo, nr, wo, 0, 0);
-			cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-		}
-		cc_drain_flags(p, ISA_PIPE_V, ISA_PIPE_MTE2, 2);
-		cc_drain_flags(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
-		cc_end(p);
-	}
-	if (g.bad) {
-		snprintf(err, errlen, "Resize to %lldx%lld: a field out of range, not supported yet",
-			 (long long)ho, (long long)wo);
-		return -1;
-	}
-	return 0;
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .nsteps = rsz_steps, .step = rsz_step, .ctx = &q };
+	return kg_emit_kernel(p, 0, 0, &ks, "Resize", err, errlen);
 }

@@ -492,7 +492,9 @@ static void steps_block(struct kg *g, void *ctx, int64_t b)
 	const struct block_steps bs = { ks, b };
 	for (int k = 0; k < ks->nsync; k++)
 		cc_prime_flags(g->p, ks->sync[k].src, ks->sync[k].dst, ks->sync[k].n);
-	if (kg_emit_rolled(g, ks->nsteps(ks->ctx, b), block_step, &bs))
+	size_t n = ks->nsteps ? ks->nsteps(ks->ctx, b)
+			      : (size_t)ks->prelude + kg_block_units(b, ks->per, ks->units);
+	if (kg_emit_rolled(g, n, block_step, &bs))
 		g->bad = 2; /* out of memory: kg_emit_steps says so */
 	for (int k = 0; k < ks->nsync; k++)
 		cc_drain_flags(g->p, ks->sync[k].src, ks->sync[k].dst, ks->sync[k].n);

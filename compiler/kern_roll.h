@@ -34,7 +34,7 @@ int kg_emit_rolled_state(struct kg *g, size_t n, kg_state_step_fn *emit, const v
 /* Emits block b's code, from kg_reset's state to its end instruction. */
 typedef void kg_block_fn(struct kg *g, void *ctx, int64_t b);
 
-/* Blocks 0 .. nb-1 behind one block dispatch (cc_block_dispatch, registers
+/* Blocks 0 .. nb-1 behind one block dispatch (cc_block_dispatch_to, registers
  * R_BIDX and R_TMP); blocks b0, b0+Q, b0+2Q ... whose code is the same, GM
  * offsets moving by a constant per Q blocks and base register, share one
  * copy, which first moves its bases on by (block_idx - b0) / Q constants
@@ -52,15 +52,27 @@ struct kg_sync {
 	int n;
 };
 
+/* The syncs of a kernel streaming MTE2 -> V -> MTE3 through n buffer sets
+ * (event ids 0 .. n-1): V frees a set for MTE2's next load, MTE3 for V. */
+#define KG_SYNC_STREAM(n)                                                                  \
+	{                                                                                  \
+		{ ISA_PIPE_V, ISA_PIPE_MTE2, (n) }, { ISA_PIPE_MTE3, ISA_PIPE_V, (n) }     \
+	}
+
 /* A kernel whose blocks are sequences of steps (tiles, batches of rows). */
 struct kg_steps {
 	int64_t blocks;
 	struct kg_sync sync[2];
 	int nsync;
-	/* block b's steps, and step i of block b: as kg_step_fn's, its code
-	 * depends only on (b, i) and ctx, its GM addresses only through the
-	 * builder (kg_dma, kg_addr, kg_ldgm) */
+	/* block b's steps: nsteps(ctx, b), or when nsteps is NULL, prelude
+	 * steps (a block's setup) and then its share of units dealt out per a
+	 * block (kg_block_units) */
 	size_t (*nsteps)(const void *ctx, int64_t b);
+	int64_t per, units;
+	int prelude;
+	/* step i of block b: as kg_step_fn's, its code depends only on (b, i)
+	 * and ctx, its GM addresses only through the builder (kg_dma, kg_addr,
+	 * kg_ldgm) */
 	void (*step)(struct kg *g, const void *ctx, int64_t b, size_t i);
 	const void *ctx;
 };

@@ -165,12 +165,6 @@ struct sm_kern {
 	int64_t ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32; /* UB buffers */
 };
 
-static size_t sm_tiles(const void *ctx, int64_t b)
-{
-	const struct sm_kern *k = ctx;
-	return kg_block_units(b, k->per, k->tiles);
-}
-
 static void sm_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 {
 	const struct sm_kern *k = ctx;
@@ -277,7 +271,7 @@ int cc_gen_softmax(const struct soc_config *cfg, int64_t rows, int64_t cols, flo
 		cc_ldarg(p, R_M, 2);
 	struct sm_kern k = { scale, log, f32, mask_div, cols, c16, nb, tile, seg, per_seg, rows,
 			     per, tiles, ux, red, tmp, bc, mbuf, ebuf, red32, bc32, acc, xf, ebuf32 };
-	struct kg_steps ks = { blocks, { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } }, 1, sm_tiles,
-			       sm_tile, &k };
+	struct kg_steps ks = { .blocks = blocks, .sync = { { ISA_PIPE_MTE3, ISA_PIPE_MTE2, 1 } },
+			       .nsync = 1, .per = per, .units = tiles, .step = sm_tile, .ctx = &k };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "Softmax", err, errlen);
 }

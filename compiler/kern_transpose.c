@@ -29,12 +29,6 @@ struct swap {
 	int64_t rows, cols, c16, r16, nb, band, bands, total, per;
 };
 
-static size_t swap_bands(const void *ctx, int64_t b)
-{
-	const struct swap *q = ctx;
-	return kg_block_units(b, q->per, q->total);
-}
-
 static void swap_band(struct kg *g, const void *ctx, int64_t b, size_t s)
 {
 	const struct swap *q = ctx;
@@ -80,9 +74,10 @@ int cc_gen_transpose(const struct soc_config *cfg, int64_t batch, int64_t rows, 
 	struct swap q = { rows, cols, c16, r16, nb, band, bands, total, 0 };
 	int64_t blocks = cc_split_work(total, cfg->core_count, &q.per);
 	*block_dim = (unsigned)blocks;
-	struct kg_steps ks = { blocks,
-			       { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 }, { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, swap_bands, swap_band, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .per = q.per, .units = q.total, .step = swap_band,
+			       .ctx = &q };
 	return emit_steps(p, &ks, err, errlen);
 }
 
@@ -109,12 +104,6 @@ struct perm {
 	int64_t cnt[CC_PERM_MAX_RANK];
 	int64_t run, R, O, ochunks, orun, chunks, total, per, buf, sxr, syr;
 };
-
-static size_t perm_items(const void *ctx, int64_t b)
-{
-	const struct perm *q = ctx;
-	return kg_block_units(b, q->per, q->total);
-}
 
 static void perm_item(struct kg *g, const void *ctx, int64_t b, size_t s)
 {
@@ -287,9 +276,10 @@ int cc_gen_permute(const struct soc_config *cfg, const struct cc_perm *pm, struc
 	q.sxr = rq >= 0 ? pm->sx[rq] : 1;
 	q.syr = rq >= 0 ? pm->sy[rq] : 1;
 	/* the buffers pass from the middle pipe (V transposing, else MTE3) back to MTE2 */
-	struct kg_steps ks = { blocks,
-			       { { lanes ? ISA_PIPE_V : ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 },
-				 { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       lanes ? 2 : 1, perm_items, perm_item, &q };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = { { lanes ? ISA_PIPE_V : ISA_PIPE_MTE3, ISA_PIPE_MTE2, 2 },
+					 { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
+			       .nsync = lanes ? 2 : 1, .per = q.per, .units = total,
+			       .step = perm_item, .ctx = &q };
 	return emit_steps(p, &ks, err, errlen);
 }

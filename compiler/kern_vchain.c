@@ -295,8 +295,8 @@ int cc_gen_vchain(const struct soc_config *cfg, const struct cc_vchain *ch, int6
 	for (int i = 0; i <= ch->nin; i++)
 		cc_ldarg(p, arg_reg(i), i);
 	struct vc_kern k = { ch, tile, per, units };
-	struct kg_steps ks = { blocks, { { ISA_PIPE_V, ISA_PIPE_MTE2, 2 },
-					 { ISA_PIPE_MTE3, ISA_PIPE_V, 2 } },
-			       2, vc_tiles, vc_tile, &k };
+	struct kg_steps ks = { .blocks = blocks,
+			       .sync = KG_SYNC_STREAM(2),
+			       .nsync = 2, .nsteps = vc_tiles, .step = vc_tile, .ctx = &k };
 	return kg_emit_kernel(p, R_CACHE, R_CACHE_END, &ks, "element-wise chain", err, errlen);
 }
