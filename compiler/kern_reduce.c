@@ -282,6 +282,26 @@ struct rplan {
 };
 
 /* A reduction kernel's blocks of tiles (step emits one). */
+/* A tile's zlen fp32 row sums in r32 to fp16 results in r16 (a mean's
+ * divided by N first). */
+static void sums_to_f16(struct kg *g, int kind, int64_t N, int64_t r32, int64_t r16,
+			int64_t zlen)
+{
+	if (kind == RK_MEAN)
+		flat(g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen, kg_fbits(1.0f / (float)N));
+	kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
+}
+
+/* A tile's results out: len 32-byte blocks from UB src to y at goff, once
+ * the vector unit is done with them; the next tile's loads wait for it. */
+static void store_tile(struct kg *g, int64_t goff, int64_t src, int64_t len)
+{
+	cc_set_flag(g->p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	cc_wait_flag(g->p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, len, 0, 0);
+	cc_set_flag(g->p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+}
+
 static int reduce_kernel(struct cc_prog *p, const struct rplan *q, int64_t blocks,
 			 void (*step)(struct kg *, const void *, int64_t, size_t), char *err,
 			 size_t errlen)
@@ -350,17 +370,11 @@ static void sum32_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 		for (int64_t o = 0; o < groups; o++)
 			row_sum32(g, acc + o * gn * C * 4, gn, cols, C / 8, racc,
 				  r32 + o * ostr * 4);
-		if (kind == RK_MEAN)
-			flat(g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
-			     kg_fbits(1.0f / (float)N));
-		kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
+		sums_to_f16(g, kind, N, r32, r16, zlen);
 		row_results(g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
 			    &obytes, &goff);
 	}
-	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
-	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+	store_tile(g, goff, src, obytes / 32);
 }
 
 static void reduce_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
@@ -410,18 +424,12 @@ static void reduce_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 			row_reduce(g, kind, ux + o * gn * R * C * 2, gn, cols, R * C / 16,
 				   mx, r16 + o * ostr * 2, acc, tmp, r32 + o * ostr * 4);
 		if (sum) {
-			if (kind == RK_MEAN)
-				flat(g, ISA_OP_VMULS, ISA_DT_F32, r32, r32, zlen,
-				     kg_fbits(1.0f / (float)N));
-			kg_flat_conv(g, ISA_DT_F16, ISA_DT_F32, r16, r32, zlen);
+			sums_to_f16(g, kind, N, r32, r16, zlen);
 		}
 		row_results(g, D, groups, ostr, a0, n, n16, r16, tt, ob, &src,
 			    &obytes, &goff);
 	}
-	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, goff, src, 1, obytes / 32, 0, 0);
-	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+	store_tile(g, goff, src, obytes / 32);
 }
 
 /* ReduceSum/Mean with the sum over R in fp32 (see the header): per tile of
@@ -603,11 +611,7 @@ static void softmax_tile(struct kg *g, const void *ctx, int64_t b, size_t i)
 			strided(g, log ? ISA_OP_VSUB : ISA_OP_VMUL, ux + r * C * 2,
 				ux + r * C * 2, m, n, C, st, st, nb);
 	}
-	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, 0);
-	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, a0 * R * C * 2, ux, 1, n * R * C / 16, 0,
-	       0);
-	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_MTE2, 0);
+	store_tile(g, a0 * R * C * 2, ux, n * R * C / 16);
 }
 
 /* Softmax (log: LogSoftmax, x - max - ln(sum(exp(x - max))), the
