@@ -85,26 +85,14 @@ static void concat_band(struct kg *g, const void *ctx, int64_t b, size_t i)
 	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 	if (s) { /* the shared block's columns into column space */
-		cc_li(p, R_UB, ubb);
-		cc_li(p, R_UB + 1, ut);
-		CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-		     .dt = ISA_DT_F16, .rep = 1, .s0b = 1, .db = 1, .s0r = 16,
-		     .dr = 16);
+		kg_transpose(g, ubb, ut, 1, 1, 1, 16, 16);
 	}
-	/* input block j's columns become blocks s + 16j .. s + 16j + 15 */
-	cc_li(p, R_UB, ubb + s * 32);
-	cc_li(p, R_UB + 1, ua);
-	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-	     .dt = ISA_DT_F16, .rep = nbk,
-	     .s0b = nbk /* input rows are a padded row apart */,
-	     .s0r = 1, .db = 1, .dr = 16);
-	/* and back: 16 columns per output block */
-	cc_li(p, R_UB, uc);
-	cc_li(p, R_UB + 1, ubb);
-	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-	     .dt = ISA_DT_F16, .rep = nbo, .s0b = 1, .s0r = 16,
-	     .db = nbo /* output rows of nbo blocks in the UB */,
-	     .dr = 1);
+	/* input block j's columns become blocks s + 16j .. s + 16j + 15 (input
+	 * rows a padded row apart) */
+	kg_transpose(g, ubb + s * 32, ua, nbk, 1, nbk, 16, 1);
+	/* and back: 16 columns per output block, output rows of nbo blocks in
+	 * the UB */
+	kg_transpose(g, uc, ubb, nbo, nbo, 1, 1, 16);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

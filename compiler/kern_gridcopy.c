@@ -172,11 +172,8 @@ static void band_in(struct kg *g, int par, int64_t gm_off, int64_t nr, int64_t n
 	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-	cc_li(p, R_UB, ubb);
-	cc_li(p, R_UB + 1, ua);
-	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16, .rep = nbi,
-	     .s0b = nbi /* band rows are nbi blocks apart */,
-	     .s0r = 1, .db = 1, .dr = 16);
+	/* band rows are nbi blocks apart */
+	kg_transpose(g, ubb, ua, nbi, 1, nbi, 16, 1);
 }
 
 /* ...and back: the yb output blocks' columns at cols (16 columns a block)
@@ -186,11 +183,8 @@ static void band_out(struct kg *g, int par, int64_t gm_off, int64_t nr, int64_t 
 		     int64_t cols, int64_t uc)
 {
 	struct cc_prog *p = g->p;
-	cc_li(p, R_UB, uc);
-	cc_li(p, R_UB + 1, cols);
-	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16, .rep = yb,
-	     .s0b = 1, .s0r = 16, .db = yb /* output rows of yb blocks in the UB */,
-	     .dr = 1);
+	/* output rows of yb blocks in the UB */
+	kg_transpose(g, uc, cols, yb, yb, 1, 1, 16);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);

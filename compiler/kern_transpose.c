@@ -43,12 +43,9 @@ static void swap_band(struct kg *g, const void *ctx, int64_t b, size_t s)
 	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
-	cc_li(p, R_UB, ub_out);
-	cc_li(p, R_UB + 1, ub_in);
-	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1, .dt = ISA_DT_F16, .rep = nb,
-	     .s0b = nb /* source rows are a whole padded row apart */,
-	     .s0r = 1 /* the next 16-column block */,
-	     .db = 1, .dr = 16 /* one 512-byte block per repeat */);
+	/* source rows a whole padded row apart, the next 16-column block each
+	 * repeat, one 512-byte block out per repeat */
+	kg_transpose(g, ub_out, ub_in, nb, 1, nb, 16, 1);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
@@ -175,12 +172,8 @@ static void perm_item(struct kg *g, const void *ctx, int64_t b, size_t s)
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 	if (va < 16) /* the output's padding lanes: zeros, not stale UB */
 		cc_ub_zero(p, R_UB, R_UB + 2, ub_in + va * R * 32, (16 - va) * R);
-	cc_li(p, R_UB, ub_out);
-	cc_li(p, R_UB + 1, ub_in);
-	CC_I(p, VUN, ISA_OP_VTRANSPOSE, .rd = R_UB, .rs1 = R_UB + 1,
-	     .dt = ISA_DT_F16, .rep = n, .s0b = R /* UB rows are R blocks apart */,
-	     .s0r = 1 /* the next block of the run */,
-	     .db = R, .dr = 1);
+	/* UB rows R blocks apart, the next block of the run each repeat */
+	kg_transpose(g, ub_out, ub_in, n, R, R, 1, 1);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
