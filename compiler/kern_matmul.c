@@ -421,6 +421,18 @@ static void chunk_step(struct kg *g, const void *ctx, size_t i, void *state)
 	emit_chunk(r->pl, g, state, r->it0 + (int64_t)i / nch, (int64_t)i % nch);
 }
 
+/* The flags a block's buffers are handed round by, primed at its start or
+ * drained at its end (f): nsl L1 slots (MTE1 -> MTE2), two halves each of
+ * L0 (M -> MTE1), L0C (V -> M) and the UB (MTE3 -> V). */
+static void mm_syncs(struct cc_prog *p, int nsl,
+		     void (*f)(struct cc_prog *, enum isa_pipe, enum isa_pipe, int))
+{
+	f(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, nsl);
+	f(p, ISA_PIPE_M, ISA_PIPE_MTE1, 2);
+	f(p, ISA_PIPE_V, ISA_PIPE_M, 2);
+	f(p, ISA_PIPE_MTE3, ISA_PIPE_V, 2);
+}
+
 /* Block b's code after the dispatch; roll: its chunks as loops where they
  * repeat (the program), else straight (a dry run, which does not follow
  * branches). */
@@ -430,13 +442,8 @@ static void emit_block(const struct mm_plan *pl, struct kg *g, int64_t b, int ro
 	struct cc_prog *p = g->p;
 	int64_t N16 = pl->N16;
 	int nsl = pl->nsl, has_bias = mm->has_bias;
-	for (int ev = 0; ev < nsl; ev++)
-		cc_set_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
-	for (int ev = 0; ev < 2; ev++) {
-		cc_set_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
-		cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_M, ev);
-		cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, ev);
-	}
+	/* every buffer free: the L1 slots, then the L0, L0C and UB halves */
+	mm_syncs(p, nsl, cc_prime_flags);
 	/* (through R_TMP: the dispatch is done with it) */
 	if (has_bias)
 		kg_dma_via(g, ISA_OP_MOV_GM_UB, R_TMP, R_BIAS, 0, pl->ub_bias, 1, N16 / 16, 0, 0);
@@ -461,13 +468,7 @@ static void emit_block(const struct mm_plan *pl, struct kg *g, int64_t b, int ro
 			emit_chunk(pl, g, &st, it0 + i / chunks_of(pl), i % chunks_of(pl));
 	}
 	out_groups(g, &st.o, -1);
-	for (int ev = 0; ev < nsl; ev++)
-		cc_wait_flag(p, ISA_PIPE_MTE1, ISA_PIPE_MTE2, ev);
-	for (int ev = 0; ev < 2; ev++) {
-		cc_wait_flag(p, ISA_PIPE_M, ISA_PIPE_MTE1, ev);
-		cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_M, ev);
-		cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, ev);
-	}
+	mm_syncs(p, nsl, cc_drain_flags);
 	cc_end(p);
 }
 
