@@ -102,6 +102,23 @@ struct perm {
 	int64_t run, R, O, ochunks, orun, chunks, total, per, buf, sxr, syr;
 };
 
+
+/* A tile's rows between GM and the UB (op says which way): rows rows of n
+ * blocks, a run of the GM side from block gb, row i at gb + i * rg blocks
+ * whose blocks are sr apart, in the UB at ub, R blocks a row.  One transfer
+ * when the run's blocks are contiguous and the rows do not overlap, else
+ * one run per row. */
+static void tile_rows_dma(struct kg *g, enum isa_op op, int base, int64_t gb, int64_t ub,
+			  int64_t rows, int64_t n, int64_t rg, int64_t sr, int64_t R)
+{
+	if ((sr == 1 || n == 1) && rg >= n) {
+		int in = op == ISA_OP_MOV_GM_UB;
+		kg_dma(g, op, base, gb * 32, ub, rows, n, in ? rg - n : R - n, in ? R - n : rg - n);
+	} else {
+		for (int64_t i = 0; i < rows; i++)
+			run_dma(g, op, base, gb + i * rg, ub + i * R * 32, n, sr);
+	}
+}
 static void perm_item(struct kg *g, const void *ctx, int64_t b, size_t s)
 {
 	const struct perm *pl = ctx;
@@ -160,13 +177,7 @@ static void perm_item(struct kg *g, const void *ctx, int64_t b, size_t s)
 	va = va < 16 ? va : 16;
 	vb = vb < 16 ? vb : 16;
 	int64_t ra = pm->sx[ly], rb = pm->sy[lx];
-	if ((sxr == 1 || n == 1) && ra >= n) {
-		kg_dma(g, ISA_OP_MOV_GM_UB, R_X, xb * 32, ub_in, va, n, ra - n, R - n);
-	} else {
-		for (int64_t i = 0; i < va; i++) {
-			run_dma(g, ISA_OP_MOV_GM_UB, R_X, xb + i * ra, ub_in + i * R * 32, n, sxr);
-		}
-	}
+	tile_rows_dma(g, ISA_OP_MOV_GM_UB, R_X, xb, ub_in, va, n, ra, sxr, R);
 	cc_set_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE2, ISA_PIPE_V, par);
 	cc_wait_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
@@ -177,13 +188,7 @@ static void perm_item(struct kg *g, const void *ctx, int64_t b, size_t s)
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE2, par);
 	cc_set_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
 	cc_wait_flag(p, ISA_PIPE_V, ISA_PIPE_MTE3, par);
-	if ((syr == 1 || n == 1) && rb >= n) {
-		kg_dma(g, ISA_OP_MOV_UB_GM, R_Y, yb * 32, ub_out, vb, n, R - n, rb - n);
-	} else {
-		for (int64_t i = 0; i < vb; i++) {
-			run_dma(g, ISA_OP_MOV_UB_GM, R_Y, yb + i * rb, ub_out + i * R * 32, n, syr);
-		}
-	}
+	tile_rows_dma(g, ISA_OP_MOV_UB_GM, R_Y, yb, ub_out, vb, n, rb, syr, R);
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
 
