@@ -354,12 +354,9 @@ static void lg_step(struct kg *g, const void *ctx, int64_t b, size_t i)
 		vsel(g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
 		break;
 	}
-	case CC_L_NOT:
-		vcmp(g, ISA_CMP_EQ, o_bits, a, o_zero, 1, rep);
-		vsel(g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
-		break;
-	case CC_L_BOOL:
-		vcmp(g, ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
+	case CC_L_NOT:  /* a == 0 */
+	case CC_L_BOOL: /* a != 0 */
+		vcmp(g, lg->op == CC_L_NOT ? ISA_CMP_EQ : ISA_CMP_NE, o_bits, a, o_zero, 1, rep);
 		vsel(g, o_out, o_one, 1, o_zero, 1, o_bits, rep);
 		break;
 	case CC_L_AND: /* b ? (a != 0) : 0 */
