@@ -264,6 +264,28 @@ static void *dev_buf(size_t n)
 	return p;
 }
 
+/* ACL up and dir's dyn.om and fix.om loaded (ids *id, *sid): dyn's
+ * description, whose second input is the dynamic one (its index in *bi). */
+static aclmdlDesc *acl_load(const char *dyn, const char *fix, uint32_t *id, uint32_t *sid,
+			    size_t *bi)
+{
+	char path[4200], spath[4200];
+	snprintf(path, sizeof path, "%s/%s.om", dir, dyn);
+	snprintf(spath, sizeof spath, "%s/%s.om", dir, fix);
+	ck_acl(aclInit(NULL));
+	ck_acl(aclsimSetSoc(SOC));
+	ck_acl(aclrtSetDevice(0));
+	ck_acl(aclmdlLoadFromFile(path, id));
+	ck_acl(aclmdlLoadFromFile(spath, sid));
+	aclmdlDesc *d = aclmdlCreateDesc();
+	ck_acl(aclmdlGetDesc(d, *id));
+	ck_assert_uint_eq(aclmdlGetNumInputs(d), 2);
+	*bi = 99;
+	ck_acl(aclmdlGetInputIndexByName(d, ACL_DYNAMIC_TENSOR_NAME, bi));
+	ck_assert_uint_eq(*bi, 1);
+	return d;
+}
+
 /* Execute model id with x holding in's bytes: its device time is the fixed
  * model's cyc cycles (what names it) and y then holds want's bytes. */
 static void exec_as_fixed(uint32_t id, aclmdlDataset *din, aclmdlDataset *dout, void *x,
@@ -299,21 +321,9 @@ START_TEST(test_acl)
 	make_input(&in2, 2);
 	run(&fix2, &in2, &want, &cyc);
 
-	char path[4200], spath[4200];
-	snprintf(path, sizeof path, "%s/dyn.om", dir);
-	snprintf(spath, sizeof spath, "%s/fix2.om", dir);
-	ck_acl(aclInit(NULL));
-	ck_acl(aclsimSetSoc(SOC));
-	ck_acl(aclrtSetDevice(0));
 	uint32_t id, sid;
-	ck_acl(aclmdlLoadFromFile(path, &id));
-	ck_acl(aclmdlLoadFromFile(spath, &sid));
-	aclmdlDesc *d = aclmdlCreateDesc();
-	ck_acl(aclmdlGetDesc(d, id));
-	ck_assert_uint_eq(aclmdlGetNumInputs(d), 2);
-	size_t bi = 99;
-	ck_acl(aclmdlGetInputIndexByName(d, ACL_DYNAMIC_TENSOR_NAME, &bi));
-	ck_assert_uint_eq(bi, 1);
+	size_t bi;
+	aclmdlDesc *d = acl_load("dyn", "fix2", &id, &sid, &bi);
 	aclmdlBatch b;
 	ck_acl(aclmdlGetDynamicBatch(d, &b));
 	ck_assert_uint_eq(b.batchCount, 3);
@@ -520,21 +530,9 @@ START_TEST(test_dims_acl)
 	make_input_hw(&in, 16, 16);
 	run(&fix, &in, &want, &cyc);
 
-	char path[4200], spath[4200];
-	snprintf(path, sizeof path, "%s/dims.om", dir);
-	snprintf(spath, sizeof spath, "%s/fix16.om", dir);
-	ck_acl(aclInit(NULL));
-	ck_acl(aclsimSetSoc(SOC));
-	ck_acl(aclrtSetDevice(0));
 	uint32_t id, sid;
-	ck_acl(aclmdlLoadFromFile(path, &id));
-	ck_acl(aclmdlLoadFromFile(spath, &sid));
-	aclmdlDesc *d = aclmdlCreateDesc();
-	ck_acl(aclmdlGetDesc(d, id));
-	ck_assert_uint_eq(aclmdlGetNumInputs(d), 2);
-	size_t bi = 99;
-	ck_acl(aclmdlGetInputIndexByName(d, ACL_DYNAMIC_TENSOR_NAME, &bi));
-	ck_assert_uint_eq(bi, 1);
+	size_t bi;
+	aclmdlDesc *d = acl_load("dims", "fix16", &id, &sid, &bi);
 	ck_assert_uint_eq(aclmdlGetInputSizeByIndex(d, bi), 16); /* two uint64 */
 	size_t gears = 0;
 	ck_acl(aclmdlGetInputDynamicGearCount(d, (size_t)-1, &gears));
