@@ -110,6 +110,15 @@ static void pollaczek_khinchine(double rho)
 	sv_table_free(&t);
 }
 
+/* path holds text (a trace or a table) */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
 START_TEST(pk_mean_wait)
 {
 	pollaczek_khinchine(0.3);
@@ -198,10 +207,7 @@ START_TEST(streams_share_the_chip)
 	char err[1024], path[4200];
 	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
 	snprintf(path, sizeof path, "%s/two.csv", tmpdir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("0,m\n500,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n500,m\n");
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
 	struct sv_config c = { .streams = 2 };
 	struct sv_run r;
@@ -210,9 +216,7 @@ START_TEST(streams_share_the_chip)
 	ck_assert_int_eq(r.rec[1].end, 1800000);
 	ck_assert_uint_eq(r.rec[1].stream, 1);
 	/* fully overlapped, both take the table's 1600 us */
-	f = fopen(path, "w");
-	fputs("0,m\n0,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n0,m\n");
 	sv_run_free(&r);
 	run(&c, &t, &o, &r);
 	ck_assert_int_eq(r.rec[0].end, 1600000);
@@ -229,17 +233,13 @@ START_TEST(streams_share_the_chip)
 	 * by then and runs its last 300 alone (ends at 1900 us) */
 	struct sv_service ph[2] = { { 200, 1000, 0, 100 }, { 300, 1600, 0, 100 } };
 	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, ph, err, sizeof err) == 0, "%s", err);
-	f = fopen(path, "w");
-	fputs("0,m\n300,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n300,m\n");
 	run(&c, &t, &o, &r);
 	ck_assert_int_eq(r.rec[0].end, 1600000);
 	ck_assert_int_eq(r.rec[1].end, 1900000);
 	sv_run_free(&r);
 	/* side by side from the start, each takes the table's time at 2 */
-	f = fopen(path, "w");
-	fputs("0,m\n0,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n0,m\n");
 	run(&c, &t, &o, &r);
 	ck_assert_int_eq(r.rec[0].end, 1900000);
 	ck_assert_int_eq(r.rec[1].end, 1900000);
@@ -274,17 +274,12 @@ START_TEST(kernels_take_turns)
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
 	struct sv_config c = { .streams = 2 };
 	struct sv_run r;
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("0,m\n0,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n0,m\n");
 	run(&c, &t, &o, &r);
 	ck_assert_msg(llabs(r.rec[0].end - 1700000) <= 10, "%lld", (long long)r.rec[0].end);
 	ck_assert_msg(llabs(r.rec[1].end - 1800000) <= 10, "%lld", (long long)r.rec[1].end);
 	sv_run_free(&r);
-	f = fopen(path, "w");
-	fputs("0,m\n450,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n450,m\n");
 	run(&c, &t, &o, &r);
 	ck_assert_msg(llabs(r.rec[0].end - 1600000) <= 10, "%lld", (long long)r.rec[0].end);
 	ck_assert_msg(llabs(r.rec[1].end - 1800000) <= 10, "%lld", (long long)r.rec[1].end);
@@ -316,9 +311,7 @@ START_TEST(kernels_take_turns)
 		{ "# ai_cores 0\n", ":1: expected '# ai_cores N', N in 1..1024" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-		f = fopen(tpath, "w");
-		fputs(bad[i].csv, f);
-		fclose(f);
+		put_file(tpath, bad[i].csv);
 		ck_assert_int_eq(sv_table_read(tpath, &back, err, sizeof err), -1);
 		ck_assert_msg(strstr(err, bad[i].want), "%zu: %s", i, err);
 	}
@@ -346,10 +339,7 @@ START_TEST(copies_queue_on_the_link)
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
 	struct sv_config c = { .streams = 2 };
 	struct sv_run r;
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("0,m\n0,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n0,m\n");
 	run(&c, &t, &o, &r);
 	ck_assert_msg(llabs(r.rec[0].end - 350000) <= 1, "%lld", (long long)r.rec[0].end);
 	ck_assert_msg(llabs(r.rec[1].end - 440000) <= 1, "%lld", (long long)r.rec[1].end);
@@ -361,9 +351,7 @@ START_TEST(copies_queue_on_the_link)
 	ck_assert(back.pcie_latency_us == 10);
 	sv_table_free(&back);
 	sv_table_free(&t);
-	f = fopen(tpath, "w");
-	fputs("# pcie_latency_us -1\n1,1,0,1000,0\n", f);
-	fclose(f);
+	put_file(tpath, "# pcie_latency_us -1\n1,1,0,1000,0\n");
 	ck_assert_int_eq(sv_table_read(tpath, &back, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, ":1: expected '# pcie_latency_us X', X >= 0"), "%s", err);
 }
@@ -384,10 +372,7 @@ START_TEST(instances_in_the_l2)
 	ck_assert_msg(sv_table_set_after(&t, 0, 1, 1500, err, sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(sv_table_set_after(&t, 0, SV_MAX_AFTER + 1, 1500, err, sizeof err), -1);
 	snprintf(path, sizeof path, "%s/after.csv", tmpdir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("0,m\n10000,m\n", f);
-	fclose(f);
+	put_file(path, "0,m\n10000,m\n");
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
 	struct sv_config c = { .streams = 2 };
 	struct sv_run r;
@@ -410,21 +395,15 @@ START_TEST(instances_in_the_l2)
 	ck_assert_uint_eq(back.loops, 3);
 	sv_table_free(&back);
 	sv_table_free(&t);
-	f = fopen(path, "w");
-	fputs("1,1,0,1000,0\nafter,1,4,1500\n", f);
-	fclose(f);
+	put_file(path, "1,1,0,1000,0\nafter,1,4,1500\n");
 	ck_assert_int_eq(sv_table_read(path, &back, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, ":2: service table: batch 1's device time after 4 other "
 			      "instances: k in 1..3"), "%s", err);
-	f = fopen(path, "w");
-	fputs("1,1,0,1000,0\nafter,2,1,1500\n", f);
-	fclose(f);
+	put_file(path, "1,1,0,1000,0\nafter,2,1,1500\n");
 	ck_assert_int_eq(sv_table_read(path, &back, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, ":2: after row of batch 2, which has no service row"), "%s",
 		      err);
-	f = fopen(path, "w");
-	fputs("# loops 1\n1,1,0,1000,0\n", f);
-	fclose(f);
+	put_file(path, "# loops 1\n1,1,0,1000,0\n");
 	ck_assert_int_eq(sv_table_read(path, &back, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, ":1: expected '# loops N', N in 2..1000"), "%s", err);
 }
@@ -585,10 +564,7 @@ static void expect_trace_error(const char *body, const char *needle)
 {
 	char path[4200], err[1024];
 	snprintf(path, sizeof path, "%s/bad.csv", tmpdir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(body, f);
-	fclose(f);
+	put_file(path, body);
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_TRACE, .trace = path, .model = "m" };
 	struct sv_arrivals a;
 	ck_assert_int_eq(sv_arrivals_make(&o, &a, err, sizeof err), -1);
@@ -637,14 +613,10 @@ START_TEST(bad_input)
 	/* a service table with a hole */
 	char path[4200];
 	snprintf(path, sizeof path, "%s/table.csv", tmpdir);
-	FILE *f = fopen(path, "w");
-	fputs("batch,concurrency,h2d_us,device_us,d2h_us\n1,1,0,5,0\n1,2,0,9,0\n4,1,0,7,0\n", f);
-	fclose(f);
+	put_file(path, "batch,concurrency,h2d_us,device_us,d2h_us\n1,1,0,5,0\n1,2,0,9,0\n4,1,0,7,0\n");
 	ck_assert_int_eq(sv_table_read(path, &t, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "batch 4 has no row for concurrency 2"), "%s", err);
-	f = fopen(path, "w");
-	fputs("1,1,0,5,0\n1,x,0,9,0\n", f);
-	fclose(f);
+	put_file(path, "1,1,0,5,0\n1,x,0,9,0\n");
 	ck_assert_int_eq(sv_table_read(path, &t, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "table.csv:2: expected batch,concurrency"), "%s", err);
 }
@@ -812,9 +784,7 @@ START_TEST(models_trace)
 	ck_assert(!memcmp(r1.batch, r2.batch, r1.nbatch * sizeof *r1.batch));
 	sv_run_free(&r1);
 	sv_run_free(&r2);
-	f = fopen(path, "w");
-	fputs("0,a\n5,c\n", f);
-	fclose(f);
+	put_file(path, "0,a\n5,c\n");
 	ck_assert_int_eq(sv_arrivals_make(&ot, &a, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "models.csv:2: model 'c' is not served (serving 'a', 'b')"), "%s",
 		      err);
