@@ -1268,7 +1268,8 @@ static int copy_variants(struct om_reader *r, const Dvom__Model *pm, struct om_m
 			break;
 		}
 		vm->ndims = (uint32_t)pv->n_dynamic_dims;
-		memcpy(vm->dims, pv->dynamic_dims, vm->ndims * sizeof *vm->dims);
+		if (vm->ndims) /* (protobuf-c leaves an empty repeated field NULL) */
+			memcpy(vm->dims, pv->dynamic_dims, vm->ndims * sizeof *vm->dims);
 		if (vm->ndims) {
 			char dn[200];
 			om_dims_name(vm, dn, sizeof dn);
@@ -1333,7 +1334,8 @@ static int copy_model(struct om_reader *r, struct om_model *m, const char *expec
 		return fail(r->err, r->errlen, "%s: %zu dynamic dims, more than %d", r->path,
 			    pm->n_dynamic_dims, OM_MAX_DYN_DIMS);
 	m->ndims = (uint32_t)pm->n_dynamic_dims;
-	memcpy(m->dims, pm->dynamic_dims, m->ndims * sizeof *m->dims);
+	if (m->ndims) /* (protobuf-c leaves an empty repeated field NULL) */
+		memcpy(m->dims, pm->dynamic_dims, m->ndims * sizeof *m->dims);
 	if (copy_program(r, pm, m) < 0 || copy_variants(r, pm, m) < 0)
 		return -1;
 	return check_model(m, r->path, r->err, r->errlen) < 0 ||
