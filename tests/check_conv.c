@@ -610,8 +610,9 @@ START_TEST(conv_images_per_tile)
 	cv[n++] = conv(8, 256, 4, 4, 256, 1, 1, 0);
 	cv[n++] = conv(10, 64, 6, 6, 64, 1, 2, 0);
 	cv[n++] = conv(6, 128, 11, 11, 128, 3, 1, 1);
-	/* 7x7 (49 of a tile's 64 rows): with 9x9 the weights a block loads again
-	 * come from the L2 and one image a tile is as fast on every SoC */
+	/* 7x7 (49 of a tile's 64 rows): at 9x9, with the weights a block loads
+	 * again priced from the L2, the search keeps one image a tile on every
+	 * SoC */
 	cv[n++] = conv(8, 512, 7, 7, 64, 3, 1, 1);
 	for (int i = 0; i < n; i++) {
 		unsigned imgs = check_all(&cv[i], 40 + (uint64_t)i);
