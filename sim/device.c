@@ -67,6 +67,9 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		if (lines < dev->l2_ways)
 			dev->l2_ways = lines ? lines : 1;
 		dev->l2_sets = lines / dev->l2_ways ? lines / dev->l2_ways : 1;
+		if (dev->l2_sets > 1 && (dev->l2_sets & (dev->l2_sets - 1)) == 0)
+			dev->l2_set_mask = dev->l2_sets - 1;
+		dev->l2_line_shift = (unsigned)__builtin_ctzll(dev->l2_line); /* a power of two */
 		dev->l2_way = calloc(dev->l2_sets * dev->l2_ways, sizeof *dev->l2_way);
 		if (!dev->l2_way)
 			goto oom;

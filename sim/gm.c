@@ -36,6 +36,19 @@ static struct gm_block *gm_find(struct sim_device *dev, uint64_t addr)
 	return NULL;
 }
 
+/* The L2 line holding byte address a (soc.c takes power-of-two lines only), and the
+ * set holding a line (the set count need not be one). */
+static inline uint64_t l2_line_of(const struct sim_device *dev, uint64_t a)
+{
+	return a >> dev->l2_line_shift;
+}
+
+static inline uint64_t *l2_set_of(const struct sim_device *dev, uint64_t line)
+{
+	uint64_t s = dev->l2_set_mask ? line & dev->l2_set_mask : line % dev->l2_sets;
+	return dev->l2_way + s * dev->l2_ways;
+}
+
 static uint64_t gm_size(uint64_t bytes)
 {
 	uint64_t size = (bytes + 511) & ~(uint64_t)511;
@@ -160,7 +173,7 @@ void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes)
 {
 	if (!dev->l2_sets || !bytes)
 		return;
-	uint64_t first = addr / dev->l2_line, last = (addr + bytes - 1) / dev->l2_line;
+	uint64_t first = l2_line_of(dev, addr), last = l2_line_of(dev, addr + bytes - 1);
 	uint64_t ways = dev->l2_ways;
 	/* the copy wrote main memory itself: a dirty line is dropped unwritten */
 	if (last - first >= dev->l2_sets * ways) { /* cheaper to scan the tags */
@@ -177,7 +190,7 @@ void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes)
 		return;
 	}
 	for (uint64_t line = first; line <= last; line++) {
-		uint64_t *set = dev->l2_way + (line % dev->l2_sets) * ways;
+		uint64_t *set = l2_set_of(dev, line);
 		for (uint64_t w = 0; w < ways && set[w]; w++)
 			if (set[w] >> 1 == line + 1) {
 				l2_drop(set, ways, w);
@@ -266,7 +279,7 @@ int sim_gm_read(struct sim_device *dev, uint64_t addr, void *dst, size_t n)
 static int l2_access(struct sim_device *dev, uint64_t line, int dirty, int *wb)
 {
 	uint64_t ways = dev->l2_ways;
-	uint64_t *set = dev->l2_way + (line % dev->l2_sets) * ways;
+	uint64_t *set = l2_set_of(dev, line);
 	uint64_t key = line + 1, w = 0;
 	for (; w < ways && set[w]; w++)
 		if (set[w] >> 1 == key) {
@@ -286,7 +299,7 @@ static int l2_access(struct sim_device *dev, uint64_t line, int dirty, int *wb)
  * 910, and the lookups waited on them (a third of sim_gm_timing's samples on one load). */
 static void l2_prefetch(const struct sim_device *dev, uint64_t line)
 {
-	const uint64_t *set = dev->l2_way + (line % dev->l2_sets) * dev->l2_ways;
+	const uint64_t *set = l2_set_of(dev, line);
 	__builtin_prefetch(set);
 	__builtin_prefetch(set + dev->l2_ways - 1);
 }
@@ -299,12 +312,15 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 	if (dev->l2_sets) {
 		uint64_t line_sz = dev->l2_line;
 		int back = dev->cfg.l2_write_back != 0, wb;
+		l2_prefetch(dev, l2_line_of(dev, addr));
 		for (uint64_t i = 0; i < nburst; i++) {
 			uint64_t a = addr + i * stride, end = a + burst_bytes;
-			l2_prefetch(dev, a / line_sz);
-			l2_prefetch(dev, a / line_sz + 1);
+			/* the next burst's first set is fetched while this one's are looked up */
+			if (i + 1 < nburst)
+				l2_prefetch(dev, l2_line_of(dev, a + stride));
+			l2_prefetch(dev, l2_line_of(dev, a) + 1);
 			while (a < end) {
-				uint64_t line = a / line_sz;
+				uint64_t line = l2_line_of(dev, a);
 				/* two lines ahead: the sets lie in the order of the lines */
 				if (a + 2 * line_sz < end)
 					l2_prefetch(dev, line + 2);
