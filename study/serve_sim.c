@@ -97,7 +97,7 @@ struct stream {
 	const struct plan *plan;
 	unsigned seg;     /* the segment it is in */
 	sv_ns launched;   /* SG_RUN: when its kernel was launched (the cores' queue order) */
-	sv_ns begun;      /* when its batch started (a pair's offset) */
+	sv_ns begun;      /* when its batch started (which of two leads) */
 	double target;    /* where done is at busy_until */
 	unsigned variant, model;
 	size_t batch;     /* its index in the run */
@@ -132,6 +132,9 @@ struct state {
 	unsigned long long stamps;
 	double cores;     /* the chip's AI cores when the kernels are known, else 0 */
 	const struct factors *f;
+	/* with pairs: lead[k * S + j], how far (standalone nanoseconds) stream
+	 * j's batch had come when stream k's started; NULL without pairs */
+	double *lead;
 	unsigned *order;  /* scratch: the streams running a kernel, in launch order */
 };
 
@@ -316,11 +319,13 @@ static enum phase phase_of(enum seg_kind k)
 }
 
 /* The pair factor of variant v (npair offsets off_us, factors pf) for two
- * batches started d nanoseconds apart: linear between the offsets around
- * d, the last beyond them (exactly pf[i] at offset i, as calibrated). */
-static double pair_factor(const struct sv_pair *pr, unsigned npair, const double *pf, sv_ns d)
+ * batches of which the leader had come d standalone nanoseconds when the
+ * follower started (a pair alone: its offset): linear between the offsets
+ * around d, the last beyond them (exactly pf[i] at offset i, as
+ * calibrated). */
+static double pair_factor(const struct sv_pair *pr, unsigned npair, const double *pf, double d)
 {
-	double at = (double)d / 1e3;
+	double at = d / 1e3;
 	unsigned i = 0;
 	while (i + 1 < npair && pr[i + 1].offset_us <= at)
 		i++;
@@ -337,9 +342,14 @@ static double memory_factor(const struct state *s, const struct stream *x, unsig
 {
 	const struct sv_table *t = s->q[x->model].t;
 	if (nker == 2 && s->f->pair[x->model] && t->npair[x->variant]) {
-		const struct stream *o = &s->st[amid[0]] == x ? &s->st[amid[1]] : &s->st[amid[0]];
+		unsigned k = (unsigned)(x - s->st), j = amid[0] == k ? amid[1] : amid[0];
+		const struct stream *o = &s->st[j];
 		if (o->model == x->model && o->variant == x->variant) {
-			sv_ns d = o->begun > x->begun ? o->begun - x->begun : x->begun - o->begun;
+			/* where the leader was when the follower started: a pair's
+			 * offset alone, less when the leader was slowed before (two
+			 * busy streams half a period apart) */
+			unsigned S = s->c->streams ? s->c->streams : 1;
+			double d = o->begun <= x->begun ? s->lead[k * S + j] : s->lead[j * S + k];
 			return pair_factor(t->pair[x->variant], t->npair[x->variant],
 					   &s->f->pair[x->model][x->variant * SV_MAX_PAIRS], d);
 		}
@@ -549,6 +559,13 @@ static void start_batch(struct state *s, struct sv_run *run, unsigned m, size_t 
 	x->last = now;
 	x->launched = now; /* its input copy asks for the link */
 	x->begun = now;
+	unsigned S = s->c->streams ? s->c->streams : 1;
+	for (unsigned j = 0; s->lead && j < S; j++) {
+		const struct stream *o = &s->st[j];
+		s->lead[k * S + j] = j == k || !o->busy ? 0
+				     : now >= o->busy_until ? o->target
+				     : o->done + (double)(now - o->last) * o->rate;
+	}
 	x->rate = 1;
 	x->busy_until = SV_NS_INF; /* not at a phase's end: reshare sets it */
 	run->nbatch++;
@@ -614,6 +631,7 @@ static void free_plans(struct state *s, const struct sv_table *t, unsigned nt)
 		free(s->stamp[m]);
 	}
 	free(s->order);
+	free(s->lead);
 }
 
 int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struct sv_arrivals *a,
@@ -710,6 +728,8 @@ static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair,
 		pair[i] = 1;
 	for (unsigned v = 0; v < t->nvariants; v++) {
 		unsigned b = t->batch[v];
+		/* its kernels' time alone, the measure of a factor's leverage */
+		sv_ns kernels_ns = phase_ns(t, v, PH_CORES, 1);
 		struct sv_request *r = calloc(2 * (size_t)b, sizeof *r);
 		if (!r) {
 			snprintf(err, errlen, "out of memory");
@@ -731,11 +751,12 @@ static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair,
 				free(r);
 				return -1;
 			}
-			if (at_hi - at_lo < 1e3) {
-				/* the two never meet amid their kernels here (the
-				 * chip's times are its times alone): the factor says
-				 * nothing, and two that meet at this offset in a busier
-				 * run are given the nearest offset's below */
+			if (at_hi - at_lo < 0.25 * (double)kernels_ns) {
+				/* the two meet amid their kernels for a few kernels at
+				 * most here (none beyond): the factor is hardly
+				 * determined (ResNet-50 b4, 1004 us apart: 1.87 for 75
+				 * us of leverage), and two that meet at this offset in a
+				 * busier run are given the nearest offset's below */
 				*f = i ? f[-1] : slow[v * t->max_conc + 1];
 				continue;
 			}
@@ -846,8 +867,12 @@ static int simulate(const struct sv_config *c, const struct sv_table *t, unsigne
 	s.rec = calloc(a->n ? a->n : 1, sizeof *s.rec);
 	s.st = calloc(S, sizeof *s.st);
 	s.order = calloc(S, sizeof *s.order);
+	int pairs = 0;
+	for (unsigned m = 0; m < nt; m++)
+		pairs = pairs || (kernels && f->pair[m]);
+	s.lead = pairs ? calloc((size_t)S * S, sizeof *s.lead) : NULL;
 	run->batch = calloc(a->n ? a->n : 1, sizeof *run->batch);
-	int oom = !s.rec || !s.st || !s.order || !run->batch;
+	int oom = !s.rec || !s.st || !s.order || !run->batch || (pairs && !s.lead);
 	for (unsigned m = 0; m < nt && !oom; m++) {
 		s.plan[m] = calloc(t[m].nvariants, sizeof *s.plan[m]);
 		oom = !s.plan[m];

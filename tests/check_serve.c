@@ -990,10 +990,10 @@ START_TEST(real_model)
 	       x.exact_p99_us / 1e3);
 	ck_assert_uint_eq(x.batches, 60);
 	ck_assert(x.service_err_mean < 0.25);
-	/* the kernels' turns on the cores and the L2's instances: P99 4.0%
-	 * and the mean 1.7% below the chip's (15% and 6% with rates over
-	 * time; docs/serving.md) */
-	ck_assert_msg(fabs(x.fast_p99_us - x.exact_p99_us) < 0.08 * x.exact_p99_us &&
+	/* the kernels' turns on the cores, the copies queued on the link,
+	 * the pairs' memory factors: P99 0.1% and the mean 0.2% above the
+	 * chip's (15% and 6% with rates over time; docs/serving.md) */
+	ck_assert_msg(fabs(x.fast_p99_us - x.exact_p99_us) < 0.03 * x.exact_p99_us &&
 		      fabs(x.fast_mean_us - x.exact_mean_us) < 0.04 * x.exact_mean_us,
 		      "P99 %.3f vs %.3f, mean %.3f vs %.3f us", x.fast_p99_us, x.exact_p99_us,
 		      x.fast_mean_us, x.exact_mean_us);
