@@ -145,6 +145,51 @@ static int last_kernels(const struct rt_device *d, unsigned sid, double mhz,
 	return 0;
 }
 
+/* n instances of om on n streams of d (the first loads the model, the
+ * others clone it: shared weights, own workspaces), each with its input and
+ * output buffers; ln zeroed, so that lanes_close frees what was made. */
+static int lanes_open(struct rt_device *d, const struct om_model *om, struct lane *ln, unsigned n,
+		      char *err, size_t errlen)
+{
+	struct sim_device *sim = rt_device_sim(d);
+	for (unsigned k = 0; k < n; k++) {
+		struct lane *l = &ln[k];
+		if (k == 0 ? rt_model_load(d, om, &l->m, err, errlen)
+			   : rt_model_clone(&ln[0].m, &l->m, err, errlen))
+			return -1;
+		l->loaded = 1;
+		l->s = k == 0 ? rt_default_stream(d) : rt_stream_new(d);
+		if (!l->s) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		for (unsigned i = 0; i < om->ninputs; i++)
+			if (!(l->in[i] = sim_gm_alloc(sim, om->inputs[i].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' inputs do not fit the device "
+					 "memory", n);
+				return -1;
+			}
+		for (unsigned i = 0; i < om->noutputs; i++)
+			if (!(l->out[i] = sim_gm_alloc(sim, om->outputs[i].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' outputs do not fit the device "
+					 "memory", n);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* What lanes_open made of n lanes, the last first. */
+static void lanes_close(struct sim_device *sim, const struct om_model *om, struct lane *ln,
+			unsigned n)
+{
+	for (unsigned k = n; k-- > 0;) {
+		lane_free(sim, om, &ln[k]);
+		if (k > 0 && ln[k].s)
+			rt_stream_free(ln[k].s);
+	}
+}
+
 /* Queue one batch on lane l: its inputs in, the execution, its outputs out. */
 static int queue_batch(const struct om_model *om, struct lane *l, void *host, char *err,
 		       size_t errlen)
@@ -178,30 +223,8 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
-	for (unsigned k = 0; k < conc; k++) {
-		struct lane *l = &ln[k];
-		if (k == 0 ? rt_model_load(d, om, &l->m, err, errlen)
-			   : rt_model_clone(&ln[0].m, &l->m, err, errlen))
-			goto done;
-		l->loaded = 1;
-		l->s = k == 0 ? rt_default_stream(d) : rt_stream_new(d);
-		if (!l->s) {
-			snprintf(err, errlen, "out of memory");
-			goto done;
-		}
-		for (unsigned i = 0; i < om->ninputs; i++)
-			if (!(l->in[i] = sim_gm_alloc(sim, om->inputs[i].size + RT_BUFFER_SLACK))) {
-				snprintf(err, errlen, "%u instances' inputs do not fit the device "
-					 "memory", conc);
-				goto done;
-			}
-		for (unsigned i = 0; i < om->noutputs; i++)
-			if (!(l->out[i] = sim_gm_alloc(sim, om->outputs[i].size + RT_BUFFER_SLACK))) {
-				snprintf(err, errlen, "%u instances' outputs do not fit the device "
-					 "memory", conc);
-				goto done;
-			}
-	}
+	if (lanes_open(d, om, ln, conc, err, errlen))
+		goto done;
 	rt_log_clear(d); /* the weights' load is not serving time */
 	for (unsigned it = 0; it < loops; it++)
 		for (unsigned k = 0; k < conc; k++)
@@ -229,11 +252,8 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 		goto done;
 	rc = 0;
 done:
-	for (unsigned k = conc; ln && k-- > 0;) {
-		lane_free(sim, om, &ln[k]);
-		if (k > 0 && ln[k].s)
-			rt_stream_free(ln[k].s);
-	}
+	if (ln)
+		lanes_close(sim, om, ln, conc);
 	free(ln);
 	rt_device_free(d);
 	return rc;
@@ -449,30 +469,8 @@ static int run_pair(const struct soc_config *cfg, const struct om_model *om, dou
 	struct rt_event *ev[4] = { NULL };
 	memset(ln, 0, sizeof ln);
 	int rc = -1;
-	for (unsigned k = 0; k < 2; k++) {
-		struct lane *l = &ln[k];
-		if (k == 0 ? rt_model_load(d, om, &l->m, err, errlen)
-			   : rt_model_clone(&ln[0].m, &l->m, err, errlen))
-			goto done;
-		l->loaded = 1;
-		l->s = k == 0 ? rt_default_stream(d) : rt_stream_new(d);
-		if (!l->s) {
-			snprintf(err, errlen, "out of memory");
-			goto done;
-		}
-		for (unsigned i = 0; i < om->ninputs; i++)
-			if (!(l->in[i] = sim_gm_alloc(sim, om->inputs[i].size + RT_BUFFER_SLACK))) {
-				snprintf(err, errlen, "two instances' inputs do not fit the device "
-					 "memory");
-				goto done;
-			}
-		for (unsigned i = 0; i < om->noutputs; i++)
-			if (!(l->out[i] = sim_gm_alloc(sim, om->outputs[i].size + RT_BUFFER_SLACK))) {
-				snprintf(err, errlen, "two instances' outputs do not fit the device "
-					 "memory");
-				goto done;
-			}
-	}
+	if (lanes_open(d, om, ln, 2, err, errlen))
+		goto done;
 	for (unsigned k = 0; k < 2; k++)
 		if (queue_batch(om, &ln[k], host, err, errlen))
 			goto done;
@@ -509,11 +507,7 @@ done:
 	for (unsigned k = 0; k < 4; k++)
 		if (ev[k])
 			rt_event_free(ev[k]);
-	for (unsigned k = 2; k-- > 0;) {
-		lane_free(sim, om, &ln[k]);
-		if (k > 0 && ln[k].s)
-			rt_stream_free(ln[k].s);
-	}
+	lanes_close(sim, om, ln, 2);
 	rt_device_free(d);
 	return rc;
 }

@@ -644,6 +644,45 @@ static int simulate(const struct sv_config *c, const struct sv_table *t, unsigne
 		    const struct sv_arrivals *a, const struct factors *f, struct sv_run *run,
 		    char *err, size_t errlen);
 
+/* The mean time of the last n batches of the run of arrivals a on c with
+ * the factor *f at x. */
+static int last_mean(const struct sv_config *c, const struct sv_table *t,
+		     const struct sv_arrivals *a, const struct factors *fs, double *f, double x,
+		     unsigned n, double *mean, char *err, size_t errlen)
+{
+	struct sv_run run;
+	*f = x;
+	if (simulate(c, t, 1, a, fs, &run, err, errlen))
+		return -1;
+	double sum = 0;
+	for (size_t b = run.nbatch - n; b < run.nbatch; b++)
+		sum += (double)(run.batch[b].end - run.batch[b].start);
+	*mean = sum / (double)n;
+	sv_run_free(&run);
+	return 0;
+}
+
+/* *f such that the last n batches of that run take want nanoseconds on
+ * average: bisection over [0.25, 4], since the fast model's time grows
+ * with the factor. */
+static int bisect(const struct sv_config *c, const struct sv_table *t, const struct sv_arrivals *a,
+		  const struct factors *fs, double *f, unsigned n, double want, char *err,
+		  size_t errlen)
+{
+	double lo = 0.25, hi = 4;
+	for (int it = 0; it < 40; it++) {
+		double mean;
+		if (last_mean(c, t, a, fs, f, (lo + hi) / 2, n, &mean, err, errlen))
+			return -1;
+		if (mean > want)
+			hi = *f;
+		else
+			lo = *f;
+	}
+	*f = (lo + hi) / 2;
+	return 0;
+}
+
 /* The kernels' list gives the cores' sharing, not the memory's: kernels
  * of two batches taking turns find less of their data in the L2 and
  * share main memory, and run slower than alone.  For each variant and n
@@ -674,46 +713,14 @@ static int calibrate(const struct sv_table *t, unsigned streams, double *slow, c
 			struct sv_arrivals a = { r, (size_t)loops * n };
 			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = n,
 					       .max_batch = t->batch[v] };
-			double lo = 0.25, hi = 4, *f = &slow[(size_t)v * mc + n - 1];
 			/* without the pairs: this factor serves any other two or more */
 			const struct factors sl = { .slow = { slow } };
-			for (int it = 0; it < 40; it++) {
-				*f = (lo + hi) / 2;
-				struct sv_run run;
-				if (simulate(&c, t, 1, &a, &sl, &run, err, errlen)) {
-					free(r);
-					return -1;
-				}
-				double sum = 0;
-				for (size_t b = run.nbatch - n; b < run.nbatch; b++)
-					sum += (double)(run.batch[b].end - run.batch[b].start);
-				double mean = sum / (double)n;
-				sv_run_free(&run);
-				if (mean > want)
-					hi = *f;
-				else
-					lo = *f;
-			}
-			*f = (lo + hi) / 2;
+			int rc = bisect(&c, t, &a, &sl, &slow[(size_t)v * mc + n - 1], n, want, err,
+					errlen);
 			free(r);
+			if (rc)
+				return -1;
 		}
-	return 0;
-}
-
-/* The mean time of a pair's two batches (arrivals a on c) with its factor
- * *f at x. */
-static int pair_mean(const struct sv_config *c, const struct sv_table *t,
-		     const struct sv_arrivals *a, const struct factors *fs, double *f, double x,
-		     double *mean, char *err, size_t errlen)
-{
-	struct sv_run run;
-	*f = x;
-	if (simulate(c, t, 1, a, fs, &run, err, errlen))
-		return -1;
-	*mean = run.nbatch == 2 ? (double)(run.batch[0].end - run.batch[0].start +
-					   run.batch[1].end - run.batch[1].start) / 2
-				: 0;
-	sv_run_free(&run);
 	return 0;
 }
 
@@ -745,9 +752,9 @@ static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair,
 			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = 2, .max_batch = b };
 			const struct factors fs = { .slow = { slow }, .pair = { pair } };
 			double *f = &pair[(size_t)v * SV_MAX_PAIRS + i];
-			double lo = 0.25, hi = 4, at_lo, at_hi;
-			if (pair_mean(&c, t, &a, &fs, f, lo, &at_lo, err, errlen) ||
-			    pair_mean(&c, t, &a, &fs, f, hi, &at_hi, err, errlen)) {
+			double at_lo, at_hi;
+			if (last_mean(&c, t, &a, &fs, f, 0.25, 2, &at_lo, err, errlen) ||
+			    last_mean(&c, t, &a, &fs, f, 4, 2, &at_hi, err, errlen)) {
 				free(r);
 				return -1;
 			}
@@ -760,18 +767,10 @@ static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair,
 				*f = i ? f[-1] : slow[v * t->max_conc + 1];
 				continue;
 			}
-			for (int it = 0; it < 40; it++) {
-				double mean;
-				if (pair_mean(&c, t, &a, &fs, f, (lo + hi) / 2, &mean, err, errlen)) {
-					free(r);
-					return -1;
-				}
-				if (mean > want)
-					hi = *f;
-				else
-					lo = *f;
+			if (bisect(&c, t, &a, &fs, f, 2, want, err, errlen)) {
+				free(r);
+				return -1;
 			}
-			*f = (lo + hi) / 2;
 		}
 		free(r);
 	}
