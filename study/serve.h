@@ -72,6 +72,19 @@ struct sv_kernel {
 };
 #define SV_MAX_KERNELS 65536 /* per variant */
 #define SV_MAX_AFTER 3        /* other model instances run since, characterised */
+#define SV_MAX_PAIRS 1024     /* start offsets of a pair per variant, at most */
+
+/* Two batches of one variant on two streams of the chip, the second
+ * started offset_us after the first (each with its copies, warm, nothing
+ * else in flight): each one's time from its start to its output copy's
+ * end.  How much two batches slow each other depends on where their lives
+ * overlap (ResNet-50 batch 4 on the 310P3: 2448 us side by side, 2574 us
+ * for the leader of a pair 140 us apart, 2022 us at 500 us), which the
+ * count of batches in flight does not say; the fast mode's memory factor
+ * for two batches amid their kernels follows these (serve_sim.c). */
+struct sv_pair {
+	double offset_us, first_us, second_us;
+};
 
 struct sv_table {
 	char name[128];                 /* the model a trace line must name */
@@ -95,6 +108,11 @@ struct sv_table {
 	 * last ran, so the L2 holds less of its data than in the warm entries;
 	 * 0: not known (as warm) */
 	double after_us[SV_MAX_VARIANTS][SV_MAX_AFTER];
+	/* pair[v][0..npair[v]): variant v's pairs, by ascending offset (none:
+	 * not known, and two batches amid their kernels slow each other by the
+	 * factor of the table's entry at 2 in flight whatever their offset) */
+	unsigned npair[SV_MAX_VARIANTS];
+	struct sv_pair *pair[SV_MAX_VARIANTS];
 };
 
 /* CSV: "batch,concurrency,h2d_us,device_us,d2h_us[,fixed_us]" (a header
@@ -105,7 +123,8 @@ struct sv_table {
  * iterations per stream, default 2; "# pcie_latency_us X": the part of a
  * copy that overlaps the next copy of its direction, default 0), and its
  * device time when k other instances ran since its own,
- * "after,batch,k,device_us".  Errors name the file and line. */
+ * "after,batch,k,device_us", and its pairs, "pair,batch,offset_us,first_us,
+ * second_us" (struct sv_pair).  Errors name the file and line. */
 int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen);
 int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t errlen);
 /* A table built in memory (tests): n variants, conc levels, svc copied. */
@@ -120,6 +139,10 @@ int sv_table_set_kernels(struct sv_table *t, unsigned v, unsigned core_count,
  * finite and above its fixed cost at 1 in flight. */
 int sv_table_set_after(struct sv_table *t, unsigned v, unsigned k, double device_us, char *err,
 		       size_t errlen);
+/* Variant v's pair at offset_us (>= 0; offsets strictly ascending, at most
+ * SV_MAX_PAIRS): both times finite and positive. */
+int sv_table_add_pair(struct sv_table *t, unsigned v, const struct sv_pair *p, char *err,
+		      size_t errlen);
 /* Whether every variant's kernels are known. */
 int sv_table_has_kernels(const struct sv_table *t);
 /* Keep only the variants whose batch is listed; a size that is not

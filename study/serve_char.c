@@ -10,6 +10,7 @@
  * table's entry for (variant, c).  Timing mode: the cycles are those of a
  * full simulation. */
 #pragma GCC diagnostic ignored "-Wformat-truncation" /* messages are cut on purpose */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -144,6 +145,68 @@ static int last_kernels(const struct rt_device *d, unsigned sid, double mhz,
 	return 0;
 }
 
+/* n instances of om on n streams of d (the first loads the model, the
+ * others clone it: shared weights, own workspaces), each with its input and
+ * output buffers; ln zeroed, so that lanes_close frees what was made. */
+static int lanes_open(struct rt_device *d, const struct om_model *om, struct lane *ln, unsigned n,
+		      char *err, size_t errlen)
+{
+	struct sim_device *sim = rt_device_sim(d);
+	for (unsigned k = 0; k < n; k++) {
+		struct lane *l = &ln[k];
+		if (k == 0 ? rt_model_load(d, om, &l->m, err, errlen)
+			   : rt_model_clone(&ln[0].m, &l->m, err, errlen))
+			return -1;
+		l->loaded = 1;
+		l->s = k == 0 ? rt_default_stream(d) : rt_stream_new(d);
+		if (!l->s) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		for (unsigned i = 0; i < om->ninputs; i++)
+			if (!(l->in[i] = sim_gm_alloc(sim, om->inputs[i].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' inputs do not fit the device "
+					 "memory", n);
+				return -1;
+			}
+		for (unsigned i = 0; i < om->noutputs; i++)
+			if (!(l->out[i] = sim_gm_alloc(sim, om->outputs[i].size + RT_BUFFER_SLACK))) {
+				snprintf(err, errlen, "%u instances' outputs do not fit the device "
+					 "memory", n);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* What lanes_open made of n lanes, the last first. */
+static void lanes_close(struct sim_device *sim, const struct om_model *om, struct lane *ln,
+			unsigned n)
+{
+	for (unsigned k = n; k-- > 0;) {
+		lane_free(sim, om, &ln[k]);
+		if (k > 0 && ln[k].s)
+			rt_stream_free(ln[k].s);
+	}
+}
+
+/* Queue one batch on lane l: its inputs in, the execution, its outputs out. */
+static int queue_batch(const struct om_model *om, struct lane *l, void *host, char *err,
+		       size_t errlen)
+{
+	for (unsigned i = 0; i < om->ninputs; i++)
+		if (rt_memcpy_async(l->s, SIM_COPY_H2D, host, l->in[i], 0, om->inputs[i].size, err,
+				    errlen))
+			return -1;
+	if (rt_model_execute_async(&l->m, l->s, l->in, l->out, err, errlen) < 0)
+		return -1;
+	for (unsigned i = 0; i < om->noutputs; i++)
+		if (rt_memcpy_async(l->s, SIM_COPY_D2H, host, l->out[i], 0, om->outputs[i].size, err,
+				    errlen))
+			return -1;
+	return 0;
+}
+
 /* kern (may be NULL): the kernels of the first stream's last execution */
 static int run_conc(const struct soc_config *cfg, const struct om_model *om, unsigned conc,
 		    unsigned loops, void *host, struct sv_service *out, struct sv_kernel **kern,
@@ -160,45 +223,13 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
-	for (unsigned k = 0; k < conc; k++) {
-		struct lane *l = &ln[k];
-		if (k == 0 ? rt_model_load(d, om, &l->m, err, errlen)
-			   : rt_model_clone(&ln[0].m, &l->m, err, errlen))
-			goto done;
-		l->loaded = 1;
-		l->s = k == 0 ? rt_default_stream(d) : rt_stream_new(d);
-		if (!l->s) {
-			snprintf(err, errlen, "out of memory");
-			goto done;
-		}
-		for (unsigned i = 0; i < om->ninputs; i++)
-			if (!(l->in[i] = sim_gm_alloc(sim, om->inputs[i].size + RT_BUFFER_SLACK))) {
-				snprintf(err, errlen, "%u instances' inputs do not fit the device "
-					 "memory", conc);
-				goto done;
-			}
-		for (unsigned i = 0; i < om->noutputs; i++)
-			if (!(l->out[i] = sim_gm_alloc(sim, om->outputs[i].size + RT_BUFFER_SLACK))) {
-				snprintf(err, errlen, "%u instances' outputs do not fit the device "
-					 "memory", conc);
-				goto done;
-			}
-	}
+	if (lanes_open(d, om, ln, conc, err, errlen))
+		goto done;
 	rt_log_clear(d); /* the weights' load is not serving time */
 	for (unsigned it = 0; it < loops; it++)
-		for (unsigned k = 0; k < conc; k++) {
-			struct lane *l = &ln[k];
-			for (unsigned i = 0; i < om->ninputs; i++)
-				if (rt_memcpy_async(l->s, SIM_COPY_H2D, host, l->in[i], 0,
-						    om->inputs[i].size, err, errlen))
-					goto done;
-			if (rt_model_execute_async(&l->m, l->s, l->in, l->out, err, errlen) < 0)
+		for (unsigned k = 0; k < conc; k++)
+			if (queue_batch(om, &ln[k], host, err, errlen))
 				goto done;
-			for (unsigned i = 0; i < om->noutputs; i++)
-				if (rt_memcpy_async(l->s, SIM_COPY_D2H, host, l->out[i], 0,
-						    om->outputs[i].size, err, errlen))
-					goto done;
-		}
 	if (rt_synchronize(d, err, errlen))
 		goto done;
 	struct sv_service sum = { 0, 0, 0, 0 };
@@ -221,11 +252,8 @@ static int run_conc(const struct soc_config *cfg, const struct om_model *om, uns
 		goto done;
 	rc = 0;
 done:
-	for (unsigned k = conc; ln && k-- > 0;) {
-		lane_free(sim, om, &ln[k]);
-		if (k > 0 && ln[k].s)
-			rt_stream_free(ln[k].s);
-	}
+	if (ln)
+		lanes_close(sim, om, ln, conc);
 	free(ln);
 	rt_device_free(d);
 	return rc;
@@ -425,6 +453,112 @@ done:
 	return rc;
 }
 
+/* A pair (struct sv_pair) of om's batches at offset_us: two instances on
+ * two streams, each warmed by one batch, as a server and --exact warm
+ * them; then the first stream's batch at time 0 and the second's at
+ * offset_us, each timed from its start to its output copy's end. */
+static int run_pair(const struct soc_config *cfg, const struct om_model *om, double offset_us,
+		    void *host, struct sv_pair *out, char *err, size_t errlen)
+{
+	struct sim_options opt = { .mode = SIM_MODE_TIMING };
+	struct rt_device *d = rt_device_new(cfg, &opt, err, errlen);
+	if (!d)
+		return -1;
+	struct sim_device *sim = rt_device_sim(d);
+	struct lane ln[2];
+	struct rt_event *ev[4] = { NULL };
+	memset(ln, 0, sizeof ln);
+	int rc = -1;
+	if (lanes_open(d, om, ln, 2, err, errlen))
+		goto done;
+	for (unsigned k = 0; k < 2; k++)
+		if (queue_batch(om, &ln[k], host, err, errlen))
+			goto done;
+	if (rt_synchronize(d, err, errlen))
+		goto done;
+	rt_log_clear(d);
+	uint64_t base = rt_now(d);
+	for (unsigned k = 0; k < 2; k++) {
+		uint64_t at = base + (k ? (uint64_t)llround(offset_us * cfg->core_freq_mhz) : 0);
+		if (!(ev[2 * k] = rt_event_new(d)) || !(ev[2 * k + 1] = rt_event_new(d)) ||
+		    rt_stream_hold(ln[k].s, at) || rt_event_record(ev[2 * k], ln[k].s)) {
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+		if (queue_batch(om, &ln[k], host, err, errlen))
+			goto done;
+		if (rt_event_record(ev[2 * k + 1], ln[k].s)) {
+			snprintf(err, errlen, "out of memory");
+			goto done;
+		}
+	}
+	if (rt_synchronize(d, err, errlen))
+		goto done;
+	double us[2];
+	for (unsigned k = 0; k < 2; k++) {
+		uint64_t c0, c1;
+		rt_event_query(ev[2 * k], &c0);
+		rt_event_query(ev[2 * k + 1], &c1);
+		us[k] = (double)(c1 - c0) / cfg->core_freq_mhz;
+	}
+	*out = (struct sv_pair){ offset_us, us[0], us[1] };
+	rc = 0;
+done:
+	for (unsigned k = 0; k < 4; k++)
+		if (ev[k])
+			rt_event_free(ev[k]);
+	lanes_close(sim, om, ln, 2);
+	rt_device_free(d);
+	return rc;
+}
+
+/* Each variant's pairs at SV_PAIR_OFFSETS offsets evenly over its time
+ * alone (beyond it two batches do not meet), into t. */
+#define SV_PAIR_OFFSETS 64
+static int characterise_pairs(const struct variant *v, unsigned n, const struct soc_config *cfg,
+			      FILE *progress, struct sv_table *t, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct om_model om;
+		char e2[1024];
+		if (om_read(v[i].path, &om, cfg->name, e2, sizeof e2)) {
+			snprintf(err, errlen, "--model %s: %s", v[i].path, e2);
+			return -1;
+		}
+		const struct om_model *p = program(&om, v[i].program);
+		size_t hb = 1;
+		for (unsigned k = 0; k < p->ninputs; k++)
+			hb = p->inputs[k].size > hb ? p->inputs[k].size : hb;
+		for (unsigned k = 0; k < p->noutputs; k++)
+			hb = p->outputs[k].size > hb ? p->outputs[k].size : hb;
+		void *host = calloc(1, hb);
+		int rc = host ? 0 : -1;
+		if (!host)
+			snprintf(err, errlen, "out of memory");
+		const struct sv_service *e = sv_table_get(t, i, 1);
+		double alone = e->h2d_us + e->device_us + e->d2h_us;
+		for (unsigned k = 0; k < SV_PAIR_OFFSETS && !rc; k++) {
+			struct sv_pair q;
+			/* whole nanoseconds: the offset is written and read back exact */
+			double off = (double)llround(alone * 1e3 * k / SV_PAIR_OFFSETS) / 1e3;
+			if (run_pair(cfg, p, off, host, &q, e2, sizeof e2)) {
+				snprintf(err, errlen, "--model %s, batch %u, a pair %.3f us apart: %s",
+					 v[i].path, v[i].batch, off, e2);
+				rc = -1;
+			} else if ((rc = sv_table_add_pair(t, i, &q, err, errlen)) == 0 && progress) {
+				fprintf(progress, "simserve: %s batch %u, a pair %.1f us apart: %.1f and "
+					"%.1f us\n", v[i].path, v[i].batch, off, q.first_us, q.second_us);
+				fflush(progress);
+			}
+		}
+		free(host);
+		om_free(&om);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
 int sv_table_characterise(const char *const *om_paths, unsigned n, const struct soc_config *cfg,
 			  unsigned streams, unsigned loops, FILE *progress, struct sv_table *t,
 			  char *err, size_t errlen)
@@ -537,6 +671,8 @@ int sv_table_characterise(const char *const *om_paths, unsigned n, const struct 
 	}
 	if (!rc && streams * n > 1 && (rc = characterise_after(v, n, cfg, streams, progress, t, err,
 							       errlen)))
+		sv_table_free(t);
+	if (!rc && streams > 1 && (rc = characterise_pairs(v, n, cfg, progress, t, err, errlen)))
 		sv_table_free(t);
 	for (unsigned i = 0; i < n; i++)
 		free(kern[i]);

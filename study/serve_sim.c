@@ -97,6 +97,7 @@ struct stream {
 	const struct plan *plan;
 	unsigned seg;     /* the segment it is in */
 	sv_ns launched;   /* SG_RUN: when its kernel was launched (the cores' queue order) */
+	sv_ns begun;      /* when its batch started (which of two leads) */
 	double target;    /* where done is at busy_until */
 	unsigned variant, model;
 	size_t batch;     /* its index in the run */
@@ -130,11 +131,25 @@ struct state {
 	unsigned long long *stamp[SV_MAX_MODELS];
 	unsigned long long stamps;
 	double cores;     /* the chip's AI cores when the kernels are known, else 0 */
-	/* with the kernels: slow[m][v * max_conc + n - 1], how much slower
-	 * model m's variant v's kernels run with n batches amid their kernels
-	 * than alone (calibrate) */
-	double *const *slow;
+	const struct factors *f;
+	/* with pairs: lead[k * S + j], how far (standalone nanoseconds) stream
+	 * j's batch had come when stream k's started; NULL without pairs */
+	double *lead;
 	unsigned *order;  /* scratch: the streams running a kernel, in launch order */
+};
+
+/* The memory's part of kernels taking turns, with the kernels' list:
+ * slow[m][v * max_conc + n - 1], how much slower model m's variant v's
+ * kernels run with n batches amid their kernels than alone (calibrate);
+ * and when two batches of that variant are amid their kernels,
+ * pair[m][v * SV_MAX_PAIRS + i] at the table's i-th pair offset between
+ * their starts (calibrate_pairs; NULL or no pairs: slow).  So two batches
+ * started together slow each other as the chip's pair side by side does,
+ * for their whole lives, and staggered ones as its pair at their offset,
+ * while they overlap. */
+struct factors {
+	double *slow[SV_MAX_MODELS];
+	double *pair[SV_MAX_MODELS];
 };
 
 /* The record at place i of queue q. */
@@ -303,6 +318,46 @@ static enum phase phase_of(enum seg_kind k)
 	return k == SG_IN ? PH_IN : k == SG_OUT ? PH_OUT : PH_CORES;
 }
 
+/* The pair factor of variant v (npair offsets off_us, factors pf) for two
+ * batches of which the leader had come d standalone nanoseconds when the
+ * follower started (a pair alone: its offset): linear between the offsets
+ * around d, the last beyond them (exactly pf[i] at offset i, as
+ * calibrated). */
+static double pair_factor(const struct sv_pair *pr, unsigned npair, const double *pf, double d)
+{
+	double at = d / 1e3;
+	unsigned i = 0;
+	while (i + 1 < npair && pr[i + 1].offset_us <= at)
+		i++;
+	if (i + 1 == npair || at <= pr[i].offset_us)
+		return pf[i];
+	double w = (at - pr[i].offset_us) / (pr[i + 1].offset_us - pr[i].offset_us);
+	return pf[i] + w * (pf[i + 1] - pf[i]);
+}
+
+/* How much slower than alone stream x's kernel runs for the memory, with
+ * nker batches amid their kernels (amid: the first two). */
+static double memory_factor(const struct state *s, const struct stream *x, unsigned nker,
+			    const unsigned *amid)
+{
+	const struct sv_table *t = s->q[x->model].t;
+	if (nker == 2 && s->f->pair[x->model] && t->npair[x->variant]) {
+		unsigned k = (unsigned)(x - s->st), j = amid[0] == k ? amid[1] : amid[0];
+		const struct stream *o = &s->st[j];
+		if (o->model == x->model && o->variant == x->variant) {
+			/* where the leader was when the follower started: a pair's
+			 * offset alone, less when the leader was slowed before (two
+			 * busy streams half a period apart) */
+			unsigned S = s->c->streams ? s->c->streams : 1;
+			double d = o->begun <= x->begun ? s->lead[k * S + j] : s->lead[j * S + k];
+			return pair_factor(t->pair[x->variant], t->npair[x->variant],
+					   &s->f->pair[x->model][x->variant * SV_MAX_PAIRS], d);
+		}
+	}
+	unsigned n = nker < t->max_conc ? nker : t->max_conc;
+	return s->f->slow[x->model][x->variant * t->max_conc + n - 1];
+}
+
 /* Progress so far at the old rates (a stream at its segment's end lands on
  * it exactly), then each batch's segment, and the rates and next segment
  * ends from there.  Called at every segment change and batch start or end.
@@ -322,6 +377,7 @@ static enum phase phase_of(enum seg_kind k)
 static void reshare(struct state *s, unsigned S, sv_ns now)
 {
 	unsigned in[PH_N] = { 0 }, nrun = 0, nker = 0;
+	unsigned amid[2] = { 0 }; /* the first two streams amid their kernels */
 	int link[2] = { -1, -1 }; /* with the kernels: the stream whose transfer holds the
 				   * link, in and out (the earliest to ask, then the
 				   * lowest stream) */
@@ -347,7 +403,11 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 			if (*h < 0 || s->st[*h].launched > x->launched)
 				*h = (int)k;
 		}
-		nker += kind == SG_GAP || kind == SG_RUN;
+		if (kind == SG_GAP || kind == SG_RUN) {
+			if (nker < 2)
+				amid[nker] = k;
+			nker++;
+		}
 		if (kind == SG_RUN) {
 			/* into launch order (ties: stream order) */
 			unsigned j = nrun++;
@@ -363,10 +423,8 @@ static void reshare(struct state *s, unsigned S, sv_ns now)
 		struct stream *x = &s->st[s->order[j]];
 		double want = x->plan->seg[x->seg].cores, got = want < free_cores ? want : free_cores;
 		free_cores -= got;
-		const struct sv_table *t = s->q[x->model].t;
-		unsigned n = nker < t->max_conc ? nker : t->max_conc;
 		/* 1 when it has what it has alone */
-		x->rate = got / want / s->slow[x->model][x->variant * t->max_conc + n - 1];
+		x->rate = got / want / memory_factor(s, x, nker, amid);
 	}
 	for (unsigned k = 0; k < S; k++) {
 		struct stream *x = &s->st[k];
@@ -500,6 +558,14 @@ static void start_batch(struct state *s, struct sv_run *run, unsigned m, size_t 
 	lay_out(s, x, k);
 	x->last = now;
 	x->launched = now; /* its input copy asks for the link */
+	x->begun = now;
+	unsigned S = s->c->streams ? s->c->streams : 1;
+	for (unsigned j = 0; s->lead && j < S; j++) {
+		const struct stream *o = &s->st[j];
+		s->lead[k * S + j] = j == k || !o->busy ? 0
+				     : now >= o->busy_until ? o->target
+				     : o->done + (double)(now - o->last) * o->rate;
+	}
 	x->rate = 1;
 	x->busy_until = SV_NS_INF; /* not at a phase's end: reshare sets it */
 	run->nbatch++;
@@ -565,6 +631,7 @@ static void free_plans(struct state *s, const struct sv_table *t, unsigned nt)
 		free(s->stamp[m]);
 	}
 	free(s->order);
+	free(s->lead);
 }
 
 int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struct sv_arrivals *a,
@@ -574,8 +641,47 @@ int sv_simulate(const struct sv_config *c, const struct sv_table *t, const struc
 }
 
 static int simulate(const struct sv_config *c, const struct sv_table *t, unsigned nt,
-		    const struct sv_arrivals *a, double *const *slow, struct sv_run *run,
+		    const struct sv_arrivals *a, const struct factors *f, struct sv_run *run,
 		    char *err, size_t errlen);
+
+/* The mean time of the last n batches of the run of arrivals a on c with
+ * the factor *f at x. */
+static int last_mean(const struct sv_config *c, const struct sv_table *t,
+		     const struct sv_arrivals *a, const struct factors *fs, double *f, double x,
+		     unsigned n, double *mean, char *err, size_t errlen)
+{
+	struct sv_run run;
+	*f = x;
+	if (simulate(c, t, 1, a, fs, &run, err, errlen))
+		return -1;
+	double sum = 0;
+	for (size_t b = run.nbatch - n; b < run.nbatch; b++)
+		sum += (double)(run.batch[b].end - run.batch[b].start);
+	*mean = sum / (double)n;
+	sv_run_free(&run);
+	return 0;
+}
+
+/* *f such that the last n batches of that run take want nanoseconds on
+ * average: bisection over [0.25, 4], since the fast model's time grows
+ * with the factor. */
+static int bisect(const struct sv_config *c, const struct sv_table *t, const struct sv_arrivals *a,
+		  const struct factors *fs, double *f, unsigned n, double want, char *err,
+		  size_t errlen)
+{
+	double lo = 0.25, hi = 4;
+	for (int it = 0; it < 40; it++) {
+		double mean;
+		if (last_mean(c, t, a, fs, f, (lo + hi) / 2, n, &mean, err, errlen))
+			return -1;
+		if (mean > want)
+			hi = *f;
+		else
+			lo = *f;
+	}
+	*f = (lo + hi) / 2;
+	return 0;
+}
 
 /* The kernels' list gives the cores' sharing, not the memory's: kernels
  * of two batches taking turns find less of their data in the L2 and
@@ -607,28 +713,67 @@ static int calibrate(const struct sv_table *t, unsigned streams, double *slow, c
 			struct sv_arrivals a = { r, (size_t)loops * n };
 			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = n,
 					       .max_batch = t->batch[v] };
-			double lo = 0.25, hi = 4, *f = &slow[(size_t)v * mc + n - 1];
-			double *const sl[1] = { slow };
-			for (int it = 0; it < 40; it++) {
-				*f = (lo + hi) / 2;
-				struct sv_run run;
-				if (simulate(&c, t, 1, &a, sl, &run, err, errlen)) {
-					free(r);
-					return -1;
-				}
-				double sum = 0;
-				for (size_t b = run.nbatch - n; b < run.nbatch; b++)
-					sum += (double)(run.batch[b].end - run.batch[b].start);
-				double mean = sum / (double)n;
-				sv_run_free(&run);
-				if (mean > want)
-					hi = *f;
-				else
-					lo = *f;
-			}
-			*f = (lo + hi) / 2;
+			/* without the pairs: this factor serves any other two or more */
+			const struct factors sl = { .slow = { slow } };
+			int rc = bisect(&c, t, &a, &sl, &slow[(size_t)v * mc + n - 1], n, want, err,
+					errlen);
 			free(r);
+			if (rc)
+				return -1;
 		}
+	return 0;
+}
+
+/* Variant v's factor at each of its pairs, pair[v * SV_MAX_PAIRS + i], so
+ * that the pair's two batches, alone on two streams i's offset apart, take
+ * the times the chip gave them on average (bisection, as calibrate; slow
+ * is not used: the two are the only batches amid their kernels). */
+static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair, char *err,
+			   size_t errlen)
+{
+	for (size_t i = 0; i < (size_t)t->nvariants * SV_MAX_PAIRS; i++)
+		pair[i] = 1;
+	for (unsigned v = 0; v < t->nvariants; v++) {
+		unsigned b = t->batch[v];
+		/* its kernels' time alone, the measure of a factor's leverage */
+		sv_ns kernels_ns = phase_ns(t, v, PH_CORES, 1);
+		struct sv_request *r = calloc(2 * (size_t)b, sizeof *r);
+		if (!r) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		for (unsigned i = 0; i < t->npair[v]; i++) {
+			const struct sv_pair *pr = &t->pair[v][i];
+			double want = (pr->first_us + pr->second_us) / 2 * 1e3;
+			for (unsigned k = 0; k < 2 * b; k++)
+				r[k] = (struct sv_request){ .arrival = k < b ? 0 : ns_of_us(pr->offset_us),
+							    .size = 1 };
+			struct sv_arrivals a = { r, 2 * (size_t)b };
+			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = 2, .max_batch = b };
+			const struct factors fs = { .slow = { slow }, .pair = { pair } };
+			double *f = &pair[(size_t)v * SV_MAX_PAIRS + i];
+			double at_lo, at_hi;
+			if (last_mean(&c, t, &a, &fs, f, 0.25, 2, &at_lo, err, errlen) ||
+			    last_mean(&c, t, &a, &fs, f, 4, 2, &at_hi, err, errlen)) {
+				free(r);
+				return -1;
+			}
+			if (at_hi - at_lo < 0.25 * (double)kernels_ns) {
+				/* the two meet amid their kernels for a few kernels at
+				 * most here (none beyond): the factor is hardly
+				 * determined (ResNet-50 b4, 1004 us apart: 1.87 for 75
+				 * us of leverage), and two that meet at this offset in a
+				 * busier run are given the nearest offset's below */
+				*f = i ? f[-1] : slow[v * t->max_conc + 1];
+				continue;
+			}
+			if (bisect(&c, t, &a, &fs, f, 2, want, err, errlen)) {
+				free(r);
+				return -1;
+			}
+		}
+		free(r);
+	}
 	return 0;
 }
 
@@ -641,28 +786,43 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 		snprintf(err, errlen, "1..%d models, not %u", SV_MAX_MODELS, nt);
 		return -1;
 	}
-	double *slow[SV_MAX_MODELS] = { NULL };
+	struct factors f = { { NULL }, { NULL } };
+	unsigned S = c->streams ? c->streams : 1;
 	int rc = 0;
 	for (unsigned m = 0; m < nt && !rc; m++) {
 		if (!sv_table_has_kernels(&t[m]) || t[m].max_conc > 1024)
 			continue;
-		slow[m] = malloc((size_t)t[m].nvariants * t[m].max_conc * sizeof *slow[m]);
-		if (!slow[m]) {
+		f.slow[m] = malloc((size_t)t[m].nvariants * t[m].max_conc * sizeof *f.slow[m]);
+		if (!f.slow[m]) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
+		}
+		rc = calibrate(&t[m], S, f.slow[m], err, errlen);
+		int pairs = 0;
+		for (unsigned v = 0; v < t[m].nvariants; v++)
+			pairs = pairs || t[m].npair[v];
+		if (rc || !pairs || S < 2 || t[m].max_conc < 2)
+			continue;
+		f.pair[m] = malloc((size_t)t[m].nvariants * SV_MAX_PAIRS * sizeof *f.pair[m]);
+		if (!f.pair[m]) {
 			snprintf(err, errlen, "out of memory");
 			rc = -1;
 		} else {
-			rc = calibrate(&t[m], c->streams ? c->streams : 1, slow[m], err, errlen);
+			rc = calibrate_pairs(&t[m], f.slow[m], f.pair[m], err, errlen);
 		}
 	}
 	if (!rc)
-		rc = simulate(c, t, nt, a, slow, run, err, errlen);
-	for (unsigned m = 0; m < nt; m++)
-		free(slow[m]);
+		rc = simulate(c, t, nt, a, &f, run, err, errlen);
+	for (unsigned m = 0; m < nt; m++) {
+		free(f.slow[m]);
+		free(f.pair[m]);
+	}
 	return rc;
 }
 
 static int simulate(const struct sv_config *c, const struct sv_table *t, unsigned nt,
-		    const struct sv_arrivals *a, double *const *slow, struct sv_run *run,
+		    const struct sv_arrivals *a, const struct factors *f, struct sv_run *run,
 		    char *err, size_t errlen)
 {
 	memset(run, 0, sizeof *run);
@@ -699,15 +859,19 @@ static int simulate(const struct sv_config *c, const struct sv_table *t, unsigne
 	 * one chip */
 	int kernels = 1;
 	for (unsigned m = 0; m < nt; m++)
-		kernels = kernels && sv_table_has_kernels(&t[m]) && slow[m] &&
+		kernels = kernels && sv_table_has_kernels(&t[m]) && f->slow[m] &&
 			  t[m].core_count == t[0].core_count;
-	s.slow = slow;
+	s.f = f;
 	s.cores = kernels ? t[0].core_count : 0;
 	s.rec = calloc(a->n ? a->n : 1, sizeof *s.rec);
 	s.st = calloc(S, sizeof *s.st);
 	s.order = calloc(S, sizeof *s.order);
+	int pairs = 0;
+	for (unsigned m = 0; m < nt; m++)
+		pairs = pairs || (kernels && f->pair[m]);
+	s.lead = pairs ? calloc((size_t)S * S, sizeof *s.lead) : NULL;
 	run->batch = calloc(a->n ? a->n : 1, sizeof *run->batch);
-	int oom = !s.rec || !s.st || !s.order || !run->batch;
+	int oom = !s.rec || !s.st || !s.order || !run->batch || (pairs && !s.lead);
 	for (unsigned m = 0; m < nt && !oom; m++) {
 		s.plan[m] = calloc(t[m].nvariants, sizeof *s.plan[m]);
 		oom = !s.plan[m];

@@ -12,8 +12,10 @@
 
 void sv_table_free(struct sv_table *t)
 {
-	for (unsigned v = 0; v < SV_MAX_VARIANTS; v++)
+	for (unsigned v = 0; v < SV_MAX_VARIANTS; v++) {
 		free(t->kern[v]);
+		free(t->pair[v]);
+	}
 	free(t->svc);
 	memset(t, 0, sizeof *t);
 }
@@ -131,6 +133,30 @@ int sv_table_set_after(struct sv_table *t, unsigned v, unsigned k, double device
 	return 0;
 }
 
+int sv_table_add_pair(struct sv_table *t, unsigned v, const struct sv_pair *p, char *err,
+		      size_t errlen)
+{
+	unsigned n = v < t->nvariants ? t->npair[v] : 0;
+	if (v >= t->nvariants || n == SV_MAX_PAIRS || !(p->offset_us >= 0) ||
+	    !isfinite(p->offset_us) || (n && !(p->offset_us > t->pair[v][n - 1].offset_us)) ||
+	    !(p->first_us > 0) || !(p->second_us > 0) || !isfinite(p->first_us + p->second_us)) {
+		snprintf(err, errlen, "service table: batch %u's pair at %g us: at most %d pairs, "
+			 "offsets >= 0 and ascending, times finite and > 0",
+			 v < t->nvariants ? t->batch[v] : 0, p->offset_us, SV_MAX_PAIRS);
+		return -1;
+	}
+	if (!(n & (n - 1))) { /* 0, 1, 2, 4...: room for as many again */
+		struct sv_pair *g = realloc(t->pair[v], (n ? 2 * n : 1) * sizeof *g);
+		if (!g) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		t->pair[v] = g;
+	}
+	t->pair[v][t->npair[v]++] = *p;
+	return 0;
+}
+
 int sv_table_has_kernels(const struct sv_table *t)
 {
 	for (unsigned v = 0; v < t->nvariants; v++)
@@ -218,6 +244,11 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		unsigned batch, k, line;
 		double device_us;
 	} after[SV_MAX_VARIANTS * SV_MAX_AFTER];
+	struct prow {
+		unsigned batch, line;
+		struct sv_pair p;
+	} *pair = NULL;
+	size_t np = 0, pcap = 0;
 	int rc = -1;
 	while (fgets(line, sizeof line, f)) {
 		ln++;
@@ -262,8 +293,29 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		if (!*p || *p == '#' || *p == '\n' || *p == '\r' || !strncmp(p, "batch", 5) ||
 		    !strncmp(p, "kernel,batch", 12))
 			continue;
-		if (!strncmp(p, "after,batch", 11))
+		if (!strncmp(p, "after,batch", 11) || !strncmp(p, "pair,batch", 10))
 			continue;
+		if (!strncmp(p, "pair,", 5)) {
+			int used = 0;
+			if (np == pcap) {
+				pcap = pcap ? 2 * pcap : 64;
+				struct prow *g = realloc(pair, pcap * sizeof *g);
+				if (!g) {
+					snprintf(err, errlen, "out of memory");
+					goto done;
+				}
+				pair = g;
+			}
+			if (sscanf(p + 5, "%u,%lf,%lf,%lf%n", &pair[np].batch, &pair[np].p.offset_us,
+				   &pair[np].p.first_us, &pair[np].p.second_us, &used) != 4 ||
+			    p[5 + used + strspn(p + 5 + used, " \t\r\n")]) {
+				snprintf(err, errlen, "%s:%u: expected pair,batch,offset_us,first_us,"
+					 "second_us", path, ln);
+				goto done;
+			}
+			pair[np++].line = ln;
+			continue;
+		}
 		if (!strncmp(p, "after,", 6)) {
 			int used = 0;
 			if (na == SV_MAX_VARIANTS * SV_MAX_AFTER ||
@@ -396,9 +448,24 @@ int sv_table_read(const char *path, struct sv_table *t, char *err, size_t errlen
 		if (rc)
 			sv_table_free(t);
 	}
+	for (size_t i = 0; !rc && i < np; i++) {
+		int v = sv_table_variant(t, pair[i].batch);
+		char e2[512];
+		if (v < 0 || t->batch[v] != pair[i].batch) {
+			snprintf(err, errlen, "%s:%u: pair row of batch %u, which has no service row",
+				 path, pair[i].line, pair[i].batch);
+			rc = -1;
+		} else if (sv_table_add_pair(t, (unsigned)v, &pair[i].p, e2, sizeof e2)) {
+			snprintf(err, errlen, "%s:%u: %s", path, pair[i].line, e2);
+			rc = -1;
+		}
+		if (rc)
+			sv_table_free(t);
+	}
 done:
 	free(rows);
 	free(krows);
+	free(pair);
 	fclose(f);
 	return rc;
 }
@@ -443,6 +510,18 @@ int sv_table_write(const char *path, const struct sv_table *t, char *err, size_t
 				first = 0;
 				fprintf(f, "after,%u,%u,%.3f\n", t->batch[v], k, t->after_us[v][k - 1]);
 			}
+	first = 1;
+	for (unsigned v = 0; v < t->nvariants; v++)
+		for (unsigned i = 0; i < t->npair[v]; i++) {
+			const struct sv_pair *q = &t->pair[v][i];
+			if (first)
+				fprintf(f, "# two batches of a variant on two streams, the second started "
+					"offset_us after the first: each one's time to its output\n"
+					"pair,batch,offset_us,first_us,second_us\n");
+			first = 0;
+			fprintf(f, "pair,%u,%.3f,%.3f,%.3f\n", t->batch[v], q->offset_us, q->first_us,
+				q->second_us);
+		}
 	if (fclose(f)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
@@ -484,9 +563,17 @@ int sv_table_select(struct sv_table *t, const unsigned *sizes, unsigned n, char 
 			t->nkern[k] = t->nkern[keep[k]];
 			t->kern[keep[k]] = NULL;
 			t->nkern[keep[k]] = 0;
+			free(t->pair[k]);
+			t->pair[k] = t->pair[keep[k]];
+			t->npair[k] = t->npair[keep[k]];
+			t->pair[keep[k]] = NULL;
+			t->npair[keep[k]] = 0;
 		}
 	}
 	for (unsigned k = nk; k < t->nvariants; k++) {
+		free(t->pair[k]);
+		t->pair[k] = NULL;
+		t->npair[k] = 0;
 		free(t->kern[k]);
 		t->kern[k] = NULL;
 		t->nkern[k] = 0;

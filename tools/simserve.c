@@ -30,6 +30,7 @@ static void usage(FILE *f)
 		"  --model A.om,B.om,...   the variants; their service times are characterised\n"
 		"                          once by simulating them (timing mode), with the input\n"
 		"                          and output copies over PCIe, at 1..--streams in flight\n"
+		"                          (with 2 or more, also as pairs at 64 start offsets)\n"
 		"  --model ...:W           (repeated) several models share the chip, each with\n"
 		"                          its own batcher queue; W (default 1) is its share of\n"
 		"                          generated requests (a trace names each request's model)\n"
