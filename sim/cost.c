@@ -29,6 +29,7 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg)
 	cc->cube_k = (uint64_t)cfg->cube_k;
 	cc->cube_n = (uint64_t)cfg->cube_n;
 	cc->cube_lat = (uint64_t)cfg->cube_latency_cycles;
+	cc->cube_eff = cfg->cube_efficiency;
 	cc->vec_lat = (uint64_t)cfg->vector_latency_cycles;
 	cc->local_lat = (uint64_t)cfg->mte_local_latency_cycles;
 	cc->l2_lat = (uint64_t)cfg->l2_latency_cycles;

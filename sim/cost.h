@@ -47,6 +47,7 @@ struct sim_costcfg {
 	uint64_t vec_repeat;  /* cycles one 256-byte vector repeat occupies the V pipe */
 	uint64_t vec_complex; /* multiplier of a repeat of exp/ln/sqrt/rec/rsqrt/div */
 	uint64_t cube_m, cube_k, cube_n; /* one cube step (fp16; int8 doubles k) */
+	double cube_eff;                  /* cube.efficiency: steps a cycle, at most 1 */
 	uint64_t cube_lat, vec_lat, local_lat, l2_lat, hbm_lat, pcie_lat; /* cycles */
 	double path_bpc[SIM_NPATHS]; /* one core's path, bytes per cycle */
 	double l2_bpc, hbm_bpc, pcie_bpc; /* shared by all cores, bytes per cycle */

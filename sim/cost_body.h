@@ -70,6 +70,8 @@ struct sim_cost COST_FN(const struct sim_costcfg *cc, const COST_INSN *in, unsig
 		uint64_t kstep = cc->cube_k * (in->dt == ISA_DT_S8 ? 2 : 1);
 		c.occ = ceil_div((uint64_t)in->m, cc->cube_m) * ceil_div((uint64_t)in->k, kstep) *
 			ceil_div((uint64_t)in->n, cc->cube_n);
+		if (cc->cube_eff < 1.0) /* a sustained rate below the peak */
+			c.occ = sim_cycles_for((double)c.occ, cc->cube_eff);
 		c.lat = cc->cube_lat;
 		break;
 	}
