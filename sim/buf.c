@@ -25,9 +25,9 @@ int sim_fail(struct sim_core *c, const char *fmt, ...)
 /* The buffers are zero pages until touched (device.c), and a first touch costs a page fault:
  * 8,200 of them in a full ResNet-50 run, each about 5 us on the virtual machine the simulator
  * was measured on, 11% of the run.  In full mode the buffers are mapped a chunk at a time
- * instead, one sim_populate for a chunk (4 pages) or a run of them, on the first access to
- * the chunk; the chunks are small enough that the memory a run uses grows little (the pages
- * are zero either way, so nothing a kernel sees changes).  Timing mode moves no bytes and maps
+ * instead, one sim_populate for a chunk (a page; 16 KB in a 1 MB L1) or a run of them, on
+ * the first access to the chunk; the chunks are small enough that the memory a run uses grows
+ * little (the pages are zero either way, so nothing a kernel sees changes).  Timing mode moves no bytes and maps
  * nothing. */
 static void populate(struct sim_core *c, enum sim_buf b, uint64_t addr, uint64_t len)
 {

@@ -6,7 +6,8 @@
  *
  * Every path gives the same bits as the scalar reference: each C element sums its products in
  * k order, one rounding for the product (exact anyway: fp16 x fp16 fits in fp32) and one for
- * the add, never a fused multiply-add (this library is built with -ffp-contract=off).  Int8
+ * the add, never a fused multiply-add on fp32 operands (this library is built with
+ * -ffp-contract=off); the fp16 entry points may fuse, as their products are exact.  Int8
  * products accumulate in int32 with wrap-around, which no order changes.  The one thing the
  * host decides is which payload a NaN result carries when two NaNs meet (x86 keeps the first
  * operand's, and the compiler orders commutative operands as it likes). */
@@ -39,7 +40,17 @@ int dv_mmad_f32_path(enum dv_cube_path p, const float *a, const float *b, void *
 int dv_mmad_s8_path(enum dv_cube_path p, const int8_t *a, const int8_t *b, void *c, int64_t M1,
 		    int64_t K1, int64_t N1, int64_t k, int init);
 
+/* fp16 operands: a M1 * K1 and b K1 * N1 fractals of 16x16 fp16 (any alignment), C as for
+ * fp32; the bits of widening both exactly and running the fp32 path p.  fa and fb: scratch for
+ * the widened operands, M1 * K1 * 256 and K1 * N1 * 256 floats.  DV_CUBE_AVX512 widens as it
+ * goes (B a row at a time, A a row of fractals at a time, into fa).  Returns -1 if p is not
+ * available, else 0. */
+int dv_mmad_f16_path(enum dv_cube_path p, const void *a, const void *b, void *c, int64_t M1,
+		     int64_t K1, int64_t N1, int64_t k, int init, float *fa, float *fb);
+
 /* The fastest path the CPU has (what the simulator runs). */
+void dv_mmad_f16(const void *a, const void *b, void *c, int64_t M1, int64_t K1, int64_t N1,
+		 int64_t k, int init, float *fa, float *fb);
 void dv_mmad_f32(const float *a, const float *b, void *c, int64_t M1, int64_t K1, int64_t N1,
 		 int64_t k, int init);
 void dv_mmad_s8(const int8_t *a, const int8_t *b, void *c, int64_t M1, int64_t K1, int64_t N1,

@@ -4,6 +4,9 @@
  *   KERN_ATTR  its target attribute (or nothing)
  *   KERN_R     rows of C kept in registers
  *   VF         a vector of L floats (L divides 16)
+ * and may define
+ *   KERN_MADD(acc, a, b)  acc + a * b for a vector acc and b and a float a (default: a
+ *              multiply and an add; a fused multiply-add only for exact products, fp16's)
  * and this file undefines them again.
  *
  * For each 16x16 C fractal, R rows at a time: the rows' accumulators (16 / L vectors each)
@@ -18,6 +21,9 @@
  * the array in memory): C need only be 4-byte aligned (L0C addresses are 64-byte aligned, but
  * the kernel does not rely on it), and the compiler emits plain unaligned vector moves. */
 
+#ifndef KERN_MADD
+#define KERN_MADD(acc, a, b) ((acc) + (a) * (b))
+#endif
 #define KERN_L ((int)(sizeof(VF) / sizeof(float)))
 #define KERN_NV (16 / KERN_L) /* vectors per row of C */
 #define KERN_CAT2(a, b) a##b
@@ -55,7 +61,7 @@ KERN_ROWS(const float *af, const float *bf, int64_t bstride, unsigned char *crow
 				float av = af[r * 16 + kk];
 				_Pragma("GCC unroll 16")
 				for (int v = 0; v < KERN_NV; v++)
-					acc[r][v] = acc[r][v] + av * brow[v];
+					acc[r][v] = KERN_MADD(acc[r][v], av, brow[v]);
 			}
 		}
 	}
@@ -77,6 +83,7 @@ KERN_ATTR static void KERN_F32(const float *a, const float *b, unsigned char *c,
 					  init);
 }
 
+#undef KERN_MADD
 #undef KERN_L
 #undef KERN_NV
 #undef KERN_CAT2

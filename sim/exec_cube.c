@@ -15,20 +15,8 @@
  * cube.latency_cycles before the result is in L0C. */
 #include "core.h"
 #include "cube_kern.h"
-#include "fp16.h"
 
 #define FR 512
-
-/* The fp16 operands are widened to fp32 (exactly) once per instruction, into the device's scratch
- * buffers, so the kernels' inner loops do no conversion. */
-static void mmad_f16(struct sim_core *c, const uint8_t *a, const uint8_t *b, uint8_t *cc,
-		     int64_t M1, int64_t K1, int64_t N1, int64_t k, int init)
-{
-	float *fa = c->dev->cube_fa, *fb = c->dev->cube_fb;
-	dv_f16_to_f32_n(a, fa, (size_t)(M1 * K1 * 256));
-	dv_f16_to_f32_n(b, fb, (size_t)(K1 * N1 * 256));
-	dv_mmad_f32(fa, fb, cc, M1, K1, N1, k, init);
-}
 
 int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct sim_cost *cost)
 {
@@ -50,7 +38,8 @@ int exec_MMAD(struct sim_core *c, const struct sim_qent *e, uint64_t now, struct
 			dv_mmad_s8((const int8_t *)a, (const int8_t *)b, cc, M1, K1, N1, in->k,
 				   (int)in->init);
 		else
-			mmad_f16(c, a, b, cc, M1, K1, N1, in->k, (int)in->init);
+			dv_mmad_f16(a, b, cc, M1, K1, N1, in->k, (int)in->init, c->dev->cube_fa,
+				    c->dev->cube_fb);
 	}
 	uint64_t steps = cost->occ; /* a cube step a cycle */
 	if (s8)

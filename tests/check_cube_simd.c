@@ -306,6 +306,133 @@ START_TEST(test_f32_order)
 }
 END_TEST
 
+/* ---- fp16 operands (dv_mmad_f16: what the simulator runs for an fp16 MMAD) ---- */
+
+/* a, b: fp16 operands as in L0A / L0B; the K padding holds fp16 NaNs, which must not reach C.
+ * fa, fb: the same widened, for the fp32 reference. */
+static void fill_f16(struct rng *r, const struct f32_case *t, uint16_t *a, uint16_t *b,
+		     float *fa, float *fb, enum vals v)
+{
+	size_t na = (size_t)(t->M1 * t->K1 * 256), nb = (size_t)(t->K1 * t->N1 * 256);
+
+	for (size_t i = 0; i < na; i++) {
+		int64_t k = (int64_t)(i / 256 % (size_t)t->K1) * 16 + (int64_t)(i % 16);
+		a[i] = k >= t->k ? 0x7e5a : gen_f16(r, v);
+		fa[i] = dv_f16_to_f32(a[i]);
+	}
+	for (size_t i = 0; i < nb; i++) {
+		int64_t k = (int64_t)(i / 256 / (size_t)t->N1) * 16 + (int64_t)(i % 256 / 16);
+		b[i] = k >= t->k ? 0xfe77 : gen_f16(r, v);
+		fb[i] = dv_f16_to_f32(b[i]);
+	}
+}
+
+/* Every fp16 path, and the dispatcher, against the fp32 reference on the widened operands. */
+static void run_f16(struct rng *r, const struct f32_case *t, enum vals v, int acc_special,
+		    int strict_nan)
+{
+	static uint16_t a[MAX1 * MAX1 * 256], b[MAX1 * MAX1 * 256];
+	static float fa[MAX1 * MAX1 * 256], fb[MAX1 * MAX1 * 256];
+	static float sa[MAX1 * MAX1 * 256], sb[MAX1 * MAX1 * 256];
+	size_t nc = (size_t)(t->M1 * t->N1 * 256);
+	float c0[MAX1 * MAX1 * 256];
+	unsigned char ref[MAX1 * MAX1 * 1024 + 4], got[MAX1 * MAX1 * 1024 + 4];
+
+	fill_f16(r, t, a, b, fa, fb, v);
+	for (size_t i = 0; i < nc; i++)
+		c0[i] = gen_acc(r, acc_special);
+	memcpy(ref + t->coff, c0, nc * 4);
+	ck_assert_int_eq(dv_mmad_f32_path(DV_CUBE_REF, fa, fb, ref + t->coff, t->M1, t->K1, t->N1,
+					  t->k, t->init),
+			 0);
+	for (int p = DV_CUBE_REF; p <= DV_CUBE_NPATHS; p++) {
+		if (p < DV_CUBE_NPATHS && !dv_cube_path_available((enum dv_cube_path)p))
+			continue;
+		memcpy(got + t->coff, c0, nc * 4);
+		if (p < DV_CUBE_NPATHS)
+			ck_assert_int_eq(dv_mmad_f16_path((enum dv_cube_path)p, a, b, got + t->coff,
+							  t->M1, t->K1, t->N1, t->k, t->init,
+							  sa, sb),
+					 0);
+		else
+			dv_mmad_f16(a, b, got + t->coff, t->M1, t->K1, t->N1, t->k, t->init, sa,
+				    sb);
+		for (size_t i = 0; i < nc; i++) {
+			uint32_t x, y;
+
+			memcpy(&x, ref + t->coff + 4 * i, 4);
+			memcpy(&y, got + t->coff + 4 * i, 4);
+			if (x == y || (!strict_nan && is_nan_bits(x) && is_nan_bits(y)))
+				continue;
+			CHECK(0,
+			      "fp16 path %d, M1 %lld K1 %lld N1 %lld k %lld init %d: C[%zu] is "
+			      "0x%08x, reference 0x%08x",
+			      p, (long long)t->M1, (long long)t->K1, (long long)t->N1,
+			      (long long)t->k, t->init, i, (unsigned)y, (unsigned)x);
+		}
+	}
+}
+
+/* Random tiles: any finite fp16 (subnormal products, -0) and small ones whose sums round at
+ * every step; every k of up to 3 fractals; accumulators with infinities and NaNs; operands
+ * mostly special.  The AVX-512 path multiplies and adds in one rounding (an fp16 product is
+ * exact in fp32, so that rounding is the add's): these are where it would show if not. */
+START_TEST(test_f16_random)
+{
+	struct rng r = {11};
+
+	for (int i = 0; i < 300; i++) {
+		struct f32_case t = random_case(&r, 16);
+
+		run_f16(&r, &t, i % 2 ? V_SMALL : V_FINITE, 0, 1);
+	}
+	for (int64_t k = 1; k <= 48; k++)
+		for (int init = 0; init < 2; init++) {
+			struct f32_case t = {2, (k + 15) / 16, 3, k, init, (size_t)(k & 1) * 4};
+
+			run_f16(&r, &t, V_FINITE, 0, 1);
+		}
+	for (int i = 0; i < 300; i++) {
+		struct f32_case t = random_case(&r, 16);
+
+		run_f16(&r, &t, V_SPECIAL, 1, 0);
+	}
+}
+END_TEST
+
+/* One NaN source per C element: its payload (quieted) must come through bit for bit. */
+START_TEST(test_f16_nan_payload)
+{
+	struct rng r = {12};
+	static uint16_t a[256], b[256];
+	static float fa[256], fb[256], sa[256], sb[256];
+	unsigned char ref[1024], got[1024];
+
+	for (int i = 0; i < 64; i++) {
+		int row = (int)below(&r, 16), col = (int)below(&r, 16);
+
+		for (int j = 0; j < 256; j++) {
+			a[j] = gen_f16(&r, V_SMALL);
+			b[j] = gen_f16(&r, V_SMALL);
+		}
+		a[row * 16 + col] = (uint16_t)(0x7c01 | (next(&r) & 0x83ff));
+		for (int j = 0; j < 256; j++) {
+			fa[j] = dv_f16_to_f32(a[j]);
+			fb[j] = dv_f16_to_f32(b[j]);
+		}
+		memset(ref, 0, sizeof ref);
+		dv_mmad_f32_path(DV_CUBE_REF, fa, fb, ref, 1, 1, 1, 16, 1);
+		for (int p = 0; p < DV_CUBE_NPATHS; p++) {
+			if (!dv_cube_path_available((enum dv_cube_path)p))
+				continue;
+			memset(got, 0, sizeof got);
+			dv_mmad_f16_path((enum dv_cube_path)p, a, b, got, 1, 1, 1, 16, 1, sa, sb);
+			CHECK(!memcmp(ref, got, sizeof ref), "fp16 path %d: NaN payload differs", p);
+		}
+	}
+}
+END_TEST
+
 /* ---- int8 ---- */
 
 static void run_s8(struct rng *r, const struct f32_case *t, int extremes)
@@ -401,6 +528,8 @@ static Suite *cube_suite(void)
 	tcase_add_test(tc, test_f32_special);
 	tcase_add_test(tc, test_f32_nan_payload);
 	tcase_add_test(tc, test_f32_order);
+	tcase_add_test(tc, test_f16_random);
+	tcase_add_test(tc, test_f16_nan_payload);
 	tcase_add_test(tc, test_s8_random);
 	tcase_add_test(tc, test_s8_wrap);
 	tcase_add_test(tc, test_s8_known);
