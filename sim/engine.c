@@ -680,7 +680,6 @@ int sim_drain(struct sim_device *dev, void (*done)(void *ctx, struct sim_launch 
 			rc = run_pipe(g, c, ev.kind, ev.t);
 			bad = c->launch;
 		}
-		evq_settle(&g->evq);
 		if (g->failed && !rc) {
 			snprintf(dev->err, dev->errlen, "out of memory in the event queue");
 			rc = -1;
