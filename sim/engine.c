@@ -141,8 +141,7 @@ static int start_block(struct engine *g, struct sim_core *c, struct sim_launch *
 	c->block_start = t;
 	if (c->ic_seq != l->seq) {
 		c->ic_seq = l->seq;
-		if (c->ic_lines)
-			memset(c->ic_tag, 0, c->ic_lines * sizeof *c->ic_tag);
+		c->ic_base = c->ic_end;
 	}
 	c->ic_first = UINT64_MAX - c->ic_ipl; /* no line: the first instruction fetches one */
 	c->insns_at_start = c->st->scalar_insns;
@@ -284,8 +283,11 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 			c->st->icache_reqs++;
 			if (c->ic_lines) {
 				uint64_t *tag = &c->ic_tag[c->ic_line % c->ic_lines];
-				if (*tag != c->ic_line + 1) {
-					*tag = c->ic_line + 1;
+				uint64_t key = c->ic_base + c->ic_line + 1;
+				if (*tag != key) {
+					*tag = key;
+					if (key > c->ic_end)
+						c->ic_end = key;
 					c->st->icache_misses++;
 					t += dev->cc.icache_miss;
 					c->st->busy_cycles[ISA_PIPE_S] += dev->cc.icache_miss;
