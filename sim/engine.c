@@ -39,7 +39,7 @@ enum s_state { S_IDLE, S_RUN, S_WAIT_QUEUE, S_WAIT_FLAG, S_BARRIER, S_END };
 static int push_ev(struct engine *g, uint64_t t, unsigned core, unsigned kind, uint32_t flag,
 		   uint32_t pc, struct sim_launch *l)
 {
-	struct sim_event e = { t, core, (uint8_t)kind, flag, pc, l };
+	struct sim_event e = { t, core, (uint8_t)kind, 0, flag, pc, l };
 	return evq_push(&g->evq, &e);
 }
 
@@ -63,14 +63,16 @@ static void schedule_pipe(struct engine *g, struct sim_core *c, unsigned p, uint
 		g->failed = 1;
 }
 
-/* Flag fi of core c rises at time t (set_flag at pc): wake whoever waits. */
-static int raise_flag(struct engine *g, struct sim_core *c, unsigned fi, uint64_t t, uint32_t pc)
+/* Flag fi of core c, for pipe dst, rises at time t (set_flag at pc): wake
+ * whoever waits.  dst comes with fi: dividing it out of fi (two divisions
+ * by core.event_ids) cost more than the rest of this. */
+static int raise_flag(struct engine *g, struct sim_core *c, unsigned fi, unsigned dst, uint64_t t,
+		      uint32_t pc)
 {
 	struct sim_device *dev = c->dev;
-	(void)g;
-	unsigned ne = (unsigned)dev->cfg.core_event_ids;
-	unsigned src = fi / ne / ISA_NPIPES, dst = fi / ne % ISA_NPIPES;
 	if (c->flags[fi]) {
+		unsigned ne = (unsigned)dev->cfg.core_event_ids;
+		unsigned src = fi / ne / ISA_NPIPES;
 		if (dev->err[0] == 0)
 			snprintf(dev->err, dev->errlen,
 				 "core %u, pipe %s, pc %u: set_flag src=%s, dst=%s, ev=%u: flag already "
@@ -336,7 +338,7 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				c->pc++;
 			} else if (in->op == ISA_OP_SET_FLAG) {
 				unsigned fi = flag_index(dev, in->src, in->dst, in->ev);
-				if (raise_flag(g, c, fi, t, (uint32_t)c->pc))
+				if (raise_flag(g, c, fi, (unsigned)in->dst, t, (uint32_t)c->pc))
 					return -1;
 				c->pc++;
 			} else if (in->op == ISA_OP_WAIT_FLAG) {
@@ -455,9 +457,11 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 				 * later transfers streaming while earlier ones land). */
 				unsigned fi = flag_index(dev, in->src, in->dst, in->ev);
 				if (pp->done_at > now) {
-					if (push_ev(g, pp->done_at, c->id, EV_FLAG, fi, e->pc, NULL))
+					struct sim_event f = { pp->done_at, c->id, EV_FLAG,
+							       (uint8_t)in->dst, fi, e->pc, NULL };
+					if (evq_push(&g->evq, &f))
 						return -1;
-				} else if (raise_flag(g, c, fi, now, e->pc)) {
+				} else if (raise_flag(g, c, fi, (unsigned)in->dst, now, e->pc)) {
 					return -1;
 				}
 			}
@@ -676,7 +680,7 @@ int sim_drain(struct sim_device *dev, void (*done)(void *ctx, struct sim_launch 
 			rc = run_scalar(g, c, ev.t);
 			bad = c->launch;
 		} else if (ev.kind == EV_FLAG) {
-			rc = raise_flag(g, c, ev.flag, ev.t, ev.pc);
+			rc = raise_flag(g, c, ev.flag, ev.pipe, ev.t, ev.pc);
 			bad = c->launch;
 		} else {
 			rc = run_pipe(g, c, ev.kind, ev.t);

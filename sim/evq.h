@@ -36,6 +36,7 @@ struct sim_event {
 	uint64_t t;
 	uint32_t core;
 	uint8_t kind;      /* EV_* in engine.c, or a pipe */
+	uint8_t pipe;      /* EV_FLAG: the pipe the flag is for */
 	uint32_t flag, pc; /* EV_FLAG: which flag, and the set_flag's pc */
 	struct sim_launch *l; /* EV_LAUNCH, EV_COPY_DONE */
 };

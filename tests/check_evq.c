@@ -86,8 +86,8 @@ static void run(uint64_t seed, int steps, size_t maxn, uint64_t spread, unsigned
 		}
 		for (int p = 0; p < pushes && r.n < maxn; p++) {
 			uint64_t t = now + ahead(&s, spread, far);
-			struct sim_event e = { t, next_id * 7u, (uint8_t)(next_id & 0xff), 0, next_id,
-					       NULL };
+			struct sim_event e = { t, next_id * 7u, (uint8_t)(next_id & 0xff), 0, 0,
+					       next_id, NULL };
 			CHECK(evq_push(&q, &e) == 0, "step %d: push failed", i);
 			r.t[r.n] = t;
 			r.id[r.n++] = next_id++;
@@ -98,7 +98,7 @@ static void run(uint64_t seed, int steps, size_t maxn, uint64_t spread, unsigned
 	evq_clear(&q);
 	CHECK(q.n == 0 && q.nfree == q.capev, "clear left %zu events, %zu of %zu slots free", q.n,
 	      q.nfree, q.capev);
-	struct sim_event e = { 5, 0, 0, 0, 0, NULL };
+	struct sim_event e = { 5, 0, 0, 0, 0, 0, NULL };
 	CHECK(evq_push(&q, &e) == 0 && q.n == 1, "push after clear");
 	evq_free(&q);
 }
