@@ -208,13 +208,30 @@ static void complete(struct engine *g, struct sim_launch *l, uint64_t t)
 		g->done(g->done_ctx, l);
 }
 
+/* Where a byte-by-byte search of f[0, n) for a nonzero byte may start: the
+ * first 8 bytes with one set, else the tail after the last whole 8.  Every
+ * block's end checks its core's flags (144 on the 910) and almost always
+ * finds none set: byte by byte from 0, that was 1.5% of a timing-mode
+ * MobileNetV2 run's instructions. */
+static unsigned first_set(const uint8_t *f, unsigned n)
+{
+	unsigned i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, f + i, 8);
+		if (w)
+			return i;
+	}
+	return i;
+}
+
 /* End of a block once every pipe has drained at time t: the core takes
  * the next block of its launch, or of another, or goes idle. */
 static int end_block(struct engine *g, struct sim_core *c, uint64_t t)
 {
 	struct sim_device *dev = c->dev;
 	unsigned nflags = ISA_NPIPES * ISA_NPIPES * (unsigned)dev->cfg.core_event_ids;
-	for (unsigned i = 0; i < nflags; i++)
+	for (unsigned i = first_set(c->flags, nflags); i < nflags; i++)
 		if (c->flags[i]) {
 			unsigned ev = i % (unsigned)dev->cfg.core_event_ids;
 			unsigned pair = i / (unsigned)dev->cfg.core_event_ids;
