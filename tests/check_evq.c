@@ -1,7 +1,7 @@
 /* check_evq.c: the engine's event queue (sim/evq.h) against a plain list scanned for the
- * earliest (time, push order): random pushes, takes that a push replaces or a settle removes,
- * many events at one time, growth past the first allocation, clearing, and the renumbering
- * when the push count reaches its limit. */
+ * earliest (time, push order): random pushes, near (the window) and far (the heap) and of
+ * one time in both, takes between them, many events at one time, growth past the first
+ * allocation, clearing, and the heap's renumbering when its push count reaches its limit. */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -43,10 +43,20 @@ static uint64_t rnd(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* steps of: push (a time at or after now, often exactly now), or take the earliest and then
- * push 0-2 events before settling, as the engine's handlers do.  seq0: the queue's first push
- * count (near EVQ_SEQ_END tests the renumbering). */
-static void run(uint64_t seed, int steps, size_t maxn, uint64_t spread, uint64_t seq0)
+/* A push's time from now: often now itself; one in `far` (0: none) past the window, up to
+ * three windows ahead, where it may meet the window's later pushes of its time. */
+static uint64_t ahead(uint64_t *s, uint64_t spread, unsigned far)
+{
+	if (far && rnd(s) % far == 0)
+		return EVQ_WINDOW - 8 + rnd(s) % (2 * EVQ_WINDOW);
+	return rnd(s) % 3 == 0 ? 0 : rnd(s) % spread;
+}
+
+/* steps of: push (a time at or after now), or take the earliest and then push 0-2 events,
+ * as the engine's handlers do.  seq0: the heap's first push count (near EVQ_SEQ_END tests
+ * the renumbering). */
+static void run(uint64_t seed, int steps, size_t maxn, uint64_t spread, unsigned far,
+		uint64_t seq0)
 {
 	struct sim_evq q;
 	static struct ref r;
@@ -75,43 +85,45 @@ static void run(uint64_t seed, int steps, size_t maxn, uint64_t spread, uint64_t
 			pushes = 1;
 		}
 		for (int p = 0; p < pushes && r.n < maxn; p++) {
-			uint64_t t = now + (rnd(&s) % 3 == 0 ? 0 : rnd(&s) % spread);
-			struct sim_event e = { t, next_id * 7u, (uint8_t)(next_id & 0xff), 0, next_id,
-					       NULL };
+			uint64_t t = now + ahead(&s, spread, far);
+			struct sim_event e = { t, next_id * 7u, (uint8_t)(next_id & 0xff), 0, 0,
+					       next_id, NULL };
 			CHECK(evq_push(&q, &e) == 0, "step %d: push failed", i);
 			r.t[r.n] = t;
 			r.id[r.n++] = next_id++;
 		}
-		evq_settle(&q);
-		CHECK(q.n == r.n, "step %d: %zu events after settling, expected %zu", i, q.n, r.n);
+		CHECK(q.n == r.n, "step %d: %zu events after pushing, expected %zu", i, q.n, r.n);
 		CHECK(q.seq < EVQ_SEQ_END || q.seq == EVQ_SEQ_END, "step %d: seq past its end", i);
 	}
 	evq_clear(&q);
 	CHECK(q.n == 0 && q.nfree == q.capev, "clear left %zu events, %zu of %zu slots free", q.n,
 	      q.nfree, q.capev);
-	struct sim_event e = { 5, 0, 0, 0, 0, NULL };
+	struct sim_event e = { 5, 0, 0, 0, 0, 0, NULL };
 	CHECK(evq_push(&q, &e) == 0 && q.n == 1, "push after clear");
 	evq_free(&q);
 }
 
 START_TEST(random_small)
 {
-	run(1, 20000, 40, 50, 0);
-	run(2, 20000, 300, 4, 0); /* many ties */
+	run(1, 20000, 40, 50, 0, 0);
+	run(2, 20000, 300, 4, 0, 0); /* many ties */
+	run(6, 20000, 40, 50, 4, 0); /* the heap too */
+	run(7, 20000, 300, 4, 2, 0); /* ties between window and heap */
+	run(8, 20000, 40, 3 * EVQ_WINDOW, 0, 0); /* the window's ring wraps */
 }
 END_TEST
 
 START_TEST(growth)
 {
-	run(3, 40000, 4000, 1000, 0); /* past 256 keys and slots, more than once */
+	run(3, 40000, 4000, 1000, 3, 0); /* past 256 keys and slots, more than once */
 }
 END_TEST
 
 START_TEST(renumber)
 {
 	/* a few hundred pushes before the limit: renumbered once or more mid-run */
-	run(4, 20000, 200, 30, EVQ_SEQ_END - 300);
-	run(5, 20000, 3000, 30, EVQ_SEQ_END - 5);
+	run(4, 20000, 200, 30, 2, EVQ_SEQ_END - 300);
+	run(5, 20000, 3000, 30, 2, EVQ_SEQ_END - 5);
 }
 END_TEST
 
