@@ -127,4 +127,34 @@ for name, meas, sim, us, bound in rows:
 print("TFLOPS (fp16); ratio = simulated / measured (AIBench, 910); time: kernel cycles at "
       f"{mhz:.0f} MHz, or the compiled task's duration without its launch gap")
 EOF
+# 5. The cube's sustained rate (cube.efficiency) that brings the hand-written
+#    GEMM to AIBench's 216 TFLOPS, by bisection to 0.001: the fit of that one
+#    term, printed, not applied (the SoC files keep 1 until the FP16 rows are
+#    refitted with it; docs/validation.md).
+say "cube.efficiency fitted to AIBench's GEMM"
+"$py" - "$build/simrun" "$out/gemm_big.s" $G "$freq" <<'EOF'
+import json
+import subprocess
+import sys
+simrun, kern, g, mhz = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+gb = str(g * g * 2)
+CUBE = 216.0
+
+def tflops(eff):
+    out = subprocess.run([simrun, "--soc", "Ascend910", "--kernel", kern, "--block-dim", "32",
+                          "--alloc", gb, "--alloc", gb, "--alloc", gb, "--mode", "timing",
+                          "--json", "--set", f"cube.efficiency={eff:.4f}"],
+                         check=True, capture_output=True, text=True).stdout
+    d = json.loads(out)
+    return d["total"]["cube_flops"] / (d["cycles"] / mhz) / 1e6
+
+lo, hi = 0.5, 1.0   # the GEMM at lo is slower than AIBench's, at 1 faster
+if not tflops(lo) < CUBE < tflops(hi):
+    sys.exit("aibench.sh: the GEMM does not bracket 216 TFLOPS over cube.efficiency 0.5-1")
+while hi - lo > 0.001:
+    mid = (lo + hi) / 2
+    lo, hi = (mid, hi) if tflops(mid) < CUBE else (lo, mid)
+print(f"cube.efficiency fitted to AIBench's {CUBE:.0f} TFLOPS on the hand-written GEMM: "
+      f"{hi:.3f} ({tflops(hi):.1f} TFLOPS; not applied, the SoC files keep 1)")
+EOF
 say "took $(($(date +%s) - t0)) s; files in $out"
