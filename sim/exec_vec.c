@@ -86,6 +86,7 @@
 
 #include "core.h"
 #include "fp16.h"
+#include "vec_f16.h"
 #include "vec_fma.h"
 
 #include <math.h>
@@ -530,6 +531,38 @@ static int32_t scalar_int(int64_t v, enum isa_dtype dt)
 	return s32;
 }
 
+/* vec_f16.c's form of an element-wise kind, or -1 if it has none. */
+static int f16_op(enum ew k)
+{
+	switch (k) {
+	case EW_ADD: return DV_F16_ADD;
+	case EW_SUB: return DV_F16_SUB;
+	case EW_MUL: return DV_F16_MUL;
+	case EW_MAX: return DV_F16_MAX;
+	case EW_MIN: return DV_F16_MIN;
+	case EW_MLA: return DV_F16_MLA;
+	case EW_ADDRELU: return DV_F16_ADDRELU;
+	case EW_RELU: return DV_F16_RELU;
+	default: return -1;
+	}
+}
+
+/* The bytes o's blocks span, first to last. */
+static uint64_t footprint(const struct vopnd *o, uint64_t rep)
+{
+	return (rep - 1) * o->rs + 7 * o->bs + UNIT_BYTES;
+}
+
+/* Whether src can be read block by block as d is written (vec_f16.c, vmov) and give what
+ * reading each whole repeat first gives: laid out exactly as d (every lane read just before it
+ * is overwritten), or nowhere near it. */
+static int src_streams(const struct vopnd *s, const struct vopnd *d, uint64_t rep)
+{
+	if (s->p == d->p && s->bs == d->bs && s->rs == d->rs)
+		return 1;
+	return s->p + footprint(s, rep) <= d->p || d->p + footprint(d, rep) <= s->p;
+}
+
 static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost *cost,
 		  enum isa_op op, enum ew k, enum ew_src src, unsigned dtypes)
 {
@@ -564,6 +597,17 @@ static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost 
 		return 0;
 
 	if (k == EW_MOV) {
+		/* every lane on, d's blocks apart and the source laid out as d or away from it:
+		 * block by block, straight from source to destination */
+		if (g.active == 8 * g.bl && g.rep && d.bs >= UNIT_BYTES && src_streams(&s0, &d, g.rep)) {
+			if (s0.p == d.p)
+				return 0; /* onto itself, lane for lane */
+			for (uint64_t r = 0; r < g.rep; r++)
+				for (unsigned b = 0; b < 8; b++)
+					memcpy(d.p + r * d.rs + b * d.bs, s0.p + r * s0.rs + b * s0.bs,
+					       UNIT_BYTES);
+			return 0;
+		}
 		for (uint64_t r = 0; r < g.rep; r++) {
 			load_rep(&s0, &g, r, raw0);
 			store_rep(&d, &g, r, raw0);
@@ -583,6 +627,13 @@ static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost 
 			f32_to_raw(dt, fd, rawd, n);
 		else
 			u32_to_raw(dt, ud, rawd, n);
+		if (g.active == 8 * g.bl) {
+			/* every lane on: each block gets the same 32 bytes, in any order */
+			for (uint64_t r = 0; r < g.rep; r++)
+				for (unsigned b = 0; b < 8; b++)
+					memcpy(d.p + r * d.rs + b * d.bs, rawd, UNIT_BYTES);
+			return 0;
+		}
 		for (uint64_t r = 0; r < g.rep; r++)
 			store_rep(&d, &g, r, rawd);
 		return 0;
@@ -599,6 +650,22 @@ static int vec_ew(struct sim_core *c, const struct sim_qent *e, struct sim_cost 
 	}
 	/* every lane on and dst's blocks contiguous: results go straight into UB */
 	int d_direct = g.active == 8 * g.bl && rep_contiguous(&d, &g);
+	/* fp16 with every lane on: one pass in registers (vec_f16.c) when the layout allows;
+	 * d's blocks must not overlap one another (vmla reads each block's old value just
+	 * before writing it) */
+	int fop = dt == ISA_DT_F16 && g.active == 8 * g.bl ? f16_op(k) : -1;
+	int fpath = fop >= 0 ? dv_f16_ew_best() : 0;
+	if (fpath && g.rep && d.bs >= UNIT_BYTES && src_streams(&s0, &d, g.rep) &&
+	    (src != SRC_BINARY || src_streams(&s1, &d, g.rep))) {
+		struct dv_f16_opnd oa = { s0.p, s0.bs, s0.rs }, od = { d.p, d.bs, d.rs }, ob;
+
+		if (src == SRC_BINARY)
+			ob = (struct dv_f16_opnd){ s1.p, s1.bs, s1.rs };
+		if (dv_f16_ew_path(fpath, (enum dv_f16_op)fop, g.rep, &oa,
+				   src == SRC_BINARY ? &ob : NULL, src == SRC_SCALAR ? fb : NULL,
+				   &od) == 0)
+			return 0;
+	}
 	for (uint64_t r = 0; r < g.rep; r++) {
 		/* all of a repeat's reads come before its writes, as through the raw copies */
 		const uint8_t *p0 = rep_bytes(&s0, &g, r, raw0);

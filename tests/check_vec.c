@@ -8,6 +8,7 @@
 
 #include "core.h"
 #include "fp16.h"
+#include "vec_f16.h"
 #include "vec_fma.h"
 
 #include <check.h>
@@ -672,6 +673,90 @@ START_TEST(test_fmaf_n_matches_fmaf)
 	}
 	/* the reference and the dispatcher always run */
 	ck_assert_uint_eq(paths & 9u, 9u);
+}
+END_TEST
+
+/* vec_f16.c's one-pass fp16 lanes against a lane-by-lane reference, bit for bit: widen
+ * exactly, apply the operation as x86 defines it with the first source first (two NaNs:
+ * the first's payload, quieted; max/min the C selections; mla as dv_fmaf_n), narrow with
+ * round to nearest even.  Random fp16 patterns, a quarter special (NaNs with payloads,
+ * infinities, zeros, subnormals), both widths, a broadcast scalar src1, and dst in place
+ * of src0. */
+static float quiet(float f) { return u2f(f2u(f) | 0x00400000u); }
+
+static uint16_t ref_f16_lane(enum dv_f16_op op, uint16_t ha, uint16_t hb, float bs, int scal,
+			     uint16_t hd)
+{
+	float a = dv_f16_to_f32(ha), b = scal ? bs : dv_f16_to_f32(hb), d = dv_f16_to_f32(hd);
+	float r;
+	int nan2 = isnan(a) || isnan(b);
+	float first = isnan(a) ? quiet(a) : quiet(b);
+
+	switch (op) {
+	case DV_F16_ADD: r = nan2 ? first : a + b; break;
+	case DV_F16_SUB: r = nan2 ? first : a - b; break;
+	case DV_F16_MUL: r = nan2 ? first : a * b; break;
+	case DV_F16_MAX: r = a > b ? a : b; break;
+	case DV_F16_MIN: r = a < b ? a : b; break;
+	case DV_F16_MLA: r = d; dv_fmaf_n(&a, &b, &r, 1); break;
+	case DV_F16_ADDRELU: r = nan2 ? first : a + b; r = r > 0.0f ? r : 0.0f; break;
+	default: r = a > 0.0f ? a : 0.0f; break;
+	}
+	return dv_f32_to_f16(r);
+}
+
+START_TEST(test_f16_one_pass)
+{
+	enum { N = 128 };
+	static const uint16_t special[] = { 0x7e00, 0xfe01, 0x7c01, 0x7d23, 0xfc45, 0x7c00,
+					    0xfc00, 0x0000, 0x8000, 0x0001, 0x83ff, 0x3c00 };
+	const size_t nspecial = sizeof special / sizeof special[0];
+	uint16_t a[N], b[N], d[N], out[N];
+	uint32_t x = 777;
+	unsigned paths = 0;
+
+	for (unsigned round = 0; round < 200; round++) {
+		for (unsigned i = 0; i < N; i++) {
+			uint16_t *v[3] = { &a[i], &b[i], &d[i] };
+			for (int j = 0; j < 3; j++) {
+				x = x * 1664525u + 1013904223u;
+				uint16_t r = (uint16_t)(x >> 16);
+				x = x * 1664525u + 1013904223u;
+				*v[j] = (x >> 30) == 0 ? special[(x >> 8) % nspecial] : r;
+			}
+		}
+		float bs = dv_f16_to_f32(b[round % N]);
+		for (int op = DV_F16_ADD; op <= DV_F16_RELU; op++)
+			for (int path = 1; path <= 2; path++)
+				for (int form = 0; form < 3; form++) { /* vector, scalar, in place */
+					int scal = form == 1;
+					memcpy(out, form == 2 ? a : d, sizeof out);
+					struct dv_f16_opnd oa = { (unsigned char *)(form == 2 ? out : a), 32, 256 };
+					struct dv_f16_opnd ob = { (unsigned char *)b, 32, 256 };
+					struct dv_f16_opnd od = { (unsigned char *)out, 32, 256 };
+					if (dv_f16_ew_path(path, (enum dv_f16_op)op, 1, &oa,
+							   scal ? NULL : &ob, scal ? &bs : NULL, &od))
+						continue; /* not on this host */
+					paths |= 1u << path;
+					for (unsigned i = 0; i < N; i++) {
+						uint16_t want = ref_f16_lane(
+							(enum dv_f16_op)op, a[i], b[i], bs, scal,
+							form == 2 ? a[i] : d[i]);
+						if (out[i] != want)
+							ck_abort_msg("round %u, op %d, path %d, form %d, "
+								     "lane %u: a 0x%04x b 0x%04x d 0x%04x "
+								     "want 0x%04x got 0x%04x",
+								     round, op, path, form, i, a[i],
+								     scal ? dv_f32_to_f16(bs) : b[i],
+								     d[i], want, out[i]);
+					}
+				}
+	}
+#if defined(__x86_64__) && !defined(__clang__)
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+	    __builtin_cpu_supports("f16c"))
+		ck_assert_uint_ne(paths & 2u, 0); /* the AVX2 path ran */
+#endif
 }
 END_TEST
 
@@ -1777,6 +1862,7 @@ static Suite *vec_suite(void)
 	tcase_add_test(tc, test_ew_in_place);
 	tcase_add_test(tc, test_vmla_fused);
 	tcase_add_test(tc, test_fmaf_n_matches_fmaf);
+	tcase_add_test(tc, test_f16_one_pass);
 	tcase_add_test(tc, test_int_wrap);
 	tcase_add_test(tc, test_vmaskn_values);
 	tcase_add_test(tc, test_masked_ops);
