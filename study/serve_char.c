@@ -512,6 +512,27 @@ done:
 	return rc;
 }
 
+#define SV_PAIR_MAX_STRETCHES 128
+#define SV_PAIR_MIN_US 0.5
+/* The stretches' middles for kernel launches launch[0..n] from the first
+ * that meets first, each at least min long but the last; into off when
+ * not NULL.  How many. */
+static unsigned stretches(const double *launch, unsigned n, unsigned first, double min,
+			  double *off)
+{
+	unsigned count = 0;
+	double from = 0;
+	for (unsigned i = first; i <= n && count < SV_MAX_PAIRS; i++) {
+		if (launch[i] - from < min && i < n)
+			continue;
+		if (launch[i] > from && off)
+			off[count] = (double)llround((from + launch[i]) / 2 * 1e3) / 1e3;
+		count += launch[i] > from;
+		from = launch[i];
+	}
+	return count;
+}
+
 /* The offsets at which to run variant v's pairs, into off (ascending,
  * whole nanoseconds), how many: one in the middle of each stretch of
  * offsets over which the follower's first kernel meets the same kernel of
@@ -520,11 +541,9 @@ done:
  * Evenly spaced offsets fell between the leader's launches and missed
  * whole stretches (ResNet-50 batch 4, 64 offsets 19.7 us apart: none of
  * 280.7-290.3 us, whose pairs take 2.5% more than the offsets around it
- * gave).  A stretch shorter than SV_PAIR_MIN_US, or than the kernels' time
- * over SV_PAIR_MAX_STRETCHES for a model of many kernels, joins the next
- * (its pair then stands for both). */
-#define SV_PAIR_MAX_STRETCHES 256
-#define SV_PAIR_MIN_US 0.5
+ * gave).  A stretch shorter than SV_PAIR_MIN_US joins the next (its pair
+ * then stands for both), and so, for a model of more kernels than
+ * SV_PAIR_MAX_STRETCHES, does one shorter than the kernels' time over it. */
 static int pair_offsets(const struct sv_table *t, unsigned v, double *off)
 {
 	unsigned n = t->nkern[v];
@@ -532,20 +551,15 @@ static int pair_offsets(const struct sv_table *t, unsigned v, double *off)
 	if (!launch)
 		return -1;
 	sv_kernel_launches(t, v, launch);
-	double min = launch[n] / SV_PAIR_MAX_STRETCHES;
-	min = min > SV_PAIR_MIN_US ? min : SV_PAIR_MIN_US;
 	/* the stretches in offsets: [from, launch[i]) meets kernel i - 1; the
 	 * first reachable one begins at 0 (the follower's copy queued behind
 	 * the leader's transfer meets where one started at the transfer's end) */
-	unsigned first = sv_pair_meeting(t, v, launch, 0), count = 0;
-	double from = 0;
-	for (unsigned i = first; i <= n && count < SV_MAX_PAIRS; i++) {
-		if (launch[i] - from < min && i < n)
-			continue;
-		if (launch[i] > from)
-			off[count++] = (double)llround((from + launch[i]) / 2 * 1e3) / 1e3;
-		from = launch[i];
-	}
+	unsigned first = sv_pair_meeting(t, v, launch, 0);
+	double min = SV_PAIR_MIN_US;
+	if (stretches(launch, n, first, min, NULL) > SV_PAIR_MAX_STRETCHES &&
+	    launch[n] / SV_PAIR_MAX_STRETCHES > min)
+		min = launch[n] / SV_PAIR_MAX_STRETCHES;
+	unsigned count = stretches(launch, n, first, min, off);
 	free(launch);
 	return (int)count;
 }
