@@ -1022,6 +1022,27 @@ START_TEST(real_model)
 	ck_assert_msg(fabs(b1->fixed_us - cfg.runtime_model_exec_us) < 1e-3, "%.3f", b1->fixed_us);
 	ck_assert(b2->h2d_us > b1->h2d_us && b2->device_us > b1->device_us);
 	ck_assert(b1c2->device_us >= b1->device_us);
+	/* one pair for each stretch of offsets over which the follower's first
+	 * kernel meets the same kernel of the leader, from side by side to the
+	 * last kernel (stretches under 0.5 us join the next) */
+	for (unsigned v = 0; v < t.nvariants; v++) {
+		double *launch = malloc((t.nkern[v] + 1) * sizeof *launch);
+		ck_assert(launch && t.npair[v] >= 2);
+		sv_kernel_launches(&t, v, launch);
+		unsigned first = sv_pair_meeting(&t, v, launch, 0), at = first, shorter = 0;
+		for (unsigned i = first + 1; i < t.nkern[v]; i++)
+			shorter += launch[i] - launch[i - 1] < 0.5;
+		ck_assert_uint_eq(sv_pair_meeting(&t, v, launch, t.pair[v][0].offset_us), first);
+		for (unsigned i = 1; i < t.npair[v]; i++) {
+			unsigned m = sv_pair_meeting(&t, v, launch, t.pair[v][i].offset_us);
+			ck_assert_msg(m > at, "batch %u: pairs %u and %u meet at %u and %u",
+				      t.batch[v], i - 1, i, at, m);
+			at = m;
+		}
+		ck_assert_msg(t.npair[v] + shorter >= t.nkern[v] - first + 1, "batch %u: %u pairs "
+			      "for %u kernels from %u", t.batch[v], t.npair[v], t.nkern[v], first);
+		free(launch);
+	}
 	/* and it serves */
 	struct sv_config c = { .streams = 2, .max_queue_delay_us = 200 };
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 6000, .seed = 1,
