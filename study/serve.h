@@ -145,6 +145,24 @@ int sv_table_add_pair(struct sv_table *t, unsigned v, const struct sv_pair *p, c
 		      size_t errlen);
 /* Whether every variant's kernels are known. */
 int sv_table_has_kernels(const struct sv_table *t);
+/* Where two batches of variant v meet.  A stream launches its next kernel
+ * only when its previous one has ended, and the chip gives the cores to
+ * the older launch first, so which of the leader's kernels is running when
+ * the follower launches its first one fixes the turns the two take for
+ * the rest of their lives: between two of the leader's launches, the chip
+ * runs a pair the same way in absolute time whatever the offset (ResNet-50
+ * batch 4 on the 310P3: the leader takes 2493.800 us both 157.5 and 177.1
+ * us apart, and steps to 2477.583 at 188.0, its kernel 6's launch).
+ * launch[0..nkern[v]] (caller's, nkern[v] + 1 entries): each kernel's
+ * launch alone, from the first kernel's, and the last kernel's end (us). */
+void sv_kernel_launches(const struct sv_table *t, unsigned v, double *launch);
+/* The leader's launches (launch, as above) at or before the follower's
+ * first, for a pair offset_us apart: the follower's input copy waits for
+ * the leader's transfer on the link, then pays the same copy and fixed
+ * cost.  1..nkern[v]: the leader's kernel then running, plus one;
+ * nkern[v] + 1: past its kernels (the two do not meet). */
+unsigned sv_pair_meeting(const struct sv_table *t, unsigned v, const double *launch,
+			 double offset_us);
 /* Keep only the variants whose batch is listed; a size that is not
  * compiled is an error naming the compiled ones. */
 int sv_table_select(struct sv_table *t, const unsigned *sizes, unsigned n, char *err,

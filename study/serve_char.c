@@ -512,9 +512,59 @@ done:
 	return rc;
 }
 
-/* Each variant's pairs at SV_PAIR_OFFSETS offsets evenly over its time
- * alone (beyond it two batches do not meet), into t. */
-#define SV_PAIR_OFFSETS 64
+#define SV_PAIR_MAX_STRETCHES 128
+#define SV_PAIR_MIN_US 0.5
+/* The stretches' middles for kernel launches launch[0..n] from the first
+ * that meets first, each at least min long but the last; into off when
+ * not NULL.  How many. */
+static unsigned stretches(const double *launch, unsigned n, unsigned first, double min,
+			  double *off)
+{
+	unsigned count = 0;
+	double from = 0;
+	for (unsigned i = first; i <= n && count < SV_MAX_PAIRS; i++) {
+		if (launch[i] - from < min && i < n)
+			continue;
+		if (launch[i] > from && off)
+			off[count] = (double)llround((from + launch[i]) / 2 * 1e3) / 1e3;
+		count += launch[i] > from;
+		from = launch[i];
+	}
+	return count;
+}
+
+/* The offsets at which to run variant v's pairs, into off (ascending,
+ * whole nanoseconds), how many: one in the middle of each stretch of
+ * offsets over which the follower's first kernel meets the same kernel of
+ * the leader (sv_pair_meeting), for the chip runs every pair of such a
+ * stretch the same way in absolute time, and one pair gives the stretch's.
+ * Evenly spaced offsets fell between the leader's launches and missed
+ * whole stretches (ResNet-50 batch 4, 64 offsets 19.7 us apart: none of
+ * 280.7-290.3 us, whose pairs take 2.5% more than the offsets around it
+ * gave).  A stretch shorter than SV_PAIR_MIN_US joins the next (its pair
+ * then stands for both), and so, for a model of more kernels than
+ * SV_PAIR_MAX_STRETCHES, does one shorter than the kernels' time over it. */
+static int pair_offsets(const struct sv_table *t, unsigned v, double *off)
+{
+	unsigned n = t->nkern[v];
+	double *launch = malloc((n + 1) * sizeof *launch);
+	if (!launch)
+		return -1;
+	sv_kernel_launches(t, v, launch);
+	/* the stretches in offsets: [from, launch[i]) meets kernel i - 1; the
+	 * first reachable one begins at 0 (the follower's copy queued behind
+	 * the leader's transfer meets where one started at the transfer's end) */
+	unsigned first = sv_pair_meeting(t, v, launch, 0);
+	double min = SV_PAIR_MIN_US;
+	if (stretches(launch, n, first, min, NULL) > SV_PAIR_MAX_STRETCHES &&
+	    launch[n] / SV_PAIR_MAX_STRETCHES > min)
+		min = launch[n] / SV_PAIR_MAX_STRETCHES;
+	unsigned count = stretches(launch, n, first, min, off);
+	free(launch);
+	return (int)count;
+}
+
+/* Each variant's pairs at pair_offsets, into t. */
 static int characterise_pairs(const struct variant *v, unsigned n, const struct soc_config *cfg,
 			      FILE *progress, struct sv_table *t, char *err, size_t errlen)
 {
@@ -535,12 +585,16 @@ static int characterise_pairs(const struct variant *v, unsigned n, const struct 
 		int rc = host ? 0 : -1;
 		if (!host)
 			snprintf(err, errlen, "out of memory");
-		const struct sv_service *e = sv_table_get(t, i, 1);
-		double alone = e->h2d_us + e->device_us + e->d2h_us;
-		for (unsigned k = 0; k < SV_PAIR_OFFSETS && !rc; k++) {
+		double *offs = host ? malloc(SV_MAX_PAIRS * sizeof *offs) : NULL;
+		int noff = offs ? pair_offsets(t, i, offs) : -1;
+		if (host && noff < 0) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+		}
+		for (int k = 0; k < noff && !rc; k++) {
 			struct sv_pair q;
 			/* whole nanoseconds: the offset is written and read back exact */
-			double off = (double)llround(alone * 1e3 * k / SV_PAIR_OFFSETS) / 1e3;
+			double off = offs[k];
 			if (run_pair(cfg, p, off, host, &q, e2, sizeof e2)) {
 				snprintf(err, errlen, "--model %s, batch %u, a pair %.3f us apart: %s",
 					 v[i].path, v[i].batch, off, e2);
@@ -551,6 +605,7 @@ static int characterise_pairs(const struct variant *v, unsigned n, const struct 
 				fflush(progress);
 			}
 		}
+		free(offs);
 		free(host);
 		om_free(&om);
 		if (rc)

@@ -150,6 +150,11 @@ struct state {
 struct factors {
 	double *slow[SV_MAX_MODELS];
 	double *pair[SV_MAX_MODELS];
+	/* with the pairs: launch[m][v], variant v's kernel launches
+	 * (sv_kernel_launches), and meet[m][v * SV_MAX_PAIRS + i], where pair
+	 * i's batches meet (sv_pair_meeting) */
+	double *launch[SV_MAX_MODELS][SV_MAX_VARIANTS];
+	unsigned *meet[SV_MAX_MODELS];
 };
 
 /* The record at place i of queue q. */
@@ -318,21 +323,52 @@ static enum phase phase_of(enum seg_kind k)
 	return k == SG_IN ? PH_IN : k == SG_OUT ? PH_OUT : PH_CORES;
 }
 
-/* The pair factor of variant v (npair offsets off_us, factors pf) for two
- * batches of which the leader had come d standalone nanoseconds when the
- * follower started (a pair alone: its offset): linear between the offsets
- * around d, the last beyond them (exactly pf[i] at offset i, as
- * calibrated). */
-static double pair_factor(const struct sv_pair *pr, unsigned npair, const double *pf, double d)
+/* Linear in d (microseconds) between the offsets of pairs pr[0..n)
+ * around it, factors pf, the first before them and the last beyond
+ * (exactly pf[i] at offset i, as calibrated). */
+static double between(const struct sv_pair *pr, unsigned n, const double *pf, double at)
 {
-	double at = d / 1e3;
 	unsigned i = 0;
-	while (i + 1 < npair && pr[i + 1].offset_us <= at)
+	while (i + 1 < n && pr[i + 1].offset_us <= at)
 		i++;
-	if (i + 1 == npair || at <= pr[i].offset_us)
+	if (i + 1 == n || at <= pr[i].offset_us)
 		return pf[i];
 	double w = (at - pr[i].offset_us) / (pr[i + 1].offset_us - pr[i].offset_us);
 	return pf[i] + w * (pf[i + 1] - pf[i]);
+}
+
+/* The pair factor of model m's variant v for two batches of which the
+ * leader had come d standalone nanoseconds when the follower started (a
+ * pair alone: its offset).  The chip runs every pair that meets at the
+ * same kernel of the leader the same way (sv_pair_meeting), so the pairs
+ * that meet where these two do give it, linear between their offsets when
+ * there are several; with none there (a table whose offsets were spaced
+ * evenly), linear between all the pairs' offsets around d. */
+static double pair_factor(const struct sv_table *t, const struct factors *f, unsigned m,
+			  unsigned v, double d)
+{
+	const struct sv_pair *pr = t->pair[v];
+	const double *pf = &f->pair[m][v * SV_MAX_PAIRS];
+	unsigned n = t->npair[v];
+	double at = d / 1e3;
+	if (f->launch[m][v]) {
+		const unsigned *meet = &f->meet[m][v * SV_MAX_PAIRS];
+		unsigned where = sv_pair_meeting(t, v, f->launch[m][v], at), lo = 0, hi = n;
+		/* the first pair meeting at or past where: meet ascends with the offset */
+		while (lo < hi) {
+			unsigned mid = lo + (hi - lo) / 2;
+			if (meet[mid] < where)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		unsigned end = lo;
+		while (end < n && meet[end] == where)
+			end++;
+		if (end > lo)
+			return between(pr + lo, end - lo, pf + lo, at);
+	}
+	return between(pr, n, pf, at);
 }
 
 /* How much slower than alone stream x's kernel runs for the memory, with
@@ -350,8 +386,7 @@ static double memory_factor(const struct state *s, const struct stream *x, unsig
 			 * busy streams half a period apart) */
 			unsigned S = s->c->streams ? s->c->streams : 1;
 			double d = o->begun <= x->begun ? s->lead[k * S + j] : s->lead[j * S + k];
-			return pair_factor(t->pair[x->variant], t->npair[x->variant],
-					   &s->f->pair[x->model][x->variant * SV_MAX_PAIRS], d);
+			return pair_factor(t, s->f, x->model, x->variant, d);
 		}
 	}
 	unsigned n = nker < t->max_conc ? nker : t->max_conc;
@@ -728,9 +763,13 @@ static int calibrate(const struct sv_table *t, unsigned streams, double *slow, c
  * that the pair's two batches, alone on two streams i's offset apart, take
  * the times the chip gave them on average (bisection, as calibrate; slow
  * is not used: the two are the only batches amid their kernels). */
-static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair, char *err,
-			   size_t errlen)
+static int calibrate_pairs(const struct sv_table *t, const struct factors *ft, unsigned m,
+			   char *err, size_t errlen)
 {
+	double *slow = ft->slow[m], *pair = ft->pair[m];
+	/* the table alone, as model 0 */
+	struct factors fs = { .slow = { slow }, .pair = { pair }, .meet = { ft->meet[m] } };
+	memcpy(fs.launch[0], ft->launch[m], sizeof fs.launch[0]);
 	for (size_t i = 0; i < (size_t)t->nvariants * SV_MAX_PAIRS; i++)
 		pair[i] = 1;
 	for (unsigned v = 0; v < t->nvariants; v++) {
@@ -750,7 +789,6 @@ static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair,
 							    .size = 1 };
 			struct sv_arrivals a = { r, 2 * (size_t)b };
 			struct sv_config c = { .policy = SV_POLICY_FIFO, .streams = 2, .max_batch = b };
-			const struct factors fs = { .slow = { slow }, .pair = { pair } };
 			double *f = &pair[(size_t)v * SV_MAX_PAIRS + i];
 			double at_lo, at_hi;
 			if (last_mean(&c, t, &a, &fs, f, 0.25, 2, &at_lo, err, errlen) ||
@@ -777,6 +815,24 @@ static int calibrate_pairs(const struct sv_table *t, double *slow, double *pair,
 	return 0;
 }
 
+/* Each variant's kernel launches, launch[v], and where each of its pairs
+ * meets, (*meet)[v * SV_MAX_PAIRS + i] (pair_factor). */
+static int meetings(const struct sv_table *t, double **launch, unsigned **meet)
+{
+	*meet = malloc((size_t)t->nvariants * SV_MAX_PAIRS * sizeof **meet);
+	if (!*meet)
+		return -1;
+	for (unsigned v = 0; v < t->nvariants; v++) {
+		if (!(launch[v] = malloc((t->nkern[v] + 1) * sizeof *launch[v])))
+			return -1;
+		sv_kernel_launches(t, v, launch[v]);
+		for (unsigned i = 0; i < t->npair[v]; i++)
+			(*meet)[v * SV_MAX_PAIRS + i] =
+				sv_pair_meeting(t, v, launch[v], t->pair[v][i].offset_us);
+	}
+	return 0;
+}
+
 int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsigned nt,
 		       const struct sv_arrivals *a, struct sv_run *run, char *err,
 		       size_t errlen)
@@ -786,7 +842,8 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 		snprintf(err, errlen, "1..%d models, not %u", SV_MAX_MODELS, nt);
 		return -1;
 	}
-	struct factors f = { { NULL }, { NULL } };
+	struct factors f;
+	memset(&f, 0, sizeof f);
 	unsigned S = c->streams ? c->streams : 1;
 	int rc = 0;
 	for (unsigned m = 0; m < nt && !rc; m++) {
@@ -805,11 +862,11 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 		if (rc || !pairs || S < 2 || t[m].max_conc < 2)
 			continue;
 		f.pair[m] = malloc((size_t)t[m].nvariants * SV_MAX_PAIRS * sizeof *f.pair[m]);
-		if (!f.pair[m]) {
+		if (!f.pair[m] || meetings(&t[m], f.launch[m], &f.meet[m])) {
 			snprintf(err, errlen, "out of memory");
 			rc = -1;
 		} else {
-			rc = calibrate_pairs(&t[m], f.slow[m], f.pair[m], err, errlen);
+			rc = calibrate_pairs(&t[m], &f, m, err, errlen);
 		}
 	}
 	if (!rc)
@@ -817,6 +874,9 @@ int sv_simulate_models(const struct sv_config *c, const struct sv_table *t, unsi
 	for (unsigned m = 0; m < nt; m++) {
 		free(f.slow[m]);
 		free(f.pair[m]);
+		free(f.meet[m]);
+		for (unsigned v = 0; v < SV_MAX_VARIANTS; v++)
+			free(f.launch[m][v]);
 	}
 	return rc;
 }

@@ -165,6 +165,37 @@ int sv_table_has_kernels(const struct sv_table *t)
 	return t->nvariants > 0;
 }
 
+void sv_kernel_launches(const struct sv_table *t, unsigned v, double *launch)
+{
+	const struct sv_kernel *k = t->kern[v];
+	double at = 0;
+	for (unsigned i = 0; i < t->nkern[v]; i++) {
+		at += i ? k[i].gap_us : 0;
+		launch[i] = at;
+		at += k[i].run_us;
+	}
+	launch[t->nkern[v]] = at;
+}
+
+unsigned sv_pair_meeting(const struct sv_table *t, unsigned v, const double *launch,
+			 double offset_us)
+{
+	const struct sv_service *e = sv_table_get(t, v, 1);
+	double lat = t->pcie_latency_us < e->h2d_us ? t->pcie_latency_us : e->h2d_us;
+	double transfer = e->h2d_us - lat;
+	double d = offset_us > transfer ? offset_us : transfer;
+	/* the launches at or before d: an upper bound over launch[0..n] */
+	unsigned lo = 0, hi = t->nkern[v] + 1;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (launch[mid] <= d)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 struct row {
 	unsigned batch, conc;
 	struct sv_service s;

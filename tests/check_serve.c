@@ -401,6 +401,58 @@ START_TEST(pairs_set_the_overlap)
 }
 END_TEST
 
+/* Where two batches meet: the chip runs every pair whose follower
+ * launches its first kernel while the same kernel of the leader runs the
+ * same way in absolute time, so a pair stands for the offsets between the
+ * leader's two launches around it, and a pair elsewhere does not pull it.
+ * A table like pairs_set_the_overlap's (eight 100 us kernels after 200 us
+ * of fixed cost, the fourth 5 us after the third), with a 50 us input
+ * copy of which 10 us are the link's latency: the follower's copy waits
+ * for the leader's 40 us transfer. */
+START_TEST(pairs_stand_for_their_stretch)
+{
+	unsigned b = 1;
+	struct sv_service svc[2] = { { 50, 1005, 0, 200 }, { 50, 1705, 0, 200 } };
+	struct sv_kernel k[8];
+	for (unsigned i = 0; i < 8; i++)
+		k[i] = (struct sv_kernel){ i == 3 ? 5 : 0, 100, 8 };
+	struct sv_table t, one;
+	char err[1024], path[4200];
+	ck_assert_msg(sv_table_make(&t, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_table_set_kernels(&t, 0, 8, k, 8, err, sizeof err) == 0, "%s", err);
+	t.pcie_latency_us = 10;
+	double launch[9];
+	sv_kernel_launches(&t, 0, launch);
+	ck_assert(launch[0] == 0 && launch[3] == 305 && launch[8] == 805);
+	/* copies queued: 0-40 us apart meet as 40 apart does, at kernel 0 */
+	ck_assert_uint_eq(sv_pair_meeting(&t, 0, launch, 0), 1);
+	ck_assert_uint_eq(sv_pair_meeting(&t, 0, launch, 40), 1);
+	ck_assert_uint_eq(sv_pair_meeting(&t, 0, launch, 304.9), 3);
+	ck_assert_uint_eq(sv_pair_meeting(&t, 0, launch, 305), 4);
+	ck_assert_uint_eq(sv_pair_meeting(&t, 0, launch, 805), 9);
+	ck_assert_msg(sv_table_make(&one, "m", &b, 1, 2, svc, err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_table_set_kernels(&one, 0, 8, k, 8, err, sizeof err) == 0, "%s", err);
+	one.pcie_latency_us = 10;
+	const struct sv_pair pr[2] = { { 0, 1700, 1700 }, { 450, 1500, 1400 } };
+	for (unsigned i = 0; i < 2; i++)
+		ck_assert_msg(sv_table_add_pair(&t, 0, &pr[i], err, sizeof err) == 0, "%s", err);
+	ck_assert_msg(sv_table_add_pair(&one, 0, &pr[1], err, sizeof err) == 0, "%s", err);
+	snprintf(path, sizeof path, "%s/stretch.csv", tmpdir);
+	/* 410 us apart meets where 450 does: its factor, not one pulled
+	 * toward the pair side by side; 400 meets the kernel before, between
+	 * the two pairs */
+	double both410 = pair_mean_us(&t, path, 410), one410 = pair_mean_us(&one, path, 410);
+	double both400 = pair_mean_us(&t, path, 400), one400 = pair_mean_us(&one, path, 400);
+	printf("pairs: 410 us apart %.3f us (the 450 pair alone %.3f), 400 us %.3f (%.3f)\n",
+	       both410, one410, both400, one400);
+	ck_assert_msg(both410 == one410, "%.3f vs %.3f", both410, one410);
+	ck_assert_msg(fabs(both400 - one400) > 1, "%.3f vs %.3f", both400, one400);
+	ck_assert_msg(fabs(pair_mean_us(&t, path, 450) - 1450) < 0.01, "calibrated");
+	sv_table_free(&one);
+	sv_table_free(&t);
+}
+END_TEST
+
 /* The chip queues the PCIe transfers of one direction and overlaps only
  * the link's latency (sim/engine.c); with the kernel list, so does the
  * fast mode.  A copy of 100 us alone, 10 of them latency; fixed cost 200,
@@ -970,6 +1022,27 @@ START_TEST(real_model)
 	ck_assert_msg(fabs(b1->fixed_us - cfg.runtime_model_exec_us) < 1e-3, "%.3f", b1->fixed_us);
 	ck_assert(b2->h2d_us > b1->h2d_us && b2->device_us > b1->device_us);
 	ck_assert(b1c2->device_us >= b1->device_us);
+	/* one pair for each stretch of offsets over which the follower's first
+	 * kernel meets the same kernel of the leader, from side by side to the
+	 * last kernel (stretches under 0.5 us join the next) */
+	for (unsigned v = 0; v < t.nvariants; v++) {
+		double *launch = malloc((t.nkern[v] + 1) * sizeof *launch);
+		ck_assert(launch && t.npair[v] >= 2);
+		sv_kernel_launches(&t, v, launch);
+		unsigned first = sv_pair_meeting(&t, v, launch, 0), at = first, shorter = 0;
+		for (unsigned i = first + 1; i < t.nkern[v]; i++)
+			shorter += launch[i] - launch[i - 1] < 0.5;
+		ck_assert_uint_eq(sv_pair_meeting(&t, v, launch, t.pair[v][0].offset_us), first);
+		for (unsigned i = 1; i < t.npair[v]; i++) {
+			unsigned m = sv_pair_meeting(&t, v, launch, t.pair[v][i].offset_us);
+			ck_assert_msg(m > at, "batch %u: pairs %u and %u meet at %u and %u",
+				      t.batch[v], i - 1, i, at, m);
+			at = m;
+		}
+		ck_assert_msg(t.npair[v] + shorter >= t.nkern[v] - first + 1, "batch %u: %u pairs "
+			      "for %u kernels from %u", t.batch[v], t.npair[v], t.nkern[v], first);
+		free(launch);
+	}
 	/* and it serves */
 	struct sv_config c = { .streams = 2, .max_queue_delay_us = 200 };
 	struct sv_arrival_opts o = { .kind = SV_ARRIVE_POISSON, .qps = 6000, .seed = 1,
@@ -1067,6 +1140,7 @@ int main(void)
 	tcase_add_test(tc, kernels_take_turns);
 	tcase_add_test(tc, copies_queue_on_the_link);
 	tcase_add_test(tc, pairs_set_the_overlap);
+	tcase_add_test(tc, pairs_stand_for_their_stretch);
 	tcase_add_test(tc, instances_in_the_l2);
 	tcase_add_test(tc, slo_aware);
 	tcase_add_test(tc, same_seed_same_bytes);
