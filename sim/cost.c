@@ -62,8 +62,13 @@ struct sim_cost sim_hbm_stream(const struct sim_costcfg *cc, double bytes)
 	return c;
 }
 
-struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
-			     int is_write, double l2_share, double hbm_share)
+/* Not inlined into sim_insn_cost (nor local, nor mmad_cost): their registers made every
+ * instruction's pricing save and restore six, a third of what pricing a plain scalar or
+ * vector instruction took. */
+__attribute__((noinline)) struct sim_cost sim_mem_time(const struct sim_costcfg *cc,
+						       uint64_t bytes, uint64_t hbm_bytes,
+						       int is_write, double l2_share,
+						       double hbm_share)
 {
 	/* the core's path and its share of the L2; then what main memory's share adds */
 	double t = (double)bytes / sim_mem_bpc(cc, is_write, 0, l2_share);
@@ -79,9 +84,24 @@ struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint6
 }
 
 /* An on-core move of `bytes` on path p. */
-static struct sim_cost local(const struct sim_costcfg *cc, enum sim_path p, uint64_t bytes)
+static __attribute__((noinline)) struct sim_cost local(const struct sim_costcfg *cc,
+						       enum sim_path p, uint64_t bytes)
 {
 	struct sim_cost c = { sim_cycles_for((double)bytes, cc->path_bpc[p]), cc->local_lat };
+	return c;
+}
+
+/* mmad: ceil(m/cube.m) * ceil(k/k_step) * ceil(n/cube.n) steps, k_step doubled for int8,
+ * at cube.efficiency steps a cycle. */
+static __attribute__((noinline)) struct sim_cost mmad_cost(const struct sim_costcfg *cc,
+							   uint64_t m, uint64_t k, uint64_t n,
+							   int is_s8)
+{
+	uint64_t kstep = cc->cube_k * (is_s8 ? 2 : 1);
+	struct sim_cost c = { ceil_div(m, cc->cube_m) * ceil_div(k, kstep) * ceil_div(n, cc->cube_n),
+			      cc->cube_lat };
+	if (cc->cube_eff < 1.0) /* a sustained rate below the peak */
+		c.occ = sim_cycles_for((double)c.occ, cc->cube_eff);
 	return c;
 }
 

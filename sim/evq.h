@@ -128,6 +128,19 @@ static inline unsigned evq_win_first(const struct sim_evq *q)
 	return w * 64 + (unsigned)__builtin_ctzll(m);
 }
 
+/* The earliest pending event's time; UINT64_MAX when none is pending. */
+static inline uint64_t evq_first_time(const struct sim_evq *q)
+{
+	uint64_t t = UINT64_MAX;
+	if (q->nwin) {
+		unsigned b = evq_win_first(q);
+		t = q->now + ((b - q->now) % EVQ_WINDOW);
+	}
+	if (q->nheap && q->key[0].t < t)
+		t = q->key[0].t;
+	return t;
+}
+
 /* Take the earliest event (q->n > 0). */
 static inline struct sim_event evq_take(struct sim_evq *q)
 {
