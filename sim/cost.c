@@ -6,12 +6,7 @@
 #define L0C_FRAC 1024   /* an L0C fractal: 16x16 fp32 or s32 */
 #define REPEAT_BYTES 256 /* one vector repeat: 8 blocks of 32 bytes */
 
-uint64_t sim_cycles_for(double bytes, double bpc)
-{
-	double c = bytes / bpc;
-	uint64_t u = (uint64_t)c;
-	return (double)u < c ? u + 1 : u;
-}
+uint64_t sim_cycles_for(double bytes, double bpc) { return sim_ceil_cycles(bytes / bpc); }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -51,7 +46,9 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg)
 double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, double share)
 {
 	double r = cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
-	double l2 = cc->l2_bpc / share, hbm = cc->hbm_bpc / share;
+	/* x / 1.0 is x exactly: the simulator's share, one core, skips two slow divisions */
+	double l2 = share == 1.0 ? cc->l2_bpc : cc->l2_bpc / share;
+	double hbm = share == 1.0 ? cc->hbm_bpc : cc->hbm_bpc / share;
 	r = l2 < r ? l2 : r;
 	return from_hbm && hbm < r ? hbm : r;
 }
@@ -72,10 +69,12 @@ __attribute__((noinline)) struct sim_cost sim_mem_time(const struct sim_costcfg 
 {
 	/* the core's path and its share of the L2; then what main memory's share adds */
 	double t = (double)bytes / sim_mem_bpc(cc, is_write, 0, l2_share);
-	double hbm = cc->hbm_bpc / hbm_share;
-	if (hbm_bytes && (double)hbm_bytes / hbm > t)
-		t = (double)hbm_bytes / hbm;
-	struct sim_cost c = { sim_cycles_for(t, 1.0), cc->l2_lat };
+	if (hbm_bytes) {
+		double hbm = hbm_share == 1.0 ? cc->hbm_bpc : cc->hbm_bpc / hbm_share;
+		if ((double)hbm_bytes / hbm > t)
+			t = (double)hbm_bytes / hbm;
+	}
+	struct sim_cost c = { sim_ceil_cycles(t), cc->l2_lat };
 	if (c.occ == 0)
 		c.occ = 1;
 	if (hbm_bytes && !is_write)

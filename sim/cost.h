@@ -100,4 +100,12 @@ double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, dou
 /* Whole cycles to move bytes at bpc bytes per cycle (rounded up). */
 uint64_t sim_cycles_for(double bytes, double bpc);
 
+/* A time in cycles rounded up to whole cycles: sim_cycles_for(c, 1.0) without its division
+ * (by 1.0, which is exact, so the same value), for the memory model's hot path. */
+static inline uint64_t sim_ceil_cycles(double c)
+{
+	uint64_t u = (uint64_t)c;
+	return (double)u < c ? u + 1 : u;
+}
+
 #endif
