@@ -68,6 +68,9 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg);
 struct sim_cost sim_insn_cost(const struct sim_costcfg *cc, const struct isa_dec *in,
 			      unsigned *pipe, uint64_t *bytes, enum sim_path *path);
 
+/* sim_insn_cost(cc, in, NULL, NULL, NULL), its cost only, as the engine asks it. */
+struct sim_cost sim_insn_price(const struct sim_costcfg *cc, const struct isa_dec *in);
+
 /* The pipe a set_flag (src's) or wait_flag (dst's) is issued on. */
 static inline unsigned sim_flag_pipe(int64_t op, int64_t src, int64_t dst)
 {

@@ -402,7 +402,7 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 				c->flags[fi] = 0;
 				pc++;
 			} else {
-				struct sim_cost cost = sim_insn_cost(&dev->cc, in, NULL, NULL, NULL);
+				struct sim_cost cost = sim_insn_price(&dev->cc, in);
 				c->pc = pc + 1; /* a handler may branch */
 				if (sim_exec_table[in->op](c, &e, t, &cost))
 					return -1;
@@ -539,7 +539,7 @@ static int run_pipe(struct engine *g, struct sim_core *c, unsigned p, uint64_t n
 			schedule_pipe(g, c, p, start);
 			return 0;
 		}
-		struct sim_cost cost = sim_insn_cost(&dev->cc, in, NULL, NULL, NULL);
+		struct sim_cost cost = sim_insn_price(&dev->cc, in);
 		if (sim_exec_table[in->op](c, e, now, &cost))
 			return -1;
 		if (dev->opt.trace) {
