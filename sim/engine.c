@@ -740,23 +740,28 @@ int sim_drain(struct sim_device *dev, void (*done)(void *ctx, struct sim_launch 
 	struct sim_launch *bad = NULL;
 	int rc = 0;
 	while (!rc && g->evq.n) {
-		struct sim_event ev = evq_take(&g->evq);
-		struct sim_core *c = &dev->cores[ev.core];
-		dev->now = ev.t > dev->now ? ev.t : dev->now;
-		if (ev.kind == EV_LAUNCH) {
-			rc = start_launch(g, ev.l, ev.t);
-			bad = ev.l;
-		} else if (ev.kind == EV_COPY_DONE) {
-			finish_copy(g, ev.l, ev.t);
-		} else if (ev.kind == EV_SCALAR) {
-			rc = run_scalar(g, c, ev.t);
+		/* the event's fields are read before its handler runs: a push there may
+		 * reuse its slot */
+		const struct sim_event *ev = &g->evq.ev[evq_take_slot(&g->evq)];
+		uint64_t t = ev->t;
+		unsigned kind = ev->kind;
+		struct sim_core *c = &dev->cores[ev->core];
+		dev->now = t > dev->now ? t : dev->now;
+		if (kind < ISA_NPIPES) {
+			rc = run_pipe(g, c, kind, t);
 			bad = c->launch;
-		} else if (ev.kind == EV_FLAG) {
-			rc = raise_flag(g, c, ev.flag, ev.pipe, ev.t, ev.pc);
+		} else if (kind == EV_FLAG) {
+			rc = raise_flag(g, c, ev->flag, ev->pipe, t, ev->pc);
 			bad = c->launch;
+		} else if (kind == EV_SCALAR) {
+			rc = run_scalar(g, c, t);
+			bad = c->launch;
+		} else if (kind == EV_LAUNCH) {
+			struct sim_launch *l = ev->l;
+			rc = start_launch(g, l, t);
+			bad = l;
 		} else {
-			rc = run_pipe(g, c, ev.kind, ev.t);
-			bad = c->launch;
+			finish_copy(g, ev->l, t);
 		}
 		if (g->failed && !rc) {
 			snprintf(dev->err, dev->errlen, "out of memory in the event queue");
