@@ -13,6 +13,7 @@ struct sim_cost COST_FN(const struct sim_costcfg *cc, const COST_INSN *in, unsig
 	unsigned pipe = info->pipe;
 	enum sim_path path = SIM_PATH_NONE;
 	uint64_t bytes = 0;
+/* a burst descriptor's bytes, computed only by the cases that read one */
 #define dma ((uint64_t)in->nburst * (uint64_t)in->len * BLK)
 
 	switch ((enum isa_op)in->op) {

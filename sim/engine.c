@@ -53,8 +53,8 @@ static unsigned flag_index(const struct sim_device *dev, int64_t src, int64_t ds
 	return (unsigned)((src * ISA_NPIPES + dst) * dev->cfg.core_event_ids + ev);
 }
 
-/* Inlined, the push too: as a call, its entry and exit alone were 2% of a
- * timing-mode run. */
+/* Inlined, the push too: as a call, its entry and exit alone were 1.5% of
+ * a timing-mode MobileNetV2 run's instructions. */
 static inline __attribute__((always_inline)) void schedule_pipe(struct engine *g,
 								 struct sim_core *c, unsigned p,
 								 uint64_t t)
@@ -465,7 +465,8 @@ static int run_scalar(struct engine *g, struct sim_core *c, uint64_t now)
 	}
 }
 
-/* The scalar unit of c, stalled on pipe p's full queue, goes on at `now`. */
+/* The scalar unit of c, stalled on a full queue that just lost its head,
+ * goes on at `now`. */
 static __attribute__((noinline)) void wake_queue_full(struct engine *g, struct sim_core *c,
 						      uint64_t now)
 {
@@ -477,8 +478,8 @@ static __attribute__((noinline)) void wake_queue_full(struct engine *g, struct s
 }
 
 /* Retire the head of pipe p at time `now`; wakes a scalar unit stalled on
- * the full queue (apart: as one call, this cost more entering and leaving
- * than retiring). */
+ * the full queue.  Inlined, the rare wake apart: as a call, entering and
+ * leaving it cost more than the retiring. */
 static inline void retire_head(struct engine *g, struct sim_core *c, unsigned p, uint64_t now)
 {
 	struct sim_pipe *pp = &c->pipe[p];

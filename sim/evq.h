@@ -128,19 +128,6 @@ static inline unsigned evq_win_first(const struct sim_evq *q)
 	return w * 64 + (unsigned)__builtin_ctzll(m);
 }
 
-/* The earliest pending event's time; UINT64_MAX when none is pending. */
-static inline uint64_t evq_first_time(const struct sim_evq *q)
-{
-	uint64_t t = UINT64_MAX;
-	if (q->nwin) {
-		unsigned b = evq_win_first(q);
-		t = q->now + ((b - q->now) % EVQ_WINDOW);
-	}
-	if (q->nheap && q->key[0].t < t)
-		t = q->key[0].t;
-	return t;
-}
-
 /* Take the earliest event (q->n > 0): its slot, whose payload q->ev[slot] stays as it is
  * until the next push (which may reuse the slot first).  The engine reads the fields it
  * needs from there instead of copying the whole event. */
