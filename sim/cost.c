@@ -6,12 +6,7 @@
 #define L0C_FRAC 1024   /* an L0C fractal: 16x16 fp32 or s32 */
 #define REPEAT_BYTES 256 /* one vector repeat: 8 blocks of 32 bytes */
 
-uint64_t sim_cycles_for(double bytes, double bpc)
-{
-	double c = bytes / bpc;
-	uint64_t u = (uint64_t)c;
-	return (double)u < c ? u + 1 : u;
-}
+uint64_t sim_cycles_for(double bytes, double bpc) { return sim_ceil_cycles(bytes / bpc); }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -51,7 +46,9 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg)
 double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, double share)
 {
 	double r = cc->path_bpc[is_write ? SIM_PATH_GM_WR : SIM_PATH_GM_RD];
-	double l2 = cc->l2_bpc / share, hbm = cc->hbm_bpc / share;
+	/* x / 1.0 is x exactly: the simulator's share, one core, skips two slow divisions */
+	double l2 = share == 1.0 ? cc->l2_bpc : cc->l2_bpc / share;
+	double hbm = share == 1.0 ? cc->hbm_bpc : cc->hbm_bpc / share;
 	r = l2 < r ? l2 : r;
 	return from_hbm && hbm < r ? hbm : r;
 }
@@ -62,15 +59,22 @@ struct sim_cost sim_hbm_stream(const struct sim_costcfg *cc, double bytes)
 	return c;
 }
 
-struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint64_t hbm_bytes,
-			     int is_write, double l2_share, double hbm_share)
+/* Not inlined into sim_insn_cost (nor local, nor mmad_cost): their registers made every
+ * instruction's pricing save and restore six, a third of what pricing a plain scalar or
+ * vector instruction took. */
+__attribute__((noinline)) struct sim_cost sim_mem_time(const struct sim_costcfg *cc,
+						       uint64_t bytes, uint64_t hbm_bytes,
+						       int is_write, double l2_share,
+						       double hbm_share)
 {
 	/* the core's path and its share of the L2; then what main memory's share adds */
 	double t = (double)bytes / sim_mem_bpc(cc, is_write, 0, l2_share);
-	double hbm = cc->hbm_bpc / hbm_share;
-	if (hbm_bytes && (double)hbm_bytes / hbm > t)
-		t = (double)hbm_bytes / hbm;
-	struct sim_cost c = { sim_cycles_for(t, 1.0), cc->l2_lat };
+	if (hbm_bytes) {
+		double hbm = hbm_share == 1.0 ? cc->hbm_bpc : cc->hbm_bpc / hbm_share;
+		if ((double)hbm_bytes / hbm > t)
+			t = (double)hbm_bytes / hbm;
+	}
+	struct sim_cost c = { sim_ceil_cycles(t), cc->l2_lat };
 	if (c.occ == 0)
 		c.occ = 1;
 	if (hbm_bytes && !is_write)
@@ -79,9 +83,24 @@ struct sim_cost sim_mem_time(const struct sim_costcfg *cc, uint64_t bytes, uint6
 }
 
 /* An on-core move of `bytes` on path p. */
-static struct sim_cost local(const struct sim_costcfg *cc, enum sim_path p, uint64_t bytes)
+static __attribute__((noinline)) struct sim_cost local(const struct sim_costcfg *cc,
+						       enum sim_path p, uint64_t bytes)
 {
 	struct sim_cost c = { sim_cycles_for((double)bytes, cc->path_bpc[p]), cc->local_lat };
+	return c;
+}
+
+/* mmad: ceil(m/cube.m) * ceil(k/k_step) * ceil(n/cube.n) steps, k_step doubled for int8,
+ * at cube.efficiency steps a cycle. */
+static __attribute__((noinline)) struct sim_cost mmad_cost(const struct sim_costcfg *cc,
+							   uint64_t m, uint64_t k, uint64_t n,
+							   int is_s8)
+{
+	uint64_t kstep = cc->cube_k * (is_s8 ? 2 : 1);
+	struct sim_cost c = { ceil_div(m, cc->cube_m) * ceil_div(k, kstep) * ceil_div(n, cc->cube_n),
+			      cc->cube_lat };
+	if (cc->cube_eff < 1.0) /* a sustained rate below the peak */
+		c.occ = sim_cycles_for((double)c.occ, cc->cube_eff);
 	return c;
 }
 
@@ -93,3 +112,12 @@ static struct sim_cost local(const struct sim_costcfg *cc, enum sim_path p, uint
 #define COST_FN sim_insn_cost_insn
 #define COST_INSN struct isa_insn
 #include "cost_body.h"
+
+/* sim_insn_cost without the outputs, for the engine, which prices every instruction it runs:
+ * the same body, inlined here with the three NULL outputs, saves their tests and
+ * arguments. */
+__attribute__((flatten)) struct sim_cost sim_insn_price(const struct sim_costcfg *cc,
+							const struct isa_dec *in)
+{
+	return sim_insn_cost(cc, in, NULL, NULL, NULL);
+}

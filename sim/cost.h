@@ -68,6 +68,9 @@ void sim_costcfg_init(struct sim_costcfg *cc, const struct soc_config *cfg);
 struct sim_cost sim_insn_cost(const struct sim_costcfg *cc, const struct isa_dec *in,
 			      unsigned *pipe, uint64_t *bytes, enum sim_path *path);
 
+/* sim_insn_cost(cc, in, NULL, NULL, NULL), its cost only, as the engine asks it. */
+struct sim_cost sim_insn_price(const struct sim_costcfg *cc, const struct isa_dec *in);
+
 /* The pipe a set_flag (src's) or wait_flag (dst's) is issued on. */
 static inline unsigned sim_flag_pipe(int64_t op, int64_t src, int64_t dst)
 {
@@ -99,5 +102,13 @@ double sim_mem_bpc(const struct sim_costcfg *cc, int is_write, int from_hbm, dou
 
 /* Whole cycles to move bytes at bpc bytes per cycle (rounded up). */
 uint64_t sim_cycles_for(double bytes, double bpc);
+
+/* A time in cycles rounded up to whole cycles: sim_cycles_for(c, 1.0) without its division
+ * (by 1.0, which is exact, so the same value), for the memory model's hot path. */
+static inline uint64_t sim_ceil_cycles(double c)
+{
+	uint64_t u = (uint64_t)c;
+	return (double)u < c ? u + 1 : u;
+}
 
 #endif

@@ -12,7 +12,9 @@ struct sim_cost COST_FN(const struct sim_costcfg *cc, const COST_INSN *in, unsig
 	struct sim_cost c = { 0, 0 };
 	unsigned pipe = info->pipe;
 	enum sim_path path = SIM_PATH_NONE;
-	uint64_t bytes = 0, dma = (uint64_t)in->nburst * (uint64_t)in->len * BLK;
+	uint64_t bytes = 0;
+/* a burst descriptor's bytes, computed only by the cases that read one */
+#define dma ((uint64_t)in->nburst * (uint64_t)in->len * BLK)
 
 	switch ((enum isa_op)in->op) {
 	case ISA_OP_SET_FLAG:
@@ -66,15 +68,10 @@ struct sim_cost COST_FN(const struct sim_costcfg *cc, const COST_INSN *in, unsig
 	case ISA_OP_VMASKN:
 		c.occ = 1;
 		break;
-	case ISA_OP_MMAD: { /* an int8 step takes twice the depth */
-		uint64_t kstep = cc->cube_k * (in->dt == ISA_DT_S8 ? 2 : 1);
-		c.occ = ceil_div((uint64_t)in->m, cc->cube_m) * ceil_div((uint64_t)in->k, kstep) *
-			ceil_div((uint64_t)in->n, cc->cube_n);
-		if (cc->cube_eff < 1.0) /* a sustained rate below the peak */
-			c.occ = sim_cycles_for((double)c.occ, cc->cube_eff);
-		c.lat = cc->cube_lat;
+	case ISA_OP_MMAD: /* an int8 step takes twice the depth */
+		c = mmad_cost(cc, (uint64_t)in->m, (uint64_t)in->k, (uint64_t)in->n,
+			      in->dt == ISA_DT_S8);
 		break;
-	}
 	case ISA_OP_MOV_L0C_UB:
 		path = SIM_PATH_L0C_UB;
 		bytes = (uint64_t)in->nfrac * L0C_FRAC;
@@ -104,5 +101,6 @@ struct sim_cost COST_FN(const struct sim_costcfg *cc, const COST_INSN *in, unsig
 	return c;
 }
 
+#undef dma
 #undef COST_FN
 #undef COST_INSN

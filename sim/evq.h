@@ -128,8 +128,10 @@ static inline unsigned evq_win_first(const struct sim_evq *q)
 	return w * 64 + (unsigned)__builtin_ctzll(m);
 }
 
-/* Take the earliest event (q->n > 0). */
-static inline struct sim_event evq_take(struct sim_evq *q)
+/* Take the earliest event (q->n > 0): its slot, whose payload q->ev[slot] stays as it is
+ * until the next push (which may reuse the slot first).  The engine reads the fields it
+ * needs from there instead of copying the whole event. */
+static inline uint32_t evq_take_slot(struct sim_evq *q)
 {
 	uint32_t slot;
 	uint64_t t = 0;
@@ -153,7 +155,13 @@ static inline struct sim_event evq_take(struct sim_evq *q)
 	if (t > q->now)
 		q->now = t;
 	q->free[q->nfree++] = slot;
-	return q->ev[slot];
+	return slot;
+}
+
+/* Take the earliest event (q->n > 0). */
+static inline struct sim_event evq_take(struct sim_evq *q)
+{
+	return q->ev[evq_take_slot(q)];
 }
 
 #endif

@@ -141,8 +141,15 @@ static const char *dt_name(int64_t dt)
 static int is_float_dt(enum isa_dtype dt) { return dt == ISA_DT_F16 || dt == ISA_DT_F32; }
 
 /* The builtin, not a loop over set bits: a mask is nearly always all ones, and the loop's 128
- * iterations an instruction were 7 % of a timing-mode MobileNetV2 run. */
-static unsigned popcount64(uint64_t v) { return (unsigned)__builtin_popcountll(v); }
+ * iterations an instruction were 7 % of a timing-mode MobileNetV2 run.  Without -mpopcnt the
+ * builtin is a libgcc call (1 % of one): the all-ones and empty words, nearly every mask
+ * word, are answered first. */
+static unsigned popcount64(uint64_t v)
+{
+	if (v == ~UINT64_C(0))
+		return 64;
+	return v ? (unsigned)__builtin_popcountll(v) : 0;
+}
 
 static float bits_f32(uint32_t u)
 {
@@ -152,19 +159,27 @@ static float bits_f32(uint32_t u)
 	return f;
 }
 
-static int check_dtype(struct sim_core *c, enum isa_op op, int64_t dt, unsigned allowed)
+/* The report of a dtype check_dtype refuses; apart, so that the check itself does not set up
+ * the list's buffer on every instruction. */
+static __attribute__((noinline, cold)) int dtype_refused(struct sim_core *c, enum isa_op op,
+							   int64_t dt, unsigned allowed)
 {
 	char list[64] = "";
 	size_t n = 0;
 
-	if (dt >= 0 && dt < ISA_NDTYPES && (allowed >> dt & 1))
-		return 0;
 	for (unsigned t = 0; t < ISA_NDTYPES; t++)
 		if (allowed >> t & 1)
 			n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", n ? ", " : "",
 					      isa_enum_dtype[t]);
 	return sim_fail(c, "%s: dtype %s is not supported (supported: %s)", mn(op), dt_name(dt),
 			list);
+}
+
+static int check_dtype(struct sim_core *c, enum isa_op op, int64_t dt, unsigned allowed)
+{
+	if (dt >= 0 && dt < ISA_NDTYPES && (allowed >> dt & 1))
+		return 0;
+	return dtype_refused(c, op, dt, allowed);
 }
 
 static int check_rep(struct sim_core *c, int64_t rep)
@@ -175,23 +190,26 @@ static int check_rep(struct sim_core *c, int64_t rep)
 	return 0;
 }
 
-static void geom_init(const struct sim_core *c, struct vgeom *g, int64_t rep, unsigned lanes)
+static inline void geom_init(const struct sim_core *c, struct vgeom *g, int64_t rep,
+			     unsigned lanes)
 {
 	uint64_t m[2] = { c->mask[0], lanes > 64 ? c->mask[1] : 0 };
 
 	g->rep = (uint64_t)rep;
 	g->bl = lanes / 8;
 	g->full = (1u << g->bl) - 1;
+	g->active = popcount64(m[0]) + popcount64(m[1]);
+	/* Timing mode reads only rep, bl and active (opnd_at, vec_account): the block masks
+	 * and lanes are for the arithmetic (the block masks were a third of a timing-mode
+	 * vector instruction). */
+	if (c->dev->timing_only)
+		return;
 	/* bl divides 64, so a block's bits never straddle the two mask words */
 	for (unsigned b = 0; b < 8; b++) {
 		unsigned first = b * g->bl;
 
 		g->bmask[b] = (uint32_t)(m[first / 64] >> (first % 64)) & g->full;
 	}
-	g->active = popcount64(m[0]) + popcount64(m[1]);
-	/* Timing mode reads only rep and active (vec_account): the lanes are for the arithmetic. */
-	if (c->dev->timing_only)
-		return;
 	/* Eight lanes at a time (lanes = 8 * bl): a mask is nearly always all
 	 * ones, and a lane at a time cost a tenth of a timing-mode run. */
 	for (unsigned i = 0; i < lanes; i += 8) {
@@ -207,9 +225,11 @@ static void geom_init(const struct sim_core *c, struct vgeom *g, int64_t rep, un
 }
 
 /* Check a strided operand's whole footprint: the last byte is that of the last lane of the
- * last block of the last repeat (strides are non-negative). */
-static int opnd_at(struct sim_core *c, struct vopnd *o, const char *what, int64_t addr,
-		   int64_t blk, int64_t rstr, unsigned es, const struct vgeom *g)
+ * last block of the last repeat (strides are non-negative).  Inlined, as geom_init: the
+ * calls cost a sixth of a timing-mode vector instruction. */
+static inline int opnd_at(struct sim_core *c, struct vopnd *o, const char *what,
+			  int64_t addr, int64_t blk, int64_t rstr, unsigned es,
+			  const struct vgeom *g)
 {
 	uint64_t extent;
 

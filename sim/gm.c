@@ -370,7 +370,7 @@ struct sim_cost sim_gm_timing(struct sim_core *c, uint64_t now, uint64_t addr, u
 		if (dev->hbm_free > end)
 			end = dev->hbm_free;
 	}
-	cost.occ = sim_cycles_for(end - t0, 1.0);
+	cost.occ = sim_ceil_cycles(end - t0);
 	if (cost.occ == 0)
 		cost.occ = 1;
 	c->st->l2_hit_bytes += hit;
