@@ -1,6 +1,7 @@
 /* device.c: the device handle, kernel loading, and sim_run. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS (POSIX only since 2024) */
 #include "core.h"
+#include "func.h"
 #include "insn_mem.h"
 #include "populate.h"
 
@@ -33,7 +34,10 @@ static void cores_free(struct sim_device *dev)
 			free(c->pipe[p].q);
 		free(c->flags);
 		free(c->ic_tag);
+		free(c->ld_log);
+		free(c->func_err);
 	}
+	sim_func_free(dev);
 	free(dev->cores);
 	dev->cores = NULL;
 	free(dev->cube_fa);
@@ -53,7 +57,8 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 	dev->cfg = *cfg;
 	if (opt)
 		dev->opt = *opt;
-	dev->timing_only = dev->opt.mode == SIM_MODE_TIMING;
+	dev->func_pass = getenv("DAVINCI_SIM_FUNC_PASS") != NULL;
+	dev->timing_only = dev->opt.mode == SIM_MODE_TIMING || dev->func_pass;
 	dev->gm_next = 0x100000; /* address 0 is never valid */
 	dev->gm_limit = (uint64_t)cfg->hbm_size_mb * 1024 * 1024;
 	dev->err = dev->errbuf;
@@ -99,7 +104,10 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		stride[b] = ((uint64_t)kb[b] * 1024 + pg - 1) / pg * pg + pg;
 		per_core += stride[b];
 	}
-	uint64_t sram = pg + per_core * (uint64_t)cfg->core_count;
+	/* with the functional pass, one set: the functional core's (the engine's cores touch
+	 * none, and point at it only for their operand checks' arithmetic) */
+	uint64_t nsets = dev->func_pass ? 1 : (uint64_t)cfg->core_count;
+	uint64_t sram = pg + per_core * nsets;
 	if (sram > SIZE_MAX)
 		goto oom;
 	dev->sramlen = (size_t)sram;
@@ -114,7 +122,7 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		c->id = (unsigned)i;
 		c->err = dev->errbuf;
 		c->errlen = sizeof dev->errbuf;
-		uint8_t *mem = (uint8_t *)dev->sram + pg + (uint64_t)i * per_core;
+		uint8_t *mem = (uint8_t *)dev->sram + pg + (uint64_t)i % nsets * per_core;
 		for (int b = 0; b < SIM_NBUFS; b++) {
 			c->buf_size[b] = (uint64_t)kb[b] * 1024;
 			c->buf_align[b] = (uint64_t)al[b];
@@ -125,7 +133,7 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 			c->pop_shift[b] = (unsigned)__builtin_ctzll(pg);
 			while ((c->buf_size[b] - 1) >> c->pop_shift[b] >= 64)
 				c->pop_shift[b]++;
-			if (stride[b] > pg &&
+			if (stride[b] > pg && (uint64_t)i < nsets &&
 			    mprotect(mem, (size_t)(stride[b] - pg), PROT_READ | PROT_WRITE))
 				goto oom;
 			mem += stride[b];
@@ -145,6 +153,8 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		if (c->ic_lines && !(c->ic_tag = calloc(c->ic_lines, sizeof *c->ic_tag)))
 			goto oom;
 	}
+	if (dev->func_pass && sim_func_init(dev, (uint8_t *)dev->sram + pg, stride))
+		goto oom;
 	dev->cube_fa = malloc((size_t)cfg->l0a_size_kb * 1024 * 2); /* fp16 -> fp32 */
 	dev->cube_fb = malloc((size_t)cfg->l0b_size_kb * 1024 * 2);
 	if (!dev->cube_fa || !dev->cube_fb)
@@ -175,7 +185,7 @@ uint64_t sim_device_now(const struct sim_device *dev) { return dev->now; }
 void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode)
 {
 	dev->opt.mode = mode;
-	dev->timing_only = mode == SIM_MODE_TIMING;
+	dev->timing_only = mode == SIM_MODE_TIMING || dev->func_pass;
 }
 
 enum sim_mode sim_device_mode(const struct sim_device *dev) { return dev->opt.mode; }

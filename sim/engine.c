@@ -22,6 +22,7 @@
  * time order.  Functional effects happen when an instruction starts; with
  * correct flags that order is the order the hardware guarantees. */
 #include "core.h"
+#include "func.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,12 @@ static int start_block(struct engine *g, struct sim_core *c, struct sim_launch *
 	c->st = &l->core[c->id];
 	c->block_idx = l->next_block++;
 	c->block_start = t;
+	c->ld_replay = 0;
+	if (c->func_err)
+		c->func_err[0] = 0;
+	/* full mode: the block's arithmetic, all of it now (func.h) */
+	if (g->func && g->opt.mode == SIM_MODE_FULL && sim_func_block(g, c, l, c->block_idx))
+		return -1;
 	if (c->ic_seq != l->seq) {
 		c->ic_seq = l->seq;
 		c->ic_base = c->ic_end;
@@ -248,6 +255,11 @@ static int end_block(struct engine *g, struct sim_core *c, uint64_t t)
 					 (unsigned long long)c->pc, msg);
 			return -1;
 		}
+	if (c->func_err && c->func_err[0]) { /* its functional pass failed, the engine did not */
+		if (dev->err[0] == 0)
+			snprintf(dev->err, dev->errlen, "%s", c->func_err);
+		return -1;
+	}
 	struct sim_launch *l = c->launch;
 	c->st->cycles += t - c->block_start;
 	l->blocks_done++;
