@@ -90,12 +90,9 @@ struct sim_core {
 struct sim_device {
 	struct soc_config cfg;
 	struct sim_options opt;
-	/* the handlers skip their data work.  Timing mode; and full mode's engine, whose data
-	 * work the functional core does instead (func.h), except while it runs */
+	/* the handlers skip their data work: always, but while the functional core runs (in
+	 * full mode it computes every block, on the device's one set of buffers: func.h) */
 	int timing_only;
-	/* full mode computes on the functional core (func.h), the device's one set of buffers,
-	 * instead of each core on its own */
-	int func_pass;
 	struct sim_core *func;
 	/* GM: allocations with device addresses */
 	struct gm_block {
@@ -136,7 +133,7 @@ struct sim_device {
 	 * 8 MB of first-touch page faults and 64 unmappings (a parallel engine
 	 * would want one a thread). */
 	float *cube_fa, *cube_fb;
-	void *sram; /* one mapping holding every core's buffers (device.c) */
+	void *sram; /* one mapping holding the functional core's buffers (device.c) */
 	size_t sramlen;
 	/* the scheduler (engine.c): pending events and the kernel launches
 	 * that have started and still have blocks to hand out */

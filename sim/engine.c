@@ -19,8 +19,10 @@
  * the PCIe link of their direction (or main memory, device to device).
  * All cores share one event queue ordered by (time, sequence number), so
  * shared resources (the L2 and main memory servers in gm.c) see requests in
- * time order.  Functional effects happen when an instruction starts; with
- * correct flags that order is the order the hardware guarantees. */
+ * time order.  The cores here only time their instructions: in full mode a
+ * block's arithmetic runs all at once as the block starts, in program order
+ * on one functional core (func.h), which computes what the hardware's order
+ * computes when the flags are correct. */
 #include "core.h"
 #include "func.h"
 
