@@ -12,6 +12,12 @@
  * streams, events and host copies in the order they had: a block's results
  * land in GM when it starts, before anything that may read them.
  *
+ * A block with a missing flag (a race) computes program order's result
+ * here, where the hardware's depends on which pipe wins: the race shows in
+ * the cycles, no longer in the outputs.  (The engine computing in time
+ * order had one kernel store its next unit's input for its results:
+ * cc_gen_qlinear raised V->MTE2 before MTE3 had stored the buffer.)
+ *
  * One buffer set instead of one a core: 32 cores' buffers were half of a
  * full MobileNetV2 run's memory and a large share of its cache misses. */
 #ifndef DV_FUNC_H
