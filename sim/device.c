@@ -90,30 +90,32 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 					cfg->l0b_align_bytes, cfg->l0c_align_bytes,
 					cfg->ub_align_bytes };
 	size_t nflags = ISA_NPIPES * ISA_NPIPES * (size_t)cfg->core_event_ids;
-	/* One set of buffers, the functional core's (func.h): the engine's cores
-	 * time their instructions without touching it (they point at it for the
-	 * operand checks' address arithmetic alone).  One anonymous mapping:
-	 * the kernel hands out zero pages as they are first touched, so a device
-	 * costs no clearing and no memory for the buffers a run never uses (all
-	 * of them in timing mode), where calloc would clear the smaller ones
-	 * eagerly.  Each buffer starts on a page and is followed by an
-	 * inaccessible page, so an overrun still faults as it would off a heap
-	 * block under the sanitizers. */
+	/* One set of buffers, the functional core's (func.h).  The engine's cores
+	 * time their instructions without touching any: they point at a second,
+	 * inaccessible set of the same layout, for the operand checks' address
+	 * arithmetic alone, so that a handler's data work outside its
+	 * timing_only guard faults instead of changing the functional core's
+	 * bytes.  One anonymous mapping: the kernel hands out zero pages as they
+	 * are first touched, so a device costs no clearing and no memory for the
+	 * buffers a run never uses (all of them in timing mode), where calloc
+	 * would clear the smaller ones eagerly.  Each buffer starts on a page and
+	 * is followed by an inaccessible page, so an overrun still faults as it
+	 * would off a heap block under the sanitizers. */
 	long pgl = sysconf(_SC_PAGESIZE);
 	uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096, set = 0, stride[SIM_NBUFS];
 	for (int b = 0; b < SIM_NBUFS; b++) {
 		stride[b] = ((uint64_t)kb[b] * 1024 + pg - 1) / pg * pg + pg;
 		set += stride[b];
 	}
-	if (pg + set > SIZE_MAX)
+	if (pg + 2 * set > SIZE_MAX)
 		goto oom;
-	dev->sramlen = (size_t)(pg + set);
+	dev->sramlen = (size_t)(pg + 2 * set);
 	dev->sram = mmap(NULL, dev->sramlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (dev->sram == MAP_FAILED) {
 		dev->sram = NULL;
 		goto oom;
 	}
-	uint8_t *bufs = (uint8_t *)dev->sram + pg;
+	uint8_t *bufs = (uint8_t *)dev->sram + pg, *untouched = bufs + set;
 	if (mprotect(bufs, (size_t)set, PROT_READ | PROT_WRITE))
 		goto oom;
 	for (uint64_t b = 0, off = 0; b < SIM_NBUFS; off += stride[b++]) /* the guard pages */
@@ -125,7 +127,7 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		c->id = (unsigned)i;
 		c->err = dev->errbuf;
 		c->errlen = sizeof dev->errbuf;
-		uint8_t *mem = bufs;
+		uint8_t *mem = untouched;
 		for (int b = 0; b < SIM_NBUFS; b++) {
 			c->buf_size[b] = (uint64_t)kb[b] * 1024;
 			c->buf_align[b] = (uint64_t)al[b];
