@@ -74,12 +74,26 @@ struct sim_core {
 	size_t errlen;
 	const struct sim_qent *cur; /* instruction being executed, for messages */
 	unsigned cur_pipe;
+	/* full mode's functional pass (func.h).  func_only: this is the functional core, whose
+	 * instructions have no timing (sim_gm_timing leaves the L2 and main memory alone) */
+	int func_only;
+	/* an engine core whose block ran functionally: its ld.gm / ldw.gm take the values the
+	 * functional pass loaded, ld_log[ld_next++] of ld_n, in program order as it did */
+	int ld_replay;
+	int64_t *ld_log;
+	size_t ld_n, ld_next, ld_cap;
+	/* the block's functional pass failed: its message, for end_block when the engine's own
+	 * run of the block does not meet the failure first (NULL or "" when it did not) */
+	char *func_err;
 };
 
 struct sim_device {
 	struct soc_config cfg;
 	struct sim_options opt;
+	/* the handlers skip their data work: always, but while the functional core runs (in
+	 * full mode it computes every block, on the device's one set of buffers: func.h) */
 	int timing_only;
+	struct sim_core *func;
 	/* GM: allocations with device addresses */
 	struct gm_block {
 		uint64_t addr, size;
@@ -119,7 +133,7 @@ struct sim_device {
 	 * 8 MB of first-touch page faults and 64 unmappings (a parallel engine
 	 * would want one a thread). */
 	float *cube_fa, *cube_fb;
-	void *sram; /* one mapping holding every core's buffers (device.c) */
+	void *sram; /* one mapping holding the functional core's buffers (device.c) */
 	size_t sramlen;
 	/* the scheduler (engine.c): pending events and the kernel launches
 	 * that have started and still have blocks to hand out */

@@ -1,6 +1,7 @@
 /* device.c: the device handle, kernel loading, and sim_run. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS (POSIX only since 2024) */
 #include "core.h"
+#include "func.h"
 #include "insn_mem.h"
 #include "populate.h"
 
@@ -33,7 +34,10 @@ static void cores_free(struct sim_device *dev)
 			free(c->pipe[p].q);
 		free(c->flags);
 		free(c->ic_tag);
+		free(c->ld_log);
+		free(c->func_err);
 	}
+	sim_func_free(dev);
 	free(dev->cores);
 	dev->cores = NULL;
 	free(dev->cube_fa);
@@ -53,7 +57,7 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 	dev->cfg = *cfg;
 	if (opt)
 		dev->opt = *opt;
-	dev->timing_only = dev->opt.mode == SIM_MODE_TIMING;
+	dev->timing_only = 1; /* full mode's data work is the functional core's (func.h) */
 	dev->gm_next = 0x100000; /* address 0 is never valid */
 	dev->gm_limit = (uint64_t)cfg->hbm_size_mb * 1024 * 1024;
 	dev->err = dev->errbuf;
@@ -86,35 +90,44 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 					cfg->l0b_align_bytes, cfg->l0c_align_bytes,
 					cfg->ub_align_bytes };
 	size_t nflags = ISA_NPIPES * ISA_NPIPES * (size_t)cfg->core_event_ids;
-	/* Every core's buffers in one anonymous mapping: the kernel hands out
-	 * zero pages as they are first touched, so a device costs no clearing
-	 * and no memory for the buffers a run never uses (all of them in
-	 * timing mode), where calloc would clear the smaller ones eagerly.
-	 * Each buffer starts on a page and is followed by an inaccessible
-	 * page, so an overrun still faults as it would off a heap block under
-	 * the sanitizers. */
+	/* One set of buffers, the functional core's (func.h).  The engine's cores
+	 * time their instructions without touching any: they point at a second,
+	 * inaccessible set of the same layout, for the operand checks' address
+	 * arithmetic alone, so that a handler's data work outside its
+	 * timing_only guard faults instead of changing the functional core's
+	 * bytes.  One anonymous mapping: the kernel hands out zero pages as they
+	 * are first touched, so a device costs no clearing and no memory for the
+	 * buffers a run never uses (all of them in timing mode), where calloc
+	 * would clear the smaller ones eagerly.  Each buffer starts on a page and
+	 * is followed by an inaccessible page, so an overrun still faults as it
+	 * would off a heap block under the sanitizers. */
 	long pgl = sysconf(_SC_PAGESIZE);
-	uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096, per_core = 0, stride[SIM_NBUFS];
+	uint64_t pg = pgl > 0 ? (uint64_t)pgl : 4096, set = 0, stride[SIM_NBUFS];
 	for (int b = 0; b < SIM_NBUFS; b++) {
 		stride[b] = ((uint64_t)kb[b] * 1024 + pg - 1) / pg * pg + pg;
-		per_core += stride[b];
+		set += stride[b];
 	}
-	uint64_t sram = pg + per_core * (uint64_t)cfg->core_count;
-	if (sram > SIZE_MAX)
+	if (pg + 2 * set > SIZE_MAX)
 		goto oom;
-	dev->sramlen = (size_t)sram;
+	dev->sramlen = (size_t)(pg + 2 * set);
 	dev->sram = mmap(NULL, dev->sramlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (dev->sram == MAP_FAILED) {
 		dev->sram = NULL;
 		goto oom;
 	}
+	uint8_t *bufs = (uint8_t *)dev->sram + pg, *untouched = bufs + set;
+	if (mprotect(bufs, (size_t)set, PROT_READ | PROT_WRITE))
+		goto oom;
+	for (uint64_t b = 0, off = 0; b < SIM_NBUFS; off += stride[b++]) /* the guard pages */
+		if (mprotect(bufs + off + stride[b] - pg, (size_t)pg, PROT_NONE))
+			goto oom;
 	for (int64_t i = 0; i < cfg->core_count; i++) {
 		struct sim_core *c = &dev->cores[i];
 		c->dev = dev;
 		c->id = (unsigned)i;
 		c->err = dev->errbuf;
 		c->errlen = sizeof dev->errbuf;
-		uint8_t *mem = (uint8_t *)dev->sram + pg + (uint64_t)i * per_core;
+		uint8_t *mem = untouched;
 		for (int b = 0; b < SIM_NBUFS; b++) {
 			c->buf_size[b] = (uint64_t)kb[b] * 1024;
 			c->buf_align[b] = (uint64_t)al[b];
@@ -125,9 +138,6 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 			c->pop_shift[b] = (unsigned)__builtin_ctzll(pg);
 			while ((c->buf_size[b] - 1) >> c->pop_shift[b] >= 64)
 				c->pop_shift[b]++;
-			if (stride[b] > pg &&
-			    mprotect(mem, (size_t)(stride[b] - pg), PROT_READ | PROT_WRITE))
-				goto oom;
 			mem += stride[b];
 		}
 		for (int p = 0; p < ISA_NPIPES; p++) {
@@ -145,6 +155,8 @@ struct sim_device *sim_device_new(const struct soc_config *cfg, const struct sim
 		if (c->ic_lines && !(c->ic_tag = calloc(c->ic_lines, sizeof *c->ic_tag)))
 			goto oom;
 	}
+	if (sim_func_init(dev, bufs, stride))
+		goto oom;
 	dev->cube_fa = malloc((size_t)cfg->l0a_size_kb * 1024 * 2); /* fp16 -> fp32 */
 	dev->cube_fb = malloc((size_t)cfg->l0b_size_kb * 1024 * 2);
 	if (!dev->cube_fa || !dev->cube_fb)
@@ -174,8 +186,7 @@ const struct soc_config *sim_device_config(const struct sim_device *dev) { retur
 uint64_t sim_device_now(const struct sim_device *dev) { return dev->now; }
 void sim_device_set_mode(struct sim_device *dev, enum sim_mode mode)
 {
-	dev->opt.mode = mode;
-	dev->timing_only = mode == SIM_MODE_TIMING;
+	dev->opt.mode = mode; /* engine.c's start_block reads it */
 }
 
 enum sim_mode sim_device_mode(const struct sim_device *dev) { return dev->opt.mode; }

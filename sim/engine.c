@@ -19,9 +19,12 @@
  * the PCIe link of their direction (or main memory, device to device).
  * All cores share one event queue ordered by (time, sequence number), so
  * shared resources (the L2 and main memory servers in gm.c) see requests in
- * time order.  Functional effects happen when an instruction starts; with
- * correct flags that order is the order the hardware guarantees. */
+ * time order.  The cores here only time their instructions: in full mode a
+ * block's arithmetic runs all at once as the block starts, in program order
+ * on one functional core (func.h), which computes what the hardware's order
+ * computes when the flags are correct. */
 #include "core.h"
+#include "func.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +149,12 @@ static int start_block(struct engine *g, struct sim_core *c, struct sim_launch *
 	c->st = &l->core[c->id];
 	c->block_idx = l->next_block++;
 	c->block_start = t;
+	c->ld_replay = 0;
+	if (c->func_err)
+		c->func_err[0] = 0;
+	/* full mode: the block's arithmetic, all of it now (func.h) */
+	if (g->func && g->opt.mode == SIM_MODE_FULL && sim_func_block(g, c, l, c->block_idx))
+		return -1;
 	if (c->ic_seq != l->seq) {
 		c->ic_seq = l->seq;
 		c->ic_base = c->ic_end;
@@ -253,6 +262,11 @@ static int end_block(struct engine *g, struct sim_core *c, uint64_t t)
 					 (unsigned long long)c->pc, msg);
 			return -1;
 		}
+	if (c->func_err && c->func_err[0]) { /* its functional pass failed, the engine did not */
+		if (dev->err[0] == 0)
+			snprintf(dev->err, dev->errlen, "%s", c->func_err);
+		return -1;
+	}
 	struct sim_launch *l = c->launch;
 	c->st->cycles += t - c->block_start;
 	l->blocks_done++;

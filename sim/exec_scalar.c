@@ -149,7 +149,9 @@ static int gm_load(struct sim_core *c, const struct sim_qent *e, unsigned size,
 		return sim_fail(c, "%s: GM address 0x%llx (%u bytes) is not allocated",
 				isa_table[in->op].mnemonic, (unsigned long long)addr, size);
 	int64_t v;
-	if (size == 8) {
+	if (c->ld_replay && c->ld_next < c->ld_n) {
+		v = c->ld_log[c->ld_next++]; /* what program order loaded (func.h) */
+	} else if (size == 8) {
 		memcpy(&v, p, 8);
 	} else {
 		int32_t w;
