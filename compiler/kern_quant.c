@@ -317,9 +317,14 @@ static void ql_unit(struct kg *g, const void *ctx, int64_t b, size_t i)
 			kg_fbits((float)-q->zero_point));
 		vscal_n(g, ISA_OP_VMULS, ISA_DT_F32, f, f, m, kg_fbits(q->scale));
 	}
-	kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, h, f, m, ISA_RND_RNE);
+	/* narrowed in place into f, not back into h: MTE2 refills h for the unit two
+	 * ahead once V is done with it (unit_computed), which may be before MTE3 has
+	 * stored this unit, while f is rewritten only after the store (MTE3 -> V).
+	 * Repeat r of the vconv writes bytes [128r, 128r + 128) of f and reads
+	 * [256r, 256r + 256): no repeat reads what an earlier one wrote. */
+	kg_conv_n(g, ISA_DT_F16, ISA_DT_F32, f, f, m, ISA_RND_RNE);
 	unit_computed(p, par);
-	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, e0 * 2, h, 1, cdiv(m * 2, 32), 0, 0);
+	kg_dma(g, ISA_OP_MOV_UB_GM, R_DST, e0 * 2, f, 1, cdiv(m * 2, 32), 0, 0);
 	cc_set_flag(p, ISA_PIPE_MTE3, ISA_PIPE_V, par);
 }
 
