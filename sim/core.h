@@ -107,8 +107,10 @@ struct sim_device {
 	/* L2: set-associative, LRU.  Each set's l2_ways entries are kept most
 	 * recently used first, valid ones before invalid ones (0): an entry is
 	 * (line address + 1) << 1 | dirty, dirty (l2.write_back) when the line
-	 * holds data main memory has not (gm.c) */
-	uint64_t *l2_way;
+	 * holds data main memory has not (gm.c).  32 bits: line numbers below
+	 * 2^31 - 1 (256 GiB of 128-byte lines; gm.c's gm_add keeps addresses there),
+	 * so the 910's tags take 1 MB of the process instead of 2 */
+	uint32_t *l2_way;
 	uint64_t l2_sets, l2_ways, l2_line;
 	/* l2_sets - 1 where it is a power of two, else 0, and log2(l2_line) (gm.c
 	 * l2_set_of, l2_line_of): two 64-bit divisions a line looked up were a

@@ -43,7 +43,7 @@ static inline uint64_t l2_line_of(const struct sim_device *dev, uint64_t a)
 	return a >> dev->l2_line_shift;
 }
 
-static inline uint64_t *l2_set_of(const struct sim_device *dev, uint64_t line)
+static inline uint32_t *l2_set_of(const struct sim_device *dev, uint64_t line)
 {
 	uint64_t s = dev->l2_set_mask ? line & dev->l2_set_mask : line % dev->l2_sets;
 	return dev->l2_way + s * dev->l2_ways;
@@ -60,6 +60,11 @@ static uint64_t gm_size(uint64_t bytes)
 static uint64_t gm_add(struct sim_device *dev, uint64_t size, uint8_t *host, void *map,
 		       size_t maplen)
 {
+	/* an L2 entry holds (line + 1) << 1 | dirty in 32 bits (core.h): addresses, which
+	 * only grow, end below 2^31 - 1 lines (256 GiB of 128-byte lines allocated over a
+	 * device's life) or the allocation fails as out of memory */
+	if (dev->l2_sets && ((dev->gm_next + size) >> dev->l2_line_shift) + 1 >= UINT64_C(1) << 31)
+		return 0;
 	if (dev->ngm == dev->capgm) {
 		size_t cap = dev->capgm ? dev->capgm * 2 : 16;
 		struct gm_block *g = realloc(dev->gm, cap * sizeof *g);
@@ -163,7 +168,7 @@ uint64_t sim_gm_used(const struct sim_device *dev) { return dev->gm_used; }
 
 /* Drop entry w of a set: the later ones move up, an invalid one goes last
  * (so it is the next victim, as the least recently used would be). */
-static void l2_drop(uint64_t *set, uint64_t ways, uint64_t w)
+static void l2_drop(uint32_t *set, uint64_t ways, uint64_t w)
 {
 	memmove(set + w, set + w + 1, (ways - 1 - w) * sizeof *set);
 	set[ways - 1] = 0;
@@ -178,7 +183,8 @@ void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes)
 	/* the copy wrote main memory itself: a dirty line is dropped unwritten */
 	if (last - first >= dev->l2_sets * ways) { /* cheaper to scan the tags */
 		for (uint64_t s = 0; s < dev->l2_sets; s++) {
-			uint64_t *set = dev->l2_way + s * ways, kept = 0;
+			uint32_t *set = dev->l2_way + s * ways;
+			uint64_t kept = 0;
 			for (uint64_t w = 0; w < ways && set[w]; w++) {
 				uint64_t line = (set[w] >> 1) - 1;
 				if (line < first || line > last)
@@ -190,7 +196,7 @@ void sim_l2_invalidate(struct sim_device *dev, uint64_t addr, uint64_t bytes)
 		return;
 	}
 	for (uint64_t line = first; line <= last; line++) {
-		uint64_t *set = l2_set_of(dev, line);
+		uint32_t *set = l2_set_of(dev, line);
 		for (uint64_t w = 0; w < ways && set[w]; w++)
 			if (set[w] >> 1 == line + 1) {
 				l2_drop(set, ways, w);
@@ -279,11 +285,12 @@ int sim_gm_read(struct sim_device *dev, uint64_t addr, void *dst, size_t n)
 static int l2_access(struct sim_device *dev, uint64_t line, int dirty, int *wb)
 {
 	uint64_t ways = dev->l2_ways;
-	uint64_t *set = l2_set_of(dev, line);
-	uint64_t key = line + 1, w = 0;
+	uint32_t *set = l2_set_of(dev, line);
+	uint32_t key = (uint32_t)(line + 1);
+	uint64_t w = 0;
 	for (; w < ways && set[w]; w++)
 		if (set[w] >> 1 == key) {
-			uint64_t e = set[w] | (uint64_t)dirty;
+			uint32_t e = set[w] | (uint32_t)dirty;
 			/* the newer ones down a way, in place: a few entries, where a
 			 * memmove call cost more than the move (a tenth of the lookups) */
 			for (; w > 0; w--)
@@ -302,7 +309,7 @@ static int l2_access(struct sim_device *dev, uint64_t line, int dirty, int *wb)
 	}
 	for (; w > 0; w--)
 		set[w] = set[w - 1];
-	set[0] = key << 1 | (uint64_t)dirty;
+	set[0] = key << 1 | (uint32_t)dirty;
 	return 0;
 }
 
@@ -310,7 +317,7 @@ static int l2_access(struct sim_device *dev, uint64_t line, int dirty, int *wb)
  * 910, and the lookups waited on them (a third of sim_gm_timing's samples on one load). */
 static void l2_prefetch(const struct sim_device *dev, uint64_t line)
 {
-	const uint64_t *set = l2_set_of(dev, line);
+	const uint32_t *set = l2_set_of(dev, line);
 	__builtin_prefetch(set);
 	__builtin_prefetch(set + dev->l2_ways - 1);
 }
